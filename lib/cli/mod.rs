@@ -1,0 +1,177 @@
+//! The command-line shell shared by every tool binary: `--schema`, the
+//! JSONL call loop, plain mode with `--json`, `--root`, exit statuses and
+//! stderr-only diagnostics. A tool binary is one call to [`tool_main`].
+
+mod exit;
+mod output;
+pub mod registry;
+
+pub use exit::ExitStatus;
+pub use output::{Stdout, error_line, warn};
+
+use std::io::{self, IsTerminal};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, Command, FromArgMatches};
+
+use crate::tool::{Context, Tool, definition, serve, to_result};
+
+/// Flags every tool binary has.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ToolFlags {
+    /// Print the tool's definition (name, description, JSON Schema of its
+    /// arguments) as one JSON object and exit.
+    #[arg(long)]
+    pub schema: bool,
+    /// Print the result as a JSON object (`{"output","details","is_error"}`)
+    /// instead of the plain output text.
+    #[arg(long)]
+    pub json: bool,
+    /// Confine every path to DIR (after symlinks are resolved); paths outside
+    /// it are refused.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
+
+const TOOL_AFTER_HELP: &str = "\
+With no arguments, reads calls from stdin, one JSON object per line \
+({\"id\": \"1\", \"arguments\": {...}} or a bare arguments object), and writes \
+one result per line: {\"id\", \"output\", \"details\", \"is_error\"}.
+
+Exit status: 0 success, 1 the operation failed, 2 usage or input error.";
+
+/// The full clap command of a tool binary, as `--help` and the man page show it.
+pub fn tool_command<T: Tool>() -> Command {
+    let cmd = Command::new(T::BIN).version(env!("CARGO_PKG_VERSION"));
+    // Set after the flattened structs, whose doc comments would replace it.
+    ToolFlags::augment_args(T::Args::augment_args(cmd))
+        .about(T::ABOUT)
+        .long_about(T::DESCRIPTION)
+        .after_help(TOOL_AFTER_HELP)
+}
+
+/// Runs a tool binary: parse, then schema, serve or one plain call.
+pub fn tool_main<T: Tool>() -> ExitCode {
+    let bin = T::BIN;
+    let full = tool_command::<T>();
+    // The tool's own arguments are optional on the command line: without
+    // them the binary serves calls on stdin.
+    let tool_ids: Vec<String> = T::Args::augment_args(Command::new(bin))
+        .get_arguments()
+        .map(|a| a.get_id().to_string())
+        .collect();
+    let relaxed = full.clone().mut_args(|a| a.required(false));
+    let matches = match relaxed.try_get_matches() {
+        Ok(m) => m,
+        // Help is rendered from the strict command so that it shows what is required.
+        Err(e) => {
+            let e = full.clone().try_get_matches().err().unwrap_or(e);
+            return ExitStatus::from_clap(e, bin).code();
+        }
+    };
+    let flags = match ToolFlags::from_arg_matches(&matches) {
+        Ok(f) => f,
+        Err(e) => return ExitStatus::from_clap(e, bin).code(),
+    };
+    if flags.schema {
+        return print_json(bin, &definition::<T>());
+    }
+    let ctx = match Context::new(flags.root.as_deref()) {
+        Ok(c) => c,
+        Err(msg) => {
+            error_line(bin, &msg, None);
+            return ExitStatus::Input.code();
+        }
+    };
+    if !any_given(&matches, &tool_ids) {
+        if io::stdin().is_terminal() {
+            warn(
+                bin,
+                "reading JSON calls from the terminal, one per line (Ctrl-D to end); see --help for the plain command line",
+            );
+        }
+        let stdin = io::stdin().lock();
+        return match serve::serve::<T>(&ctx, stdin, Stdout::new()) {
+            Ok(()) => ExitStatus::Success.code(),
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitStatus::Success.code(),
+            Err(e) => {
+                error_line(bin, &format!("I/O error: {e}"), None);
+                ExitStatus::Input.code()
+            }
+        };
+    }
+    // Re-parse strictly so that a missing required argument is a usage error.
+    let args = match full
+        .try_get_matches()
+        .and_then(|m| T::Args::from_arg_matches(&m))
+    {
+        Ok(a) => a,
+        Err(e) => return ExitStatus::from_clap(e, bin).code(),
+    };
+    let result = to_result(None, T::run(&ctx, args));
+    let failed = result.is_error;
+    if flags.json {
+        let code = print_json(bin, &result);
+        if code != ExitStatus::Success.code() {
+            return code;
+        }
+    } else if failed {
+        let (message, hint) = split_hint(&result.output);
+        error_line(bin, message, hint);
+    } else {
+        let mut out = result.output;
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        if let Err(e) = Stdout::new().write_all_flush(out.as_bytes())
+            && e.kind() != io::ErrorKind::BrokenPipe
+        {
+            error_line(bin, &format!("cannot write the output: {e}"), None);
+            return ExitStatus::Input.code();
+        }
+    }
+    if failed {
+        ExitStatus::Failure.code()
+    } else {
+        ExitStatus::Success.code()
+    }
+}
+
+fn any_given(matches: &ArgMatches, ids: &[String]) -> bool {
+    ids.iter().any(|id| {
+        matches!(
+            matches.value_source(id),
+            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+        )
+    })
+}
+
+/// Splits a trailing `hint:` paragraph off a message.
+fn split_hint(msg: &str) -> (&str, Option<&str>) {
+    match msg.find("\nhint: ") {
+        Some(i) => (&msg[..i], Some(&msg[i + 7..])),
+        None => (msg, None),
+    }
+}
+
+/// Prints one JSON value as a line on stdout.
+pub fn print_json<S: serde::Serialize>(bin: &str, value: &S) -> ExitCode {
+    let mut line = match serde_json::to_vec(value) {
+        Ok(l) => l,
+        Err(e) => {
+            error_line(bin, &format!("cannot encode the result: {e}"), None);
+            return ExitStatus::Input.code();
+        }
+    };
+    line.push(b'\n');
+    match Stdout::new().write_all_flush(&line) {
+        Ok(()) => ExitStatus::Success.code(),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitStatus::Success.code(),
+        Err(e) => {
+            error_line(bin, &format!("cannot write the output: {e}"), None);
+            ExitStatus::Input.code()
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! The one place that writes to stdout and stderr.
+#![allow(clippy::print_stderr)]
+
+use std::io::{self, Write};
+
+/// Standard output, flushed per record.
+pub struct Stdout(io::Stdout);
+
+impl Stdout {
+    /// The process's standard output.
+    pub fn new() -> Self {
+        Stdout(io::stdout())
+    }
+
+    /// Writes all bytes and flushes.
+    pub fn write_all_flush(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let mut lock = self.0.lock();
+        lock.write_all(bytes)?;
+        lock.flush()
+    }
+}
+
+impl Default for Stdout {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Prints `bin: error: message` and an optional `hint:` line on stderr.
+pub fn error_line(bin: &str, message: &str, hint: Option<&str>) {
+    let mut err = io::stderr().lock();
+    let _ = writeln!(err, "{bin}: error: {message}");
+    if let Some(h) = hint {
+        let _ = writeln!(err, "hint: {h}");
+    }
+}
+
+/// Prints `bin: warning: message` on stderr.
+pub fn warn(bin: &str, message: &str) {
+    let _ = writeln!(io::stderr().lock(), "{bin}: warning: {message}");
+}

@@ -1,0 +1,11 @@
+//! ag: the library behind the ag binaries. The protocol types every binary
+//! speaks, the tools, and the shared machinery that turns a tool into a
+//! command-line program speaking JSONL.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod cli;
+pub mod fsutil;
+pub mod protocol;
+pub mod schema;
+pub mod tool;
+pub mod tools;

@@ -1,0 +1,143 @@
+//! ag-loop's protocol: commands on stdin, events on stdout.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{AssistantMessage, LlmEvent, Message, ToolResultMessage, Usage, UserContent};
+
+/// One line of ag-loop's stdin (a line that is not JSON is a prompt).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentCommand {
+    /// A new task; queued while the agent is busy.
+    Prompt {
+        /// Text, or text and image blocks.
+        content: UserContent,
+    },
+    /// A message delivered after the running tool calls, before the next model call.
+    Steer {
+        /// Text, or text and image blocks.
+        content: UserContent,
+    },
+    /// Stop the model and the running tools now.
+    Interrupt,
+    /// The answer to an `approval_request`.
+    Approval {
+        /// The tool call asked about.
+        tool_call_id: String,
+        /// Whether it may run.
+        approved: bool,
+    },
+}
+
+/// One line of ag-loop's stdout, and of a session file after its header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentEventRecord {
+    /// When the event happened (RFC 3339, UTC).
+    pub timestamp: String,
+    /// The event.
+    #[serde(flatten)]
+    pub event: AgentEvent,
+}
+
+/// What happened in the agent loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// The agent took a prompt.
+    AgentStart,
+    /// A model call begins.
+    TurnStart,
+    /// A message begins (user, assistant or tool result).
+    MessageStart {
+        /// The message as it stands.
+        message: Message,
+    },
+    /// A piece of the assistant message streamed in.
+    MessageUpdate {
+        /// The stream event.
+        event: LlmEvent,
+    },
+    /// A message is complete.
+    MessageEnd {
+        /// The whole message.
+        message: Message,
+    },
+    /// A tool call begins.
+    ToolExecutionStart {
+        /// The call's identifier.
+        tool_call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// The arguments.
+        arguments: Value,
+    },
+    /// A tool call ended.
+    ToolExecutionEnd {
+        /// The call's identifier.
+        tool_call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// The tool's output text.
+        output: String,
+        /// The tool's details.
+        #[serde(default)]
+        details: Value,
+        /// True when the call failed.
+        is_error: bool,
+    },
+    /// A model call and its tool calls are done.
+    TurnEnd {
+        /// The assistant message of this turn.
+        message: AssistantMessage,
+        /// The results of its tool calls.
+        tool_results: Vec<ToolResultMessage>,
+    },
+    /// The agent finished a prompt.
+    AgentEnd {
+        /// The messages this prompt added to the conversation.
+        messages: Vec<Message>,
+        /// How it ended.
+        outcome: Outcome,
+        /// Tokens and cost of this prompt.
+        usage: Usage,
+        /// The reason, when it did not finish.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// The running work was interrupted.
+    Interrupted,
+    /// A tool call waits for a person's approval.
+    ApprovalRequest {
+        /// The call's identifier, to answer with an `approval` command.
+        tool_call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// The arguments.
+        arguments: Value,
+        /// Why approval is needed.
+        reason: String,
+    },
+    /// Something went wrong that the stream should know about.
+    Error {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// How an agent run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The model answered without asking for more tools.
+    Finished,
+    /// It was interrupted.
+    Interrupted,
+    /// It reached `--max-turns`.
+    TurnLimit,
+    /// It reached `--max-cost`.
+    CostLimit,
+    /// The model call failed.
+    ModelError,
+}

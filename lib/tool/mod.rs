@@ -1,0 +1,136 @@
+//! What a tool is: typed arguments (clap flags and a JSON Schema from one
+//! struct), a run function, and the result or error it gives. The serving
+//! machinery in [`serve`] and [`crate::cli`] turns any [`Tool`] into a binary.
+
+mod paths;
+pub mod serve;
+
+pub use paths::{Context, display_path};
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::protocol::{ImageData, ToolDefinition, ToolResult};
+
+/// A tool: its name and description for the model, and what it does.
+pub trait Tool {
+    /// The call's arguments. One struct is the clap definition of the plain
+    /// command line, the serde shape of a JSON call and the JSON Schema the
+    /// model sees, so the three cannot drift apart.
+    type Args: DeserializeOwned + JsonSchema + clap::Args;
+    /// The name the model calls it by.
+    const NAME: &'static str;
+    /// The binary's name (`ag-read`).
+    const BIN: &'static str;
+    /// One line for `--help` and the man page's NAME section.
+    const ABOUT: &'static str;
+    /// A short human-readable name.
+    const LABEL: &'static str;
+    /// What it does, for the model.
+    const DESCRIPTION: &'static str;
+
+    /// Runs one call.
+    fn run(ctx: &Context, args: Self::Args) -> Result<ToolOutput, ToolError>;
+}
+
+/// A successful call's output.
+#[derive(Debug, Clone, Default)]
+pub struct ToolOutput {
+    /// Text for the model.
+    pub output: String,
+    /// Structured details.
+    pub details: Value,
+    /// Pictures, for tools that return them.
+    pub images: Vec<ImageData>,
+}
+
+impl ToolOutput {
+    /// Output text with details.
+    pub fn new(output: impl Into<String>, details: Value) -> Self {
+        ToolOutput {
+            output: output.into(),
+            details,
+            images: Vec::new(),
+        }
+    }
+}
+
+/// A failed call: a stable code, a message for the model that says what to
+/// do instead, and optional details.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// A stable code such as `read.not_found`.
+    pub code: &'static str,
+    /// What went wrong and what call would work instead.
+    pub message: String,
+    /// Structured details, `null` when there are none.
+    pub details: Value,
+}
+
+impl ToolError {
+    /// An error with a code and a message.
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        ToolError {
+            code,
+            message: message.into(),
+            details: Value::Null,
+        }
+    }
+
+    /// Adds details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+}
+
+/// The definition `--schema` prints for a tool.
+pub fn definition<T: Tool>() -> ToolDefinition {
+    ToolDefinition {
+        name: T::NAME.to_string(),
+        label: T::LABEL.to_string(),
+        description: T::DESCRIPTION.to_string(),
+        parameters: crate::schema::parameters_schema::<T::Args>(),
+    }
+}
+
+/// Turns the outcome of a call into the protocol's result object.
+pub fn to_result(id: Option<String>, outcome: Result<ToolOutput, ToolError>) -> ToolResult {
+    match outcome {
+        Ok(out) => ToolResult {
+            id,
+            output: out.output,
+            details: out.details,
+            is_error: false,
+            error_code: None,
+            images: out.images,
+        },
+        Err(err) => ToolResult {
+            id,
+            output: err.message,
+            details: err.details,
+            is_error: true,
+            error_code: Some(err.code.to_string()),
+            images: Vec::new(),
+        },
+    }
+}
+
+/// Parses a call's arguments into a tool's typed arguments, with an error
+/// the model can act on.
+pub fn parse_arguments<T: Tool>(
+    arguments: serde_json::Map<String, Value>,
+) -> Result<T::Args, ToolError> {
+    serde_json::from_value(Value::Object(arguments)).map_err(|e| {
+        ToolError::new(
+            "call.invalid_arguments",
+            format!(
+                "invalid arguments for `{}`: {e}. Call it again with arguments that match its schema (`ag-{} --schema`).",
+                T::NAME,
+                T::NAME
+            ),
+        )
+    })
+}

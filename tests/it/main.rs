@@ -1,0 +1,11 @@
+//! Integration tests: the built binaries driven as a user would.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+// The generated files (schemas/, man/, completions) are current.
+mod generated;
+// The shared tool protocol: --schema, the JSONL loop, plain mode, exit statuses.
+mod protocol;
+// ag-read.
+mod read;

@@ -1,0 +1,148 @@
+//! ag-read, black-box: numbering, pagination, limits, errors, encodings.
+
+use crate::bin;
+use crate::util::{Env, call, run_args};
+use serde_json::json;
+
+fn read(env: &Env, args: serde_json::Value) -> serde_json::Value {
+    call(env, bin!("ag-read"), args)
+}
+
+#[test]
+fn default_limit_warns_and_says_how_to_go_on() {
+    let env = Env::new();
+    let body: String = (1..=7000).map(|i| format!("{i}\n")).collect();
+    env.write("big.txt", body);
+    let r = read(&env, json!({"file_path": "big.txt"}));
+    let out = r["output"].as_str().unwrap();
+    assert!(
+        out.starts_with("WARNING: File has 7000 lines, showing first 5000."),
+        "{out}"
+    );
+    assert!(out.contains("offset=5001"));
+    assert!(out.trim_end().ends_with("  5000\t5000"));
+    assert_eq!(r["details"]["truncated"], true);
+    assert_eq!(r["details"]["lines_read"], 5000);
+    assert_eq!(r["details"]["next_offset"], 5001);
+    let r = read(&env, json!({"file_path": "big.txt", "offset": 6999}));
+    assert_eq!(r["output"], "  6999\t6999\n  7000\t7000\n");
+    assert_eq!(r["details"]["truncated"], false);
+}
+
+#[test]
+fn crlf_no_trailing_newline_and_empty_files() {
+    let env = Env::new();
+    env.write("crlf.txt", "a\r\nb\r\nc");
+    let r = read(&env, json!({"file_path": "crlf.txt"}));
+    assert_eq!(r["output"], "     1\ta\n     2\tb\n     3\tc\n");
+    assert_eq!(r["details"]["total_lines"], 3);
+    env.write("empty.txt", "");
+    let r = read(&env, json!({"file_path": "empty.txt"}));
+    assert_eq!(r["is_error"], false);
+    assert_eq!(r["details"]["total_lines"], 0);
+    assert!(r["output"].as_str().unwrap().contains("empty"));
+    let r = read(&env, json!({"file_path": "empty.txt", "offset": 2}));
+    assert_eq!(r["error_code"], "read.offset_past_end");
+}
+
+#[test]
+fn long_lines_are_cut_and_output_is_capped() {
+    let env = Env::new();
+    env.write("min.js", format!("{}\nshort\n", "x".repeat(100_000)));
+    let r = read(&env, json!({"file_path": "min.js"}));
+    let out = r["output"].as_str().unwrap();
+    assert!(out.len() < 3000, "{}", out.len());
+    assert!(out.contains("line cut"));
+    assert!(out.contains("     2\tshort"));
+    assert_eq!(r["details"]["cut_lines"], 1);
+
+    let wide: String = (0..5000)
+        .map(|i| format!("{i:04} {}\n", "y".repeat(1500)))
+        .collect();
+    env.write("wide.txt", wide);
+    let r = read(&env, json!({"file_path": "wide.txt"}));
+    let out = r["output"].as_str().unwrap();
+    assert!(out.len() <= 270 * 1024, "{}", out.len());
+    assert_eq!(r["details"]["truncated"], true);
+    let next = r["details"]["next_offset"].as_u64().unwrap();
+    assert!(
+        out.contains(&format!("offset={next}")),
+        "{}",
+        &out[out.len() - 300..]
+    );
+    let r2 = read(
+        &env,
+        json!({"file_path": "wide.txt", "offset": next, "limit": 1}),
+    );
+    assert!(
+        r2["output"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{next:>6}\t{:04}", next - 1))
+    );
+}
+
+#[test]
+fn errors_tell_the_model_what_to_do() {
+    let env = Env::new();
+    env.write("src/main.rs", "fn main() {}\n");
+    let r = read(&env, json!({"file_path": "src/mian.rs"}));
+    assert_eq!(r["error_code"], "read.not_found");
+    assert!(r["output"].as_str().unwrap().contains("src/main.rs"), "{r}");
+    let r = read(&env, json!({"file_path": "src"}));
+    assert_eq!(r["error_code"], "read.is_directory");
+    assert!(r["output"].as_str().unwrap().contains("ls"));
+    env.write("app.bin", b"\x7fELF\x00\x01\x02binary");
+    let r = read(&env, json!({"file_path": "app.bin"}));
+    assert_eq!(r["error_code"], "read.binary");
+    assert!(r["output"].as_str().unwrap().contains("bash"));
+    let r = read(&env, json!({"file_path": "src/main.rs", "offset": 5}));
+    assert_eq!(r["error_code"], "read.offset_past_end");
+    assert!(r["output"].as_str().unwrap().contains("1 line"));
+    let r = read(&env, json!({"file_path": "src/main.rs", "limit": 6000}));
+    assert_eq!(r["error_code"], "read.bad_limit");
+}
+
+#[test]
+fn latin1_is_read_lossily_and_says_so() {
+    let env = Env::new();
+    env.write("latin1.txt", b"caf\xe9\n");
+    let r = read(&env, json!({"file_path": "latin1.txt"}));
+    assert_eq!(r["is_error"], false);
+    assert_eq!(
+        r["output"].as_str().unwrap().lines().next().unwrap(),
+        "     1\tcaf\u{fffd}"
+    );
+    assert_eq!(r["details"]["lossy"], true);
+}
+
+#[test]
+fn hash_changes_with_content_and_images_are_blocks() {
+    let env = Env::new();
+    env.write("a.txt", "one\n");
+    let h1 = read(&env, json!({"file_path": "a.txt"}))["details"]["hash"].clone();
+    env.write("a.txt", "two\n");
+    let h2 = read(&env, json!({"file_path": "a.txt"}))["details"]["hash"].clone();
+    assert_ne!(h1, h2);
+    assert!(h1.as_str().unwrap().starts_with("xxh3:"));
+
+    let png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR";
+    env.write("pic.png", png);
+    let r = read(&env, json!({"file_path": "pic.png"}));
+    assert_eq!(r["is_error"], false);
+    assert_eq!(r["images"][0]["mime_type"], "image/png");
+    assert_eq!(r["details"]["image"], true);
+}
+
+#[test]
+fn plain_command_line_flags() {
+    let env = Env::new();
+    env.write("f.txt", "a\nb\nc\nd\n");
+    let r = run_args(
+        &env,
+        bin!("ag-read"),
+        &["f.txt", "--offset", "2", "--limit", "2"],
+    );
+    r.ok();
+    assert_eq!(r.stdout(), "     2\tb\n     3\tc\n");
+}

@@ -1,0 +1,159 @@
+//! Runs the built binaries in a temporary directory with a minimal
+//! environment, and reports everything about a failed run.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The path of a binary of this package.
+#[macro_export]
+macro_rules! bin {
+    ($name:literal) => {
+        env!(concat!("CARGO_BIN_EXE_", $name))
+    };
+}
+
+/// A temporary directory to run binaries in.
+pub struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".home")).unwrap();
+        Env { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn join(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// Writes a file (creating its directories).
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+
+    pub fn read(&self, rel: &str) -> Vec<u8> {
+        std::fs::read(self.join(rel)).unwrap()
+    }
+
+    /// A command for a binary, run in this directory with a clean environment.
+    pub fn cmd(&self, bin: &str) -> Command {
+        let mut c = Command::new(bin);
+        c.current_dir(self.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.join(".home"))
+            .env("AG_HOME", self.join(".home/.ag"))
+            .env("NO_COLOR", "1")
+            .env("LC_ALL", "C.UTF-8");
+        c
+    }
+}
+
+/// What a run produced.
+pub struct Run {
+    pub desc: String,
+    pub output: Output,
+}
+
+impl Run {
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+    pub fn code(&self) -> Option<i32> {
+        self.output.status.code()
+    }
+    /// Fails with everything known about the run unless the status is `code`.
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code(), Some(code), "unexpected status\n{self}");
+        self
+    }
+    pub fn ok(&self) -> &Self {
+        self.expect_code(0)
+    }
+    /// The stdout lines parsed as JSON.
+    pub fn json_lines(&self) -> Vec<serde_json::Value> {
+        self.stdout()
+            .lines()
+            .map(|l| {
+                serde_json::from_str(l)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {l}\n{self}"))
+            })
+            .collect()
+    }
+    /// The single stdout line parsed as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        let mut lines = self.json_lines();
+        assert_eq!(lines.len(), 1, "expected one JSON line\n{self}");
+        lines.remove(0)
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "command: {}\nstatus: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.desc,
+            self.output.status,
+            self.stdout(),
+            self.stderr()
+        )
+    }
+}
+
+/// Runs a command, feeding `stdin` when given (else stdin is empty).
+pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Run {
+    let desc = format!("{cmd:?}");
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot spawn {desc}: {e}"));
+    let mut pipe = child.stdin.take().unwrap();
+    let input = stdin.map(<[u8]>::to_vec).unwrap_or_default();
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    Run { desc, output }
+}
+
+/// Runs a binary with arguments in `env`.
+pub fn run_args(env: &Env, bin: &str, args: &[&str]) -> Run {
+    let mut c = env.cmd(bin);
+    c.args(args);
+    run(c, None)
+}
+
+/// Sends JSONL calls to a tool and returns its result lines.
+pub fn call_lines(env: &Env, bin: &str, input: &str) -> Vec<serde_json::Value> {
+    let r = run(env.cmd(bin), Some(input.as_bytes()));
+    r.ok();
+    r.json_lines()
+}
+
+/// Sends one call (arguments object) and returns the result.
+pub fn call(env: &Env, bin: &str, arguments: serde_json::Value) -> serde_json::Value {
+    let line = serde_json::json!({"id": "t", "arguments": arguments}).to_string() + "\n";
+    let mut out = call_lines(env, bin, &line);
+    assert_eq!(out.len(), 1);
+    out.remove(0)
+}
