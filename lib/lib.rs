@@ -7,5 +7,6 @@ pub mod cli;
 pub mod fsutil;
 pub mod protocol;
 pub mod schema;
+pub mod session;
 pub mod tool;
 pub mod tools;

@@ -9,3 +9,5 @@ mod generated;
 mod protocol;
 // ag-read.
 mod read;
+// ag-session.
+mod session;

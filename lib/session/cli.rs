@@ -1,0 +1,474 @@
+//! `ag-session`: the command line over the session store.
+
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand};
+use serde_json::json;
+
+use super::reader::Reader;
+use super::store::{SessionFile, Store};
+use super::summary::Summary;
+use super::{ExportFormat, Writer, export, messages, now, stats};
+use crate::cli::{ExitStatus, Stdout, error_line, warn};
+use crate::protocol::{AgentEvent, AgentEventRecord, SessionHeader};
+
+const BIN: &str = "ag-session";
+
+/// List, show, resume, fork, export and account ag sessions.
+///
+/// Sessions live in `$AG_HOME/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl`
+/// (`AG_HOME` defaults to `~/.ag`): a header line, then the events ag-loop
+/// printed. IDs may be given by unique prefix, as git does with hashes, or as
+/// the path of a session file.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ag-session",
+    version,
+    after_help = "Exit status: 0 success, 1 the operation failed, 2 usage or input error."
+)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Sessions of the working directory, newest first: id, start, first prompt, messages, tokens, cost.
+    List {
+        /// Sessions of every directory.
+        #[arg(long)]
+        all: bool,
+        /// One JSON object per session instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// The working directory whose sessions to list (default: the current one).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+    },
+    /// A readable transcript of a session.
+    Show {
+        /// Session id, unique id prefix, or path.
+        id: String,
+        /// The raw records (JSONL) instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The message array that resumes a session (what ag-loop loads), as JSON.
+    Messages {
+        /// Session id, unique id prefix, or path.
+        id: String,
+    },
+    /// The path of a session file.
+    Path {
+        /// Session id, unique id prefix, or path.
+        id: String,
+    },
+    /// The id of the newest session of the working directory.
+    Latest {
+        /// The working directory (default: the current one).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+    },
+    /// Creates an empty session and prints its id and path (tab-separated).
+    New {
+        /// The working directory it belongs to (default: the current one).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Print `{"id","path"}` as JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Appends the events read from stdin (ag-loop's JSONL output) to a session.
+    Append {
+        /// Session id, unique id prefix, or path.
+        id: String,
+    },
+    /// A new session holding the first N events of another; its header names the parent.
+    Fork {
+        /// Session id, unique id prefix, or path.
+        id: String,
+        /// How many events to keep (default: all).
+        #[arg(long, value_name = "N")]
+        at: Option<usize>,
+    },
+    /// Deletes a session (asks on a terminal; `--yes` otherwise).
+    Rm {
+        /// Session id, unique id prefix, or path.
+        id: String,
+        /// Do not ask.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// A session as markdown or a self-contained HTML page.
+    Export {
+        /// Session id, unique id prefix, or path.
+        id: String,
+        /// The format.
+        #[arg(long, value_enum, default_value = "markdown")]
+        format: ExportFormat,
+        /// Write to FILE instead of stdout.
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Tokens and cost per day and model, of one session or of all.
+    Stats {
+        /// Session id, unique id prefix, or path (default: the working directory's sessions).
+        id: Option<String>,
+        /// Every session of every directory.
+        #[arg(long)]
+        all: bool,
+        /// One JSON object per row instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A failure with its exit status.
+struct Failure(ExitStatus, String);
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure(ExitStatus::Failure, e.to_string())
+    }
+}
+
+/// Runs `ag-session`.
+pub fn main() -> std::process::ExitCode {
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => return ExitStatus::from_clap(e, BIN).code(),
+    };
+    match run(args) {
+        Ok(()) => ExitStatus::Success.code(),
+        Err(Failure(status, msg)) => {
+            if !msg.is_empty() {
+                error_line(BIN, &msg, None);
+            }
+            status.code()
+        }
+    }
+}
+
+fn cwd_or(cwd: Option<PathBuf>) -> Result<PathBuf, Failure> {
+    let here = std::env::current_dir()?;
+    let dir = cwd.map(|c| here.join(c)).unwrap_or(here);
+    Ok(dir.canonicalize().unwrap_or(dir))
+}
+
+fn out(text: &str) -> Result<(), Failure> {
+    match Stdout::new().write_all_flush(text.as_bytes()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+fn report_damage(path: &Path, damage: &[super::Damage]) {
+    for d in damage {
+        warn(BIN, &format!("{}: {d}", path.display()));
+    }
+}
+
+fn run(args: Args) -> Result<(), Failure> {
+    let store = Store::from_env();
+    match args.command {
+        Command::List { all, json, cwd } => {
+            let files = if all {
+                store.list_all()?
+            } else {
+                store.list_dir(&cwd_or(cwd)?)?
+            };
+            let mut text = String::new();
+            let mut rows = Vec::new();
+            for f in &files {
+                let s = Summary::of(f)?;
+                for d in &s.damage {
+                    warn(BIN, &format!("{}: {d}", f.path.display()));
+                }
+                if json {
+                    text.push_str(&serde_json::to_string(&s)?);
+                    text.push('\n');
+                } else {
+                    rows.push(s);
+                }
+            }
+            if !json {
+                text = table(&rows, all);
+            }
+            out(&text)
+        }
+        Command::Show { id, json } => {
+            let f = store.find(&id)?;
+            if json {
+                let mut reader = Reader::open(&f.path)?;
+                let mut text = String::new();
+                while let Some((_, bytes, _)) = reader.next_line()? {
+                    text.push_str(&String::from_utf8_lossy(bytes));
+                    text.push('\n');
+                }
+                return out(&text);
+            }
+            let (header, msgs, damage) = messages(&f.path)?;
+            report_damage(&f.path, &damage);
+            out(&export(header.as_ref(), &msgs, ExportFormat::Markdown))
+        }
+        Command::Messages { id } => {
+            let f = store.find(&id)?;
+            let (_, msgs, damage) = messages(&f.path)?;
+            report_damage(&f.path, &damage);
+            let mut text = serde_json::to_string(&msgs)?;
+            text.push('\n');
+            out(&text)
+        }
+        Command::Path { id } => out(&format!("{}\n", store.find(&id)?.path.display())),
+        Command::Latest { cwd } => {
+            let dir = cwd_or(cwd)?;
+            match store.latest(&dir)? {
+                Some(f) => out(&format!("{}\n", f.id)),
+                None => Err(Failure(
+                    ExitStatus::Failure,
+                    format!(
+                        "no session in `{}`; `ag-session list --all` shows the others",
+                        dir.display()
+                    ),
+                )),
+            }
+        }
+        Command::New { cwd, json } => {
+            let dir = cwd_or(cwd)?;
+            let (f, _) = store.create(&dir, json!({}), None)?;
+            if json {
+                out(&format!("{}\n", json!({"id": f.id, "path": f.path})))
+            } else {
+                out(&format!("{}\t{}\n", f.id, f.path.display()))
+            }
+        }
+        Command::Append { id } => append(&store.find(&id)?),
+        Command::Fork { id, at } => {
+            let f = store.find(&id)?;
+            fork(&store, &f, at)
+        }
+        Command::Rm { id, yes } => {
+            let f = store.find(&id)?;
+            if !yes {
+                if !io::stdin().is_terminal() {
+                    return Err(Failure(
+                        ExitStatus::Input,
+                        format!("not deleting `{}` without confirmation; add --yes", f.id),
+                    ));
+                }
+                eprint_prompt(&format!(
+                    "delete session {} ({})? [y/N] ",
+                    f.id,
+                    f.path.display()
+                ));
+                let mut answer = String::new();
+                io::stdin().lock().read_line(&mut answer)?;
+                if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                    return Err(Failure(ExitStatus::Failure, "not deleted".into()));
+                }
+            }
+            std::fs::remove_file(&f.path).map_err(|e| {
+                Failure(
+                    ExitStatus::Failure,
+                    format!("cannot delete `{}`: {e}", f.path.display()),
+                )
+            })?;
+            out(&format!("deleted {}\n", f.path.display()))
+        }
+        Command::Export { id, format, output } => {
+            let f = store.find(&id)?;
+            let (header, msgs, damage) = messages(&f.path)?;
+            report_damage(&f.path, &damage);
+            let page = export(header.as_ref(), &msgs, format);
+            match output {
+                Some(p) => std::fs::write(&p, page).map_err(|e| {
+                    Failure(
+                        ExitStatus::Failure,
+                        format!("cannot write `{}`: {e}", p.display()),
+                    )
+                }),
+                None => out(&page),
+            }
+        }
+        Command::Stats { id, all, json } => {
+            let files = match (id, all) {
+                (Some(id), _) => vec![store.find(&id)?],
+                (None, true) => store.list_all()?,
+                (None, false) => store.list_dir(&cwd_or(None)?)?,
+            };
+            let rows = stats(&files)?;
+            if json {
+                let mut text = String::new();
+                for r in &rows {
+                    text.push_str(&serde_json::to_string(r)?);
+                    text.push('\n');
+                }
+                return out(&text);
+            }
+            let mut text = format!(
+                "{:<10}  {:<36}  {:>6}  {:>10}  {:>10}  {:>10}  {:>9}\n",
+                "day", "model", "calls", "input", "output", "cache", "cost $"
+            );
+            let mut total = crate::protocol::Usage::default();
+            for r in &rows {
+                total.add(&r.usage);
+                text.push_str(&format!(
+                    "{:<10}  {:<36}  {:>6}  {:>10}  {:>10}  {:>10}  {:>9.4}\n",
+                    r.day,
+                    r.model,
+                    r.calls,
+                    r.usage.input,
+                    r.usage.output,
+                    r.usage.cache_read + r.usage.cache_write,
+                    r.usage.cost.total
+                ));
+            }
+            text.push_str(&format!(
+                "{:<10}  {:<36}  {:>6}  {:>10}  {:>10}  {:>10}  {:>9.4}\n",
+                "total",
+                "",
+                rows.iter().map(|r| r.calls).sum::<u64>(),
+                total.input,
+                total.output,
+                total.cache_read + total.cache_write,
+                total.cost.total
+            ));
+            out(&text)
+        }
+    }
+}
+
+#[allow(clippy::print_stderr)]
+fn eprint_prompt(text: &str) {
+    let mut err = io::stderr().lock();
+    let _ = write!(err, "{text}");
+    let _ = err.flush();
+}
+
+fn table(rows: &[Summary], all: bool) -> String {
+    let mut text = String::new();
+    text.push_str(&format!(
+        "{:<8}  {:<19}  {:>5}  {:>9}  {:>8}  {}{}\n",
+        "id",
+        "started",
+        "msgs",
+        "tokens",
+        "cost $",
+        if all { "directory  " } else { "" },
+        "first prompt"
+    ));
+    for s in rows {
+        let prompt: String = s
+            .first_prompt
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(60)
+            .collect();
+        text.push_str(&format!(
+            "{:<8}  {:<19}  {:>5}  {:>9}  {:>8.4}  {}{}\n",
+            s.id.chars()
+                .skip(s.id.len().saturating_sub(8))
+                .collect::<String>(),
+            s.timestamp
+                .chars()
+                .take(19)
+                .collect::<String>()
+                .replace('T', " "),
+            s.messages,
+            s.usage.total_tokens(),
+            s.usage.cost.total,
+            if all {
+                format!("{}  ", s.cwd)
+            } else {
+                String::new()
+            },
+            prompt
+        ));
+    }
+    text
+}
+
+fn append(f: &SessionFile) -> Result<(), Failure> {
+    let mut writer = Writer::open(&f.path)?;
+    let mut rejected = 0usize;
+    for (i, line) in io::stdin().lock().split(b'\n').enumerate() {
+        let line = line?;
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let value: serde_json::Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => {
+                warn(
+                    BIN,
+                    &format!("stdin line {}: not JSON, skipped: {e}", i + 1),
+                );
+                rejected += 1;
+                continue;
+            }
+        };
+        if value.get("type").and_then(|t| t.as_str()) == Some("session") {
+            continue;
+        }
+        let record = match serde_json::from_value::<AgentEventRecord>(value.clone()) {
+            Ok(r) => r,
+            // An event without a timestamp gets one.
+            Err(_) => match serde_json::from_value::<AgentEvent>(value) {
+                Ok(event) => AgentEventRecord {
+                    timestamp: now(),
+                    event,
+                },
+                Err(e) => {
+                    warn(
+                        BIN,
+                        &format!("stdin line {}: not an ag-loop event, skipped: {e}", i + 1),
+                    );
+                    rejected += 1;
+                    continue;
+                }
+            },
+        };
+        writer.append(&record)?;
+    }
+    if rejected > 0 {
+        return Err(Failure(
+            ExitStatus::Failure,
+            format!("{rejected} line(s) were not events and were skipped"),
+        ));
+    }
+    Ok(())
+}
+
+fn fork(store: &Store, f: &SessionFile, at: Option<usize>) -> Result<(), Failure> {
+    let mut reader = Reader::open(&f.path)?;
+    let header: SessionHeader = reader.header()?.ok_or_else(|| {
+        Failure(
+            ExitStatus::Failure,
+            format!("`{}` has no session header", f.path.display()),
+        )
+    })?;
+    let cwd = PathBuf::from(&header.cwd);
+    let (new, _) = store.create(&cwd, header.config.clone(), Some(header.id.clone()))?;
+    let mut writer = Writer::open(&new.path)?;
+    let mut copied = 0usize;
+    let mut err = None;
+    reader.for_each_event(|_, rec| {
+        if at.is_some_and(|n| copied >= n) || err.is_some() {
+            return;
+        }
+        if let Err(e) = writer.append(&rec) {
+            err = Some(e);
+        }
+        copied += 1;
+    })?;
+    report_damage(&f.path, &reader.damage);
+    if let Some(e) = err {
+        return Err(e.into());
+    }
+    out(&format!("{}\t{}\n", new.id, new.path.display()))
+}

@@ -1,0 +1,262 @@
+//! A session as a page a person would rather read than JSONL: markdown, or
+//! a self-contained HTML page with tool calls folded and diffs coloured.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::protocol::{ContentBlock, Message, SessionHeader};
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Markdown, with tool calls in `<details>` blocks.
+    Markdown,
+    /// One self-contained HTML page.
+    Html,
+}
+
+/// Renders a session's header and messages.
+pub fn export(header: Option<&SessionHeader>, messages: &[Message], format: Format) -> String {
+    match format {
+        Format::Markdown => markdown(header, messages),
+        Format::Html => html(header, messages),
+    }
+}
+
+fn markdown(header: Option<&SessionHeader>, messages: &[Message]) -> String {
+    let mut out = String::new();
+    if let Some(h) = header {
+        let _ = writeln!(out, "# Session {}\n", h.id);
+        let _ = writeln!(out, "- started: {}\n- directory: `{}`", h.timestamp, h.cwd);
+        if let Some(model) = h.config.get("model").and_then(Value::as_str) {
+            let _ = writeln!(out, "- model: {model}");
+        }
+        if let Some(p) = &h.parent {
+            let _ = writeln!(out, "- forked from: {p}");
+        }
+        out.push('\n');
+    }
+    for m in messages {
+        match m {
+            Message::User { content, .. } => {
+                let _ = writeln!(out, "## User\n\n{}\n", content.text());
+            }
+            Message::Assistant(a) => {
+                out.push_str("## Assistant\n\n");
+                for b in &a.content {
+                    match b {
+                        ContentBlock::Text { text } => {
+                            let _ = writeln!(out, "{text}\n");
+                        }
+                        ContentBlock::Thinking { thinking, .. } if !thinking.is_empty() => {
+                            let _ = writeln!(
+                                out,
+                                "<details><summary>Thinking</summary>\n\n{thinking}\n\n</details>\n"
+                            );
+                        }
+                        ContentBlock::ToolCall {
+                            name, arguments, ..
+                        } => {
+                            let args = serde_json::to_string_pretty(arguments).unwrap_or_default();
+                            let _ = writeln!(
+                                out,
+                                "<details><summary>Tool call: {name} {}</summary>\n\n```json\n{args}\n```\n\n</details>\n",
+                                short_args(arguments)
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(e) = &a.error_message {
+                    let _ = writeln!(out, "> error: {e}\n");
+                }
+            }
+            Message::ToolResult(r) => {
+                let text = block_text(&r.content);
+                let mark = if r.is_error { " (error)" } else { "" };
+                let fence = fence_for(&text);
+                let _ = writeln!(
+                    out,
+                    "<details><summary>Result: {}{mark}</summary>\n\n{fence}\n{text}\n{fence}\n",
+                    r.tool_name
+                );
+                if let Some(diff) = r.details.get("diff").and_then(Value::as_str) {
+                    let fence = fence_for(diff);
+                    let _ = writeln!(out, "{fence}diff\n{diff}\n{fence}\n");
+                }
+                out.push_str("</details>\n\n");
+            }
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}\
+h1{font-size:1.4rem}.meta{color:#666}.msg{border-left:4px solid #ccc;padding:.2rem 1rem;margin:1rem 0}\
+.user{border-color:#2a6fdb}.assistant{border-color:#2aa84a}.tool{border-color:#999;background:#fafafa}\
+.role{font-weight:600;text-transform:uppercase;font-size:.75rem;color:#555}pre{background:#f4f4f4;padding:.6rem;overflow-x:auto;white-space:pre-wrap}\
+.error{color:#b00020}.add{color:#116329;background:#dafbe1}.del{color:#82071e;background:#ffebe9}.hunk{color:#0550ae}\
+summary{cursor:pointer;color:#444}";
+
+fn html(header: Option<&SessionHeader>, messages: &[Message]) -> String {
+    let title = header
+        .map(|h| format!("Session {}", h.id))
+        .unwrap_or_else(|| "Session".into());
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
+        esc(&title),
+        esc(&title)
+    );
+    if let Some(h) = header {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">started {} in <code>{}</code>{}</p>",
+            esc(&h.timestamp),
+            esc(&h.cwd),
+            h.parent
+                .as_ref()
+                .map(|p| format!(", forked from {}", esc(p)))
+                .unwrap_or_default()
+        );
+    }
+    for m in messages {
+        match m {
+            Message::User { content, .. } => {
+                let _ = writeln!(
+                    out,
+                    "<div class=\"msg user\"><div class=\"role\">user</div><pre>{}</pre></div>",
+                    esc(&content.text())
+                );
+            }
+            Message::Assistant(a) => {
+                out.push_str("<div class=\"msg assistant\"><div class=\"role\">assistant</div>\n");
+                for b in &a.content {
+                    match b {
+                        ContentBlock::Text { text } => {
+                            let _ = writeln!(out, "<pre>{}</pre>", esc(text));
+                        }
+                        ContentBlock::Thinking { thinking, .. } if !thinking.is_empty() => {
+                            let _ = writeln!(
+                                out,
+                                "<details><summary>thinking</summary><pre>{}</pre></details>",
+                                esc(thinking)
+                            );
+                        }
+                        ContentBlock::ToolCall {
+                            name, arguments, ..
+                        } => {
+                            let args = serde_json::to_string_pretty(arguments).unwrap_or_default();
+                            let _ = writeln!(
+                                out,
+                                "<details><summary>{} {}</summary><pre>{}</pre></details>",
+                                esc(name),
+                                esc(&short_args(arguments)),
+                                esc(&args)
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(e) = &a.error_message {
+                    let _ = writeln!(out, "<p class=\"error\">error: {}</p>", esc(e));
+                }
+                out.push_str("</div>\n");
+            }
+            Message::ToolResult(r) => {
+                let cls = if r.is_error { " error" } else { "" };
+                let _ = write!(
+                    out,
+                    "<div class=\"msg tool\"><details><summary class=\"{cls}\">result of {}{}</summary><pre>{}</pre>",
+                    esc(&r.tool_name),
+                    if r.is_error { " (error)" } else { "" },
+                    esc(&block_text(&r.content))
+                );
+                if let Some(diff) = r.details.get("diff").and_then(Value::as_str) {
+                    out.push_str("<pre>");
+                    for line in diff.lines() {
+                        let class = if line.starts_with("+++") || line.starts_with("---") {
+                            ""
+                        } else if line.starts_with('+') {
+                            "add"
+                        } else if line.starts_with('-') {
+                            "del"
+                        } else if line.starts_with("@@") {
+                            "hunk"
+                        } else {
+                            ""
+                        };
+                        let _ = writeln!(out, "<span class=\"{class}\">{}</span>", esc(line));
+                    }
+                    out.push_str("</pre>");
+                }
+                out.push_str("</details></div>\n");
+            }
+        }
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// The first argument values in short, for a summary line.
+pub fn short_args(arguments: &Value) -> String {
+    let Some(map) = arguments.as_object() else {
+        return String::new();
+    };
+    let parts: Vec<String> = map
+        .iter()
+        .take(2)
+        .map(|(k, v)| {
+            let s = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let one_line = s.lines().next().unwrap_or("").to_string();
+            let cut: String = one_line.chars().take(60).collect();
+            let more = if cut.len() < s.len() { "…" } else { "" };
+            format!("{k}={cut}{more}")
+        })
+        .collect();
+    parts.join(" ")
+}
+
+fn block_text(blocks: &[ContentBlock]) -> String {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            ContentBlock::Image { .. } => Some("[image]"),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A code fence longer than any run of backticks in the text.
+fn fence_for(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    "`".repeat(longest.max(2) + 1)
+}
+
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}

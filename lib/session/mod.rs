@@ -1,0 +1,22 @@
+//! Sessions: where session files live, how they are named and found, and
+//! the append-only writer and streaming reader every user of them shares
+//! (ag-loop writes through it, ag-session reads and manages).
+
+mod export;
+mod reader;
+mod store;
+mod summary;
+mod writer;
+
+pub mod cli;
+
+pub use export::{Format as ExportFormat, export};
+pub use reader::{Damage, Reader, messages, repair_dangling};
+pub use store::{SessionFile, Store, StoreError};
+pub use summary::{DayModelStats, Summary, stats};
+pub use writer::Writer;
+
+/// The current time as RFC 3339 with milliseconds, UTC.
+pub fn now() -> String {
+    format!("{:.3}", jiff::Timestamp::now())
+}
