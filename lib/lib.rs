@@ -3,8 +3,11 @@
 //! command-line program speaking JSONL.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod agent;
 pub mod cli;
 pub mod fsutil;
+pub mod llm;
+pub mod proc;
 pub mod protocol;
 pub mod schema;
 pub mod session;

@@ -2,7 +2,7 @@
 //! the append-only writer and streaming reader every user of them shares
 //! (ag-loop writes through it, ag-session reads and manages).
 
-mod export;
+pub mod export;
 mod reader;
 mod store;
 mod summary;

@@ -1,0 +1,424 @@
+//! `ag-loop`: the command line over the agent loop. Prompts come from the
+//! arguments or, one per line, from stdin (with `steer`, `interrupt` and
+//! `approval` commands); events go to stdout and the session file.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use serde_json::json;
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::mpsc;
+
+use super::control::Control;
+use super::emit::{Emitter, OutputMode};
+use super::model::ModelClient;
+use super::prompt::system_prompt;
+use super::runner::{Agent, AgentSettings};
+use super::toolset::{DEFAULT_TOOLS, ToolSet};
+use crate::cli::{ExitStatus, error_line, warn};
+use crate::llm::{Llm, LlmOptions};
+use crate::protocol::{AgentCommand, Message, Outcome, Reasoning, UserContent};
+use crate::session::{Store, Writer, messages as session_messages};
+
+const BIN: &str = "ag-loop";
+
+/// The agent loop: prompts in, events out, tools run as subprocesses.
+///
+/// Each prompt runs turns of a streamed model call and the tool calls it asks
+/// for, until the model answers without tools. Prompts come from the
+/// arguments, or from stdin one per line: a plain text line is a prompt, or a
+/// JSON command: {"type":"prompt","content":...}, {"type":"steer","content":...}
+/// (delivered after the running tool calls), {"type":"interrupt"}. Events go
+/// to stdout as JSONL (readably on a terminal) and to the session file under
+/// $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
+#[derive(Debug, Parser)]
+#[command(
+    name = "ag-loop",
+    version,
+    after_help = "Exit status: 0 the agent finished every prompt, 1 a model error or a limit stopped it, \
+2 usage or set-up error, 130 interrupted.\n\nSIGINT or {\"type\":\"interrupt\"} stops the model and the running \
+tools; a second SIGINT quits."
+)]
+pub struct Args {
+    /// Prompts to run in order (default: read prompts from stdin).
+    pub prompts: Vec<String>,
+    /// The model as provider/model (default: $AG_MODEL, else anthropic/claude-sonnet-4-5).
+    #[arg(short, long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// The API key (default: the provider's usual environment variable).
+    #[arg(long, value_name = "KEY")]
+    pub api_key: Option<String>,
+    /// The provider's base URL.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Reasoning effort for models that think.
+    #[arg(long, value_enum)]
+    pub reasoning: Option<ReasoningArg>,
+    /// Output token limit per model call.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Model calls per prompt before the agent stops.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub max_turns: u32,
+    /// Stop a prompt once it has cost this many US dollars.
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+    /// The working directory of the agent and its tools.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// The ag tools to offer, by name (default: read,write,edit,delete,bash,grep,find,ls).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub tools: Option<Vec<String>>,
+    /// Add any executable that answers --schema and the tool call protocol (repeatable; `CMD ARGS`).
+    #[arg(long = "tool", value_name = "CMD")]
+    pub extra_tools: Vec<String>,
+    /// Run a message's tool calls one after another instead of in parallel.
+    #[arg(long)]
+    pub sequential: bool,
+    /// Hand each model request to CMD (run with sh -c), which must speak ag-llm's protocol.
+    #[arg(long, value_name = "CMD")]
+    pub llm_cmd: Option<String>,
+    /// Resume the latest session of the working directory.
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "no_session"])]
+    pub continue_: bool,
+    /// Resume the session with this id (or unique prefix).
+    #[arg(long, value_name = "ID", conflicts_with = "no_session")]
+    pub session: Option<String>,
+    /// Keep no session file.
+    #[arg(long)]
+    pub no_session: bool,
+    /// Replace the built-in system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+    /// Add to the system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+    /// Print events as JSONL even on a terminal.
+    #[arg(long, conflicts_with = "quiet")]
+    pub json: bool,
+    /// Print only the final answer (for `$(ag-loop --quiet ...)`).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Reasoning effort on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ReasoningArg {
+    /// No reasoning.
+    Off,
+    /// Some.
+    Low,
+    /// More.
+    Medium,
+    /// The most.
+    High,
+}
+
+impl From<ReasoningArg> for Reasoning {
+    fn from(r: ReasoningArg) -> Self {
+        match r {
+            ReasoningArg::Off => Reasoning::Off,
+            ReasoningArg::Low => Reasoning::Low,
+            ReasoningArg::Medium => Reasoning::Medium,
+            ReasoningArg::High => Reasoning::High,
+        }
+    }
+}
+
+/// Runs `ag-loop`.
+pub fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => return ExitStatus::from_clap(e, BIN).code(),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            error_line(BIN, &format!("cannot start the runtime: {e}"), None);
+            return ExitStatus::Input.code();
+        }
+    };
+    runtime.block_on(run(args))
+}
+
+fn setup_error(msg: &str) -> ExitCode {
+    error_line(BIN, msg, None);
+    ExitStatus::Input.code()
+}
+
+async fn run(args: Args) -> ExitCode {
+    let here = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => return setup_error(&format!("cannot read the working directory: {e}")),
+    };
+    let cwd = match &args.cwd {
+        Some(c) => match here.join(c).canonicalize() {
+            Ok(d) if d.is_dir() => d,
+            _ => return setup_error(&format!("--cwd `{}` is not a directory", c.display())),
+        },
+        None => here,
+    };
+    let model_id = args
+        .model
+        .clone()
+        .or_else(|| std::env::var("AG_MODEL").ok().filter(|m| !m.is_empty()))
+        .unwrap_or_else(|| "anthropic/claude-sonnet-4-5".into());
+
+    let model = match &args.llm_cmd {
+        Some(cmd) => ModelClient::Command(cmd.clone()),
+        None => match Llm::new(LlmOptions {
+            api_key: args.api_key.clone(),
+            base_url: args.base_url.clone(),
+            ag_home: None,
+        }) {
+            Ok(llm) => ModelClient::Library(Arc::new(llm)),
+            Err(e) => return setup_error(&e.to_string()),
+        },
+    };
+
+    let (names, explicit) = match &args.tools {
+        Some(list) => (
+            list.iter()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            true,
+        ),
+        None => (
+            DEFAULT_TOOLS
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>(),
+            false,
+        ),
+    };
+    let tools = match ToolSet::load(&names, explicit, &args.extra_tools).await {
+        Ok(t) => Arc::new(t),
+        Err(e) => return setup_error(&e),
+    };
+    if !explicit {
+        let missing: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| tools.get(n).is_none())
+            .collect();
+        if !missing.is_empty() {
+            warn(
+                BIN,
+                &format!(
+                    "tools not found beside ag-loop or on PATH, left out: {}",
+                    missing.join(", ")
+                ),
+            );
+        }
+    }
+
+    // The session: resumed, new, or none.
+    let store = Store::from_env();
+    let mut history: Vec<Message> = Vec::new();
+    let mut tool_env = Vec::new();
+    let writer = if args.no_session {
+        None
+    } else {
+        let existing = if let Some(id) = &args.session {
+            match store.find(id) {
+                Ok(f) => Some(f),
+                Err(e) => return setup_error(&e.to_string()),
+            }
+        } else if args.continue_ {
+            store.latest(&cwd).ok().flatten()
+        } else {
+            None
+        };
+        let file = match existing {
+            Some(f) => {
+                match session_messages(&f.path) {
+                    Ok((_, msgs, damage)) => {
+                        for d in damage {
+                            warn(BIN, &format!("{}: {d}", f.path.display()));
+                        }
+                        history = msgs;
+                    }
+                    Err(e) => return setup_error(&e.to_string()),
+                }
+                f
+            }
+            None => {
+                let config = json!({
+                    "model": model_id,
+                    "tools": tools.names(),
+                    "max_turns": args.max_turns,
+                });
+                match store.create(&cwd, config, None) {
+                    Ok((f, _)) => f,
+                    Err(e) => return setup_error(&e.to_string()),
+                }
+            }
+        };
+        let dir = file.path.with_extension("d");
+        tool_env.push(("AG_SESSION_ID".to_string(), file.id.clone()));
+        tool_env.push(("AG_SESSION_DIR".to_string(), dir.display().to_string()));
+        match Writer::open(&file.path) {
+            Ok(w) => Some(w),
+            Err(e) => return setup_error(&e.to_string()),
+        }
+    };
+
+    let stdout_tty = std::io::stdout().is_terminal();
+    let mode = if args.json {
+        OutputMode::Json
+    } else if args.quiet {
+        OutputMode::Quiet
+    } else if stdout_tty {
+        OutputMode::Pretty
+    } else {
+        OutputMode::Json
+    };
+    let color = stdout_tty && std::env::var_os("NO_COLOR").is_none();
+    let emitter = Emitter::new(mode, writer, color);
+    let system = system_prompt(
+        &cwd,
+        args.system_prompt.as_deref(),
+        args.append_system_prompt.as_deref(),
+        &tools.names(),
+    );
+    let settings = AgentSettings {
+        model: model_id,
+        system,
+        reasoning: args.reasoning.map(Into::into),
+        max_tokens: args.max_tokens,
+        max_turns: args.max_turns,
+        max_cost: args.max_cost,
+        sequential: args.sequential,
+        cwd,
+        tool_env,
+    };
+    let mut agent = Agent::new(settings, model, tools, history, emitter);
+
+    let control = Arc::new(Control::new());
+    spawn_signal_handlers(control.clone());
+    let (tx, mut rx) = mpsc::unbounded_channel::<UserContent>();
+    if args.prompts.is_empty() {
+        spawn_stdin_reader(control.clone(), tx);
+    } else {
+        for p in &args.prompts {
+            let _ = tx.send(UserContent::Text(p.clone()));
+        }
+        drop(tx);
+    }
+
+    let mut status = ExitStatus::Success;
+    loop {
+        let next = tokio::select! {
+            _ = control.quit.cancelled() => None,
+            p = rx.recv() => p,
+        };
+        let Some(content) = next else { break };
+        match agent.prompt(content, &control).await {
+            Ok(end) => {
+                let this = match end.outcome {
+                    Outcome::Finished => ExitStatus::Success,
+                    Outcome::Interrupted => ExitStatus::Signal(2),
+                    _ => ExitStatus::Failure,
+                };
+                if let Some(reason) = &end.error {
+                    error_line(BIN, reason, None);
+                }
+                if this != ExitStatus::Success && status == ExitStatus::Success {
+                    status = this;
+                }
+            }
+            Err(e) => {
+                error_line(BIN, &format!("cannot write an event: {e}"), None);
+                return ExitStatus::Input.code();
+            }
+        }
+        if control.quit.is_cancelled() {
+            status = ExitStatus::Signal(2);
+            break;
+        }
+    }
+    status.code()
+}
+
+fn spawn_signal_handlers(control: Arc<Control>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let c = control.clone();
+    tokio::spawn(async move {
+        let Ok(mut sigint) = signal(SignalKind::interrupt()) else {
+            return;
+        };
+        while sigint.recv().await.is_some() {
+            // The first interrupts the running prompt; one with nothing to
+            // interrupt (a second press) quits.
+            if !c.interrupt() {
+                c.quit.cancel();
+            }
+        }
+    });
+    tokio::spawn(async move {
+        let Ok(mut sigterm) = signal(SignalKind::terminate()) else {
+            return;
+        };
+        if sigterm.recv().await.is_some() {
+            control.interrupt();
+            control.quit.cancel();
+        }
+    });
+}
+
+fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<UserContent>) {
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        let mut n = 0usize;
+        while let Ok(Some(line)) = lines.next_line().await {
+            n += 1;
+            let text = line.trim();
+            if text.is_empty() {
+                continue;
+            }
+            if !text.starts_with('{') {
+                let _ = tx.send(UserContent::Text(line));
+                continue;
+            }
+            match serde_json::from_str::<AgentCommand>(text) {
+                Ok(AgentCommand::Prompt { content }) => {
+                    let _ = tx.send(content);
+                }
+                Ok(AgentCommand::Steer { content }) => {
+                    // Steering with nothing running is simply the next prompt.
+                    if control.busy() {
+                        control.steer(content);
+                    } else {
+                        let _ = tx.send(content);
+                    }
+                }
+                Ok(AgentCommand::Interrupt) => {
+                    control.interrupt();
+                }
+                Ok(AgentCommand::Approval { tool_call_id, .. }) => {
+                    warn(
+                        BIN,
+                        &format!(
+                            "stdin line {n}: approval for `{tool_call_id}` ignored: no call is waiting for approval"
+                        ),
+                    );
+                }
+                Err(e) => {
+                    warn(
+                        BIN,
+                        &format!(
+                            "stdin line {n}: not a command ({e}); expected {{\"type\":\"prompt\",\"content\":...}}, steer, interrupt or approval, or a plain text line"
+                        ),
+                    );
+                }
+            }
+        }
+    });
+}

@@ -1,0 +1,89 @@
+//! Every event goes out through one emitter: stamped, printed (as JSONL,
+//! readably, or not at all) and appended to the session file, so that a
+//! session file holds exactly what ag-loop printed.
+
+use std::io;
+
+use super::render::Renderer;
+use crate::cli::Stdout;
+use crate::protocol::{AgentEvent, AgentEventRecord};
+use crate::session::{Writer, now};
+
+/// How events are shown on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMode {
+    /// One JSON event per line.
+    Json,
+    /// Readable, for a terminal.
+    Pretty,
+    /// Only the final answer.
+    Quiet,
+}
+
+/// Stamps, prints and records events.
+pub struct Emitter {
+    mode: OutputMode,
+    out: Stdout,
+    session: Option<Writer>,
+    renderer: Renderer,
+    /// Set when stdout was closed; events still go to the session.
+    stdout_closed: bool,
+}
+
+impl Emitter {
+    /// An emitter for a mode and an optional session file.
+    pub fn new(mode: OutputMode, session: Option<Writer>, color: bool) -> Self {
+        Emitter {
+            mode,
+            out: Stdout::new(),
+            session,
+            renderer: Renderer::new(color),
+            stdout_closed: false,
+        }
+    }
+
+    /// Emits one event.
+    pub fn emit(&mut self, event: AgentEvent) -> io::Result<()> {
+        let record = AgentEventRecord {
+            timestamp: now(),
+            event,
+        };
+        let mut line = serde_json::to_vec(&record).map_err(io::Error::other)?;
+        line.push(b'\n');
+        if let Some(w) = &mut self.session {
+            w.append_line(&line)?;
+        }
+        if self.stdout_closed {
+            return Ok(());
+        }
+        let res = match self.mode {
+            OutputMode::Json => self.out.write_all_flush(&line),
+            OutputMode::Pretty => {
+                let text = self.renderer.render(&record.event);
+                if text.is_empty() {
+                    Ok(())
+                } else {
+                    self.out.write_all_flush(text.as_bytes())
+                }
+            }
+            OutputMode::Quiet => match &record.event {
+                AgentEvent::AgentEnd { messages, .. } => {
+                    let answer = super::render::final_answer(messages);
+                    if answer.is_empty() {
+                        Ok(())
+                    } else {
+                        self.out.write_all_flush(format!("{answer}\n").as_bytes())
+                    }
+                }
+                _ => Ok(()),
+            },
+        };
+        match res {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.stdout_closed = true;
+                Ok(())
+            }
+            other => other,
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! The agent loop behind `ag-loop`: prompts in, events out, every tool call
+//! run as a subprocess of a tool binary, every event appended to the session.
+
+pub mod cli;
+mod control;
+mod emit;
+mod hashes;
+mod model;
+mod prompt;
+mod render;
+mod runner;
+mod toolset;
+
+pub use control::Control;
+pub use emit::{Emitter, OutputMode};
+pub use model::{Accumulator, ModelClient};
+pub use prompt::system_prompt;
+pub use runner::{Agent, AgentSettings};
+pub use toolset::{DEFAULT_TOOLS, ToolSet, ToolSpec};

@@ -1,0 +1,110 @@
+//! The system prompt: what the built-in tools are for and how to use them
+//! well, plus the project's AGENTS.md / CLAUDE.md files.
+
+use std::path::{Path, PathBuf};
+
+const BASE: &str = "\
+You are a coding agent working in a repository on the user's machine. You act \
+through tools; every tool call runs for real. Work until the task is done, then \
+answer with a short summary of what you did.
+
+How to use the tools well:
+- Look before you change: find files with `find`, search with `grep`, list with `ls`, \
+and read with `read` before editing. Prefer these over `bash` for looking around.
+- `read` shows up to 5000 lines with line numbers. For a large file read it in chunks: \
+read(file_path) first (it tells you the total), then read(file_path, offset=5001, limit=5000) and so on.
+- `edit` replaces an exact string: copy `old_string` from the file exactly as `read` \
+showed it (without the line-number prefix), with enough surrounding lines to be unique. \
+Several changes to one file can go in one call with `edits`. If the file changed since \
+you read it, read it again.
+- `write` creates a file or replaces it whole; use `edit` for changes to existing files.
+- `bash` runs a shell command with a time limit; its output is capped, so filter long \
+output (grep, head, tail). Do not start interactive programs.
+- When a call fails, read the error: it says what to do instead.";
+
+/// The project instruction files found from `cwd` up to the repository
+/// root (the first directory holding `.git`), outermost first.
+pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let mut dir = Some(cwd);
+    while let Some(d) = dir {
+        dirs.push(d.to_path_buf());
+        if d.join(".git").exists() {
+            break;
+        }
+        dir = d.parent();
+    }
+    // Without a repository, only the working directory itself counts.
+    if !dirs.last().is_some_and(|d| d.join(".git").exists()) {
+        dirs.truncate(1);
+    }
+    dirs.reverse();
+    let mut files = Vec::new();
+    for d in dirs {
+        for name in ["AGENTS.md", "CLAUDE.md"] {
+            let p = d.join(name);
+            if p.is_file() {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
+
+/// Builds the system prompt.
+pub fn system_prompt(
+    cwd: &Path,
+    replace: Option<&str>,
+    append: Option<&str>,
+    tool_names: &[&str],
+) -> String {
+    let mut out = replace.unwrap_or(BASE).to_string();
+    out.push_str(&format!(
+        "\n\nWorking directory: {}\nTools available: {}\nToday's date: {}",
+        cwd.display(),
+        tool_names.join(", "),
+        jiff::Zoned::now().date()
+    ));
+    for f in project_files(cwd) {
+        if let Ok(text) = std::fs::read_to_string(&f) {
+            out.push_str(&format!(
+                "\n\n# Project instructions from {}\n\n{}",
+                f.display(),
+                text.trim()
+            ));
+        }
+    }
+    if let Some(a) = append {
+        out.push_str("\n\n");
+        out.push_str(a);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_agents_files_up_to_the_repo_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("sub/deeper")).unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "outside").unwrap();
+        std::fs::write(root.join("AGENTS.md"), "root rules").unwrap();
+        std::fs::write(root.join("sub/CLAUDE.md"), "sub rules").unwrap();
+        let files = project_files(&root.join("sub/deeper"));
+        assert_eq!(
+            files,
+            vec![root.join("AGENTS.md"), root.join("sub/CLAUDE.md")]
+        );
+        let prompt = system_prompt(&root.join("sub/deeper"), None, Some("extra"), &["read"]);
+        assert!(
+            prompt.contains("root rules")
+                && prompt.contains("sub rules")
+                && !prompt.contains("outside")
+        );
+        assert!(prompt.ends_with("extra"));
+    }
+}

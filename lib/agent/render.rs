@@ -1,0 +1,167 @@
+//! The readable view of the event stream for a terminal: streamed text,
+//! each tool call in short with a short result, usage and cost at the end.
+
+use crate::protocol::{AgentEvent, ContentBlock, LlmEvent, Message, Outcome};
+use crate::session::export::short_args;
+
+/// Turns events into terminal text.
+pub struct Renderer {
+    color: bool,
+    in_thinking: bool,
+    at_line_start: bool,
+}
+
+impl Renderer {
+    /// A renderer; `color` adds ANSI styles.
+    pub fn new(color: bool) -> Self {
+        Renderer {
+            color,
+            in_thinking: false,
+            at_line_start: true,
+        }
+    }
+
+    fn style(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    fn newline_if_needed(&mut self) -> String {
+        if self.at_line_start {
+            String::new()
+        } else {
+            self.at_line_start = true;
+            "\n".into()
+        }
+    }
+
+    /// The text for one event (often empty).
+    pub fn render(&mut self, event: &AgentEvent) -> String {
+        let text = match event {
+            AgentEvent::MessageUpdate { event } => match event {
+                LlmEvent::TextDelta { delta, .. } => {
+                    let mut s = String::new();
+                    if self.in_thinking {
+                        self.in_thinking = false;
+                        s.push_str(&self.newline_if_needed());
+                    }
+                    s.push_str(delta);
+                    s
+                }
+                LlmEvent::ThinkingDelta { delta, .. } => {
+                    self.in_thinking = true;
+                    self.style("2", delta)
+                }
+                _ => String::new(),
+            },
+            AgentEvent::ToolExecutionStart {
+                tool_name,
+                arguments,
+                ..
+            } => {
+                let nl = self.newline_if_needed();
+                format!(
+                    "{nl}{} {}\n",
+                    self.style("36", &format!("→ {tool_name}")),
+                    short_args(arguments)
+                )
+            }
+            AgentEvent::ToolExecutionEnd {
+                output, is_error, ..
+            } => {
+                let lines = output.lines().count();
+                let first: String = output
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(100)
+                    .collect();
+                let mark = if *is_error {
+                    self.style("31", "  ✗")
+                } else {
+                    self.style("32", "  ✓")
+                };
+                format!(
+                    "{mark} {first}{}\n",
+                    if lines > 1 {
+                        format!(" (+{} lines)", lines - 1)
+                    } else {
+                        String::new()
+                    }
+                )
+            }
+            AgentEvent::MessageEnd {
+                message: Message::Assistant(a),
+            } => {
+                let mut s = self.newline_if_needed();
+                if let Some(e) = &a.error_message {
+                    s.push_str(&self.style("31", &format!("model error: {e}\n")));
+                }
+                s
+            }
+            AgentEvent::Interrupted => {
+                let nl = self.newline_if_needed();
+                format!("{nl}{}\n", self.style("33", "interrupted"))
+            }
+            AgentEvent::Error { message } => {
+                let nl = self.newline_if_needed();
+                format!("{nl}{}\n", self.style("31", &format!("error: {message}")))
+            }
+            AgentEvent::AgentEnd {
+                outcome,
+                usage,
+                error,
+                ..
+            } => {
+                let nl = self.newline_if_needed();
+                let what = match outcome {
+                    Outcome::Finished => "done",
+                    Outcome::Interrupted => "interrupted",
+                    Outcome::TurnLimit => "stopped at the turn limit",
+                    Outcome::CostLimit => "stopped at the cost limit",
+                    Outcome::ModelError => "model error",
+                };
+                let reason = error.as_ref().map(|e| format!(": {e}")).unwrap_or_default();
+                format!(
+                    "{nl}{}\n",
+                    self.style(
+                        "2",
+                        &format!(
+                            "[{what}{reason} · {} in, {} out, {} cached tokens · ${:.4}]",
+                            usage.input, usage.output, usage.cache_read, usage.cost.total
+                        )
+                    )
+                )
+            }
+            _ => String::new(),
+        };
+        if !text.is_empty() {
+            self.at_line_start = text.ends_with('\n');
+        }
+        text
+    }
+}
+
+/// The text of the last assistant message, the run's answer.
+pub fn final_answer(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::Assistant(a) => Some(
+                a.content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Text { text } => Some(text.as_str()),
+                        _ => None,
+                    })
+                    .collect::<String>(),
+            ),
+            _ => None,
+        })
+        .unwrap_or_default()
+}

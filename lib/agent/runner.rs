@@ -1,0 +1,434 @@
+//! One prompt's run: turns of a streamed model call and the tool calls it
+//! asks for, until the model answers without tools, a limit is reached or
+//! the user interrupts. Events come out in the order of seed 002's loop.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::control::Control;
+use super::emit::Emitter;
+use super::hashes::FileHashes;
+use super::model::ModelClient;
+use super::toolset::{CallEnv, ToolSet, aborted_result, cap_output, error_result};
+use crate::protocol::{
+    AgentEvent, AssistantMessage, ContentBlock, LlmRequest, Message, Outcome, Reasoning,
+    StopReason, ToolResult, ToolResultMessage, Usage, UserContent,
+};
+
+/// Settings of a run.
+pub struct AgentSettings {
+    /// `provider/model`.
+    pub model: String,
+    /// The system prompt.
+    pub system: String,
+    /// Reasoning effort.
+    pub reasoning: Option<Reasoning>,
+    /// Output token limit per call.
+    pub max_tokens: Option<u64>,
+    /// Model calls per prompt before stopping.
+    pub max_turns: u32,
+    /// Stop once a prompt has cost this many dollars.
+    pub max_cost: Option<f64>,
+    /// Run a message's tool calls one after another instead of together.
+    pub sequential: bool,
+    /// The working directory of tool calls.
+    pub cwd: PathBuf,
+    /// Environment given to tools (`AG_SESSION_ID`, `AG_SESSION_DIR`).
+    pub tool_env: Vec<(String, String)>,
+}
+
+/// The agent: settings, the conversation so far and where events go.
+pub struct Agent {
+    /// Settings.
+    pub settings: AgentSettings,
+    /// The model.
+    pub model: ModelClient,
+    /// The tools.
+    pub tools: Arc<ToolSet>,
+    /// The whole conversation.
+    pub messages: Vec<Message>,
+    /// Where events go.
+    pub emitter: Emitter,
+    hashes: FileHashes,
+}
+
+/// How a prompt ended, for the exit status.
+#[derive(Debug, Clone)]
+pub struct RunEnd {
+    /// The outcome.
+    pub outcome: Outcome,
+    /// The reason when it did not finish.
+    pub error: Option<String>,
+}
+
+struct Turns {
+    new: Vec<Message>,
+    usage: Usage,
+}
+
+impl Agent {
+    /// An agent over a conversation (empty, or loaded from a session).
+    pub fn new(
+        settings: AgentSettings,
+        model: ModelClient,
+        tools: Arc<ToolSet>,
+        messages: Vec<Message>,
+        emitter: Emitter,
+    ) -> Self {
+        Agent {
+            settings,
+            model,
+            tools,
+            messages,
+            emitter,
+            hashes: FileHashes::default(),
+        }
+    }
+
+    fn push(&mut self, turns: &mut Turns, message: Message) -> io::Result<()> {
+        self.emitter.emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        })?;
+        self.emitter.emit(AgentEvent::MessageEnd {
+            message: message.clone(),
+        })?;
+        self.messages.push(message.clone());
+        turns.new.push(message);
+        Ok(())
+    }
+
+    /// Runs one prompt to its end.
+    pub async fn prompt(&mut self, content: UserContent, control: &Control) -> io::Result<RunEnd> {
+        let cancel = control.begin();
+        let result = self.run(content, control, &cancel).await;
+        control.end();
+        result
+    }
+
+    async fn run(
+        &mut self,
+        content: UserContent,
+        control: &Control,
+        cancel: &CancellationToken,
+    ) -> io::Result<RunEnd> {
+        self.emitter.emit(AgentEvent::AgentStart)?;
+        let mut turns = Turns {
+            new: Vec::new(),
+            usage: Usage::default(),
+        };
+        self.push(
+            &mut turns,
+            Message::User {
+                content,
+                timestamp: Some(crate::session::now()),
+            },
+        )?;
+        let mut turn = 0u32;
+        let end = loop {
+            if cancel.is_cancelled() {
+                self.emitter.emit(AgentEvent::Interrupted)?;
+                break RunEnd {
+                    outcome: Outcome::Interrupted,
+                    error: None,
+                };
+            }
+            if turn >= self.settings.max_turns {
+                break RunEnd {
+                    outcome: Outcome::TurnLimit,
+                    error: Some(format!(
+                        "stopped after {} turns (--max-turns); run again with a higher limit or continue the session",
+                        self.settings.max_turns
+                    )),
+                };
+            }
+            if let Some(limit) = self.settings.max_cost
+                && turns.usage.cost.total >= limit
+            {
+                break RunEnd {
+                    outcome: Outcome::CostLimit,
+                    error: Some(format!(
+                        "stopped at ${:.4}, past --max-cost ${limit}",
+                        turns.usage.cost.total
+                    )),
+                };
+            }
+            turn += 1;
+            self.emitter.emit(AgentEvent::TurnStart)?;
+            let assistant = self.model_call(cancel).await?;
+            turns.usage.add(&assistant.usage);
+            let message = Message::Assistant(assistant.clone());
+            self.messages.push(message.clone());
+            turns.new.push(message.clone());
+            self.emitter.emit(AgentEvent::MessageEnd { message })?;
+
+            match assistant.stop_reason {
+                StopReason::Error => {
+                    self.emitter.emit(AgentEvent::TurnEnd {
+                        message: assistant.clone(),
+                        tool_results: Vec::new(),
+                    })?;
+                    break RunEnd {
+                        outcome: Outcome::ModelError,
+                        error: assistant
+                            .error_message
+                            .clone()
+                            .or_else(|| Some("the model call failed".into())),
+                    };
+                }
+                StopReason::Aborted => {
+                    // Keep the conversation valid: every call gets a result.
+                    let results = self.answer_unrun(&mut turns, &assistant)?;
+                    self.emitter.emit(AgentEvent::TurnEnd {
+                        message: assistant.clone(),
+                        tool_results: results,
+                    })?;
+                    self.emitter.emit(AgentEvent::Interrupted)?;
+                    break RunEnd {
+                        outcome: Outcome::Interrupted,
+                        error: None,
+                    };
+                }
+                _ => {}
+            }
+            let calls: Vec<(String, String, Value)> = assistant
+                .tool_calls()
+                .map(|(id, name, args)| (id.to_string(), name.to_string(), args.clone()))
+                .collect();
+            if calls.is_empty() {
+                self.emitter.emit(AgentEvent::TurnEnd {
+                    message: assistant.clone(),
+                    tool_results: Vec::new(),
+                })?;
+                break RunEnd {
+                    outcome: Outcome::Finished,
+                    error: None,
+                };
+            }
+            let results = self.run_tools(&mut turns, calls, cancel).await?;
+            self.emitter.emit(AgentEvent::TurnEnd {
+                message: assistant.clone(),
+                tool_results: results,
+            })?;
+            if cancel.is_cancelled() {
+                self.emitter.emit(AgentEvent::Interrupted)?;
+                break RunEnd {
+                    outcome: Outcome::Interrupted,
+                    error: None,
+                };
+            }
+            for steer in control.take_steering() {
+                self.push(
+                    &mut turns,
+                    Message::User {
+                        content: steer,
+                        timestamp: Some(crate::session::now()),
+                    },
+                )?;
+            }
+        };
+        self.emitter.emit(AgentEvent::AgentEnd {
+            messages: turns.new,
+            outcome: end.outcome,
+            usage: turns.usage,
+            error: end.error.clone(),
+        })?;
+        Ok(end)
+    }
+
+    async fn model_call(&mut self, cancel: &CancellationToken) -> io::Result<AssistantMessage> {
+        let request = LlmRequest {
+            model: self.settings.model.clone(),
+            system: Some(self.settings.system.clone()),
+            messages: self.messages.clone(),
+            tools: self.tools.definitions(),
+            reasoning: self.settings.reasoning,
+            max_tokens: self.settings.max_tokens,
+            temperature: None,
+            base_url: None,
+        };
+        self.emitter.emit(AgentEvent::MessageStart {
+            message: Message::Assistant(AssistantMessage {
+                model: Some(self.settings.model.clone()),
+                ..Default::default()
+            }),
+        })?;
+        let mut emit_error: Option<io::Error> = None;
+        let emitter = &mut self.emitter;
+        let mut sink = |event: crate::protocol::LlmEvent| {
+            // The final message is carried by message_end.
+            if matches!(
+                event,
+                crate::protocol::LlmEvent::Done { .. } | crate::protocol::LlmEvent::Error { .. }
+            ) {
+                return;
+            }
+            if emit_error.is_none()
+                && let Err(e) = emitter.emit(AgentEvent::MessageUpdate { event })
+            {
+                emit_error = Some(e);
+            }
+        };
+        let mut message = self.model.stream(&request, &mut sink, cancel).await;
+        if let Some(e) = emit_error {
+            return Err(e);
+        }
+        if message.timestamp.is_none() {
+            message.timestamp = Some(crate::session::now());
+        }
+        Ok(message)
+    }
+
+    /// Results for the tool calls of an interrupted message.
+    fn answer_unrun(
+        &mut self,
+        turns: &mut Turns,
+        assistant: &AssistantMessage,
+    ) -> io::Result<Vec<ToolResultMessage>> {
+        let mut out = Vec::new();
+        for (id, name, _) in assistant.tool_calls() {
+            let msg = to_message(name, aborted_result(id));
+            self.push(turns, Message::ToolResult(msg.clone()))?;
+            out.push(msg);
+        }
+        Ok(out)
+    }
+
+    async fn run_tools(
+        &mut self,
+        turns: &mut Turns,
+        calls: Vec<(String, String, Value)>,
+        cancel: &CancellationToken,
+    ) -> io::Result<Vec<ToolResultMessage>> {
+        let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
+        let mut prepared = Vec::new();
+        for (i, (id, name, args)) in calls.iter().enumerate() {
+            let mut args = args.clone();
+            self.emitter.emit(AgentEvent::ToolExecutionStart {
+                tool_call_id: id.clone(),
+                tool_name: name.clone(),
+                arguments: args.clone(),
+            })?;
+            let check = match self.tools.get(name) {
+                None => Err(format!(
+                    "There is no tool named `{name}`. The tools are: {}.",
+                    self.tools.names().join(", ")
+                )),
+                Some(spec) => spec.validate(&args),
+            };
+            match check {
+                Err(msg) => {
+                    let r = error_result(id, msg);
+                    self.end_call(id, name, &r)?;
+                    results[i] = Some(r);
+                }
+                Ok(()) => {
+                    self.hashes.guard(name, &self.settings.cwd, &mut args);
+                    prepared.push((i, id.clone(), name.clone(), args));
+                }
+            }
+        }
+        let run_one = {
+            let tools = self.tools.clone();
+            let cwd = self.settings.cwd.clone();
+            let env = self.settings.tool_env.clone();
+            move |id: String, name: String, args: Value, cancel: CancellationToken| {
+                let tools = tools.clone();
+                let cwd = cwd.clone();
+                let env = env.clone();
+                async move {
+                    match tools.get(&name) {
+                        Some(spec) => {
+                            let call_env = CallEnv {
+                                cwd: &cwd,
+                                env: &env,
+                            };
+                            spec.call(&id, &args, &call_env, &cancel).await
+                        }
+                        None => error_result(&id, format!("no tool named `{name}`")),
+                    }
+                }
+            }
+        };
+        let mut finished_args: Vec<(usize, String, Value)> = Vec::new();
+        if self.settings.sequential {
+            for (i, id, name, args) in prepared {
+                let r = if cancel.is_cancelled() {
+                    aborted_result(&id)
+                } else {
+                    run_one(id.clone(), name.clone(), args.clone(), cancel.clone()).await
+                };
+                self.end_call(&id, &name, &r)?;
+                finished_args.push((i, name, args));
+                results[i] = Some(r);
+            }
+        } else {
+            let mut set = tokio::task::JoinSet::new();
+            let mut meta = Vec::new();
+            for (i, id, name, args) in prepared {
+                let fut = run_one(id.clone(), name.clone(), args.clone(), cancel.clone());
+                set.spawn(async move { (i, fut.await) });
+                meta.push((i, id, name, args));
+            }
+            while let Some(joined) = set.join_next().await {
+                let (i, r) = match joined {
+                    Ok(v) => v,
+                    Err(e) => return Err(io::Error::other(format!("a tool task failed: {e}"))),
+                };
+                if let Some((_, id, name, args)) = meta.iter().find(|(j, ..)| *j == i) {
+                    self.end_call(id, name, &r)?;
+                    finished_args.push((i, name.clone(), args.clone()));
+                }
+                results[i] = Some(r);
+            }
+        }
+        for (i, name, args) in finished_args {
+            if let Some(r) = &results[i] {
+                self.hashes
+                    .learn(&name, &self.settings.cwd, &args, &r.details, r.is_error);
+            }
+        }
+        // Results enter the conversation in the order the model asked.
+        let mut out = Vec::new();
+        for (i, (id, name, _)) in calls.iter().enumerate() {
+            let r = results[i].take().unwrap_or_else(|| aborted_result(id));
+            let msg = to_message(name, r);
+            self.push(turns, Message::ToolResult(msg.clone()))?;
+            out.push(msg);
+        }
+        Ok(out)
+    }
+
+    fn end_call(&mut self, id: &str, name: &str, r: &ToolResult) -> io::Result<()> {
+        self.emitter.emit(AgentEvent::ToolExecutionEnd {
+            tool_call_id: id.to_string(),
+            tool_name: name.to_string(),
+            output: r.output.clone(),
+            details: r.details.clone(),
+            is_error: r.is_error,
+        })
+    }
+}
+
+fn to_message(name: &str, r: ToolResult) -> ToolResultMessage {
+    let mut content = vec![ContentBlock::Text {
+        text: cap_output(r.output),
+    }];
+    for img in r.images {
+        content.push(ContentBlock::Image {
+            data: img.data,
+            mime_type: img.mime_type,
+        });
+    }
+    ToolResultMessage {
+        tool_call_id: r.id.unwrap_or_default(),
+        tool_name: name.to_string(),
+        content,
+        details: r.details,
+        is_error: r.is_error,
+        timestamp: Some(crate::session::now()),
+    }
+}

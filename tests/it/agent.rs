@@ -1,0 +1,451 @@
+//! ag-loop end to end with a scripted model: `--llm-cmd` replaying prepared
+//! event streams, and the real tool binaries on a temporary directory.
+
+use crate::bin;
+use crate::util::{Env, run};
+use serde_json::{Value, json};
+
+/// Writes a fake model for `--llm-cmd`: the Nth request is answered with
+/// the events of `turns[N]`, and every request is saved for inspection.
+fn scripted_model(env: &Env, turns: &[Vec<Value>]) -> String {
+    for (i, events) in turns.iter().enumerate() {
+        let text: String = events.iter().map(|e| e.to_string() + "\n").collect();
+        env.write(&format!(".model/turn{i}.jsonl"), text);
+    }
+    env.write(
+        ".model/model.sh",
+        "d=\"$(dirname \"$0\")\"\nn=$(cat \"$d/count\" 2>/dev/null || echo 0)\necho $((n+1)) > \"$d/count\"\ncat > \"$d/request$n.json\"\ncat \"$d/turn$n.jsonl\"\n",
+    );
+    format!("sh {}", env.join(".model/model.sh").display())
+}
+
+fn usage(input: u64) -> Value {
+    json!({"input": input, "output": 5, "cache_read": 0, "cache_write": 0,
+           "cost": {"input": 0.001, "output": 0.001, "cache_read": 0.0, "cache_write": 0.0, "total": 0.002}})
+}
+
+fn tool_turn(calls: &[(&str, &str, Value)]) -> Vec<Value> {
+    let mut events = vec![json!({"type": "start", "model": "test/scripted"})];
+    let mut content = Vec::new();
+    for (i, (id, name, args)) in calls.iter().enumerate() {
+        events.push(json!({"type": "tool_call_start", "index": i, "id": id, "name": name}));
+        events.push(
+            json!({"type": "tool_call_end", "index": i, "id": id, "name": name, "arguments": args}),
+        );
+        content.push(json!({"type": "tool_call", "id": id, "name": name, "arguments": args}));
+    }
+    events.push(json!({"type": "done", "message": {"content": content, "usage": usage(10), "stop_reason": "tool_use", "model": "test/scripted"}}));
+    events
+}
+
+fn text_turn(text: &str) -> Vec<Value> {
+    vec![
+        json!({"type": "start", "model": "test/scripted"}),
+        json!({"type": "text_delta", "index": 0, "delta": text}),
+        json!({"type": "done", "message": {"content": [{"type": "text", "text": text}], "usage": usage(20), "stop_reason": "stop", "model": "test/scripted"}}),
+    ]
+}
+
+fn types(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn session_files(env: &Env) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let root = env.join(".home/.ag/sessions");
+    for d in std::fs::read_dir(root).unwrap().flatten() {
+        for f in std::fs::read_dir(d.path()).unwrap().flatten() {
+            if f.path().extension().is_some_and(|e| e == "jsonl") {
+                out.push(f.path());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn read_then_answer_events_in_order_and_session_equals_stdout() {
+    let env = Env::new();
+    env.write("notes.txt", "the answer is 42\n");
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[("c1", "read", json!({"file_path": "notes.txt"}))]),
+            text_turn("It says 42."),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "read",
+        "--json",
+        "what do the notes say?",
+    ]);
+    let r = run(c, None);
+    r.ok();
+    let events = r.json_lines();
+    assert_eq!(
+        types(&events),
+        [
+            "agent_start",
+            "message_start",
+            "message_end", // the prompt
+            "turn_start",
+            "message_start",
+            "message_update",
+            "message_update",
+            "message_update",
+            "message_end",
+            "tool_execution_start",
+            "tool_execution_end",
+            "message_start",
+            "message_end",
+            "turn_end",
+            "turn_start",
+            "message_start",
+            "message_update",
+            "message_update",
+            "message_end",
+            "turn_end",
+            "agent_end"
+        ],
+        "{r}"
+    );
+    assert!(
+        events
+            .iter()
+            .all(|e| e["timestamp"].as_str().is_some_and(|t| t.ends_with('Z')))
+    );
+    let end = events.last().unwrap();
+    assert_eq!(end["outcome"], "finished");
+    assert_eq!(end["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(end["usage"]["input"], 30);
+    let tool_end = &events[10];
+    assert_eq!(tool_end["is_error"], false);
+    assert!(
+        tool_end["output"]
+            .as_str()
+            .unwrap()
+            .contains("the answer is 42")
+    );
+
+    // The second request carried the whole conversation and the tools.
+    let req: Value = serde_json::from_slice(&env.read(".model/request1.json")).unwrap();
+    let roles: Vec<&str> = req["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool_result"]);
+    assert_eq!(req["tools"][0]["name"], "read");
+    assert!(req["system"].as_str().unwrap().contains("read"));
+
+    // After its header, the session file holds exactly what was printed.
+    let files = session_files(&env);
+    assert_eq!(files.len(), 1);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    let header: Value = serde_json::from_str(header).unwrap();
+    assert_eq!(header["type"], "session");
+    assert_eq!(rest, r.stdout());
+}
+
+#[test]
+fn bad_arguments_and_unknown_tools_are_results_the_model_can_fix() {
+    let env = Env::new();
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[
+                ("c1", "read", json!({"file_path": 7})),
+                ("c2", "teleport", json!({})),
+            ]),
+            text_turn("ok"),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["--llm-cmd", &model, "--tools", "read", "--no-session", "go"]);
+    let r = run(c, None);
+    r.ok();
+    let events = r.json_lines();
+    let ends: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .collect();
+    assert_eq!(ends.len(), 2);
+    assert_eq!(ends[0]["is_error"], true);
+    assert!(
+        ends[0]["output"].as_str().unwrap().contains("schema"),
+        "{}",
+        ends[0]
+    );
+    assert!(
+        ends[1]["output"]
+            .as_str()
+            .unwrap()
+            .contains("no tool named `teleport`")
+    );
+    // Results go back in the order the model asked for them.
+    let turn_end = events.iter().find(|e| e["type"] == "turn_end").unwrap();
+    assert_eq!(turn_end["tool_results"][0]["tool_call_id"], "c1");
+    assert_eq!(turn_end["tool_results"][1]["tool_call_id"], "c2");
+    assert!(session_files_opt(&env).is_empty());
+}
+
+fn session_files_opt(env: &Env) -> Vec<std::path::PathBuf> {
+    if env.join(".home/.ag/sessions").exists() {
+        session_files(env)
+    } else {
+        Vec::new()
+    }
+}
+
+#[test]
+fn model_error_ends_with_status_1_and_turn_limit_too() {
+    let env = Env::new();
+    let model = scripted_model(
+        &env,
+        &[vec![
+            json!({"type": "error", "error": "401 invalid api key",
+            "message": {"content": [], "usage": usage(0), "stop_reason": "error", "error_message": "401 invalid api key"}}),
+        ]],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["--llm-cmd", &model, "--tools", "read", "--no-session", "hi"]);
+    let r = run(c, None);
+    r.expect_code(1);
+    let end = r.json_lines().pop().unwrap();
+    assert_eq!(end["outcome"], "model_error");
+    assert!(r.stderr().contains("invalid api key"));
+
+    let env = Env::new();
+    env.write("a.txt", "x\n");
+    let model = scripted_model(
+        &env,
+        &[tool_turn(&[("c1", "read", json!({"file_path": "a.txt"}))])],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "read",
+        "--no-session",
+        "--max-turns",
+        "1",
+        "hi",
+    ]);
+    let r = run(c, None);
+    r.expect_code(1);
+    assert_eq!(r.json_lines().pop().unwrap()["outcome"], "turn_limit");
+}
+
+#[test]
+fn prompts_from_stdin_run_in_turn_and_resume_continues_the_conversation() {
+    let env = Env::new();
+    let model = scripted_model(
+        &env,
+        &[text_turn("one"), text_turn("two"), text_turn("three")],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["--llm-cmd", &model, "--tools", "read"]);
+    let r = run(
+        c,
+        Some(b"first prompt\n{\"type\":\"prompt\",\"content\":\"second\"}\n"),
+    );
+    r.ok();
+    let ends: Vec<Value> = r
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["type"] == "agent_end")
+        .collect();
+    assert_eq!(ends.len(), 2);
+    let req: Value = serde_json::from_slice(&env.read(".model/request1.json")).unwrap();
+    assert_eq!(req["messages"].as_array().unwrap().len(), 3);
+
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "read",
+        "--continue",
+        "third",
+    ]);
+    run(c, None).ok();
+    let req: Value = serde_json::from_slice(&env.read(".model/request2.json")).unwrap();
+    let msgs = req["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 5, "{req}");
+    assert_eq!(msgs[0]["content"], "first prompt");
+    assert_eq!(session_files(&env).len(), 1);
+}
+
+#[test]
+fn tool_name_clash_is_an_error_at_start() {
+    let env = Env::new();
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "--llm-cmd",
+        "true",
+        "--tools",
+        "read",
+        "--tool",
+        bin!("ag-read"),
+        "--no-session",
+        "hi",
+    ]);
+    let r = run(c, None);
+    r.expect_code(2);
+    assert!(r.stderr().contains("two tools are named `read`"), "{r}");
+}
+
+/// A tool (any executable speaking the protocol) that starts a process tree
+/// and hangs, so that interrupts have something to stop.
+fn slow_tool(env: &Env, marker: u32) -> String {
+    env.write(
+        ".tools/slow.sh",
+        format!(
+            "if [ \"$1\" = --schema ]; then\n\
+             echo '{{\"name\":\"slow\",\"label\":\"Slow\",\"description\":\"hangs\",\"parameters\":{{\"type\":\"object\",\"properties\":{{}}}}}}'\n\
+             exit 0\nfi\nread line\nsleep {marker} &\nsleep {marker}\necho '{{\"output\":\"done\",\"details\":{{}},\"is_error\":false}}'\n"
+        ),
+    );
+    format!("sh {}", env.join(".tools/slow.sh").display())
+}
+
+fn alive(marker: u32) -> bool {
+    let out = std::process::Command::new("pgrep")
+        .args(["-f", &format!("sleep {marker}")])
+        .output()
+        .unwrap();
+    !out.stdout.is_empty()
+}
+
+#[test]
+fn interrupt_stops_tools_keeps_the_conversation_valid_and_goes_on() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = Env::new();
+    let marker = 6000 + std::process::id() % 1000;
+    let tool = slow_tool(&env, marker);
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[("c1", "slow", json!({})), ("c2", "slow", json!({}))]),
+            text_turn("after"),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["--llm-cmd", &model, "--tools", "", "--tool", &tool]);
+    c.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"start the slow things\n").unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut events = Vec::new();
+    let mut started = 0;
+    for line in lines.by_ref() {
+        let e: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if e["type"] == "tool_execution_start" {
+            started += 1;
+        }
+        events.push(e);
+        if started == 2 {
+            break;
+        }
+    }
+    // Both calls run in parallel: wait until their processes exist.
+    for _ in 0..200 {
+        if alive(marker) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(alive(marker));
+    stdin
+        .write_all(b"{\"type\":\"interrupt\"}\nnext prompt\n")
+        .unwrap();
+    drop(stdin);
+    for line in lines {
+        events.push(serde_json::from_str(&line.unwrap()).unwrap());
+    }
+    let status = child.wait().unwrap();
+    let ends: Vec<&Value> = events.iter().filter(|e| e["type"] == "agent_end").collect();
+    assert_eq!(ends.len(), 2, "{events:?}");
+    assert_eq!(ends[0]["outcome"], "interrupted");
+    assert_eq!(ends[1]["outcome"], "finished");
+    assert!(events.iter().any(|e| e["type"] == "interrupted"));
+    assert!(!alive(marker), "a process of the interrupted tool survived");
+    // The second request shows a valid conversation: both calls answered.
+    let req: Value = serde_json::from_slice(&env.read(".model/request1.json")).unwrap();
+    let msgs = req["messages"].as_array().unwrap();
+    let results: Vec<&Value> = msgs.iter().filter(|m| m["role"] == "tool_result").collect();
+    assert_eq!(results.len(), 2);
+    assert!(results.iter().all(|r| r["is_error"] == true));
+    assert!(
+        results[0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted")
+    );
+    // An interrupted prompt makes the exit status non-zero.
+    assert_eq!(status.code(), Some(130));
+}
+
+#[test]
+fn a_session_killed_between_call_and_result_resumes_validly() {
+    let env = Env::new();
+    let marker = 7000 + std::process::id() % 1000;
+    let tool = slow_tool(&env, marker);
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[("c1", "slow", json!({}))]),
+            text_turn("resumed"),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["--llm-cmd", &model, "--tools", "", "--tool", &tool, "go"]);
+    c.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    for _ in 0..500 {
+        if alive(marker) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The orphaned tool group is the test's to clean up after SIGKILL.
+    let _ = std::process::Command::new("pkill")
+        .args(["-f", &format!("sleep {marker}")])
+        .status();
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "",
+        "--tool",
+        &tool,
+        "--continue",
+        "carry on",
+    ]);
+    run(c, None).ok();
+    let req: Value = serde_json::from_slice(&env.read(".model/request1.json")).unwrap();
+    let roles: Vec<&str> = req["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool_result", "user"], "{req}");
+}
