@@ -449,3 +449,49 @@ fn a_session_killed_between_call_and_result_resumes_validly() {
         .collect();
     assert_eq!(roles, ["user", "assistant", "tool_result", "user"], "{req}");
 }
+
+#[test]
+fn steering_is_delivered_after_the_tool_batch_before_the_next_call() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = Env::new();
+    // A tool that waits until the test releases it by creating a file.
+    env.write(
+        ".tools/gate.sh",
+        format!(
+            "if [ \"$1\" = --schema ]; then\n\
+             echo '{{\"name\":\"wait\",\"label\":\"Wait\",\"description\":\"waits\",\"parameters\":{{\"type\":\"object\",\"properties\":{{}}}}}}'\n\
+             exit 0\nfi\nread line\nwhile [ ! -e {} ]; do sleep 0.02; done\necho '{{\"output\":\"released\",\"details\":{{}},\"is_error\":false}}'\n",
+            env.join("release").display()
+        ),
+    );
+    let tool = format!("sh {}", env.join(".tools/gate.sh").display());
+    let model = scripted_model(&env, &[tool_turn(&[("c1", "wait", json!({}))]), text_turn("steered")]);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["--llm-cmd", &model, "--tools", "", "--tool", &tool, "--no-session"]);
+    c.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"begin\n").unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        let e: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if e["type"] == "tool_execution_start" {
+            break;
+        }
+    }
+    stdin.write_all(b"{\"type\":\"steer\",\"content\":\"use tabs\"}\n").unwrap();
+    stdin.flush().unwrap();
+    // Give the reader a moment to take the line before the tool is released;
+    // either way the steer must not be lost.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    env.write("release", "");
+    drop(stdin);
+    let rest: Vec<Value> = lines.map(|l| serde_json::from_str(&l.unwrap()).unwrap()).collect();
+    assert!(child.wait().unwrap().success());
+    let req: Value = serde_json::from_slice(&env.read(".model/request1.json")).unwrap();
+    let msgs = req["messages"].as_array().unwrap();
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool_result", "user"], "{req}");
+    assert_eq!(msgs[3]["content"], "use tabs");
+    assert_eq!(rest.iter().filter(|e| e["type"] == "agent_end").count(), 1);
+}
