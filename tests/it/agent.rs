@@ -465,10 +465,25 @@ fn steering_is_delivered_after_the_tool_batch_before_the_next_call() {
         ),
     );
     let tool = format!("sh {}", env.join(".tools/gate.sh").display());
-    let model = scripted_model(&env, &[tool_turn(&[("c1", "wait", json!({}))]), text_turn("steered")]);
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[("c1", "wait", json!({}))]),
+            text_turn("steered"),
+        ],
+    );
     let mut c = env.cmd(bin!("ag-loop"));
-    c.args(["--llm-cmd", &model, "--tools", "", "--tool", &tool, "--no-session"]);
-    c.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "",
+        "--tool",
+        &tool,
+        "--no-session",
+    ]);
+    c.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
     let mut child = c.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"begin\n").unwrap();
@@ -479,14 +494,18 @@ fn steering_is_delivered_after_the_tool_batch_before_the_next_call() {
             break;
         }
     }
-    stdin.write_all(b"{\"type\":\"steer\",\"content\":\"use tabs\"}\n").unwrap();
+    stdin
+        .write_all(b"{\"type\":\"steer\",\"content\":\"use tabs\"}\n")
+        .unwrap();
     stdin.flush().unwrap();
     // Give the reader a moment to take the line before the tool is released;
     // either way the steer must not be lost.
     std::thread::sleep(std::time::Duration::from_millis(200));
     env.write("release", "");
     drop(stdin);
-    let rest: Vec<Value> = lines.map(|l| serde_json::from_str(&l.unwrap()).unwrap()).collect();
+    let rest: Vec<Value> = lines
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
     assert!(child.wait().unwrap().success());
     let req: Value = serde_json::from_slice(&env.read(".model/request1.json")).unwrap();
     let msgs = req["messages"].as_array().unwrap();
@@ -494,4 +513,54 @@ fn steering_is_delivered_after_the_tool_batch_before_the_next_call() {
     assert_eq!(roles, ["user", "assistant", "tool_result", "user"], "{req}");
     assert_eq!(msgs[3]["content"], "use tabs");
     assert_eq!(rest.iter().filter(|e| e["type"] == "agent_end").count(), 1);
+}
+
+#[test]
+fn another_cli_agent_is_a_tool_through_the_example_wrapper() {
+    let env = Env::new();
+    // A fake `claude -p`: prints what it was asked, from the working directory.
+    env.write(
+        ".bin/fake-claude",
+        "#!/bin/sh\necho \"done in $(basename \"$PWD\"): $1\"\n",
+    );
+    std::fs::set_permissions(
+        env.join(".bin/fake-claude"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let wrapper = format!(
+        "{}/scripts/tools/cli-agent claude",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[("c1", "claude_code", json!({"prompt": "rename foo"}))]),
+            text_turn("ok"),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("AG_CLI_AGENT_CMD", env.join(".bin/fake-claude"));
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "",
+        "--tool",
+        &wrapper,
+        "--no-session",
+        "delegate",
+    ]);
+    let r = run(c, None);
+    r.ok();
+    let end = r
+        .json_lines()
+        .into_iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["is_error"], false, "{r}");
+    assert!(
+        end["output"].as_str().unwrap().ends_with(": rename foo"),
+        "{end}"
+    );
 }
