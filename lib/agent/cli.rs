@@ -14,10 +14,11 @@ use tokio::sync::mpsc;
 
 use super::control::Control;
 use super::emit::{Emitter, OutputMode};
+use super::identity::{self, Identity};
 use super::model::ModelClient;
 use super::prompt::system_prompt;
 use super::runner::{Agent, AgentSettings};
-use super::toolset::{DEFAULT_TOOLS, ToolSet};
+use super::toolset::{DEFAULT_TOOLS, ToolSet, expand};
 use crate::cli::{ExitStatus, error_line, warn};
 use crate::llm::{Llm, LlmOptions};
 use crate::protocol::{AgentCommand, Message, Outcome, Reasoning, UserContent};
@@ -69,8 +70,14 @@ pub struct Args {
     /// The working directory of the agent and its tools.
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
-    /// The ag tools to offer, by name (default: read,write,edit,delete,bash,grep,find,ls).
-    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    /// The tools to offer: a set (full, minimal, readonly, chat) or ag tool names,
+    /// comma-separated (default: full, the ag tools that are installed).
+    #[arg(
+        long,
+        visible_alias = "toolset",
+        value_delimiter = ',',
+        value_name = "SET|NAMES"
+    )]
     pub tools: Option<Vec<String>>,
     /// Add any executable that answers --schema and the tool call protocol (repeatable; `CMD ARGS`).
     #[arg(long = "tool", value_name = "CMD")]
@@ -90,6 +97,14 @@ pub struct Args {
     /// Keep no session file.
     #[arg(long)]
     pub no_session: bool,
+    /// Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then
+    /// `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning and tools,
+    /// its body the system prompt; flags given here still win.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// List the agent identities that --agent can load, and exit.
+    #[arg(long)]
+    pub list_agents: bool,
     /// Replace the built-in system prompt.
     #[arg(long, value_name = "TEXT")]
     pub system_prompt: Option<String>,
@@ -164,11 +179,48 @@ async fn run(args: Args) -> ExitCode {
         },
         None => here,
     };
+    if args.list_agents {
+        let mut text = String::new();
+        for id in identity::list(&cwd) {
+            text.push_str(&format!(
+                "{}\t{}\t{}\n",
+                id.name,
+                id.role.as_deref().unwrap_or(""),
+                id.path.display()
+            ));
+        }
+        let _ = crate::cli::Stdout::new().write_all_flush(text.as_bytes());
+        return ExitStatus::Success.code();
+    }
+    let ident: Option<Identity> = match &args.agent {
+        Some(name) => match identity::load(&cwd, name) {
+            Ok(i) => Some(i),
+            Err(e) => return setup_error(&e),
+        },
+        None => None,
+    };
     let model_id = args
         .model
         .clone()
+        .or_else(|| ident.as_ref().and_then(|i| i.model.clone()))
         .or_else(|| std::env::var("AG_MODEL").ok().filter(|m| !m.is_empty()))
         .unwrap_or_else(|| "anthropic/claude-sonnet-4-5".into());
+    let reasoning: Option<Reasoning> = match (
+        args.reasoning,
+        ident.as_ref().and_then(|i| i.reasoning.as_deref()),
+    ) {
+        (Some(r), _) => Some(r.into()),
+        (None, Some(r)) => match serde_json::from_value(json!(r)) {
+            Ok(r) => Some(r),
+            Err(_) => {
+                return setup_error(&format!(
+                    "agent `{}`: reasoning `{r}` is not off, low, medium or high",
+                    args.agent.as_deref().unwrap_or("")
+                ));
+            }
+        },
+        (None, None) => None,
+    };
 
     let model = match &args.llm_cmd {
         Some(cmd) => ModelClient::Command(cmd.clone()),
@@ -182,14 +234,12 @@ async fn run(args: Args) -> ExitCode {
         },
     };
 
-    let (names, explicit) = match &args.tools {
-        Some(list) => (
-            list.iter()
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect(),
-            true,
-        ),
+    let (names, explicit) = match args
+        .tools
+        .as_ref()
+        .or(ident.as_ref().and_then(|i| i.tools.as_ref()))
+    {
+        Some(list) => (expand(list), true),
         None => (
             DEFAULT_TOOLS
                 .iter()
@@ -284,14 +334,16 @@ async fn run(args: Args) -> ExitCode {
     let emitter = Emitter::new(mode, writer, color);
     let system = system_prompt(
         &cwd,
-        args.system_prompt.as_deref(),
+        args.system_prompt
+            .as_deref()
+            .or(ident.as_ref().map(|i| i.prompt.as_str())),
         args.append_system_prompt.as_deref(),
         &tools.names(),
     );
     let settings = AgentSettings {
         model: model_id,
         system,
-        reasoning: args.reasoning.map(Into::into),
+        reasoning,
         max_tokens: args.max_tokens,
         max_turns: args.max_turns,
         max_cost: args.max_cost,

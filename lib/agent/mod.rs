@@ -5,6 +5,7 @@ pub mod cli;
 mod control;
 mod emit;
 mod hashes;
+pub mod identity;
 mod model;
 mod prompt;
 mod render;

@@ -54,7 +54,14 @@ pub struct Agent {
     /// Where events go.
     pub emitter: Emitter,
     hashes: FileHashes,
+    /// The last failing call (tool and arguments) and how often in a row it failed.
+    failing: Option<(String, u32)>,
 }
+
+/// Identical failing calls in a row before the model is told so.
+const REPEAT_WARN: u32 = 3;
+/// Identical failing calls in a row before the run is stopped.
+const REPEAT_STOP: u32 = 5;
 
 /// How a prompt ended, for the exit status.
 #[derive(Debug, Clone)]
@@ -86,6 +93,7 @@ impl Agent {
             messages,
             emitter,
             hashes: FileHashes::default(),
+            failing: None,
         }
     }
 
@@ -218,6 +226,16 @@ impl Agent {
                 break RunEnd {
                     outcome: Outcome::Interrupted,
                     error: None,
+                };
+            }
+            if let Some((_, n)) = &self.failing
+                && *n >= REPEAT_STOP
+            {
+                break RunEnd {
+                    outcome: Outcome::RepeatedFailure,
+                    error: Some(format!(
+                        "stopped: the model made the same failing tool call {n} times in a row"
+                    )),
                 };
             }
             for steer in control.take_steering() {
@@ -393,13 +411,34 @@ impl Agent {
         }
         // Results enter the conversation in the order the model asked.
         let mut out = Vec::new();
-        for (i, (id, name, _)) in calls.iter().enumerate() {
-            let r = results[i].take().unwrap_or_else(|| aborted_result(id));
+        for (i, (id, name, args)) in calls.iter().enumerate() {
+            let mut r = results[i].take().unwrap_or_else(|| aborted_result(id));
+            self.note_repeats(name, args, &mut r);
             let msg = to_message(name, r);
             self.push(turns, Message::ToolResult(msg.clone()))?;
             out.push(msg);
         }
         Ok(out)
+    }
+
+    /// Counts identical failing calls in a row and tells the model when it
+    /// is going round in circles.
+    fn note_repeats(&mut self, name: &str, args: &Value, r: &mut ToolResult) {
+        if !r.is_error || r.error_code.as_deref() == Some("call.aborted") {
+            self.failing = None;
+            return;
+        }
+        let key = format!("{name} {args}");
+        let n = match &self.failing {
+            Some((k, n)) if *k == key => n + 1,
+            _ => 1,
+        };
+        self.failing = Some((key, n));
+        if n >= REPEAT_WARN {
+            r.output.push_str(&format!(
+                "\n\nThis exact call has now failed {n} times in a row. Do not repeat it: read the error, check the current state (read the file again, list the directory), and try a different approach."
+            ));
+        }
     }
 
     fn end_call(&mut self, id: &str, name: &str, r: &ToolResult) -> io::Result<()> {

@@ -17,6 +17,32 @@ pub const DEFAULT_TOOLS: &[&str] = &[
     "read", "write", "edit", "delete", "bash", "grep", "find", "ls",
 ];
 
+/// Named tool sets: `full` (every ag tool), `minimal` (seed 002's four),
+/// `readonly` (looking, no changing), `chat` (none).
+pub fn named_set(name: &str) -> Option<Vec<String>> {
+    let names: &[&str] = match name {
+        "full" => DEFAULT_TOOLS,
+        "minimal" => &["read", "write", "edit", "bash"],
+        "readonly" => &["read", "grep", "find", "ls"],
+        "chat" => &[],
+        _ => return None,
+    };
+    Some(names.iter().map(|s| s.to_string()).collect())
+}
+
+/// Expands `--tools`: a set name, or names (which may include set names).
+pub fn expand(list: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in list.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        for name in named_set(item).unwrap_or_else(|| vec![item.to_string()]) {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
 /// Bytes of a tool's stdout read before the rest is dropped.
 const MAX_RESULT_LINE: u64 = 16 * 1024 * 1024;
 /// Characters of tool output that enter the conversation.

@@ -140,4 +140,6 @@ pub enum Outcome {
     CostLimit,
     /// The model call failed.
     ModelError,
+    /// The model kept making the same failing tool call.
+    RepeatedFailure,
 }

@@ -12,7 +12,7 @@ pub mod cli;
 
 pub use export::{Format as ExportFormat, export};
 pub use reader::{Damage, Reader, messages, repair_dangling};
-pub use store::{SessionFile, Store, StoreError};
+pub use store::{SessionFile, Store, StoreError, ag_home};
 pub use summary::{DayModelStats, Summary, stats};
 pub use writer::Writer;
 

@@ -564,3 +564,71 @@ fn another_cli_agent_is_a_tool_through_the_example_wrapper() {
         "{end}"
     );
 }
+
+#[test]
+fn identity_files_choose_tools_model_and_prompt() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.join(".git")).unwrap();
+    env.write(
+        ".ag/agents/reviewer.md",
+        "---\nname: reviewer\nrole: reads code and reports\nmodel: test/reviewer-model\ntools: readonly\n---\nYou are a careful reviewer.\n",
+    );
+    let model = scripted_model(&env, &[text_turn("looks fine")]);
+    let list = crate::util::run_args(&env, bin!("ag-loop"), &["--list-agents"]);
+    list.ok();
+    assert!(
+        list.stdout()
+            .starts_with("reviewer\treads code and reports\t"),
+        "{list}"
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    // Only ag-read is built here; the readonly set's other tools may be missing.
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--agent",
+        "reviewer",
+        "--tools",
+        "read",
+        "--no-session",
+        "review",
+    ]);
+    run(c, None).ok();
+    let req: Value = serde_json::from_slice(&env.read(".model/request0.json")).unwrap();
+    assert_eq!(req["model"], "test/reviewer-model");
+    assert!(
+        req["system"]
+            .as_str()
+            .unwrap()
+            .starts_with("You are a careful reviewer.")
+    );
+    let bad = crate::util::run_args(&env, bin!("ag-loop"), &["--agent", "nobody", "hi"]);
+    bad.expect_code(2);
+    assert!(bad.stderr().contains("--list-agents"));
+}
+
+#[test]
+fn the_same_failing_call_is_pointed_out_then_stopped() {
+    let env = Env::new();
+    let turn = tool_turn(&[("c", "read", json!({"file_path": "missing.txt"}))]);
+    let model = scripted_model(&env, &vec![turn; 6]);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "read",
+        "--no-session",
+        "loop",
+    ]);
+    let r = run(c, None);
+    r.expect_code(1);
+    let events = r.json_lines();
+    let results: Vec<&Value> = events.iter().filter(|e| e["type"] == "turn_end").collect();
+    assert_eq!(results.len(), 5);
+    let third = results[2]["tool_results"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(third.contains("failed 3 times in a row"), "{third}");
+    assert_eq!(events.last().unwrap()["outcome"], "repeated_failure");
+}

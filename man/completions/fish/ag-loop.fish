@@ -9,15 +9,17 @@ complete -c ag-loop -l max-tokens -d 'Output token limit per model call' -r
 complete -c ag-loop -l max-turns -d 'Model calls per prompt before the agent stops' -r
 complete -c ag-loop -l max-cost -d 'Stop a prompt once it has cost this many US dollars' -r
 complete -c ag-loop -l cwd -d 'The working directory of the agent and its tools' -r -F
-complete -c ag-loop -l tools -d 'The ag tools to offer, by name (default: read,write,edit,delete,bash,grep,find,ls)' -r
+complete -c ag-loop -l tools -l toolset -d 'The tools to offer: a set (full, minimal, readonly, chat) or ag tool names, comma-separated (default: full, the ag tools that are installed)' -r
 complete -c ag-loop -l tool -d 'Add any executable that answers --schema and the tool call protocol (repeatable; `CMD ARGS`)' -r
 complete -c ag-loop -l llm-cmd -d 'Hand each model request to CMD (run with sh -c), which must speak ag-llm\'s protocol' -r
 complete -c ag-loop -l session -d 'Resume the session with this id (or unique prefix)' -r
+complete -c ag-loop -l agent -d 'Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning and tools, its body the system prompt; flags given here still win' -r
 complete -c ag-loop -l system-prompt -d 'Replace the built-in system prompt' -r
 complete -c ag-loop -l append-system-prompt -d 'Add to the system prompt' -r
 complete -c ag-loop -l sequential -d 'Run a message\'s tool calls one after another instead of in parallel'
 complete -c ag-loop -s c -l continue -d 'Resume the latest session of the working directory'
 complete -c ag-loop -l no-session -d 'Keep no session file'
+complete -c ag-loop -l list-agents -d 'List the agent identities that --agent can load, and exit'
 complete -c ag-loop -l json -d 'Print events as JSONL even on a terminal'
 complete -c ag-loop -s q -l quiet -d 'Print only the final answer (for `$(ag-loop --quiet ...)`)'
 complete -c ag-loop -s h -l help -d 'Print help (see more with \'--help\')'
