@@ -12,6 +12,7 @@ use serde_json::json;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
+use super::compact::CompactMode;
 use super::control::Control;
 use super::emit::{Emitter, OutputMode};
 use super::identity::{self, Identity};
@@ -82,6 +83,10 @@ pub struct Args {
     /// Add any executable that answers --schema and the tool call protocol (repeatable; `CMD ARGS`).
     #[arg(long = "tool", value_name = "CMD")]
     pub extra_tools: Vec<String>,
+    /// Near the context window, summarise the older turns with a model call
+    /// (auto), or just drop them and leave a marker (never).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub compact: CompactMode,
     /// Run a message's tool calls one after another instead of in parallel.
     #[arg(long)]
     pub sequential: bool,
@@ -222,6 +227,11 @@ async fn run(args: Args) -> ExitCode {
         (None, None) => None,
     };
 
+    // The window from the model table; AG_CONTEXT_WINDOW overrides it (for
+    // models the table does not know, and for tests).
+    let mut context_window: Option<u64> = std::env::var("AG_CONTEXT_WINDOW")
+        .ok()
+        .and_then(|v| v.parse().ok());
     let model = match &args.llm_cmd {
         Some(cmd) => ModelClient::Command(cmd.clone()),
         None => match Llm::new(LlmOptions {
@@ -229,7 +239,15 @@ async fn run(args: Args) -> ExitCode {
             base_url: args.base_url.clone(),
             ag_home: None,
         }) {
-            Ok(llm) => ModelClient::Library(Arc::new(llm)),
+            Ok(llm) => {
+                if context_window.is_none() {
+                    context_window = llm
+                        .model_info(&model_id)
+                        .map(|m| m.context_window)
+                        .filter(|w| *w > 0);
+                }
+                ModelClient::Library(Arc::new(llm))
+            }
             Err(e) => return setup_error(&e.to_string()),
         },
     };
@@ -350,6 +368,8 @@ async fn run(args: Args) -> ExitCode {
         sequential: args.sequential,
         cwd,
         tool_env,
+        context_window,
+        compact: args.compact,
     };
     let mut agent = Agent::new(settings, model, tools, history, emitter);
 

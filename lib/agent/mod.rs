@@ -2,6 +2,7 @@
 //! run as a subprocess of a tool binary, every event appended to the session.
 
 pub mod cli;
+pub mod compact;
 mod control;
 mod emit;
 mod hashes;

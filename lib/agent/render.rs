@@ -103,6 +103,20 @@ impl Renderer {
                 }
                 s
             }
+            AgentEvent::Compaction {
+                replaced, method, ..
+            } => {
+                let nl = self.newline_if_needed();
+                format!(
+                    "{nl}{}\n",
+                    self.style(
+                        "2",
+                        &format!(
+                            "[context compacted: {replaced} older messages replaced ({method})]"
+                        )
+                    )
+                )
+            }
             AgentEvent::Interrupted => {
                 let nl = self.newline_if_needed();
                 format!("{nl}{}\n", self.style("33", "interrupted"))

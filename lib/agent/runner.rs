@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::compact::{self, CompactMode};
 use super::control::Control;
 use super::emit::Emitter;
 use super::hashes::FileHashes;
@@ -39,6 +40,10 @@ pub struct AgentSettings {
     pub cwd: PathBuf,
     /// Environment given to tools (`AG_SESSION_ID`, `AG_SESSION_DIR`).
     pub tool_env: Vec<(String, String)>,
+    /// The model's context window in tokens, when known.
+    pub context_window: Option<u64>,
+    /// How to shorten the conversation when it nears the window.
+    pub compact: CompactMode,
 }
 
 /// The agent: settings, the conversation so far and where events go.
@@ -136,6 +141,7 @@ impl Agent {
             },
         )?;
         let mut turn = 0u32;
+        let mut overflow_retried = false;
         let end = loop {
             if cancel.is_cancelled() {
                 self.emitter.emit(AgentEvent::Interrupted)?;
@@ -165,6 +171,12 @@ impl Agent {
                 };
             }
             turn += 1;
+            if let Some(window) = self.settings.context_window.filter(|w| *w > 0)
+                && compact::estimate_tokens(&self.messages) as f64
+                    > window as f64 * compact::THRESHOLD
+            {
+                self.compact(window, &mut turns, cancel).await?;
+            }
             self.emitter.emit(AgentEvent::TurnStart)?;
             let assistant = self.model_call(cancel).await?;
             turns.usage.add(&assistant.usage);
@@ -174,6 +186,29 @@ impl Agent {
             self.emitter.emit(AgentEvent::MessageEnd { message })?;
 
             match assistant.stop_reason {
+                StopReason::Error
+                    if !overflow_retried
+                        && assistant.content.is_empty()
+                        && assistant
+                            .error_message
+                            .as_deref()
+                            .is_some_and(compact::is_overflow) =>
+                {
+                    // One compaction and a retry instead of ending the run.
+                    overflow_retried = true;
+                    self.emitter.emit(AgentEvent::TurnEnd {
+                        message: assistant.clone(),
+                        tool_results: Vec::new(),
+                    })?;
+                    let window = self
+                        .settings
+                        .context_window
+                        .filter(|w| *w > 0)
+                        .unwrap_or_else(|| compact::estimate_tokens(&self.messages));
+                    self.compact(window, &mut turns, cancel).await?;
+                    turn -= 1;
+                    continue;
+                }
                 StopReason::Error => {
                     self.emitter.emit(AgentEvent::TurnEnd {
                         message: assistant.clone(),
@@ -298,6 +333,65 @@ impl Agent {
             message.timestamp = Some(crate::session::now());
         }
         Ok(message)
+    }
+
+    /// Replaces the older part of the conversation by a summary (or a
+    /// marker), keeping the recent turns, and records it in a `compaction` event.
+    async fn compact(
+        &mut self,
+        window: u64,
+        turns: &mut Turns,
+        cancel: &CancellationToken,
+    ) -> io::Result<()> {
+        let tokens_before = compact::estimate_tokens(&self.messages);
+        let keep = (window as f64 * compact::KEEP_SHARE) as u64;
+        let Some(cut) = compact::split_point(&self.messages, keep) else {
+            return Ok(());
+        };
+        let older = &self.messages[..cut];
+        let facts = compact::facts(older);
+        let mut usage = Usage::default();
+        let mut method = "prune";
+        let summary_text = match self.settings.compact {
+            CompactMode::Never => None,
+            CompactMode::Auto => {
+                // The transcript sent for summary stays well inside the window.
+                let max_chars = (window as usize).saturating_mul(2);
+                let req = compact::summary_request(&self.settings.model, older, max_chars);
+                let mut ignore = |_: crate::protocol::LlmEvent| {};
+                let reply = self.model.stream(&req, &mut ignore, cancel).await;
+                usage = reply.usage.clone();
+                match reply.stop_reason {
+                    StopReason::Stop | StopReason::Length if !reply.text().trim().is_empty() => {
+                        method = "summary";
+                        Some(reply.text())
+                    }
+                    _ => {
+                        self.emitter.emit(AgentEvent::Error {
+                            message: format!(
+                                "the summary for compaction failed ({}); dropping the older turns instead",
+                                reply.error_message.as_deref().unwrap_or("no text")
+                            ),
+                        })?;
+                        None
+                    }
+                }
+            }
+        };
+        turns.usage.add(&usage);
+        let summary = compact::summary_message(summary_text.as_deref(), cut, &facts);
+        let kept = self.messages.len() - cut;
+        let mut next = vec![summary.clone()];
+        next.extend(self.messages.drain(cut..));
+        self.messages = next;
+        self.emitter.emit(AgentEvent::Compaction {
+            summary,
+            kept,
+            replaced: cut,
+            tokens_before,
+            method: method.to_string(),
+            usage,
+        })
     }
 
     /// Results for the tool calls of an interrupted message.

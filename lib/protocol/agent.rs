@@ -119,6 +119,25 @@ pub enum AgentEvent {
         /// Why approval is needed.
         reason: String,
     },
+    /// The conversation was shortened to fit the model's context window:
+    /// from here on it is `summary` followed by the last `kept` messages.
+    /// The session file still holds the full history before this event.
+    Compaction {
+        /// The message that stands for the older part: a summary (or a marker
+        /// when the older part was simply dropped) and the facts kept mechanically.
+        summary: Message,
+        /// How many of the latest messages were kept verbatim.
+        kept: usize,
+        /// How many older messages the summary replaced.
+        replaced: usize,
+        /// The estimated tokens of the conversation before.
+        tokens_before: u64,
+        /// `summary` (a model wrote it) or `prune` (older turns were dropped).
+        method: String,
+        /// Tokens and cost of the summarising call.
+        #[serde(default)]
+        usage: Usage,
+    },
     /// Something went wrong that the stream should know about.
     Error {
         /// What went wrong.

@@ -180,9 +180,17 @@ pub fn messages(path: &Path) -> io::Result<(Option<SessionHeader>, Vec<Message>,
     let mut reader = Reader::open(path)?;
     let header = reader.header()?;
     let mut out = Vec::new();
-    reader.for_each_event_of(&["\"message_end\""], |_, rec| {
-        if let AgentEvent::MessageEnd { message } = rec.event {
-            out.push(message);
+    reader.for_each_event_of(&["\"message_end\"", "\"compaction\""], |_, rec| {
+        match rec.event {
+            AgentEvent::MessageEnd { message } => out.push(message),
+            // Resume where the run left off: the summary and the kept messages.
+            AgentEvent::Compaction { summary, kept, .. } => {
+                let start = out.len().saturating_sub(kept);
+                let mut next = vec![summary];
+                next.extend(out.drain(start..));
+                out = next;
+            }
+            _ => {}
         }
     })?;
     repair_dangling(&mut out);

@@ -632,3 +632,144 @@ fn the_same_failing_call_is_pointed_out_then_stopped() {
     assert!(third.contains("failed 3 times in a row"), "{third}");
     assert_eq!(events.last().unwrap()["outcome"], "repeated_failure");
 }
+
+#[test]
+fn a_long_conversation_is_compacted_and_goes_on_with_its_task() {
+    let env = Env::new();
+    let big: String = (0..300)
+        .map(|i| format!("line {i} of a file that fills the context\n"))
+        .collect();
+    env.write("big.txt", big);
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[("c1", "read", json!({"file_path": "big.txt"}))]),
+            tool_turn(&[("c2", "read", json!({"file_path": "big.txt", "offset": 2}))]),
+            text_turn("SUMMARY: big.txt was read twice; nothing changed yet."),
+            text_turn("finished"),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("AG_CONTEXT_WINDOW", "3000");
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "read",
+        "count the lines of big.txt",
+    ]);
+    let r = run(c, None);
+    r.ok();
+    let events = r.json_lines();
+    let compaction = events
+        .iter()
+        .find(|e| e["type"] == "compaction")
+        .expect("no compaction event");
+    assert_eq!(compaction["method"], "summary");
+    assert!(compaction["replaced"].as_u64().unwrap() >= 2);
+    // The summarising request saw the transcript, not the tools.
+    let summary_req: Value = serde_json::from_slice(&env.read(".model/request2.json")).unwrap();
+    assert!(summary_req["tools"].is_null());
+    assert!(
+        summary_req["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("count the lines")
+    );
+    // The next request starts with the summary and the facts kept mechanically.
+    let req: Value = serde_json::from_slice(&env.read(".model/request3.json")).unwrap();
+    let first = req["messages"][0]["content"].as_str().unwrap();
+    assert!(first.contains("SUMMARY: big.txt was read twice"), "{first}");
+    assert!(
+        first.contains("The original task:\n    count the lines of big.txt"),
+        "{first}"
+    );
+    assert!(first.contains("Files read: big.txt"), "{first}");
+    assert_eq!(events.last().unwrap()["outcome"], "finished");
+    // Resuming the session gives the compacted conversation, not the full one.
+    let files = session_files(&env);
+    let msgs = crate::util::run_args(
+        &env,
+        bin!("ag-session"),
+        &["messages", files[0].to_str().unwrap()],
+    );
+    msgs.ok();
+    let msgs = msgs.json();
+    assert!(
+        msgs[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("[The earlier part")
+    );
+
+    // --compact never drops the older turns without a model call.
+    let env = Env::new();
+    env.write(
+        "big.txt",
+        (0..300)
+            .map(|i| format!("line {i} of a file that fills the context\n"))
+            .collect::<String>(),
+    );
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[("c1", "read", json!({"file_path": "big.txt"}))]),
+            tool_turn(&[("c2", "read", json!({"file_path": "big.txt", "offset": 2}))]),
+            text_turn("finished"),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("AG_CONTEXT_WINDOW", "3000");
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "read",
+        "--compact",
+        "never",
+        "--no-session",
+        "count",
+    ]);
+    let r = run(c, None);
+    r.ok();
+    let compaction = r
+        .json_lines()
+        .into_iter()
+        .find(|e| e["type"] == "compaction")
+        .unwrap();
+    assert_eq!(compaction["method"], "prune");
+    let req: Value = serde_json::from_slice(&env.read(".model/request2.json")).unwrap();
+    assert!(
+        req["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("earlier messages were dropped")
+    );
+}
+
+#[test]
+fn a_context_overflow_error_compacts_once_and_retries() {
+    let env = Env::new();
+    env.write("a.txt", "x\n");
+    let overflow = vec![
+        json!({"type": "error", "error": "prompt is too long: 250000 tokens > 200000 maximum",
+        "message": {"content": [], "usage": usage(0), "stop_reason": "error", "error_message": "prompt is too long: 250000 tokens > 200000 maximum"}}),
+    ];
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[("c1", "read", json!({"file_path": "a.txt"}))]),
+            tool_turn(&[("c2", "read", json!({"file_path": "a.txt"}))]),
+            overflow,
+            text_turn("short summary"),
+            text_turn("done after retry"),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["--llm-cmd", &model, "--tools", "read", "--no-session", "go"]);
+    let r = run(c, None);
+    r.ok();
+    let events = r.json_lines();
+    assert!(events.iter().any(|e| e["type"] == "compaction"), "{r}");
+    assert_eq!(events.last().unwrap()["outcome"], "finished");
+}

@@ -11,6 +11,8 @@ complete -c ag-loop -l max-cost -d 'Stop a prompt once it has cost this many US 
 complete -c ag-loop -l cwd -d 'The working directory of the agent and its tools' -r -F
 complete -c ag-loop -l tools -l toolset -d 'The tools to offer: a set (full, minimal, readonly, chat) or ag tool names, comma-separated (default: full, the ag tools that are installed)' -r
 complete -c ag-loop -l tool -d 'Add any executable that answers --schema and the tool call protocol (repeatable; `CMD ARGS`)' -r
+complete -c ag-loop -l compact -d 'Near the context window, summarise the older turns with a model call (auto), or just drop them and leave a marker (never)' -r -f -a "auto\t'Summarise the older turns with a model call'
+never\t'Drop the older turns and leave a marker (no model call)'"
 complete -c ag-loop -l llm-cmd -d 'Hand each model request to CMD (run with sh -c), which must speak ag-llm\'s protocol' -r
 complete -c ag-loop -l session -d 'Resume the session with this id (or unique prefix)' -r
 complete -c ag-loop -l agent -d 'Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning and tools, its body the system prompt; flags given here still win' -r
