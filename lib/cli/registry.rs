@@ -10,6 +10,7 @@ use crate::tools;
 pub fn all_commands() -> Vec<Command> {
     vec![
         tool_command::<tools::read::ReadTool>(),
+        tool_command::<tools::todo::TodoTool>(),
         <crate::session::cli::Args as clap::CommandFactory>::command(),
     ]
 }

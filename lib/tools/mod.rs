@@ -2,3 +2,4 @@
 //! [`crate::cli::tool_main`].
 
 pub mod read;
+pub mod todo;

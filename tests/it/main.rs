@@ -11,3 +11,5 @@ mod protocol;
 mod read;
 // ag-session.
 mod session;
+// ag-todo.
+mod todo;
