@@ -11,6 +11,7 @@ pub fn all_commands() -> Vec<Command> {
     vec![
         tool_command::<tools::read::ReadTool>(),
         tool_command::<tools::todo::TodoTool>(),
+        tool_command::<tools::git::GitTool>(),
         <crate::session::cli::Args as clap::CommandFactory>::command(),
     ]
 }

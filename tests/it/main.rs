@@ -7,6 +7,8 @@ mod util;
 mod generated;
 // The shared tool protocol: --schema, the JSONL loop, plain mode, exit statuses.
 mod protocol;
+// ag-git.
+mod git;
 // ag-read.
 mod read;
 // ag-session.
