@@ -14,7 +14,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::parser::ValueSource;
-use clap::{ArgMatches, Args, Command, FromArgMatches};
+use clap::{ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use serde_json::{Map, Value};
 
 use crate::tool::{Context, Tool, definition, serve, to_result};
 
@@ -61,6 +62,7 @@ pub fn tool_main<T: Tool>() -> ExitCode {
     let tool_ids: Vec<String> = T::Args::augment_args(Command::new(bin))
         .get_arguments()
         .map(|a| a.get_id().to_string())
+        .filter(|id| !T::PROCESS_FLAGS.contains(&id.as_str()))
         .collect();
     let relaxed = full.clone().mut_args(|a| a.required(false));
     let matches = match relaxed.try_get_matches() {
@@ -92,8 +94,9 @@ pub fn tool_main<T: Tool>() -> ExitCode {
                 "reading JSON calls from the terminal, one per line (Ctrl-D to end); see --help for the plain command line",
             );
         }
+        let defaults = process_flag_values::<T>(&full, &matches);
         let stdin = io::stdin().lock();
-        return match serve::serve::<T>(&ctx, stdin, Stdout::new()) {
+        return match serve::serve_with::<T>(&ctx, &defaults, stdin, Stdout::new()) {
             Ok(()) => ExitStatus::Success.code(),
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitStatus::Success.code(),
             Err(e) => {
@@ -146,6 +149,38 @@ fn any_given(matches: &ArgMatches, ids: &[String]) -> bool {
             Some(ValueSource::CommandLine | ValueSource::EnvVariable)
         )
     })
+}
+
+/// The values of the tool's process flags given on the command line, as
+/// JSON arguments for every call of the loop: a string, an array of strings
+/// for a repeated flag, `true` for a switch.
+fn process_flag_values<T: Tool>(cmd: &Command, matches: &ArgMatches) -> Map<String, Value> {
+    let mut out = Map::new();
+    for arg in cmd.get_arguments() {
+        let id = arg.get_id().as_str();
+        if !T::PROCESS_FLAGS.contains(&id) || !any_given(matches, &[id.to_string()]) {
+            continue;
+        }
+        let value = if !arg.get_action().takes_values() {
+            Value::Bool(true)
+        } else {
+            let mut raw: Vec<Value> = matches
+                .get_raw(id)
+                .into_iter()
+                .flatten()
+                .map(|v| Value::String(v.to_string_lossy().into_owned()))
+                .collect();
+            if matches!(arg.get_action(), ArgAction::Append) {
+                Value::Array(raw)
+            } else if let Some(last) = raw.pop() {
+                last
+            } else {
+                continue;
+            }
+        };
+        out.insert(id.to_string(), value);
+    }
+    out
 }
 
 /// Splits a trailing `hint:` paragraph off a message.

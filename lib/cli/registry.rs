@@ -11,6 +11,8 @@ pub fn all_commands() -> Vec<Command> {
     vec![
         tool_command::<tools::read::ReadTool>(),
         <crate::agent::cli::Args as clap::CommandFactory>::command(),
+        tool_command::<tools::todo::TodoTool>(),
+        tool_command::<tools::git::GitTool>(),
         <crate::session::cli::Args as clap::CommandFactory>::command(),
     ]
 }

@@ -29,6 +29,13 @@ pub trait Tool {
     const LABEL: &'static str;
     /// What it does, for the model.
     const DESCRIPTION: &'static str;
+    /// Ids of `Args` fields that set up the whole process rather than one
+    /// call, such as ag-todo's `--file`. Alone on the command line they do
+    /// not turn the binary into a plain command, and in the JSONL loop their
+    /// command-line values apply to every call that does not set them (so
+    /// the id must be the field's serde name too). Hide such fields from
+    /// the model with `#[schemars(skip)]`.
+    const PROCESS_FLAGS: &'static [&'static str] = &[];
 
     /// Runs one call.
     fn run(ctx: &Context, args: Self::Args) -> Result<ToolOutput, ToolError>;

@@ -4,13 +4,23 @@
 
 use std::io::{self, BufRead, Write};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{Context, Tool, ToolError, parse_arguments, to_result};
 use crate::protocol::{ToolCall, ToolResult};
 
 /// Answers one input line. Never fails: every problem becomes an error result.
 pub fn answer_line<T: Tool>(ctx: &Context, line: &str) -> ToolResult {
+    answer_line_with::<T>(ctx, &Map::new(), line)
+}
+
+/// Answers one input line, filling arguments the call leaves out from
+/// `defaults` (the values of the tool's [`Tool::PROCESS_FLAGS`]).
+pub fn answer_line_with<T: Tool>(
+    ctx: &Context,
+    defaults: &Map<String, Value>,
+    line: &str,
+) -> ToolResult {
     let value: Value = match serde_json::from_str(line) {
         Ok(v) => v,
         Err(e) => {
@@ -27,7 +37,7 @@ pub fn answer_line<T: Tool>(ctx: &Context, line: &str) -> ToolResult {
     };
     // Echo the id even when the rest of the call is unusable.
     let id_hint = value.get("id").and_then(|v| v.as_str().map(str::to_string));
-    let call = match ToolCall::from_value(value) {
+    let mut call = match ToolCall::from_value(value) {
         Ok(c) => c,
         Err(msg) => {
             return to_result(
@@ -36,14 +46,25 @@ pub fn answer_line<T: Tool>(ctx: &Context, line: &str) -> ToolResult {
             );
         }
     };
+    for (key, value) in defaults {
+        call.arguments
+            .entry(key.clone())
+            .or_insert_with(|| value.clone());
+    }
     let outcome = parse_arguments::<T>(call.arguments).and_then(|args| T::run(ctx, args));
     to_result(call.id, outcome)
 }
 
 /// Serves calls from `input` until end of input. Returns an error only when
 /// the output cannot be written (a closed pipe ends the loop quietly).
-pub fn serve<T: Tool>(
+pub fn serve<T: Tool>(ctx: &Context, input: impl BufRead, output: impl Write) -> io::Result<()> {
+    serve_with::<T>(ctx, &Map::new(), input, output)
+}
+
+/// [`serve`], with `defaults` for arguments that calls leave out.
+pub fn serve_with<T: Tool>(
     ctx: &Context,
+    defaults: &Map<String, Value>,
     input: impl BufRead,
     mut output: impl Write,
 ) -> io::Result<()> {
@@ -54,7 +75,7 @@ pub fn serve<T: Tool>(
         if text.is_empty() {
             continue;
         }
-        let result = answer_line::<T>(ctx, text);
+        let result = answer_line_with::<T>(ctx, defaults, text);
         let mut buf = serde_json::to_vec(&result).map_err(io::Error::other)?;
         buf.push(b'\n');
         output.write_all(&buf)?;

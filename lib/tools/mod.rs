@@ -1,4 +1,6 @@
 //! The tools: each module is one tool's logic, turned into a binary by
 //! [`crate::cli::tool_main`].
 
+pub mod git;
 pub mod read;
+pub mod todo;

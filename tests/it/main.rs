@@ -7,9 +7,13 @@ mod util;
 mod generated;
 // The shared tool protocol: --schema, the JSONL loop, plain mode, exit statuses.
 mod protocol;
+// ag-git.
+mod git;
 // ag-read.
 mod read;
 // ag-session.
 mod session;
 // ag-loop.
 mod agent;
+// ag-todo.
+mod todo;

@@ -1,0 +1,394 @@
+//! Running the git command line for the git tool: `git -C <cwd>` with no
+//! pager, literal pathspecs, no colour, no terminal prompt and stdin
+//! closed, so that it never waits for a person; the user's config and hooks
+//! apply as they would in a shell. Output is kept whole up to a cap, or as a
+//! head and a tail with the middle counted, so memory stays bounded.
+//!
+//! git runs in ag-git's own process group: when the caller ends that group
+//! (ag-loop on an interrupt), git and any hook it started end with it.
+
+use std::collections::VecDeque;
+use std::ffi::OsStr;
+use std::io::{self, Read};
+use std::path::{Component, Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::tool::{Context, ToolError};
+
+/// Bytes of stderr kept: git's messages and hook output.
+const STDERR_KEEP: usize = 64 * 1024;
+
+/// How much of a command's stdout to keep.
+#[derive(Debug, Clone, Copy)]
+pub struct Cap {
+    /// Bytes kept from the start.
+    pub head: usize,
+    /// Bytes kept from the end, after the head.
+    pub tail: usize,
+}
+
+impl Cap {
+    /// Keep everything up to `bytes`, then only the start.
+    pub const fn whole(bytes: usize) -> Cap {
+        Cap {
+            head: bytes,
+            tail: 0,
+        }
+    }
+}
+
+/// The start and end of an output whose middle may have been dropped.
+#[derive(Debug, Default)]
+pub struct Captured {
+    /// The first bytes.
+    pub head: Vec<u8>,
+    /// The last bytes, when the output was longer than head and tail together.
+    pub tail: Vec<u8>,
+    /// Bytes of output in all.
+    pub total_bytes: u64,
+    /// Newlines in all.
+    pub total_lines: u64,
+}
+
+impl Captured {
+    /// True when some of the output was dropped.
+    pub fn truncated(&self) -> bool {
+        self.total_bytes > (self.head.len() + self.tail.len()) as u64
+    }
+}
+
+/// Collects a stream into a [`Captured`], keeping head and tail.
+struct Collector {
+    cap: Cap,
+    out: Captured,
+    ring: VecDeque<u8>,
+}
+
+impl Collector {
+    fn new(cap: Cap) -> Self {
+        Collector {
+            cap,
+            out: Captured::default(),
+            ring: VecDeque::new(),
+        }
+    }
+
+    fn feed(&mut self, mut chunk: &[u8]) {
+        self.out.total_bytes += chunk.len() as u64;
+        self.out.total_lines += bytecount::count(chunk, b'\n') as u64;
+        let room = self.cap.head.saturating_sub(self.out.head.len());
+        let take = room.min(chunk.len());
+        self.out.head.extend_from_slice(&chunk[..take]);
+        chunk = &chunk[take..];
+        if self.cap.tail == 0 || chunk.is_empty() {
+            return;
+        }
+        if chunk.len() >= self.cap.tail {
+            self.ring.clear();
+            self.ring
+                .extend(chunk[chunk.len() - self.cap.tail..].iter().copied());
+            return;
+        }
+        let overflow = (self.ring.len() + chunk.len()).saturating_sub(self.cap.tail);
+        self.ring.drain(..overflow);
+        self.ring.extend(chunk.iter().copied());
+    }
+
+    fn finish(mut self) -> Captured {
+        self.out.tail = self.ring.into_iter().collect();
+        self.out
+    }
+}
+
+/// What one git command did.
+#[derive(Debug)]
+pub struct GitRun {
+    /// The exit code; `None` when git was killed by a signal.
+    pub code: Option<i32>,
+    /// Its stdout, capped.
+    pub stdout: Captured,
+    /// Its stderr, the first 64 KiB, lossily decoded.
+    pub stderr: String,
+}
+
+impl GitRun {
+    /// True when git exited with status 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// Stdout when it was kept whole, as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout.head).into_owned()
+    }
+
+    /// What git said, for an error message: stderr, else stdout, trimmed
+    /// and shortened.
+    pub fn said(&self) -> String {
+        let text = if self.stderr.trim().is_empty() {
+            self.text()
+        } else {
+            self.stderr.clone()
+        };
+        shorten(text.trim(), 4000)
+    }
+}
+
+/// A git working tree, as seen from the call's working directory.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    /// The call's working directory; git runs with `-C` here.
+    pub cwd: PathBuf,
+    /// The top of the working tree.
+    pub toplevel: PathBuf,
+    /// The working directory relative to the top, `sub/dir/` or empty.
+    pub prefix: String,
+}
+
+impl Repo {
+    /// Finds the working tree around the call's directory.
+    pub fn discover(ctx: &Context) -> Result<Repo, ToolError> {
+        let run = run_git(
+            &ctx.cwd,
+            ["rev-parse", "--show-toplevel", "--show-prefix"],
+            Cap::whole(64 * 1024),
+            true,
+        )?;
+        let text = run.text();
+        let mut lines = text.lines();
+        match (run.success(), lines.next()) {
+            (true, Some(top)) if !top.is_empty() => Ok(Repo {
+                cwd: ctx.cwd.clone(),
+                toplevel: PathBuf::from(top),
+                prefix: lines.next().unwrap_or("").to_string(),
+            }),
+            _ => Err(ToolError::new(
+                "git.not_a_repository",
+                format!(
+                    "`{}` is not inside a git working tree (git said: {}). Work in a repository's directory, or create one with bash(command=\"git init\").",
+                    ctx.cwd.display(),
+                    run.said()
+                ),
+            )),
+        }
+    }
+
+    /// Runs git in the working directory. `read_only` commands skip the
+    /// optional index refresh so that they never contend for git's lock.
+    pub fn git<I, S>(&self, args: I, cap: Cap, read_only: bool) -> Result<GitRun, ToolError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        run_git(&self.cwd, args, cap, read_only)
+    }
+
+    /// A path git printed (relative to the top of the tree) as the model
+    /// should see it: relative to the working directory.
+    pub fn show(&self, top_relative: &str) -> String {
+        if self.prefix.is_empty() {
+            return top_relative.to_string();
+        }
+        if let Some(rest) = top_relative.strip_prefix(&self.prefix) {
+            return if rest.is_empty() {
+                "./".to_string()
+            } else {
+                rest.to_string()
+            };
+        }
+        let depth = self.prefix.split('/').filter(|s| !s.is_empty()).count();
+        format!("{}{top_relative}", "../".repeat(depth))
+    }
+}
+
+/// A path given in a call, checked against `--root`, as a pathspec relative
+/// to the working directory (git runs there with literal pathspecs).
+pub fn pathspec(ctx: &Context, given: &str) -> Result<String, ToolError> {
+    let resolved = ctx.resolve(given)?;
+    Ok(relative(&ctx.cwd, &resolved))
+}
+
+/// `path` relative to `base`, both absolute, with `..` where needed.
+fn relative(base: &Path, path: &Path) -> String {
+    let base: Vec<Component> = base.components().collect();
+    let path: Vec<Component> = path.components().collect();
+    let common = base
+        .iter()
+        .zip(path.iter())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = PathBuf::new();
+    for _ in common..base.len() {
+        out.push("..");
+    }
+    for c in &path[common..] {
+        out.push(c);
+    }
+    if out.as_os_str().is_empty() {
+        ".".to_string()
+    } else {
+        out.to_string_lossy().into_owned()
+    }
+}
+
+fn run_git<I, S>(cwd: &Path, args: I, cap: Cap, read_only: bool) -> Result<GitRun, ToolError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
+        .arg(cwd)
+        .args([
+            "--no-pager",
+            "--literal-pathspecs",
+            "-c",
+            "core.quotepath=false",
+            "-c",
+            "color.ui=false",
+        ])
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if read_only {
+        cmd.env("GIT_OPTIONAL_LOCKS", "0");
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            ToolError::new(
+                "git.not_installed",
+                "git is not installed (there is no `git` on PATH); install it, or do without version control",
+            )
+        } else {
+            ToolError::new("git.spawn", format!("cannot run git: {e}"))
+        }
+    })?;
+    let mut stderr = child.stderr.take();
+    // stderr is drained beside stdout so that neither pipe fills and stalls git.
+    let err_reader = std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        if let Some(pipe) = stderr.as_mut() {
+            let mut c = Collector::new(Cap::whole(STDERR_KEEP));
+            let _ = pump(pipe, |b| c.feed(b));
+            kept = c.finish().head;
+        }
+        String::from_utf8_lossy(&kept).into_owned()
+    });
+    let mut collector = Collector::new(cap);
+    let read = match child.stdout.as_mut() {
+        Some(pipe) => pump(pipe, |b| collector.feed(b)),
+        None => Ok(()),
+    };
+    let status = child.wait();
+    let stderr = err_reader.join().unwrap_or_default();
+    let io_error = |e: io::Error| ToolError::new("git.io", format!("cannot run git: {e}"));
+    read.map_err(io_error)?;
+    let status = status.map_err(io_error)?;
+    Ok(GitRun {
+        code: status.code(),
+        stdout: collector.finish(),
+        stderr,
+    })
+}
+
+fn pump(pipe: &mut impl Read, mut sink: impl FnMut(&[u8])) -> io::Result<()> {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match pipe.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => sink(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Text cut to about `max` bytes: its start and end with a note between.
+pub fn shorten(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let head_end = floor_char(text, max * 2 / 3);
+    let tail_start = ceil_char(text, text.len() - max / 3);
+    format!(
+        "{}\n[... {} bytes omitted ...]\n{}",
+        &text[..head_end],
+        tail_start - head_end,
+        &text[tail_start..]
+    )
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collector_keeps_head_and_tail_across_chunks() {
+        let data: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
+        for size in [1, 7, 64, 1000] {
+            let mut c = Collector::new(Cap {
+                head: 100,
+                tail: 50,
+            });
+            for chunk in data.chunks(size) {
+                c.feed(chunk);
+            }
+            let out = c.finish();
+            assert_eq!(out.head, &data[..100]);
+            assert_eq!(out.tail, &data[950..]);
+            assert_eq!(out.total_bytes, 1000);
+            assert!(out.truncated());
+        }
+        let mut c = Collector::new(Cap { head: 10, tail: 10 });
+        c.feed(b"0123456789abc");
+        let out = c.finish();
+        assert_eq!(out.head, b"0123456789");
+        assert_eq!(out.tail, b"abc");
+        assert!(!out.truncated());
+    }
+
+    #[test]
+    fn paths_relative_to_the_working_directory() {
+        assert_eq!(
+            relative(Path::new("/r/a/b"), Path::new("/r/a/b/c.rs")),
+            "c.rs"
+        );
+        assert_eq!(
+            relative(Path::new("/r/a/b"), Path::new("/r/x.rs")),
+            "../../x.rs"
+        );
+        assert_eq!(relative(Path::new("/r/a"), Path::new("/r/a")), ".");
+        let repo = Repo {
+            cwd: PathBuf::from("/r/sub/dir"),
+            toplevel: PathBuf::from("/r"),
+            prefix: "sub/dir/".into(),
+        };
+        assert_eq!(repo.show("sub/dir/f.rs"), "f.rs");
+        assert_eq!(repo.show("top.rs"), "../../top.rs");
+    }
+
+    #[test]
+    fn shorten_keeps_both_ends_on_char_boundaries() {
+        let text = "é".repeat(3000);
+        let short = shorten(&text, 1000);
+        assert!(short.len() < 1100);
+        assert!(short.contains("bytes omitted"));
+        assert_eq!(shorten("short", 1000), "short");
+    }
+}

@@ -1,0 +1,185 @@
+//! `commit`: stages the named paths (new, changed or deleted files) and
+//! commits exactly them, or without paths commits what is already staged.
+//! Refuses when there is nothing to commit. Runs `git commit` itself, so the
+//! user's identity, signing and hooks apply; it never pushes.
+
+use serde_json::json;
+
+use super::cmd::{Cap, Repo, shorten};
+use super::status::{self, Entry};
+use crate::tool::{ToolError, ToolOutput};
+
+/// Bytes of git's and the hooks' output returned.
+const MAX_SAID: usize = 8 * 1024;
+
+/// Makes the commit.
+pub fn commit(repo: &Repo, message: &str, specs: &[String]) -> Result<ToolOutput, ToolError> {
+    if message.trim().is_empty() {
+        return Err(ToolError::new(
+            "git.empty_message",
+            "the commit message is empty; give `message`: a short summary line, then optionally a blank line and details",
+        ));
+    }
+    if !specs.is_empty() {
+        let mut args = vec!["add", "--all", "--"];
+        args.extend(specs.iter().map(String::as_str));
+        let run = repo.git(&args, Cap::whole(MAX_SAID), false)?;
+        if !run.success() {
+            return Err(ToolError::new(
+                "git.stage_failed",
+                format!(
+                    "could not stage {}: {}. Nothing was committed; check the paths with action=status.",
+                    list(specs),
+                    run.said()
+                ),
+            ));
+        }
+    }
+    let before = status_of(repo, specs)?;
+    if !before.conflicted.is_empty() {
+        let names: Vec<&str> = before.conflicted.iter().map(|e| e.path.as_str()).collect();
+        return Err(ToolError::new(
+            "git.conflicts",
+            format!(
+                "cannot commit while {} {} unresolved merge conflicts; resolve them, then commit with those paths",
+                names.join(", "),
+                if names.len() == 1 { "has" } else { "have" }
+            ),
+        ));
+    }
+    if before.staged.is_empty() {
+        return Err(nothing_staged(repo, specs, &before));
+    }
+    let mut args = vec!["commit", "-m", message];
+    if !specs.is_empty() {
+        // Only the named paths: other staged changes stay staged for later.
+        args.push("--");
+        args.extend(specs.iter().map(String::as_str));
+    }
+    let run = repo.git(&args, Cap::whole(MAX_SAID * 4), false)?;
+    if !run.success() {
+        let staged_note = if specs.is_empty() {
+            "The staged changes are still staged"
+        } else {
+            "The named paths are staged"
+        };
+        return Err(ToolError::new(
+            "git.commit_failed",
+            format!(
+                "git commit failed (exit status {}), nothing was committed. {staged_note}; fix what git or the hook reports below and commit again.\n{}",
+                run.code.map_or("signal".to_string(), |c| c.to_string()),
+                shorten(&combined(&run.text(), &run.stderr), MAX_SAID)
+            ),
+        ));
+    }
+    let head = repo.git(
+        ["log", "-1", "--no-color", "--format=%H%x00%h%x00%s"],
+        Cap::whole(64 * 1024),
+        true,
+    )?;
+    let head_text = head.text();
+    let mut fields = head_text.trim_end_matches('\n').split('\0');
+    let (hash, short, subject) = (
+        fields.next().unwrap_or_default(),
+        fields.next().unwrap_or_default(),
+        fields.next().unwrap_or_default(),
+    );
+    let after = status_of(repo, &[])?;
+    let mut output = shorten(
+        &combined(run.text().trim_end(), run.stderr.trim_end()),
+        MAX_SAID,
+    );
+    if !specs.is_empty() && !after.staged.is_empty() {
+        let n = after.staged.len();
+        output.push_str(&format!(
+            "\n{n} other staged change{} {} not part of this commit and {} still staged.",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "was" } else { "were" },
+            if n == 1 { "is" } else { "are" },
+        ));
+    }
+    let details = json!({
+        "action": "commit",
+        "commit": hash,
+        "short_commit": short,
+        "subject": subject,
+        "branch": after.branch,
+        "files": before.staged.iter().map(|e| shown(repo, e)).collect::<Vec<_>>(),
+        "paths": specs,
+        "still_staged": after.staged.len(),
+    });
+    Ok(ToolOutput::new(output, details))
+}
+
+/// The status of the whole tree, or of the named paths.
+fn status_of(repo: &Repo, specs: &[String]) -> Result<status::Status, ToolError> {
+    let mut args = vec!["status", "--porcelain=v2", "--branch", "-z", "--"];
+    args.extend(specs.iter().map(String::as_str));
+    let run = repo.git(&args, Cap::whole(32 << 20), false)?;
+    if !run.success() {
+        return Err(ToolError::new(
+            "git.status_failed",
+            format!("git status failed: {}", run.said()),
+        ));
+    }
+    Ok(status::parse(&run.stdout.head))
+}
+
+fn nothing_staged(repo: &Repo, specs: &[String], before: &status::Status) -> ToolError {
+    if !specs.is_empty() {
+        return ToolError::new(
+            "git.nothing_to_commit",
+            format!(
+                "nothing to commit: {} {} no changes against the last commit. Check action=status for what changed.",
+                list(specs),
+                if specs.len() == 1 { "has" } else { "have" }
+            ),
+        );
+    }
+    let mut changed: Vec<String> = before
+        .unstaged
+        .iter()
+        .map(|e| repo.show(&e.path))
+        .chain(before.untracked.iter().map(|p| repo.show(p)))
+        .collect();
+    let hint = if changed.is_empty() {
+        "The working tree has no changes either.".to_string()
+    } else {
+        let n = changed.len();
+        changed.truncate(10);
+        format!(
+            "Changed but not staged: {}{}. Name the files to commit in `paths` (they are staged for you), e.g. {{\"action\":\"commit\",\"message\":\"...\",\"paths\":[\"{}\"]}}.",
+            changed.join(", "),
+            if n > 10 { ", ..." } else { "" },
+            changed[0]
+        )
+    };
+    ToolError::new(
+        "git.nothing_to_commit",
+        format!("nothing to commit: no changes are staged. {hint}"),
+    )
+}
+
+fn shown(repo: &Repo, e: &Entry) -> serde_json::Value {
+    let mut v = json!({"path": repo.show(&e.path), "status": e.status});
+    if let Some(from) = &e.from {
+        v["from"] = json!(repo.show(from));
+    }
+    v
+}
+
+fn combined(stdout: &str, stderr: &str) -> String {
+    match (stdout.trim().is_empty(), stderr.trim().is_empty()) {
+        (false, false) => format!("{}\n{}", stdout.trim_end(), stderr.trim_end()),
+        (true, false) => stderr.trim_end().to_string(),
+        _ => stdout.trim_end().to_string(),
+    }
+}
+
+fn list(specs: &[String]) -> String {
+    specs
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,196 @@
+//! `git`: status, diff, commit and log of the repository around the working
+//! directory, as readable text for the model and structured details for
+//! programs. Everything goes through the git command line, so the user's
+//! config, identity and hooks apply; nothing is ever pushed.
+
+pub mod cmd;
+pub mod commit;
+pub mod diff;
+pub mod log;
+pub mod status;
+
+use clap::Args;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use cmd::{Cap, Repo, pathspec};
+
+/// What a call does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum GitAction {
+    // Branch, upstream, staged, unstaged, untracked and conflicted files.
+    Status,
+    // The unstaged changes, or with `staged` the staged ones.
+    Diff,
+    // Commit `paths` (staged for you) or what is staged, with `message`.
+    Commit,
+    // The latest commits.
+    Log,
+}
+
+/// Arguments of `git`.
+#[derive(Debug, Clone, Args, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GitArgs {
+    /// `status`: the branch, its upstream (ahead/behind) and the staged, unstaged, untracked and conflicted files. `diff`: the unstaged changes as a unified diff (with `staged`: the staged ones). `commit`: commit with `message`; with `paths`, stages those files (new, changed or deleted) and commits exactly them; without, commits what is staged. `log`: the latest `count` commits.
+    #[arg(value_enum, value_name = "ACTION")]
+    pub action: GitAction,
+    /// Files or directories, relative to the working directory: what to commit, or what to limit status, diff and log to.
+    #[arg(value_name = "PATH")]
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// For `commit`: the commit message, a short summary line, then optionally a blank line and details.
+    #[arg(short, long)]
+    #[serde(default)]
+    pub message: Option<String>,
+    /// For `diff`: show the staged changes (what would be committed) instead of the unstaged ones.
+    #[arg(long)]
+    #[serde(default)]
+    pub staged: bool,
+    /// For `log`: how many commits, newest first (default 10, at most 500).
+    #[arg(short = 'n', long)]
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub count: Option<u32>,
+}
+
+/// The `git` tool.
+pub struct GitTool;
+
+impl Tool for GitTool {
+    type Args = GitArgs;
+    const NAME: &'static str = "git";
+    const BIN: &'static str = "ag-git";
+    const ABOUT: &'static str = "Git status, diff, commit and log as structured results";
+    const LABEL: &'static str = "Git";
+    const DESCRIPTION: &'static str = "Git for the repository around the working directory. \
+action=status: the branch, how far it is ahead of or behind its upstream, and the staged, unstaged, untracked and conflicted files. \
+action=diff: the unstaged changes as a unified diff; staged=true shows the staged ones instead; limit it with paths. \
+Diffs over 100 KiB keep their start and end, and a note in between lists every file's line counts. \
+action=commit with message: with paths, stages those files (new, changed or deleted) and commits exactly them; \
+without paths, commits what is already staged. It refuses when there is nothing to commit. \
+Hooks run as they would for the user; if one fails, nothing is committed and its output says why. It never pushes. \
+action=log: the latest commits (count, default 10), optionally only those touching paths.";
+
+    fn run(ctx: &Context, args: GitArgs) -> Result<ToolOutput, ToolError> {
+        check_arguments(&args)?;
+        let specs = args
+            .paths
+            .iter()
+            .map(|p| pathspec(ctx, p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let repo = Repo::discover(ctx)?;
+        match args.action {
+            GitAction::Status => status(&repo, &specs),
+            GitAction::Diff => diff::diff(&repo, args.staged, &specs),
+            GitAction::Commit => {
+                let message = args.message.as_deref().ok_or_else(|| {
+                    ToolError::new(
+                        "git.missing_message",
+                        "`commit` needs a `message`, for example {\"action\":\"commit\",\"message\":\"Fix the parser\",\"paths\":[\"src/parser.rs\"]}",
+                    )
+                })?;
+                commit::commit(&repo, message, &specs)
+            }
+            GitAction::Log => log::log(&repo, args.count, &specs),
+        }
+    }
+}
+
+fn status(repo: &Repo, specs: &[String]) -> Result<ToolOutput, ToolError> {
+    let mut args = vec!["status", "--porcelain=v2", "--branch", "-z", "--"];
+    args.extend(specs.iter().map(String::as_str));
+    let run = repo.git(&args, Cap::whole(32 << 20), true)?;
+    if !run.success() {
+        return Err(ToolError::new(
+            "git.status_failed",
+            format!("git status failed: {}", run.said()),
+        ));
+    }
+    let mut st = status::parse(&run.stdout.head);
+    st.map_paths(|p| repo.show(p));
+    let mut output = status::render(&st);
+    if run.stdout.truncated() {
+        output.push_str("The status was too long to read whole; pass `paths` to narrow it.\n");
+    }
+    let clean = st.clean();
+    let counts = json!({
+        "staged": st.staged.len(),
+        "unstaged": st.unstaged.len(),
+        "untracked": st.untracked.len(),
+        "conflicted": st.conflicted.len(),
+    });
+    st.staged.truncate(status::MAX_DETAIL_ENTRIES);
+    st.unstaged.truncate(status::MAX_DETAIL_ENTRIES);
+    st.untracked.truncate(status::MAX_DETAIL_ENTRIES);
+    st.conflicted.truncate(status::MAX_DETAIL_ENTRIES);
+    let mut details = json!({"action": "status"});
+    if let (serde_json::Value::Object(d), Ok(serde_json::Value::Object(s))) =
+        (&mut details, serde_json::to_value(&st))
+    {
+        d.extend(s);
+    }
+    details["clean"] = json!(clean);
+    details["counts"] = counts;
+    details["root"] = json!(repo.toplevel.display().to_string());
+    Ok(ToolOutput::new(output, details))
+}
+
+/// Refuses arguments that belong to another action, so that a call that
+/// means something else is not half carried out.
+fn check_arguments(args: &GitArgs) -> Result<(), ToolError> {
+    let mut stray = Vec::new();
+    if args.message.is_some() && args.action != GitAction::Commit {
+        stray.push("`message` (for commit)");
+    }
+    if args.staged && args.action != GitAction::Diff {
+        stray.push("`staged` (for diff)");
+    }
+    if args.count.is_some() && args.action != GitAction::Log {
+        stray.push("`count` (for log)");
+    }
+    if stray.is_empty() {
+        return Ok(());
+    }
+    let action = match args.action {
+        GitAction::Status => "status",
+        GitAction::Diff => "diff",
+        GitAction::Commit => "commit",
+        GitAction::Log => "log",
+    };
+    Err(ToolError::new(
+        "git.bad_arguments",
+        format!(
+            "`{action}` does not take {}; leave {} out, or use the action {} belongs to",
+            stray.join(" or "),
+            if stray.len() == 1 { "it" } else { "them" },
+            if stray.len() == 1 { "it" } else { "they" },
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_is_consistent() {
+        crate::cli::tool_command::<GitTool>().debug_assert();
+    }
+
+    #[test]
+    fn stray_arguments_are_refused() {
+        let args: GitArgs =
+            serde_json::from_value(json!({"action": "status", "message": "x"})).unwrap();
+        assert_eq!(
+            check_arguments(&args).unwrap_err().code,
+            "git.bad_arguments"
+        );
+        let args: GitArgs =
+            serde_json::from_value(json!({"action": "diff", "staged": true})).unwrap();
+        assert!(check_arguments(&args).is_ok());
+    }
+}

@@ -1,0 +1,261 @@
+//! `todo`: the task list the model keeps for the current session, so that a
+//! long job stays planned and visible. One call shows or changes the list
+//! and answers with the whole list as a checklist; `details.items` carries
+//! it as JSON for programs and displays.
+
+pub mod list;
+pub mod store;
+
+use clap::Args;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use list::{ItemSpec, TodoList, TodoStatus, lenient_id, parse_item_arg};
+use store::Store;
+
+/// What a call does to the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoAction {
+    // Show the list.
+    List,
+    // Replace the whole list with `items`.
+    Set,
+    // Append `items` to the list.
+    Add,
+    // Change the `status` and/or `content` of item `id`.
+    Update,
+    // Delete item `id`.
+    Remove,
+}
+
+/// Arguments of `todo`.
+#[derive(Debug, Clone, Args, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TodoArgs {
+    /// `list` shows the list; `set` replaces the whole list with `items`; `add` appends `items`; `update` changes item `id` (its `status` and/or `content`); `remove` deletes item `id`.
+    #[arg(value_enum, value_name = "ACTION")]
+    pub action: TodoAction,
+    /// For `set` (the whole new list, in order) and `add` (appended): the items, each `{"content": "...", "status": "pending"}`; `status` defaults to `pending`.
+    #[arg(
+        value_name = "ITEM",
+        value_parser = parse_item_arg,
+        help = "For `set` and `add`: one argument per item, its text optionally behind `[x] `, `[~] ` or `[ ] ` to give its status"
+    )]
+    #[serde(default)]
+    pub items: Vec<ItemSpec>,
+    /// For `update` and `remove`: the item's id, as the list shows it (`#3` is id 3).
+    #[arg(long)]
+    #[serde(default, deserialize_with = "lenient_id")]
+    #[schemars(range(min = 1))]
+    pub id: Option<u32>,
+    /// For `update`: the new status, `pending`, `in_progress` or `done`.
+    #[arg(long, value_enum)]
+    #[serde(default)]
+    pub status: Option<TodoStatus>,
+    /// For `update`: the item's new text.
+    #[arg(long)]
+    #[serde(default)]
+    pub content: Option<String>,
+    /// The list's file, used instead of the session's `todo.json` (`$AG_SESSION_DIR/todo.json`); needed when not running in a session.
+    #[arg(long, value_name = "FILE")]
+    #[serde(default)]
+    #[schemars(skip)]
+    pub file: Option<String>,
+}
+
+/// The `todo` tool.
+pub struct TodoTool;
+
+impl Tool for TodoTool {
+    type Args = TodoArgs;
+    const NAME: &'static str = "todo";
+    const BIN: &'static str = "ag-todo";
+    const ABOUT: &'static str = "Keep the session's task list: set, add, update, remove, list";
+    const LABEL: &'static str = "Task List";
+    const DESCRIPTION: &'static str = "Keep a task list for the current job, so that multi-step work stays planned and visible. \
+Plan at the start with action=set and items=[{\"content\":\"...\"}, ...] (set replaces the whole list). \
+Mark progress as you go: action=update with id and status (`in_progress` when you start an item, `done` as soon as it is finished); \
+keep one item in progress at a time. action=add appends items, action=remove deletes one, action=list shows the list. \
+Every call answers with the whole list as a checklist: `[x]` done, `[~]` in progress, `[ ]` pending, each with its id (#3).";
+    const PROCESS_FLAGS: &'static [&'static str] = &["file"];
+
+    fn run(ctx: &Context, args: TodoArgs) -> Result<ToolOutput, ToolError> {
+        check_arguments(&args)?;
+        let store = Store::locate(ctx, args.file.as_deref())?;
+        let (list, summary, changed) = match args.action {
+            TodoAction::List => (store.load()?, None, Vec::new()),
+            TodoAction::Set => {
+                let (list, ids) = store.modify(|l| l.set(args.items))?;
+                let n = ids.len();
+                let summary = if n == 0 {
+                    "Cleared the task list.".to_string()
+                } else {
+                    format!("Set the task list ({n} item{}).", plural(n))
+                };
+                (list, Some(summary), ids)
+            }
+            TodoAction::Add => {
+                let (list, ids) = store.modify(|l| l.add(args.items))?;
+                let names: Vec<String> = ids.iter().map(|i| format!("#{i}")).collect();
+                (list, Some(format!("Added {}.", names.join(", "))), ids)
+            }
+            TodoAction::Update => {
+                let id = required_id(&args, "update")?;
+                let (list, what) =
+                    store.modify(|l| l.update(id, args.status, args.content.as_deref()))?;
+                (list, Some(format!("Updated #{id}: {what}.")), vec![id])
+            }
+            TodoAction::Remove => {
+                let id = required_id(&args, "remove")?;
+                let (list, gone) = store.modify(|l| l.remove(id))?;
+                let summary = format!("Removed #{id} ({}).", gone.content);
+                (list, Some(summary), vec![id])
+            }
+        };
+        Ok(answer(&store, &args.action, &list, summary, changed))
+    }
+}
+
+fn answer(
+    store: &Store,
+    action: &TodoAction,
+    list: &TodoList,
+    summary: Option<String>,
+    changed: Vec<u32>,
+) -> ToolOutput {
+    let mut output = String::new();
+    if let Some(s) = summary {
+        output.push_str(&s);
+        output.push('\n');
+    }
+    output.push_str(&list.render());
+    let mut details = json!({
+        "action": action_name(*action),
+        "file": store.shown,
+        "items": list.items,
+        "counts": list.counts(),
+    });
+    if let Some(id) = &store.session_id {
+        details["session_id"] = json!(id);
+    }
+    if !changed.is_empty() {
+        details["changed"] = json!(changed);
+    }
+    ToolOutput::new(output, details)
+}
+
+/// Refuses arguments that do not belong to the action, so that a call that
+/// means something else is not half carried out.
+fn check_arguments(args: &TodoArgs) -> Result<(), ToolError> {
+    let action = action_name(args.action);
+    let by_id = matches!(args.action, TodoAction::Update | TodoAction::Remove);
+    let mut stray = Vec::new();
+    if !args.items.is_empty() && by_id {
+        stray.push("items");
+    }
+    if args.id.is_some() && !by_id {
+        stray.push("id");
+    }
+    if args.status.is_some() && args.action != TodoAction::Update {
+        stray.push("status");
+    }
+    if args.content.is_some() && args.action != TodoAction::Update {
+        stray.push("content");
+    }
+    if !args.items.is_empty() && args.action == TodoAction::List {
+        stray.push("items");
+    }
+    if stray.is_empty() {
+        return Ok(());
+    }
+    let usage = match args.action {
+        TodoAction::List => "{\"action\":\"list\"}",
+        TodoAction::Set => "{\"action\":\"set\",\"items\":[{\"content\":\"...\"}]}",
+        TodoAction::Add => "{\"action\":\"add\",\"items\":[{\"content\":\"...\"}]}",
+        TodoAction::Update => "{\"action\":\"update\",\"id\":1,\"status\":\"done\"}",
+        TodoAction::Remove => "{\"action\":\"remove\",\"id\":1}",
+    };
+    Err(ToolError::new(
+        "todo.bad_arguments",
+        format!(
+            "`{action}` does not take {}; call it as {usage}",
+            stray
+                .iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    ))
+}
+
+fn required_id(args: &TodoArgs, action: &str) -> Result<u32, ToolError> {
+    args.id.ok_or_else(|| {
+        ToolError::new(
+            "todo.missing_id",
+            format!(
+                "`{action}` needs the `id` of an item, for example {{\"action\":\"{action}\",\"id\":1{}}}; call {{\"action\":\"list\"}} to see the ids",
+                if action == "update" {
+                    ",\"status\":\"done\""
+                } else {
+                    ""
+                }
+            ),
+        )
+    })
+}
+
+fn action_name(action: TodoAction) -> &'static str {
+    match action {
+        TodoAction::List => "list",
+        TodoAction::Set => "set",
+        TodoAction::Add => "add",
+        TodoAction::Update => "update",
+        TodoAction::Remove => "remove",
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: TodoArgs,
+    }
+
+    #[test]
+    fn command_line_is_consistent() {
+        Cli::command().debug_assert();
+        crate::cli::tool_command::<TodoTool>().debug_assert();
+    }
+
+    #[test]
+    fn stray_arguments_are_refused() {
+        let args: TodoArgs =
+            serde_json::from_value(json!({"action": "list", "status": "done"})).unwrap();
+        let err = check_arguments(&args).unwrap_err();
+        assert_eq!(err.code, "todo.bad_arguments");
+        assert!(err.message.contains("`status`"), "{}", err.message);
+        let args: TodoArgs =
+            serde_json::from_value(json!({"action": "update", "id": "2", "status": "done"}))
+                .unwrap();
+        assert!(check_arguments(&args).is_ok());
+        assert_eq!(args.id, Some(2));
+    }
+
+    #[test]
+    fn the_file_flag_is_not_shown_to_the_model() {
+        let schema = crate::schema::parameters_schema::<TodoArgs>();
+        assert!(schema["properties"].get("file").is_none(), "{schema}");
+        assert_eq!(schema["required"], json!(["action"]));
+    }
+}

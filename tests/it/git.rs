@@ -1,0 +1,514 @@
+//! ag-git, black-box on temporary repositories: status, diff (and its cap),
+//! commit (staging, refusals, hooks, never pushing), log, errors.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::bin;
+use crate::util::{Env, call, run, run_args};
+use serde_json::{Value, json};
+
+/// Runs git in `dir` with no user or system config but the repository's.
+fn git_in(env: &Env, dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.join(".home"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn git(env: &Env, args: &[&str]) -> String {
+    git_in(env, env.path(), args)
+}
+
+/// A repository in the test directory with an identity in its own config.
+fn repo() -> Env {
+    let env = Env::new();
+    git(&env, &["init", "-q", "-b", "main"]);
+    git(&env, &["config", "user.name", "Test User"]);
+    git(&env, &["config", "user.email", "test@example.com"]);
+    // The temporary home directory is not part of the project.
+    env.write(".git/info/exclude", ".home/\n");
+    env
+}
+
+fn commit_all(env: &Env, message: &str) {
+    git(env, &["add", "-A"]);
+    git(env, &["commit", "-q", "-m", message]);
+}
+
+fn ag_git(env: &Env, args: Value) -> Value {
+    call(env, bin!("ag-git"), args)
+}
+
+fn output(r: &Value) -> &str {
+    r["output"].as_str().unwrap()
+}
+
+fn paths(list: &Value) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn status_reports_every_kind_of_change() {
+    let env = repo();
+    env.write("keep.txt", "keep\n");
+    env.write("edit.txt", "one\n");
+    env.write("old.txt", "moved content\n");
+    env.write("gone.txt", "bye\n");
+    commit_all(&env, "base");
+    let r = ag_git(&env, json!({"action": "status"}));
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(r["details"]["clean"], true);
+    assert_eq!(r["details"]["branch"], "main");
+    assert!(output(&r).contains("working tree clean"), "{r}");
+
+    env.write("edit.txt", "one\ntwo\n");
+    git(&env, &["add", "edit.txt"]);
+    env.write("edit.txt", "one\ntwo\nthree\n");
+    git(&env, &["mv", "old.txt", "new.txt"]);
+    std::fs::remove_file(env.join("gone.txt")).unwrap();
+    env.write("fresh.txt", "new\n");
+    let r = ag_git(&env, json!({"action": "status"}));
+    let d = &r["details"];
+    assert_eq!(paths(&d["staged"]), vec!["edit.txt", "new.txt"], "{r}");
+    assert_eq!(d["staged"][0]["status"], "modified");
+    assert_eq!(d["staged"][1]["status"], "renamed");
+    assert_eq!(d["staged"][1]["from"], "old.txt");
+    assert_eq!(paths(&d["unstaged"]), vec!["edit.txt", "gone.txt"]);
+    assert_eq!(d["unstaged"][1]["status"], "deleted");
+    assert_eq!(d["untracked"], json!(["fresh.txt"]));
+    assert_eq!(d["counts"]["staged"], 2);
+    assert_eq!(d["clean"], false);
+    let out = output(&r);
+    assert!(out.contains("Staged, to be committed (2):"), "{out}");
+    assert!(out.contains("renamed:      old.txt -> new.txt"), "{out}");
+    assert!(out.contains("Not staged (2):"), "{out}");
+    assert!(out.contains("Untracked (1):\n  fresh.txt"), "{out}");
+
+    // Limited to paths.
+    let r = ag_git(&env, json!({"action": "status", "paths": ["fresh.txt"]}));
+    assert_eq!(r["details"]["counts"]["staged"], 0, "{r}");
+    assert_eq!(r["details"]["untracked"], json!(["fresh.txt"]));
+}
+
+#[test]
+fn paths_are_relative_to_the_working_directory() {
+    let env = repo();
+    env.write("top.txt", "1\n");
+    env.write("sub/dir/a.txt", "1\n");
+    commit_all(&env, "base");
+    env.write("top.txt", "2\n");
+    env.write("sub/dir/a.txt", "2\n");
+    let mut cmd = env.cmd(bin!("ag-git"));
+    cmd.current_dir(env.join("sub/dir"))
+        .args(["status", "--json"]);
+    let r = run(cmd, None);
+    r.ok();
+    let v = r.json();
+    assert_eq!(
+        paths(&v["details"]["unstaged"]),
+        vec!["a.txt", "../../top.txt"]
+    );
+    // And paths given from there are understood the same way.
+    let mut cmd = env.cmd(bin!("ag-git"));
+    cmd.current_dir(env.join("sub/dir"))
+        .args(["commit", "-m", "both", "a.txt", "../../top.txt"]);
+    run(cmd, None).ok();
+    assert_eq!(git(&env, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn ahead_and_behind_an_upstream() {
+    let env = repo();
+    env.write("a.txt", "1\n");
+    commit_all(&env, "base");
+    git(
+        &env,
+        &["checkout", "-q", "-b", "feature", "--track", "main"],
+    );
+    env.write("b.txt", "1\n");
+    commit_all(&env, "on feature");
+    git(&env, &["checkout", "-q", "main"]);
+    env.write("c.txt", "1\n");
+    commit_all(&env, "on main 1");
+    env.write("d.txt", "1\n");
+    commit_all(&env, "on main 2");
+    git(&env, &["checkout", "-q", "feature"]);
+    let r = ag_git(&env, json!({"action": "status"}));
+    let d = &r["details"];
+    assert_eq!(d["branch"], "feature");
+    assert_eq!(d["upstream"], "main");
+    assert_eq!(
+        (d["ahead"].as_u64(), d["behind"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert!(
+        output(&r).starts_with("On branch feature, ahead by 1, behind by 2 with main."),
+        "{r}"
+    );
+    git(&env, &["checkout", "-q", "--detach", "HEAD"]);
+    let r = ag_git(&env, json!({"action": "status"}));
+    assert_eq!(r["details"]["detached"], true);
+    assert!(output(&r).starts_with("HEAD detached at"), "{r}");
+}
+
+#[test]
+fn diff_unstaged_staged_and_limited_to_paths() {
+    let env = repo();
+    env.write("a.txt", "alpha\n");
+    env.write("b.txt", "beta\n");
+    commit_all(&env, "base");
+    let r = ag_git(&env, json!({"action": "diff"}));
+    assert_eq!(output(&r), "No unstaged changes.");
+
+    env.write("a.txt", "alpha\nmore\n");
+    env.write("b.txt", "beta\nmore\n");
+    git(&env, &["add", "b.txt"]);
+    env.write("new.txt", "untracked\n");
+    let r = ag_git(&env, json!({"action": "diff"}));
+    let out = output(&r);
+    assert!(
+        out.contains("+++ b/a.txt\n@@ -1 +1,2 @@\n alpha\n+more\n"),
+        "{out}"
+    );
+    assert!(!out.contains("b.txt"), "{out}");
+    assert_eq!(
+        r["details"]["files"],
+        json!([{"path": "a.txt", "added": 1, "deleted": 0}])
+    );
+    assert_eq!(r["details"]["truncated"], false);
+
+    let r = ag_git(&env, json!({"action": "diff", "staged": true}));
+    assert!(output(&r).contains("+++ b/b.txt"), "{r}");
+    assert!(!output(&r).contains("a.txt"), "{r}");
+
+    let r = ag_git(&env, json!({"action": "diff", "paths": ["b.txt"]}));
+    assert!(
+        output(&r).starts_with(
+            "No unstaged changes in the given paths. 1 change is staged: see them with staged=true."
+        ),
+        "{r}"
+    );
+    let r = ag_git(&env, json!({"action": "diff", "paths": ["new.txt"]}));
+    assert!(
+        output(&r).contains("1 untracked path not shown by diff"),
+        "{r}"
+    );
+}
+
+#[test]
+fn big_diffs_keep_head_and_tail_and_say_what_was_left_out() {
+    let env = repo();
+    let body: String = (0..20_000).map(|i| format!("line {i:05}\n")).collect();
+    env.write("big.txt", &body);
+    env.write("small.txt", "s\n");
+    commit_all(&env, "base");
+    env.write("big.txt", body.replace("line ", "LINE "));
+    env.write("small.txt", "s\nt\n");
+    let r = ag_git(&env, json!({"action": "diff"}));
+    let out = output(&r);
+    assert!(out.len() <= 110 * 1024, "{}", out.len());
+    assert!(
+        out.starts_with("diff --git a/big.txt b/big.txt\n"),
+        "{}",
+        &out[..200]
+    );
+    assert!(out.contains("-line 00000\n"));
+    // The tail is the end of the diff, and lines are whole.
+    assert!(
+        out.ends_with("@@ -1 +1,2 @@\n s\n+t\n"),
+        "{}",
+        &out[out.len() - 200..]
+    );
+    let note_at = out.find("[... ").unwrap();
+    let note = &out[note_at..];
+    assert!(note.contains("lines ("), "{note}");
+    assert!(note.contains("big.txt +20000 -20000"), "{}", &note[..400]);
+    assert!(note.contains("small.txt +1 -0"));
+    assert_eq!(out.as_bytes()[note_at - 1], b'\n');
+    assert_eq!(r["details"]["truncated"], true);
+    assert!(r["details"]["total_bytes"].as_u64().unwrap() > 400_000);
+}
+
+#[test]
+fn commit_stages_the_named_paths_and_commits_exactly_them() {
+    let env = repo();
+    env.write("a.txt", "a\n");
+    env.write("doomed.txt", "x\n");
+    commit_all(&env, "base");
+    env.write("a.txt", "a2\n");
+    env.write("new.txt", "n\n");
+    std::fs::remove_file(env.join("doomed.txt")).unwrap();
+    env.write("other.txt", "other\n");
+    git(&env, &["add", "other.txt"]);
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "Update a, add new, drop doomed", "paths": ["a.txt", "new.txt", "doomed.txt"]}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    let d = &r["details"];
+    assert_eq!(d["subject"], "Update a, add new, drop doomed");
+    assert_eq!(d["branch"], "main");
+    assert_eq!(d["still_staged"], 1);
+    let mut files = paths(&d["files"]);
+    files.sort();
+    assert_eq!(files, vec!["a.txt", "doomed.txt", "new.txt"]);
+    let head = git(&env, &["rev-parse", "HEAD"]);
+    assert_eq!(d["commit"], head.trim());
+    assert!(output(&r).contains("Update a, add new, drop doomed"), "{r}");
+    assert!(
+        output(&r)
+            .contains("1 other staged change was not part of this commit and is still staged."),
+        "{r}"
+    );
+    let committed = git(&env, &["show", "--name-status", "--format=", "HEAD"]);
+    assert_eq!(committed, "M\ta.txt\nD\tdoomed.txt\nA\tnew.txt\n");
+    // The change that was staged before is still staged, and only it.
+    assert_eq!(
+        git(&env, &["diff", "--cached", "--name-only"]),
+        "other.txt\n"
+    );
+
+    // Without paths, what is staged is committed.
+    let r = ag_git(&env, json!({"action": "commit", "message": "Add other"}));
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(git(&env, &["log", "-1", "--format=%s"]), "Add other\n");
+    assert_eq!(git(&env, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn commit_refuses_when_there_is_nothing_to_commit() {
+    let env = repo();
+    env.write("a.txt", "a\n");
+    commit_all(&env, "base");
+    let before = git(&env, &["rev-parse", "HEAD"]);
+    env.write("a.txt", "changed\n");
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "nothing staged"}),
+    );
+    assert_eq!(r["error_code"], "git.nothing_to_commit", "{r}");
+    assert!(output(&r).contains("Changed but not staged: a.txt"), "{r}");
+    assert!(output(&r).contains("\"paths\":[\"a.txt\"]"), "{r}");
+    env.write("same.txt", "s\n");
+    commit_all(&env, "same");
+    let before2 = git(&env, &["rev-parse", "HEAD"]);
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "x", "paths": ["same.txt"]}),
+    );
+    assert_eq!(r["error_code"], "git.nothing_to_commit", "{r}");
+    assert!(output(&r).contains("`same.txt` has no changes"), "{r}");
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "  ", "paths": ["a.txt"]}),
+    );
+    assert_eq!(r["error_code"], "git.empty_message");
+    let r = ag_git(&env, json!({"action": "commit", "paths": ["a.txt"]}));
+    assert_eq!(r["error_code"], "git.missing_message");
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "m", "paths": ["missing.txt"]}),
+    );
+    assert_eq!(r["error_code"], "git.stage_failed");
+    assert!(output(&r).contains("missing.txt"), "{r}");
+    assert_ne!(before, before2);
+    assert_eq!(
+        git(&env, &["rev-parse", "HEAD"]),
+        before2,
+        "no commit was made"
+    );
+}
+
+#[test]
+fn hooks_run_and_a_failing_hook_stops_the_commit() {
+    let env = repo();
+    env.write("a.txt", "a\n");
+    commit_all(&env, "base");
+    let head = git(&env, &["rev-parse", "HEAD"]);
+    let hook = env.write(
+        ".git/hooks/pre-commit",
+        "#!/bin/sh\necho 'lint: trailing whitespace in a.txt' >&2\nexit 1\n",
+    );
+    make_executable(&hook);
+    env.write("a.txt", "a \n");
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "m", "paths": ["a.txt"]}),
+    );
+    assert_eq!(r["error_code"], "git.commit_failed", "{r}");
+    assert!(
+        output(&r).contains("lint: trailing whitespace in a.txt"),
+        "{r}"
+    );
+    assert!(output(&r).contains("nothing was committed"), "{r}");
+    assert_eq!(git(&env, &["rev-parse", "HEAD"]), head);
+
+    env.write(
+        ".git/hooks/pre-commit",
+        "#!/bin/sh\necho ran > hook-ran.txt\necho 'hook says hi' >&2\n",
+    );
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "m", "paths": ["a.txt"]}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert!(output(&r).contains("hook says hi"), "{r}");
+    assert_eq!(env.read("hook-ran.txt"), b"ran\n");
+}
+
+#[test]
+fn commit_never_pushes() {
+    let env = repo();
+    env.write("a.txt", "a\n");
+    commit_all(&env, "base");
+    let remote = env.join("remote.git");
+    git(
+        &env,
+        &["clone", "-q", "--bare", ".", remote.to_str().unwrap()],
+    );
+    env.write(".git/info/exclude", ".home/\nremote.git/\n");
+    git(&env, &["remote", "add", "origin", remote.to_str().unwrap()]);
+    git(&env, &["fetch", "-q", "origin"]);
+    git(&env, &["branch", "-q", "--set-upstream-to=origin/main"]);
+    git(&env, &["config", "push.autoSetupRemote", "true"]);
+    let remote_head = git_in(&env, &remote, &["rev-parse", "main"]);
+    env.write("a.txt", "b\n");
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "local only", "paths": ["a.txt"]}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(git_in(&env, &remote, &["rev-parse", "main"]), remote_head);
+    let r = ag_git(&env, json!({"action": "status"}));
+    assert_eq!(r["details"]["upstream"], "origin/main");
+    assert_eq!(r["details"]["ahead"], 1);
+}
+
+#[test]
+fn conflicts_are_reported_and_block_a_commit() {
+    let env = repo();
+    env.write("c.txt", "base\n");
+    commit_all(&env, "base");
+    git(&env, &["checkout", "-q", "-b", "other"]);
+    env.write("c.txt", "theirs\n");
+    commit_all(&env, "theirs");
+    git(&env, &["checkout", "-q", "main"]);
+    env.write("c.txt", "ours\n");
+    commit_all(&env, "ours");
+    let merge = Command::new("git")
+        .current_dir(env.path())
+        .args(["merge", "-q", "other"])
+        .env("HOME", env.join(".home"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(!merge.status.success());
+    let r = ag_git(&env, json!({"action": "status"}));
+    assert_eq!(r["details"]["conflicted"][0]["path"], "c.txt", "{r}");
+    assert_eq!(r["details"]["conflicted"][0]["status"], "both_modified");
+    assert!(output(&r).contains("both modified: c.txt"), "{r}");
+    let r = ag_git(&env, json!({"action": "commit", "message": "merge"}));
+    assert_eq!(r["error_code"], "git.conflicts", "{r}");
+}
+
+#[test]
+fn log_lists_commits_newest_first() {
+    let env = repo();
+    let r = ag_git(&env, json!({"action": "log"}));
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(output(&r), "No commits yet.");
+    for (file, msg) in [("a.txt", "first"), ("b.txt", "second"), ("a.txt", "third")] {
+        env.write(file, msg);
+        commit_all(&env, msg);
+    }
+    let r = ag_git(&env, json!({"action": "log", "count": 2}));
+    let subjects: Vec<&str> = r["details"]["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(subjects, vec!["third", "second"]);
+    assert_eq!(r["details"]["commits"][0]["author"], "Test User");
+    assert_eq!(r["details"]["commits"][0]["email"], "test@example.com");
+    let lines: Vec<&str> = output(&r).lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].ends_with(" Test User  third"), "{}", lines[0]);
+    let r = ag_git(&env, json!({"action": "log", "paths": ["a.txt"]}));
+    assert_eq!(r["details"]["commits"].as_array().unwrap().len(), 2);
+    let r = ag_git(&env, json!({"action": "log", "count": 0}));
+    assert_eq!(r["error_code"], "git.bad_count");
+}
+
+#[test]
+fn errors_outside_a_repository_and_for_bad_calls() {
+    let env = Env::new();
+    let r = ag_git(&env, json!({"action": "status"}));
+    assert_eq!(r["error_code"], "git.not_a_repository", "{r}");
+    assert!(output(&r).contains("git init"), "{r}");
+    let plain = run_args(&env, bin!("ag-git"), &["status"]);
+    plain.expect_code(1);
+    assert!(
+        plain.stderr().starts_with("ag-git: error: `"),
+        "{}",
+        plain.stderr()
+    );
+    let env = repo();
+    let r = ag_git(&env, json!({"action": "status", "message": "hi"}));
+    assert_eq!(r["error_code"], "git.bad_arguments");
+    let r = ag_git(&env, json!({"action": "push"}));
+    assert_eq!(r["error_code"], "call.invalid_arguments");
+    let mut cmd = env.cmd(bin!("ag-git"));
+    cmd.args(["--root", ".", "diff", "../elsewhere"]);
+    let r = run(cmd, None);
+    r.expect_code(1);
+    assert!(
+        r.stderr().contains("outside the allowed root"),
+        "{}",
+        r.stderr()
+    );
+}
+
+#[test]
+fn plain_command_line() {
+    let env = repo();
+    env.write("a.txt", "a\n");
+    let r = run_args(&env, bin!("ag-git"), &["commit", "-m", "Add a", "a.txt"]);
+    r.ok();
+    assert!(r.stdout().contains("(root-commit)"), "{}", r.stdout());
+    let r = run_args(&env, bin!("ag-git"), &["log", "-n", "1"]);
+    r.ok();
+    assert!(
+        r.stdout().ends_with(" Test User  Add a\n"),
+        "{}",
+        r.stdout()
+    );
+    let r = run_args(&env, bin!("ag-git"), &["status"]);
+    r.ok();
+    assert_eq!(
+        r.stdout(),
+        "On branch main, no upstream.\nNothing to commit, working tree clean.\n"
+    );
+}
+
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
