@@ -117,6 +117,14 @@ impl Renderer {
                     )
                 )
             }
+            AgentEvent::Notify { message, level } => {
+                let nl = self.newline_if_needed();
+                let code = if level == "info" { "34" } else { "33" };
+                format!(
+                    "{nl}{}\n",
+                    self.style(code, &format!("[{level}] {message}"))
+                )
+            }
             AgentEvent::Interrupted => {
                 let nl = self.newline_if_needed();
                 format!("{nl}{}\n", self.style("33", "interrupted"))

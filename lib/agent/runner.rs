@@ -542,7 +542,22 @@ impl Agent {
             output: r.output.clone(),
             details: r.details.clone(),
             is_error: r.is_error,
-        })
+        })?;
+        if name == "notify"
+            && !r.is_error
+            && let Some(message) = r.details.get("message").and_then(Value::as_str)
+        {
+            let level = r
+                .details
+                .get("level")
+                .and_then(Value::as_str)
+                .unwrap_or("info");
+            self.emitter.emit(AgentEvent::Notify {
+                message: message.to_string(),
+                level: level.to_string(),
+            })?;
+        }
+        Ok(())
     }
 }
 

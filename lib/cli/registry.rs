@@ -13,6 +13,7 @@ pub fn all_commands() -> Vec<Command> {
         <crate::agent::cli::Args as clap::CommandFactory>::command(),
         tool_command::<tools::todo::TodoTool>(),
         tool_command::<tools::git::GitTool>(),
+        tool_command::<tools::notify::NotifyTool>(),
         <crate::session::cli::Args as clap::CommandFactory>::command(),
     ]
 }

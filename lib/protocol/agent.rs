@@ -138,6 +138,13 @@ pub enum AgentEvent {
         #[serde(default)]
         usage: Usage,
     },
+    /// The model told the person something without ending its turn (the `notify` tool).
+    Notify {
+        /// What it said.
+        message: String,
+        /// `info`, `warning` or `urgent`.
+        level: String,
+    },
     /// Something went wrong that the stream should know about.
     Error {
         /// What went wrong.

@@ -2,5 +2,6 @@
 //! [`crate::cli::tool_main`].
 
 pub mod git;
+pub mod notify;
 pub mod read;
 pub mod todo;

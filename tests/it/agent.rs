@@ -773,3 +773,39 @@ fn a_context_overflow_error_compacts_once_and_retries() {
     assert!(events.iter().any(|e| e["type"] == "compaction"), "{r}");
     assert_eq!(events.last().unwrap()["outcome"], "finished");
 }
+
+#[test]
+fn notify_becomes_an_event_without_ending_the_turn() {
+    let env = Env::new();
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[(
+                "n1",
+                "notify",
+                json!({"message": "tests take a while", "level": "warning"}),
+            )]),
+            text_turn("done"),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("AG_NO_DESKTOP_NOTIFY", "1");
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "notify",
+        "--no-session",
+        "go",
+    ]);
+    let r = run(c, None);
+    r.ok();
+    let events = r.json_lines();
+    let n = events
+        .iter()
+        .find(|e| e["type"] == "notify")
+        .expect("no notify event");
+    assert_eq!(n["message"], "tests take a while");
+    assert_eq!(n["level"], "warning");
+    assert_eq!(events.last().unwrap()["outcome"], "finished");
+}
