@@ -10,6 +10,7 @@ use crate::tools;
 pub fn all_commands() -> Vec<Command> {
     vec![
         tool_command::<tools::read::ReadTool>(),
+        <crate::gate::cli::Args as clap::CommandFactory>::command(),
         <crate::session::cli::Args as clap::CommandFactory>::command(),
     ]
 }

@@ -7,6 +7,8 @@ mod util;
 mod generated;
 // The shared tool protocol: --schema, the JSONL loop, plain mode, exit statuses.
 mod protocol;
+// ag-gate: the classifier table, approval modes, lists, config rules.
+mod gate;
 // ag-read.
 mod read;
 // ag-session.
