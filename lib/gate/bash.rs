@@ -6,6 +6,7 @@
 //! [`super::commands`]. Downloads piped into a shell and fork bombs need the
 //! whole line and are found here.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::place::Place;
@@ -35,6 +36,7 @@ pub fn analyse_command(command: &str, dir: &Path, place: &Place) -> Analysis {
         dir: Some(dir.to_path_buf()),
         vars: Vec::new(),
         out: Analysis::default(),
+        seen: HashSet::new(),
     };
     walker.script(command, 0);
     walker.out
@@ -62,6 +64,8 @@ pub(super) struct Walker<'a> {
     /// their values when known.
     pub vars: Vars,
     pub out: Analysis,
+    /// What was flagged already, so that a finding is reported once.
+    seen: HashSet<(Danger, Option<usize>, String)>,
 }
 
 impl Walker<'_> {
@@ -122,14 +126,13 @@ impl Walker<'_> {
         seg: Option<usize>,
         path: Option<PathBuf>,
     ) {
-        let finding = Finding {
-            danger,
-            detail,
-            segment: seg,
-            path,
-        };
-        if !self.out.findings.contains(&finding) {
-            self.out.findings.push(finding);
+        if self.seen.insert((danger, seg, detail.clone())) {
+            self.out.findings.push(Finding {
+                danger,
+                detail,
+                segment: seg,
+                path,
+            });
         }
     }
 
@@ -785,7 +788,13 @@ fn fork_bomb(src: &str) -> Option<String> {
             .rev()
             .collect();
         let name = name.strip_prefix("function").unwrap_or(&name);
-        let body = &squeezed[start + 3..];
+        // A fork bomb's body is short: look at most this far for it, which
+        // keeps long lines full of `(){` linear.
+        let body: String = squeezed[start + 3..]
+            .chars()
+            .take_while(|&c| c != '}')
+            .take(256)
+            .collect();
         if !name.is_empty()
             && (body.contains(&format!("{name}|{name}&"))
                 || body.contains(&format!("{name}&{name}&")))

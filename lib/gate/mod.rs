@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 /// A kind of dangerous action the classifier recognises. Each has the short
 /// reason a decision carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Danger {
     /// `rm -r`, `find -delete`, `find -exec rm`, `rsync --delete`, `delete` with `recursive`.
     RecursiveDelete,

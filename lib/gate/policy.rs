@@ -19,6 +19,9 @@ use super::place::Place;
 use super::{Analysis, analyse_command, analyse_file_call};
 use crate::protocol::{GateDecision, GateRequest};
 
+/// Findings named in one decision's reason.
+const MAX_REASONS: usize = 8;
+
 /// When a person is asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -161,6 +164,12 @@ impl Policy {
             }
         }
         reasons.dedup();
+        // A person reads this: a long line's hundredth finding adds nothing.
+        if reasons.len() > MAX_REASONS {
+            let more = reasons.len() - MAX_REASONS;
+            reasons.truncate(MAX_REASONS);
+            reasons.push(format!("and {more} more"));
+        }
         let mode = self.approval.unwrap_or(if req.interactive {
             Approval::Dangerous
         } else {

@@ -531,6 +531,24 @@ fn garbage_is_denied_and_the_loop_goes_on() {
 }
 
 #[test]
+fn long_lines_name_a_few_findings() {
+    let env = Env::new();
+    let command: Vec<String> = (0..12).map(|i| format!("rm -rf dir{i}")).collect();
+    let d = gate_one(
+        &env,
+        &["--approval", "dangerous"],
+        json!({"tool": "bash", "arguments": {"command": command.join("; ")}, "cwd": CWD}),
+    );
+    let reason = d["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("recursive delete: `rm -rf dir0`; "),
+        "{reason}"
+    );
+    assert!(reason.contains("`rm -rf dir7`; and 4 more"), "{reason}");
+    assert!(!reason.contains("dir8"), "{reason}");
+}
+
+#[test]
 fn a_request_may_span_several_lines() {
     let env = Env::new();
     let pretty = serde_json::to_string_pretty(&json!({
