@@ -4,9 +4,10 @@
 //! the GNU way: anywhere before `--`, short ones grouped (`-rf`), long ones
 //! abbreviated (`--recur`).
 
-use super::bash::{Walker, command_name};
+use super::Danger;
+use super::bash::Walker;
 use super::shell::Word;
-use super::{Danger, bash};
+use super::wrappers::{self, command_name};
 
 /// A command's arguments split into options and operands.
 #[derive(Debug, Default)]
@@ -584,8 +585,8 @@ impl Walker<'_> {
 fn effective_name(words: &[Word]) -> Option<String> {
     let mut words = words;
     for _ in 0..16 {
-        match bash::unwrap(words) {
-            Some((bash::Inner::Argv(rest), _)) => words = rest,
+        match wrappers::unwrap(words) {
+            Some((wrappers::Inner::Argv(rest), _)) => words = rest,
             _ => break,
         }
     }

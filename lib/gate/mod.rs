@@ -13,6 +13,7 @@ mod glob;
 pub mod place;
 pub mod policy;
 pub mod shell;
+mod wrappers;
 
 pub use bash::analyse_command;
 pub use files::analyse_file_call;
