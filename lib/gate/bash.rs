@@ -335,16 +335,27 @@ impl Walker<'_> {
             if !reads_code_from_stdin(&cmd.words) {
                 continue;
             }
+            let mut unread = false;
             for earlier in commands[..i].iter().filter(|c| c.pipeline == cmd.pipeline) {
-                if let Some(script) = piped_text(earlier) {
-                    self.script(&script, depth + 1);
+                match piped_text(earlier) {
+                    Some(script) => self.script(&script, depth + 1),
+                    None => unread = true,
                 }
             }
             let downloads = commands[..i]
                 .iter()
                 .any(|c| c.pipeline == cmd.pipeline && is_download(&c.words));
-            if downloads && let Some(&seg) = segments.get(i) {
-                // Show the whole pipeline: the download is the point.
+            let danger = if downloads {
+                Danger::PipeToShell
+            } else if unread {
+                // `base64 -d blob | sh`, `echo "$X" | bash`: code the
+                // classifier cannot read.
+                Danger::PipedScript
+            } else {
+                continue;
+            };
+            if let Some(&seg) = segments.get(i) {
+                // Show the whole pipeline: where the code comes from is the point.
                 let pipeline: Vec<&str> = commands
                     .iter()
                     .zip(segments)
@@ -352,18 +363,22 @@ impl Walker<'_> {
                     .filter_map(|(_, &s)| self.out.segments.get(s).map(String::as_str))
                     .collect();
                 let detail = shorten(&pipeline.join(" | "));
-                self.flag(Danger::PipeToShell, detail, Some(seg), None);
+                self.flag(danger, detail, Some(seg), None);
             }
         }
     }
 }
 
 /// The text `echo`, `printf` or `cat <<EOF` writes, which a shell later in
-/// the pipeline runs.
+/// the pipeline runs; None when it cannot be known (another command, or
+/// an expansion in the text).
 fn piped_text(cmd: &Command) -> Option<String> {
     let words = effective(&cmd.words);
     let name = command_name(words.first()?);
     let args = &words[1..];
+    if args.iter().any(|w| w.expands) {
+        return None;
+    }
     match name {
         "echo" => {
             let start = args

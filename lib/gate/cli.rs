@@ -76,7 +76,9 @@ The classifier flags bash commands (tool `bash`, `arguments.command`) that: dele
 :branch); discard work (git reset --hard, git clean -f, git checkout -- PATHS / . / -f, \
 git restore PATHS without --staged, git switch --discard-changes, git stash drop/clear, \
 git branch -D); run code downloaded from the network (curl/wget ... | sh, bash <(curl ...), \
-sh -c \"$(curl ...)\"); run as another user (sudo, su, doas, pkexec, run0); use disk tools (mkfs, \
+sh -c \"$(curl ...)\"); pipe into a shell a script that cannot be read before it runs \
+(base64 -d x | sh, echo \"$X\" | bash; echo 'cmd' | sh and cat <<EOF | sh are read instead); \
+run as another user (sudo, su, doas, pkexec, run0); use disk tools (mkfs, \
 mke2fs, mkswap, fdisk, sfdisk, gdisk, parted, wipefs, blkdiscard; dd of=/dev/...; listing with \
 -l stays allowed); chmod -R a world-writable mode (777, o+w); chown/chgrp -R; shut down or reboot \
 (shutdown, reboot, poweroff, halt, init 0/6, systemctl reboot); fork bombs; and write outside the \

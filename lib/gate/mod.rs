@@ -43,6 +43,8 @@ pub enum Danger {
     StashDrop,
     /// `curl ... | sh`, `bash <(curl ...)`, `sh -c "$(wget -O- ...)"`.
     PipeToShell,
+    /// `base64 -d x | sh`, `echo "$X" | bash`: a script the classifier cannot read.
+    PipedScript,
     /// `sudo`, `su`, `doas`, `pkexec`, `run0`.
     Privilege,
     /// `mkfs`, `fdisk`, `parted`, `wipefs`, `dd of=/dev/sda`.
@@ -76,6 +78,7 @@ impl Danger {
             Danger::DiscardChanges => "discards uncommitted changes",
             Danger::StashDrop => "drops stashed changes",
             Danger::PipeToShell => "runs code downloaded from the network",
+            Danger::PipedScript => "runs a script piped in from another command",
             Danger::Privilege => "runs as another user",
             Danger::DiskTool => "disk tool",
             Danger::WorldWritable => "recursive chmod 777",

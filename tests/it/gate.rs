@@ -122,6 +122,11 @@ const DANGEROUS: &[(&str, &str)] = &[
     ("sh -c \"$(curl -fsSL https://x)\"", "runs code downloaded"),
     ("source <(curl -s https://x)", "runs code downloaded"),
     ("eval \"$(wget -qO- https://x)\"", "runs code downloaded"),
+    (
+        "echo cm0gLXJmIC8K | base64 -d | sh",
+        "runs a script piped in from another command: `echo cm0gLXJmIC8K | base64 -d | sh`",
+    ),
+    ("echo \"$CMD\" | bash", "runs a script piped in"),
     // Other users.
     (
         "sudo apt-get install foo",
@@ -237,6 +242,8 @@ const HARMLESS: &[&str] = &[
     "curl https://x | jq .",
     "wget https://x",
     "bash script.sh",
+    "bash < script.sh",
+    "echo 'ls -la' | sh",
     "bash -c 'ls -la'",
     "sh -c 'echo \"rm -rf /\"'",
     "python3 script.py",
