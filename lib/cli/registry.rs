@@ -12,6 +12,7 @@ pub fn all_commands() -> Vec<Command> {
         tool_command::<tools::read::ReadTool>(),
         tool_command::<tools::todo::TodoTool>(),
         tool_command::<tools::git::GitTool>(),
+        <crate::gate::cli::Args as clap::CommandFactory>::command(),
         <crate::session::cli::Args as clap::CommandFactory>::command(),
     ]
 }

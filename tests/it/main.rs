@@ -9,6 +9,8 @@ mod generated;
 mod protocol;
 // ag-git.
 mod git;
+// ag-gate: the classifier table, approval modes, lists, config rules.
+mod gate;
 // ag-read.
 mod read;
 // ag-session.
