@@ -74,7 +74,15 @@ pub fn resolve_symlinks(path: &Path) -> io::Result<PathBuf> {
                 };
             }
             Ok(_) => return Ok(current),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(current),
+            // A path that cannot exist: whoever opens it reports why.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(current);
+            }
             Err(e) => return Err(e),
         }
     }

@@ -78,7 +78,16 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     let shown = target.shown.as_str();
     let meta = match std::fs::metadata(&target.real) {
         Ok(m) => Some(m),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        // A file where a parent directory should be: creating the
+        // directories below says so clearly.
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            None
+        }
         Err(e) => {
             return Err(ToolError::new(
                 "write.io",

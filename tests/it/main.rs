@@ -9,3 +9,5 @@ mod generated;
 mod protocol;
 // ag-read.
 mod read;
+// Scenario folders for ag-edit, ag-write and ag-delete (tests/fixtures/<tool>/).
+mod scenarios;

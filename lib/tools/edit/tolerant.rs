@@ -201,9 +201,11 @@ fn find_single(
     }
 }
 
-/// Re-indents the replacement of a match found by ignoring indentation:
-/// the indentation of a line of `old_string` is swapped for that of the
-/// file line it matched, on every line of `new_string` that starts with it.
+/// Re-indents the replacement of a match found by ignoring indentation.
+/// Each line of `old_string` that matched a whole file line pairs its
+/// indentation with the file's; every line of `new_string` then has its
+/// indentation translated by the pair with the longest matching prefix,
+/// so relative indentation inside `new_string` is kept.
 fn reindent(
     m: &mut Found,
     first_line_start: usize,
@@ -214,29 +216,49 @@ fn reindent(
 ) {
     let k = old_lines.len();
     let at_content_start = file_lines[j][..start_in_line].trim().is_empty();
-    // A line of old_string matched as a whole gives the two indentations.
-    let reference = (0..k).find(|&i| {
-        !old_lines[i].trim().is_empty() && ((i == 0 && at_content_start) || (i > 0 && i + 1 < k))
-    });
-    let Some(i) = reference else { return };
-    let old_indent = indent(old_lines[i]);
-    let file_indent = indent(file_lines[j + i]);
-    if old_indent == file_indent && !(i == 0 && at_content_start) {
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    for (i, old) in old_lines.iter().enumerate() {
+        let whole = if i == 0 {
+            at_content_start
+                && (k > 1
+                    || norm(old, Level::Indentation) == norm(file_lines[j], Level::Indentation))
+        } else if i + 1 == k {
+            norm(old, Level::Indentation) == norm(file_lines[j + i], Level::Indentation)
+        } else {
+            true
+        };
+        if !whole || old.trim().is_empty() {
+            continue;
+        }
+        let (o, f) = (indent(old), indent(file_lines[j + i]));
+        if !pairs.iter().any(|(seen, _)| *seen == o) {
+            pairs.push((o, f));
+        }
+    }
+    if pairs.is_empty() || (!at_content_start && pairs.iter().all(|(o, f)| o == f)) {
         return;
     }
-    let skip_first = !at_content_start;
     let mut out = String::with_capacity(m.replacement.len() + 64);
     for (n, line) in m.replacement.split('\n').enumerate() {
         if n > 0 {
             out.push('\n');
         }
-        if (n == 0 && skip_first) || line.trim().is_empty() {
-            out.push_str(line);
-        } else if let Some(rest) = line.strip_prefix(old_indent) {
-            out.push_str(file_indent);
-            out.push_str(rest);
+        let translated = if (n == 0 && !at_content_start) || line.trim().is_empty() {
+            None
         } else {
-            out.push_str(line);
+            let ind = indent(line);
+            pairs
+                .iter()
+                .filter(|(o, _)| ind.starts_with(o))
+                .max_by_key(|(o, _)| o.len())
+                .map(|(o, f)| (o.len(), *f))
+        };
+        match translated {
+            Some((cut, to)) => {
+                out.push_str(to);
+                out.push_str(&line[cut..]);
+            }
+            None => out.push_str(line),
         }
     }
     m.replacement = out;
@@ -380,6 +402,32 @@ mod tests {
         assert_eq!(
             apply(text, &f[0]),
             "impl A {\n    fn f() {\n        h();\n        i();\n    }\n}\n"
+        );
+    }
+
+    #[test]
+    fn spaces_for_tabs_and_dropped_indentation() {
+        let text = "fn main() {\n\tlet x = 1;\n}\n";
+        let f = find(
+            text,
+            "fn main() {\n    let x = 1;\n}",
+            "fn main() {\n    let x = 2;\n    go(x);\n}",
+            Level::Indentation,
+        );
+        assert_eq!(
+            apply(text, &f[0]),
+            "fn main() {\n\tlet x = 2;\n\tgo(x);\n}\n"
+        );
+        let text = "mod m {\n    fn f() {\n        a();\n    }\n}\n";
+        let f = find(
+            text,
+            "fn f() {\na();\n}",
+            "fn f() {\n    if c {\n        a();\n    }\n}",
+            Level::Indentation,
+        );
+        assert_eq!(
+            apply(text, &f[0]),
+            "mod m {\n    fn f() {\n        if c {\n            a();\n        }\n    }\n}\n"
         );
     }
 
