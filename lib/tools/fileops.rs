@@ -78,14 +78,24 @@ pub fn not_found(code: &'static str, target: &Target, ctx: &Context, hint: &str)
 /// saying it should not change, even though a rename could replace it.
 pub fn check_writable(code: &'static str, real: &Path, shown: &str) -> Result<(), ToolError> {
     use nix::unistd::{AccessFlags, access};
-    match access(real, AccessFlags::W_OK) {
-        Ok(()) => Ok(()),
-        Err(nix::errno::Errno::EACCES | nix::errno::Errno::EROFS) => Err(ToolError::new(
+    use std::os::unix::fs::PermissionsExt;
+    let refuse = || {
+        Err(ToolError::new(
             code,
             format!(
                 "`{shown}` is read-only, so it was not changed. If it should change, make it writable first (bash: chmod u+w {shown})."
             ),
-        )),
+        ))
+    };
+    // No write bit at all is read-only even for root, who passes access().
+    if let Ok(meta) = std::fs::metadata(real)
+        && meta.permissions().mode() & 0o222 == 0
+    {
+        return refuse();
+    }
+    match access(real, AccessFlags::W_OK) {
+        Ok(()) => Ok(()),
+        Err(nix::errno::Errno::EACCES | nix::errno::Errno::EROFS) => refuse(),
         // Anything else (a vanished file, say) shows up, better explained,
         // when the file is opened.
         Err(_) => Ok(()),

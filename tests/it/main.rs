@@ -9,5 +9,11 @@ mod generated;
 mod protocol;
 // ag-read.
 mod read;
+// ag-write.
+mod write;
+// ag-edit.
+mod edit;
+// ag-delete.
+mod delete;
 // Scenario folders for ag-edit, ag-write and ag-delete (tests/fixtures/<tool>/).
 mod scenarios;
