@@ -1,6 +1,6 @@
 //! File helpers the file tools share: content hashes that prove a caller
 //! saw the current file, names to suggest when a path does not exist,
-//! binary detection, and atomic replacement of a file ([`atomic`]).
+//! binary detection, and atomic replacement of a file ([`AtomicFile`]).
 
 mod atomic;
 

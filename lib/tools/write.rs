@@ -20,7 +20,7 @@ pub struct WriteArgs {
     #[arg(value_name = "FILE")]
     pub file_path: String,
     /// The full content of the file. On the command line, leave it out to read the content from stdin.
-    #[arg(long)]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     #[schemars(required)]
     pub content: Option<String>,
     /// The `hash` from the read (or the last write or edit) of this file. When given, the write is refused if the file has changed since.

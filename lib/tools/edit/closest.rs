@@ -26,7 +26,7 @@ pub fn explain(content: &[u8], old: &str) -> String {
     let file: Vec<&str> = text.split('\n').collect();
     // A final newline leaves an empty last piece that is no line.
     let file = match file.split_last() {
-        Some((last, rest)) if last.is_empty() => rest,
+        Some((&"", rest)) => rest,
         _ => &file[..],
     };
     let old_lines: Vec<&str> = old

@@ -126,7 +126,7 @@ pub fn apply(content: &[u8], edits: &[LineEdit]) -> Result<Vec<u8>, String> {
             }
         } else {
             new.extend_from_slice(&body);
-            if !(at_end && !ends_with_newline) {
+            if !at_end || ends_with_newline {
                 new.extend_from_slice(eol);
             }
         }

@@ -49,7 +49,7 @@ pub struct EditArgs {
     )]
     #[serde(default, alias = "old_str")]
     pub old_string: Option<String>,
-    /// The text to put in its place (an empty string deletes `old_string`). With `--lines` on the command line: the new text of those lines.
+    /// The text to put in its place (an empty string deletes `old_string`).
     #[arg(
         long = "new",
         visible_alias = "new-string",

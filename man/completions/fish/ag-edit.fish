@@ -1,5 +1,5 @@
 complete -c ag-edit -l old -l old-string -d 'The exact text to replace, including whitespace and indentation. It must occur exactly once unless `replace_all` is set; include a few surrounding lines to make it unique' -r
-complete -c ag-edit -l new -l new-string -d 'The text to put in its place (an empty string deletes `old_string`). With `--lines` on the command line: the new text of those lines' -r
+complete -c ag-edit -l new -l new-string -d 'The text to put in its place (an empty string deletes `old_string`)' -r
 complete -c ag-edit -l expected-hash -d 'The `hash` from the read (or the last write or edit) of this file. When given, the edit is refused if the file has changed since' -r
 complete -c ag-edit -l edits -d 'Command line only: `edits` as a JSON array' -r
 complete -c ag-edit -l line-edits -d 'Command line only: `line_edits` as a JSON array' -r
