@@ -422,11 +422,16 @@ fn miss_error(
         )
         .with_details(json!({"line": line})),
         Miss::NotFound => {
-            let all_note = if r.replace_all {
-                " With replace_all, old_string must match exactly (no tolerant matching)."
+            let mut all_note = if r.replace_all {
+                " With replace_all, old_string must match exactly (no tolerant matching).".to_string()
             } else {
-                ""
+                String::new()
             };
+            if has_line_numbers(&r.old_string) {
+                all_note.push_str(
+                    " old_string seems to start its lines with the line numbers that read shows (like `    12\t`); those are not in the file, so leave them out.",
+                );
+            }
             ToolError::new(
                 "edit.not_found",
                 format!(
@@ -436,6 +441,18 @@ fn miss_error(
             )
         }
     }
+}
+
+/// Whether every non-blank line starts like a line of read's output
+/// (spaces, a number, a tab): a model that copied them into old_string.
+fn has_line_numbers(old: &str) -> bool {
+    let mut lines = old.lines().filter(|l| !l.trim().is_empty()).peekable();
+    lines.peek().is_some()
+        && lines.all(|l| {
+            let t = l.trim_start_matches(' ');
+            let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+            digits > 0 && t.as_bytes().get(digits) == Some(&b'\t')
+        })
 }
 
 fn report(
@@ -557,6 +574,13 @@ mod tests {
         assert_eq!(p.replacements[0].old_string, "-a");
         let mut empty = EditArgs::default();
         assert_eq!(plan(&mut empty).unwrap_err().code, "edit.invalid_arguments");
+    }
+
+    #[test]
+    fn copied_line_numbers_are_noticed() {
+        assert!(has_line_numbers("     1\tfn main() {\n     2\t}"));
+        assert!(!has_line_numbers("fn main() {\n}"));
+        assert!(!has_line_numbers("12 apples\n"));
     }
 
     #[test]
