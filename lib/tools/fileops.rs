@@ -159,6 +159,20 @@ pub fn write_failed(
     }
 }
 
+/// A note for a file that had other hard links: the atomic rename gave
+/// this name a new file, and the other names still show the old content.
+pub fn hard_link_note(meta: Option<&std::fs::Metadata>) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let links = meta?.nlink();
+    (links > 1).then(|| {
+        format!(
+            "Note: the file had {} other hard link{}; they still hold the old content (the new version is a new file under this name).",
+            links - 1,
+            plural(links - 1)
+        )
+    })
+}
+
 /// Plural suffix.
 pub fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }

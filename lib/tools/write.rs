@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::fileops::{check_hash, check_writable, resolve_target, write_failed};
+use super::fileops::{check_hash, check_writable, hard_link_note, resolve_target, write_failed};
 use crate::fsutil::{content_hash, hash_file, write_atomic};
 use crate::tool::{Context, Tool, ToolError, ToolOutput};
 
@@ -154,6 +154,10 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     if let Some(real) = target.link_note(ctx) {
         output.push_str(&format!(", through the symlink to {real}"));
         details["symlink_target"] = json!(real);
+    }
+    if let Some(note) = hard_link_note(meta.as_ref()) {
+        output.push('\n');
+        output.push_str(&note);
     }
     Ok(ToolOutput::new(output, details))
 }

@@ -341,3 +341,21 @@ fn killed_mid_write_leaves_the_file_whole() {
     assert!(env.read("d/big.txt") == body.as_bytes());
     assert_eq!(files_in(&env, "d"), vec!["big.txt"]);
 }
+
+#[test]
+fn other_hard_links_are_named_in_the_result() {
+    let env = Env::new();
+    env.write("a.txt", "v1\n");
+    std::fs::hard_link(env.join("a.txt"), env.join("b.txt")).unwrap();
+    let r = edit(
+        &env,
+        json!({"file_path": "a.txt", "old_string": "v1", "new_string": "v2"}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert!(
+        r["output"].as_str().unwrap().contains("1 other hard link"),
+        "{r}"
+    );
+    assert_eq!(env.read("a.txt"), b"v2\n");
+    assert_eq!(env.read("b.txt"), b"v1\n");
+}

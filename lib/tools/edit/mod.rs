@@ -24,7 +24,8 @@ use serde_json::{Value, json};
 pub use lines::LineEdit;
 
 use super::fileops::{
-    Target, check_hash, check_writable, not_found, plural, resolve_target, write_failed,
+    Target, check_hash, check_writable, hard_link_note, not_found, plural, resolve_target,
+    write_failed,
 };
 use crate::fsutil::{BINARY_PROBE, content_hash, has_content, looks_binary, write_atomic};
 use crate::tool::{Context, Tool, ToolError, ToolOutput};
@@ -235,12 +236,21 @@ fn edit(ctx: &Context, mut args: EditArgs) -> Result<ToolOutput, ToolError> {
             format!("these edits leave `{shown}` exactly as it was, so nothing was written."),
         ));
     }
-    let real = target.real.clone();
-    write_atomic(&real, Some(&meta), &outcome.content, || {
-        has_content(&real, &original)
-    })
-    .map_err(|e| write_failed("edit.changed_on_disk", "edit.io", &shown, e))?;
-    Ok(report(ctx, &target, &plan, &original, &outcome))
+    commit(&target, &meta, &original, &outcome.content)?;
+    let mut out = report(ctx, &target, &plan, &original, &outcome);
+    if let Some(note) = hard_link_note(Some(&meta)) {
+        out.output.push('\n');
+        out.output.push_str(&note);
+    }
+    Ok(out)
+}
+
+/// Replaces the file with `new`, unless it no longer holds `original`:
+/// then whoever changed it meanwhile keeps their version.
+fn commit(target: &Target, meta: &Metadata, original: &[u8], new: &[u8]) -> Result<(), ToolError> {
+    let real = &target.real;
+    write_atomic(real, Some(meta), new, || has_content(real, original))
+        .map_err(|e| write_failed("edit.changed_on_disk", "edit.io", &target.shown, e))
 }
 
 /// Reads the file to edit, after the checks that need no content.
@@ -574,6 +584,35 @@ mod tests {
         assert_eq!(p.replacements[0].old_string, "-a");
         let mut empty = EditArgs::default();
         assert_eq!(plan(&mut empty).unwrap_err().code, "edit.invalid_arguments");
+    }
+
+    #[test]
+    fn a_file_changed_after_reading_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context {
+            cwd: dir.path().to_path_buf(),
+            root: None,
+        };
+        std::fs::write(dir.path().join("f.txt"), "v1\n").unwrap();
+        let target = resolve_target(&ctx, "f.txt", "edit").unwrap();
+        let (meta, original) = load(&ctx, &target).unwrap();
+        // Someone else saves the file between our read and our write.
+        std::fs::write(dir.path().join("f.txt"), "theirs\n").unwrap();
+        let err = commit(&target, &meta, &original, b"ours\n").unwrap_err();
+        assert_eq!(err.code, "edit.changed_on_disk");
+        assert!(
+            err.message.contains("their version was kept"),
+            "{}",
+            err.message
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("f.txt")).unwrap(),
+            b"theirs\n"
+        );
+        // Unchanged, the same commit goes through.
+        let (meta, original) = load(&ctx, &target).unwrap();
+        commit(&target, &meta, &original, b"ours\n").unwrap();
+        assert_eq!(std::fs::read(dir.path().join("f.txt")).unwrap(), b"ours\n");
     }
 
     #[test]
