@@ -14,5 +14,8 @@ pub fn all_commands() -> Vec<Command> {
         tool_command::<tools::git::GitTool>(),
         <crate::gate::cli::Args as clap::CommandFactory>::command(),
         <crate::session::cli::Args as clap::CommandFactory>::command(),
+        tool_command::<tools::write::WriteTool>(),
+        tool_command::<tools::edit::EditTool>(),
+        tool_command::<tools::delete::DeleteTool>(),
     ]
 }

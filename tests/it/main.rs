@@ -17,3 +17,11 @@ mod read;
 mod session;
 // ag-todo.
 mod todo;
+// ag-write.
+mod write;
+// ag-edit.
+mod edit;
+// ag-delete.
+mod delete;
+// Scenario folders for ag-edit, ag-write and ag-delete (tests/fixtures/<tool>/).
+mod scenarios;
