@@ -8,5 +8,10 @@ use crate::tools;
 
 /// The command of every binary, in the order the README lists them.
 pub fn all_commands() -> Vec<Command> {
-    vec![tool_command::<tools::read::ReadTool>()]
+    vec![
+        tool_command::<tools::read::ReadTool>(),
+        tool_command::<tools::grep::GrepTool>(),
+        tool_command::<tools::find::FindTool>(),
+        tool_command::<tools::ls::LsTool>(),
+    ]
 }

@@ -9,3 +9,11 @@ mod generated;
 mod protocol;
 // ag-read.
 mod read;
+// ag-grep.
+mod grep;
+// ag-find.
+mod find;
+// ag-ls.
+mod ls;
+// The generated project tree the search tools are tested on.
+mod tree;
