@@ -382,3 +382,28 @@ fn plain_command_line() {
     r.ok();
     assert!(r.stdout().starts_with(".env:1: SECRET=needle\n"), "{r}");
 }
+
+#[test]
+fn schemas_of_the_search_tools() {
+    let env = Env::new();
+    for (bin, name, required) in [
+        (bin!("ag-grep"), "grep", vec!["query"]),
+        (bin!("ag-find"), "find", vec!["pattern"]),
+        (bin!("ag-ls"), "ls", vec![]),
+    ] {
+        let r = run_args(&env, bin, &["--schema"]);
+        r.ok();
+        let def = r.json();
+        assert_eq!(def["name"], name);
+        let params = &def["parameters"];
+        assert_eq!(params["type"], "object");
+        let req: Vec<&str> = params["required"]
+            .as_array()
+            .map(|a| a.iter().map(|v| v.as_str().unwrap()).collect())
+            .unwrap_or_default();
+        assert_eq!(req, required, "{def}");
+        for switch in ["include_hidden", "include_ignored"] {
+            assert_eq!(params["properties"][switch]["type"], "boolean", "{def}");
+        }
+    }
+}
