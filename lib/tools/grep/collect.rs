@@ -4,7 +4,7 @@
 //! trees and makes the output the same whatever order the threads finish in.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use grep_regex::RegexMatcher;
@@ -59,6 +59,16 @@ impl Found {
             self.kept_total -= last.kept;
             self.files.pop_last();
         }
+    }
+
+    /// Whether `cap` matches are already kept from files before `path`, so
+    /// that none of its own can be shown.
+    fn is_full_before(&self, path: &Path, cap: usize) -> bool {
+        self.kept_total >= cap
+            && self
+                .files
+                .last_key_value()
+                .is_some_and(|(last, _)| path > last.as_path())
     }
 
     /// Folds another thread's findings into these.
@@ -149,7 +159,14 @@ impl Visitor<'_, '_> {
             return;
         }
         self.found.files_searched += 1;
-        let mut sink = FileSink::new(&self.matcher, shared.cap, shared.context as u64);
+        // A file after enough kept matches is only counted: its lines would
+        // be dropped anyway, so they are not copied.
+        let cap = if self.found.is_full_before(entry.path(), shared.cap) {
+            0
+        } else {
+            shared.cap
+        };
+        let mut sink = FileSink::new(&self.matcher, cap, shared.context as u64);
         if let Err(e) = self
             .searcher
             .search_path(&self.matcher, entry.path(), &mut sink)
@@ -168,6 +185,9 @@ impl Visitor<'_, '_> {
         }
         self.found.files_matched += 1;
         self.found.total_matches += sink.matched;
+        if sink.kept == 0 {
+            return;
+        }
         let hits = FileHits {
             lines: sink.lines,
             kept: sink.kept,
@@ -237,5 +257,8 @@ mod tests {
         other.add("b".into(), hits(1), 3);
         f.merge(other, 3);
         assert_eq!(f.files.len(), 1);
+        assert!(f.is_full_before(Path::new("b"), 3));
+        assert!(!f.is_full_before(Path::new("0"), 3));
+        assert!(!f.is_full_before(Path::new("b"), 4));
     }
 }

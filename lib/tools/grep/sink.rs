@@ -113,7 +113,7 @@ impl Sink for FileSink<'_> {
     fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
         let number = ctx.line_number().unwrap_or(0);
         // After the cap only the context that follows the last kept match stays.
-        if self.kept < self.cap || number <= self.last_kept + self.after {
+        if self.kept < self.cap || (self.kept > 0 && number <= self.last_kept + self.after) {
             self.push(number, ctx.bytes(), false);
         }
         Ok(true)
