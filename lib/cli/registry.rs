@@ -17,5 +17,8 @@ pub fn all_commands() -> Vec<Command> {
         tool_command::<tools::write::WriteTool>(),
         tool_command::<tools::edit::EditTool>(),
         tool_command::<tools::delete::DeleteTool>(),
+        tool_command::<tools::grep::GrepTool>(),
+        tool_command::<tools::find::FindTool>(),
+        tool_command::<tools::ls::LsTool>(),
     ]
 }

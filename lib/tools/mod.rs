@@ -4,7 +4,12 @@
 pub mod delete;
 pub mod edit;
 mod fileops;
+pub mod find;
 pub mod git;
+pub mod globs;
+pub mod grep;
+pub mod ls;
 pub mod read;
 pub mod todo;
+pub mod walk;
 pub mod write;

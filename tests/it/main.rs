@@ -25,3 +25,11 @@ mod edit;
 mod delete;
 // Scenario folders for ag-edit, ag-write and ag-delete (tests/fixtures/<tool>/).
 mod scenarios;
+// ag-grep.
+mod grep;
+// ag-find.
+mod find;
+// ag-ls.
+mod ls;
+// The generated project tree the search tools are tested on.
+mod tree;
