@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod fsutil;
+pub mod proc;
 pub mod protocol;
 pub mod schema;
 pub mod tool;
