@@ -60,7 +60,8 @@ pub struct Captured {
 impl Captured {
     /// Bytes left out between head and tail.
     pub fn cut_bytes(&self) -> u64 {
-        self.total_bytes - (self.head.len() + self.tail.len()) as u64
+        self.total_bytes
+            .saturating_sub((self.head.len() + self.tail.len()) as u64)
     }
 
     /// Whether anything was left out.

@@ -29,9 +29,20 @@ pub trait Tool {
     const LABEL: &'static str;
     /// What it does, for the model.
     const DESCRIPTION: &'static str;
+    /// The exit-status paragraph of `--help` and the man page; it must
+    /// match [`Tool::exit_code`].
+    const EXIT_STATUS: &'static str =
+        "Exit status: 0 success, 1 the operation failed, 2 usage or input error.";
 
     /// Runs one call.
     fn run(ctx: &Context, args: Self::Args) -> Result<ToolOutput, ToolError>;
+
+    /// The exit status of the plain command line for a call's result: 0,
+    /// or 1 when the call failed. A tool whose result carries a status of
+    /// its own overrides it (ag-bash exits with the command's status).
+    fn exit_code(result: &ToolResult) -> u8 {
+        u8::from(result.is_error)
+    }
 }
 
 /// A successful call's output.

@@ -9,3 +9,5 @@ mod generated;
 mod protocol;
 // ag-read.
 mod read;
+// ag-bash: commands, timeouts, cancellation, output caps, background jobs.
+mod bash;
