@@ -11,9 +11,9 @@
 
 mod cancel;
 mod capture;
-mod group;
 mod run;
 mod signals;
+mod tree;
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -23,9 +23,9 @@ use std::time::Duration;
 
 pub use cancel::{Cancel, CancelReason};
 pub use capture::{CaptureLimit, Captured};
-pub use group::{foreign_group_alive, process_alive, session_of, signal_group, signal_process};
 pub use nix::sys::signal::Signal;
 pub use signals::{TerminationGuard, termination_signal};
+pub use tree::{foreign_group_alive, process_alive, session_of, signal_group, signal_process};
 
 /// What the child reads on stdin.
 #[derive(Debug, Clone, Default)]
@@ -65,6 +65,7 @@ pub struct Command {
     output: Output,
     timeout: Option<Duration>,
     grace: Duration,
+    cancel_grace: Option<Duration>,
     drain: Duration,
     new_session: bool,
     kill_leftovers: bool,
@@ -86,6 +87,7 @@ impl Command {
             output: Output::Null,
             timeout: None,
             grace: Duration::from_secs(2),
+            cancel_grace: None,
             drain: Duration::from_millis(100),
             new_session: false,
             kill_leftovers: true,
@@ -140,6 +142,15 @@ impl Command {
     /// Time between SIGTERM and SIGKILL.
     pub fn grace(mut self, grace: Duration) -> Command {
         self.grace = grace;
+        self
+    }
+
+    /// Time between SIGTERM and SIGKILL when the run is cancelled rather
+    /// than timed out (default: the same as [`Command::grace`]). Whoever
+    /// cancels is waiting and may escalate: ag-loop, after its own grace
+    /// period, kills ag-bash, which must have ended its command by then.
+    pub fn cancel_grace(mut self, grace: Duration) -> Command {
+        self.cancel_grace = Some(grace);
         self
     }
 

@@ -19,7 +19,7 @@ use nix::unistd::Pid;
 
 use super::cancel::set_nonblocking;
 use super::capture::Capture;
-use super::{Command, Error, Input, Outcome, Output, Status, Stop, group};
+use super::{Command, Error, Input, Outcome, Output, Status, Stop, tree};
 
 /// Bytes read from a pipe at a time.
 const READ_CHUNK: usize = 64 * 1024;
@@ -96,9 +96,9 @@ fn spawn(cmd: &mut Command, detached: bool) -> Result<Spawned, Error> {
         };
     }
     if cmd.new_session {
-        group::new_session(&mut c);
+        tree::new_session(&mut c);
     } else {
-        group::new_group(&mut c);
+        tree::new_group(&mut c);
     }
     let input = std::mem::take(&mut cmd.stdin);
     c.stdin(match (&input, detached) {
@@ -246,7 +246,7 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
             }
         });
     if let Err(e) = waiter {
-        group::kill_group(pgid);
+        tree::kill_group(pgid);
         return Err(Error::Io {
             context: "cannot start the waiter thread",
             source: e,
@@ -270,7 +270,7 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
                     exited_at = Some(Instant::now());
                 }
                 Ok(Err(e)) => {
-                    group::kill_group(pgid);
+                    tree::kill_group(pgid);
                     return Err(Error::Io {
                         context: "cannot wait for the command",
                         source: e,
@@ -278,7 +278,7 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
                 }
                 Err(TryRecvError::Empty) => {}
                 Err(TryRecvError::Disconnected) => {
-                    group::kill_group(pgid);
+                    tree::kill_group(pgid);
                     return Err(Error::Io {
                         context: "cannot wait for the command",
                         source: io::Error::other("the waiter thread ended"),
@@ -294,19 +294,19 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
                 stop = Some(Stop::Timeout);
             }
             if stop.is_some() && term_at.is_none() {
-                group::terminate(pgid);
+                tree::terminate(pgid);
                 term_at = Some(now);
             }
         }
         let open = streams.iter().any(|s| s.file.is_some());
         if let Some(exited) = exited_at {
             if !open {
-                if !cmd.kill_leftovers || !group::group_alive(pgid) {
+                if !cmd.kill_leftovers || !tree::group_alive(pgid) {
                     break;
                 }
                 if term_at.is_none() {
                     leftovers = true;
-                    group::terminate(pgid);
+                    tree::terminate(pgid);
                     term_at = Some(now);
                 }
             } else if term_at.is_none() {
@@ -315,20 +315,24 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
                         break;
                     }
                     leftovers = true;
-                    group::terminate(pgid);
+                    tree::terminate(pgid);
                     term_at = Some(now);
                 }
-            } else if !group::group_alive(pgid) {
+            } else if !tree::group_alive(pgid) {
                 // Whoever still holds the pipes is outside the group: no
                 // signal of ours reaches it, so waiting is pointless.
                 break;
             }
         }
+        let grace = match (stop, cmd.cancel_grace) {
+            (Some(Stop::Cancelled(_)), Some(g)) => g,
+            _ => cmd.grace,
+        };
         if let Some(t) = term_at
             && kill_at.is_none()
-            && now >= t + cmd.grace
+            && now >= t + grace
         {
-            group::kill_group(pgid);
+            tree::kill_group(pgid);
             kill_at = Some(now);
         }
         if let Some(k) = kill_at
@@ -353,7 +357,7 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
         if let Some(t) = term_at
             && kill_at.is_none()
         {
-            until(t + cmd.grace);
+            until(t + grace);
         }
         if let Some(k) = kill_at {
             until(k + FINAL_WAIT);
@@ -400,7 +404,7 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
             Ok(_) => {}
             Err(nix::errno::Errno::EINTR) => continue,
             Err(e) => {
-                group::kill_group(pgid);
+                tree::kill_group(pgid);
                 return Err(Error::Io {
                     context: "cannot wait for output",
                     source: e.into(),
@@ -509,7 +513,7 @@ fn feed(f: &mut Feeder) -> bool {
 
 /// Gives up on a child that cannot be watched: ends its group and reaps it.
 fn abandon(pgid: Pid, mut child: Child, context: &'static str, source: io::Error) -> Error {
-    group::kill_group(pgid);
+    tree::kill_group(pgid);
     let _ = child.wait();
     Error::Io { context, source }
 }

@@ -457,3 +457,33 @@ fn jobs_record_their_exit_and_end_with_the_session() {
     );
     assert!(!process_alive(pid));
 }
+
+#[test]
+fn inside_an_agent_session_jobs_end_with_the_process_that_started_ag_bash() {
+    // ag-loop sets AG_SESSION_DIR and runs ag-bash directly: ag-bash's
+    // parent is the session. Here the parent is a shell that exits at once.
+    let env = Env::new();
+    let session = env.join("session");
+    let mut c = env.cmd("sh");
+    c.env("AG_SESSION_DIR", &session).args([
+        "-c",
+        &format!("{} --background 'sleep 600'; true", bin!("ag-bash")),
+    ]);
+    let r = run(c, None);
+    r.ok();
+    assert!(
+        r.stdout().contains("stopped when the agent session ends"),
+        "{r}"
+    );
+    assert!(session.join("jobs/1/job.json").exists(), "{r}");
+    let state = || {
+        let mut c = env.cmd(bin!("ag-bash"));
+        c.env("AG_SESSION_DIR", &session)
+            .args(["--json", "--job", "1"]);
+        run(c, None).json()
+    };
+    wait_for("the job to stop", || {
+        state()["details"]["state"] == "stopped"
+    });
+    assert_eq!(state()["details"]["reason"], "the agent session ended");
+}

@@ -5,9 +5,10 @@
 //! Each job is a directory `<jobs dir>/<id>/` holding `job.json` (the
 //! record, replaced atomically) and `output.log`. The jobs directory is
 //! `$AG_SESSION_DIR/jobs` when ag-loop runs the tool, else `$AG_HOME/jobs`
-//! (`~/.ag/jobs`). The agent session is the process `$AG_SESSION_PID`: when
-//! it ends, its jobs are stopped unless started with `keep`; with no such
-//! variable there is no session to end, and a job runs until it ends or is
+//! (`~/.ag/jobs`). The agent session is the process `$AG_SESSION_PID`, or
+//! when only `$AG_SESSION_DIR` is set, ag-bash's parent (ag-loop): when it
+//! ends, its jobs are stopped unless started with `keep`. Outside a session
+//! there is nothing to end with, and a job runs until it ends or is
 //! stopped. `ag-bash --job all --stop` stops every running job (what ag-loop
 //! can run at exit).
 
@@ -221,9 +222,7 @@ pub fn start(command: &str, cwd: &Path, shell: &str, keep: bool) -> Result<ToolO
     fs::create_dir_all(&root).map_err(|e| io_err(format!("create `{}`", root.display()), e))?;
     prune(&root);
     let (id, dir) = allocate(&root).map_err(|e| io_err("allocate a job id".into(), e))?;
-    let owner_pid = std::env::var("AG_SESSION_PID")
-        .ok()
-        .and_then(|s| s.trim().parse::<u32>().ok());
+    let owner_pid = session_owner();
     let started = jiff::Timestamp::now();
     let record = JobRecord {
         id: id.clone(),
@@ -293,6 +292,21 @@ pub fn start(command: &str, cwd: &Path, shell: &str, keep: bool) -> Result<ToolO
         log.display(),
     );
     Ok(ToolOutput::new(output, job_details(&rec, &dir)))
+}
+
+/// The process whose end ends the session's jobs: `$AG_SESSION_PID`, else,
+/// inside an agent session (`$AG_SESSION_DIR` set: ag-loop runs the tool
+/// binaries directly), the parent process; outside a session, none.
+fn session_owner() -> Option<u32> {
+    if let Some(pid) = std::env::var("AG_SESSION_PID")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+    {
+        return Some(pid);
+    }
+    let in_session = std::env::var_os("AG_SESSION_DIR").is_some_and(|d| !d.is_empty());
+    let parent = u32::try_from(nix::unistd::getppid().as_raw()).ok();
+    in_session.then_some(parent).flatten().filter(|&p| p > 1)
 }
 
 /// Picks the next free id, creating its directory.

@@ -36,6 +36,9 @@ pub const MAX_MAX_OUTPUT: u64 = 8 * 1024 * 1024;
 pub const SPILL_MAX: u64 = 64 * 1024 * 1024;
 /// Time between SIGTERM and SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(2);
+/// The same when ag-bash itself is interrupted: shorter, so that the
+/// command is gone before a caller that waits 2 s (ag-loop) kills ag-bash.
+pub const CANCEL_GRACE: Duration = Duration::from_secs(1);
 /// The exit status of the plain command line when ag-bash itself fails
 /// (as `timeout`, `env` and `nice` do), so that it cannot be mistaken for
 /// a status of the command.
@@ -276,6 +279,7 @@ fn run_foreground(
         .output(Output::Merged(limit))
         .timeout(timeout)
         .grace(GRACE)
+        .cancel_grace(CANCEL_GRACE)
         .cancel(&cancel);
     if let Some(input) = &args.stdin {
         cmd = cmd.stdin(Input::Bytes(input.clone().into_bytes()));

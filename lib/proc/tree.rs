@@ -1,6 +1,6 @@
-//! Process groups and sessions: starting a child as the leader of its own
-//! group (or session), signalling the whole group, telling whether any of
-//! it is left, and the few single-process checks background jobs need.
+//! Process trees: starting a child as the leader of its own group (or
+//! session), signalling the whole group, telling whether any of it is
+//! left, and the few single-process checks background jobs need.
 //! A group id stays valid while any member lives; once all are gone the
 //! number could in theory be reused, which is why every check here runs
 //! right after the group was seen alive.
