@@ -143,6 +143,13 @@ fn cwd_is_resolved_and_checked() {
     assert_eq!(r["error_code"], "bash.shell_not_found");
     let r = bash(&env, json!({"command": "echo $0", "shell": "sh"}));
     assert_eq!(output(&r).lines().next().unwrap(), "sh");
+    let mut c = env.cmd(bin!("ag-bash"));
+    c.env("SHELL", "sh").args(["--shell", "$SHELL", "echo $0"]);
+    assert!(run(c, None).stdout().starts_with("sh\n"));
+    let r = bash(&env, json!({"command": "true", "stop": true}));
+    assert_eq!(r["error_code"], "bash.usage");
+    let r = bash(&env, json!({"command": "true", "keep": true}));
+    assert_eq!(r["error_code"], "bash.usage");
 }
 
 #[test]

@@ -80,7 +80,7 @@ pub struct BashArgs {
     #[schemars(range(min = 1024, max = 8388608))]
     pub max_output: Option<u64>,
     /// The shell that runs the command with `-c` (default `bash`; `sh` for a
-    /// POSIX shell).
+    /// POSIX shell; `$SHELL` for the user's login shell).
     #[arg(long, value_name = "SHELL")]
     #[serde(default)]
     pub shell: Option<String>,
@@ -175,6 +175,18 @@ fn bash(ctx: &Context, args: BashArgs) -> Result<ToolOutput, ToolError> {
 `list_jobs: true`, or `job: ID` (with stop=true to stop it)",
         ));
     }
+    if args.stop && args.job.is_none() {
+        return Err(ToolError::new(
+            "bash.usage",
+            "`stop` needs `job`: give the id of the job to stop (see list_jobs=true), or \"all\"",
+        ));
+    }
+    if args.keep && !args.background {
+        return Err(ToolError::new(
+            "bash.usage",
+            "`keep` applies to background jobs only: give it with background=true",
+        ));
+    }
     if args.list_jobs {
         return jobs::list();
     }
@@ -192,11 +204,26 @@ fn bash(ctx: &Context, args: BashArgs) -> Result<ToolOutput, ToolError> {
         ));
     }
     let cwd = resolve_cwd(ctx, args.cwd.as_deref())?;
-    let shell = args.shell.clone().unwrap_or_else(|| "bash".to_string());
+    let shell = shell_of(args.shell.as_deref())?;
     if args.background {
         return jobs::start(&command, &cwd, &shell, args.keep);
     }
     run_foreground(ctx, &args, &command, &cwd, &shell)
+}
+
+/// The shell program: `bash` by default, `$SHELL` read from the environment.
+fn shell_of(given: Option<&str>) -> Result<String, ToolError> {
+    match given {
+        None | Some("") => Ok("bash".to_string()),
+        Some("$SHELL") => match std::env::var("SHELL") {
+            Ok(s) if !s.is_empty() => Ok(s),
+            _ => Err(ToolError::new(
+                "bash.shell_not_found",
+                "`$SHELL` is not set here; leave `shell` out to use bash",
+            )),
+        },
+        Some(other) => Ok(other.to_string()),
+    }
 }
 
 /// The directory to run in, checked.

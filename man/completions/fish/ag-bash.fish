@@ -2,7 +2,7 @@ complete -c ag-bash -l timeout -d 'Seconds after which the command and everythin
 complete -c ag-bash -l cwd -d 'Directory to run in (default: the working directory)' -r
 complete -c ag-bash -l stdin -d 'Text given to the command on its standard input. Without it stdin is empty (/dev/null), so a command waiting for input ends at once' -r
 complete -c ag-bash -l max-output -d 'Bytes of output kept (default 1048576, from 1024 to 8388608); the start and the end are kept, the middle is cut' -r
-complete -c ag-bash -l shell -d 'The shell that runs the command with `-c` (default `bash`; `sh` for a POSIX shell)' -r
+complete -c ag-bash -l shell -d 'The shell that runs the command with `-c` (default `bash`; `sh` for a POSIX shell; `$SHELL` for the user\'s login shell)' -r
 complete -c ag-bash -l job -d 'A background job\'s id: shows its state and the end of its log (or, with `stop`, stops it; `all` stops every running job)' -r
 complete -c ag-bash -l lines -d 'With `job`: how many lines of its log to show (default 50, at most 1000)' -r
 complete -c ag-bash -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused' -r -F
