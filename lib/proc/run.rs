@@ -19,7 +19,7 @@ use nix::unistd::Pid;
 
 use super::cancel::set_nonblocking;
 use super::capture::Capture;
-use super::{Command, Error, Input, Outcome, Output, Status, Stop, tree};
+use super::{CancelReason, Command, Error, Input, Outcome, Output, Status, Stop, tree};
 
 /// Bytes read from a pipe at a time.
 const READ_CHUNK: usize = 64 * 1024;
@@ -253,119 +253,51 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
         });
     }
 
-    let timeout_at = cmd.timeout.map(|t| start + t);
+    let mut clock = Clock {
+        pgid,
+        timeout_at: cmd.timeout.map(|t| start + t),
+        grace: cmd.grace,
+        cancel_grace: cmd.cancel_grace.unwrap_or(cmd.grace),
+        drain: cmd.drain,
+        kill_leftovers: cmd.kill_leftovers,
+        exited_at: None,
+        stop: None,
+        term_at: None,
+        kill_at: None,
+        leftovers: false,
+    };
     let mut status: Option<Status> = None;
-    let mut exited_at: Option<Instant> = None;
-    let mut stop: Option<Stop> = None;
-    let mut term_at: Option<Instant> = None;
-    let mut kill_at: Option<Instant> = None;
-    let mut leftovers = false;
     let mut buf = vec![0u8; READ_CHUNK];
 
     loop {
         if status.is_none() {
-            match rx.try_recv() {
+            let failure = match rx.try_recv() {
                 Ok(Ok(st)) => {
                     status = Some(status_of(st));
-                    exited_at = Some(Instant::now());
+                    clock.exited_at = Some(Instant::now());
+                    None
                 }
-                Ok(Err(e)) => {
-                    tree::kill_group(pgid);
-                    return Err(Error::Io {
-                        context: "cannot wait for the command",
-                        source: e,
-                    });
-                }
-                Err(TryRecvError::Empty) => {}
+                Ok(Err(e)) => Some(e),
+                Err(TryRecvError::Empty) => None,
                 Err(TryRecvError::Disconnected) => {
-                    tree::kill_group(pgid);
-                    return Err(Error::Io {
-                        context: "cannot wait for the command",
-                        source: io::Error::other("the waiter thread ended"),
-                    });
+                    Some(io::Error::other("the waiter thread ended"))
                 }
+            };
+            if let Some(source) = failure {
+                tree::kill_group(pgid);
+                return Err(Error::Io {
+                    context: "cannot wait for the command",
+                    source,
+                });
             }
         }
         let now = Instant::now();
-        if stop.is_none() {
-            if let Some(reason) = cmd.cancel.as_ref().and_then(|c| c.reason()) {
-                stop = Some(Stop::Cancelled(reason));
-            } else if status.is_none() && timeout_at.is_some_and(|t| now >= t) {
-                stop = Some(Stop::Timeout);
-            }
-            if stop.is_some() && term_at.is_none() {
-                tree::terminate(pgid);
-                term_at = Some(now);
-            }
-        }
+        let cancelled = cmd.cancel.as_ref().and_then(|c| c.reason());
         let open = streams.iter().any(|s| s.file.is_some());
-        if let Some(exited) = exited_at {
-            if !open {
-                if !cmd.kill_leftovers || !tree::group_alive(pgid) {
-                    break;
-                }
-                if term_at.is_none() {
-                    leftovers = true;
-                    tree::terminate(pgid);
-                    term_at = Some(now);
-                }
-            } else if term_at.is_none() {
-                if now >= exited + cmd.drain {
-                    if !cmd.kill_leftovers {
-                        break;
-                    }
-                    leftovers = true;
-                    tree::terminate(pgid);
-                    term_at = Some(now);
-                }
-            } else if !tree::group_alive(pgid) {
-                // Whoever still holds the pipes is outside the group: no
-                // signal of ours reaches it, so waiting is pointless.
-                break;
-            }
-        }
-        let grace = match (stop, cmd.cancel_grace) {
-            (Some(Stop::Cancelled(_)), Some(g)) => g,
-            _ => cmd.grace,
-        };
-        if let Some(t) = term_at
-            && kill_at.is_none()
-            && now >= t + grace
-        {
-            tree::kill_group(pgid);
-            kill_at = Some(now);
-        }
-        if let Some(k) = kill_at
-            && now >= k + FINAL_WAIT
-        {
+        if clock.tick(now, cancelled, open) {
             break;
         }
-
-        let mut next: Option<Instant> = None;
-        let mut until = |t: Instant| next = Some(next.map_or(t, |n: Instant| n.min(t)));
-        if stop.is_none()
-            && status.is_none()
-            && let Some(t) = timeout_at
-        {
-            until(t);
-        }
-        if let Some(e) = exited_at
-            && term_at.is_none()
-        {
-            until(e + cmd.drain);
-        }
-        if let Some(t) = term_at
-            && kill_at.is_none()
-        {
-            until(t + grace);
-        }
-        if let Some(k) = kill_at {
-            until(k + FINAL_WAIT);
-        }
-        if exited_at.is_some() && term_at.is_some() {
-            until(now + LEFTOVER_TICK);
-        }
-        let timeout = match next {
+        let timeout = match clock.next_wake(now) {
             None => PollTimeout::NONE,
             Some(t) => {
                 let ms = t.saturating_duration_since(now).as_millis();
@@ -374,6 +306,7 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
                 PollTimeout::try_from(ms.min(i32::MAX as u128)).unwrap_or(PollTimeout::MAX)
             }
         };
+        let stop = clock.stop;
 
         // Poll: output pipes, the stdin pipe, the waiter, the cancel handle.
         let cancel_fd = match (&cmd.cancel, stop) {
@@ -438,6 +371,9 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
         }
     }
 
+    let Clock {
+        stop, leftovers, ..
+    } = clock;
     let status = match status {
         Some(s) => s,
         // Not even SIGKILL ended it within the final wait (a process stuck
@@ -462,6 +398,107 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
         stderr,
         leftovers,
     })
+}
+
+/// The run's clocks and what they lead to: SIGTERM on timeout or cancel,
+/// or to leftovers once the command has exited; SIGKILL after the grace
+/// period; giving up a short while after that.
+struct Clock {
+    pgid: Pid,
+    timeout_at: Option<Instant>,
+    grace: Duration,
+    cancel_grace: Duration,
+    drain: Duration,
+    kill_leftovers: bool,
+    /// When the command itself was seen to exit.
+    exited_at: Option<Instant>,
+    stop: Option<Stop>,
+    term_at: Option<Instant>,
+    kill_at: Option<Instant>,
+    leftovers: bool,
+}
+
+impl Clock {
+    fn terminate(&mut self, now: Instant) {
+        if self.term_at.is_none() {
+            tree::terminate(self.pgid);
+            self.term_at = Some(now);
+        }
+    }
+
+    fn grace(&self) -> Duration {
+        match self.stop {
+            Some(Stop::Cancelled(_)) => self.cancel_grace,
+            _ => self.grace,
+        }
+    }
+
+    /// Acts on the time and the state of the run (cancel reason, whether
+    /// output pipes are still open); true when the run is over.
+    fn tick(&mut self, now: Instant, cancelled: Option<CancelReason>, open: bool) -> bool {
+        if self.stop.is_none() {
+            if let Some(reason) = cancelled {
+                self.stop = Some(Stop::Cancelled(reason));
+            } else if self.exited_at.is_none() && self.timeout_at.is_some_and(|t| now >= t) {
+                self.stop = Some(Stop::Timeout);
+            }
+            if self.stop.is_some() {
+                self.terminate(now);
+            }
+        }
+        if let Some(exited) = self.exited_at {
+            if !open {
+                if !self.kill_leftovers || !tree::group_alive(self.pgid) {
+                    return true;
+                }
+                if self.term_at.is_none() {
+                    self.leftovers = true;
+                    self.terminate(now);
+                }
+            } else if self.term_at.is_none() {
+                // Background children hold the pipes: read on briefly.
+                if now >= exited + self.drain {
+                    if !self.kill_leftovers {
+                        return true;
+                    }
+                    self.leftovers = true;
+                    self.terminate(now);
+                }
+            } else if !tree::group_alive(self.pgid) {
+                // Whoever still holds the pipes is outside the group: no
+                // signal of ours reaches it, so waiting is pointless.
+                return true;
+            }
+        }
+        if let Some(t) = self.term_at
+            && self.kill_at.is_none()
+            && now >= t + self.grace()
+        {
+            tree::kill_group(self.pgid);
+            self.kill_at = Some(now);
+        }
+        self.kill_at.is_some_and(|k| now >= k + FINAL_WAIT)
+    }
+
+    /// When `tick` must run next (None: only when something happens).
+    fn next_wake(&self, now: Instant) -> Option<Instant> {
+        let waiting_for_leftovers = self.exited_at.is_some() && self.term_at.is_some();
+        [
+            self.timeout_at
+                .filter(|_| self.stop.is_none() && self.exited_at.is_none()),
+            self.exited_at
+                .filter(|_| self.term_at.is_none())
+                .map(|e| e + self.drain),
+            self.term_at
+                .filter(|_| self.kill_at.is_none())
+                .map(|t| t + self.grace()),
+            self.kill_at.map(|k| k + FINAL_WAIT),
+            waiting_for_leftovers.then_some(now + LEFTOVER_TICK),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
 }
 
 #[derive(Clone, Copy)]

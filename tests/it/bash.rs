@@ -406,7 +406,7 @@ fn background_jobs_start_show_and_stop() {
     // Stopping again says so; unknown jobs are errors.
     let r = bash(&env, json!({"job": id, "stop": true}));
     assert!(output(&r).contains("had already ended"), "{r}");
-    let r = bash(&env, json!({"job": "99"}));
+    let r = bash(&env, json!({"job": 99}));
     assert_eq!(r["error_code"], "bash.job_not_found");
 }
 

@@ -100,7 +100,7 @@ pub struct BashArgs {
     /// A background job's id: shows its state and the end of its log (or,
     /// with `stop`, stops it; `all` stops every running job).
     #[arg(long, value_name = "ID")]
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_or_number")]
     pub job: Option<String>,
     /// With `job`: stop the job and everything it started.
     #[arg(long, requires = "job")]
@@ -111,6 +111,20 @@ pub struct BashArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     pub lines: Option<u64>,
+}
+
+/// A job id as a string, also when a model sends it as a number.
+fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Id {
+        Text(String),
+        Number(u64),
+    }
+    Ok(Option::<Id>::deserialize(d)?.map(|id| match id {
+        Id::Text(s) => s,
+        Id::Number(n) => n.to_string(),
+    }))
 }
 
 /// The `bash` tool.
