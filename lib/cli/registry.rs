@@ -20,5 +20,6 @@ pub fn all_commands() -> Vec<Command> {
         tool_command::<tools::grep::GrepTool>(),
         tool_command::<tools::find::FindTool>(),
         tool_command::<tools::ls::LsTool>(),
+        tool_command::<tools::bash::BashTool>(),
     ]
 }

@@ -33,3 +33,5 @@ mod find;
 mod ls;
 // The generated project tree the search tools are tested on.
 mod tree;
+// ag-bash: commands, timeouts, cancellation, output caps, background jobs.
+mod bash;
