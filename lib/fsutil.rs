@@ -1,7 +1,21 @@
 //! File helpers the file tools share: content hashes that prove a caller
-//! saw the current file, and names to suggest when a path does not exist.
+//! saw the current file, names to suggest when a path does not exist,
+//! binary detection, and atomic replacement of a file ([`AtomicFile`]).
+
+mod atomic;
+
+pub use atomic::{AtomicFile, WriteError, has_content, hash_file, resolve_symlinks, write_atomic};
 
 use std::path::Path;
+
+/// Bytes examined for a NUL to decide that a file is binary (as `git diff` does).
+pub const BINARY_PROBE: usize = 8192;
+
+/// Whether content that starts with `head` is binary: a NUL in the first
+/// [`BINARY_PROBE`] bytes.
+pub fn looks_binary(head: &[u8]) -> bool {
+    memchr::memchr(0, &head[..head.len().min(BINARY_PROBE)]).is_some()
+}
 
 /// A streaming hasher for file content; the digest is what `ag-read`
 /// reports and what `expected_hash` is compared with.

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod cli;
 pub mod fsutil;
 pub mod llm;
+pub mod gate;
 pub mod proc;
 pub mod protocol;
 pub mod schema;

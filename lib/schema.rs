@@ -82,6 +82,8 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("llm-event.json", document::<protocol::LlmEvent>()),
         ("agent-command.json", document::<protocol::AgentCommand>()),
         ("agent-event.json", document::<protocol::AgentEventRecord>()),
+        ("gate-request.json", document::<protocol::GateRequest>()),
+        ("gate-decision.json", document::<protocol::GateDecision>()),
         ("session-header.json", document::<protocol::SessionHeader>()),
         ("session-record.json", document::<protocol::SessionRecord>()),
     ]

@@ -290,7 +290,8 @@ async fn run(args: Args) -> ExitCode {
     // The session: resumed, new, or none.
     let store = Store::from_env();
     let mut history: Vec<Message> = Vec::new();
-    let mut tool_env = Vec::new();
+    // Background jobs that tools start (ag-bash) end with this process.
+    let mut tool_env = vec![("AG_SESSION_PID".to_string(), std::process::id().to_string())];
     let writer = if args.no_session {
         None
     } else {

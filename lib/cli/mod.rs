@@ -39,9 +39,7 @@ pub struct ToolFlags {
 const TOOL_AFTER_HELP: &str = "\
 With no arguments, reads calls from stdin, one JSON object per line \
 ({\"id\": \"1\", \"arguments\": {...}} or a bare arguments object), and writes \
-one result per line: {\"id\", \"output\", \"details\", \"is_error\"}.
-
-Exit status: 0 success, 1 the operation failed, 2 usage or input error.";
+one result per line: {\"id\", \"output\", \"details\", \"is_error\"}.";
 
 /// The full clap command of a tool binary, as `--help` and the man page show it.
 pub fn tool_command<T: Tool>() -> Command {
@@ -50,7 +48,7 @@ pub fn tool_command<T: Tool>() -> Command {
     ToolFlags::augment_args(T::Args::augment_args(cmd))
         .about(T::ABOUT)
         .long_about(T::DESCRIPTION)
-        .after_help(TOOL_AFTER_HELP)
+        .after_help(format!("{TOOL_AFTER_HELP}\n\n{}", T::EXIT_STATUS))
 }
 
 /// Runs a tool binary: parse, then schema, serve or one plain call.
@@ -97,7 +95,10 @@ pub fn tool_main<T: Tool>() -> ExitCode {
         let defaults = process_flag_values::<T>(&full, &matches);
         let stdin = io::stdin().lock();
         return match serve::serve_with::<T>(&ctx, &defaults, stdin, Stdout::new()) {
-            Ok(()) => ExitStatus::Success.code(),
+            Ok(()) => match crate::proc::termination_signal() {
+                Some(sig) => ExitStatus::Signal(sig).code(),
+                None => ExitStatus::Success.code(),
+            },
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitStatus::Success.code(),
             Err(e) => {
                 error_line(bin, &format!("I/O error: {e}"), None);
@@ -115,6 +116,10 @@ pub fn tool_main<T: Tool>() -> ExitCode {
     };
     let result = to_result(None, T::run(&ctx, args));
     let failed = result.is_error;
+    let status = match crate::proc::termination_signal() {
+        Some(sig) => ExitStatus::Signal(sig).code(),
+        None => ExitCode::from(T::exit_code(&result)),
+    };
     if flags.json {
         let code = print_json(bin, &result);
         if code != ExitStatus::Success.code() {
@@ -135,11 +140,7 @@ pub fn tool_main<T: Tool>() -> ExitCode {
             return ExitStatus::Input.code();
         }
     }
-    if failed {
-        ExitStatus::Failure.code()
-    } else {
-        ExitStatus::Success.code()
-    }
+    status
 }
 
 fn any_given(matches: &ArgMatches, ids: &[String]) -> bool {

@@ -10,10 +10,18 @@ use crate::tools;
 pub fn all_commands() -> Vec<Command> {
     vec![
         tool_command::<tools::read::ReadTool>(),
-        <crate::agent::cli::Args as clap::CommandFactory>::command(),
+        tool_command::<tools::write::WriteTool>(),
+        tool_command::<tools::edit::EditTool>(),
+        tool_command::<tools::delete::DeleteTool>(),
+        tool_command::<tools::bash::BashTool>(),
+        tool_command::<tools::grep::GrepTool>(),
+        tool_command::<tools::find::FindTool>(),
+        tool_command::<tools::ls::LsTool>(),
         tool_command::<tools::todo::TodoTool>(),
         tool_command::<tools::git::GitTool>(),
         tool_command::<tools::notify::NotifyTool>(),
+        <crate::gate::cli::Args as clap::CommandFactory>::command(),
+        <crate::agent::cli::Args as clap::CommandFactory>::command(),
         <crate::session::cli::Args as clap::CommandFactory>::command(),
     ]
 }

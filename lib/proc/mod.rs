@@ -1,5 +1,321 @@
-//! All process spawning: own process groups, killing whole groups.
+//! Every child process ag starts goes through this module. A command runs
+//! as the leader of its own process group (or session), with stdin closed
+//! unless input is given; its stdout and stderr are drained together into
+//! bounded captures; a time limit or a [`Cancel`] ends the whole group with
+//! SIGTERM, then SIGKILL after a grace period; once the command itself has
+//! exited, pipes that its background children hold open are waited for only
+//! briefly, and those children are stopped too. Runs are synchronous (a
+//! poll loop plus one waiter thread) so that starting a command costs
+//! almost nothing; another thread (ag-loop's tokio runtime) stops a run
+//! through its [`Cancel`] handle.
 
+mod cancel;
+mod capture;
 mod group;
+mod run;
+mod signals;
+mod tree;
 
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use cancel::{Cancel, CancelReason};
 pub use group::{GRACE, kill_group, reap_group, tokio_command};
+pub use capture::{CaptureLimit, Captured};
+pub use nix::sys::signal::Signal;
+pub use signals::{TerminationGuard, termination_signal};
+pub use tree::{foreign_group_alive, process_alive, session_of, signal_group, signal_process};
+
+/// What the child reads on stdin.
+#[derive(Debug, Clone, Default)]
+pub enum Input {
+    /// `/dev/null`: a command that reads stdin sees end of input at once.
+    #[default]
+    Null,
+    /// These bytes, then end of input.
+    Bytes(Vec<u8>),
+}
+
+/// Where the child's stdout and stderr go.
+#[derive(Debug)]
+pub enum Output {
+    /// `/dev/null`.
+    Null,
+    /// One pipe for both, so the capture holds them in the order written.
+    Merged(CaptureLimit),
+    /// Two pipes, two captures.
+    Separate {
+        /// For stdout.
+        stdout: CaptureLimit,
+        /// For stderr.
+        stderr: CaptureLimit,
+    },
+    /// Both straight into a file (background jobs' logs).
+    File(File),
+}
+
+/// A command to run, built like [`std::process::Command`].
+pub struct Command {
+    program: OsString,
+    args: Vec<OsString>,
+    cwd: Option<PathBuf>,
+    env: Vec<(OsString, Option<OsString>)>,
+    stdin: Input,
+    output: Output,
+    timeout: Option<Duration>,
+    grace: Duration,
+    cancel_grace: Option<Duration>,
+    drain: Duration,
+    new_session: bool,
+    kill_leftovers: bool,
+    cancel: Option<Cancel>,
+    on_spawn: Option<Box<dyn FnOnce(u32) + Send>>,
+}
+
+impl Command {
+    /// A command running `program` (looked up in `PATH`), with stdin and
+    /// output null, no time limit, a 2 s grace period and a 100 ms wait for
+    /// pipes held open after the command exits.
+    pub fn new(program: impl AsRef<OsStr>) -> Command {
+        Command {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+            cwd: None,
+            env: Vec::new(),
+            stdin: Input::Null,
+            output: Output::Null,
+            timeout: None,
+            grace: Duration::from_secs(2),
+            cancel_grace: None,
+            drain: Duration::from_millis(100),
+            new_session: false,
+            kill_leftovers: true,
+            cancel: None,
+            on_spawn: None,
+        }
+    }
+
+    /// Adds an argument.
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Command {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// Runs in this directory.
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Command {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// Sets an environment variable for the child.
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Command {
+        self.env
+            .push((key.as_ref().to_owned(), Some(value.as_ref().to_owned())));
+        self
+    }
+
+    /// Removes an environment variable for the child.
+    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Command {
+        self.env.push((key.as_ref().to_owned(), None));
+        self
+    }
+
+    /// What the child reads on stdin.
+    pub fn stdin(mut self, input: Input) -> Command {
+        self.stdin = input;
+        self
+    }
+
+    /// Where stdout and stderr go.
+    pub fn output(mut self, output: Output) -> Command {
+        self.output = output;
+        self
+    }
+
+    /// Ends the group when this much time has passed.
+    pub fn timeout(mut self, limit: Duration) -> Command {
+        self.timeout = Some(limit);
+        self
+    }
+
+    /// Time between SIGTERM and SIGKILL.
+    pub fn grace(mut self, grace: Duration) -> Command {
+        self.grace = grace;
+        self
+    }
+
+    /// Time between SIGTERM and SIGKILL when the run is cancelled rather
+    /// than timed out (default: the same as [`Command::grace`]). Whoever
+    /// cancels is waiting and may escalate: ag-loop, after its own grace
+    /// period, kills ag-bash, which must have ended its command by then.
+    pub fn cancel_grace(mut self, grace: Duration) -> Command {
+        self.cancel_grace = Some(grace);
+        self
+    }
+
+    /// How long pipes that background children hold open are read after
+    /// the command itself has exited.
+    pub fn drain(mut self, drain: Duration) -> Command {
+        self.drain = drain;
+        self
+    }
+
+    /// Starts the child in a new session rather than only a new group, so
+    /// that it has no controlling terminal.
+    pub fn new_session(mut self) -> Command {
+        self.new_session = true;
+        self
+    }
+
+    /// Leaves processes of the group running once the command has exited
+    /// (by default they are stopped like on a timeout).
+    pub fn keep_leftovers(mut self) -> Command {
+        self.kill_leftovers = false;
+        self
+    }
+
+    /// Stops the run when this handle is cancelled.
+    pub fn cancel(mut self, cancel: &Cancel) -> Command {
+        self.cancel = Some(cancel.clone());
+        self
+    }
+
+    /// Called with the child's pid (which is also its group id) right after
+    /// it started.
+    pub fn on_spawn(mut self, f: impl FnOnce(u32) + Send + 'static) -> Command {
+        self.on_spawn = Some(Box::new(f));
+        self
+    }
+
+    /// Runs the command to its end (or its time limit, or cancellation).
+    pub fn run(self) -> Result<Outcome, Error> {
+        run::run(self)
+    }
+
+    /// Starts the command and returns its pid at once, without waiting. The
+    /// child is reaped by a later [`Command::run`] or [`reap_detached`].
+    pub fn spawn_detached(self) -> Result<u32, Error> {
+        run::spawn_detached(self)
+    }
+}
+
+/// How the command itself ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// It exited with this code.
+    Exited(i32),
+    /// It was killed by this signal.
+    Signaled(i32),
+}
+
+/// Why the run stopped the command before it ended by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The time limit passed.
+    Timeout,
+    /// The cancel handle was cancelled.
+    Cancelled(CancelReason),
+}
+
+/// The result of a run.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The child's pid, also its process group id.
+    pub pid: u32,
+    /// How the command ended.
+    pub status: Status,
+    /// Set when the run stopped the command.
+    pub stopped: Option<Stop>,
+    /// From start to the end of the run.
+    pub duration: Duration,
+    /// Stdout, or both streams with [`Output::Merged`].
+    pub stdout: Captured,
+    /// Stderr with [`Output::Separate`], else empty.
+    pub stderr: Captured,
+    /// Processes of the group outlived the command and were stopped.
+    pub leftovers: bool,
+}
+
+impl Outcome {
+    /// The shell-style exit code: 124 after a timeout, 128+N when killed by
+    /// signal N, else the command's own code.
+    pub fn code(&self) -> i32 {
+        if self.stopped == Some(Stop::Timeout) {
+            return 124;
+        }
+        match self.status {
+            Status::Exited(c) => c,
+            Status::Signaled(n) => 128 + n,
+        }
+    }
+
+    /// The signal that killed the command, if one did.
+    pub fn signal(&self) -> Option<i32> {
+        match self.status {
+            Status::Signaled(n) => Some(n),
+            Status::Exited(_) => None,
+        }
+    }
+}
+
+/// Why a command could not be run.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The program could not be started.
+    #[error("cannot start `{program}`: {source}")]
+    Spawn {
+        /// What was to be run.
+        program: String,
+        /// Why it failed.
+        source: io::Error,
+    },
+    /// A pipe or wait failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: &'static str,
+        /// Why it failed.
+        source: io::Error,
+    },
+}
+
+impl Error {
+    /// A stable code for error results.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Spawn { .. } => "proc.spawn",
+            Error::Io { .. } => "proc.io",
+        }
+    }
+}
+
+/// Makes this process the reaper of its orphaned descendants (Linux), so
+/// that the background children a command leaves behind are adopted here
+/// and can be waited for, rather than lingering as zombies under an init
+/// that does not reap (as in many containers). Call it only in a process
+/// whose children are all started through this module: adopted orphans
+/// outside a command's group are reaped by [`reap_detached`].
+pub fn adopt_orphans() -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        nix::sys::prctl::set_child_subreaper(true).map_err(io::Error::from)?;
+        run::set_adopting();
+    }
+    Ok(())
+}
+
+/// Reaps children started with [`Command::spawn_detached`] that have ended.
+pub fn reap_detached() {
+    run::reap_detached();
+}
+
+/// The conventional name of a signal (`SIGTERM`), or `signal N`.
+pub fn signal_name(n: i32) -> String {
+    match Signal::try_from(n) {
+        Ok(s) => s.as_str().to_string(),
+        Err(_) => format!("signal {n}"),
+    }
+}

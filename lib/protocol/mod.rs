@@ -1,15 +1,18 @@
 //! Every type that crosses a process boundary: tool calls and results,
 //! messages, ag-llm's requests and stream events, ag-loop's commands and
-//! events, session records. Defined once here; `schemas/` is generated from
-//! them. This module imports nothing else from the library.
+//! events, gate requests and decisions, session records. Defined once here;
+//! `schemas/` is generated from them. This module imports nothing else from
+//! the library.
 
 mod agent;
+mod gate;
 mod llm;
 mod message;
 mod session;
 mod tool;
 
 pub use agent::*;
+pub use gate::*;
 pub use llm::*;
 pub use message::*;
 pub use session::*;

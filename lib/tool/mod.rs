@@ -36,9 +36,20 @@ pub trait Tool {
     /// the id must be the field's serde name too). Hide such fields from
     /// the model with `#[schemars(skip)]`.
     const PROCESS_FLAGS: &'static [&'static str] = &[];
+    /// The exit-status paragraph of `--help` and the man page; it must
+    /// match [`Tool::exit_code`].
+    const EXIT_STATUS: &'static str =
+        "Exit status: 0 success, 1 the operation failed, 2 usage or input error.";
 
     /// Runs one call.
     fn run(ctx: &Context, args: Self::Args) -> Result<ToolOutput, ToolError>;
+
+    /// The exit status of the plain command line for a call's result: 0,
+    /// or 1 when the call failed. A tool whose result carries a status of
+    /// its own overrides it (ag-bash exits with the command's status).
+    fn exit_code(result: &ToolResult) -> u8 {
+        u8::from(result.is_error)
+    }
 }
 
 /// A successful call's output.

@@ -41,19 +41,27 @@ impl Context {
         }
         let expanded = expand_home(path);
         let joined = normalize(&self.cwd.join(expanded));
-        if let Some(root) = &self.root {
-            let real = real_path(&joined);
-            if !real.starts_with(root) {
-                return Err(ToolError::new(
-                    "path.outside_root",
-                    format!(
-                        "`{path}` is outside the allowed root `{}`; use a path inside it",
-                        root.display()
-                    ),
-                ));
-            }
-        }
+        self.confine(path, &joined)?;
         Ok(joined)
+    }
+
+    /// Checks that `resolved` (the path given as `given`) lies inside the
+    /// root, if there is one, after symlinks are resolved. Tools that follow
+    /// a symlink chain themselves check its end with this too, because a
+    /// dangling link can name a file outside the root.
+    pub fn confine(&self, given: &str, resolved: &Path) -> Result<(), ToolError> {
+        if let Some(root) = &self.root
+            && !real_path(resolved).starts_with(root)
+        {
+            return Err(ToolError::new(
+                "path.outside_root",
+                format!(
+                    "`{given}` is outside the allowed root `{}`; use a path inside it",
+                    root.display()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The path as the model should see it: relative to the working

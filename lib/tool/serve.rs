@@ -80,6 +80,11 @@ pub fn serve_with<T: Tool>(
         buf.push(b'\n');
         output.write_all(&buf)?;
         output.flush()?;
+        // A termination signal that arrived during the call stopped what it
+        // ran and was reported in its result; now the process ends.
+        if crate::proc::termination_signal().is_some() {
+            break;
+        }
     }
     Ok(())
 }

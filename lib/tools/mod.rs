@@ -1,7 +1,17 @@
 //! The tools: each module is one tool's logic, turned into a binary by
 //! [`crate::cli::tool_main`].
 
+pub mod bash;
+pub mod delete;
+pub mod edit;
+mod fileops;
+pub mod find;
 pub mod git;
+pub mod globs;
+pub mod grep;
+pub mod ls;
 pub mod notify;
 pub mod read;
 pub mod todo;
+pub mod walk;
+pub mod write;

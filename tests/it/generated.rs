@@ -148,6 +148,8 @@ fn protocol_examples_round_trip_and_validate() {
                 "llm-event" => round::<LlmEvent>(&value),
                 "agent-command" => round::<AgentCommand>(&value),
                 "agent-event" => round::<AgentEventRecord>(&value),
+                "gate-request" => round::<GateRequest>(&value),
+                "gate-decision" => round::<GateDecision>(&value),
                 "session-header" => round::<SessionHeader>(&value),
                 "session-record" => round::<SessionRecord>(&value),
                 other => panic!("no type for fixture {other}"),

@@ -9,6 +9,8 @@ mod generated;
 mod protocol;
 // ag-git.
 mod git;
+// ag-gate: the classifier table, approval modes, lists, config rules.
+mod gate;
 // ag-read.
 mod read;
 // ag-session.
@@ -17,3 +19,21 @@ mod session;
 mod agent;
 // ag-todo.
 mod todo;
+// ag-write.
+mod write;
+// ag-edit.
+mod edit;
+// ag-delete.
+mod delete;
+// Scenario folders for ag-edit, ag-write and ag-delete (tests/fixtures/<tool>/).
+mod scenarios;
+// ag-grep.
+mod grep;
+// ag-find.
+mod find;
+// ag-ls.
+mod ls;
+// The generated project tree the search tools are tested on.
+mod tree;
+// ag-bash: commands, timeouts, cancellation, output caps, background jobs.
+mod bash;

@@ -1,0 +1,5 @@
+//! ag-grep: search file contents for a regular expression.
+
+fn main() -> std::process::ExitCode {
+    ag::cli::tool_main::<ag::tools::grep::GrepTool>()
+}

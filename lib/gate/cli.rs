@@ -1,0 +1,346 @@
+//! `ag-gate`: the command line. Reads gate requests on stdin (one JSON
+//! object per line, or one object spread over several lines) and answers a
+//! decision per request on stdout.
+
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use super::config::{self, Config};
+use super::policy::{Approval, Policy};
+use crate::cli::{ExitStatus, Stdout, error_line, warn};
+use crate::protocol::GateDecision;
+
+const BIN: &str = "ag-gate";
+/// The most text and lines one request spread over several lines may
+/// take before its first line is given up on as garbage.
+const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
+const MAX_REQUEST_LINES: usize = 10_000;
+
+/// The default gate in front of every tool call: allow, deny or ask.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ag-gate",
+    version,
+    long_about = LONG_ABOUT,
+    after_help = "Exit status: 0 success (every request answered, invalid ones denied), 2 usage or config error."
+)]
+pub struct Args {
+    /// When to ask a person: `never` allows everything not denied,
+    /// `dangerous` asks for the calls the classifier flags, `always` asks
+    /// for every call not allowed. Default: the config file's `approval`,
+    /// else `dangerous` when the request says `interactive`, `never` otherwise.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub approval: Option<Approval>,
+    /// Tools always allowed, comma-separated (`read,grep,find,ls`).
+    #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
+    pub allow: Vec<String>,
+    /// Tools always denied, comma-separated; the model is told to do
+    /// without them.
+    #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
+    pub deny: Vec<String>,
+    /// Read rules from FILE (TOML) instead of `$AG_HOME/gate.toml`.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Read no config file, not even `$AG_HOME/gate.toml`.
+    #[arg(long, conflicts_with = "config")]
+    pub no_config: bool,
+}
+
+const LONG_ABOUT: &str = "\
+ag-loop runs its gates before each tool call. A gate reads the call as one JSON object on stdin, \
+{\"tool\": \"bash\", \"arguments\": {...}, \"cwd\": \"/project\", \"session_id\": \"...\", \
+\"tool_call_id\": \"...\", \"interactive\": true}, and answers one JSON object on stdout: \
+{\"decision\": \"allow\"}, {\"decision\": \"deny\", \"reason\": \"...\"} (the reason goes to the model) or \
+{\"decision\": \"ask\", \"reason\": \"...\"} (a person must approve). ag-gate answers every request of \
+its stdin, one per line (an object may also span several lines). A request that cannot be read \
+is denied with a reason saying so; ag-gate never stops on bad input.
+
+Approval modes (--approval): never allows everything that is not denied; dangerous asks for the \
+calls the classifier flags and the `ask` rules match; always asks for every call that the allow \
+list or `allow` rules do not cover. Without --approval the config file's `approval` applies, and \
+without that the mode is `dangerous` when the request says \"interactive\": true (ag-loop on a \
+terminal, or a JSONL client that answers approvals) and `never` otherwise.
+
+Order of precedence: (1) a tool on the deny list (--deny, config `deny`) or a matching `deny` \
+rule is denied; (2) a tool on the allow list (--allow, config `allow`) is allowed; (3) a matching \
+`ask` rule, or a classifier finding that no `allow` rule covers, is asked (under `never`: allowed, \
+the reason kept in the decision); (4) under `always` every other call is asked unless `allow` \
+rules cover it; (5) the rest is allowed. Tool names match with or without the `ag-` prefix.
+
+The classifier flags bash commands (tool `bash`, `arguments.command`) that: delete recursively \
+(rm -r/-R/--recursive, find -delete, find -exec rm, rsync --delete); force push (git push -f, \
+--force, --force-with-lease, --mirror, +refspec); delete a remote branch (git push --delete, \
+:branch); discard work (git reset --hard, git clean -f, git checkout -- PATHS / . / -f, \
+git restore PATHS without --staged, git switch --discard-changes, git stash drop/clear, \
+git branch -D); run code downloaded from the network (curl/wget ... | sh, bash <(curl ...), \
+sh -c \"$(curl ...)\"); pipe into a shell a script that cannot be read before it runs \
+(base64 -d x | sh, echo \"$X\" | bash; echo 'cmd' | sh and cat <<EOF | sh are read instead); \
+run as another user (sudo, su, doas, pkexec, run0); use disk tools (mkfs, \
+mke2fs, mkswap, fdisk, sfdisk, gdisk, parted, wipefs, blkdiscard; dd of=/dev/...; listing with \
+-l stays allowed); chmod -R a world-writable mode (777, o+w); chown/chgrp -R; shut down or reboot \
+(shutdown, reboot, poweroff, halt, init 0/6, systemctl reboot); fork bombs; and write outside the \
+working directory: redirections (> /etc/x, >> ~/.bashrc), tee, cp, mv, install, ln, rsync, touch, \
+mkdir, truncate, sed -i, chmod, chown, rm, dd of=, curl -o, wget -O, tar -x -C, unzip -d, git \
+clone. Paths are resolved against the request's cwd after `cd`, `~`, `$HOME`, `$PWD`, `..` and \
+symlinks; temporary directories (/tmp, /var/tmp, /dev/shm, $TMPDIR) and /dev/null-like devices \
+count as inside, and a path hidden behind another variable ($OUT) is not flagged. Commands are \
+found after ; && || | & and newlines, inside $(...), backticks, <(...), bash -c '...', eval, \
+trap, watch, here-documents fed to a shell, and behind /bin/rm, \\rm, 'r'm, command, builtin, \
+exec, env, nice, nohup, time, timeout, stdbuf, ionice, setsid, flock, xargs, sudo and find -exec. \
+Text that is only data is not flagged: echo \"rm -rf /\", git commit -m \"rm -rf\", grep -r \
+'git push -f', a here-document written to a file. Not inspected: scripts run from files \
+(bash script.sh), other interpreters' code (python -c), aliases and functions, commands run over \
+ssh or in containers.
+
+For the other tools the classifier flags write, edit, multi_edit, delete, patch, apply_patch and \
+notebook_edit calls whose `file_path`, `path` or `paths` (or the files named in a patch's \
+headers) lie outside the working directory after resolution (.., absolute paths, ~, symlinks), \
+and delete calls with \"recursive\": true. Reading tools are never flagged by the classifier.
+
+The config file (--config FILE, else $AG_HOME/gate.toml when it exists; AG_HOME defaults to \
+~/.ag) is TOML:
+
+  approval = \"dangerous\"            # default mode; --approval overrides it
+  allow = [\"read\", \"grep\", \"find\", \"ls\"]
+  deny = [\"web_fetch\"]
+
+  [[rule]]
+  command = '^npm publish\\b'        # a regex (Rust regex syntax)
+  action = \"deny\"                   # allow, ask or deny
+  reason = \"releases are published by CI\"
+
+  [[rule]]
+  command = '^rm -rf (target|node_modules|dist)$'
+  action = \"allow\"
+
+  [[rule]]
+  tool = [\"write\", \"edit\"]         # one name or a list; \"*\" for every tool
+  path = \".env*\"                    # a path pattern
+  action = \"ask\"
+  reason = \"secrets file\"
+
+A rule matches a call when every condition it has holds. `tool` defaults to bash for rules with \
+a `command` and to every tool otherwise. `command` is matched against the whole command line and \
+against each simple command in it, written as its words after quote removal joined by single \
+spaces (`rm -rf build`, `echo x >/tmp/y`), nested ones included; anchor with ^ and $ to match a \
+whole command. `path` is matched against the paths a call names (file tools: file_path, path, \
+paths, patch headers) or writes (bash: redirections and the commands listed above). Path \
+patterns read like .gitignore: without a slash they match a name at any depth (.env*, .git), \
+with a leading / or ~/ they match absolute paths (/etc/**, ~/.ssh), otherwise paths relative to \
+the working directory (src/**/*.rs); * and ? stay within a directory, ** crosses them, [abc] and \
+{a,b} choose, and a pattern that matches a directory matches everything in it. An `allow` rule \
+does not open the deny list; it covers the classifier's findings about the commands its regex \
+matches and the paths its pattern matches, and under `always` a bash call is allowed when each \
+of its commands matches some `allow` rule. `reason` is what the decision carries: the model \
+reads it on deny, a person on ask.
+
+Examples:
+
+  $ echo '{\"tool\":\"bash\",\"arguments\":{\"command\":\"rm -rf build\"},\"cwd\":\".\"}' \\
+      | ag-gate --approval dangerous
+  {\"decision\":\"ask\",\"reason\":\"recursive delete: `rm -rf build`\"}
+
+  $ ag-loop --gate 'ag-gate --allow read,grep,find,ls' \"fix the failing test\"";
+
+/// Runs `ag-gate`.
+pub fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => return ExitStatus::from_clap(e, BIN).code(),
+    };
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let config_path = if args.no_config {
+        None
+    } else {
+        args.config.clone().or_else(config::default_path)
+    };
+    let config = match config_path {
+        None => Config::default(),
+        Some(path) => match config::load(&path, home.as_deref()) {
+            Ok(c) => c,
+            Err(e) => {
+                error_line(
+                    BIN,
+                    &e.to_string(),
+                    Some("fix the file (the format is in `man ag-gate`), or pass `--no-config`"),
+                );
+                return ExitStatus::Input.code();
+            }
+        },
+    };
+    let policy = Policy::new(args.approval, &args.allow, &args.deny, config);
+    if io::stdin().is_terminal() {
+        warn(
+            BIN,
+            "reading gate requests from the terminal, one JSON object per line (Ctrl-D to end); see --help",
+        );
+    }
+    match serve(&policy, io::stdin().lock(), Stdout::new()) {
+        Ok(()) => ExitStatus::Success.code(),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitStatus::Success.code(),
+        Err(e) => {
+            error_line(BIN, &format!("I/O error: {e}"), None);
+            ExitStatus::Input.code()
+        }
+    }
+}
+
+/// Answers every request of `input`. A request is one line, or several
+/// lines when the first opens a JSON object that a later one closes; lines
+/// that never make a request are each denied. Fails only when the output
+/// cannot be written.
+pub fn serve(policy: &Policy, input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+    let mut pending = Pending::default();
+    for line in input.split(b'\n') {
+        let line = String::from_utf8_lossy(&line?).into_owned();
+        if pending.lines.is_empty() && line.trim().is_empty() {
+            continue;
+        }
+        pending.push(line);
+        pending.settle(policy, false, &mut output)?;
+    }
+    pending.settle(policy, true, &mut output)
+}
+
+/// Lines read but not answered yet, with how much each one opens (`{`, `[`)
+/// or closes outside strings. JSON strings never span lines, so a line's
+/// balance does not depend on the lines before it.
+#[derive(Default)]
+struct Pending {
+    lines: Vec<String>,
+    balance: Vec<i64>,
+    bytes: usize,
+}
+
+impl Pending {
+    fn push(&mut self, line: String) {
+        self.balance.push(balance(&line));
+        self.bytes += line.len() + 1;
+        self.lines.push(line);
+    }
+
+    fn remove_first(&mut self) -> String {
+        self.balance.remove(0);
+        let line = self.lines.remove(0);
+        self.bytes -= line.len() + 1;
+        line
+    }
+
+    /// Answers what the pending lines hold: a whole request, or the first
+    /// line as garbage (then tries again from the next one). With `at_end`
+    /// nothing more will come, so an unfinished request is garbage too.
+    fn settle(&mut self, policy: &Policy, at_end: bool, output: &mut impl Write) -> io::Result<()> {
+        while !self.lines.is_empty() {
+            let opens_object = self.lines[0].trim_start().starts_with(['{', '[']);
+            let full = self.bytes >= MAX_REQUEST_BYTES || self.lines.len() >= MAX_REQUEST_LINES;
+            let closed = self.balance.iter().sum::<i64>() <= 0;
+            if opens_object && !closed && !full && !at_end {
+                return Ok(());
+            }
+            let text = self.lines.join("\n");
+            let parsed = serde_json::from_str::<serde_json::Value>(&text);
+            let decision = match parsed {
+                Err(e) if e.is_eof() && self.lines.len() > 1 && !full && !at_end => return Ok(()),
+                Err(_) if self.lines.len() > 1 => {
+                    // The first line began something the next ones do not
+                    // finish: it alone is garbage; the rest is read again.
+                    let first = self.remove_first();
+                    while self.lines.first().is_some_and(|l| l.trim().is_empty()) {
+                        self.remove_first();
+                    }
+                    policy.decide_line(&first)
+                }
+                _ => {
+                    *self = Pending::default();
+                    policy.decide_line(&text)
+                }
+            };
+            write_decision(&mut *output, &decision)?;
+        }
+        Ok(())
+    }
+}
+
+/// How many brackets a line opens minus how many it closes, outside strings.
+fn balance(line: &str) -> i64 {
+    let mut depth = 0;
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in line.chars() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match c {
+                '"' => in_string = true,
+                '{' | '[' => depth += 1,
+                '}' | ']' => depth -= 1,
+                _ => {}
+            }
+        }
+    }
+    depth
+}
+
+fn write_decision(output: &mut impl Write, decision: &GateDecision) -> io::Result<()> {
+    let mut line = serde_json::to_vec(decision).map_err(io::Error::other)?;
+    line.push(b'\n');
+    output.write_all(&line)?;
+    output.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_is_well_formed() {
+        Args::command().debug_assert();
+    }
+
+    fn answers(input: &str) -> Vec<serde_json::Value> {
+        let policy = Policy::new(Some(Approval::Dangerous), &[], &[], Config::default());
+        let mut out = Vec::new();
+        serve(&policy, input.as_bytes(), &mut out).unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn one_answer_per_request_whatever_the_layout() {
+        let ok = r#"{"tool":"read","arguments":{"file_path":"a"},"cwd":"/p"}"#;
+        let pretty = "{\n  \"tool\": \"bash\",\n  \"arguments\": {\"command\": \"rm -rf x\"},\n  \"cwd\": \"/p\"\n}";
+        let input = format!("{ok}\n\n{pretty}\nnot json\n{{\"tool\":\n{ok}\n{{\"unfinished\": ");
+        let out = answers(&input);
+        let kinds: Vec<&str> = out
+            .iter()
+            .map(|d| d["decision"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            vec!["allow", "ask", "deny", "deny", "allow", "deny"],
+            "{out:?}"
+        );
+        assert!(
+            out[2]["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("invalid gate request")
+        );
+        assert!(answers("").is_empty());
+        assert!(answers("\n \n").is_empty());
+    }
+}

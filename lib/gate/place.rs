@@ -1,0 +1,215 @@
+//! Where a path written by a call lands, and whether that is outside the
+//! working directory. Temporary directories and the harmless devices
+//! (`/dev/null`, `/dev/stderr`, ...) count as inside: writing there is what
+//! scripts do all day, and Codex's workspace sandbox allows the same.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Devices that any command may write to.
+const HARMLESS_DEVICES: [&str; 9] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/stdin",
+    "/dev/tty",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// The working directory of a call and the places outside it that are fine.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// The call's working directory, as given (absolute).
+    pub cwd: PathBuf,
+    /// The same with symlinks resolved, when it exists.
+    root: PathBuf,
+    /// The home directory `~` stands for.
+    pub home: Option<PathBuf>,
+    /// Temporary directories, as given and with symlinks resolved.
+    temp: Vec<PathBuf>,
+}
+
+impl Place {
+    /// A place for `cwd` (made absolute against the process's directory),
+    /// with the home and extra temporary directory `~` and `$TMPDIR` mean.
+    pub fn new(cwd: &Path, home: Option<PathBuf>, tmpdir: Option<PathBuf>) -> Place {
+        let cwd = if cwd.is_absolute() {
+            normalize(cwd)
+        } else {
+            let base = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+            normalize(&base.join(cwd))
+        };
+        let root = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
+        let mut temp = vec![
+            PathBuf::from("/tmp"),
+            PathBuf::from("/var/tmp"),
+            PathBuf::from("/dev/shm"),
+        ];
+        temp.extend(tmpdir.filter(|t| t.is_absolute()));
+        let real: Vec<PathBuf> = temp.iter().filter_map(|t| t.canonicalize().ok()).collect();
+        temp.extend(real);
+        Place {
+            cwd,
+            root,
+            home,
+            temp,
+        }
+    }
+
+    /// A place from the process environment (`HOME`, `TMPDIR`).
+    pub fn from_env(cwd: &Path) -> Place {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let tmp = std::env::var_os("TMPDIR")
+            .filter(|t| !t.is_empty())
+            .map(PathBuf::from);
+        Place::new(cwd, home, tmp)
+    }
+
+    /// The absolute, lexically normalised path `raw` names when given in
+    /// directory `dir`: `~` and `~/x` are the home directory, `~user/x` is
+    /// taken as another user's home (outside), the rest joins `dir`.
+    pub fn resolve(&self, dir: &Path, raw: &str) -> PathBuf {
+        if raw == "~" || raw.starts_with("~/") {
+            if let Some(home) = &self.home {
+                return normalize(&home.join(raw.trim_start_matches('~').trim_start_matches('/')));
+            }
+        } else if let Some(user) = raw.strip_prefix('~') {
+            // Only some other user's home can be meant; it is never the project.
+            return normalize(&Path::new("/home").join(user));
+        }
+        normalize(&dir.join(raw))
+    }
+
+    /// True when writing `path` (absolute, normalised) changes something
+    /// outside the working directory, after symlinks are resolved.
+    pub fn is_outside(&self, path: &Path) -> bool {
+        if is_harmless_device(path) {
+            return false;
+        }
+        let real = real_path(path);
+        if real.starts_with(&self.root) || (real == path && path.starts_with(&self.cwd)) {
+            return false;
+        }
+        // Inside a temporary directory (not the directory itself), and not
+        // led out of it by a symlink.
+        !self
+            .temp
+            .iter()
+            .any(|t| strictly_under(&real, t) || (real == path && strictly_under(path, t)))
+    }
+
+    /// `path` as a person reads it: relative when inside the working directory.
+    pub fn show(&self, path: &Path) -> String {
+        crate::tool::display_path(&self.cwd, path)
+    }
+}
+
+fn strictly_under(path: &Path, dir: &Path) -> bool {
+    path != dir && path.starts_with(dir)
+}
+
+fn is_harmless_device(path: &Path) -> bool {
+    HARMLESS_DEVICES.iter().any(|d| path == Path::new(d))
+        || path.starts_with("/dev/fd")
+        || path.starts_with("/proc/self/fd")
+}
+
+/// Removes `.` and folds `..` without touching the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                // `..` at the root stays at the root, as the kernel does.
+                if out.parent().is_some() {
+                    out.pop();
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The path with symlinks resolved as far as it exists; the part that does
+/// not exist yet is appended as given.
+fn real_path(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (
+            existing.file_name().map(|n| n.to_owned()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(cwd: &Path) -> Place {
+        Place::new(cwd, Some(PathBuf::from("/home/me")), None)
+    }
+
+    #[test]
+    fn inside_outside_temp_and_devices() {
+        let p = place(Path::new("/work/proj"));
+        let out = |raw: &str| p.is_outside(&p.resolve(&p.cwd.clone(), raw));
+        assert!(!out("src/main.rs"));
+        assert!(!out("./a/../b"));
+        assert!(out("../other/x"));
+        assert!(out("/etc/hosts"));
+        assert!(out("~/.bashrc"));
+        assert!(out("~root/.ssh/authorized_keys"));
+        assert!(!out("/tmp/out.txt"));
+        assert!(!out("/var/tmp/x"));
+        assert!(out("/tmp/../etc/passwd"));
+        assert!(out("/tmp"));
+        assert!(!out("/dev/null"));
+        assert!(!out("/dev/fd/3"));
+        assert!(out("/dev/sda"));
+        assert!(out("/work/proj-other/x"));
+        assert!(!out("/work/proj"));
+    }
+
+    #[test]
+    fn symlinks_out_of_the_directory_are_outside() {
+        // Not under /tmp, which counts as inside.
+        let base = concat!(env!("CARGO_MANIFEST_DIR"), "/target");
+        std::fs::create_dir_all(base).unwrap();
+        let dir = tempfile::tempdir_in(base).unwrap();
+        let cwd = dir.path().join("proj");
+        std::fs::create_dir(&cwd).unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, cwd.join("link")).unwrap();
+        let p = place(&cwd);
+        assert!(p.is_outside(&p.resolve(&cwd, "link/file")));
+        assert!(!p.is_outside(&p.resolve(&cwd, "new/dir/file")));
+        // A working directory reached through a symlink is still inside.
+        let alias = dir.path().join("alias");
+        std::os::unix::fs::symlink(&cwd, &alias).unwrap();
+        let p = place(&alias);
+        assert!(!p.is_outside(&p.resolve(&alias, "x.txt")));
+        assert!(!p.is_outside(&cwd.join("x.txt")));
+    }
+}

@@ -1,0 +1,259 @@
+//! From a gate request to a decision: the deny and allow lists, the config
+//! rules, the classifier's findings and the approval mode, in this order:
+//!
+//! 1. an invalid request is denied;
+//! 2. a tool on the deny list, or a matching `deny` rule, is denied;
+//! 3. a tool on the allow list is allowed;
+//! 4. a matching `ask` rule, or a finding of the classifier that no `allow`
+//!    rule covers, is asked (`--approval never`: allowed, the reason noted);
+//! 5. with `--approval always` every other call is asked too, unless
+//!    `allow` rules cover it;
+//! 6. everything else is allowed.
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+
+use super::config::{Action, Config, Rule, tool_name};
+use super::place::Place;
+use super::{Analysis, analyse_command, analyse_file_call};
+use crate::protocol::{GateDecision, GateRequest};
+
+/// Findings named in one decision's reason.
+const MAX_REASONS: usize = 8;
+
+/// When a person is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Approval {
+    /// Never ask: allow everything that is not denied.
+    Never,
+    /// Ask for the calls the classifier flags and the `ask` rules match.
+    Dangerous,
+    /// Ask for every call that the allow list and `allow` rules do not cover.
+    Always,
+}
+
+/// Everything a decision depends on besides the request.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    /// The approval mode; None follows the request's `interactive`.
+    pub approval: Option<Approval>,
+    allow: Vec<String>,
+    deny: Vec<String>,
+    rules: Vec<Rule>,
+    home: Option<PathBuf>,
+    tmpdir: Option<PathBuf>,
+}
+
+impl Policy {
+    /// A policy from the command line (which wins) and a config file.
+    pub fn new(
+        approval: Option<Approval>,
+        allow: &[String],
+        deny: &[String],
+        config: Config,
+    ) -> Policy {
+        let names =
+            |list: &[String]| -> Vec<String> { list.iter().filter_map(|t| tool_name(t)).collect() };
+        let mut allow_list = names(allow);
+        allow_list.extend(config.allow);
+        let mut deny_list = names(deny);
+        deny_list.extend(config.deny);
+        Policy {
+            approval: approval.or(config.approval),
+            allow: allow_list,
+            deny: deny_list,
+            rules: config.rules,
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from),
+            tmpdir: std::env::var_os("TMPDIR")
+                .filter(|t| !t.is_empty())
+                .map(PathBuf::from),
+        }
+    }
+
+    /// Decides one request line; anything unreadable is denied.
+    pub fn decide_line(&self, line: &str) -> GateDecision {
+        match serde_json::from_str::<GateRequest>(line) {
+            Ok(req) => self.decide(&req),
+            Err(e) => invalid(&format!("{e}")),
+        }
+    }
+
+    /// Decides one request.
+    pub fn decide(&self, req: &GateRequest) -> GateDecision {
+        let Some(tool) = tool_name(&req.tool) else {
+            return invalid("`tool` is empty");
+        };
+        let args = match arguments(&req.arguments) {
+            Ok(a) => a,
+            Err(msg) => return invalid(&msg),
+        };
+        if self.deny.contains(&tool) {
+            return GateDecision::Deny {
+                reason: format!(
+                    "the `{tool}` tool is not allowed here (denied by ag-gate); do the task with other tools, or ask the user to allow `{tool}`"
+                ),
+            };
+        }
+        let cwd = if req.cwd.trim().is_empty() {
+            std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
+        } else {
+            PathBuf::from(&req.cwd)
+        };
+        let place = Place::new(&cwd, self.home.clone(), self.tmpdir.clone());
+        let command = (tool == "bash")
+            .then(|| args.get("command").and_then(Value::as_str))
+            .flatten();
+        let analysis = if tool == "bash" {
+            // A command the tool runs in another directory: its relative
+            // paths land there.
+            let dir = ["cwd", "workdir", "working_directory"]
+                .iter()
+                .find_map(|k| args.get(*k).and_then(Value::as_str))
+                .map_or_else(|| place.cwd.clone(), |d| place.resolve(&place.cwd, d));
+            command.map_or_else(Analysis::default, |c| analyse_command(c, &dir, &place))
+        } else {
+            analyse_file_call(&tool, &args, &place)
+        };
+        let matching: Vec<&Rule> = self
+            .rules
+            .iter()
+            .filter(|r| {
+                r.matches(
+                    &tool,
+                    command,
+                    &analysis.segments,
+                    &analysis.paths,
+                    &place.cwd,
+                )
+            })
+            .collect();
+        if let Some(rule) = matching.iter().find(|r| r.action == Action::Deny) {
+            return GateDecision::Deny {
+                reason: rule.reason.clone(),
+            };
+        }
+        if self.allow.contains(&tool) {
+            return GateDecision::Allow {
+                arguments: None,
+                reason: Some(format!("`{tool}` is on the allow list")),
+            };
+        }
+        let allow_rules: Vec<&Rule> = self
+            .rules
+            .iter()
+            .filter(|r| r.action == Action::Allow && r.applies_to(&tool))
+            .collect();
+        let mut reasons: Vec<String> = matching
+            .iter()
+            .filter(|r| r.action == Action::Ask)
+            .map(|r| r.reason.clone())
+            .collect();
+        let mut covered = false;
+        for finding in &analysis.findings {
+            if allow_rules
+                .iter()
+                .any(|r| r.covers(finding, &analysis.segments, &place.cwd))
+            {
+                covered = true;
+            } else {
+                reasons.push(finding.describe());
+            }
+        }
+        reasons.dedup();
+        // A person reads this: a long line's hundredth finding adds nothing.
+        if reasons.len() > MAX_REASONS {
+            let more = reasons.len() - MAX_REASONS;
+            reasons.truncate(MAX_REASONS);
+            reasons.push(format!("and {more} more"));
+        }
+        let mode = self.approval.unwrap_or(if req.interactive {
+            Approval::Dangerous
+        } else {
+            Approval::Never
+        });
+        match mode {
+            Approval::Never if !reasons.is_empty() => GateDecision::Allow {
+                arguments: None,
+                reason: Some(format!(
+                    "not asked (approval mode never): {}",
+                    reasons.join("; ")
+                )),
+            },
+            Approval::Dangerous | Approval::Always if !reasons.is_empty() => GateDecision::Ask {
+                reason: reasons.join("; "),
+            },
+            Approval::Always if !self.covered_by_rules(&allow_rules, &tool, &analysis, &place) => {
+                GateDecision::Ask {
+                    reason: format!("every `{tool}` call is asked (approval mode always)"),
+                }
+            }
+            Approval::Always => GateDecision::Allow {
+                arguments: None,
+                reason: Some("allowed by the gate's allow rules".into()),
+            },
+            _ if covered => GateDecision::Allow {
+                arguments: None,
+                reason: Some("flagged, but allowed by the gate's allow rules".into()),
+            },
+            _ => GateDecision::allow(),
+        }
+    }
+
+    /// Under `always`: true when allow rules cover the whole call. For bash
+    /// every command in the line must match an allow rule's regex.
+    fn covered_by_rules(
+        &self,
+        rules: &[&Rule],
+        tool: &str,
+        analysis: &Analysis,
+        place: &Place,
+    ) -> bool {
+        let paths_ok = |r: &Rule| {
+            r.path.as_ref().is_none_or(|p| {
+                !analysis.paths.is_empty()
+                    && analysis
+                        .paths
+                        .iter()
+                        .all(|path| p.matches(path, &place.cwd))
+            })
+        };
+        if tool == "bash" && !analysis.segments.is_empty() {
+            analysis.segments.iter().all(|s| {
+                rules
+                    .iter()
+                    .any(|r| paths_ok(r) && r.command.as_ref().is_none_or(|re| re.is_match(s)))
+            })
+        } else {
+            rules.iter().any(|r| r.command.is_none() && paths_ok(r))
+        }
+    }
+}
+
+/// The call's arguments as an object: a JSON string holding an object is
+/// read too (some models send that, and the tools accept it), null is none.
+fn arguments(value: &Value) -> Result<Map<String, Value>, String> {
+    match value {
+        Value::Object(map) => Ok(map.clone()),
+        Value::Null => Ok(Map::new()),
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(map)) => Ok(map),
+            _ => Err("`arguments` is a string that does not hold a JSON object".into()),
+        },
+        other => Err(format!(
+            "`arguments` must be an object, got {}",
+            crate::protocol::json_kind(other)
+        )),
+    }
+}
+
+fn invalid(why: &str) -> GateDecision {
+    GateDecision::Deny {
+        reason: format!(
+            "invalid gate request: {why}; a request is one JSON object per line: {{\"tool\": \"bash\", \"arguments\": {{...}}, \"cwd\": \"/path\"}}"
+        ),
+    }
+}

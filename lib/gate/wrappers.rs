@@ -1,0 +1,335 @@
+//! Wrappers: commands that run another command (`sudo`, `env`, `xargs`,
+//! `timeout`, `nohup`, `command`, shells with `-c`, `eval`, ...), and what
+//! each leaves to run once its own options are skipped.
+
+use super::Danger;
+use super::shell::Word;
+
+/// Shells that run a script given with `-c`, or read one from stdin.
+pub(super) const SHELLS: [&str; 9] = [
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash",
+];
+
+/// What a wrapper command (`sudo`, `env`, `timeout`, ...) leaves to run.
+pub(super) enum Inner<'a> {
+    /// Another command line, given as words.
+    Argv(&'a [Word]),
+    /// A script given as one string (`su -c '...'`, `watch '...'`).
+    Script(String),
+    /// Nothing runs (`command -v rm`, `sudo -l`).
+    Nothing,
+}
+
+/// Skips leading `NAME=value` assignments.
+pub(super) fn skip_assignments(words: &[Word]) -> &[Word] {
+    let n = words.iter().take_while(|w| is_assignment(&w.text)).count();
+    &words[n..]
+}
+
+pub(super) fn is_assignment(text: &str) -> bool {
+    match text.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }
+        None => false,
+    }
+}
+
+/// The name a word runs: `/bin/rm` and `\rm` are `rm`.
+pub(super) fn command_name(word: &Word) -> &str {
+    let text = word.text.as_str();
+    text.rsplit('/').next().unwrap_or(text)
+}
+
+/// The command the words finally run, with every wrapper taken off.
+pub(super) fn effective(words: &[Word]) -> &[Word] {
+    let mut words = skip_assignments(words);
+    for _ in 0..16 {
+        match unwrap(words) {
+            Some((Inner::Argv(rest), _)) => words = skip_assignments(rest),
+            _ => break,
+        }
+    }
+    words
+}
+
+/// What a shell's options say: `-c` given, `-s` given, the first operand.
+pub(super) struct ShellOptions<'a> {
+    pub command: bool,
+    pub stdin: bool,
+    pub operand: Option<&'a Word>,
+}
+
+/// Reads `bash -lc 'x'`, `sh -e -c 'x'`, `bash -o pipefail -c 'x'`, `zsh -s`.
+pub(super) fn shell_options(args: &[Word]) -> ShellOptions<'_> {
+    let mut opts = ShellOptions {
+        command: false,
+        stdin: false,
+        operand: None,
+    };
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let t = w.text.as_str();
+        i += 1;
+        if t == "--" || t == "-" {
+            break;
+        }
+        if matches!(t, "--rcfile" | "--init-file" | "-o" | "+o" | "-O" | "+O") {
+            i += 1;
+        } else if t == "--command" {
+            opts.command = true;
+        } else if t.starts_with("--") {
+        } else if let Some(flags) = t.strip_prefix('-').or_else(|| t.strip_prefix('+')) {
+            opts.command |= t.starts_with('-') && flags.contains('c');
+            opts.stdin |= t.starts_with('-') && flags.contains('s');
+            // `-o opt` inside a group (`-eo pipefail`) takes the next word.
+            if flags.contains('o') || flags.contains('O') {
+                i += 1;
+            }
+        } else {
+            i -= 1;
+            break;
+        }
+    }
+    opts.operand = args.get(i);
+    opts
+}
+
+/// Takes a wrapper off a command: what it leaves to run, and the danger of
+/// the wrapper itself (`sudo`). None when the command is not a wrapper.
+pub(super) fn unwrap(words: &[Word]) -> Option<(Inner<'_>, Option<Danger>)> {
+    let first = words.first()?;
+    let args = &words[1..];
+    let name = command_name(first);
+    let rest_after = |with_value: &[&str]| -> &[Word] { skip_options(args, with_value) };
+    let inner = match name {
+        // Keywords and words that run what follows them.
+        "!" | "{" | "}" | "then" | "do" | "else" | "elif" | "if" | "while" | "until"
+        | "builtin" | "nohup" | "chronic" | "unbuffer" | "busybox" | "catchsegv" => {
+            Inner::Argv(args)
+        }
+        "for" | "case" | "select" | "function" | "fi" | "done" | "esac" | "in" => Inner::Nothing,
+        "time" => Inner::Argv(rest_after(&[])),
+        "exec" => Inner::Argv(rest_after(&["-a"])),
+        "setsid" | "caffeinate" => Inner::Argv(rest_after(&[])),
+        "command" => {
+            if args
+                .iter()
+                .take_while(|w| w.text.starts_with('-'))
+                .any(|w| w.text.contains('v') || w.text.contains('V'))
+            {
+                Inner::Nothing
+            } else {
+                Inner::Argv(rest_after(&[]))
+            }
+        }
+        "nice" => {
+            // `nice -n 5 cmd`, `nice -5 cmd`, `nice --adjustment=5 cmd`.
+            let mut rest = args;
+            while let Some(w) = rest.first() {
+                if w.text == "-n" || w.text == "--adjustment" {
+                    rest = rest.get(2..).unwrap_or(&[]);
+                } else if w.text.starts_with('-') && w.text != "--" {
+                    rest = &rest[1..];
+                } else {
+                    if w.text == "--" {
+                        rest = &rest[1..];
+                    }
+                    break;
+                }
+            }
+            Inner::Argv(rest)
+        }
+        "timeout" => {
+            let rest = rest_after(&["-s", "-k", "--signal", "--kill-after"]);
+            // The duration comes before the command.
+            Inner::Argv(rest.get(1..).unwrap_or(&[]))
+        }
+        "stdbuf" => Inner::Argv(rest_after(&["-i", "-o", "-e"])),
+        "ionice" => {
+            if args.iter().any(|w| w.text == "-p" || w.text == "-P") {
+                Inner::Nothing
+            } else {
+                Inner::Argv(rest_after(&["-c", "-n", "--class", "--classdata"]))
+            }
+        }
+        "env" => return Some((env_inner(args), None)),
+        "xargs" => Inner::Argv(rest_after(&[
+            "-I",
+            "-n",
+            "-L",
+            "-P",
+            "-s",
+            "-d",
+            "-E",
+            "-a",
+            "--max-args",
+            "--max-lines",
+            "--max-procs",
+            "--max-chars",
+            "--delimiter",
+            "--arg-file",
+            "--process-slot-var",
+        ])),
+        "flock" => {
+            if let Some(i) = args
+                .iter()
+                .position(|w| w.text == "-c" || w.text == "--command")
+            {
+                Inner::Script(args.get(i + 1).map(|w| w.text.clone()).unwrap_or_default())
+            } else {
+                let rest = rest_after(&["-w", "-E", "--timeout", "--conflict-exit-code"]);
+                // The lock file or descriptor comes before the command.
+                Inner::Argv(rest.get(1..).unwrap_or(&[]))
+            }
+        }
+        "watch" => {
+            let rest = rest_after(&["-n", "--interval", "-q", "--equexit"]);
+            if args.iter().any(|w| w.text == "-x" || w.text == "--exec") {
+                Inner::Argv(rest)
+            } else {
+                // watch joins its arguments and runs them with `sh -c`.
+                Inner::Script(join(rest))
+            }
+        }
+        "sudo" | "doas" | "pkexec" | "run0" => {
+            let with_value: &[&str] = match name {
+                "sudo" => &[
+                    "-u",
+                    "-g",
+                    "-h",
+                    "-p",
+                    "-C",
+                    "-D",
+                    "-r",
+                    "-t",
+                    "-U",
+                    "-T",
+                    "-R",
+                    "--user",
+                    "--group",
+                    "--host",
+                    "--prompt",
+                    "--close-from",
+                    "--chdir",
+                    "--role",
+                    "--type",
+                    "--other-user",
+                    "--command-timeout",
+                    "--chroot",
+                ],
+                "doas" => &["-u", "-C"],
+                "pkexec" => &["--user"],
+                _ => &["--user", "-u", "--chdir", "-D", "--setenv", "--property"],
+            };
+            let listing = name == "sudo"
+                && args
+                    .iter()
+                    .take_while(|w| w.text.starts_with('-'))
+                    .any(|w| {
+                        matches!(
+                            w.text.as_str(),
+                            "-l" | "--list" | "-v" | "--validate" | "-k" | "-K"
+                        )
+                    });
+            let inner = if listing {
+                Inner::Nothing
+            } else {
+                Inner::Argv(rest_after(with_value))
+            };
+            return Some((inner, Some(Danger::Privilege)));
+        }
+        "su" => {
+            let script = args.iter().enumerate().find_map(|(i, w)| {
+                if w.text == "-c" || w.text == "--command" {
+                    args.get(i + 1).map(|w| w.text.clone())
+                } else {
+                    w.text.strip_prefix("--command=").map(str::to_string)
+                }
+            });
+            let inner = script.map_or(Inner::Nothing, Inner::Script);
+            return Some((inner, Some(Danger::Privilege)));
+        }
+        "eval" => Inner::Script(join(args)),
+        "trap" => {
+            // `trap 'rm -rf x' EXIT` runs its first argument later.
+            match args.iter().find(|w| !w.text.starts_with('-')) {
+                Some(w) => Inner::Script(w.text.clone()),
+                None => Inner::Nothing,
+            }
+        }
+        n if SHELLS.contains(&n) => {
+            let opts = shell_options(args);
+            if opts.command {
+                Inner::Script(opts.operand.map(|w| w.text.clone()).unwrap_or_default())
+            } else {
+                return None;
+            }
+        }
+        _ => return None,
+    };
+    Some((inner, None))
+}
+
+/// `env -i A=1 -u B cmd`, `env -S 'cmd args'`, `env --chdir=d cmd`.
+fn env_inner(args: &[Word]) -> Inner<'_> {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let t = w.text.as_str();
+        if t == "-S" || t == "--split-string" {
+            let mut script: Vec<String> = args
+                .get(i + 1)
+                .map(|w| w.text.clone())
+                .into_iter()
+                .collect();
+            script.extend(args.iter().skip(i + 2).map(|w| w.text.clone()));
+            return Inner::Script(script.join(" "));
+        }
+        if let Some(s) = t
+            .strip_prefix("--split-string=")
+            .or_else(|| t.strip_prefix("-S").filter(|s| !s.is_empty()))
+        {
+            let mut script = vec![s.to_string()];
+            script.extend(args.iter().skip(i + 1).map(|w| w.text.clone()));
+            return Inner::Script(script.join(" "));
+        }
+        if matches!(t, "-u" | "--unset" | "-C" | "--chdir") {
+            i += 2;
+        } else if t == "--" {
+            i += 1;
+            break;
+        } else if t.starts_with('-') || is_assignment(t) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    Inner::Argv(args.get(i..).unwrap_or(&[]))
+}
+
+/// The words after a wrapper's options; the options in `with_value` take
+/// the next word (their attached forms, `-u0` or `--user=x`, are one word).
+fn skip_options<'a>(args: &'a [Word], with_value: &[&str]) -> &'a [Word] {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let t = w.text.as_str();
+        if t == "--" {
+            return args.get(i + 1..).unwrap_or(&[]);
+        }
+        if !t.starts_with('-') || t == "-" {
+            break;
+        }
+        i += if with_value.contains(&t) { 2 } else { 1 };
+    }
+    args.get(i..).unwrap_or(&[])
+}
+
+pub(super) fn join(words: &[Word]) -> String {
+    words
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}

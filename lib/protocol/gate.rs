@@ -1,0 +1,67 @@
+//! The gate protocol: before ag-loop runs a tool call it hands the call to
+//! each gate program as one [`GateRequest`] on stdin, and the gate answers
+//! one [`GateDecision`] on stdout. Any program that does so is a gate;
+//! `ag-gate` is the default one.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A tool call about to run, as a gate receives it: one JSON object per line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateRequest {
+    /// The name of the tool the model called (`bash`, `write`, `read`, ...).
+    pub tool: String,
+    /// The call's arguments as the model gave them, normally an object.
+    pub arguments: Value,
+    /// The working directory the tool runs in; relative paths in the
+    /// arguments resolve against it.
+    pub cwd: String,
+    /// The session the call belongs to, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The tool call's identifier, as in the assistant message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// True when a person can be asked (ag-loop runs on a terminal or a JSONL
+    /// client answers approvals).
+    #[serde(default)]
+    pub interactive: bool,
+}
+
+/// A gate's answer to one request: one JSON object per line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum GateDecision {
+    /// The call may run.
+    Allow {
+        /// Rewritten arguments to run the call with instead of the model's;
+        /// absent when the call runs as given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments: Option<Value>,
+        /// Why, when there is something worth recording (for logs, not the model).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// The call must not run; the reason is shown to the model as the tool's
+    /// result, so it says what to do instead.
+    Deny {
+        /// Why the call is refused, written for the model.
+        reason: String,
+    },
+    /// A person must approve the call before it runs.
+    Ask {
+        /// Why approval is needed, shown to the person asked.
+        reason: String,
+    },
+}
+
+impl GateDecision {
+    /// Allows the call as given, without a reason.
+    pub fn allow() -> Self {
+        GateDecision::Allow {
+            arguments: None,
+            reason: None,
+        }
+    }
+}

@@ -1,0 +1,635 @@
+//! `edit`: change a file in place. Exact string replacements (one, all
+//! occurrences, or a batch applied in order), line-range edits, tolerant
+//! matching when the exact text is not there, and on a miss an error that
+//! shows the closest text. All edits of a call succeed together or none is
+//! made; the file is replaced atomically, only if nobody changed it
+//! meanwhile, keeping its line endings, BOM, final newline, permissions and
+//! symlinks.
+
+mod closest;
+mod diff;
+mod lines;
+mod replace;
+mod text;
+mod tolerant;
+
+use std::fs::Metadata;
+use std::io;
+
+use clap::Args;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+pub use lines::LineEdit;
+
+use super::fileops::{
+    Target, check_hash, check_writable, hard_link_note, not_found, plural, resolve_target,
+    write_failed,
+};
+use crate::fsutil::{BINARY_PROBE, content_hash, has_content, looks_binary, write_atomic};
+use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use replace::{Miss, Replacement, Tolerance};
+
+/// Largest file edited; larger ones are better changed with a streaming tool.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// Arguments of `edit`.
+#[derive(Debug, Clone, Default, Args, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditArgs {
+    /// Path to the file to edit, relative to the working directory or absolute.
+    #[arg(value_name = "FILE")]
+    pub file_path: String,
+    /// The exact text to replace, including whitespace and indentation. It must occur exactly once unless `replace_all` is set; include a few surrounding lines to make it unique.
+    #[arg(
+        long = "old",
+        visible_alias = "old-string",
+        value_name = "TEXT",
+        allow_hyphen_values = true
+    )]
+    #[serde(default, alias = "old_str")]
+    pub old_string: Option<String>,
+    /// The text to put in its place (an empty string deletes `old_string`).
+    #[arg(
+        long = "new",
+        visible_alias = "new-string",
+        value_name = "TEXT",
+        allow_hyphen_values = true
+    )]
+    #[serde(default, alias = "new_str")]
+    pub new_string: Option<String>,
+    /// Replace every occurrence of `old_string` instead of requiring exactly one.
+    #[arg(long = "all", visible_alias = "replace-all")]
+    #[serde(default)]
+    pub replace_all: bool,
+    /// Several replacements, applied in order (each to the result of the ones before); all succeed or none is made.
+    #[arg(skip)]
+    #[serde(default)]
+    pub edits: Vec<StringEdit>,
+    /// Line-range edits, numbered as the file was read (`read` shows the numbers): each replaces lines `start_line..=end_line` with `replacement`. They may not overlap, and are applied before `edits`.
+    #[arg(skip)]
+    #[serde(default)]
+    pub line_edits: Vec<LineEdit>,
+    /// The `hash` from the read (or the last write or edit) of this file. When given, the edit is refused if the file has changed since.
+    #[arg(long, value_name = "HASH")]
+    #[serde(default)]
+    pub expected_hash: Option<String>,
+    /// Command line only: `edits` as a JSON array.
+    #[arg(long = "edits", value_name = "JSON")]
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub edits_json: Option<String>,
+    /// Command line only: `line_edits` as a JSON array.
+    #[arg(long = "line-edits", value_name = "JSON")]
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub line_edits_json: Option<String>,
+    /// Command line only: replace lines START:END (or one line N, or insert before START with START:START-1) with the text of --new.
+    #[arg(long, value_name = "START:END", conflicts_with = "old_string")]
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub lines: Option<String>,
+}
+
+/// One replacement of a batch.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StringEdit {
+    /// The exact text to replace.
+    #[serde(alias = "old_str")]
+    pub old_string: String,
+    /// The text to put in its place.
+    #[serde(alias = "new_str")]
+    pub new_string: String,
+    /// Replace every occurrence instead of requiring exactly one.
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+/// The `edit` tool.
+pub struct EditTool;
+
+impl Tool for EditTool {
+    type Args = EditArgs;
+    const NAME: &'static str = "edit";
+    const BIN: &'static str = "ag-edit";
+    const ABOUT: &'static str = "Change a file in place: exact replacements, batches, line ranges";
+    const LABEL: &'static str = "Edit File";
+    const DESCRIPTION: &'static str = "Change part of a file. Replace `old_string` with `new_string`: old_string must be \
+copied exactly from the file (without read's line-number prefix) and occur exactly once, unless `replace_all` is set. \
+For several changes to one file use `edits` (applied in order, all or nothing). `line_edits` replace line ranges \
+(numbers as read shows them; end_line = start_line - 1 inserts before start_line). If old_string is not found, \
+the error shows the closest text in the file; small whitespace or quote differences are tolerated when the match \
+is unique, and the result says so. The file's line endings, BOM and permissions are kept. Pass the `hash` from \
+your last read as `expected_hash` to refuse the edit if the file changed since. `details.hash` is the new hash. \
+To create a file or replace all of it, use write.";
+
+    fn run(ctx: &Context, args: EditArgs) -> Result<ToolOutput, ToolError> {
+        edit(ctx, args)
+    }
+}
+
+/// What the caller asked for, gathered from the single-edit fields, the
+/// batch and the command-line forms.
+#[derive(Debug)]
+struct Plan {
+    replacements: Vec<StringEdit>,
+    line_edits: Vec<LineEdit>,
+}
+
+fn plan(args: &mut EditArgs) -> Result<Plan, ToolError> {
+    let bad = |msg: String| ToolError::new("edit.invalid_arguments", msg);
+    let mut replacements = Vec::new();
+    let mut line_edits = std::mem::take(&mut args.line_edits);
+    if let Some(json) = &args.edits_json {
+        let more: Vec<StringEdit> = serde_json::from_str(json).map_err(|e| {
+            bad(format!(
+                "--edits is not a JSON array of {{\"old_string\", \"new_string\", \"replace_all\"?}} objects: {e}"
+            ))
+        })?;
+        args.edits.extend(more);
+    }
+    if let Some(json) = &args.line_edits_json {
+        let more: Vec<LineEdit> = serde_json::from_str(json).map_err(|e| {
+            bad(format!(
+                "--line-edits is not a JSON array of {{\"start_line\", \"end_line\", \"replacement\"}} objects: {e}"
+            ))
+        })?;
+        line_edits.extend(more);
+    }
+    if let Some(spec) = &args.lines {
+        let replacement = args.new_string.take().ok_or_else(|| {
+            bad(
+                "--lines needs --new with the new text of those lines (--new '' deletes them)"
+                    .into(),
+            )
+        })?;
+        let (start_line, end_line) = parse_lines(spec).ok_or_else(|| {
+            bad(format!(
+                "--lines takes START:END (1-indexed, inclusive), N for one line, or START:START-1 to insert; got `{spec}`"
+            ))
+        })?;
+        line_edits.push(LineEdit {
+            start_line,
+            end_line,
+            replacement,
+        });
+    }
+    match (args.old_string.take(), args.new_string.take()) {
+        (Some(old_string), Some(new_string)) => replacements.push(StringEdit {
+            old_string,
+            new_string,
+            replace_all: args.replace_all,
+        }),
+        (Some(_), None) => {
+            return Err(bad(
+                "old_string is given without new_string; give the replacement text (an empty string deletes old_string).".into(),
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(bad(
+                "new_string is given without old_string; give the exact text to replace (to create a file use write).".into(),
+            ));
+        }
+        (None, None) => {}
+    }
+    replacements.append(&mut args.edits);
+    if replacements.is_empty() && line_edits.is_empty() {
+        return Err(bad(
+            "nothing to do: give old_string and new_string, `edits`, or `line_edits`.".into(),
+        ));
+    }
+    Ok(Plan {
+        replacements,
+        line_edits,
+    })
+}
+
+fn parse_lines(spec: &str) -> Option<(u64, u64)> {
+    match spec.split_once(':') {
+        Some((a, b)) => Some((a.trim().parse().ok()?, b.trim().parse().ok()?)),
+        None => {
+            let n = spec.trim().parse().ok()?;
+            Some((n, n))
+        }
+    }
+}
+
+fn edit(ctx: &Context, mut args: EditArgs) -> Result<ToolOutput, ToolError> {
+    let plan = plan(&mut args)?;
+    let target = resolve_target(ctx, &args.file_path, "edit")?;
+    let shown = target.shown.clone();
+    let (meta, original) = load(ctx, &target)?;
+    if let Some(expected) = args.expected_hash.as_deref() {
+        check_hash(
+            "edit.stale",
+            &shown,
+            Some(expected),
+            Some(&content_hash(&original)),
+        )?;
+    }
+    let outcome = apply(&original, &plan)?;
+    if outcome.content == original {
+        return Err(ToolError::new(
+            "edit.no_change",
+            format!("these edits leave `{shown}` exactly as it was, so nothing was written."),
+        ));
+    }
+    commit(&target, &meta, &original, &outcome.content)?;
+    let mut out = report(ctx, &target, &plan, &original, &outcome);
+    if let Some(note) = hard_link_note(Some(&meta)) {
+        out.output.push('\n');
+        out.output.push_str(&note);
+    }
+    Ok(out)
+}
+
+/// Replaces the file with `new`, unless it no longer holds `original`:
+/// then whoever changed it meanwhile keeps their version.
+fn commit(target: &Target, meta: &Metadata, original: &[u8], new: &[u8]) -> Result<(), ToolError> {
+    let real = &target.real;
+    write_atomic(real, Some(meta), new, || has_content(real, original))
+        .map_err(|e| write_failed("edit.changed_on_disk", "edit.io", &target.shown, e))
+}
+
+/// Reads the file to edit, after the checks that need no content.
+fn load(ctx: &Context, target: &Target) -> Result<(Metadata, Vec<u8>), ToolError> {
+    let shown = &target.shown;
+    let meta = match std::fs::metadata(&target.real) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(not_found(
+                "edit.not_found",
+                target,
+                ctx,
+                "To create a new file, use write.",
+            ));
+        }
+        Err(e) => {
+            return Err(ToolError::new(
+                "edit.io",
+                format!("cannot open `{shown}`: {e}"),
+            ));
+        }
+    };
+    if meta.is_dir() {
+        return Err(ToolError::new(
+            "edit.is_directory",
+            format!(
+                "`{shown}` is a directory; edit changes files. List it with ls to find the file."
+            ),
+        ));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::new(
+            "edit.not_a_file",
+            format!(
+                "`{shown}` is not a regular file (a device, socket or pipe); edit only changes regular files."
+            ),
+        ));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(ToolError::new(
+            "edit.too_large",
+            format!(
+                "`{shown}` is {} MiB, more than the {} MiB edit loads; change it with a streaming tool through bash (sed -i, for example).",
+                meta.len() / 1024 / 1024,
+                MAX_FILE_BYTES / 1024 / 1024
+            ),
+        ));
+    }
+    check_writable("edit.read_only", &target.real, shown)?;
+    let content = std::fs::read(&target.real)
+        .map_err(|e| ToolError::new("edit.io", format!("cannot read `{shown}`: {e}")))?;
+    if looks_binary(&content[..content.len().min(BINARY_PROBE)]) {
+        return Err(ToolError::new(
+            "edit.binary",
+            format!(
+                "`{shown}` is a binary file; edit changes text. Replace it whole with write, or use bash with a tool made for its format."
+            ),
+        ));
+    }
+    Ok((meta, content))
+}
+
+/// The result of applying every edit in memory.
+struct Outcome {
+    content: Vec<u8>,
+    /// Occurrences replaced, over all string edits.
+    matches: usize,
+    /// (edit number, how) for each edit matched tolerantly.
+    tolerances: Vec<(usize, Tolerance)>,
+}
+
+fn apply(original: &[u8], plan: &Plan) -> Result<Outcome, ToolError> {
+    let total = plan.replacements.len() + plan.line_edits.len();
+    let batch = total > 1;
+    let all_or_nothing = if batch {
+        " Nothing was changed: the edits of a call are applied all or nothing."
+    } else {
+        ""
+    };
+    let mut content: Option<Vec<u8>> = None;
+    if !plan.line_edits.is_empty() {
+        let out = lines::apply(original, &plan.line_edits).map_err(|msg| {
+            ToolError::new("edit.bad_line_range", format!("{msg}{all_or_nothing}"))
+        })?;
+        content = Some(out);
+    }
+    let mut matches = 0;
+    let mut tolerances = Vec::new();
+    let n = plan.replacements.len();
+    for (i, r) in plan.replacements.iter().enumerate() {
+        let current = content.as_deref().unwrap_or(original);
+        let which = if n > 1 {
+            format!("edit {} of {n}: ", i + 1)
+        } else {
+            String::new()
+        };
+        let rep = Replacement {
+            old: &r.old_string,
+            new: &r.new_string,
+            all: r.replace_all,
+        };
+        match replace::replace(current, rep) {
+            Ok(done) => {
+                matches += done.count;
+                if let Some(t) = done.tolerance {
+                    tolerances.push((i + 1, t));
+                }
+                content = Some(done.content);
+            }
+            Err(miss) => {
+                let earlier = !plan.line_edits.is_empty() || i > 0;
+                return Err(miss_error(
+                    miss,
+                    current,
+                    r,
+                    &which,
+                    earlier,
+                    all_or_nothing,
+                ));
+            }
+        }
+    }
+    Ok(Outcome {
+        content: content.unwrap_or_else(|| original.to_vec()),
+        matches,
+        tolerances,
+    })
+}
+
+fn miss_error(
+    miss: Miss,
+    current: &[u8],
+    r: &StringEdit,
+    which: &str,
+    earlier: bool,
+    all_or_nothing: &str,
+) -> ToolError {
+    let seen = if earlier {
+        " (as it is after the edits before this one)"
+    } else {
+        ""
+    };
+    match miss {
+        Miss::Unchanged => ToolError::new(
+            "edit.no_change",
+            format!("{which}old_string and new_string are the same; there is nothing to change.{all_or_nothing}"),
+        ),
+        Miss::EmptyOld => ToolError::new(
+            "edit.empty_old_string",
+            format!(
+                "{which}old_string is empty. Give the exact text to replace; to add text, include a neighbouring line in old_string and in new_string, or use line_edits to insert. To replace the whole file, use write.{all_or_nothing}"
+            ),
+        ),
+        Miss::Ambiguous {
+            count,
+            lines,
+            tolerance,
+        } => {
+            let listed: Vec<String> = lines.iter().map(u64::to_string).collect();
+            let more = if count > lines.len() { ", ..." } else { "" };
+            let how = match tolerance {
+                Some(t) => format!(" (found only after {}: no exact match)", t.describe()),
+                None => String::new(),
+            };
+            ToolError::new(
+                "edit.ambiguous",
+                format!(
+                    "{which}old_string occurs {count} times in the file{seen}{how}, at lines {}{more}. Include more surrounding lines in old_string so that it matches exactly one place, or set replace_all to change every occurrence.{all_or_nothing}",
+                    listed.join(", ")
+                ),
+            )
+            .with_details(json!({"match_count": count, "lines": lines}))
+        }
+        Miss::AlreadyApplied { line } => ToolError::new(
+            "edit.already_applied",
+            format!(
+                "{which}old_string is not in the file{seen}, but new_string already is, at line {line}: this edit looks already applied, so nothing was changed. If it is not, read the file again and copy old_string exactly.{all_or_nothing}"
+            ),
+        )
+        .with_details(json!({"line": line})),
+        Miss::NotFound => {
+            let mut all_note = if r.replace_all {
+                " With replace_all, old_string must match exactly (no tolerant matching).".to_string()
+            } else {
+                String::new()
+            };
+            if has_line_numbers(&r.old_string) {
+                all_note.push_str(
+                    " old_string seems to start its lines with the line numbers that read shows (like `    12\t`); those are not in the file, so leave them out.",
+                );
+            }
+            ToolError::new(
+                "edit.not_found",
+                format!(
+                    "{which}old_string was not found in the file{seen}.{all_note}{all_or_nothing}\n{}\nhint: copy old_string exactly from the file, without the line-number prefix that read adds, and call edit again.",
+                    closest::explain(current, &r.old_string).trim_end()
+                ),
+            )
+        }
+    }
+}
+
+/// Whether every non-blank line starts like a line of read's output
+/// (spaces, a number, a tab): a model that copied them into old_string.
+fn has_line_numbers(old: &str) -> bool {
+    let mut lines = old.lines().filter(|l| !l.trim().is_empty()).peekable();
+    lines.peek().is_some()
+        && lines.all(|l| {
+            let t = l.trim_start_matches(' ');
+            let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+            digits > 0 && t.as_bytes().get(digits) == Some(&b'\t')
+        })
+}
+
+fn report(
+    ctx: &Context,
+    target: &Target,
+    plan: &Plan,
+    original: &[u8],
+    outcome: &Outcome,
+) -> ToolOutput {
+    let shown = &target.shown;
+    let change = diff::diff(shown, original, &outcome.content);
+    let changed = format!("{} line{} changed", change.changed, plural(change.changed));
+    let r = plan.replacements.len();
+    let l = plan.line_edits.len();
+    let mut output = match (r, l) {
+        (1, 0) => format!(
+            "Replaced {} occurrence{} in {shown} ({changed})",
+            outcome.matches,
+            plural(outcome.matches as u64)
+        ),
+        (0, 1) => format!(
+            "Replaced {} in {shown} ({changed})",
+            plan.line_edits[0].describe()
+        )
+        .replace("Replaced before", "Inserted before"),
+        _ => {
+            let mut parts = Vec::new();
+            if l > 0 {
+                parts.push(format!("{l} line edit{}", plural(l as u64)));
+            }
+            if r > 0 {
+                parts.push(format!(
+                    "{r} replacement edit{} ({} occurrence{})",
+                    plural(r as u64),
+                    outcome.matches,
+                    plural(outcome.matches as u64)
+                ));
+            }
+            format!("Applied {} to {shown} ({changed})", parts.join(" and "))
+        }
+    };
+    if let Some(real) = target.link_note(ctx) {
+        output.push_str(&format!(", through the symlink to {real}"));
+    }
+    for (i, t) in &outcome.tolerances {
+        let which = if r > 1 {
+            format!("edit {i}")
+        } else {
+            "old_string".to_string()
+        };
+        output.push_str(&format!(
+            "\nNote: {which} did not match exactly; {}. Check the diff in details.",
+            t.describe()
+        ));
+    }
+    let mut details = json!({
+        "file_path": shown,
+        "match_count": outcome.matches,
+        "lines_changed": change.changed,
+        "lines_added": change.added,
+        "lines_removed": change.removed,
+        "diff": change.diff,
+        "hash": content_hash(&outcome.content),
+        "total_lines": text::count_lines(&outcome.content),
+    });
+    if change.truncated {
+        details["diff_truncated"] = Value::Bool(true);
+    }
+    if !outcome.tolerances.is_empty() {
+        details["tolerant_matches"] = Value::Array(
+            outcome
+                .tolerances
+                .iter()
+                .map(|(i, t)| json!({"edit": i, "kind": t.name()}))
+                .collect(),
+        );
+    }
+    if let Some(real) = target.link_note(ctx) {
+        details["symlink_target"] = json!(real);
+    }
+    ToolOutput::new(output, details)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: EditArgs,
+    }
+
+    #[test]
+    fn command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn command_line_forms_become_a_plan() {
+        let mut cli = Cli::parse_from(["ag-edit", "f", "--lines", "3:4", "--new", "x"]);
+        let p = plan(&mut cli.args).unwrap();
+        assert_eq!(p.line_edits[0].start_line, 3);
+        assert_eq!(p.line_edits[0].end_line, 4);
+        assert!(p.replacements.is_empty());
+        let mut cli = Cli::parse_from([
+            "ag-edit",
+            "f",
+            "--old",
+            "-a",
+            "--new",
+            "b",
+            "--edits",
+            r#"[{"old_string":"c","new_string":"d"}]"#,
+        ]);
+        let p = plan(&mut cli.args).unwrap();
+        assert_eq!(p.replacements.len(), 2);
+        assert_eq!(p.replacements[0].old_string, "-a");
+        let mut empty = EditArgs::default();
+        assert_eq!(plan(&mut empty).unwrap_err().code, "edit.invalid_arguments");
+    }
+
+    #[test]
+    fn a_file_changed_after_reading_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context {
+            cwd: dir.path().to_path_buf(),
+            root: None,
+        };
+        std::fs::write(dir.path().join("f.txt"), "v1\n").unwrap();
+        let target = resolve_target(&ctx, "f.txt", "edit").unwrap();
+        let (meta, original) = load(&ctx, &target).unwrap();
+        // Someone else saves the file between our read and our write.
+        std::fs::write(dir.path().join("f.txt"), "theirs\n").unwrap();
+        let err = commit(&target, &meta, &original, b"ours\n").unwrap_err();
+        assert_eq!(err.code, "edit.changed_on_disk");
+        assert!(
+            err.message.contains("their version was kept"),
+            "{}",
+            err.message
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("f.txt")).unwrap(),
+            b"theirs\n"
+        );
+        // Unchanged, the same commit goes through.
+        let (meta, original) = load(&ctx, &target).unwrap();
+        commit(&target, &meta, &original, b"ours\n").unwrap();
+        assert_eq!(std::fs::read(dir.path().join("f.txt")).unwrap(), b"ours\n");
+    }
+
+    #[test]
+    fn copied_line_numbers_are_noticed() {
+        assert!(has_line_numbers("     1\tfn main() {\n     2\t}"));
+        assert!(!has_line_numbers("fn main() {\n}"));
+        assert!(!has_line_numbers("12 apples\n"));
+    }
+
+    #[test]
+    fn json_fields_for_the_command_line_only_are_refused() {
+        let r: Result<EditArgs, _> =
+            serde_json::from_value(json!({"file_path": "f", "lines": "1:2"}));
+        assert!(r.is_err());
+        let a: EditArgs =
+            serde_json::from_value(json!({"file_path": "f", "old_str": "a", "new_str": "b"}))
+                .unwrap();
+        assert_eq!(a.old_string.as_deref(), Some("a"));
+    }
+}

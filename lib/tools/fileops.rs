@@ -1,0 +1,179 @@
+//! What the file-changing tools (write, edit, delete) share: finding the
+//! file a path names (through symlinks, inside `--root`), the checks made
+//! before changing it (read-only, `expected_hash`), and the messages for
+//! the model when something is wrong.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::fsutil::{WriteError, resolve_symlinks, similar_names};
+use crate::tool::{Context, ToolError, display_path};
+
+/// A path from a call, resolved.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The path as given, made absolute.
+    pub path: PathBuf,
+    /// The file that is really read and written: `path` with a chain of
+    /// symlinks followed (the same as `path` when it is no link).
+    pub real: PathBuf,
+    /// `path` as the model should see it.
+    pub shown: String,
+}
+
+impl Target {
+    /// Whether the path is a symlink that writes go through.
+    pub fn via_link(&self) -> bool {
+        self.real != self.path
+    }
+
+    /// Where the link leads, for messages (`None` when it is no link).
+    pub fn link_note(&self, ctx: &Context) -> Option<String> {
+        self.via_link().then(|| ctx.show(&self.real))
+    }
+}
+
+/// Resolves `file_path` for a tool that writes: symlinks followed to the
+/// file they name, which must lie inside the root too.
+pub fn resolve_target(ctx: &Context, file_path: &str, tool: &str) -> Result<Target, ToolError> {
+    let path = ctx.resolve(file_path)?;
+    let shown = ctx.show(&path);
+    let real = resolve_symlinks(&path).map_err(|e| {
+        ToolError::new(
+            "path.bad_symlink",
+            format!("cannot follow the symlink `{shown}`: {e}. Give the path of the file itself to {tool}."),
+        )
+    })?;
+    ctx.confine(file_path, &real)?;
+    Ok(Target { path, real, shown })
+}
+
+/// The error for a file that does not exist, with near names from its directory.
+pub fn not_found(code: &'static str, target: &Target, ctx: &Context, hint: &str) -> ToolError {
+    let near = similar_names(&target.path);
+    let did_you_mean = if near.is_empty() {
+        String::new()
+    } else {
+        let dir = target
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let names: Vec<String> = near
+            .iter()
+            .map(|n| format!("`{}`", display_path(&ctx.cwd, &dir.join(n))))
+            .collect();
+        format!(" Did you mean {}?", names.join(" or "))
+    };
+    ToolError::new(
+        code,
+        format!("File not found: `{}`.{did_you_mean} {hint}", target.shown),
+    )
+    .with_details(json!({"file_path": target.shown, "suggestions": near}))
+}
+
+/// Refuses a file that its permissions mark read-only: that is the user
+/// saying it should not change, even though a rename could replace it.
+pub fn check_writable(code: &'static str, real: &Path, shown: &str) -> Result<(), ToolError> {
+    use nix::unistd::{AccessFlags, access};
+    use std::os::unix::fs::PermissionsExt;
+    let refuse = || {
+        Err(ToolError::new(
+            code,
+            format!(
+                "`{shown}` is read-only, so it was not changed. If it should change, make it writable first (bash: chmod u+w {shown})."
+            ),
+        ))
+    };
+    // No write bit at all is read-only even for root, who passes access().
+    if let Ok(meta) = std::fs::metadata(real)
+        && meta.permissions().mode() & 0o222 == 0
+    {
+        return refuse();
+    }
+    match access(real, AccessFlags::W_OK) {
+        Ok(()) => Ok(()),
+        Err(nix::errno::Errno::EACCES | nix::errno::Errno::EROFS) => refuse(),
+        // Anything else (a vanished file, say) shows up, better explained,
+        // when the file is opened.
+        Err(_) => Ok(()),
+    }
+}
+
+/// Refuses the call when the file's content is not what the caller saw.
+pub fn check_hash(
+    code: &'static str,
+    shown: &str,
+    expected: Option<&str>,
+    actual: Option<&str>,
+) -> Result<(), ToolError> {
+    let Some(expected) = expected else {
+        return Ok(());
+    };
+    match actual {
+        Some(actual) if actual == expected => Ok(()),
+        Some(actual) => Err(ToolError::new(
+            code,
+            format!(
+                "`{shown}` has changed since you read it (its hash is now {actual}, not {expected}), so it was not changed. Read it again and redo the change against what it holds now."
+            ),
+        )
+        .with_details(json!({"file_path": shown, "expected_hash": expected, "hash": actual}))),
+        None => Err(ToolError::new(
+            code,
+            format!(
+                "`{shown}` no longer exists, but expected_hash says you read it. Check whether it was moved or deleted (ls, find) before writing it again."
+            ),
+        )
+        .with_details(json!({"file_path": shown, "expected_hash": expected}))),
+    }
+}
+
+/// The error for an atomic write that failed; the file is unchanged.
+/// `changed` and `io` are the tool's codes for the two kinds of failure.
+pub fn write_failed(
+    changed: &'static str,
+    io_code: &'static str,
+    shown: &str,
+    err: WriteError,
+) -> ToolError {
+    match err {
+        WriteError::Changed => ToolError::new(
+            changed,
+            format!(
+                "`{shown}` was changed by someone else while this call was writing it; their version was kept and this change was not made. Read the file again and redo the change."
+            ),
+        ),
+        WriteError::Io { .. } => {
+            let advice = match err.kind() {
+                Some(io::ErrorKind::PermissionDenied) => {
+                    " The directory is not writable; nothing was changed."
+                }
+                Some(io::ErrorKind::StorageFull) => " The disk is full; nothing was changed.",
+                _ => " Nothing was changed.",
+            };
+            ToolError::new(io_code, format!("{err}.{advice}"))
+        }
+    }
+}
+
+/// A note for a file that had other hard links: the atomic rename gave
+/// this name a new file, and the other names still show the old content.
+pub fn hard_link_note(meta: Option<&std::fs::Metadata>) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let links = meta?.nlink();
+    (links > 1).then(|| {
+        format!(
+            "Note: the file had {} other hard link{}; they still hold the old content (the new version is a new file under this name).",
+            links - 1,
+            plural(links - 1)
+        )
+    })
+}
+
+/// Plural suffix.
+pub fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

@@ -1,0 +1,264 @@
+//! The parallel search: one visitor per walker thread, each with its own
+//! searcher and matcher, keeping only the files that can still be among the
+//! first `cap` matches in path order. That bound keeps memory small on huge
+//! trees and makes the output the same whatever order the threads finish in.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use grep_regex::RegexMatcher;
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
+use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
+
+use super::sink::{FileSink, HitLine};
+use crate::tool::Context;
+use crate::tools::globs::PathGlobs;
+use crate::tools::walk::{WalkErrors, relative};
+
+/// The kept matches of one file.
+#[derive(Debug)]
+pub struct FileHits {
+    /// Kept lines, matches and context.
+    pub lines: Vec<HitLine>,
+    /// Matching lines among `lines`.
+    pub kept: usize,
+}
+
+/// What a search found: counts over everything searched, and the files whose
+/// matches come first in path order.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// Files with their kept lines, in path order.
+    pub files: BTreeMap<PathBuf, FileHits>,
+    kept_total: usize,
+    /// Files searched (binary ones included).
+    pub files_searched: u64,
+    /// Files with at least one matching line.
+    pub files_matched: u64,
+    /// Matching lines in all files.
+    pub total_matches: u64,
+    /// Files skipped because they are binary.
+    pub binary_skipped: u64,
+    /// Paths that could not be read.
+    pub errors: WalkErrors,
+}
+
+impl Found {
+    /// Adds a file, then drops the files (last in path order) that can no
+    /// longer be among the first `cap` matches.
+    fn add(&mut self, path: PathBuf, hits: FileHits, cap: usize) {
+        self.kept_total += hits.kept;
+        if let Some(old) = self.files.insert(path, hits) {
+            self.kept_total -= old.kept;
+        }
+        while let Some((_, last)) = self.files.last_key_value() {
+            if self.kept_total - last.kept < cap {
+                break;
+            }
+            self.kept_total -= last.kept;
+            self.files.pop_last();
+        }
+    }
+
+    /// Whether `cap` matches are already kept from files before `path`, so
+    /// that none of its own can be shown.
+    fn is_full_before(&self, path: &Path, cap: usize) -> bool {
+        self.kept_total >= cap
+            && self
+                .files
+                .last_key_value()
+                .is_some_and(|(last, _)| path > last.as_path())
+    }
+
+    /// Folds another thread's findings into these.
+    pub fn merge(&mut self, other: Found, cap: usize) {
+        self.files_searched += other.files_searched;
+        self.files_matched += other.files_matched;
+        self.total_matches += other.total_matches;
+        self.binary_skipped += other.binary_skipped;
+        self.errors.merge(other.errors);
+        for (path, hits) in other.files {
+            self.add(path, hits, cap);
+        }
+    }
+}
+
+/// What every visitor shares.
+pub struct Shared<'a> {
+    /// The call's context (for error messages).
+    pub ctx: &'a Context,
+    /// The compiled query.
+    pub matcher: RegexMatcher,
+    /// Where the walk starts; include globs match paths relative to it.
+    pub start: PathBuf,
+    /// Only files matching these are searched.
+    pub include: Option<PathGlobs>,
+    /// Matching lines to keep.
+    pub cap: usize,
+    /// Context lines before and after each match.
+    pub context: usize,
+    /// Each visitor's findings, handed over when it is dropped.
+    pub results: Mutex<Vec<Found>>,
+}
+
+impl<'a> Shared<'a> {
+    /// The findings of all visitors, merged.
+    pub fn finish(self) -> Found {
+        let cap = self.cap;
+        let parts = self
+            .results
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut all = Found::default();
+        for part in parts {
+            all.merge(part, cap);
+        }
+        all
+    }
+}
+
+/// Builds one visitor per walker thread.
+pub struct Builder<'s, 'a>(pub &'s Shared<'a>);
+
+impl<'s, 'a: 's> ParallelVisitorBuilder<'s> for Builder<'s, 'a> {
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
+        let shared = self.0;
+        let searcher = SearcherBuilder::new()
+            .line_number(true)
+            .binary_detection(BinaryDetection::quit(b'\x00'))
+            .before_context(shared.context)
+            .after_context(shared.context)
+            .build();
+        Box::new(Visitor {
+            shared,
+            // Each thread gets its own matcher, as ripgrep does, so that
+            // threads do not contend for the regex's scratch space.
+            matcher: shared.matcher.clone(),
+            searcher,
+            found: Found::default(),
+        })
+    }
+}
+
+struct Visitor<'s, 'a> {
+    shared: &'s Shared<'a>,
+    matcher: RegexMatcher,
+    searcher: Searcher,
+    found: Found,
+}
+
+impl Visitor<'_, '_> {
+    fn search(&mut self, entry: DirEntry) {
+        let shared = self.shared;
+        // The start itself, when it is a file, is searched whatever its name.
+        if entry.depth() > 0
+            && let Some(include) = &shared.include
+            && !include.is_match(relative(entry.path(), &shared.start))
+        {
+            return;
+        }
+        self.found.files_searched += 1;
+        // A file after enough kept matches is only counted: its lines would
+        // be dropped anyway, so they are not copied.
+        let cap = if self.found.is_full_before(entry.path(), shared.cap) {
+            0
+        } else {
+            shared.cap
+        };
+        let mut sink = FileSink::new(&self.matcher, cap, shared.context as u64);
+        if let Err(e) = self
+            .searcher
+            .search_path(&self.matcher, entry.path(), &mut sink)
+        {
+            self.found
+                .errors
+                .push(format!("{}: {e}", shared.ctx.show(entry.path())));
+            return;
+        }
+        if sink.binary {
+            self.found.binary_skipped += 1;
+            return;
+        }
+        if sink.matched == 0 {
+            return;
+        }
+        self.found.files_matched += 1;
+        self.found.total_matches += sink.matched;
+        if sink.kept == 0 {
+            return;
+        }
+        let hits = FileHits {
+            lines: sink.lines,
+            kept: sink.kept,
+        };
+        self.found.add(entry.into_path(), hits, shared.cap);
+    }
+}
+
+impl ParallelVisitor for Visitor<'_, '_> {
+    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
+        match entry {
+            Ok(entry) => {
+                if entry.file_type().is_some_and(|t| t.is_file()) {
+                    self.search(entry);
+                }
+            }
+            Err(e) => self.found.errors.record(self.shared.ctx, &e),
+        }
+        WalkState::Continue
+    }
+}
+
+impl Drop for Visitor<'_, '_> {
+    fn drop(&mut self) {
+        let found = std::mem::take(&mut self.found);
+        self.shared
+            .results
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(found);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hits(n: usize) -> FileHits {
+        FileHits {
+            lines: (0..n)
+                .map(|i| HitLine {
+                    number: i as u64 + 1,
+                    text: String::new(),
+                    is_match: true,
+                    gap_before: false,
+                    cut: false,
+                })
+                .collect(),
+            kept: n,
+        }
+    }
+
+    #[test]
+    fn keeps_only_files_that_can_still_be_shown() {
+        let mut f = Found::default();
+        f.add("c".into(), hits(2), 3);
+        f.add("d".into(), hits(1), 3);
+        // c(2)+d(1) = 3: d is still needed.
+        assert_eq!(f.files.len(), 2);
+        f.add("a".into(), hits(3), 3);
+        // a alone fills the cap.
+        assert_eq!(
+            f.files.keys().collect::<Vec<_>>(),
+            vec![&PathBuf::from("a")]
+        );
+        let mut other = Found::default();
+        other.add("b".into(), hits(1), 3);
+        f.merge(other, 3);
+        assert_eq!(f.files.len(), 1);
+        assert!(f.is_full_before(Path::new("b"), 3));
+        assert!(!f.is_full_before(Path::new("0"), 3));
+        assert!(!f.is_full_before(Path::new("b"), 4));
+    }
+}

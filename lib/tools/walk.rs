@@ -1,0 +1,223 @@
+//! What ag-grep, ag-find and ag-ls share: the place a search starts (a path
+//! that must exist, with "did you mean" on a typo) and which entries a walk
+//! visits. The rules are ripgrep's: `.gitignore` (inside a git repository),
+//! `.ignore`, `.git/info/exclude` and the global git excludes are obeyed,
+//! hidden entries are skipped, symlinks are not followed; each has a switch.
+//! `.git` directories are never entered: they hold git's data, not the
+//! project's.
+
+use std::fs::Metadata;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ignore::{DirEntry, WalkBuilder};
+use serde_json::json;
+
+use super::globs::PathGlobs;
+use crate::fsutil::similar_names;
+use crate::tool::{Context, ToolError};
+
+/// The switches that widen a walk.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Filters {
+    /// Visit hidden entries (names starting with `.`).
+    pub include_hidden: bool,
+    /// Visit entries that ignore files exclude.
+    pub include_ignored: bool,
+    /// Follow symbolic links (into directories too).
+    pub follow_symlinks: bool,
+}
+
+/// Where a search starts.
+#[derive(Debug, Clone)]
+pub struct Start {
+    /// The resolved path.
+    pub path: PathBuf,
+    /// What it is (symlinks followed).
+    pub meta: Metadata,
+    /// The path as the model should see it.
+    pub shown: String,
+}
+
+/// Resolves the `path` argument of a search (the working directory when
+/// absent); a path that does not exist is an error `<area>.not_found` that
+/// suggests names close to it.
+pub fn locate(
+    ctx: &Context,
+    given: Option<&str>,
+    not_found: &'static str,
+) -> Result<Start, ToolError> {
+    let given = given.filter(|g| !g.is_empty()).unwrap_or(".");
+    let path = ctx.resolve(given)?;
+    let shown = shown_start(ctx, &path);
+    match std::fs::metadata(&path) {
+        Ok(meta) => Ok(Start { path, meta, shown }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let near = similar_names(&path);
+            let hint = if near.is_empty() {
+                "Check the path, or list the parent directory with the ls tool.".to_string()
+            } else {
+                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                let names: Vec<String> = near
+                    .iter()
+                    .map(|n| format!("`{}`", ctx.show(&dir.join(n))))
+                    .collect();
+                format!("Did you mean {}?", names.join(" or "))
+            };
+            Err(
+                ToolError::new(not_found, format!("Path not found: `{shown}`. {hint}"))
+                    .with_details(json!({"path": shown, "suggestions": near})),
+            )
+        }
+        Err(e) => Err(ToolError::new(
+            "path.unreadable",
+            format!("cannot read `{shown}`: {e}"),
+        )),
+    }
+}
+
+/// The start of a search as the model should see it: `.` for the working
+/// directory itself, else relative to it when inside it.
+fn shown_start(ctx: &Context, path: &Path) -> String {
+    if path == ctx.cwd {
+        ".".to_string()
+    } else {
+        ctx.show(path)
+    }
+}
+
+/// A walker over `start` with the ignore rules of `filters`. Entries that
+/// `exclude` matches (relative to `start`) are skipped, directories with
+/// everything in them. When symlinks are followed under `--root`, links
+/// that lead outside the root are skipped.
+pub fn walker(
+    ctx: &Context,
+    start: &Path,
+    filters: Filters,
+    exclude: Option<Arc<PathGlobs>>,
+) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(start);
+    let obey = !filters.include_ignored;
+    builder
+        .hidden(!filters.include_hidden)
+        .ignore(obey)
+        .git_ignore(obey)
+        .git_global(obey)
+        .git_exclude(obey)
+        .parents(obey)
+        .follow_links(filters.follow_symlinks)
+        .current_dir(ctx.cwd.clone());
+    let confine = if filters.follow_symlinks {
+        ctx.root.clone()
+    } else {
+        None
+    };
+    let base = start.to_path_buf();
+    builder.filter_entry(move |entry| keep(entry, &base, exclude.as_deref(), confine.as_deref()));
+    builder
+}
+
+/// Whether the walk visits an entry (and, for a directory, what is inside).
+fn keep(entry: &DirEntry, base: &Path, exclude: Option<&PathGlobs>, root: Option<&Path>) -> bool {
+    if entry.depth() == 0 {
+        return true;
+    }
+    let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+    if is_dir && entry.file_name() == ".git" {
+        return false;
+    }
+    if let Some(exclude) = exclude
+        && let Ok(rel) = entry.path().strip_prefix(base)
+        && exclude.is_match(rel)
+    {
+        return false;
+    }
+    if let Some(root) = root
+        && entry.path_is_symlink()
+    {
+        return entry
+            .path()
+            .canonicalize()
+            .is_ok_and(|real| real.starts_with(root));
+    }
+    true
+}
+
+/// The path of an entry relative to the start of the walk, for globs.
+pub fn relative<'a>(path: &'a Path, start: &Path) -> &'a Path {
+    path.strip_prefix(start).unwrap_or(path)
+}
+
+/// A note for an empty result: which rules may have hidden what was wanted.
+pub fn widen_hint(filters: Filters) -> Option<String> {
+    match (filters.include_ignored, filters.include_hidden) {
+        (true, true) => None,
+        (false, false) => Some(
+            "Files excluded by .gitignore or .ignore and hidden files were skipped; set include_ignored=true or include_hidden=true to look there too.".into(),
+        ),
+        (false, true) => Some(
+            "Files excluded by .gitignore or .ignore were skipped; set include_ignored=true to look there too.".into(),
+        ),
+        (true, false) => Some(
+            "Hidden files were skipped; set include_hidden=true to look there too.".into(),
+        ),
+    }
+}
+
+/// Errors met during a walk: counted, the first few kept for the note.
+#[derive(Debug, Default)]
+pub struct WalkErrors {
+    /// How many there were.
+    pub count: u64,
+    /// The first few, as messages.
+    pub first: Vec<String>,
+}
+
+impl WalkErrors {
+    const KEEP: usize = 5;
+
+    /// Records one error.
+    pub fn push(&mut self, message: String) {
+        self.count += 1;
+        if self.first.len() < Self::KEEP {
+            self.first.push(message);
+        }
+    }
+
+    /// Records an error of the walker, its paths shown relative to the
+    /// working directory.
+    pub fn record(&mut self, ctx: &Context, err: &ignore::Error) {
+        let cwd = format!("{}/", ctx.cwd.display());
+        self.push(err.to_string().replace(&cwd, ""));
+    }
+
+    /// Adds another set.
+    pub fn merge(&mut self, other: WalkErrors) {
+        self.count += other.count;
+        for m in other.first {
+            if self.first.len() < Self::KEEP {
+                self.first.push(m);
+            }
+        }
+    }
+
+    /// The note to add to an output, if any.
+    pub fn note(&self) -> Option<String> {
+        if self.count == 0 {
+            return None;
+        }
+        let mut first = self.first.clone();
+        first.sort();
+        Some(format!(
+            "{} path{} could not be read: {}{}",
+            self.count,
+            if self.count == 1 { "" } else { "s" },
+            first.join("; "),
+            if self.count as usize > first.len() {
+                "; ..."
+            } else {
+                ""
+            }
+        ))
+    }
+}

@@ -1,0 +1,217 @@
+//! `write`: create a file or replace its whole content, atomically, keeping
+//! an existing file's permissions and writing through symlinks.
+
+use std::io::{self, IsTerminal, Read};
+
+use clap::Args;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::fileops::{check_hash, check_writable, hard_link_note, resolve_target, write_failed};
+use crate::fsutil::{content_hash, hash_file, write_atomic};
+use crate::tool::{Context, Tool, ToolError, ToolOutput};
+
+/// Arguments of `write`.
+#[derive(Debug, Clone, Args, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteArgs {
+    /// Path to the file to create or overwrite, relative to the working directory or absolute. Missing parent directories are created.
+    #[arg(value_name = "FILE")]
+    pub file_path: String,
+    /// The full content of the file. On the command line, leave it out to read the content from stdin.
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    #[schemars(required)]
+    pub content: Option<String>,
+    /// The `hash` from the read (or the last write or edit) of this file. When given, the write is refused if the file has changed since.
+    #[arg(long, value_name = "HASH")]
+    #[serde(default)]
+    pub expected_hash: Option<String>,
+    /// Set only on the command line, where the content may come from stdin; a JSON call must carry its content.
+    #[arg(skip = true)]
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub command_line: bool,
+}
+
+/// The `write` tool.
+pub struct WriteTool;
+
+impl Tool for WriteTool {
+    type Args = WriteArgs;
+    const NAME: &'static str = "write";
+    const BIN: &'static str = "ag-write";
+    const ABOUT: &'static str = "Create or replace a file atomically";
+    const LABEL: &'static str = "Write File";
+    const DESCRIPTION: &'static str = "Create a new file or completely replace an existing file's content. \
+Missing parent directories are created. The file is replaced atomically (never left half-written), keeps its \
+permissions, and a symlink is written through to its target. To change part of a file, use edit instead. \
+Pass the `hash` from your last read of the file as `expected_hash` to be sure you do not overwrite changes \
+made since. `details.hash` is the new content's hash.";
+
+    fn run(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
+        write(ctx, args)
+    }
+}
+
+fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
+    let content = match args.content {
+        Some(c) => c.into_bytes(),
+        None if args.command_line => read_stdin()?,
+        None => {
+            return Err(ToolError::new(
+                "write.missing_content",
+                "`content` is missing: give the full text of the file (an empty string for an empty file).",
+            ));
+        }
+    };
+    if args.file_path.ends_with('/') {
+        return Err(ToolError::new(
+            "write.is_directory",
+            format!(
+                "`{}` names a directory; give the path of a file inside it.",
+                args.file_path
+            ),
+        ));
+    }
+    let target = resolve_target(ctx, &args.file_path, "write")?;
+    let shown = target.shown.as_str();
+    let meta = match std::fs::metadata(&target.real) {
+        Ok(m) => Some(m),
+        // A file where a parent directory should be: creating the
+        // directories below says so clearly.
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            None
+        }
+        Err(e) => {
+            return Err(ToolError::new(
+                "write.io",
+                format!("cannot inspect `{shown}`: {e}"),
+            ));
+        }
+    };
+    if let Some(m) = &meta {
+        if m.is_dir() {
+            return Err(ToolError::new(
+                "write.is_directory",
+                format!("`{shown}` is a directory; give the path of a file inside it."),
+            ));
+        }
+        if !m.is_file() {
+            return Err(ToolError::new(
+                "write.not_a_file",
+                format!(
+                    "`{shown}` is not a regular file (a device, socket or pipe); write only writes regular files."
+                ),
+            ));
+        }
+        check_writable("write.read_only", &target.real, shown)?;
+    }
+    let expected = args.expected_hash.as_deref();
+    if expected.is_some() {
+        let actual = hash_file(&target.real)
+            .map_err(|e| ToolError::new("write.io", format!("cannot read `{shown}`: {e}")))?;
+        check_hash("write.stale", shown, expected, actual.as_deref())?;
+    }
+    if let Some(dir) = target.real.parent()
+        && !dir.as_os_str().is_empty()
+        && !dir.is_dir()
+    {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            ToolError::new(
+                "write.cannot_create_directory",
+                format!(
+                    "cannot create the directory `{}` for `{shown}`: {e}. Check that no part of the path is an existing file.",
+                    ctx.show(dir)
+                ),
+            )
+        })?;
+    }
+    write_atomic(&target.real, meta.as_ref(), &content, || match expected {
+        Some(h) => Ok(hash_file(&target.real)?.as_deref() == Some(h)),
+        None => Ok(true),
+    })
+    .map_err(|e| write_failed("write.changed_on_disk", "write.io", shown, e))?;
+
+    let size = content.len();
+    let is_new = meta.is_none();
+    let mut output = if is_new {
+        format!("Created new file {shown} ({size} bytes)")
+    } else {
+        format!("Overwrote {shown} ({size} bytes)")
+    };
+    let mut details = json!({
+        "file_path": shown,
+        "size": size,
+        "is_new": is_new,
+        "hash": content_hash(&content),
+    });
+    if let Some(real) = target.link_note(ctx) {
+        output.push_str(&format!(", through the symlink to {real}"));
+        details["symlink_target"] = json!(real);
+    }
+    if let Some(note) = hard_link_note(meta.as_ref()) {
+        output.push('\n');
+        output.push_str(&note);
+    }
+    Ok(ToolOutput::new(output, details))
+}
+
+fn read_stdin() -> Result<Vec<u8>, ToolError> {
+    let stdin = io::stdin();
+    if stdin.is_terminal() {
+        return Err(ToolError::new(
+            "write.missing_content",
+            "no content: give it with --content TEXT or pipe it on stdin (ag-write FILE < source)",
+        ));
+    }
+    let mut buf = Vec::new();
+    stdin.lock().read_to_end(&mut buf).map_err(|e| {
+        ToolError::new(
+            "write.io",
+            format!("cannot read the content from stdin: {e}"),
+        )
+    })?;
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: WriteArgs,
+    }
+
+    #[test]
+    fn command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn json_calls_cannot_read_stdin() {
+        let args: WriteArgs = serde_json::from_value(json!({"file_path": "a"})).unwrap();
+        assert!(!args.command_line);
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context {
+            cwd: dir.path().to_path_buf(),
+            root: None,
+        };
+        let err = write(&ctx, args).unwrap_err();
+        assert_eq!(err.code, "write.missing_content");
+        assert!(
+            serde_json::from_value::<WriteArgs>(
+                json!({"file_path": "a", "content": "", "command_line": true})
+            )
+            .is_err()
+        );
+    }
+}

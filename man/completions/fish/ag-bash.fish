@@ -1,0 +1,17 @@
+complete -c ag-bash -l timeout -d 'Seconds after which the command and everything it started are stopped (default 180, at most 3600). Fractions are allowed' -r
+complete -c ag-bash -l cwd -d 'Directory to run in (default: the working directory)' -r
+complete -c ag-bash -l stdin -d 'Text given to the command on its standard input. Without it stdin is empty (/dev/null), so a command waiting for input ends at once' -r
+complete -c ag-bash -l max-output -d 'Bytes of output kept (default 1048576, from 1024 to 8388608); the start and the end are kept, the middle is cut' -r
+complete -c ag-bash -l shell -d 'The shell that runs the command with `-c` (default `bash`; `sh` for a POSIX shell; `$SHELL` for the user\'s login shell)' -r
+complete -c ag-bash -l job -d 'A background job\'s id: shows its state and the end of its log (or, with `stop`, stops it; `all` stops every running job)' -r
+complete -c ag-bash -l lines -d 'With `job`: how many lines of its log to show (default 50, at most 1000)' -r
+complete -c ag-bash -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused' -r -F
+complete -c ag-bash -l raw -d 'Keep the output exactly as written: ANSI escape sequences (colours) and carriage-return progress lines. By default they are removed'
+complete -c ag-bash -l background -d 'Start the command as a background job (servers, watchers) and return its job id at once; its output goes to a log file. See `job`'
+complete -c ag-bash -l keep -d 'With `background`: let the job outlive the agent session'
+complete -c ag-bash -l list-jobs -d 'List the background jobs and their state'
+complete -c ag-bash -l stop -d 'With `job`: stop the job and everything it started'
+complete -c ag-bash -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
+complete -c ag-bash -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`) instead of the plain output text'
+complete -c ag-bash -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ag-bash -s V -l version -d 'Print version'

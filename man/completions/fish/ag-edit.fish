@@ -1,0 +1,12 @@
+complete -c ag-edit -l old -l old-string -d 'The exact text to replace, including whitespace and indentation. It must occur exactly once unless `replace_all` is set; include a few surrounding lines to make it unique' -r
+complete -c ag-edit -l new -l new-string -d 'The text to put in its place (an empty string deletes `old_string`)' -r
+complete -c ag-edit -l expected-hash -d 'The `hash` from the read (or the last write or edit) of this file. When given, the edit is refused if the file has changed since' -r
+complete -c ag-edit -l edits -d 'Command line only: `edits` as a JSON array' -r
+complete -c ag-edit -l line-edits -d 'Command line only: `line_edits` as a JSON array' -r
+complete -c ag-edit -l lines -d 'Command line only: replace lines START:END (or one line N, or insert before START with START:START-1) with the text of --new' -r
+complete -c ag-edit -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused' -r -F
+complete -c ag-edit -l all -l replace-all -d 'Replace every occurrence of `old_string` instead of requiring exactly one'
+complete -c ag-edit -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
+complete -c ag-edit -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`) instead of the plain output text'
+complete -c ag-edit -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ag-edit -s V -l version -d 'Print version'

@@ -1,0 +1,361 @@
+//! ag-edit, black-box: encodings and line endings, long lines, empty,
+//! binary and huge files, permissions and symlinks, hashes, the command
+//! line, and a writer killed mid-write. Cases that are one call on a small
+//! tree live in `tests/fixtures/edit/` instead (see `scenarios`).
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+
+use serde_json::json;
+
+use crate::bin;
+use crate::util::{Env, call, call_lines, run, run_args};
+
+fn edit(env: &Env, args: serde_json::Value) -> serde_json::Value {
+    call(env, bin!("ag-edit"), args)
+}
+
+fn files_in(env: &Env, dir: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(env.join(dir))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn bom_crlf_and_missing_final_newline_survive_a_mixed_batch() {
+    let env = Env::new();
+    env.write("w/f.txt", b"\xEF\xBB\xBFalpha\r\nbeta\r\ngamma");
+    let r = edit(
+        &env,
+        json!({
+            "file_path": "w/f.txt",
+            "line_edits": [{"start_line": 1, "end_line": 1, "replacement": "ALPHA\n"}],
+            "edits": [
+                {"old_string": "beta\ngamma", "new_string": "beta\nBETA2\ngamma"},
+                {"old_string": "gamma", "new_string": "GAMMA"}
+            ]
+        }),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(
+        env.read("w/f.txt"),
+        b"\xEF\xBB\xBFALPHA\r\nbeta\r\nBETA2\r\nGAMMA"
+    );
+    assert_eq!(r["details"]["match_count"], 2);
+    let diff = r["details"]["diff"].as_str().unwrap();
+    assert!(diff.contains("+BETA2\n"), "{diff}");
+    assert!(diff.contains("\\ No newline at end of file"), "{diff}");
+}
+
+#[test]
+fn empty_files() {
+    let env = Env::new();
+    env.write("empty.txt", "");
+    let r = edit(
+        &env,
+        json!({"file_path": "empty.txt", "old_string": "x", "new_string": "y"}),
+    );
+    assert_eq!(r["error_code"], "edit.not_found", "{r}");
+    let r = edit(
+        &env,
+        json!({"file_path": "empty.txt", "line_edits": [{"start_line": 1, "end_line": 0, "replacement": "first"}]}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(env.read("empty.txt"), b"first\n");
+    let r = edit(
+        &env,
+        json!({"file_path": "empty.txt", "line_edits": [{"start_line": 1, "end_line": 1, "replacement": ""}]}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(env.read("empty.txt"), b"");
+}
+
+#[test]
+fn long_lines_are_edited_and_the_diff_is_capped() {
+    let env = Env::new();
+    let line = format!("{}NEEDLE{}", "a".repeat(600_000), "b".repeat(600_000));
+    env.write("min.js", format!("{line}\nnext\n"));
+    let r = edit(
+        &env,
+        json!({"file_path": "min.js", "old_string": "NEEDLE", "new_string": "THREAD"}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    let want = format!("{}\nnext\n", line.replace("NEEDLE", "THREAD"));
+    assert!(env.read("min.js") == want.as_bytes());
+    assert_eq!(r["details"]["lines_changed"], 1);
+    assert_eq!(r["details"]["diff_truncated"], true);
+    assert!(r["details"]["diff"].as_str().unwrap().len() <= 70 * 1024);
+}
+
+#[test]
+fn binary_files_are_refused_and_left_alone() {
+    let env = Env::new();
+    let bytes = b"\x7fELF\x00\x01\x02 old \x00".to_vec();
+    env.write("app.bin", &bytes);
+    let r = edit(
+        &env,
+        json!({"file_path": "app.bin", "old_string": "old", "new_string": "new"}),
+    );
+    assert_eq!(r["error_code"], "edit.binary", "{r}");
+    assert!(r["output"].as_str().unwrap().contains("write"));
+    assert_eq!(env.read("app.bin"), bytes);
+}
+
+#[test]
+fn huge_file_one_unique_string() {
+    let env = Env::new();
+    let mut body = Vec::with_capacity(40 << 20);
+    for i in 0..600_000u32 {
+        body.extend_from_slice(
+            format!("line {i:07} of a large generated file, nothing to see\n").as_bytes(),
+        );
+    }
+    body.extend_from_slice(b"const LIMIT: usize = 10;\n");
+    env.write("big.rs", &body);
+    let r = edit(
+        &env,
+        json!({"file_path": "big.rs", "old_string": "LIMIT: usize = 10", "new_string": "LIMIT: usize = 20"}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(r["details"]["lines_changed"], 1);
+    let got = env.read("big.rs");
+    assert_eq!(got.len(), body.len());
+    assert!(got.ends_with(b"const LIMIT: usize = 20;\n"));
+    assert!(got[..body.len() - 30] == body[..body.len() - 30]);
+    let diff = r["details"]["diff"].as_str().unwrap();
+    assert!(diff.contains("@@ -599998,4 +599998,4 @@"), "{diff}");
+    assert_eq!(files_in(&env, "."), vec![".home", "big.rs"]);
+}
+
+#[test]
+fn permissions_are_kept_and_read_only_files_refused() {
+    let env = Env::new();
+    let p = env.write("secret.conf", "token = old\n");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let r = edit(
+        &env,
+        json!({"file_path": "secret.conf", "old_string": "old", "new_string": "new"}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o7777,
+        0o640
+    );
+
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let r = edit(
+        &env,
+        json!({"file_path": "secret.conf", "old_string": "new", "new_string": "newer"}),
+    );
+    assert_eq!(r["error_code"], "edit.read_only", "{r}");
+    assert_eq!(env.read("secret.conf"), b"token = new\n");
+}
+
+#[test]
+fn symlinks_stay_links_and_root_is_enforced_at_their_end() {
+    let env = Env::new();
+    env.write("proj/real/a.txt", "one\n");
+    env.write("outside.txt", "two\n");
+    std::os::unix::fs::symlink("real/a.txt", env.join("proj/link")).unwrap();
+    std::os::unix::fs::symlink("../outside.txt", env.join("proj/escape")).unwrap();
+    let mut cmd = env.cmd(bin!("ag-edit"));
+    cmd.current_dir(env.join("proj")).args(["--root", "."]);
+    let input = concat!(
+        r#"{"id":"1","arguments":{"file_path":"link","old_string":"one","new_string":"ONE"}}"#,
+        "\n",
+        r#"{"id":"2","arguments":{"file_path":"escape","old_string":"two","new_string":"TWO"}}"#,
+        "\n"
+    );
+    let out = run(cmd, Some(input.as_bytes())).json_lines();
+    assert_eq!(out[0]["is_error"], false, "{}", out[0]);
+    assert!(
+        std::fs::symlink_metadata(env.join("proj/link"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(env.read("proj/real/a.txt"), b"ONE\n");
+    assert_eq!(out[1]["error_code"], "path.outside_root", "{}", out[1]);
+    assert_eq!(env.read("outside.txt"), b"two\n");
+}
+
+#[test]
+fn hashes_chain_from_read_through_edits() {
+    let env = Env::new();
+    env.write("a.txt", "x = 1\n");
+    let read = call(&env, bin!("ag-read"), json!({"file_path": "a.txt"}));
+    let h0 = read["details"]["hash"].as_str().unwrap().to_string();
+    let r = edit(
+        &env,
+        json!({"file_path": "a.txt", "old_string": "1", "new_string": "2", "expected_hash": h0}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    let h1 = r["details"]["hash"].as_str().unwrap().to_string();
+    // The old hash no longer describes the file.
+    let r = edit(
+        &env,
+        json!({"file_path": "a.txt", "old_string": "2", "new_string": "3", "expected_hash": h0}),
+    );
+    assert_eq!(r["error_code"], "edit.stale", "{r}");
+    assert!(r["output"].as_str().unwrap().contains("Read it again"));
+    assert_eq!(env.read("a.txt"), b"x = 2\n");
+    // The edit's own hash does, and matches what read reports.
+    let read = call(&env, bin!("ag-read"), json!({"file_path": "a.txt"}));
+    assert_eq!(read["details"]["hash"], h1.as_str());
+    let r = edit(
+        &env,
+        json!({"file_path": "a.txt", "old_string": "2", "new_string": "3", "expected_hash": h1}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+}
+
+#[test]
+fn one_process_serves_many_calls() {
+    let env = Env::new();
+    env.write("a.txt", "a\nb\n");
+    let input = concat!(
+        r#"{"id":"1","arguments":{"file_path":"a.txt","old_string":"a","new_string":"A"}}"#,
+        "\n",
+        r#"{"id":"2","arguments":{"file_path":"a.txt","old_string":"zzz","new_string":"q"}}"#,
+        "\n",
+        "not json\n",
+        r#"{"id":"3","arguments":{"file_path":"a.txt","old_string":"b","new_string":"B"}}"#,
+        "\n"
+    );
+    let out = call_lines(&env, bin!("ag-edit"), input);
+    assert_eq!(out.len(), 4);
+    assert_eq!(out[0]["is_error"], false);
+    assert_eq!(out[1]["error_code"], "edit.not_found");
+    assert_eq!(out[2]["error_code"], "call.malformed");
+    assert_eq!(out[3]["id"], "3");
+    assert_eq!(env.read("a.txt"), b"A\nB\n");
+}
+
+#[test]
+fn command_line_forms() {
+    let env = Env::new();
+    env.write("f.txt", "one\ntwo\nthree\n");
+    let r = run_args(
+        &env,
+        bin!("ag-edit"),
+        &["f.txt", "--old", "two", "--new", "2"],
+    );
+    r.ok();
+    assert_eq!(
+        r.stdout(),
+        "Replaced 1 occurrence in f.txt (1 line changed)\n"
+    );
+    let r = run_args(
+        &env,
+        bin!("ag-edit"),
+        &["f.txt", "--lines", "3", "--new", "3"],
+    );
+    r.ok();
+    let r = run_args(
+        &env,
+        bin!("ag-edit"),
+        &[
+            "f.txt",
+            "--edits",
+            r#"[{"old_string":"one","new_string":"1"}]"#,
+            "--json",
+        ],
+    );
+    r.ok();
+    assert_eq!(r.json()["details"]["match_count"], 1);
+    assert_eq!(env.read("f.txt"), b"1\n2\n3\n");
+
+    let r = run_args(
+        &env,
+        bin!("ag-edit"),
+        &["f.txt", "--old", "nope", "--new", "x"],
+    );
+    r.expect_code(1);
+    assert_eq!(r.stdout(), "");
+    let err = r.stderr();
+    assert!(
+        err.starts_with("ag-edit: error: old_string was not found"),
+        "{err}"
+    );
+    assert!(err.contains("\nhint: copy old_string exactly"), "{err}");
+    let r = run_args(&env, bin!("ag-edit"), &["f.txt", "--old", "1"]);
+    r.expect_code(1);
+    assert!(r.stderr().contains("without new_string"), "{}", r.stderr());
+    let r = run_args(
+        &env,
+        bin!("ag-edit"),
+        &["f.txt", "--lines", "1", "--old", "1", "--new", "x"],
+    );
+    r.expect_code(2);
+}
+
+#[test]
+fn ambiguity_is_explained_and_replace_all_resolves_it() {
+    let env = Env::new();
+    let body: String = (0..30)
+        .map(|i| {
+            if i % 10 == 0 {
+                "TODO\n".to_string()
+            } else {
+                format!("{i}\n")
+            }
+        })
+        .collect();
+    env.write("a.txt", &body);
+    let r = edit(
+        &env,
+        json!({"file_path": "a.txt", "old_string": "TODO", "new_string": "DONE"}),
+    );
+    assert_eq!(r["error_code"], "edit.ambiguous");
+    assert!(r["output"].as_str().unwrap().contains("3 times"), "{r}");
+    assert_eq!(r["details"]["lines"], json!([1, 11, 21]));
+    let r = edit(
+        &env,
+        json!({"file_path": "a.txt", "old_string": "TODO", "new_string": "DONE", "replace_all": true}),
+    );
+    assert_eq!(r["details"]["match_count"], 3, "{r}");
+    assert_eq!(
+        r["output"],
+        "Replaced 3 occurrences in a.txt (3 lines changed)"
+    );
+}
+
+/// A writer killed while writing (here by SIGXFSZ, when the new version
+/// passes the file-size limit the shell set) leaves the old file whole and
+/// no temporary file behind.
+#[test]
+fn killed_mid_write_leaves_the_file_whole() {
+    let env = Env::new();
+    let body: String = (0..40_000).map(|i| format!("line {i}\n")).collect();
+    env.write("d/big.txt", &body);
+    let input = json!({"arguments": {"file_path": "d/big.txt", "old_string": "line 39999\n", "new_string": "last\n"}})
+        .to_string()
+        + "\n";
+    let mut cmd = env.cmd("sh");
+    cmd.args(["-c", &format!("ulimit -f 16; exec {}", bin!("ag-edit"))]);
+    let r = run(cmd, Some(input.as_bytes()));
+    assert_eq!(r.output.status.signal(), Some(nix::libc::SIGXFSZ), "{r}");
+    assert!(env.read("d/big.txt") == body.as_bytes());
+    assert_eq!(files_in(&env, "d"), vec!["big.txt"]);
+}
+
+#[test]
+fn other_hard_links_are_named_in_the_result() {
+    let env = Env::new();
+    env.write("a.txt", "v1\n");
+    std::fs::hard_link(env.join("a.txt"), env.join("b.txt")).unwrap();
+    let r = edit(
+        &env,
+        json!({"file_path": "a.txt", "old_string": "v1", "new_string": "v2"}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert!(
+        r["output"].as_str().unwrap().contains("1 other hard link"),
+        "{r}"
+    );
+    assert_eq!(env.read("a.txt"), b"v2\n");
+    assert_eq!(env.read("b.txt"), b"v1\n");
+}

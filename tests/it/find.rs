@@ -1,0 +1,187 @@
+//! ag-find, black-box: globs, ignore rules, order, the cap.
+
+use std::time::{Duration, SystemTime};
+
+use crate::bin;
+use crate::tree::project;
+use crate::util::{Env, call, run_args};
+use serde_json::{Value, json};
+
+fn find(env: &Env, args: Value) -> Value {
+    let r = call(env, bin!("ag-find"), args);
+    assert_eq!(r["is_error"], false, "{r}");
+    r
+}
+
+fn listed(r: &Value) -> Vec<String> {
+    r["details"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+fn touch(env: &Env, rel: &str, secs_ago: u64) {
+    let f = std::fs::File::options()
+        .write(true)
+        .open(env.join(rel))
+        .unwrap();
+    f.set_modified(SystemTime::now() - Duration::from_secs(secs_ago))
+        .unwrap();
+}
+
+#[test]
+fn globs_with_and_without_slash() {
+    let env = Env::new();
+    let _outside = project(&env);
+    let all_rs = vec![
+        "src/lib.rs",
+        "src/main.rs",
+        "src/util/build/keep.rs",
+        "src/util/strings.rs",
+    ];
+    assert_eq!(
+        sorted(listed(&find(&env, json!({"pattern": "*.rs"})))),
+        all_rs
+    );
+    assert_eq!(
+        sorted(listed(&find(&env, json!({"pattern": "**/*.rs"})))),
+        all_rs
+    );
+    assert_eq!(
+        sorted(listed(&find(&env, json!({"pattern": "src/*.rs"})))),
+        vec!["src/lib.rs", "src/main.rs"]
+    );
+    assert_eq!(
+        sorted(listed(&find(
+            &env,
+            json!({"pattern": "*.rs", "path": "src/util"})
+        ))),
+        vec!["src/util/build/keep.rs", "src/util/strings.rs"]
+    );
+    assert_eq!(
+        listed(&find(
+            &env,
+            json!({"pattern": "*.{md,txt}", "sort": "path"})
+        )),
+        vec!["docs/naïve café.md", "docs/日本語.txt"]
+    );
+    assert_eq!(
+        listed(&find(&env, json!({"pattern": "日本語.txt"}))),
+        vec!["docs/日本語.txt"]
+    );
+    // A glob with `/` is relative to `path`.
+    let r = find(&env, json!({"pattern": "src/*.rs", "path": "src"}));
+    assert!(listed(&r).is_empty());
+    let text = r["output"].as_str().unwrap();
+    assert!(text.contains("No files match"), "{text}");
+    assert!(text.contains("relative to `src`"), "{text}");
+}
+
+#[test]
+fn ignore_rules_and_switches() {
+    let env = Env::new();
+    let _outside = project(&env);
+    let r = find(&env, json!({"pattern": "*"}));
+    let files = sorted(listed(&r));
+    assert_eq!(
+        files,
+        vec![
+            "assets/logo.bin",
+            "docs/naïve café.md",
+            "docs/日本語.txt",
+            "src/lib.rs",
+            "src/main.rs",
+            "src/util/build/keep.rs",
+            "src/util/strings.rs",
+        ]
+    );
+    let r = find(
+        &env,
+        json!({"pattern": "*", "include_hidden": true, "include_ignored": true}),
+    );
+    let files = listed(&r);
+    for f in [
+        ".env",
+        ".gitignore",
+        ".hidden/secret.rs",
+        "app.log",
+        "build/out.txt",
+        "target/debug/gen.rs",
+        "vendor/dep.rs",
+    ] {
+        assert!(files.contains(&f.to_string()), "{f} missing: {files:?}");
+    }
+    assert!(!files.iter().any(|f| f.starts_with(".git/")), "{files:?}");
+    let r = find(&env, json!({"pattern": "*.rs", "follow_symlinks": true}));
+    let files = listed(&r);
+    assert!(files.contains(&"link_main.rs".to_string()), "{files:?}");
+    assert!(files.contains(&"escape/far.rs".to_string()), "{files:?}");
+    let r = find(&env, json!({"pattern": "*.rs", "exclude_pattern": "util"}));
+    assert_eq!(sorted(listed(&r)), vec!["src/lib.rs", "src/main.rs"]);
+    let r = find(&env, json!({"pattern": "*.log"}));
+    assert!(
+        r["output"]
+            .as_str()
+            .unwrap()
+            .contains("include_ignored=true")
+    );
+}
+
+#[test]
+fn newest_first_capped_with_a_note() {
+    let env = Env::new();
+    for i in 0..30 {
+        env.write(&format!("f{i:02}.txt"), "");
+        touch(&env, &format!("f{i:02}.txt"), 1000 + i);
+    }
+    touch(&env, "f17.txt", 10);
+    let r = find(&env, json!({"pattern": "*.txt", "limit": 3}));
+    assert_eq!(listed(&r), vec!["f17.txt", "f00.txt", "f01.txt"]);
+    assert_eq!(r["details"]["total_files"], 30);
+    assert_eq!(r["details"]["truncated"], true);
+    let text = r["output"].as_str().unwrap();
+    assert!(
+        text.starts_with(
+            "f17.txt\nf00.txt\nf01.txt\n\n[Showing the 3 most recently modified of 30 files"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("raise `limit`"));
+    let r = find(
+        &env,
+        json!({"pattern": "*.txt", "sort": "path", "limit": 2}),
+    );
+    assert_eq!(listed(&r), vec!["f00.txt", "f01.txt"]);
+    let r = find(&env, json!({"pattern": "*.txt"}));
+    assert_eq!(listed(&r).len(), 30);
+    assert_eq!(r["details"]["truncated"], false);
+}
+
+#[test]
+fn errors_and_plain_command_line() {
+    let env = Env::new();
+    let _outside = project(&env);
+    let r = call(
+        &env,
+        bin!("ag-find"),
+        json!({"pattern": "*.rs", "path": "srcc"}),
+    );
+    assert_eq!(r["error_code"], "find.not_found");
+    let r = call(&env, bin!("ag-find"), json!({"pattern": "{a"}));
+    assert_eq!(r["error_code"], "glob.invalid");
+    let r = call(&env, bin!("ag-find"), json!({"pattern": "*", "limit": 0}));
+    assert_eq!(r["error_code"], "find.bad_limit");
+    let r = run_args(&env, bin!("ag-find"), &["strings.rs", "--sort", "path"]);
+    r.ok();
+    assert_eq!(r.stdout(), "src/util/strings.rs\n");
+    let r = run_args(&env, bin!("ag-find"), &["*.rs", "src/main.rs"]);
+    r.ok();
+    assert_eq!(r.stdout(), "src/main.rs\n");
+}

@@ -1,0 +1,161 @@
+//! ag-write, black-box: modes and umask, owners' permissions, symlinks and
+//! the root, content from stdin, hashes, and a writer killed mid-write.
+//! One-call cases on a small tree live in `tests/fixtures/write/`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+
+use serde_json::json;
+
+use crate::bin;
+use crate::util::{Env, call, run, run_args};
+
+fn write(env: &Env, args: serde_json::Value) -> serde_json::Value {
+    call(env, bin!("ag-write"), args)
+}
+
+fn mode(env: &Env, rel: &str) -> u32 {
+    std::fs::metadata(env.join(rel))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+#[test]
+fn new_files_follow_the_umask_and_old_ones_keep_their_mode() {
+    let env = Env::new();
+    let mut cmd = env.cmd("sh");
+    cmd.args([
+        "-c",
+        &format!("umask 027; exec {} new.txt --content hi", bin!("ag-write")),
+    ]);
+    run(cmd, None).ok();
+    assert_eq!(mode(&env, "new.txt"), 0o640);
+
+    let p = env.write("key.pem", "old");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let r = write(&env, json!({"file_path": "key.pem", "content": "new"}));
+    assert_eq!(r["details"]["is_new"], false, "{r}");
+    assert_eq!(mode(&env, "key.pem"), 0o600);
+    assert_eq!(env.read("key.pem"), b"new");
+}
+
+#[test]
+fn read_only_files_are_refused() {
+    let env = Env::new();
+    let p = env.write("ro.txt", "keep me");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let r = write(
+        &env,
+        json!({"file_path": "ro.txt", "content": "overwritten"}),
+    );
+    assert_eq!(r["error_code"], "write.read_only", "{r}");
+    assert!(r["output"].as_str().unwrap().contains("chmod u+w"));
+    assert_eq!(env.read("ro.txt"), b"keep me");
+}
+
+#[test]
+fn stdin_carries_any_bytes_on_the_command_line() {
+    let env = Env::new();
+    let bytes = b"\x00\x01binary\xff\r\n".to_vec();
+    let mut cmd = env.cmd(bin!("ag-write"));
+    cmd.arg("out/data.bin");
+    let r = run(cmd, Some(&bytes));
+    r.ok();
+    assert_eq!(
+        r.stdout(),
+        format!("Created new file out/data.bin ({} bytes)\n", bytes.len())
+    );
+    assert_eq!(env.read("out/data.bin"), bytes);
+    // With no file at all, it serves JSON calls instead.
+    let r = run_args(&env, bin!("ag-write"), &["--schema"]);
+    r.ok();
+    assert_eq!(
+        r.json()["parameters"]["required"],
+        json!(["file_path", "content"])
+    );
+}
+
+#[test]
+fn root_is_enforced_at_the_end_of_a_dangling_symlink() {
+    let env = Env::new();
+    std::fs::create_dir(env.join("proj")).unwrap();
+    std::os::unix::fs::symlink("../outside/new.txt", env.join("proj/escape")).unwrap();
+    std::os::unix::fs::symlink("inside/new.txt", env.join("proj/fine")).unwrap();
+    let mut cmd = env.cmd(bin!("ag-write"));
+    cmd.current_dir(env.join("proj")).args(["--root", "."]);
+    let input = concat!(
+        r#"{"id":"1","arguments":{"file_path":"escape","content":"x"}}"#,
+        "\n",
+        r#"{"id":"2","arguments":{"file_path":"fine","content":"y"}}"#,
+        "\n"
+    );
+    let out = run(cmd, Some(input.as_bytes())).json_lines();
+    assert_eq!(out[0]["error_code"], "path.outside_root", "{}", out[0]);
+    assert!(!env.join("outside").exists());
+    assert_eq!(out[1]["is_error"], false, "{}", out[1]);
+    assert_eq!(env.read("proj/inside/new.txt"), b"y");
+    assert!(
+        std::fs::symlink_metadata(env.join("proj/fine"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+#[test]
+fn expected_hash_guards_an_overwrite() {
+    let env = Env::new();
+    env.write("a.txt", "v1\n");
+    let h = call(&env, bin!("ag-read"), json!({"file_path": "a.txt"}))["details"]["hash"].clone();
+    env.write("a.txt", "v1 changed by someone\n");
+    let r = write(
+        &env,
+        json!({"file_path": "a.txt", "content": "v2\n", "expected_hash": h}),
+    );
+    assert_eq!(r["error_code"], "write.stale", "{r}");
+    assert_eq!(env.read("a.txt"), b"v1 changed by someone\n");
+    let h = call(&env, bin!("ag-read"), json!({"file_path": "a.txt"}))["details"]["hash"].clone();
+    let r = write(
+        &env,
+        json!({"file_path": "a.txt", "content": "v2\n", "expected_hash": h}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    let r = write(
+        &env,
+        json!({"file_path": "gone.txt", "content": "x", "expected_hash": h}),
+    );
+    assert_eq!(r["error_code"], "write.stale", "{r}");
+    assert!(r["output"].as_str().unwrap().contains("no longer exists"));
+}
+
+#[test]
+fn huge_content_round_trips() {
+    let env = Env::new();
+    let content: String = (0..200_000).map(|i| format!("{i}\n")).collect();
+    let r = write(&env, json!({"file_path": "big.txt", "content": content}));
+    assert_eq!(r["details"]["size"], content.len());
+    assert!(env.read("big.txt") == content.as_bytes());
+}
+
+/// Killed by SIGXFSZ when the new content passes the shell's file-size
+/// limit: the old content stays, and no temporary file is left.
+#[test]
+fn killed_mid_write_leaves_the_old_file() {
+    let env = Env::new();
+    env.write("d/a.txt", "old and small\n");
+    let input = json!({"arguments": {"file_path": "d/a.txt", "content": "x".repeat(1 << 20)}})
+        .to_string()
+        + "\n";
+    let mut cmd = env.cmd("sh");
+    cmd.args(["-c", &format!("ulimit -f 16; exec {}", bin!("ag-write"))]);
+    let r = run(cmd, Some(input.as_bytes()));
+    assert_eq!(r.output.status.signal(), Some(nix::libc::SIGXFSZ), "{r}");
+    assert_eq!(env.read("d/a.txt"), b"old and small\n");
+    let left: Vec<_> = std::fs::read_dir(env.join("d"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, vec!["a.txt"]);
+}
