@@ -6,8 +6,8 @@
 pub mod agent;
 pub mod cli;
 pub mod fsutil;
-pub mod llm;
 pub mod gate;
+pub mod llm;
 pub mod proc;
 pub mod protocol;
 pub mod schema;

@@ -84,6 +84,8 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("agent-event.json", document::<protocol::AgentEventRecord>()),
         ("gate-request.json", document::<protocol::GateRequest>()),
         ("gate-decision.json", document::<protocol::GateDecision>()),
+        ("after-request.json", document::<protocol::AfterRequest>()),
+        ("after-answer.json", document::<protocol::AfterAnswer>()),
         ("session-header.json", document::<protocol::SessionHeader>()),
         ("session-record.json", document::<protocol::SessionRecord>()),
     ]

@@ -87,6 +87,20 @@ pub struct Args {
     /// (auto), or just drop them and leave a marker (never).
     #[arg(long, value_enum, default_value = "auto")]
     pub compact: CompactMode,
+    /// A gate: a program that sees each tool call first (one JSON object on
+    /// stdin) and allows, denies, asks a person or rewrites it (repeatable, in
+    /// order; default: ag-gate when it is installed).
+    #[arg(long = "gate", value_name = "CMD")]
+    pub gates: Vec<String>,
+    /// Run tool calls without any gate, not even ag-gate.
+    #[arg(long, conflicts_with = "gates")]
+    pub no_gate: bool,
+    /// A program that sees each tool result and may annotate it (repeatable).
+    #[arg(long = "after", value_name = "CMD")]
+    pub after: Vec<String>,
+    /// Seconds a gate or after-hook may take before it counts as a denial.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub gate_timeout: f64,
     /// Run a message's tool calls one after another instead of in parallel.
     #[arg(long)]
     pub sequential: bool,
@@ -292,6 +306,7 @@ async fn run(args: Args) -> ExitCode {
     let mut history: Vec<Message> = Vec::new();
     // Background jobs that tools start (ag-bash) end with this process.
     let mut tool_env = vec![("AG_SESSION_PID".to_string(), std::process::id().to_string())];
+    let mut session_id: Option<String> = None;
     let writer = if args.no_session {
         None
     } else {
@@ -330,6 +345,7 @@ async fn run(args: Args) -> ExitCode {
                 }
             }
         };
+        session_id = Some(file.id.clone());
         let dir = file.path.with_extension("d");
         tool_env.push(("AG_SESSION_ID".to_string(), file.id.clone()));
         tool_env.push(("AG_SESSION_DIR".to_string(), dir.display().to_string()));
@@ -359,6 +375,18 @@ async fn run(args: Args) -> ExitCode {
         args.append_system_prompt.as_deref(),
         &tools.names(),
     );
+    let before = if args.no_gate {
+        Vec::new()
+    } else if !args.gates.is_empty() {
+        args.gates.clone()
+    } else {
+        super::toolset::find_tool_binary("gate")
+            .map(|p| vec![shell_quote(&p.display().to_string())])
+            .unwrap_or_default()
+    };
+    // Asked on the terminal when there is one to ask on; JSONL clients
+    // answer approval_request events with approval commands.
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let settings = AgentSettings {
         model: model_id,
         system,
@@ -371,6 +399,14 @@ async fn run(args: Args) -> ExitCode {
         tool_env,
         context_window,
         compact: args.compact,
+        gates: super::gates::Gates {
+            before,
+            after: args.after.clone(),
+            timeout: std::time::Duration::from_secs_f64(args.gate_timeout.clamp(0.1, 3600.0)),
+        },
+        // With prompts from the arguments nothing else reads the terminal.
+        interactive: interactive && !args.prompts.is_empty(),
+        session_id,
     };
     let mut agent = Agent::new(settings, model, tools, history, emitter);
 
@@ -384,6 +420,7 @@ async fn run(args: Args) -> ExitCode {
             let _ = tx.send(UserContent::Text(p.clone()));
         }
         drop(tx);
+        control.close_input();
     }
 
     let mut status = ExitStatus::Success;
@@ -418,6 +455,11 @@ async fn run(args: Args) -> ExitCode {
         }
     }
     status.code()
+}
+
+/// Quotes a path for `sh -c`.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 fn spawn_signal_handlers(control: Arc<Control>) {
@@ -457,6 +499,14 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<UserConte
                 continue;
             }
             if !text.starts_with('{') {
+                // A y/n typed while a call waits for approval answers it.
+                let answer = text.to_lowercase();
+                if control.awaiting_approval()
+                    && matches!(answer.as_str(), "y" | "yes" | "n" | "no")
+                {
+                    control.approve_oldest(answer.starts_with('y'));
+                    continue;
+                }
                 let _ = tx.send(UserContent::Text(line));
                 continue;
             }
@@ -475,13 +525,18 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<UserConte
                 Ok(AgentCommand::Interrupt) => {
                     control.interrupt();
                 }
-                Ok(AgentCommand::Approval { tool_call_id, .. }) => {
-                    warn(
-                        BIN,
-                        &format!(
-                            "stdin line {n}: approval for `{tool_call_id}` ignored: no call is waiting for approval"
-                        ),
-                    );
+                Ok(AgentCommand::Approval {
+                    tool_call_id,
+                    approved,
+                }) => {
+                    if !control.approve(&tool_call_id, approved) {
+                        warn(
+                            BIN,
+                            &format!(
+                                "stdin line {n}: approval for `{tool_call_id}` ignored: no call with that id is waiting for approval"
+                            ),
+                        );
+                    }
                 }
                 Err(e) => {
                     warn(
@@ -493,5 +548,6 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<UserConte
                 }
             }
         }
+        control.close_input();
     });
 }

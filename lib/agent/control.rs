@@ -13,6 +13,9 @@ use crate::protocol::UserContent;
 pub struct Control {
     current: Mutex<Option<CancellationToken>>,
     steer: Mutex<VecDeque<UserContent>>,
+    approvals: Mutex<Vec<(String, tokio::sync::oneshot::Sender<bool>)>>,
+    /// Set once no approval can arrive any more (stdin ended or is not read).
+    input_closed: std::sync::atomic::AtomicBool,
     /// Cancelled when the whole process should stop.
     pub quit: CancellationToken,
 }
@@ -63,6 +66,56 @@ impl Control {
     pub fn steer(&self, content: UserContent) {
         if let Ok(mut q) = self.steer.lock() {
             q.push_back(content);
+        }
+    }
+
+    /// Registers a call waiting for approval; the receiver gets the answer.
+    pub fn await_approval(&self, tool_call_id: &str) -> tokio::sync::oneshot::Receiver<bool> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        // With no input left, the sender is dropped at once: the call is refused.
+        if !self.input_closed.load(std::sync::atomic::Ordering::SeqCst)
+            && let Ok(mut waiting) = self.approvals.lock()
+        {
+            waiting.push((tool_call_id.to_string(), tx));
+        }
+        rx
+    }
+
+    /// No more commands will arrive: calls waiting for approval are refused.
+    pub fn close_input(&self) {
+        self.input_closed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Ok(mut waiting) = self.approvals.lock() {
+            waiting.clear();
+        }
+    }
+
+    /// True while a call waits for approval.
+    pub fn awaiting_approval(&self) -> bool {
+        self.approvals
+            .lock()
+            .map(|w| w.iter().any(|(_, tx)| !tx.is_closed()))
+            .unwrap_or(false)
+    }
+
+    /// Answers the call that has waited longest (a `y`/`n` typed at a prompt).
+    pub fn approve_oldest(&self, approved: bool) -> bool {
+        let tx = self.approvals.lock().ok().and_then(|mut w| {
+            w.retain(|(_, tx)| !tx.is_closed());
+            (!w.is_empty()).then(|| w.remove(0).1)
+        });
+        tx.is_some_and(|tx| tx.send(approved).is_ok())
+    }
+
+    /// Delivers an approval. Returns false when no call with that id waits.
+    pub fn approve(&self, tool_call_id: &str, approved: bool) -> bool {
+        let tx = self.approvals.lock().ok().and_then(|mut w| {
+            let i = w.iter().position(|(id, _)| id == tool_call_id)?;
+            Some(w.remove(i).1)
+        });
+        match tx {
+            Some(tx) => tx.send(approved).is_ok(),
+            None => false,
         }
     }
 

@@ -5,6 +5,7 @@ pub mod cli;
 pub mod compact;
 mod control;
 mod emit;
+pub mod gates;
 mod hashes;
 pub mod identity;
 mod model;

@@ -12,12 +12,13 @@ use tokio_util::sync::CancellationToken;
 use super::compact::{self, CompactMode};
 use super::control::Control;
 use super::emit::Emitter;
+use super::gates::{Gates, Verdict};
 use super::hashes::FileHashes;
 use super::model::ModelClient;
 use super::toolset::{CallEnv, ToolSet, aborted_result, cap_output, error_result};
 use crate::protocol::{
-    AgentEvent, AssistantMessage, ContentBlock, LlmRequest, Message, Outcome, Reasoning,
-    StopReason, ToolResult, ToolResultMessage, Usage, UserContent,
+    AfterRequest, AgentEvent, AssistantMessage, ContentBlock, GateRequest, LlmRequest, Message,
+    Outcome, Reasoning, StopReason, ToolResult, ToolResultMessage, Usage, UserContent,
 };
 
 /// Settings of a run.
@@ -44,6 +45,12 @@ pub struct AgentSettings {
     pub context_window: Option<u64>,
     /// How to shorten the conversation when it nears the window.
     pub compact: CompactMode,
+    /// Gates before and hooks after every tool call.
+    pub gates: Gates,
+    /// Approvals are asked on the terminal (else by `approval` commands on stdin).
+    pub interactive: bool,
+    /// The session's id, for gates.
+    pub session_id: Option<String>,
 }
 
 /// The agent: settings, the conversation so far and where events go.
@@ -61,6 +68,8 @@ pub struct Agent {
     hashes: FileHashes,
     /// The last failing call (tool and arguments) and how often in a row it failed.
     failing: Option<(String, u32)>,
+    /// Tools the person approved for the rest of the run ("always").
+    always: Vec<String>,
 }
 
 /// Identical failing calls in a row before the model is told so.
@@ -99,6 +108,7 @@ impl Agent {
             emitter,
             hashes: FileHashes::default(),
             failing: None,
+            always: Vec::new(),
         }
     }
 
@@ -251,7 +261,7 @@ impl Agent {
                     error: None,
                 };
             }
-            let results = self.run_tools(&mut turns, calls, cancel).await?;
+            let results = self.run_tools(&mut turns, calls, control, cancel).await?;
             self.emitter.emit(AgentEvent::TurnEnd {
                 message: assistant.clone(),
                 tool_results: results,
@@ -413,6 +423,7 @@ impl Agent {
         &mut self,
         turns: &mut Turns,
         calls: Vec<(String, String, Value)>,
+        control: &Control,
         cancel: &CancellationToken,
     ) -> io::Result<Vec<ToolResultMessage>> {
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
@@ -443,6 +454,9 @@ impl Agent {
                 }
             }
         }
+        let prepared = self
+            .apply_gates(prepared, &mut results, control, cancel)
+            .await?;
         let run_one = {
             let tools = self.tools.clone();
             let cwd = self.settings.cwd.clone();
@@ -473,6 +487,7 @@ impl Agent {
                 } else {
                     run_one(id.clone(), name.clone(), args.clone(), cancel.clone()).await
                 };
+                let r = self.after_hooks(&id, &name, &args, r).await?;
                 self.end_call(&id, &name, &r)?;
                 finished_args.push((i, name, args));
                 results[i] = Some(r);
@@ -490,7 +505,9 @@ impl Agent {
                     Ok(v) => v,
                     Err(e) => return Err(io::Error::other(format!("a tool task failed: {e}"))),
                 };
+                let mut r = r;
                 if let Some((_, id, name, args)) = meta.iter().find(|(j, ..)| *j == i) {
+                    r = self.after_hooks(id, name, args, r).await?;
                     self.end_call(id, name, &r)?;
                     finished_args.push((i, name.clone(), args.clone()));
                 }
@@ -513,6 +530,141 @@ impl Agent {
             out.push(msg);
         }
         Ok(out)
+    }
+
+    /// Puts every prepared call through the gates; denied calls get their
+    /// results here, asked ones wait for a person.
+    async fn apply_gates(
+        &mut self,
+        prepared: Vec<(usize, String, String, Value)>,
+        results: &mut [Option<ToolResult>],
+        control: &Control,
+        cancel: &CancellationToken,
+    ) -> io::Result<Vec<(usize, String, String, Value)>> {
+        if self.settings.gates.before.is_empty() {
+            return Ok(prepared);
+        }
+        let mut out = Vec::new();
+        for (i, id, name, args) in prepared {
+            let request = GateRequest {
+                tool: name.clone(),
+                arguments: args.clone(),
+                cwd: self.settings.cwd.display().to_string(),
+                session_id: self.settings.session_id.clone(),
+                tool_call_id: Some(id.clone()),
+                interactive: self.settings.interactive,
+            };
+            let (verdict, problems) = self.settings.gates.check(request).await;
+            for p in problems {
+                self.emitter.emit(AgentEvent::Error { message: p })?;
+            }
+            let refused = match verdict {
+                Verdict::Allow(a) => {
+                    out.push((i, id, name, a));
+                    continue;
+                }
+                Verdict::Deny(reason) => format!(
+                    "This call was not run: the policy refused it ({reason}). Do not retry it as it is; find another way or ask the user."
+                ),
+                Verdict::Ask(a, reason) => {
+                    if self.always.contains(&name)
+                        || self
+                            .ask_person(&id, &name, &a, &reason, control, cancel)
+                            .await?
+                    {
+                        out.push((i, id, name, a));
+                        continue;
+                    }
+                    if cancel.is_cancelled() {
+                        let r = aborted_result(&id);
+                        self.end_call(&id, &name, &r)?;
+                        results[i] = Some(r);
+                        continue;
+                    }
+                    format!(
+                        "The user did not approve this call ({reason}), so it was not run. Do not retry it; ask the user or find another way."
+                    )
+                }
+            };
+            let r = ToolResult {
+                error_code: Some("call.denied".into()),
+                ..error_result(&id, refused)
+            };
+            self.end_call(&id, &name, &r)?;
+            results[i] = Some(r);
+        }
+        Ok(out)
+    }
+
+    /// Asks a person to approve a call: on the terminal, or by an
+    /// `approval` command on stdin. An interrupt counts as no.
+    async fn ask_person(
+        &mut self,
+        id: &str,
+        name: &str,
+        arguments: &Value,
+        reason: &str,
+        control: &Control,
+        cancel: &CancellationToken,
+    ) -> io::Result<bool> {
+        // Listen before asking, so that a quick answer is not missed.
+        let rx = (!self.settings.interactive).then(|| control.await_approval(id));
+        self.emitter.emit(AgentEvent::ApprovalRequest {
+            tool_call_id: id.to_string(),
+            tool_name: name.to_string(),
+            arguments: arguments.clone(),
+            reason: reason.to_string(),
+        })?;
+        let Some(rx) = rx else {
+            let question = format!(
+                "Allow {name} {}? ({reason}) [y]es / [n]o / [a]lways for {name}: ",
+                crate::session::export::short_args(arguments)
+            );
+            let answer = tokio::select! {
+                _ = cancel.cancelled() => return Ok(false),
+                a = tokio::task::spawn_blocking(move || ask_tty(&question)) => a.unwrap_or_default(),
+            };
+            let answer = answer.trim().to_lowercase();
+            if answer == "a" || answer == "always" {
+                self.always.push(name.to_string());
+                return Ok(true);
+            }
+            return Ok(answer == "y" || answer == "yes");
+        };
+        Ok(tokio::select! {
+            _ = cancel.cancelled() => false,
+            a = rx => a.unwrap_or(false),
+        })
+    }
+
+    /// Passes a result through the after-hooks.
+    async fn after_hooks(
+        &mut self,
+        id: &str,
+        name: &str,
+        args: &Value,
+        mut r: ToolResult,
+    ) -> io::Result<ToolResult> {
+        if self.settings.gates.after.is_empty() {
+            return Ok(r);
+        }
+        let request = AfterRequest {
+            tool: name.to_string(),
+            arguments: args.clone(),
+            cwd: self.settings.cwd.display().to_string(),
+            session_id: self.settings.session_id.clone(),
+            tool_call_id: Some(id.to_string()),
+            output: r.output.clone(),
+            details: r.details.clone(),
+            is_error: r.is_error,
+        };
+        let (output, is_error, problems) = self.settings.gates.after(request).await;
+        for p in problems {
+            self.emitter.emit(AgentEvent::Error { message: p })?;
+        }
+        r.output = output;
+        r.is_error = is_error;
+        Ok(r)
     }
 
     /// Counts identical failing calls in a row and tells the model when it
@@ -559,6 +711,24 @@ impl Agent {
         }
         Ok(())
     }
+}
+
+/// Asks on the controlling terminal and reads one line from it.
+fn ask_tty(question: &str) -> String {
+    use std::io::{BufRead, Write};
+    let Ok(tty) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+    else {
+        return String::new();
+    };
+    let mut writer = &tty;
+    let _ = writer.write_all(question.as_bytes());
+    let _ = writer.flush();
+    let mut line = String::new();
+    let _ = std::io::BufReader::new(&tty).read_line(&mut line);
+    line
 }
 
 fn to_message(name: &str, r: ToolResult) -> ToolResultMessage {

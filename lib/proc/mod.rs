@@ -23,8 +23,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use cancel::{Cancel, CancelReason};
-pub use group::{GRACE, kill_group, reap_group, tokio_command};
 pub use capture::{CaptureLimit, Captured};
+pub use group::{GRACE, kill_group, reap_group, tokio_command};
 pub use nix::sys::signal::Signal;
 pub use signals::{TerminationGuard, termination_signal};
 pub use tree::{foreign_group_alive, process_alive, session_of, signal_group, signal_process};

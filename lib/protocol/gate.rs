@@ -65,3 +65,43 @@ impl GateDecision {
         }
     }
 }
+
+/// What an after-hook (`ag-loop --after CMD`) receives once a tool call has
+/// run: the call and its result, as one JSON object on stdin.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AfterRequest {
+    /// The tool's name.
+    pub tool: String,
+    /// The arguments the call ran with.
+    pub arguments: Value,
+    /// The working directory.
+    pub cwd: String,
+    /// The session, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The call's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// The tool's output text.
+    pub output: String,
+    /// The tool's details.
+    #[serde(default)]
+    pub details: Value,
+    /// True when the call failed.
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+/// An after-hook's answer: an empty object leaves the result as it is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AfterAnswer {
+    /// Replaces the output text the model reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// Added after the output, as a note the model reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub append: Option<String>,
+    /// Marks the result as failed (or not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+}

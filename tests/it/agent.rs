@@ -809,3 +809,174 @@ fn notify_becomes_an_event_without_ending_the_turn() {
     assert_eq!(n["level"], "warning");
     assert_eq!(events.last().unwrap()["outcome"], "finished");
 }
+
+fn gate_script(env: &Env, name: &str, body: &str) -> String {
+    env.write(&format!(".gates/{name}.sh"), body);
+    format!("sh {}", env.join(&format!(".gates/{name}.sh")).display())
+}
+
+#[test]
+fn gates_deny_rewrite_and_fail_closed() {
+    let env = Env::new();
+    env.write("a.txt", "alpha\n");
+    env.write("b.txt", "beta\n");
+    let deny = gate_script(
+        &env,
+        "deny",
+        "cat >/dev/null\necho '{\"decision\":\"deny\",\"reason\":\"reading is off today\"}'\n",
+    );
+    let rewrite = gate_script(
+        &env,
+        "rewrite",
+        "cat >/dev/null\necho '{\"decision\":\"allow\",\"arguments\":{\"file_path\":\"b.txt\"}}'\n",
+    );
+    let hang = gate_script(&env, "hang", "sleep 30\n");
+    let crash = gate_script(&env, "crash", "echo boom >&2; exit 3\n");
+    let call = || tool_turn(&[("c1", "read", json!({"file_path": "a.txt"}))]);
+    for (gate, expect_run, expect) in [
+        (&deny, false, "reading is off today"),
+        (&rewrite, true, "beta"),
+        (&hang, false, "could not check"),
+        (&crash, false, "could not check"),
+    ] {
+        let _ = std::fs::remove_dir_all(env.join(".model"));
+        let model = scripted_model(&env, &[call(), text_turn("ok")]);
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.args([
+            "--llm-cmd",
+            &model,
+            "--tools",
+            "read",
+            "--no-session",
+            "--gate",
+            gate,
+            "--gate-timeout",
+            "0.5",
+            "go",
+        ]);
+        let r = run(c, None);
+        r.ok();
+        let events = r.json_lines();
+        let end = events
+            .iter()
+            .find(|e| e["type"] == "tool_execution_end")
+            .unwrap();
+        assert_eq!(end["is_error"] == false, expect_run, "{gate}: {end}");
+        assert!(
+            end["output"].as_str().unwrap().contains(expect),
+            "{gate}: {end}"
+        );
+        if gate == &hang || gate == &crash {
+            assert!(
+                events.iter().any(|e| e["type"] == "error"),
+                "{gate}: no error event"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_dangerous_command_waits_for_approval_by_jsonl() {
+    use std::io::{BufRead, BufReader, Write};
+    for approved in [false, true] {
+        let env = Env::new();
+        env.write("build/out.o", "x");
+        let model = scripted_model(
+            &env,
+            &[
+                tool_turn(&[("c1", "bash", json!({"command": "rm -rf build"}))]),
+                text_turn("ok"),
+            ],
+        );
+        let mut c = env.cmd(bin!("ag-loop"));
+        let gate = format!("{} --approval dangerous", bin!("ag-gate"));
+        c.args([
+            "--llm-cmd",
+            &model,
+            "--tools",
+            "bash",
+            "--no-session",
+            "--gate",
+            &gate,
+        ]);
+        c.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"clean up\n").unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut request = None;
+        for line in lines.by_ref() {
+            let e: Value = serde_json::from_str(&line.unwrap()).unwrap();
+            if e["type"] == "approval_request" {
+                request = Some(e);
+                break;
+            }
+        }
+        let request = request.expect("no approval_request");
+        assert_eq!(request["tool_call_id"], "c1");
+        assert!(
+            request["reason"].as_str().unwrap().contains("delete"),
+            "{request}"
+        );
+        // Held: nothing was removed while waiting.
+        assert!(env.join("build/out.o").exists());
+        let answer = json!({"type": "approval", "tool_call_id": "c1", "approved": approved})
+            .to_string()
+            + "\n";
+        stdin.write_all(answer.as_bytes()).unwrap();
+        drop(stdin);
+        let rest: Vec<Value> = lines
+            .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+            .collect();
+        assert!(child.wait().unwrap().success());
+        let end = rest
+            .iter()
+            .find(|e| e["type"] == "tool_execution_end")
+            .unwrap();
+        assert_eq!(env.join("build").exists(), !approved, "{end}");
+        if !approved {
+            assert!(
+                end["output"].as_str().unwrap().contains("did not approve"),
+                "{end}"
+            );
+        }
+    }
+}
+
+#[test]
+fn after_hooks_annotate_results() {
+    let env = Env::new();
+    env.write("a.txt", "alpha\n");
+    let after = gate_script(
+        &env,
+        "after",
+        "cat >/dev/null\necho '{\"append\":\"NOTE: a.txt is generated\"}'\n",
+    );
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[("c1", "read", json!({"file_path": "a.txt"}))]),
+            text_turn("ok"),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "read",
+        "--no-session",
+        "--no-gate",
+        "--after",
+        &after,
+        "go",
+    ]);
+    run(c, None).ok();
+    let req: Value = serde_json::from_slice(&env.read(".model/request1.json")).unwrap();
+    let text = req["messages"][2]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("alpha") && text.ends_with("NOTE: a.txt is generated"),
+        "{text}"
+    );
+}

@@ -152,6 +152,8 @@ fn protocol_examples_round_trip_and_validate() {
                 "gate-decision" => round::<GateDecision>(&value),
                 "session-header" => round::<SessionHeader>(&value),
                 "session-record" => round::<SessionRecord>(&value),
+                "after-request" => round::<AfterRequest>(&value),
+                "after-answer" => round::<AfterAnswer>(&value),
                 other => panic!("no type for fixture {other}"),
             };
             assert_eq!(

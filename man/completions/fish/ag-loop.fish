@@ -13,11 +13,15 @@ complete -c ag-loop -l tools -l toolset -d 'The tools to offer: a set (full, min
 complete -c ag-loop -l tool -d 'Add any executable that answers --schema and the tool call protocol (repeatable; `CMD ARGS`)' -r
 complete -c ag-loop -l compact -d 'Near the context window, summarise the older turns with a model call (auto), or just drop them and leave a marker (never)' -r -f -a "auto\t'Summarise the older turns with a model call'
 never\t'Drop the older turns and leave a marker (no model call)'"
+complete -c ag-loop -l gate -d 'A gate: a program that sees each tool call first (one JSON object on stdin) and allows, denies, asks a person or rewrites it (repeatable, in order; default: ag-gate when it is installed)' -r
+complete -c ag-loop -l after -d 'A program that sees each tool result and may annotate it (repeatable)' -r
+complete -c ag-loop -l gate-timeout -d 'Seconds a gate or after-hook may take before it counts as a denial' -r
 complete -c ag-loop -l llm-cmd -d 'Hand each model request to CMD (run with sh -c), which must speak ag-llm\'s protocol' -r
 complete -c ag-loop -l session -d 'Resume the session with this id (or unique prefix)' -r
 complete -c ag-loop -l agent -d 'Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning and tools, its body the system prompt; flags given here still win' -r
 complete -c ag-loop -l system-prompt -d 'Replace the built-in system prompt' -r
 complete -c ag-loop -l append-system-prompt -d 'Add to the system prompt' -r
+complete -c ag-loop -l no-gate -d 'Run tool calls without any gate, not even ag-gate'
 complete -c ag-loop -l sequential -d 'Run a message\'s tool calls one after another instead of in parallel'
 complete -c ag-loop -s c -l continue -d 'Resume the latest session of the working directory'
 complete -c ag-loop -l no-session -d 'Keep no session file'
