@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod fsutil;
+pub mod llm;
 pub mod protocol;
 pub mod schema;
 pub mod tool;

@@ -8,5 +8,8 @@ use crate::tools;
 
 /// The command of every binary, in the order the README lists them.
 pub fn all_commands() -> Vec<Command> {
-    vec![tool_command::<tools::read::ReadTool>()]
+    vec![
+        tool_command::<tools::read::ReadTool>(),
+        crate::llm::cli::command(),
+    ]
 }
