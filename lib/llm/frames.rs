@@ -60,6 +60,9 @@ impl Framer {
 
     /// Feeds bytes, pushing every completed frame to `out`.
     pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<Frame>) {
+        if bytes.is_empty() {
+            return;
+        }
         if self.mode == Mode::Unknown {
             // Skip a byte-order mark and leading white space to see the format.
             if !self.sse.bom_checked {

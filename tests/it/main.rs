@@ -9,3 +9,5 @@ mod generated;
 mod protocol;
 // ag-read.
 mod read;
+// Recorded provider streams parsed by ag-llm's parsers, cut at awkward places.
+mod llm_wire;
