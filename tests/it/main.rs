@@ -9,5 +9,7 @@ mod generated;
 mod protocol;
 // ag-read.
 mod read;
+// ag-llm against local HTTP servers replaying real provider streams.
+mod llm;
 // Recorded provider streams parsed by ag-llm's parsers, cut at awkward places.
 mod llm_wire;
