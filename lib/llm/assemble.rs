@@ -175,8 +175,7 @@ impl<'a> Builder<'a> {
 
     /// Sets the text of block `idx` when no delta gave it.
     pub fn set_text_if_empty(&mut self, idx: usize, text: &str) {
-        let empty =
-            matches!(self.msg.content.get(idx), Some(ContentBlock::Text { text }) if text.is_empty());
+        let empty = matches!(self.msg.content.get(idx), Some(ContentBlock::Text { text }) if text.is_empty());
         if empty {
             self.text_at(idx, text);
         }
@@ -187,7 +186,12 @@ impl<'a> Builder<'a> {
     pub fn synthetic_id(&mut self, seed: &str) -> String {
         self.synthetic += 1;
         let h = xxhash_rust::xxh3::xxh3_64(
-            format!("{}|{}|{seed}", self.response_id.as_deref().unwrap_or(""), self.synthetic).as_bytes(),
+            format!(
+                "{}|{}|{seed}",
+                self.response_id.as_deref().unwrap_or(""),
+                self.synthetic
+            )
+            .as_bytes(),
         );
         format!("call_{h:016x}")
     }
@@ -334,14 +338,20 @@ mod tests {
         assert_eq!(msg.content.len(), 3);
         let (_, _, args) = msg.tool_calls().next().unwrap();
         assert_eq!(args, &serde_json::json!({"a": 1}));
-        assert!(matches!(events.last(), Some(LlmEvent::ToolCallEnd { index: 2, .. })));
+        assert!(matches!(
+            events.last(),
+            Some(LlmEvent::ToolCallEnd { index: 2, .. })
+        ));
         assert_eq!(events.len(), 7);
     }
 
     #[test]
     fn arguments_parse_leniently() {
         assert_eq!(parse_arguments(""), serde_json::json!({}));
-        assert_eq!(parse_arguments("\"{\\\"a\\\":1}\""), serde_json::json!({"a": 1}));
+        assert_eq!(
+            parse_arguments("\"{\\\"a\\\":1}\""),
+            serde_json::json!({"a": 1})
+        );
         assert_eq!(parse_arguments("{\"a\":"), Value::String("{\"a\":".into()));
     }
 }

@@ -184,10 +184,12 @@ async fn call(llm: Llm, req: LlmRequest, json: bool) -> ExitStatus {
             return;
         }
         let written = if json {
-            serde_json::to_vec(&ev).map_err(io::Error::other).and_then(|mut line| {
-                line.push(b'\n');
-                out.write_all_flush(&line)
-            })
+            serde_json::to_vec(&ev)
+                .map_err(io::Error::other)
+                .and_then(|mut line| {
+                    line.push(b'\n');
+                    out.write_all_flush(&line)
+                })
         } else {
             match &ev {
                 LlmEvent::TextDelta { delta, .. } => {
@@ -225,7 +227,6 @@ async fn call(llm: Llm, req: LlmRequest, json: bool) -> ExitStatus {
         }
     };
     let msg = llm.stream(&req, &mut sink, &cancel).await;
-    drop(sink);
     if broken {
         return ExitStatus::Success;
     }
@@ -235,7 +236,10 @@ async fn call(llm: Llm, req: LlmRequest, json: bool) -> ExitStatus {
     match msg.stop_reason {
         StopReason::Error => {
             if !json {
-                let text = msg.error_message.as_deref().unwrap_or("the model call failed");
+                let text = msg
+                    .error_message
+                    .as_deref()
+                    .unwrap_or("the model call failed");
                 let (message, hint) = match text.find("\nhint: ") {
                     Some(i) => (&text[..i], Some(&text[i + 7..])),
                     None => (text, None),
@@ -256,8 +260,14 @@ async fn call(llm: Llm, req: LlmRequest, json: bool) -> ExitStatus {
 fn watch_signals(cancel: &CancellationToken, which: &Arc<AtomicI32>) {
     use tokio::signal::unix::{SignalKind, signal};
     for (kind, number) in [
-        (SignalKind::interrupt(), libc_number(nix::sys::signal::Signal::SIGINT)),
-        (SignalKind::terminate(), libc_number(nix::sys::signal::Signal::SIGTERM)),
+        (
+            SignalKind::interrupt(),
+            libc_number(nix::sys::signal::Signal::SIGINT),
+        ),
+        (
+            SignalKind::terminate(),
+            libc_number(nix::sys::signal::Signal::SIGTERM),
+        ),
     ] {
         let Ok(mut stream) = signal(kind) else {
             continue;
@@ -286,7 +296,10 @@ fn build_request(args: &LlmArgs) -> Result<(LlmRequest, bool), InputError> {
     let prompt = args.prompt.join(" ");
     let mut req = if prompt.is_empty() {
         if stdin_tty {
-            warn(BIN, "reading the prompt from the terminal (end it with Ctrl-D); see --help");
+            warn(
+                BIN,
+                "reading the prompt from the terminal (end it with Ctrl-D); see --help",
+            );
         }
         let input = read_stdin()?;
         let trimmed = input.trim_start();
@@ -308,7 +321,10 @@ fn build_request(args: &LlmArgs) -> Result<(LlmRequest, bool), InputError> {
                 )
             })?
         } else if trimmed.is_empty() {
-            return Err(("no prompt: give one as an argument or on stdin".into(), None));
+            return Err((
+                "no prompt: give one as an argument or on stdin".into(),
+                None,
+            ));
         } else {
             LlmRequest {
                 messages: vec![Message::user_text(input.trim_end())],
@@ -370,15 +386,19 @@ fn read_stdin() -> Result<String, InputError> {
 
 /// Tool definitions from a JSON array, one object, or JSON lines.
 fn read_tools(path: &std::path::Path) -> Result<Vec<ToolDefinition>, InputError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| (format!("cannot read the tools file `{}`: {e}", path.display()), None))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        (
+            format!("cannot read the tools file `{}`: {e}", path.display()),
+            None,
+        )
+    })?;
     let values: Vec<Value> = match serde_json::from_str::<Value>(text.trim()) {
         Ok(Value::Array(items)) => items,
         Ok(v @ Value::Object(_)) => vec![v],
         _ => text
             .lines()
             .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str::<Value>(l))
+            .map(serde_json::from_str::<Value>)
             .collect::<Result<_, _>>()
             .map_err(|e| {
                 (
@@ -397,7 +417,8 @@ fn read_tools(path: &std::path::Path) -> Result<Vec<ToolDefinition>, InputError>
                 }
                 let name = obj.get("name").cloned().unwrap_or(Value::Null);
                 obj.entry("label").or_insert(name);
-                obj.entry("description").or_insert(Value::String(String::new()));
+                obj.entry("description")
+                    .or_insert(Value::String(String::new()));
                 obj.entry("parameters")
                     .or_insert(serde_json::json!({"type": "object", "properties": {}}));
             }
@@ -416,7 +437,13 @@ fn list_models(llm: &Llm, json: bool) -> ExitStatus {
     let key_state = |pid: &str| -> &'static str {
         match table.provider(pid) {
             Some(p) if p.api_key.is_some() => "config",
-            Some(p) if p.key_env.iter().any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty())) => "set",
+            Some(p)
+                if p.key_env
+                    .iter()
+                    .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty())) =>
+            {
+                "set"
+            }
             Some(p) if p.key_optional => "not needed",
             _ => "missing",
         }
@@ -461,7 +488,10 @@ fn list_models(llm: &Llm, json: bool) -> ExitStatus {
     }
     let mut text = out.join("\n");
     text.push('\n');
-    match Stdout::new().write_all(text.as_bytes()).and_then(|()| Stdout::new().flush()) {
+    match Stdout::new()
+        .write_all(text.as_bytes())
+        .and_then(|()| Stdout::new().flush())
+    {
         Ok(()) => ExitStatus::Success,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitStatus::Success,
         Err(e) => {

@@ -209,9 +209,16 @@ mod tests {
         assert_eq!(normalize_id("toolu_01abc", IdRule::Word(64)), "toolu_01abc");
         let long = "call_abc|fc_0123456789abcdef0123456789abcdef0123456789abcdef0123456789";
         let a = normalize_id(long, IdRule::Word(40));
-        assert!(a.len() <= 40 && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+        assert!(
+            a.len() <= 40
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        );
         assert_eq!(a, normalize_id(long, IdRule::Word(40)));
-        assert_ne!(normalize_id("a|b", IdRule::Word(64)), normalize_id("a_b", IdRule::Word(64)));
+        assert_ne!(
+            normalize_id("a|b", IdRule::Word(64)),
+            normalize_id("a_b", IdRule::Word(64))
+        );
         let m = normalize_id("call_c91SqDXlYFuETYv8mUHzz6pp", IdRule::NineAlnum);
         assert_eq!(m.len(), 9);
         assert!(m.chars().all(|c| c.is_ascii_alphanumeric()));

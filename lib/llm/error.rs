@@ -299,7 +299,11 @@ pub fn redact(text: &str, key: Option<&str>) -> String {
                     || bare.starts_with("xai-")
                     || bare.contains("****"));
             if looks_like_key {
-                format!("[redacted]{}{}", &trimmed[bare.len()..], &word[trimmed.len()..])
+                format!(
+                    "[redacted]{}{}",
+                    &trimmed[bare.len()..],
+                    &word[trimmed.len()..]
+                )
             } else {
                 word.to_string()
             }
@@ -314,7 +318,14 @@ mod tests {
     #[test]
     fn openai_401_is_auth_with_hint_and_no_key() {
         let body = r#"{"error":{"message":"Incorrect API key provided: sk-proj-****************************abcd. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#;
-        let f = classify_http("openai", "gpt-4o", 401, body, None, &["OPENAI_API_KEY".into()]);
+        let f = classify_http(
+            "openai",
+            "gpt-4o",
+            401,
+            body,
+            None,
+            &["OPENAI_API_KEY".into()],
+        );
         assert_eq!(f.kind, FailureKind::Auth);
         assert!(!f.kind.retryable());
         let shown = redact(&f.message, Some("sk-secret"));
@@ -345,14 +356,26 @@ mod tests {
     #[test]
     fn context_and_quota_are_not_retried() {
         let ctx = r#"{"error":{"message":"This model's maximum context length is 128000 tokens","code":"context_length_exceeded"}}"#;
-        assert_eq!(classify_http("openai", "m", 400, ctx, None, &[]).kind, FailureKind::ContextTooLong);
+        assert_eq!(
+            classify_http("openai", "m", 400, ctx, None, &[]).kind,
+            FailureKind::ContextTooLong
+        );
         let quota = r#"{"error":{"message":"You exceeded your current quota","code":"insufficient_quota"}}"#;
-        assert_eq!(classify_http("openai", "m", 429, quota, None, &[]).kind, FailureKind::Billing);
+        assert_eq!(
+            classify_http("openai", "m", 429, quota, None, &[]).kind,
+            FailureKind::Billing
+        );
     }
 
     #[test]
     fn redacts_literal_keys() {
-        assert_eq!(redact("key=abcd1234 end", Some("abcd1234")), "key=[redacted] end");
-        assert_eq!(redact("bad key AIzaSyA12345678.", None), "bad key [redacted].");
+        assert_eq!(
+            redact("key=abcd1234 end", Some("abcd1234")),
+            "key=[redacted] end"
+        );
+        assert_eq!(
+            redact("bad key AIzaSyA12345678.", None),
+            "bad key [redacted]."
+        );
     }
 }

@@ -72,7 +72,11 @@ impl Framer {
                 }
                 self.sse.bom_checked = true;
                 let held = std::mem::take(&mut self.buf);
-                let start = if held.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+                let start = if held.starts_with(b"\xEF\xBB\xBF") {
+                    3
+                } else {
+                    0
+                };
                 return self.feed_owned(&held[start..], out);
             }
             let Some(pos) = bytes.iter().position(|b| !b.is_ascii_whitespace()) else {
@@ -277,7 +281,10 @@ mod tests {
     fn json_array_stream() {
         let body = b"[{\"a\": \"x]}\\\"\"}\n,\r\n{\"b\": [1, {\"c\": 2}]}\n]";
         let whole = frames_of(&[body]);
-        assert_eq!(data(&whole), vec!["{\"a\": \"x]}\\\"\"}", "{\"b\": [1, {\"c\": 2}]}"]);
+        assert_eq!(
+            data(&whole),
+            vec!["{\"a\": \"x]}\\\"\"}", "{\"b\": [1, {\"c\": 2}]}"]
+        );
         for i in 0..body.len() {
             assert_eq!(frames_of(&[&body[..i], &body[i..]]), whole, "split at {i}");
         }

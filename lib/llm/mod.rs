@@ -142,11 +142,28 @@ impl Llm {
                     providers.join(", ")
                 ),
             );
-            return self.fail(sink, &req.model, None, AssistantMessage::default(), &f, None);
+            return self.fail(
+                sink,
+                &req.model,
+                None,
+                AssistantMessage::default(),
+                &f,
+                None,
+            );
         };
         let Some(provider) = self.table.provider(&info.provider) else {
-            let f = Failure::new(FailureKind::Other, format!("provider `{}` is not configured", info.provider));
-            return self.fail(sink, &req.model, Some(&info), AssistantMessage::default(), &f, None);
+            let f = Failure::new(
+                FailureKind::Other,
+                format!("provider `{}` is not configured", info.provider),
+            );
+            return self.fail(
+                sink,
+                &req.model,
+                Some(&info),
+                AssistantMessage::default(),
+                &f,
+                None,
+            );
         };
         let key = self.key_for(provider);
         if key.is_none() && !provider.key_optional && self.replay.is_none() {
@@ -161,10 +178,21 @@ impl Llm {
                 format!(
                     "no API key for `{}`\nhint: set {} or pass `--api-key`",
                     provider.id,
-                    if vars.is_empty() { "`api_key_env` in models.json".to_string() } else { vars }
+                    if vars.is_empty() {
+                        "`api_key_env` in models.json".to_string()
+                    } else {
+                        vars
+                    }
                 ),
             );
-            return self.fail(sink, &req.model, Some(&info), AssistantMessage::default(), &f, None);
+            return self.fail(
+                sink,
+                &req.model,
+                Some(&info),
+                AssistantMessage::default(),
+                &f,
+                None,
+            );
         }
         let base_url = req
             .base_url
@@ -278,11 +306,18 @@ impl Llm {
             if let Some(dir) = &self.replay {
                 let (st, body) = match record::load(dir, info.api, http) {
                     Ok(x) => x,
-                    Err(msg) => break 'run Outcome::Finished(AssistantMessage::default(), Some(Failure::new(FailureKind::Other, msg)), false),
+                    Err(msg) => {
+                        break 'run Outcome::Finished(
+                            AssistantMessage::default(),
+                            Some(Failure::new(FailureKind::Other, msg)),
+                            false,
+                        );
+                    }
                 };
                 if !(200..300).contains(&st) {
                     let text = String::from_utf8_lossy(&body);
-                    let f = error::classify_http(&names.provider, &names.model, st, &text, None, &[]);
+                    let f =
+                        error::classify_http(&names.provider, &names.model, st, &text, None, &[]);
                     break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
                 }
                 start(&mut b, info, started);
@@ -321,7 +356,12 @@ impl Llm {
                 Err(e) => {
                     let f = Failure::new(
                         FailureKind::Network,
-                        format!("cannot reach {} at `{}`: {}", names.provider, http.url, error_chain(&e)),
+                        format!(
+                            "cannot reach {} at `{}`: {}",
+                            names.provider,
+                            http.url,
+                            error_chain(&e)
+                        ),
                     );
                     break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
                 }
@@ -350,9 +390,18 @@ impl Llm {
                 let text = String::from_utf8_lossy(&body);
                 let provider = self.table.provider(&names.provider);
                 let key_env = provider.map(|p| p.key_env.clone()).unwrap_or_default();
-                let mut f = error::classify_http(&names.provider, &names.model, status, &text, retry_after, &key_env);
+                let mut f = error::classify_http(
+                    &names.provider,
+                    &names.model,
+                    status,
+                    &text,
+                    retry_after,
+                    &key_env,
+                );
                 match should_retry {
-                    Some(true) if !f.kind.retryable() && f.kind != FailureKind::Auth => f.kind = FailureKind::Overloaded,
+                    Some(true) if !f.kind.retryable() && f.kind != FailureKind::Auth => {
+                        f.kind = FailureKind::Overloaded
+                    }
                     Some(false) if f.kind.retryable() => f.kind = FailureKind::Other,
                     _ => {}
                 }
@@ -385,7 +434,11 @@ impl Llm {
                     Err(e) => {
                         failure = Some(Failure::new(
                             FailureKind::Network,
-                            format!("the connection to {} broke mid-stream: {}", names.provider, error_chain(&e)),
+                            format!(
+                                "the connection to {} broke mid-stream: {}",
+                                names.provider,
+                                error_chain(&e)
+                            ),
                         ));
                         break;
                     }
@@ -400,7 +453,10 @@ impl Llm {
             && status != 0
             && let Err(e) = record::save(dir, info.api, http, status, &recorded)
         {
-            crate::cli::warn("ag-llm", &format!("cannot record into `{}`: {e}", dir.display()));
+            crate::cli::warn(
+                "ag-llm",
+                &format!("cannot record into `{}`: {e}", dir.display()),
+            );
         }
         outcome
     }

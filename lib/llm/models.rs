@@ -296,38 +296,327 @@ type Row = (
 /// Common models. Prices are US dollars per million tokens as published by
 /// each provider; `models.json` overrides any row.
 const MODELS: &[Row] = &[
-    ("anthropic", "claude-opus-4-5", 200_000, 64_000, true, true, 5.0, 25.0, 0.5, 6.25),
-    ("anthropic", "claude-opus-4-1", 200_000, 32_000, true, true, 15.0, 75.0, 1.5, 18.75),
-    ("anthropic", "claude-sonnet-4-5", 200_000, 64_000, true, true, 3.0, 15.0, 0.3, 3.75),
-    ("anthropic", "claude-sonnet-4-0", 200_000, 64_000, true, true, 3.0, 15.0, 0.3, 3.75),
-    ("anthropic", "claude-haiku-4-5", 200_000, 64_000, true, true, 1.0, 5.0, 0.1, 1.25),
-    ("anthropic", "claude-3-5-haiku-latest", 200_000, 8_192, false, true, 0.8, 4.0, 0.08, 1.0),
-    ("openai", "gpt-5.1", 400_000, 128_000, true, true, 1.25, 10.0, 0.125, 0.0),
-    ("openai", "gpt-5.1-codex", 400_000, 128_000, true, true, 1.25, 10.0, 0.125, 0.0),
-    ("openai", "gpt-5.1-codex-max", 400_000, 128_000, true, true, 1.25, 10.0, 0.125, 0.0),
-    ("openai", "gpt-5", 400_000, 128_000, true, true, 1.25, 10.0, 0.125, 0.0),
-    ("openai", "gpt-5-mini", 400_000, 128_000, true, true, 0.25, 2.0, 0.025, 0.0),
-    ("openai", "gpt-5-nano", 400_000, 128_000, true, true, 0.05, 0.4, 0.005, 0.0),
-    ("openai", "gpt-4.1", 1_047_576, 32_768, false, true, 2.0, 8.0, 0.5, 0.0),
-    ("openai", "gpt-4.1-mini", 1_047_576, 32_768, false, true, 0.4, 1.6, 0.1, 0.0),
-    ("openai", "gpt-4.1-nano", 1_047_576, 32_768, false, true, 0.1, 0.4, 0.025, 0.0),
-    ("openai", "gpt-4o", 128_000, 16_384, false, true, 2.5, 10.0, 1.25, 0.0),
-    ("openai", "gpt-4o-mini", 128_000, 16_384, false, true, 0.15, 0.6, 0.075, 0.0),
-    ("openai", "o3", 200_000, 100_000, true, true, 2.0, 8.0, 0.5, 0.0),
-    ("openai", "o4-mini", 200_000, 100_000, true, true, 1.1, 4.4, 0.275, 0.0),
-    ("google", "gemini-3-pro-preview", 1_048_576, 65_536, true, true, 2.0, 12.0, 0.2, 0.0),
-    ("google", "gemini-2.5-pro", 1_048_576, 65_536, true, true, 1.25, 10.0, 0.125, 0.0),
-    ("google", "gemini-2.5-flash", 1_048_576, 65_536, true, true, 0.3, 2.5, 0.03, 0.0),
-    ("google", "gemini-2.5-flash-lite", 1_048_576, 65_536, true, true, 0.1, 0.4, 0.01, 0.0),
-    ("deepseek", "deepseek-chat", 128_000, 8_192, false, false, 0.28, 0.42, 0.028, 0.0),
-    ("deepseek", "deepseek-reasoner", 128_000, 65_536, true, false, 0.28, 0.42, 0.028, 0.0),
-    ("xai", "grok-4", 256_000, 64_000, true, true, 3.0, 15.0, 0.75, 0.0),
-    ("xai", "grok-code-fast-1", 256_000, 10_000, true, false, 0.2, 1.5, 0.02, 0.0),
-    ("groq", "llama-3.3-70b-versatile", 131_072, 32_768, false, false, 0.59, 0.79, 0.0, 0.0),
-    ("groq", "openai/gpt-oss-120b", 131_072, 65_536, true, false, 0.15, 0.75, 0.0, 0.0),
-    ("mistral", "mistral-large-latest", 128_000, 16_384, false, true, 2.0, 6.0, 0.0, 0.0),
-    ("mistral", "devstral-medium-latest", 128_000, 16_384, false, false, 0.4, 2.0, 0.0, 0.0),
-    ("mistral", "codestral-latest", 256_000, 16_384, false, false, 0.3, 0.9, 0.0, 0.0),
+    (
+        "anthropic",
+        "claude-opus-4-5",
+        200_000,
+        64_000,
+        true,
+        true,
+        5.0,
+        25.0,
+        0.5,
+        6.25,
+    ),
+    (
+        "anthropic",
+        "claude-opus-4-1",
+        200_000,
+        32_000,
+        true,
+        true,
+        15.0,
+        75.0,
+        1.5,
+        18.75,
+    ),
+    (
+        "anthropic",
+        "claude-sonnet-4-5",
+        200_000,
+        64_000,
+        true,
+        true,
+        3.0,
+        15.0,
+        0.3,
+        3.75,
+    ),
+    (
+        "anthropic",
+        "claude-sonnet-4-0",
+        200_000,
+        64_000,
+        true,
+        true,
+        3.0,
+        15.0,
+        0.3,
+        3.75,
+    ),
+    (
+        "anthropic",
+        "claude-haiku-4-5",
+        200_000,
+        64_000,
+        true,
+        true,
+        1.0,
+        5.0,
+        0.1,
+        1.25,
+    ),
+    (
+        "anthropic",
+        "claude-3-5-haiku-latest",
+        200_000,
+        8_192,
+        false,
+        true,
+        0.8,
+        4.0,
+        0.08,
+        1.0,
+    ),
+    (
+        "openai", "gpt-5.1", 400_000, 128_000, true, true, 1.25, 10.0, 0.125, 0.0,
+    ),
+    (
+        "openai",
+        "gpt-5.1-codex",
+        400_000,
+        128_000,
+        true,
+        true,
+        1.25,
+        10.0,
+        0.125,
+        0.0,
+    ),
+    (
+        "openai",
+        "gpt-5.1-codex-max",
+        400_000,
+        128_000,
+        true,
+        true,
+        1.25,
+        10.0,
+        0.125,
+        0.0,
+    ),
+    (
+        "openai", "gpt-5", 400_000, 128_000, true, true, 1.25, 10.0, 0.125, 0.0,
+    ),
+    (
+        "openai",
+        "gpt-5-mini",
+        400_000,
+        128_000,
+        true,
+        true,
+        0.25,
+        2.0,
+        0.025,
+        0.0,
+    ),
+    (
+        "openai",
+        "gpt-5-nano",
+        400_000,
+        128_000,
+        true,
+        true,
+        0.05,
+        0.4,
+        0.005,
+        0.0,
+    ),
+    (
+        "openai", "gpt-4.1", 1_047_576, 32_768, false, true, 2.0, 8.0, 0.5, 0.0,
+    ),
+    (
+        "openai",
+        "gpt-4.1-mini",
+        1_047_576,
+        32_768,
+        false,
+        true,
+        0.4,
+        1.6,
+        0.1,
+        0.0,
+    ),
+    (
+        "openai",
+        "gpt-4.1-nano",
+        1_047_576,
+        32_768,
+        false,
+        true,
+        0.1,
+        0.4,
+        0.025,
+        0.0,
+    ),
+    (
+        "openai", "gpt-4o", 128_000, 16_384, false, true, 2.5, 10.0, 1.25, 0.0,
+    ),
+    (
+        "openai",
+        "gpt-4o-mini",
+        128_000,
+        16_384,
+        false,
+        true,
+        0.15,
+        0.6,
+        0.075,
+        0.0,
+    ),
+    (
+        "openai", "o3", 200_000, 100_000, true, true, 2.0, 8.0, 0.5, 0.0,
+    ),
+    (
+        "openai", "o4-mini", 200_000, 100_000, true, true, 1.1, 4.4, 0.275, 0.0,
+    ),
+    (
+        "google",
+        "gemini-3-pro-preview",
+        1_048_576,
+        65_536,
+        true,
+        true,
+        2.0,
+        12.0,
+        0.2,
+        0.0,
+    ),
+    (
+        "google",
+        "gemini-2.5-pro",
+        1_048_576,
+        65_536,
+        true,
+        true,
+        1.25,
+        10.0,
+        0.125,
+        0.0,
+    ),
+    (
+        "google",
+        "gemini-2.5-flash",
+        1_048_576,
+        65_536,
+        true,
+        true,
+        0.3,
+        2.5,
+        0.03,
+        0.0,
+    ),
+    (
+        "google",
+        "gemini-2.5-flash-lite",
+        1_048_576,
+        65_536,
+        true,
+        true,
+        0.1,
+        0.4,
+        0.01,
+        0.0,
+    ),
+    (
+        "deepseek",
+        "deepseek-chat",
+        128_000,
+        8_192,
+        false,
+        false,
+        0.28,
+        0.42,
+        0.028,
+        0.0,
+    ),
+    (
+        "deepseek",
+        "deepseek-reasoner",
+        128_000,
+        65_536,
+        true,
+        false,
+        0.28,
+        0.42,
+        0.028,
+        0.0,
+    ),
+    (
+        "xai", "grok-4", 256_000, 64_000, true, true, 3.0, 15.0, 0.75, 0.0,
+    ),
+    (
+        "xai",
+        "grok-code-fast-1",
+        256_000,
+        10_000,
+        true,
+        false,
+        0.2,
+        1.5,
+        0.02,
+        0.0,
+    ),
+    (
+        "groq",
+        "llama-3.3-70b-versatile",
+        131_072,
+        32_768,
+        false,
+        false,
+        0.59,
+        0.79,
+        0.0,
+        0.0,
+    ),
+    (
+        "groq",
+        "openai/gpt-oss-120b",
+        131_072,
+        65_536,
+        true,
+        false,
+        0.15,
+        0.75,
+        0.0,
+        0.0,
+    ),
+    (
+        "mistral",
+        "mistral-large-latest",
+        128_000,
+        16_384,
+        false,
+        true,
+        2.0,
+        6.0,
+        0.0,
+        0.0,
+    ),
+    (
+        "mistral",
+        "devstral-medium-latest",
+        128_000,
+        16_384,
+        false,
+        false,
+        0.4,
+        2.0,
+        0.0,
+        0.0,
+    ),
+    (
+        "mistral",
+        "codestral-latest",
+        256_000,
+        16_384,
+        false,
+        false,
+        0.3,
+        0.9,
+        0.0,
+        0.0,
+    ),
 ];
 
 /// Output limit assumed for a model that is in no table.
@@ -438,8 +727,8 @@ impl ModelTable {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(t),
             Err(e) => return Err(LlmError::Config(path, e.to_string())),
         };
-        let file: ConfigFile =
-            serde_json::from_str(&text).map_err(|e| LlmError::Config(path.clone(), e.to_string()))?;
+        let file: ConfigFile = serde_json::from_str(&text)
+            .map_err(|e| LlmError::Config(path.clone(), e.to_string()))?;
         t.apply(file).map_err(|msg| LlmError::Config(path, msg))?;
         Ok(t)
     }
@@ -447,7 +736,9 @@ impl ModelTable {
     fn apply(&mut self, file: ConfigFile) -> Result<(), String> {
         for (pid, cp) in file.providers {
             if pid.is_empty() || pid.contains('/') {
-                return Err(format!("provider id `{pid}` must be non-empty and have no `/`"));
+                return Err(format!(
+                    "provider id `{pid}` must be non-empty and have no `/`"
+                ));
             }
             let parse_api = |s: &str| {
                 Api::parse(s).ok_or_else(|| {
@@ -460,9 +751,10 @@ impl ModelTable {
             let entry = match self.providers.get_mut(&pid) {
                 Some(p) => p,
                 None => {
-                    let base_url = cp.base_url.clone().ok_or_else(|| {
-                        format!("the new provider `{pid}` needs a `base_url`")
-                    })?;
+                    let base_url = cp
+                        .base_url
+                        .clone()
+                        .ok_or_else(|| format!("the new provider `{pid}` needs a `base_url`"))?;
                     let api = api.unwrap_or(Api::OpenAiChat);
                     self.providers.insert(
                         pid.clone(),
@@ -504,7 +796,12 @@ impl ModelTable {
             }
             let provider_api = entry.api;
             for m in cp.models {
-                let api = m.api.as_deref().map(parse_api).transpose()?.unwrap_or(provider_api);
+                let api = m
+                    .api
+                    .as_deref()
+                    .map(parse_api)
+                    .transpose()?
+                    .unwrap_or(provider_api);
                 let old = self
                     .models
                     .iter()
@@ -571,7 +868,11 @@ impl ModelTable {
         if mid.is_empty() {
             return None;
         }
-        if let Some(m) = self.models.iter().find(|m| m.provider == pid && m.id == mid) {
+        if let Some(m) = self
+            .models
+            .iter()
+            .find(|m| m.provider == pid && m.id == mid)
+        {
             return Some(m.clone());
         }
         // Dated snapshots (`claude-sonnet-4-5-20250929`) price like their alias.
@@ -606,9 +907,23 @@ impl ModelTable {
 /// Models known to reason by their family name, for models missing from the table.
 fn guess_reasoning(id: &str) -> bool {
     let id = id.to_ascii_lowercase();
-    ["gpt-5", "o1", "o3", "o4", "claude-opus-4", "claude-sonnet-4", "claude-haiku-4", "gemini-2.5", "gemini-3", "reasoner", "r1", "thinking", "qwq"]
-        .iter()
-        .any(|k| id.contains(k))
+    [
+        "gpt-5",
+        "o1",
+        "o3",
+        "o4",
+        "claude-opus-4",
+        "claude-sonnet-4",
+        "claude-haiku-4",
+        "gemini-2.5",
+        "gemini-3",
+        "reasoner",
+        "r1",
+        "thinking",
+        "qwq",
+    ]
+    .iter()
+    .any(|k| id.contains(k))
 }
 
 /// `$AG_HOME`, or `~/.ag`.
@@ -616,7 +931,9 @@ pub fn default_ag_home() -> PathBuf {
     if let Some(h) = std::env::var_os("AG_HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(h);
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
     home.join(".ag")
 }
 
@@ -666,7 +983,11 @@ mod tests {
     #[test]
     fn bad_config_names_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("models.json"), r#"{"providers": {"x": {}}}"#).unwrap();
+        std::fs::write(
+            dir.path().join("models.json"),
+            r#"{"providers": {"x": {}}}"#,
+        )
+        .unwrap();
         let e = ModelTable::load(dir.path()).unwrap_err().to_string();
         assert!(e.contains("models.json") && e.contains("base_url"), "{e}");
     }
@@ -678,7 +999,14 @@ mod tests {
             output: 500_000,
             ..Default::default()
         };
-        apply_cost(&mut u, &Prices { input: 3.0, output: 15.0, ..Default::default() });
+        apply_cost(
+            &mut u,
+            &Prices {
+                input: 3.0,
+                output: 15.0,
+                ..Default::default()
+            },
+        );
         assert!((u.cost.total - 10.5).abs() < 1e-9);
     }
 }

@@ -195,7 +195,10 @@ pub fn parse_chunks<'c>(
 /// The message at the end of a stream, and the failure if the answer is
 /// not usable: a failure met on the way, a refusal, or a stream that
 /// ended before the provider said the answer was complete.
-pub fn conclude(b: &mut Builder<'_>, failure: Option<Failure>) -> (AssistantMessage, Option<Failure>) {
+pub fn conclude(
+    b: &mut Builder<'_>,
+    failure: Option<Failure>,
+) -> (AssistantMessage, Option<Failure>) {
     let stop = b.stop;
     let refusal = b.refusal.take();
     let mut msg = b.take_message();

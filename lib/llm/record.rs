@@ -39,7 +39,10 @@ pub fn key(api: Api, req: &HttpRequest) -> String {
 }
 
 fn paths(dir: &Path, key: &str) -> (PathBuf, PathBuf) {
-    (dir.join(format!("{key}.json")), dir.join(format!("{key}.body")))
+    (
+        dir.join(format!("{key}.json")),
+        dir.join(format!("{key}.body")),
+    )
 }
 
 /// Saves one exchange.
@@ -117,6 +120,10 @@ mod tests {
         assert_eq!((status, body.as_slice()), (200, &b"data: [DONE]\n\n"[..]));
         let mut other = r.clone();
         other.body = serde_json::json!({"x": 2});
-        assert!(load(dir.path(), Api::OpenAiChat, &other).unwrap_err().contains("--record"));
+        assert!(
+            load(dir.path(), Api::OpenAiChat, &other)
+                .unwrap_err()
+                .contains("--record")
+        );
     }
 }

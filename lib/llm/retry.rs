@@ -35,7 +35,11 @@ impl RetryPolicy {
     /// and `AG_LLM_RETRY_MAX_MS`.
     pub fn from_env() -> RetryPolicy {
         let mut p = RetryPolicy::default();
-        let num = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse::<u64>().ok());
+        let num = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
         if let Some(n) = num("AG_LLM_RETRIES") {
             p.retries = u32::try_from(n).unwrap_or(u32::MAX);
         }
@@ -113,8 +117,14 @@ mod tests {
         assert!(d1 >= Duration::from_millis(100) && d1 <= Duration::from_millis(125));
         assert!(d3 >= Duration::from_millis(400) && d3 <= Duration::from_millis(500));
         assert_eq!(p.delay(9, None), Some(Duration::from_secs(1)));
-        assert_eq!(p.delay(1, Some(Duration::from_millis(300))), Some(Duration::from_millis(300)));
-        assert_eq!(p.delay(1, Some(Duration::from_secs(5))), Some(Duration::from_secs(1)));
+        assert_eq!(
+            p.delay(1, Some(Duration::from_millis(300))),
+            Some(Duration::from_millis(300))
+        );
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(5))),
+            Some(Duration::from_secs(1))
+        );
         assert_eq!(p.delay(1, Some(Duration::from_secs(60))), None);
     }
 
@@ -126,7 +136,10 @@ mod tests {
         h.insert("retry-after-ms", "250".parse().unwrap());
         assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
         let mut h = reqwest::header::HeaderMap::new();
-        h.insert("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
+        h.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
         assert_eq!(retry_after(&h), Some(Duration::ZERO));
     }
 }

@@ -15,8 +15,12 @@ use crate::bin;
 use crate::util::{Env, Run, run};
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/wire").join(name))
-        .unwrap()
+    std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/wire")
+            .join(name),
+    )
+    .unwrap()
 }
 
 /// How the server answers one request.
@@ -31,7 +35,11 @@ enum Reply {
 }
 
 fn sse(body: Vec<u8>) -> Reply {
-    Reply::Body(200, vec![("content-type", "text/event-stream".into())], body)
+    Reply::Body(
+        200,
+        vec![("content-type", "text/event-stream".into())],
+        body,
+    )
 }
 
 /// An error body from a `.json` wire fixture: `{http_status, headers, body, body_raw}`.
@@ -86,9 +94,11 @@ impl Server {
             let mut replies = replies.into_iter();
             for conn in listener.incoming() {
                 let Ok(mut conn) = conn else { continue };
-                let reply = replies
-                    .next()
-                    .unwrap_or(Reply::Body(500, vec![], b"{\"error\":{\"message\":\"no more replies\"}}".to_vec()));
+                let reply = replies.next().unwrap_or(Reply::Body(
+                    500,
+                    vec![],
+                    b"{\"error\":{\"message\":\"no more replies\"}}".to_vec(),
+                ));
                 if !matches!(reply, Reply::Drop) {
                     match read_request(&mut conn) {
                         Some(s) => log.lock().unwrap().push(s),
@@ -196,7 +206,18 @@ fn chat_completions_text_streams_plain() {
     let server = Server::start(vec![sse(fixture("openai__chat_text_basic.sse"))]);
     let base = server.url("/v1");
     let r = run(
-        ag_llm(&env, &["-m", "deepseek/deepseek-chat", "--base-url", &base, "--api-key", "k-123", "hello"]),
+        ag_llm(
+            &env,
+            &[
+                "-m",
+                "deepseek/deepseek-chat",
+                "--base-url",
+                &base,
+                "--api-key",
+                "k-123",
+                "hello",
+            ],
+        ),
         None,
     );
     r.ok();
@@ -211,7 +232,10 @@ fn chat_completions_text_streams_plain() {
     assert_eq!(seen[0].body["model"], "deepseek-chat");
     assert_eq!(seen[0].body["stream"], true);
     assert_eq!(seen[0].body["stream_options"]["include_usage"], true);
-    assert_eq!(seen[0].body["messages"], json!([{"role": "user", "content": "hello"}]));
+    assert_eq!(
+        seen[0].body["messages"],
+        json!([{"role": "user", "content": "hello"}])
+    );
 }
 
 #[test]
@@ -220,7 +244,17 @@ fn chat_completions_events_usage_and_cost() {
     let server = Server::start(vec![sse(fixture("deepseek__chat_reasoning_text.sse"))]);
     let base = server.url("/v1");
     let r = run(
-        ag_llm(&env, &["-m", "deepseek/deepseek-reasoner", "--base-url", &base, "--json", "count the r's"]),
+        ag_llm(
+            &env,
+            &[
+                "-m",
+                "deepseek/deepseek-reasoner",
+                "--base-url",
+                &base,
+                "--json",
+                "count the r's",
+            ],
+        ),
         None,
     );
     // No key needed? DeepSeek needs one: the call is refused before any request.
@@ -228,20 +262,39 @@ fn chat_completions_events_usage_and_cost() {
     assert!(server.seen().is_empty());
     let ev = last(&r);
     assert_eq!(ev["type"], "error");
-    assert!(ev["error"].as_str().unwrap().contains("DEEPSEEK_API_KEY"), "{ev}");
+    assert!(
+        ev["error"].as_str().unwrap().contains("DEEPSEEK_API_KEY"),
+        "{ev}"
+    );
 
-    let mut c = ag_llm(&env, &["-m", "deepseek/deepseek-reasoner", "--base-url", &base, "--json", "count the r's"]);
+    let mut c = ag_llm(
+        &env,
+        &[
+            "-m",
+            "deepseek/deepseek-reasoner",
+            "--base-url",
+            &base,
+            "--json",
+            "count the r's",
+        ],
+    );
     c.env("DEEPSEEK_API_KEY", "dk");
     let r = run(c, None);
     r.ok();
     let evs = events(&r);
-    assert_eq!(evs[0], json!({"type": "start", "model": "deepseek/deepseek-reasoner"}));
+    assert_eq!(
+        evs[0],
+        json!({"type": "start", "model": "deepseek/deepseek-reasoner"})
+    );
     assert!(evs.iter().any(|e| e["type"] == "thinking_delta"));
     let done = evs.last().unwrap();
     assert_eq!(done["type"], "done");
     let msg = &done["message"];
     assert_eq!(msg["content"][0]["type"], "thinking");
-    assert_eq!(msg["content"][1]["text"], "The word \"strawberry\" contains three \"r\"s.");
+    assert_eq!(
+        msg["content"][1]["text"],
+        "The word \"strawberry\" contains three \"r\"s."
+    );
     assert_eq!(msg["stop_reason"], "stop");
     assert_eq!(msg["usage"]["input"], 18);
     assert_eq!(msg["usage"]["output"], 219);
@@ -250,7 +303,12 @@ fn chat_completions_events_usage_and_cost() {
     assert!((cost - want).abs() < 1e-12, "{cost} vs {want}");
     assert_eq!(msg["model"], "deepseek/deepseek-reasoner");
     assert_eq!(msg["api"], "openai-chat");
-    assert_eq!(evs.iter().filter(|e| e["type"] == "done" || e["type"] == "error").count(), 1);
+    assert_eq!(
+        evs.iter()
+            .filter(|e| e["type"] == "done" || e["type"] == "error")
+            .count(),
+        1
+    );
 }
 
 #[test]
@@ -266,17 +324,35 @@ fn chat_completions_parallel_tool_calls_with_tools_file() {
         ),
     );
     let r = run(
-        ag_llm(&env, &["-m", "ollama/llama3", "--base-url", &base, "--tools", "tools.jsonl", "--json", "weather and stocks"]),
+        ag_llm(
+            &env,
+            &[
+                "-m",
+                "ollama/llama3",
+                "--base-url",
+                &base,
+                "--tools",
+                "tools.jsonl",
+                "--json",
+                "weather and stocks",
+            ],
+        ),
         None,
     );
     r.ok();
     let evs = events(&r);
-    let starts: Vec<&Value> = evs.iter().filter(|e| e["type"] == "tool_call_start").collect();
+    let starts: Vec<&Value> = evs
+        .iter()
+        .filter(|e| e["type"] == "tool_call_start")
+        .collect();
     assert_eq!(starts.len(), 2);
     assert_eq!(starts[0]["id"], "call_JMW1whyEaYG438VE1OIflxA2");
     let msg = &evs.last().unwrap()["message"];
     assert_eq!(msg["stop_reason"], "tool_use");
-    assert_eq!(msg["content"][1]["arguments"], json!({"ticker": "AAPL", "exchange": "NASDAQ"}));
+    assert_eq!(
+        msg["content"][1]["arguments"],
+        json!({"ticker": "AAPL", "exchange": "NASDAQ"})
+    );
     let body = &server.seen()[0].body;
     assert_eq!(body["tools"][1]["function"]["name"], "get_stock_price");
     assert_eq!(body["tools"][0]["type"], "function");
@@ -287,18 +363,35 @@ fn chat_completions_parallel_tool_calls_with_tools_file() {
 #[test]
 fn anthropic_thinking_signature_usage_and_request_shape() {
     let env = Env::new();
-    let server = Server::start(vec![sse(fixture("anthropic__thinking_signature_unicode.sse"))]);
+    let server = Server::start(vec![sse(fixture(
+        "anthropic__thinking_signature_unicode.sse",
+    ))]);
     let base = server.url("");
     let mut c = ag_llm(
         &env,
-        &["-m", "anthropic/claude-sonnet-4-5", "--base-url", &base, "--reasoning", "high", "--system", "be brief", "--json"],
+        &[
+            "-m",
+            "anthropic/claude-sonnet-4-5",
+            "--base-url",
+            &base,
+            "--reasoning",
+            "high",
+            "--system",
+            "be brief",
+            "--json",
+        ],
     );
     c.env("ANTHROPIC_API_KEY", "ak-1");
     let r = run(c, Some(b"what is 925 / 5?"));
     r.ok();
     let msg = &last(&r)["message"];
     assert_eq!(msg["content"][0]["type"], "thinking");
-    assert!(msg["content"][0]["signature"].as_str().unwrap().starts_with("EvQB"));
+    assert!(
+        msg["content"][0]["signature"]
+            .as_str()
+            .unwrap()
+            .starts_with("EvQB")
+    );
     assert_eq!(msg["content"][1]["text"], "925 ÷ 5 = 185");
     assert_eq!(msg["usage"]["input"], 69);
     assert_eq!(msg["usage"]["output"], 53);
@@ -307,7 +400,10 @@ fn anthropic_thinking_signature_usage_and_request_shape() {
     assert_eq!(seen.header("x-api-key"), Some("ak-1"));
     assert_eq!(seen.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(seen.body["thinking"]["type"], "enabled");
-    assert!(seen.body["max_tokens"].as_u64().unwrap() > seen.body["thinking"]["budget_tokens"].as_u64().unwrap());
+    assert!(
+        seen.body["max_tokens"].as_u64().unwrap()
+            > seen.body["thinking"]["budget_tokens"].as_u64().unwrap()
+    );
     assert_eq!(seen.body["system"][0]["cache_control"]["type"], "ephemeral");
     let user = &seen.body["messages"][0];
     assert_eq!(user["content"][0]["text"], "what is 925 / 5?");
@@ -317,15 +413,32 @@ fn anthropic_thinking_signature_usage_and_request_shape() {
 #[test]
 fn responses_reasoning_and_tool_call() {
     let env = Env::new();
-    let server = Server::start(vec![sse(fixture("openai__responses_multistep_step1_reasoning_function_call.sse"))]);
+    let server = Server::start(vec![sse(fixture(
+        "openai__responses_multistep_step1_reasoning_function_call.sse",
+    ))]);
     let base = server.url("/v1");
-    let mut c = ag_llm(&env, &["-m", "openai/gpt-5.1-codex-max", "--base-url", &base, "--json", "compute"]);
+    let mut c = ag_llm(
+        &env,
+        &[
+            "-m",
+            "openai/gpt-5.1-codex-max",
+            "--base-url",
+            &base,
+            "--json",
+            "compute",
+        ],
+    );
     c.env("OPENAI_API_KEY", "ok-1");
     let r = run(c, None);
     r.ok();
     let msg = &last(&r)["message"];
     assert_eq!(msg["stop_reason"], "tool_use");
-    let call = msg["content"].as_array().unwrap().iter().find(|b| b["type"] == "tool_call").unwrap();
+    let call = msg["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "tool_call")
+        .unwrap();
     assert_eq!(call["id"], "call_AB6AaRZ1FYZB2RwS6A5vbdqn");
     assert_eq!(call["arguments"], json!({"a": 12, "b": 7, "op": "add"}));
     let seen = &server.seen()[0];
@@ -340,19 +453,40 @@ fn gemini_function_call_gets_an_id() {
     let env = Env::new();
     let server = Server::start(vec![sse(fixture("gemini__single_function_call_part.sse"))]);
     let base = server.url("/v1beta");
-    let mut c = ag_llm(&env, &["-m", "google/gemini-3-pro-preview", "--base-url", &base, "--json", "weather?"]);
+    let mut c = ag_llm(
+        &env,
+        &[
+            "-m",
+            "google/gemini-3-pro-preview",
+            "--base-url",
+            &base,
+            "--json",
+            "weather?",
+        ],
+    );
     c.env("GEMINI_API_KEY", "gk-1");
     let r = run(c, None);
     r.ok();
     let msg = &last(&r)["message"];
-    let call = msg["content"].as_array().unwrap().iter().find(|b| b["type"] == "tool_call").unwrap();
+    let call = msg["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "tool_call")
+        .unwrap();
     assert!(call["id"].as_str().unwrap().starts_with("call_"));
     assert_eq!(call["arguments"], json!({"location": "San Francisco"}));
     assert_eq!(msg["stop_reason"], "tool_use");
     let seen = &server.seen()[0];
-    assert_eq!(seen.path, "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse");
+    assert_eq!(
+        seen.path,
+        "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse"
+    );
     assert_eq!(seen.header("x-goog-api-key"), Some("gk-1"));
-    assert_eq!(seen.body["contents"][0], json!({"role": "user", "parts": [{"text": "weather?"}]}));
+    assert_eq!(
+        seen.body["contents"][0],
+        json!({"role": "user", "parts": [{"text": "weather?"}]})
+    );
 }
 
 /// An Anthropic stream whose first text is followed by an `error` event.
@@ -369,13 +503,33 @@ fn mid_stream_error_after_output_is_reported_with_partial_content() {
     let env = Env::new();
     let server = Server::start(vec![sse(anthropic_error_after_text())]);
     let base = server.url("");
-    let r = run(ag_llm(&env, &["-m", "anthropic/claude-haiku-4-5", "--base-url", &base, "--api-key", "x", "--json", "hi"]), None);
+    let r = run(
+        ag_llm(
+            &env,
+            &[
+                "-m",
+                "anthropic/claude-haiku-4-5",
+                "--base-url",
+                &base,
+                "--api-key",
+                "x",
+                "--json",
+                "hi",
+            ],
+        ),
+        None,
+    );
     r.expect_code(1);
     let ev = last(&r);
     assert_eq!(ev["type"], "error");
     assert!(ev["error"].as_str().unwrap().contains("Overloaded"), "{ev}");
     assert_eq!(ev["message"]["stop_reason"], "error");
-    assert!(ev["message"]["content"][0]["text"].as_str().unwrap().starts_with("Hello!"));
+    assert!(
+        ev["message"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Hello!")
+    );
     // Output had streamed: no retry.
     assert_eq!(server.seen().len(), 1);
 }
@@ -384,9 +538,27 @@ fn mid_stream_error_after_output_is_reported_with_partial_content() {
 fn mid_stream_error_before_output_is_retried() {
     let env = Env::new();
     let early = b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":1}}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n".to_vec();
-    let server = Server::start(vec![sse(early), sse(fixture("anthropic__text_with_ping.sse"))]);
+    let server = Server::start(vec![
+        sse(early),
+        sse(fixture("anthropic__text_with_ping.sse")),
+    ]);
     let base = server.url("");
-    let r = run(ag_llm(&env, &["-m", "anthropic/claude-haiku-4-5", "--base-url", &base, "--api-key", "x", "--json", "hi"]), None);
+    let r = run(
+        ag_llm(
+            &env,
+            &[
+                "-m",
+                "anthropic/claude-haiku-4-5",
+                "--base-url",
+                &base,
+                "--api-key",
+                "x",
+                "--json",
+                "hi",
+            ],
+        ),
+        None,
+    );
     r.ok();
     let evs = events(&r);
     assert_eq!(evs.iter().filter(|e| e["type"] == "start").count(), 1);
@@ -400,14 +572,37 @@ fn http_401_is_not_retried_and_the_key_never_shows() {
     let server = Server::start(vec![http_error("openai__error_401_invalid_api_key.json")]);
     let base = server.url("/v1");
     let key = "sk-proj-SECRETSECRET1234";
-    let r = run(ag_llm(&env, &["-m", "openai/gpt-4o", "--base-url", &base, "--api-key", key, "hi"]), None);
+    let r = run(
+        ag_llm(
+            &env,
+            &[
+                "-m",
+                "openai/gpt-4o",
+                "--base-url",
+                &base,
+                "--api-key",
+                key,
+                "hi",
+            ],
+        ),
+        None,
+    );
     r.expect_code(1);
     assert_eq!(server.seen().len(), 1);
     let err = r.stderr();
     assert!(err.contains("Incorrect API key provided"), "{err}");
-    assert!(err.contains("hint:") && err.contains("OPENAI_API_KEY"), "{err}");
-    assert!(!err.contains("SECRET") && !r.stdout().contains("SECRET"), "{r}");
-    assert_eq!(server.seen()[0].header("authorization"), Some(&*format!("Bearer {key}")));
+    assert!(
+        err.contains("hint:") && err.contains("OPENAI_API_KEY"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("SECRET") && !r.stdout().contains("SECRET"),
+        "{r}"
+    );
+    assert_eq!(
+        server.seen()[0].header("authorization"),
+        Some(&*format!("Bearer {key}"))
+    );
 }
 
 #[test]
@@ -415,17 +610,43 @@ fn overloaded_and_rate_limited_calls_are_retried() {
     let env = Env::new();
     let server = Server::start(vec![
         http_error("anthropic__error_529_overloaded.json"),
-        Reply::Body(429, vec![("retry-after", "0".into())], b"{\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow down\"}}".to_vec()),
+        Reply::Body(
+            429,
+            vec![("retry-after", "0".into())],
+            b"{\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow down\"}}".to_vec(),
+        ),
         Reply::Drop,
         sse(fixture("anthropic__haiku_tool_use_stream_a.sse")),
     ]);
     let base = server.url("");
-    let r = run(ag_llm(&env, &["-m", "anthropic/claude-haiku-4-5", "--base-url", &base, "--api-key", "x", "--json", "weather"]), None);
+    let r = run(
+        ag_llm(
+            &env,
+            &[
+                "-m",
+                "anthropic/claude-haiku-4-5",
+                "--base-url",
+                &base,
+                "--api-key",
+                "x",
+                "--json",
+                "weather",
+            ],
+        ),
+        None,
+    );
     r.ok();
     let msg = &last(&r)["message"];
     assert_eq!(msg["stop_reason"], "tool_use");
-    assert_eq!(msg["content"][0]["arguments"], json!({"location": "San Francisco, CA", "units": "f"}));
-    assert_eq!(server.seen().len(), 3, "the dropped connection is not logged");
+    assert_eq!(
+        msg["content"][0]["arguments"],
+        json!({"location": "San Francisco, CA", "units": "f"})
+    );
+    assert_eq!(
+        server.seen().len(),
+        3,
+        "the dropped connection is not logged"
+    );
 }
 
 #[test]
@@ -437,7 +658,19 @@ fn retries_run_out_with_a_clear_error() {
         http_error("gemini__error_429_resource_exhausted_retry_info.json"),
     ]);
     let base = server.url("/v1beta");
-    let mut c = ag_llm(&env, &["-m", "google/gemini-2.5-flash", "--base-url", &base, "--api-key", "x", "--json", "hi"]);
+    let mut c = ag_llm(
+        &env,
+        &[
+            "-m",
+            "google/gemini-2.5-flash",
+            "--base-url",
+            &base,
+            "--api-key",
+            "x",
+            "--json",
+            "hi",
+        ],
+    );
     c.env("AG_LLM_RETRIES", "2");
     let r = run(c, None);
     r.expect_code(1);
@@ -445,7 +678,10 @@ fn retries_run_out_with_a_clear_error() {
     let ev = last(&r);
     assert_eq!(ev["type"], "error");
     let e = ev["error"].as_str().unwrap();
-    assert!(e.contains("429") && e.contains("RESOURCE_EXHAUSTED") && e.contains("quota"), "{e}");
+    assert!(
+        e.contains("429") && e.contains("RESOURCE_EXHAUSTED") && e.contains("quota"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -453,16 +689,33 @@ fn sigterm_aborts_with_the_partial_content() {
     let env = Env::new();
     let full = String::from_utf8(fixture("anthropic__text_with_ping.sse")).unwrap();
     let cut = full.find("event: content_block_stop").unwrap();
-    let server = Server::start(vec![Reply::Hang(full[..cut].as_bytes().to_vec())]);
+    let server = Server::start(vec![Reply::Hang(full.as_bytes()[..cut].to_vec())]);
     let base = server.url("");
-    let mut c = ag_llm(&env, &["-m", "anthropic/claude-haiku-4-5", "--base-url", &base, "--api-key", "x", "--json", "hi"]);
-    c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut c = ag_llm(
+        &env,
+        &[
+            "-m",
+            "anthropic/claude-haiku-4-5",
+            "--base-url",
+            &base,
+            "--api-key",
+            "x",
+            "--json",
+            "hi",
+        ],
+    );
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut lines = Vec::new();
     loop {
         let mut line = String::new();
-        assert!(out.read_line(&mut line).unwrap() > 0, "stream ended early: {lines:?}");
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "stream ended early: {lines:?}"
+        );
         let v: Value = serde_json::from_str(&line).unwrap();
         let text = v["type"] == "text_delta";
         lines.push(v);
@@ -471,7 +724,11 @@ fn sigterm_aborts_with_the_partial_content() {
         }
     }
     // Deltas are written as they arrive: the whole answer is not needed first.
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
     let mut rest = String::new();
     out.read_to_string(&mut rest).unwrap();
     let status = child.wait().unwrap();
@@ -479,7 +736,12 @@ fn sigterm_aborts_with_the_partial_content() {
     let done: Value = serde_json::from_str(rest.lines().last().unwrap()).unwrap();
     assert_eq!(done["type"], "done");
     assert_eq!(done["message"]["stop_reason"], "aborted");
-    assert!(done["message"]["content"][0]["text"].as_str().unwrap().starts_with("Hello!"));
+    assert!(
+        done["message"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Hello!")
+    );
 }
 
 #[test]
@@ -502,7 +764,10 @@ fn json_request_on_stdin_and_continuation_across_providers() {
             {"role": "user", "content": "thanks"}
         ]
     });
-    let r = run(ag_llm(&env, &["--base-url", &base]), Some(request.to_string().as_bytes()));
+    let r = run(
+        ag_llm(&env, &["--base-url", &base]),
+        Some(request.to_string().as_bytes()),
+    );
     r.ok();
     assert_eq!(last(&r)["type"], "done");
     let body = &server.seen()[0].body;
@@ -512,7 +777,11 @@ fn json_request_on_stdin_and_continuation_across_providers() {
     // Anthropic's thinking became text; the id was made acceptable, the same on both sides.
     assert!(msgs[2]["content"].as_str().unwrap().contains("let me look"));
     let id = msgs[2]["tool_calls"][0]["id"].as_str().unwrap();
-    assert!(id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'), "{id}");
+    assert!(
+        id.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+        "{id}"
+    );
     assert_eq!(msgs[3]["tool_call_id"], id);
     assert_eq!(msgs[3]["content"], "sunny");
     // The aborted turn is left out.
@@ -525,14 +794,38 @@ fn record_then_replay_without_network() {
     let env = Env::new();
     let server = Server::start(vec![sse(fixture("gemini__thinking_text.sse"))]);
     let base = server.url("/v1beta");
-    let args = ["-m", "google/gemini-2.5-pro", "--base-url", &base, "--api-key", "x", "--json", "count"];
+    let args = [
+        "-m",
+        "google/gemini-2.5-pro",
+        "--base-url",
+        &base,
+        "--api-key",
+        "x",
+        "--json",
+        "count",
+    ];
     let mut rec = args.to_vec();
     rec.extend(["--record", "rec"]);
     let first = run(ag_llm(&env, &rec), None);
     first.ok();
     // Replay against a port nobody listens on, and with no key.
     let dead = "http://127.0.0.1:9/v1beta";
-    let second = run(ag_llm(&env, &["-m", "google/gemini-2.5-pro", "--base-url", dead, "--json", "count", "--replay", "rec"]), None);
+    let second = run(
+        ag_llm(
+            &env,
+            &[
+                "-m",
+                "google/gemini-2.5-pro",
+                "--base-url",
+                dead,
+                "--json",
+                "count",
+                "--replay",
+                "rec",
+            ],
+        ),
+        None,
+    );
     second.ok();
     let strip = |r: &Run| {
         let mut v = last(r);
@@ -541,17 +834,50 @@ fn record_then_replay_without_network() {
     };
     assert_eq!(strip(&first), strip(&second));
     assert_eq!(server.seen().len(), 1);
-    let other = run(ag_llm(&env, &["-m", "google/gemini-2.5-pro", "--json", "other prompt", "--replay", "rec"]), None);
+    let other = run(
+        ag_llm(
+            &env,
+            &[
+                "-m",
+                "google/gemini-2.5-pro",
+                "--json",
+                "other prompt",
+                "--replay",
+                "rec",
+            ],
+        ),
+        None,
+    );
     other.expect_code(1);
-    assert!(last(&other)["error"].as_str().unwrap().contains("no recording"));
+    assert!(
+        last(&other)["error"]
+            .as_str()
+            .unwrap()
+            .contains("no recording")
+    );
 }
 
 #[test]
 fn unknown_models_of_known_providers_work_and_unknown_providers_do_not() {
     let env = Env::new();
-    let server = Server::start(vec![sse(fixture("openai__chat_text_usage_obfuscation.sse"))]);
+    let server = Server::start(vec![sse(fixture(
+        "openai__chat_text_usage_obfuscation.sse",
+    ))]);
     let base = server.url("/v1");
-    let r = run(ag_llm(&env, &["-m", "vllm/brand-new-model", "--base-url", &base, "--json", "x"]), None);
+    let r = run(
+        ag_llm(
+            &env,
+            &[
+                "-m",
+                "vllm/brand-new-model",
+                "--base-url",
+                &base,
+                "--json",
+                "x",
+            ],
+        ),
+        None,
+    );
     r.ok();
     let msg = &last(&r)["message"];
     assert_eq!(msg["usage"]["output"], 300);
@@ -559,7 +885,11 @@ fn unknown_models_of_known_providers_work_and_unknown_providers_do_not() {
 
     let r = run(ag_llm(&env, &["-m", "nosuch/model", "x"]), None);
     r.expect_code(1);
-    assert!(r.stderr().contains("unknown model `nosuch/model`"), "{}", r.stderr());
+    assert!(
+        r.stderr().contains("unknown model `nosuch/model`"),
+        "{}",
+        r.stderr()
+    );
 }
 
 #[test]
@@ -599,7 +929,10 @@ fn usage_errors() {
     let r = run(ag_llm(&env, &["hello"]), None);
     r.expect_code(2);
     assert!(r.stderr().contains("no model"), "{}", r.stderr());
-    let r = run(ag_llm(&env, &["-m", "openai/gpt-4o"]), Some(b"{\"messages\": 5}"));
+    let r = run(
+        ag_llm(&env, &["-m", "openai/gpt-4o"]),
+        Some(b"{\"messages\": 5}"),
+    );
     r.expect_code(2);
     assert!(r.stderr().contains("not a valid request"), "{}", r.stderr());
     let r = run(ag_llm(&env, &["--reasoning", "extreme"]), None);

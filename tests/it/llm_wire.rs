@@ -27,10 +27,7 @@ fn api_of(name: &str) -> Api {
 /// Ways to cut a body into chunks.
 fn splits(body: &[u8]) -> Vec<(String, Vec<Vec<u8>>)> {
     let mut out = vec![("whole".to_string(), vec![body.to_vec()])];
-    out.push((
-        "bytes".into(),
-        body.iter().map(|b| vec![*b]).collect(),
-    ));
+    out.push(("bytes".into(), body.iter().map(|b| vec![*b]).collect()));
     let cut_at = |name: &str, cuts: Vec<usize>| {
         let mut chunks = Vec::new();
         let mut last = 0;
@@ -44,7 +41,9 @@ fn splits(body: &[u8]) -> Vec<(String, Vec<Vec<u8>>)> {
         (name.to_string(), chunks)
     };
     // Inside every multi-byte UTF-8 character.
-    let utf8: Vec<usize> = (1..body.len()).filter(|&i| body[i] & 0xC0 == 0x80).collect();
+    let utf8: Vec<usize> = (1..body.len())
+        .filter(|&i| body[i] & 0xC0 == 0x80)
+        .collect();
     out.push(cut_at("utf8", utf8));
     // Inside every `data:` field name, and just after its colon.
     let mut data = Vec::new();
@@ -115,7 +114,11 @@ fn check(entry: &Value, msg: &AssistantMessage, events: &[LlmEvent], how: &str) 
         assert_eq!(msg.usage.input, input, "input tokens of {ctx}");
         assert_eq!(msg.usage.output, output, "output tokens of {ctx}");
         assert_eq!(msg.usage.cache_read, cache_read, "cache read of {ctx}");
-        assert_eq!(msg.usage.cache_write, n("cache_write_tokens"), "cache write of {ctx}");
+        assert_eq!(
+            msg.usage.cache_write,
+            n("cache_write_tokens"),
+            "cache write of {ctx}"
+        );
     }
     // The events tell the same story as the message.
     let streamed: String = events
@@ -136,7 +139,8 @@ fn check(entry: &Value, msg: &AssistantMessage, events: &[LlmEvent], how: &str) 
 #[test]
 fn recorded_streams_parse_under_any_split() {
     let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir().join("manifest.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir().join("manifest.json")).unwrap())
+            .unwrap();
     let mut checked = 0;
     for entry in manifest["entries"].as_array().unwrap() {
         let file = entry["file"].as_str().unwrap();
@@ -199,7 +203,9 @@ fn gemini_function_call_signature_is_kept() {
 /// as the signature, to send back with `store: false`.
 #[test]
 fn responses_reasoning_item_is_kept() {
-    let body = std::fs::read(dir().join("openai__responses_multistep_step1_reasoning_function_call.sse")).unwrap();
+    let body =
+        std::fs::read(dir().join("openai__responses_multistep_step1_reasoning_function_call.sse"))
+            .unwrap();
     let (msg, _, _) = parse_chunks(Api::OpenAiResponses, [body.as_slice()]);
     let sig = msg.content.iter().find_map(|b| match b {
         ContentBlock::Thinking { signature, .. } => signature.clone(),

@@ -143,7 +143,10 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(b) = thinking {
-        body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": b}));
+        body.insert(
+            "thinking".into(),
+            json!({"type": "enabled", "budget_tokens": b}),
+        );
     } else if let Some(temp) = req.temperature {
         // Anthropic refuses a temperature together with thinking.
         body.insert("temperature".into(), json!(temp));
@@ -159,7 +162,10 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
         ("anthropic-version".into(), "2023-06-01".into()),
     ];
     if thinking.is_some() && !req.tools.is_empty() {
-        headers.push(("anthropic-beta".into(), "interleaved-thinking-2025-05-14".into()));
+        headers.push((
+            "anthropic-beta".into(),
+            "interleaved-thinking-2025-05-14".into(),
+        ));
     }
     if let Some(key) = t.key {
         headers.push(("x-api-key".into(), key.to_string()));
@@ -177,7 +183,9 @@ fn image(mime: &str, data: &str) -> Value {
 
 fn user_block(b: &ContentBlock) -> Option<Value> {
     match b {
-        ContentBlock::Text { text } if !text.is_empty() => Some(json!({"type": "text", "text": text})),
+        ContentBlock::Text { text } if !text.is_empty() => {
+            Some(json!({"type": "text", "text": text}))
+        }
         ContentBlock::Image { data, mime_type } => Some(image(mime_type, data)),
         _ => None,
     }
@@ -268,12 +276,21 @@ impl StreamParser for AnthropicParser {
                         }
                         Some(i)
                     }
-                    "redacted_thinking" => Some(b.redacted_thinking(cb["data"].as_str().unwrap_or(""))),
+                    "redacted_thinking" => {
+                        Some(b.redacted_thinking(cb["data"].as_str().unwrap_or("")))
+                    }
                     "tool_use" => {
                         let id = cb["id"].as_str().unwrap_or("").to_string();
-                        let id = if id.is_empty() { b.synthetic_id("tool_use") } else { id };
+                        let id = if id.is_empty() {
+                            b.synthetic_id("tool_use")
+                        } else {
+                            id
+                        };
                         let i = b.tool_start(&id, cb["name"].as_str().unwrap_or(""));
-                        if let Some(input) = cb.get("input").filter(|x| x.as_object().is_some_and(|o| !o.is_empty())) {
+                        if let Some(input) = cb
+                            .get("input")
+                            .filter(|x| x.as_object().is_some_and(|o| !o.is_empty()))
+                        {
                             self.start_input.insert(i, input.clone());
                         }
                         Some(i)
@@ -338,7 +355,11 @@ impl StreamParser for AnthropicParser {
                 return Ok(true);
             }
             "error" => {
-                return Err(classify_stream_error(&self.names.provider, &self.names.model, &v));
+                return Err(classify_stream_error(
+                    &self.names.provider,
+                    &self.names.model,
+                    &v,
+                ));
             }
             _ => {} // ping and future events
         }

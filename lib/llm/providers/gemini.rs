@@ -29,7 +29,9 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
                 let parts: Vec<Value> = convert::user_blocks(content)
                     .iter()
                     .filter_map(|b| match b {
-                        ContentBlock::Text { text } if !text.is_empty() => Some(json!({"text": text})),
+                        ContentBlock::Text { text } if !text.is_empty() => {
+                            Some(json!({"text": text}))
+                        }
                         ContentBlock::Image { data, mime_type } => {
                             Some(json!({"inlineData": {"mimeType": mime_type, "data": data}}))
                         }
@@ -112,7 +114,10 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
     let mut body = Map::new();
     body.insert("contents".into(), Value::Array(contents));
     if let Some(system) = req.system.as_deref().filter(|s| !s.is_empty()) {
-        body.insert("systemInstruction".into(), json!({"parts": [{"text": system}]}));
+        body.insert(
+            "systemInstruction".into(),
+            json!({"parts": [{"text": system}]}),
+        );
     }
     if !req.tools.is_empty() {
         let decls: Vec<Value> = req
@@ -236,7 +241,11 @@ impl StreamParser for GeminiParser {
         }
         let v = json_of(frame, &self.names)?;
         if v.get("error").is_some_and(|e| !e.is_null()) {
-            return Err(classify_stream_error(&self.names.provider, &self.names.model, &v));
+            return Err(classify_stream_error(
+                &self.names.provider,
+                &self.names.model,
+                &v,
+            ));
         }
         if b.response_id.is_none()
             && let Some(id) = v["responseId"].as_str()
@@ -251,10 +260,14 @@ impl StreamParser for GeminiParser {
             b.stop = Some(StopReason::Error);
         }
         let u = &v["usageMetadata"];
-        if u.is_object() && (u.get("promptTokenCount").is_some() || u.get("candidatesTokenCount").is_some()) {
+        if u.is_object()
+            && (u.get("promptTokenCount").is_some() || u.get("candidatesTokenCount").is_some())
+        {
             let cached = u64_at(u, &["cachedContentTokenCount"]).unwrap_or(0);
             let usage = b.usage_mut();
-            usage.input = u64_at(u, &["promptTokenCount"]).unwrap_or(0).saturating_sub(cached);
+            usage.input = u64_at(u, &["promptTokenCount"])
+                .unwrap_or(0)
+                .saturating_sub(cached);
             usage.cache_read = cached;
             // Thoughts are billed as output.
             usage.output = u64_at(u, &["candidatesTokenCount"]).unwrap_or(0)
@@ -277,12 +290,17 @@ impl StreamParser for GeminiParser {
         };
         b.stop = Some(match reason {
             "MAX_TOKENS" => StopReason::Length,
-            "STOP" | "FINISH_REASON_UNSPECIFIED" | "OTHER" if b.has_tool_calls() => StopReason::ToolUse,
+            "STOP" | "FINISH_REASON_UNSPECIFIED" | "OTHER" if b.has_tool_calls() => {
+                StopReason::ToolUse
+            }
             "STOP" | "FINISH_REASON_UNSPECIFIED" | "OTHER" => StopReason::Stop,
             "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL" => {
                 return Err(Failure::new(
                     FailureKind::Other,
-                    format!("{} could not form a valid function call ({reason}); try again", self.names.provider),
+                    format!(
+                        "{} could not form a valid function call ({reason}); try again",
+                        self.names.provider
+                    ),
                 ));
             }
             other => {

@@ -50,7 +50,11 @@ pub fn build(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
 
 /// `base` and `path` joined with exactly one slash.
 pub fn join_url(base: &str, path: &str) -> String {
-    format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
 }
 
 /// A `data:` URL for an image.

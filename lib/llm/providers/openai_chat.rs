@@ -49,7 +49,9 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
                     let parts: Vec<Value> = blocks
                         .iter()
                         .filter_map(|b| match b {
-                            ContentBlock::Text { text } => Some(json!({"type": "text", "text": text})),
+                            ContentBlock::Text { text } => {
+                                Some(json!({"type": "text", "text": text}))
+                            }
                             ContentBlock::Image { data, mime_type } => Some(json!({
                                 "type": "image_url",
                                 "image_url": {"url": data_url(mime_type, data)}
@@ -69,7 +71,9 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
                         ContentBlock::Text { text: t } => text.push_str(t),
                         // The model's own reasoning is not sent back (DeepSeek
                         // refuses it); another model's becomes text.
-                        ContentBlock::Thinking { thinking, .. } if !same && !thinking.is_empty() => {
+                        ContentBlock::Thinking { thinking, .. }
+                            if !same && !thinking.is_empty() =>
+                        {
                             if !text.is_empty() {
                                 text.push_str("\n\n");
                             }
@@ -112,7 +116,9 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
                 }
                 messages.push(msg);
                 for (mime, data) in convert::images(&r.content) {
-                    pending_images.push(json!({"type": "image_url", "image_url": {"url": data_url(mime, data)}}));
+                    pending_images.push(
+                        json!({"type": "image_url", "image_url": {"url": data_url(mime, data)}}),
+                    );
                 }
             }
         }
@@ -176,7 +182,8 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
 }
 
 fn images_message(parts: Vec<Value>) -> Value {
-    let mut content = vec![json!({"type": "text", "text": "Images returned by the tool calls above:"})];
+    let mut content =
+        vec![json!({"type": "text", "text": "Images returned by the tool calls above:"})];
     content.extend(parts);
     json!({"role": "user", "content": content})
 }
@@ -233,7 +240,10 @@ impl ChatParser {
 
     fn tool_delta(&mut self, tc: &Value, b: &mut Builder<'_>) {
         let index = tc.get("index").and_then(Value::as_u64);
-        let id = tc.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
+        let id = tc
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
         let func = tc.get("function").unwrap_or(tc);
         let name = func.get("name").and_then(Value::as_str).unwrap_or("");
         let pos = match (index, id) {
@@ -290,10 +300,10 @@ impl ChatParser {
                 && b.tool_open(idx)
             {
                 let whole = call.whole.take();
-                if let Some(w) = &whole {
-                    if b.tool_args_text(idx).is_some_and(str::is_empty) {
-                        b.tool_args(idx, &w.to_string());
-                    }
+                if let Some(w) = &whole
+                    && b.tool_args_text(idx).is_some_and(str::is_empty)
+                {
+                    b.tool_args(idx, &w.to_string());
                 }
                 b.tool_end(idx, whole);
             }
@@ -351,7 +361,11 @@ impl StreamParser for ChatParser {
         }
         let v = json_of(frame, &self.names)?;
         if v.get("error").is_some_and(|e| !e.is_null()) || frame.event.as_deref() == Some("error") {
-            return Err(classify_stream_error(&self.names.provider, &self.names.model, &v));
+            return Err(classify_stream_error(
+                &self.names.provider,
+                &self.names.model,
+                &v,
+            ));
         }
         if b.response_id.is_none()
             && let Some(id) = v.get("id").and_then(Value::as_str)
@@ -380,7 +394,12 @@ impl StreamParser for ChatParser {
             };
             let reasoning = ["reasoning_content", "reasoning", "reasoning_text"]
                 .iter()
-                .find_map(|k| delta.get(*k).and_then(Value::as_str).filter(|s| !s.is_empty()));
+                .find_map(|k| {
+                    delta
+                        .get(*k)
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                });
             if let Some(r) = reasoning {
                 b.thinking(r);
             }
@@ -391,7 +410,12 @@ impl StreamParser for ChatParser {
                     for p in parts {
                         match p.get("type").and_then(Value::as_str) {
                             Some("thinking") => {
-                                for t in p.get("thinking").and_then(Value::as_array).into_iter().flatten() {
+                                for t in p
+                                    .get("thinking")
+                                    .and_then(Value::as_array)
+                                    .into_iter()
+                                    .flatten()
+                                {
                                     if let Some(s) = t.get("text").and_then(Value::as_str) {
                                         b.thinking(s);
                                     }

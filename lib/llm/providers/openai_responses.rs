@@ -32,7 +32,9 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
                 let parts: Vec<Value> = convert::user_blocks(content)
                     .iter()
                     .filter_map(|b| match b {
-                        ContentBlock::Text { text } => Some(json!({"type": "input_text", "text": text})),
+                        ContentBlock::Text { text } => {
+                            Some(json!({"type": "input_text", "text": text}))
+                        }
                         ContentBlock::Image { data, mime_type } => Some(
                             json!({"type": "input_image", "image_url": data_url(mime_type, data)}),
                         ),
@@ -57,7 +59,9 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
                                 .as_deref()
                                 .filter(|_| same)
                                 .and_then(|s| serde_json::from_str::<Value>(s).ok())
-                                .filter(|v| v.get("encrypted_content").is_some_and(Value::is_string));
+                                .filter(|v| {
+                                    v.get("encrypted_content").is_some_and(Value::is_string)
+                                });
                             match item {
                                 Some(item) => input.push(json!({
                                     "type": "reasoning",
@@ -93,7 +97,8 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
                     "output": convert::result_text(r),
                 }));
                 for (mime, data) in convert::images(&r.content) {
-                    pending_images.push(json!({"type": "input_image", "image_url": data_url(mime, data)}));
+                    pending_images
+                        .push(json!({"type": "input_image", "image_url": data_url(mime, data)}));
                 }
             }
         }
@@ -147,7 +152,8 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
 }
 
 fn images_message(parts: Vec<Value>) -> Value {
-    let mut content = vec![json!({"type": "input_text", "text": "Images returned by the tool calls above:"})];
+    let mut content =
+        vec![json!({"type": "input_text", "text": "Images returned by the tool calls above:"})];
     content.extend(parts);
     json!({"role": "user", "content": content})
 }
@@ -260,7 +266,9 @@ impl ResponsesParser {
                 b.tool_end(idx, None);
             }
             Some(Slot::Custom(idx, raw)) => {
-                let input = item["input"].as_str().map_or_else(|| raw.clone(), str::to_string);
+                let input = item["input"]
+                    .as_str()
+                    .map_or_else(|| raw.clone(), str::to_string);
                 b.tool_end(*idx, Some(json!({"input": input})));
             }
             None => {}
@@ -271,14 +279,19 @@ impl ResponsesParser {
         if let Some(u) = resp.get("usage").filter(|u| u.is_object()) {
             let cached = u64_at(u, &["input_tokens_details", "cached_tokens"]).unwrap_or(0);
             let usage = b.usage_mut();
-            usage.input = u64_at(u, &["input_tokens"]).unwrap_or(0).saturating_sub(cached);
+            usage.input = u64_at(u, &["input_tokens"])
+                .unwrap_or(0)
+                .saturating_sub(cached);
             usage.cache_read = cached;
             usage.output = u64_at(u, &["output_tokens"]).unwrap_or(0);
         }
         // Items that never got their `done` event are closed from the final list.
         if let Some(items) = resp["output"].as_array() {
             for (i, item) in items.iter().enumerate() {
-                let out = item.get("output_index").and_then(Value::as_u64).unwrap_or(i as u64);
+                let out = item
+                    .get("output_index")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(i as u64);
                 let open = match self.slots.get(&out) {
                     Some(Slot::Function(idx) | Slot::Custom(idx, _)) => b.tool_open(*idx),
                     Some(_) => false,
@@ -354,14 +367,25 @@ impl StreamParser for ResponsesParser {
             }
             "response.failed" => {
                 let err = &v["response"]["error"];
-                let mut f = classify_stream_error(&self.names.provider, &self.names.model, &json!({"error": err}));
+                let mut f = classify_stream_error(
+                    &self.names.provider,
+                    &self.names.model,
+                    &json!({"error": err}),
+                );
                 if err.is_null() {
-                    f = Failure::new(FailureKind::Other, format!("{} reported the response failed", self.names.provider));
+                    f = Failure::new(
+                        FailureKind::Other,
+                        format!("{} reported the response failed", self.names.provider),
+                    );
                 }
                 return Err(f);
             }
             "error" => {
-                return Err(classify_stream_error(&self.names.provider, &self.names.model, &v));
+                return Err(classify_stream_error(
+                    &self.names.provider,
+                    &self.names.model,
+                    &v,
+                ));
             }
             _ => {}
         }
