@@ -184,10 +184,19 @@ fn push(contents: &mut Vec<Value>, role: &str, parts: Vec<Value>) {
     contents.push(json!({"role": role, "parts": parts}));
 }
 
+/// A function call whose arguments Vertex streams in `partialArgs`.
+struct Streaming {
+    block: usize,
+    args: Value,
+    /// JSON paths of string values still being continued.
+    open_paths: Vec<String>,
+}
+
 /// The parser.
 pub struct GeminiParser {
     names: Names,
     finish: Option<String>,
+    streaming: Option<Streaming>,
 }
 
 impl GeminiParser {
@@ -196,12 +205,78 @@ impl GeminiParser {
         GeminiParser {
             names,
             finish: None,
+            streaming: None,
+        }
+    }
+
+    /// Ends a call whose arguments were streamed.
+    fn end_streaming(&mut self, b: &mut Builder<'_>) {
+        if let Some(st) = self.streaming.take() {
+            b.tool_args(st.block, &st.args.to_string());
+            b.tool_end(st.block, Some(st.args));
+        }
+    }
+
+    /// A piece of a call streamed by Vertex (`streamFunctionCallArguments`):
+    /// the name first, then `partialArgs` by JSON path, `willContinue` until the last.
+    fn streamed_call(&mut self, fc: &Value, sig: Option<&str>, b: &mut Builder<'_>) {
+        if self.streaming.is_none() {
+            if let Some(s) = sig {
+                b.redacted_thinking(s);
+            }
+            let name = fc["name"].as_str().unwrap_or("");
+            let id = match fc["id"].as_str().filter(|s| !s.is_empty()) {
+                Some(id) => id.to_string(),
+                None => b.synthetic_id(name),
+            };
+            let block = b.tool_start(&id, name);
+            self.streaming = Some(Streaming {
+                block,
+                args: json!({}),
+                open_paths: Vec::new(),
+            });
+        }
+        if let Some(st) = self.streaming.as_mut() {
+            if let Some(Value::Object(args)) = fc.get("args") {
+                for (k, v) in args {
+                    st.args[k] = v.clone();
+                }
+            }
+            for pa in fc["partialArgs"].as_array().into_iter().flatten() {
+                let path = pa["jsonPath"].as_str().unwrap_or("$").to_string();
+                let value = if let Some(s) = pa.get("stringValue") {
+                    s.clone()
+                } else if let Some(n) = pa.get("numberValue") {
+                    n.clone()
+                } else if let Some(x) = pa.get("boolValue") {
+                    x.clone()
+                } else {
+                    Value::Null
+                };
+                let append = st.open_paths.contains(&path);
+                set_path(&mut st.args, &path, value, append);
+                let continues = pa["willContinue"].as_bool() == Some(true);
+                st.open_paths.retain(|p| *p != path);
+                if continues {
+                    st.open_paths.push(path);
+                }
+            }
+        }
+        if fc["willContinue"].as_bool() != Some(true) {
+            self.end_streaming(b);
         }
     }
 
     fn part(&mut self, p: &Value, b: &mut Builder<'_>) {
         let sig = p["thoughtSignature"].as_str().filter(|s| !s.is_empty());
         if let Some(fc) = p.get("functionCall").filter(|f| f.is_object()) {
+            let piece = fc.get("partialArgs").is_some()
+                || fc["willContinue"].as_bool() == Some(true)
+                || (self.streaming.is_some() && fc.get("name").is_none());
+            if piece {
+                return self.streamed_call(fc, sig, b);
+            }
+            self.end_streaming(b);
             if let Some(s) = sig {
                 b.redacted_thinking(s);
             }
@@ -285,6 +360,7 @@ impl StreamParser for GeminiParser {
     }
 
     fn finish(&mut self, b: &mut Builder<'_>) -> Result<(), Failure> {
+        self.end_streaming(b);
         let Some(reason) = self.finish.as_deref() else {
             return Ok(());
         };
@@ -312,5 +388,107 @@ impl StreamParser for GeminiParser {
             }
         });
         Ok(())
+    }
+}
+
+/// Sets the value at an RFC 9535 path such as `$.a.b[0].c` or `$['a']`,
+/// creating objects and arrays on the way; `append` adds to a string there.
+fn set_path(root: &mut Value, path: &str, value: Value, append: bool) {
+    let mut segs: Vec<Result<String, usize>> = Vec::new();
+    let rest = path.strip_prefix('$').unwrap_or(path);
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '.' => {
+                let mut key = String::new();
+                while let Some(&n) = chars.peek() {
+                    if n == '.' || n == '[' {
+                        break;
+                    }
+                    key.push(n);
+                    chars.next();
+                }
+                segs.push(Ok(key));
+            }
+            '[' => {
+                let mut inner = String::new();
+                for n in chars.by_ref() {
+                    if n == ']' {
+                        break;
+                    }
+                    inner.push(n);
+                }
+                let t = inner.trim();
+                match t.parse::<usize>() {
+                    Ok(i) => segs.push(Err(i)),
+                    Err(_) => segs.push(Ok(t.trim_matches(['\'', '"']).to_string())),
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut cur = root;
+    for seg in segs {
+        cur = match seg {
+            Ok(key) => {
+                if !cur.is_object() {
+                    *cur = json!({});
+                }
+                &mut cur[key.as_str()]
+            }
+            Err(i) => {
+                if !cur.is_array() {
+                    *cur = json!([]);
+                }
+                let Some(arr) = cur.as_array_mut() else {
+                    return;
+                };
+                while arr.len() <= i {
+                    arr.push(Value::Null);
+                }
+                &mut arr[i]
+            }
+        };
+    }
+    match (append, &mut *cur, &value) {
+        (true, Value::String(old), Value::String(more)) => old.push_str(more),
+        _ => *cur = value,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::models::Api;
+    use crate::llm::parse::parse_chunks;
+
+    #[test]
+    fn json_paths() {
+        let mut v = json!({});
+        set_path(&mut v, "$.a.b[1].c", json!("x"), false);
+        set_path(&mut v, "$.a.b[1].c", json!("y"), true);
+        set_path(&mut v, "$['k']", json!(2), false);
+        assert_eq!(v, json!({"a": {"b": [null, {"c": "xy"}]}, "k": 2}));
+    }
+
+    #[test]
+    fn vertex_streamed_arguments() {
+        let body = concat!(
+            "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"write\",\"willContinue\":true}}]}}]}\r\n\r\n",
+            "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"partialArgs\":[{\"jsonPath\":\"$.path\",\"stringValue\":\"a.txt\"},{\"jsonPath\":\"$.text\",\"stringValue\":\"hel\",\"willContinue\":true}],\"willContinue\":true}}]}}]}\r\n\r\n",
+            "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"partialArgs\":[{\"jsonPath\":\"$.text\",\"stringValue\":\"lo\"},{\"jsonPath\":\"$.n\",\"numberValue\":3}],\"willContinue\":true}}]}}]}\r\n\r\n",
+            "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{}}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":5,\"candidatesTokenCount\":7}}\r\n\r\n",
+        );
+        let (msg, _, failure) = parse_chunks(Api::Gemini, [body.as_bytes()]);
+        assert!(failure.is_none(), "{failure:?}");
+        let calls: Vec<_> = msg.tool_calls().collect();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].1, "write");
+        assert_eq!(
+            calls[0].2,
+            &json!({"path": "a.txt", "text": "hello", "n": 3})
+        );
+        assert_eq!(msg.stop_reason, crate::protocol::StopReason::ToolUse);
+        assert_eq!(msg.usage.output, 7);
     }
 }

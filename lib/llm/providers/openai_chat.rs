@@ -225,6 +225,7 @@ pub struct ChatParser {
     calls: Vec<Call>,
     finish: Option<String>,
     done: bool,
+    refusal: String,
 }
 
 impl ChatParser {
@@ -235,6 +236,7 @@ impl ChatParser {
             calls: Vec::new(),
             finish: None,
             done: false,
+            refusal: String::new(),
         }
     }
 
@@ -322,6 +324,9 @@ impl ChatParser {
             _ if b.has_tool_calls() => StopReason::ToolUse,
             _ => StopReason::Stop,
         });
+        if !self.refusal.is_empty() {
+            b.refusal = Some(format!("the model refused: {}", self.refusal));
+        }
     }
 }
 
@@ -431,8 +436,9 @@ impl StreamParser for ChatParser {
                 }
                 _ => {}
             }
+            // A refusal is not answer text: it ends the call as an error.
             if let Some(r) = delta.get("refusal").and_then(Value::as_str) {
-                b.text(r);
+                self.refusal.push_str(r);
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for tc in calls {
@@ -456,5 +462,81 @@ impl StreamParser for ChatParser {
             self.close(b);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::llm::models::Api;
+    use crate::llm::parse::parse_chunks;
+    use crate::protocol::StopReason;
+
+    fn sse(chunks: &[serde_json::Value]) -> String {
+        let mut s: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+        s.push_str("data: [DONE]\n\n");
+        s
+    }
+
+    fn delta(d: serde_json::Value) -> serde_json::Value {
+        json!({"choices": [{"index": 0, "delta": d, "finish_reason": null}]})
+    }
+
+    #[test]
+    fn server_quirks() {
+        let body = sse(&[
+            delta(json!({"role": "assistant", "reasoning": "think"})),
+            // Every call numbered 0 (Ollama), arguments whole, sometimes an object.
+            delta(
+                json!({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "read", "arguments": "{\"p\":1}"}}]}),
+            ),
+            delta(
+                json!({"tool_calls": [{"index": 0, "id": "b", "function": {"name": "ls", "arguments": {"d": "."}}}]}),
+            ),
+            // No index at all, name before arguments.
+            delta(json!({"tool_calls": [{"id": "c", "function": {"name": "grep"}}]})),
+            delta(json!({"tool_calls": [{"function": {"arguments": "{\"q\":"}}]})),
+            delta(json!({"tool_calls": [{"function": {"arguments": "\"x\"}"}}]})),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+            json!({"choices": [], "x_groq": {"usage": {"prompt_tokens": 10, "completion_tokens": 5}}}),
+        ]);
+        let (msg, _, failure) = parse_chunks(Api::OpenAiChat, [body.as_bytes()]);
+        assert!(failure.is_none(), "{failure:?}");
+        let calls: Vec<_> = msg
+            .tool_calls()
+            .map(|(i, n, a)| (i.to_string(), n.to_string(), a.clone()))
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                ("a".into(), "read".into(), json!({"p": 1})),
+                ("b".into(), "ls".into(), json!({"d": "."})),
+                ("c".into(), "grep".into(), json!({"q": "x"})),
+            ]
+        );
+        // Tool calls with finish_reason "stop" still mean "run the tools".
+        assert_eq!(msg.stop_reason, StopReason::ToolUse);
+        assert_eq!((msg.usage.input, msg.usage.output), (10, 5));
+    }
+
+    #[test]
+    fn refusal_is_an_error_not_text() {
+        let body = sse(&[
+            delta(json!({"refusal": "I can't help"})),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        ]);
+        let (msg, _, failure) = parse_chunks(Api::OpenAiChat, [body.as_bytes()]);
+        assert_eq!(msg.text(), "");
+        assert_eq!(msg.stop_reason, StopReason::Error);
+        assert!(failure.unwrap().message.contains("I can't help"));
+    }
+
+    #[test]
+    fn truncated_stream_is_an_error() {
+        let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n";
+        let (msg, _, failure) = parse_chunks(Api::OpenAiChat, [body.as_bytes()]);
+        assert_eq!(msg.text(), "hi");
+        assert!(failure.unwrap().message.contains("ended before"));
     }
 }

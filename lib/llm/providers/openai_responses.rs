@@ -174,6 +174,7 @@ enum Slot {
 pub struct ResponsesParser {
     names: Names,
     slots: HashMap<u64, Slot>,
+    refusal: String,
 }
 
 impl ResponsesParser {
@@ -182,6 +183,7 @@ impl ResponsesParser {
         ResponsesParser {
             names,
             slots: HashMap::new(),
+            refusal: String::new(),
         }
     }
 
@@ -241,7 +243,7 @@ impl ResponsesParser {
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .filter_map(|c| c["text"].as_str().or(c["refusal"].as_str()))
+                    .filter_map(|c| c["text"].as_str())
                     .collect();
                 if !text.is_empty() {
                     let idx = *block.get_or_insert_with(|| b.open_text());
@@ -317,6 +319,9 @@ impl ResponsesParser {
             _ if b.has_tool_calls() => StopReason::ToolUse,
             _ => StopReason::Stop,
         });
+        if !self.refusal.is_empty() {
+            b.refusal = Some(format!("the model refused: {}", self.refusal));
+        }
     }
 }
 
@@ -340,9 +345,11 @@ impl StreamParser for ResponsesParser {
             }
             "response.output_item.added" => self.item_added(out, &v["item"], b),
             "response.output_item.done" => self.item_done(out, &v["item"], b),
-            "response.output_text.delta" | "response.refusal.delta" => {
+            "response.output_text.delta" => {
                 self.text(out, v["delta"].as_str().unwrap_or(""), b);
             }
+            // A refusal is not answer text: it ends the call as an error.
+            "response.refusal.delta" => self.refusal.push_str(v["delta"].as_str().unwrap_or("")),
             "response.reasoning_summary_text.delta" => {
                 let part = v["summary_index"].as_u64();
                 self.reasoning(out, part, v["delta"].as_str().unwrap_or(""), b);
