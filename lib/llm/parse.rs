@@ -123,10 +123,20 @@ impl Decoder {
                 if data.is_empty() {
                     continue;
                 }
-                if let Ok(v) = serde_json::from_str::<Value>(data)
-                    && let Some(api) = sniff(&v)
-                {
-                    self.api = api;
+                if let Ok(v) = serde_json::from_str::<Value>(data) {
+                    if let Some(api) = sniff(&v) {
+                        self.api = api;
+                    } else if v
+                        .get("error")
+                        .is_some_and(|e| e.is_object() || e.is_string())
+                    {
+                        // An error body sent with status 200, in no API's event shape.
+                        return Err(super::error::classify_stream_error(
+                            &self.names.provider,
+                            &self.names.model,
+                            &v,
+                        ));
+                    }
                 }
                 self.parser = Some(parser_for(self.api, self.names.clone()));
             }
@@ -201,6 +211,7 @@ pub fn conclude(
 ) -> (AssistantMessage, Option<Failure>) {
     let stop = b.stop;
     let refusal = b.refusal.take();
+    let had_output = b.has_output();
     let mut msg = b.take_message();
     let failure = match (failure, stop, refusal) {
         (Some(f), _, _) => Some(f),
@@ -209,6 +220,11 @@ pub fn conclude(
             msg.stop_reason = s;
             None
         }
+        // Nothing arrived: a dropped connection, worth another attempt.
+        (None, None, None) if !had_output => Some(Failure::new(
+            FailureKind::Network,
+            "the connection closed before the answer began",
+        )),
         (None, None, None) => Some(Failure::new(
             FailureKind::Stream,
             "the stream ended before the provider finished the answer",

@@ -941,3 +941,24 @@ fn usage_errors() {
     r.ok();
     assert!(r.stdout().contains("--list-models"));
 }
+
+#[test]
+fn an_error_body_with_status_200_is_an_error_and_an_empty_one_is_retried() {
+    let env = Env::new();
+    let server = Server::start(vec![
+        Reply::Body(200, vec![], Vec::new()),
+        Reply::Body(
+            200,
+            vec![("content-type", "application/json".into())],
+            b"{\"error\": {\"message\": \"model is loading\"}}".to_vec(),
+        ),
+    ]);
+    let base = server.url("/v1");
+    let r = run(
+        ag_llm(&env, &["-m", "llamacpp/any", "--base-url", &base, "hi"]),
+        None,
+    );
+    r.expect_code(1);
+    assert!(r.stderr().contains("model is loading"), "{r}");
+    assert_eq!(server.seen().len(), 2);
+}

@@ -5,6 +5,9 @@
 //! `reasoning`, tool call arguments in one chunk or many, with or without
 //! an `index`, and usage in odd places.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::super::assemble::Builder;
@@ -293,6 +296,58 @@ impl ChatParser {
         }
     }
 
+    fn delta(&mut self, delta: &Delta, b: &mut Builder<'_>) {
+        let reasoning = [
+            &delta.reasoning_content,
+            &delta.reasoning,
+            &delta.reasoning_text,
+        ]
+        .into_iter()
+        .find_map(|v| v.as_ref().and_then(Value::as_str).filter(|s| !s.is_empty()));
+        if let Some(r) = reasoning {
+            b.thinking(r);
+        }
+        match &delta.content {
+            Some(Value::String(s)) => b.text(s),
+            // Mistral's reasoning models send typed parts.
+            Some(Value::Array(parts)) => {
+                for p in parts {
+                    match p.get("type").and_then(Value::as_str) {
+                        Some("thinking") => {
+                            for t in p
+                                .get("thinking")
+                                .and_then(Value::as_array)
+                                .into_iter()
+                                .flatten()
+                            {
+                                if let Some(s) = t.get("text").and_then(Value::as_str) {
+                                    b.thinking(s);
+                                }
+                            }
+                        }
+                        _ => {
+                            if let Some(s) = p.get("text").and_then(Value::as_str) {
+                                b.text(s);
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        // A refusal is not answer text: it ends the call as an error.
+        if let Some(r) = delta.refusal.as_ref().and_then(Value::as_str) {
+            self.refusal.push_str(r);
+        }
+        for tc in delta.tool_calls.iter().flatten() {
+            self.tool_delta(tc, b);
+        }
+        if let Some(fc) = delta.function_call.as_ref().filter(|f| f.is_object()) {
+            let legacy = json!({"index": 0, "function": fc});
+            self.tool_delta(&legacy, b);
+        }
+    }
+
     fn close(&mut self, b: &mut Builder<'_>) {
         for call in &mut self.calls {
             if call.block.is_none() {
@@ -353,6 +408,56 @@ fn read_usage(u: &Value, out: &mut Usage) {
     out.output = u64_at(u, &["completion_tokens"]).unwrap_or(0);
 }
 
+/// A chunk, typed so that the many small chunks of a long answer parse
+/// without building a map for each (the fields that vary between servers
+/// stay generic).
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    choices: Option<Vec<Choice<'a>>>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    x_groq: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(default)]
+    index: Option<Value>,
+    #[serde(default)]
+    delta: Option<Delta>,
+    /// When a server ignored `stream` and sent the whole answer.
+    #[serde(default)]
+    message: Option<Delta>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+    #[serde(default)]
+    usage: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default)]
+    reasoning_content: Option<Value>,
+    #[serde(default)]
+    reasoning: Option<Value>,
+    #[serde(default)]
+    reasoning_text: Option<Value>,
+    #[serde(default)]
+    refusal: Option<Value>,
+    #[serde(default)]
+    tool_calls: Option<Vec<Value>>,
+    #[serde(default)]
+    function_call: Option<Value>,
+}
+
 impl StreamParser for ChatParser {
     fn frame(&mut self, frame: &Frame, b: &mut Builder<'_>) -> Result<Complete, Failure> {
         let data = frame.data.trim();
@@ -364,8 +469,25 @@ impl StreamParser for ChatParser {
         if data.is_empty() {
             return Ok(false);
         }
-        let v = json_of(frame, &self.names)?;
-        if v.get("error").is_some_and(|e| !e.is_null()) || frame.event.as_deref() == Some("error") {
+        let chunk: Chunk<'_> = match serde_json::from_str(data) {
+            Ok(c) => c,
+            Err(_) => {
+                let v = json_of(frame, &self.names)?;
+                if v.get("error").is_some_and(|e| !e.is_null()) {
+                    return Err(classify_stream_error(
+                        &self.names.provider,
+                        &self.names.model,
+                        &v,
+                    ));
+                }
+                // JSON of a shape no server is known to send: nothing to take from it.
+                return Ok(false);
+            }
+        };
+        if chunk.error.as_ref().is_some_and(|e| !e.is_null())
+            || frame.event.as_deref() == Some("error")
+        {
+            let v = serde_json::from_str::<Value>(data).unwrap_or(Value::Null);
             return Err(classify_stream_error(
                 &self.names.provider,
                 &self.names.model,
@@ -373,84 +495,33 @@ impl StreamParser for ChatParser {
             ));
         }
         if b.response_id.is_none()
-            && let Some(id) = v.get("id").and_then(Value::as_str)
+            && let Some(id) = &chunk.id
         {
             b.response_id = Some(id.to_string());
         }
-        for u in [v.get("usage"), v.get("x_groq").and_then(|x| x.get("usage"))]
-            .into_iter()
-            .flatten()
+        for u in [
+            chunk.usage.as_ref(),
+            chunk.x_groq.as_ref().and_then(|x| x.get("usage")),
+        ]
+        .into_iter()
+        .flatten()
         {
             if u.is_object() {
                 read_usage(u, b.usage_mut());
             }
         }
-        let choices = v.get("choices").and_then(Value::as_array);
-        for choice in choices.into_iter().flatten() {
-            if choice.get("index").and_then(Value::as_u64).unwrap_or(0) != 0 {
+        for choice in chunk.choices.into_iter().flatten() {
+            if choice.index.as_ref().and_then(Value::as_u64).unwrap_or(0) != 0 {
                 continue;
             }
-            if let Some(u) = choice.get("usage").filter(|u| u.is_object()) {
+            if let Some(u) = choice.usage.as_ref().filter(|u| u.is_object()) {
                 read_usage(u, b.usage_mut());
             }
-            // `message` when a server ignored `stream` and sent the whole answer.
-            let Some(delta) = choice.get("delta").or_else(|| choice.get("message")) else {
-                continue;
-            };
-            let reasoning = ["reasoning_content", "reasoning", "reasoning_text"]
-                .iter()
-                .find_map(|k| {
-                    delta
-                        .get(*k)
-                        .and_then(Value::as_str)
-                        .filter(|s| !s.is_empty())
-                });
-            if let Some(r) = reasoning {
-                b.thinking(r);
+            if let Some(delta) = choice.delta.as_ref().or(choice.message.as_ref()) {
+                self.delta(delta, b);
             }
-            match delta.get("content") {
-                Some(Value::String(s)) => b.text(s),
-                // Mistral's reasoning models send typed parts.
-                Some(Value::Array(parts)) => {
-                    for p in parts {
-                        match p.get("type").and_then(Value::as_str) {
-                            Some("thinking") => {
-                                for t in p
-                                    .get("thinking")
-                                    .and_then(Value::as_array)
-                                    .into_iter()
-                                    .flatten()
-                                {
-                                    if let Some(s) = t.get("text").and_then(Value::as_str) {
-                                        b.thinking(s);
-                                    }
-                                }
-                            }
-                            _ => {
-                                if let Some(s) = p.get("text").and_then(Value::as_str) {
-                                    b.text(s);
-                                }
-                            }
-                        }
-                    }
-                }
-                _ => {}
-            }
-            // A refusal is not answer text: it ends the call as an error.
-            if let Some(r) = delta.get("refusal").and_then(Value::as_str) {
-                self.refusal.push_str(r);
-            }
-            if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-                for tc in calls {
-                    self.tool_delta(tc, b);
-                }
-            }
-            if let Some(fc) = delta.get("function_call").filter(|f| f.is_object()) {
-                let legacy = json!({"index": 0, "function": fc});
-                self.tool_delta(&legacy, b);
-            }
-            if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
-                self.finish = Some(r.to_string());
+            if let Some(r) = choice.finish_reason {
+                self.finish = Some(r.into_owned());
             }
         }
         Ok(false)
