@@ -3,11 +3,12 @@
 //! streams, or the JSONL event stream), `--list-models`, signals that
 //! abort the call, and the exit status.
 
+use std::future::Future;
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
 
 use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use serde_json::Value;
@@ -174,62 +175,50 @@ async fn call(llm: Llm, req: LlmRequest, json: bool) -> ExitStatus {
     let cancel = CancellationToken::new();
     let signal = Arc::new(AtomicI32::new(0));
     watch_signals(&cancel, &signal);
-    let mut out = Stdout::new();
-    let mut printed_text = false;
-    let mut ends_newline = true;
-    let mut broken = false;
-    let stop_on_error = cancel.clone();
+    // Events are rendered into `pending` and written out whenever the call
+    // waits for more bytes (and when much is pending): nothing waits in the
+    // buffer while the network is quiet, and a burst of events already
+    // received costs one write instead of one per event.
+    let pending = Arc::new(Mutex::new(Rendered {
+        json,
+        ..Default::default()
+    }));
+    let broken = Arc::new(AtomicBool::new(false));
+    let sink_pending = pending.clone();
+    let (sink_broken, sink_cancel) = (broken.clone(), cancel.clone());
     let mut sink = |ev: LlmEvent| {
-        if broken {
+        let Ok(mut out) = sink_pending.lock() else {
             return;
-        }
-        let written = if json {
-            serde_json::to_vec(&ev)
-                .map_err(io::Error::other)
-                .and_then(|mut line| {
-                    line.push(b'\n');
-                    out.write_all_flush(&line)
-                })
-        } else {
-            match &ev {
-                LlmEvent::TextDelta { delta, .. } => {
-                    printed_text = true;
-                    ends_newline = delta.ends_with('\n');
-                    out.write_all_flush(delta.as_bytes())
-                }
-                LlmEvent::ToolCallEnd {
-                    id,
-                    name,
-                    arguments,
-                    ..
-                } => {
-                    let mut line = String::new();
-                    if !ends_newline {
-                        line.push('\n');
-                    }
-                    let call = serde_json::json!({"tool_call": {"id": id, "name": name, "arguments": arguments}});
-                    line.push_str(&call.to_string());
-                    line.push('\n');
-                    printed_text = true;
-                    ends_newline = true;
-                    out.write_all_flush(line.as_bytes())
-                }
-                _ => Ok(()),
-            }
         };
-        if let Err(e) = written {
-            // Nobody reads any more (`ag-llm ... | head`): stop the call quietly.
-            if e.kind() != io::ErrorKind::BrokenPipe {
-                warn(BIN, &format!("cannot write the output: {e}"));
-            }
-            broken = true;
-            stop_on_error.cancel();
+        out.render(&ev);
+        // A long burst is written before it all arrives.
+        if out.buf.len() >= 64 * 1024 {
+            write_out(&mut out.buf, &sink_broken, &sink_cancel);
         }
     };
-    let msg = llm.stream(&req, &mut sink, &cancel).await;
-    if broken {
+    let flush = || {
+        if let Ok(mut out) = pending.lock() {
+            write_out(&mut out.buf, &broken, &cancel);
+        }
+    };
+    let msg = {
+        let mut call = std::pin::pin!(llm.stream(&req, &mut sink, &cancel));
+        std::future::poll_fn(|cx| {
+            let polled = call.as_mut().poll(cx);
+            flush();
+            polled
+        })
+        .await
+    };
+    flush();
+    if broken.load(Ordering::SeqCst) {
         return ExitStatus::Success;
     }
+    let (printed_text, ends_newline) = pending
+        .lock()
+        .map(|o| (o.printed_text, o.ends_newline))
+        .unwrap_or((false, true));
+    let mut out = Stdout::new();
     if !json && printed_text && !ends_newline {
         let _ = out.write_all_flush(b"\n");
     }
@@ -254,6 +243,67 @@ async fn call(llm: Llm, req: LlmRequest, json: bool) -> ExitStatus {
         },
         _ => ExitStatus::Success,
     }
+}
+
+/// Output rendered from events and not yet written.
+#[derive(Default)]
+struct Rendered {
+    json: bool,
+    buf: Vec<u8>,
+    printed_text: bool,
+    ends_newline: bool,
+}
+
+impl Rendered {
+    /// Appends an event: a JSON line, or in plain mode its text (tool
+    /// calls as one JSON line each).
+    fn render(&mut self, ev: &LlmEvent) {
+        if self.json {
+            if serde_json::to_writer(&mut self.buf, ev).is_ok() {
+                self.buf.push(b'\n');
+            }
+            return;
+        }
+        match ev {
+            LlmEvent::TextDelta { delta, .. } => {
+                self.printed_text = true;
+                self.ends_newline = delta.ends_with('\n');
+                self.buf.extend_from_slice(delta.as_bytes());
+            }
+            LlmEvent::ToolCallEnd {
+                id,
+                name,
+                arguments,
+                ..
+            } => {
+                if self.printed_text && !self.ends_newline {
+                    self.buf.push(b'\n');
+                }
+                let call = serde_json::json!({"tool_call": {"id": id, "name": name, "arguments": arguments}});
+                self.buf.extend_from_slice(call.to_string().as_bytes());
+                self.buf.push(b'\n');
+                self.printed_text = true;
+                self.ends_newline = true;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Writes and flushes what is buffered; a failed write (nobody reads any
+/// more: `ag-llm ... | head`) stops the call quietly.
+fn write_out(buf: &mut Vec<u8>, broken: &AtomicBool, cancel: &CancellationToken) {
+    if !buf.is_empty()
+        && !broken.load(Ordering::SeqCst)
+        && let Err(e) = Stdout::new().write_all_flush(buf)
+    {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            warn(BIN, &format!("cannot write the output: {e}"));
+        }
+        broken.store(true, Ordering::SeqCst);
+        cancel.cancel();
+    }
+    buf.clear();
 }
 
 /// SIGINT and SIGTERM cancel the call; the signal is remembered for the exit status.
