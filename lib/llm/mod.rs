@@ -485,3 +485,46 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ag-loop runs calls on a multi-threaded runtime: the client and its
+    /// call future must cross threads.
+    #[test]
+    fn client_and_call_are_send() {
+        fn assert_send<T: Send>(_: &T) {}
+        fn assert_sync<T: Sync>() {}
+        assert_sync::<Llm>();
+        let llm = Llm::new(LlmOptions {
+            ag_home: Some(std::path::PathBuf::from("/nonexistent")),
+            ..Default::default()
+        })
+        .unwrap();
+        let req = LlmRequest::default();
+        let mut sink = |_: LlmEvent| {};
+        let cancel = CancellationToken::new();
+        let fut = llm.stream(&req, &mut sink, &cancel);
+        assert_send(&fut);
+    }
+
+    #[tokio::test]
+    async fn unknown_provider_ends_in_one_error_event() {
+        let llm = Llm::new(LlmOptions {
+            ag_home: Some(std::path::PathBuf::from("/nonexistent")),
+            ..Default::default()
+        })
+        .unwrap();
+        let req = LlmRequest {
+            model: "nosuch/x".into(),
+            ..Default::default()
+        };
+        let mut events = Vec::new();
+        let mut sink = |e: LlmEvent| events.push(e);
+        let msg = llm.stream(&req, &mut sink, &CancellationToken::new()).await;
+        assert_eq!(msg.stop_reason, StopReason::Error);
+        assert_eq!(events.len(), 1);
+        assert!(matches!(&events[0], LlmEvent::Error { message, .. } if *message == msg));
+    }
+}
