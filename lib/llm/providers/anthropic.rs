@@ -3,7 +3,10 @@
 //! caching marks on the system prompt and the last user turn, `ping`,
 //! and `error` events in the middle of a stream.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+
+use serde::Deserialize;
 
 use serde_json::{Map, Value, json};
 
@@ -240,9 +243,65 @@ fn read_usage(u: &Value, b: &mut Builder<'_>) {
     }
 }
 
+/// `content_block_delta`, the event of which a long answer is mostly
+/// made, typed so that it parses without building maps.
+#[derive(Deserialize)]
+struct BlockDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Cow<'a, str>,
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default, borrow)]
+    delta: Option<DeltaBody<'a>>,
+}
+
+#[derive(Deserialize)]
+struct DeltaBody<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Cow<'a, str>,
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    partial_json: Option<Cow<'a, str>>,
+}
+
+impl AnthropicParser {
+    /// Handles a `content_block_delta` through the typed path; false when
+    /// the frame is something else.
+    fn fast_delta(&mut self, data: &str, b: &mut Builder<'_>) -> bool {
+        let Ok(ev) = serde_json::from_str::<BlockDelta<'_>>(data) else {
+            return false;
+        };
+        if ev.ty != "content_block_delta" {
+            return false;
+        }
+        let (Some(&i), Some(d)) = (ev.index.and_then(|x| self.blocks.get(&x)), ev.delta) else {
+            return true;
+        };
+        match d.ty.as_ref() {
+            "text_delta" => b.text_at(i, d.text.as_deref().unwrap_or("")),
+            "thinking_delta" => b.thinking_at(i, d.thinking.as_deref().unwrap_or("")),
+            "signature_delta" => b.sign(i, d.signature.as_deref().unwrap_or(""), true),
+            "input_json_delta" => b.tool_args(i, d.partial_json.as_deref().unwrap_or("")),
+            _ => {}
+        }
+        true
+    }
+}
+
 impl StreamParser for AnthropicParser {
     fn frame(&mut self, frame: &Frame, b: &mut Builder<'_>) -> Result<Complete, Failure> {
-        if frame.data.trim().is_empty() {
+        let data = frame.data.trim();
+        if data.is_empty() {
+            return Ok(false);
+        }
+        if matches!(frame.event.as_deref(), None | Some("content_block_delta"))
+            && self.fast_delta(data, b)
+        {
             return Ok(false);
         }
         let v = json_of(frame, &self.names)?;
