@@ -3,7 +3,10 @@
 //! calls), `store: false` with the encrypted reasoning kept in the
 //! thinking block's signature so a conversation can go on statelessly.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+
+use serde::Deserialize;
 
 use serde_json::{Map, Value, json};
 
@@ -325,9 +328,58 @@ impl ResponsesParser {
     }
 }
 
+/// A `*.delta` event, the bulk of a long answer, typed so that it parses
+/// without building maps.
+#[derive(Deserialize)]
+struct DeltaEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Cow<'a, str>,
+    #[serde(default)]
+    output_index: Option<u64>,
+    #[serde(default)]
+    summary_index: Option<u64>,
+    #[serde(default)]
+    content_index: Option<u64>,
+    #[serde(default, borrow)]
+    delta: Option<Cow<'a, str>>,
+}
+
+impl ResponsesParser {
+    /// Handles a text, reasoning or arguments delta through the typed
+    /// path; false when the frame is something else.
+    fn fast_delta(&mut self, data: &str, b: &mut Builder<'_>) -> bool {
+        let Ok(ev) = serde_json::from_str::<DeltaEvent<'_>>(data) else {
+            return false;
+        };
+        let (out, delta) = (
+            ev.output_index.unwrap_or(0),
+            ev.delta.as_deref().unwrap_or(""),
+        );
+        match ev.ty.as_ref() {
+            "response.output_text.delta" => self.text(out, delta, b),
+            "response.reasoning_summary_text.delta" => {
+                self.reasoning(out, ev.summary_index, delta, b)
+            }
+            "response.reasoning_text.delta" => self.reasoning(out, ev.content_index, delta, b),
+            "response.function_call_arguments.delta" => {
+                if let Some(Slot::Function(idx)) = self.slots.get(&out) {
+                    b.tool_args(*idx, delta);
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
 impl StreamParser for ResponsesParser {
     fn frame(&mut self, frame: &Frame, b: &mut Builder<'_>) -> Result<Complete, Failure> {
-        if frame.data.trim().is_empty() || frame.data.trim() == "[DONE]" {
+        let data = frame.data.trim();
+        if data.is_empty() || data == "[DONE]" {
+            return Ok(false);
+        }
+        if frame.event.as_deref().is_none_or(|e| e.ends_with(".delta")) && self.fast_delta(data, b)
+        {
             return Ok(false);
         }
         let v = json_of(frame, &self.names)?;
