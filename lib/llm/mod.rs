@@ -237,6 +237,13 @@ impl Llm {
                         .then(|| self.retry.delay(attempt + 1, f.retry_after))
                         .flatten();
                     let Some(wait) = wait else {
+                        let mut f = f;
+                        if let Some(ra) = f.retry_after.filter(|ra| *ra > self.retry.give_up_over) {
+                            f.message.push_str(&format!(
+                                "\n(the provider asked to wait {} s before another attempt)",
+                                ra.as_secs()
+                            ));
+                        }
                         return self.fail(sink, &req.model, Some(&info), msg, &f, key.as_deref());
                     };
                     attempt += 1;

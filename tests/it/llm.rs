@@ -962,3 +962,32 @@ fn an_error_body_with_status_200_is_an_error_and_an_empty_one_is_retried() {
     assert!(r.stderr().contains("model is loading"), "{r}");
     assert_eq!(server.seen().len(), 2);
 }
+
+#[test]
+fn a_closed_stdout_ends_the_call_quietly() {
+    let env = Env::new();
+    let mut body = String::new();
+    for _ in 0..20_000 {
+        body.push_str(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"more text \"}}]}\n\n",
+        );
+    }
+    body.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+    let server = Server::start(vec![sse(body.into_bytes())]);
+    let base = server.url("/v1");
+    let mut c = ag_llm(
+        &env,
+        &["-m", "ollama/x", "--base-url", &base, "--json", "hi"],
+    );
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    out.read_exact(&mut first).unwrap();
+    drop(out); // like `ag-llm ... | head -c 16`
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+}
