@@ -148,7 +148,16 @@ pub fn classify_http(
 pub fn classify_stream_error(provider: &str, model: &str, value: &Value) -> Failure {
     let (code, message) = provider_error(value);
     let lower = format!("{code} {message}").to_ascii_lowercase();
-    let kind = if lower.contains("overloaded")
+    // OpenRouter and others pass the upstream HTTP status as a numeric code.
+    let status = value
+        .get("error")
+        .and_then(|e| e.get("code"))
+        .and_then(Value::as_u64);
+    let kind = if status == Some(429) {
+        FailureKind::RateLimit
+    } else if status.is_some_and(|s| (500..600).contains(&s)) {
+        FailureKind::Overloaded
+    } else if lower.contains("overloaded")
         || lower.contains("rate_limit")
         || lower.contains("rate limit")
         || lower.contains("server_error")
@@ -364,6 +373,20 @@ mod tests {
         assert_eq!(
             classify_http("openai", "m", 429, quota, None, &[]).kind,
             FailureKind::Billing
+        );
+    }
+
+    #[test]
+    fn numeric_codes_mid_stream() {
+        let v = serde_json::json!({"error": {"message": "upstream failed", "code": 502}});
+        assert_eq!(
+            classify_stream_error("openrouter", "m", &v).kind,
+            FailureKind::Overloaded
+        );
+        let v = serde_json::json!({"error": {"message": "slow", "code": 429}});
+        assert_eq!(
+            classify_stream_error("openrouter", "m", &v).kind,
+            FailureKind::RateLimit
         );
     }
 

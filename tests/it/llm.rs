@@ -991,3 +991,24 @@ fn a_closed_stdout_ends_the_call_quietly() {
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&output.stderr), "");
 }
+
+#[test]
+fn list_models_as_json_lines() {
+    let env = Env::new();
+    let mut c = ag_llm(&env, &["--list-models", "--json"]);
+    c.env("ANTHROPIC_API_KEY", "x");
+    let r = run(c, None);
+    r.ok();
+    let lines = r.json_lines();
+    let sonnet = lines
+        .iter()
+        .find(|m| m["model"] == "anthropic/claude-sonnet-4-5")
+        .unwrap();
+    assert_eq!(sonnet["api"], "anthropic");
+    assert_eq!(sonnet["key"], "set");
+    assert!(sonnet["context_window"].as_u64().unwrap() > 0);
+    let gpt = lines.iter().find(|m| m["provider"] == "openai").unwrap();
+    assert_eq!(gpt["key"], "missing");
+    // Nothing about the key itself.
+    assert!(!r.stdout().contains("\"x\""));
+}
