@@ -10,16 +10,17 @@ use crate::tools;
 pub fn all_commands() -> Vec<Command> {
     vec![
         tool_command::<tools::read::ReadTool>(),
-        tool_command::<tools::todo::TodoTool>(),
-        tool_command::<tools::git::GitTool>(),
-        <crate::gate::cli::Args as clap::CommandFactory>::command(),
-        <crate::session::cli::Args as clap::CommandFactory>::command(),
         tool_command::<tools::write::WriteTool>(),
         tool_command::<tools::edit::EditTool>(),
         tool_command::<tools::delete::DeleteTool>(),
+        tool_command::<tools::bash::BashTool>(),
         tool_command::<tools::grep::GrepTool>(),
         tool_command::<tools::find::FindTool>(),
         tool_command::<tools::ls::LsTool>(),
-        tool_command::<tools::bash::BashTool>(),
+        tool_command::<tools::todo::TodoTool>(),
+        tool_command::<tools::git::GitTool>(),
+        <crate::gate::cli::Args as clap::CommandFactory>::command(),
+        crate::llm::cli::command(),
+        <crate::session::cli::Args as clap::CommandFactory>::command(),
     ]
 }
