@@ -37,3 +37,11 @@ mod ls;
 mod tree;
 // ag-bash: commands, timeouts, cancellation, output caps, background jobs.
 mod bash;
+// ag-llm against local HTTP servers replaying real provider streams.
+mod llm;
+// ag-llm's command line: stdin requests, record/replay, config, usage.
+mod llm_cli;
+// The scripted HTTP server the ag-llm tests talk to.
+mod llm_server;
+// Recorded provider streams parsed by ag-llm's parsers, cut at awkward places.
+mod llm_wire;

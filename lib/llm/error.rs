@@ -1,0 +1,404 @@
+//! What can go wrong in a model call: typed errors for set-up, the
+//! classification of provider failures (retry or not, what to tell the
+//! user), and the redaction that keeps keys out of every message.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// Errors before any request is made.
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    /// `models.json` could not be read or parsed.
+    #[error("cannot load the model config `{path}`: {1}", path = .0.display())]
+    Config(PathBuf, String),
+    /// The HTTP client could not be built.
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(String),
+}
+
+impl LlmError {
+    /// A stable code string.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LlmError::Config(..) => "llm.config",
+            LlmError::Client(_) => "llm.client",
+        }
+    }
+}
+
+/// The kind of a failed call, deciding retries and the hint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// Missing, invalid or unauthorised key.
+    Auth,
+    /// Out of credit or quota (not worth retrying).
+    Billing,
+    /// The model does not exist for this provider.
+    ModelNotFound,
+    /// The conversation does not fit the model's context.
+    ContextTooLong,
+    /// The provider refused the request as malformed.
+    BadRequest,
+    /// Too many requests: retried.
+    RateLimit,
+    /// The provider is overloaded or failing: retried.
+    Overloaded,
+    /// The connection failed or dropped: retried before any output.
+    Network,
+    /// The stream broke off or carried something unreadable.
+    Stream,
+    /// Anything else.
+    Other,
+}
+
+impl FailureKind {
+    /// Worth another attempt.
+    pub fn retryable(self) -> bool {
+        matches!(
+            self,
+            FailureKind::RateLimit | FailureKind::Overloaded | FailureKind::Network
+        )
+    }
+}
+
+/// A failed attempt.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// What kind.
+    pub kind: FailureKind,
+    /// The message for the user and the model (provider's words included).
+    pub message: String,
+    /// How long the provider asked us to wait.
+    pub retry_after: Option<Duration>,
+}
+
+impl Failure {
+    /// A failure of a kind with a message.
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+}
+
+/// Classifies an HTTP error response.
+pub fn classify_http(
+    provider: &str,
+    model: &str,
+    status: u16,
+    body: &str,
+    retry_after: Option<Duration>,
+    key_env: &[String],
+) -> Failure {
+    let json: Option<Value> = serde_json::from_str(body.trim()).ok();
+    let (code, message) = json
+        .as_ref()
+        .map(provider_error)
+        .unwrap_or_else(|| (String::new(), first_line(body)));
+    let lower = format!("{code} {message}").to_ascii_lowercase();
+    let kind = if lower.contains("insufficient_quota")
+        || lower.contains("credit balance")
+        || lower.contains("billing")
+    {
+        FailureKind::Billing
+    } else if context_too_long(&lower) {
+        FailureKind::ContextTooLong
+    } else {
+        match status {
+            401 | 403 => FailureKind::Auth,
+            404 => FailureKind::ModelNotFound,
+            408 | 409 | 425 | 429 => FailureKind::RateLimit,
+            500..=599 => FailureKind::Overloaded,
+            400 | 422 if lower.contains("api key") || lower.contains("api_key") => {
+                FailureKind::Auth
+            }
+            400 | 413 | 422 => FailureKind::BadRequest,
+            _ => FailureKind::Other,
+        }
+    };
+    let retry_after = retry_after.or_else(|| json.as_ref().and_then(retry_info));
+    let code_part = if code.is_empty() {
+        String::new()
+    } else {
+        format!(" {code}")
+    };
+    let what = if message.is_empty() {
+        "(no message)".to_string()
+    } else {
+        message
+    };
+    let hint = hint(kind, provider, model, key_env);
+    let mut text = format!("{provider} answered HTTP {status}{code_part}: {what}");
+    if !hint.is_empty() {
+        text.push_str("\nhint: ");
+        text.push_str(&hint);
+    }
+    Failure {
+        kind,
+        message: text,
+        retry_after,
+    }
+}
+
+/// Classifies an error event in the middle of a stream.
+pub fn classify_stream_error(provider: &str, model: &str, value: &Value) -> Failure {
+    let (code, message) = provider_error(value);
+    let lower = format!("{code} {message}").to_ascii_lowercase();
+    // OpenRouter and others pass the upstream HTTP status as a numeric code.
+    let status = value
+        .get("error")
+        .and_then(|e| e.get("code"))
+        .and_then(Value::as_u64);
+    let kind = if status == Some(429) {
+        FailureKind::RateLimit
+    } else if status.is_some_and(|s| (500..600).contains(&s)) {
+        FailureKind::Overloaded
+    } else if lower.contains("overloaded")
+        || lower.contains("rate_limit")
+        || lower.contains("rate limit")
+        || lower.contains("server_error")
+        || lower.contains("api_error")
+        || lower.contains("unavailable")
+        || lower.contains("internal")
+    {
+        if lower.contains("rate") {
+            FailureKind::RateLimit
+        } else {
+            FailureKind::Overloaded
+        }
+    } else if context_too_long(&lower) {
+        FailureKind::ContextTooLong
+    } else {
+        FailureKind::Other
+    };
+    let code_part = if code.is_empty() {
+        String::new()
+    } else {
+        format!(" ({code})")
+    };
+    let mut text = format!("{provider} reported an error mid-stream{code_part}: {message}");
+    let h = hint(kind, provider, model, &[]);
+    if !h.is_empty() {
+        text.push_str("\nhint: ");
+        text.push_str(&h);
+    }
+    Failure::new(kind, text)
+}
+
+fn context_too_long(lower: &str) -> bool {
+    [
+        "context_length_exceeded",
+        "context length",
+        "context window",
+        "prompt is too long",
+        "too many tokens",
+        "maximum context",
+        "input token count",
+        "exceeds the maximum number of tokens",
+        "reduce the length",
+    ]
+    .iter()
+    .any(|k| lower.contains(k))
+}
+
+fn hint(kind: FailureKind, provider: &str, model: &str, key_env: &[String]) -> String {
+    match kind {
+        FailureKind::Auth => {
+            let vars = if key_env.is_empty() {
+                "the provider's key variable".to_string()
+            } else {
+                key_env
+                    .iter()
+                    .map(|v| format!("`{v}`"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            };
+            format!("check the key for `{provider}`: set {vars}, or pass `--api-key`")
+        }
+        FailureKind::Billing => format!("add credit or raise the quota of the `{provider}` account"),
+        FailureKind::ModelNotFound => format!(
+            "the model `{model}` is not served at this address; check the id (`ag-llm --list-models`) or `--base-url`"
+        ),
+        FailureKind::ContextTooLong => {
+            "the conversation is longer than the model's context: drop or summarise older messages, or use a model with a larger context".into()
+        }
+        FailureKind::RateLimit | FailureKind::Overloaded => {
+            "the provider is busy; try again later or use another model".into()
+        }
+        FailureKind::BadRequest => "the provider refused the request as sent; the message above says which field".into(),
+        _ => String::new(),
+    }
+}
+
+/// The provider's code and message from an error body of any API:
+/// `{"error":{"message","type","code"}}` (OpenAI, Anthropic),
+/// `{"error":{"code":429,"message","status"}}` (Gemini), or a bare string.
+fn provider_error(v: &Value) -> (String, String) {
+    let v = match v {
+        Value::Array(items) => items.first().unwrap_or(v),
+        other => other,
+    };
+    let err = v.get("error").unwrap_or(v);
+    if let Value::String(s) = err {
+        return (String::new(), s.clone());
+    }
+    let message = ["message", "detail", "msg"]
+        .iter()
+        .find_map(|k| err.get(*k).and_then(Value::as_str))
+        .unwrap_or("")
+        .to_string();
+    let code = ["status", "code", "type"]
+        .iter()
+        .find_map(|k| match err.get(*k) {
+            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let message = if message.is_empty() {
+        first_line(&v.to_string())
+    } else {
+        message
+    };
+    (code, message)
+}
+
+/// Gemini's `RetryInfo.retryDelay` ("34.4s") inside `error.details`.
+fn retry_info(v: &Value) -> Option<Duration> {
+    let v = match v {
+        Value::Array(items) => items.first()?,
+        other => other,
+    };
+    let details = v.get("error")?.get("details")?.as_array()?;
+    details.iter().find_map(|d| {
+        let s = d.get("retryDelay")?.as_str()?;
+        let secs: f64 = s.trim_end_matches('s').parse().ok()?;
+        (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+    })
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.trim().lines().next().unwrap_or("").trim();
+    let mut out: String = line.chars().take(500).collect();
+    if line.chars().count() > 500 {
+        out.push('…');
+    }
+    out
+}
+
+/// Removes the key, and anything that looks like a (masked) key, from a message.
+pub fn redact(text: &str, key: Option<&str>) -> String {
+    let mut out = text.to_string();
+    if let Some(k) = key.filter(|k| k.len() >= 4) {
+        out = out.replace(k, "[redacted]");
+    }
+    // Providers quote masked keys back (`sk-proj-****abcd`); drop them too.
+    out.split_inclusive(char::is_whitespace)
+        .map(|word| {
+            let trimmed = word.trim_end();
+            let bare = trimmed.trim_end_matches(['.', ',', ';', ')', '"', '\'']);
+            let looks_like_key = bare.len() >= 8
+                && (bare.starts_with("sk-")
+                    || bare.starts_with("sk_")
+                    || bare.starts_with("AIza")
+                    || bare.starts_with("gsk_")
+                    || bare.starts_with("xai-")
+                    || bare.contains("****"));
+            if looks_like_key {
+                format!(
+                    "[redacted]{}{}",
+                    &trimmed[bare.len()..],
+                    &word[trimmed.len()..]
+                )
+            } else {
+                word.to_string()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openai_401_is_auth_with_hint_and_no_key() {
+        let body = r#"{"error":{"message":"Incorrect API key provided: sk-proj-****************************abcd. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#;
+        let f = classify_http(
+            "openai",
+            "gpt-4o",
+            401,
+            body,
+            None,
+            &["OPENAI_API_KEY".into()],
+        );
+        assert_eq!(f.kind, FailureKind::Auth);
+        assert!(!f.kind.retryable());
+        let shown = redact(&f.message, Some("sk-secret"));
+        assert!(shown.contains("Incorrect API key provided"), "{shown}");
+        assert!(shown.contains("invalid_api_key"), "{shown}");
+        assert!(shown.contains("OPENAI_API_KEY"), "{shown}");
+        assert!(!shown.contains("****"), "{shown}");
+    }
+
+    #[test]
+    fn anthropic_529_is_retryable() {
+        let body = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let f = classify_http("anthropic", "m", 529, body, None, &[]);
+        assert_eq!(f.kind, FailureKind::Overloaded);
+        assert!(f.kind.retryable());
+        assert!(f.message.contains("overloaded_error"));
+    }
+
+    #[test]
+    fn gemini_429_retry_delay() {
+        let body = r#"{"error":{"code":429,"message":"You exceeded your current quota","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"34.4s"}]}}"#;
+        let f = classify_http("google", "m", 429, body, None, &[]);
+        assert_eq!(f.kind, FailureKind::RateLimit);
+        assert_eq!(f.retry_after, Some(Duration::from_millis(34_400)));
+        assert!(f.message.contains("RESOURCE_EXHAUSTED"));
+    }
+
+    #[test]
+    fn context_and_quota_are_not_retried() {
+        let ctx = r#"{"error":{"message":"This model's maximum context length is 128000 tokens","code":"context_length_exceeded"}}"#;
+        assert_eq!(
+            classify_http("openai", "m", 400, ctx, None, &[]).kind,
+            FailureKind::ContextTooLong
+        );
+        let quota = r#"{"error":{"message":"You exceeded your current quota","code":"insufficient_quota"}}"#;
+        assert_eq!(
+            classify_http("openai", "m", 429, quota, None, &[]).kind,
+            FailureKind::Billing
+        );
+    }
+
+    #[test]
+    fn numeric_codes_mid_stream() {
+        let v = serde_json::json!({"error": {"message": "upstream failed", "code": 502}});
+        assert_eq!(
+            classify_stream_error("openrouter", "m", &v).kind,
+            FailureKind::Overloaded
+        );
+        let v = serde_json::json!({"error": {"message": "slow", "code": 429}});
+        assert_eq!(
+            classify_stream_error("openrouter", "m", &v).kind,
+            FailureKind::RateLimit
+        );
+    }
+
+    #[test]
+    fn redacts_literal_keys() {
+        assert_eq!(
+            redact("key=abcd1234 end", Some("abcd1234")),
+            "key=[redacted] end"
+        );
+        assert_eq!(
+            redact("bad key AIzaSyA12345678.", None),
+            "bad key [redacted]."
+        );
+    }
+}

@@ -1,0 +1,254 @@
+//! One module per wire protocol, each owning both directions: the request
+//! body built from an [`LlmRequest`] and the stream parser for the answer.
+
+pub mod anthropic;
+pub mod gemini;
+pub mod openai_chat;
+pub mod openai_responses;
+
+use serde_json::Value;
+
+use super::models::{Api, ModelInfo, Provider};
+use crate::protocol::LlmRequest;
+
+/// An HTTP request ready to send: the key is only ever in `headers`.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    /// The full URL.
+    pub url: String,
+    /// Headers, the authentication header among them.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body.
+    pub body: Value,
+}
+
+/// Everything a request builder needs.
+pub struct Target<'a> {
+    /// The model.
+    pub model: &'a ModelInfo,
+    /// Its provider.
+    pub provider: &'a Provider,
+    /// The base URL in force.
+    pub base_url: &'a str,
+    /// The key, when there is one.
+    pub key: Option<&'a str>,
+}
+
+/// Builds the HTTP request for the model's API.
+pub fn build(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
+    let mut r = match t.model.api {
+        Api::OpenAiChat => openai_chat::request(t, req),
+        Api::OpenAiResponses => openai_responses::request(t, req),
+        Api::Anthropic => anthropic::request(t, req),
+        Api::Gemini => gemini::request(t, req),
+    };
+    for (k, v) in &t.provider.headers {
+        r.headers.push((k.clone(), v.clone()));
+    }
+    r
+}
+
+/// `base` and `path` joined with exactly one slash.
+pub fn join_url(base: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}
+
+/// A `data:` URL for an image.
+pub fn data_url(mime: &str, data: &str) -> String {
+    format!("data:{mime};base64,{data}")
+}
+
+/// The output limit to ask for: the request's, else the model's.
+pub fn max_tokens(t: &Target<'_>, req: &LlmRequest) -> u64 {
+    req.max_tokens.unwrap_or(t.model.max_output).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::llm::models::ModelTable;
+    use crate::protocol::{
+        AssistantMessage, ContentBlock, Message, StopReason, ToolResultMessage, UserContent,
+    };
+
+    fn conversation(model: &str, api: &str) -> Vec<Message> {
+        let image = ContentBlock::Image {
+            data: "iVBOR".into(),
+            mime_type: "image/png".into(),
+        };
+        vec![
+            Message::User {
+                content: UserContent::Blocks(vec![
+                    ContentBlock::Text {
+                        text: "look".into(),
+                    },
+                    image.clone(),
+                ]),
+                timestamp: None,
+            },
+            Message::Assistant(AssistantMessage {
+                content: vec![
+                    ContentBlock::Thinking {
+                        thinking: "hmm".into(),
+                        signature: Some("SIG".into()),
+                        redacted: false,
+                    },
+                    ContentBlock::Text {
+                        text: "reading".into(),
+                    },
+                    ContentBlock::ToolCall {
+                        id: "call_1".into(),
+                        name: "read".into(),
+                        arguments: json!({"p": "a"}),
+                    },
+                ],
+                stop_reason: StopReason::ToolUse,
+                model: Some(model.into()),
+                api: Some(api.into()),
+                ..Default::default()
+            }),
+            Message::ToolResult(ToolResultMessage {
+                tool_call_id: "call_1".into(),
+                tool_name: "read".into(),
+                content: vec![
+                    ContentBlock::Text {
+                        text: "boom".into(),
+                    },
+                    image,
+                ],
+                details: Value::Null,
+                is_error: true,
+                timestamp: None,
+            }),
+            Message::user_text("next"),
+        ]
+    }
+
+    fn body(model: &str, msgs: Vec<Message>) -> Value {
+        let table = ModelTable::builtin();
+        let info = table.resolve(model).unwrap();
+        let provider = table.provider(&info.provider).unwrap();
+        let t = Target {
+            model: &info,
+            provider,
+            base_url: &provider.base_url,
+            key: Some("k"),
+        };
+        let req = LlmRequest {
+            model: model.into(),
+            system: Some("sys".into()),
+            messages: msgs,
+            ..Default::default()
+        };
+        build(&t, &req).body
+    }
+
+    #[test]
+    fn anthropic_same_model_keeps_signed_thinking_and_sends_errors_and_images() {
+        let m = "anthropic/claude-sonnet-4-5";
+        let b = body(m, conversation(m, "anthropic"));
+        let msgs = b["messages"].as_array().unwrap();
+        assert_eq!(msgs[0]["content"][1]["source"]["media_type"], "image/png");
+        assert_eq!(
+            msgs[1]["content"][0],
+            json!({"type": "thinking", "thinking": "hmm", "signature": "SIG"})
+        );
+        assert_eq!(msgs[1]["content"][2]["type"], "tool_use");
+        let result = &msgs[2]["content"][0];
+        assert_eq!(result["type"], "tool_result");
+        assert_eq!(result["tool_use_id"], "call_1");
+        assert_eq!(result["is_error"], true);
+        assert_eq!(result["content"][1]["type"], "image");
+        // The user's next words join the tool results' turn, marked for caching.
+        assert_eq!(msgs[2]["content"][1]["text"], "next");
+        assert_eq!(msgs[2]["content"][1]["cache_control"]["type"], "ephemeral");
+        assert_eq!(msgs.len(), 3);
+    }
+
+    #[test]
+    fn anthropic_foreign_thinking_becomes_text() {
+        let m = "anthropic/claude-sonnet-4-5";
+        let b = body(m, conversation("openai/gpt-5", "openai-responses"));
+        let first = &b["messages"][1]["content"][0];
+        assert_eq!(first["type"], "text");
+        assert!(first["text"].as_str().unwrap().contains("hmm"));
+    }
+
+    #[test]
+    fn gemini_turns_alternate_and_results_carry_errors() {
+        let m = "google/gemini-2.5-pro";
+        let b = body(m, conversation("anthropic/claude-sonnet-4-5", "anthropic"));
+        let contents = b["contents"].as_array().unwrap();
+        let roles: Vec<&str> = contents
+            .iter()
+            .map(|c| c["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["user", "model", "user"]);
+        assert_eq!(
+            contents[0]["parts"][1]["inlineData"]["mimeType"],
+            "image/png"
+        );
+        assert_eq!(
+            contents[1]["parts"][2]["functionCall"],
+            json!({"name": "read", "args": {"p": "a"}})
+        );
+        assert_eq!(
+            contents[2]["parts"][0]["functionResponse"],
+            json!({"name": "read", "response": {"error": "boom"}})
+        );
+        assert_eq!(b["systemInstruction"]["parts"][0]["text"], "sys");
+    }
+
+    #[test]
+    fn responses_items_and_tool_images() {
+        let m = "openai/gpt-5";
+        let b = body(m, conversation("anthropic/claude-sonnet-4-5", "anthropic"));
+        let input = b["input"].as_array().unwrap();
+        let kinds: Vec<String> = input
+            .iter()
+            .map(|i| {
+                i["type"]
+                    .as_str()
+                    .or(i["role"].as_str())
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "user",
+                "assistant",
+                "assistant",
+                "function_call",
+                "function_call_output",
+                "user",
+                "user"
+            ]
+        );
+        assert_eq!(input[3]["call_id"], "call_1");
+        assert_eq!(input[3]["arguments"], "{\"p\":\"a\"}");
+        assert_eq!(input[4]["output"], "boom");
+        assert_eq!(input[5]["content"][1]["type"], "input_image");
+        assert_eq!(b["instructions"], "sys");
+    }
+
+    #[test]
+    fn chat_images_and_mistral_ids() {
+        let m = "mistral/mistral-large-latest";
+        let b = body(m, conversation("anthropic/claude-sonnet-4-5", "anthropic"));
+        let msgs = b["messages"].as_array().unwrap();
+        assert_eq!(msgs[1]["content"][1]["type"], "image_url");
+        let id = msgs[2]["tool_calls"][0]["id"].as_str().unwrap();
+        assert_eq!(id.len(), 9);
+        assert_eq!(msgs[3]["tool_call_id"], id);
+        assert_eq!(msgs[4]["content"][1]["type"], "image_url");
+        assert!(b.get("stream_options").is_none());
+    }
+}
