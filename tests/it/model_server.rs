@@ -1,0 +1,148 @@
+//! A scripted model on 127.0.0.1 speaking OpenAI Chat Completions with
+//! keep-alive: each request is answered with the next scripted turn as a
+//! real SSE stream, and the server counts connections and keeps requests.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+/// One scripted answer.
+#[derive(Clone)]
+pub enum Turn {
+    /// Plain text.
+    Text(&'static str),
+    /// Tool calls: (name, arguments).
+    Tools(Vec<(&'static str, Value)>),
+}
+
+pub struct ModelServer {
+    pub port: u16,
+    pub requests: Arc<Mutex<Vec<Value>>>,
+    pub connections: Arc<AtomicUsize>,
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> String {
+    let v = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "scripted",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+    format!("data: {v}\n\n")
+}
+
+fn sse(turn: &Turn, n: usize) -> String {
+    let mut body = chunk(json!({"role": "assistant", "content": ""}), None);
+    let finish = match turn {
+        Turn::Text(t) => {
+            // In pieces, as a real stream.
+            for piece in t.as_bytes().chunks(7) {
+                body.push_str(&chunk(
+                    json!({"content": String::from_utf8_lossy(piece)}),
+                    None,
+                ));
+            }
+            "stop"
+        }
+        Turn::Tools(calls) => {
+            for (i, (name, args)) in calls.iter().enumerate() {
+                let text = args.to_string();
+                let (a, b) = text.split_at(text.len() / 2);
+                body.push_str(&chunk(
+                    json!({"tool_calls": [{"index": i, "id": format!("call_{n}_{i}"), "type": "function",
+                        "function": {"name": name, "arguments": a}}]}),
+                    None,
+                ));
+                body.push_str(&chunk(
+                    json!({"tool_calls": [{"index": i, "function": {"arguments": b}}]}),
+                    None,
+                ));
+            }
+            "tool_calls"
+        }
+    };
+    body.push_str(&chunk(json!({}), Some(finish)));
+    let usage = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [],
+        "usage": {"prompt_tokens": 100 + n, "completion_tokens": 10, "total_tokens": 110 + n}});
+    body.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+    body
+}
+
+impl ModelServer {
+    pub fn start(turns: Vec<Turn>) -> ModelServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let connections = Arc::new(AtomicUsize::new(0));
+        let next = Arc::new(AtomicUsize::new(0));
+        let turns = Arc::new(turns);
+        let (reqs, conns) = (requests.clone(), connections.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { continue };
+                conns.fetch_add(1, Ordering::SeqCst);
+                let (reqs, next, turns) = (reqs.clone(), next.clone(), turns.clone());
+                std::thread::spawn(move || serve(conn, &reqs, &next, &turns));
+            }
+        });
+        ModelServer {
+            port,
+            requests,
+            connections,
+        }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    pub fn requests(&self) -> Vec<Value> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+fn serve(conn: TcpStream, reqs: &Mutex<Vec<Value>>, next: &AtomicUsize, turns: &[Turn]) {
+    let mut reader = BufReader::new(conn.try_clone().unwrap());
+    let mut out = conn;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut len = 0usize;
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                return;
+            }
+            let h = h.trim_end().to_string();
+            if h.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = h.split_once(':')
+                && k.eq_ignore_ascii_case("content-length")
+            {
+                len = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0; len];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        reqs.lock()
+            .unwrap()
+            .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+        let n = next.fetch_add(1, Ordering::SeqCst);
+        let text = match turns.get(n) {
+            Some(t) => sse(t, n),
+            None => sse(&Turn::Text("(script ended)"), n),
+        };
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+            text.len()
+        );
+        if out.write_all(head.as_bytes()).is_err() || out.write_all(text.as_bytes()).is_err() {
+            return;
+        }
+        let _ = out.flush();
+    }
+}
