@@ -37,7 +37,7 @@ pub struct ToolFlags {
 }
 
 const TOOL_AFTER_HELP: &str = "\
-With no arguments, reads calls from stdin, one JSON object per line \
+With no tool arguments (flags such as --root alone do not count), reads calls from stdin, one JSON object per line \
 ({\"id\": \"1\", \"arguments\": {...}} or a bare arguments object), and writes \
 one result per line: {\"id\", \"output\", \"details\", \"is_error\"}.";
 

@@ -185,15 +185,7 @@ impl Rule {
 
 /// `$AG_HOME/gate.toml` (`AG_HOME` defaults to `~/.ag`), when it exists.
 pub fn default_path() -> Option<PathBuf> {
-    let home = std::env::var_os("AG_HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(|h| PathBuf::from(h).join(".ag"))
-        })?;
-    Some(home.join(FILE_NAME)).filter(|p| p.is_file())
+    Some(crate::session::ag_home().join(FILE_NAME)).filter(|p| p.is_file())
 }
 
 /// Reads and checks a config file; `~/` in path patterns means `home`.

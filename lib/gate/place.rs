@@ -3,7 +3,7 @@
 //! (`/dev/null`, `/dev/stderr`, ...) count as inside: writing there is what
 //! scripts do all day, and Codex's workspace sandbox allows the same.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Devices that any command may write to.
 const HARMLESS_DEVICES: [&str; 9] = [
@@ -118,49 +118,7 @@ fn is_harmless_device(path: &Path) -> bool {
         || path.starts_with("/proc/self/fd")
 }
 
-/// Removes `.` and folds `..` without touching the file system.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for comp in path.components() {
-        match comp {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                // `..` at the root stays at the root, as the kernel does.
-                if out.parent().is_some() {
-                    out.pop();
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// The path with symlinks resolved as far as it exists; the part that does
-/// not exist yet is appended as given.
-fn real_path(path: &Path) -> PathBuf {
-    let mut existing = path.to_path_buf();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return out;
-        }
-        match (
-            existing.file_name().map(|n| n.to_owned()),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
-}
+pub use crate::tool::{normalize, real_path};
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@
 mod paths;
 pub mod serve;
 
-pub use paths::{Context, display_path};
+pub use paths::{Context, display_path, normalize, real_path};
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;

@@ -88,17 +88,21 @@ fn expand_home(path: &str) -> PathBuf {
     PathBuf::from(path)
 }
 
-/// Removes `.` and folds `..` lexically, so that error messages show clean paths.
-fn normalize(path: &Path) -> PathBuf {
+/// Removes `.` and folds `..` without touching the file system, so that
+/// error messages show clean paths. `..` at the root stays at the root, as
+/// the kernel has it; a relative path keeps the `..` it cannot fold.
+pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for comp in path.components() {
         match comp {
             Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push(comp);
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
                 }
-            }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(comp),
+            },
             other => out.push(other),
         }
     }
@@ -107,7 +111,7 @@ fn normalize(path: &Path) -> PathBuf {
 
 /// The path with symlinks resolved as far as it exists; the part that does
 /// not exist yet is appended as given.
-fn real_path(path: &Path) -> PathBuf {
+pub fn real_path(path: &Path) -> PathBuf {
     let mut existing = path.to_path_buf();
     let mut rest = Vec::new();
     loop {

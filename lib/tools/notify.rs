@@ -3,7 +3,7 @@
 //! ag-loop turns the result into a `notify` event; a desktop notification
 //! is sent too where `notify-send` exists.
 
-use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use clap::Args;
 use schemars::JsonSchema;
@@ -67,13 +67,15 @@ Shown in the agent's event stream and, where the desktop supports it, as a notif
         };
         // Best effort: without a desktop (CI, ssh) notify-send is absent or fails.
         let desktop = std::env::var_os("AG_NO_DESKTOP_NOTIFY").is_none()
-            && Command::new("notify-send")
-                .args(["--app-name=ag", "--urgency", urgency, "ag", message])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
+            && crate::proc::Command::new("notify-send")
+                .arg("--app-name=ag")
+                .arg("--urgency")
+                .arg(urgency)
+                .arg("ag")
+                .arg(message)
+                .timeout(Duration::from_secs(5))
+                .run()
+                .is_ok_and(|o| o.code() == 0);
         let level_name = match level {
             Level::Info => "info",
             Level::Warning => "warning",

@@ -4,14 +4,15 @@
 //! apply as they would in a shell. Output is kept whole up to a cap, or as a
 //! head and a tail with the middle counted, so memory stays bounded.
 //!
-//! git runs in ag-git's own process group: when the caller ends that group
-//! (ag-loop on an interrupt), git and any hook it started end with it.
+//! git runs through lib/proc in a process group of its own; SIGINT or
+//! SIGTERM to ag-git (ag-loop ending the call) ends that group, so git and
+//! any hook it started end with it.
 
-use std::collections::VecDeque;
 use std::ffi::OsStr;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Component, Path, PathBuf};
-use std::process::{Command, Stdio};
+
+use crate::proc::{self, Cancel, CaptureLimit, Output, TerminationGuard};
 
 use crate::tool::{Context, ToolError};
 
@@ -37,68 +38,7 @@ impl Cap {
     }
 }
 
-/// The start and end of an output whose middle may have been dropped.
-#[derive(Debug, Default)]
-pub struct Captured {
-    /// The first bytes.
-    pub head: Vec<u8>,
-    /// The last bytes, when the output was longer than head and tail together.
-    pub tail: Vec<u8>,
-    /// Bytes of output in all.
-    pub total_bytes: u64,
-    /// Newlines in all.
-    pub total_lines: u64,
-}
-
-impl Captured {
-    /// True when some of the output was dropped.
-    pub fn truncated(&self) -> bool {
-        self.total_bytes > (self.head.len() + self.tail.len()) as u64
-    }
-}
-
-/// Collects a stream into a [`Captured`], keeping head and tail.
-struct Collector {
-    cap: Cap,
-    out: Captured,
-    ring: VecDeque<u8>,
-}
-
-impl Collector {
-    fn new(cap: Cap) -> Self {
-        Collector {
-            cap,
-            out: Captured::default(),
-            ring: VecDeque::new(),
-        }
-    }
-
-    fn feed(&mut self, mut chunk: &[u8]) {
-        self.out.total_bytes += chunk.len() as u64;
-        self.out.total_lines += bytecount::count(chunk, b'\n') as u64;
-        let room = self.cap.head.saturating_sub(self.out.head.len());
-        let take = room.min(chunk.len());
-        self.out.head.extend_from_slice(&chunk[..take]);
-        chunk = &chunk[take..];
-        if self.cap.tail == 0 || chunk.is_empty() {
-            return;
-        }
-        if chunk.len() >= self.cap.tail {
-            self.ring.clear();
-            self.ring
-                .extend(chunk[chunk.len() - self.cap.tail..].iter().copied());
-            return;
-        }
-        let overflow = (self.ring.len() + chunk.len()).saturating_sub(self.cap.tail);
-        self.ring.drain(..overflow);
-        self.ring.extend(chunk.iter().copied());
-    }
-
-    fn finish(mut self) -> Captured {
-        self.out.tail = self.ring.into_iter().collect();
-        self.out
-    }
-}
+pub use crate::proc::Captured;
 
 /// What one git command did.
 #[derive(Debug)]
@@ -236,73 +176,57 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C")
+    let io_error =
+        |e: &dyn std::fmt::Display| ToolError::new("git.io", format!("cannot run git: {e}"));
+    let cancel = Cancel::new().map_err(|e| io_error(&e))?;
+    // An interrupt to ag-git (ag-loop ending the call) ends git and its hooks.
+    let _guard = TerminationGuard::install(&cancel).map_err(|e| io_error(&e))?;
+    let mut cmd = proc::Command::new("git")
+        .arg("-C")
         .arg(cwd)
-        .args([
-            "--no-pager",
-            "--literal-pathspecs",
-            "-c",
-            "core.quotepath=false",
-            "-c",
-            "color.ui=false",
-        ])
-        .args(args)
+        .arg("--no-pager")
+        .arg("--literal-pathspecs")
+        .arg("-c")
+        .arg("core.quotepath=false")
+        .arg("-c")
+        .arg("color.ui=false");
+    for a in args {
+        cmd = cmd.arg(a);
+    }
+    cmd = cmd
         .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .cancel(&cancel)
+        .output(Output::Separate {
+            stdout: CaptureLimit {
+                max_bytes: cap.head + cap.tail,
+                head_bytes: cap.head,
+                ..CaptureLimit::new(cap.head + cap.tail)
+            },
+            stderr: CaptureLimit {
+                max_bytes: STDERR_KEEP,
+                head_bytes: STDERR_KEEP,
+                ..CaptureLimit::new(STDERR_KEEP)
+            },
+        });
     if read_only {
-        cmd.env("GIT_OPTIONAL_LOCKS", "0");
+        cmd = cmd.env("GIT_OPTIONAL_LOCKS", "0");
     }
-    let mut child = cmd.spawn().map_err(|e| {
-        if e.kind() == io::ErrorKind::NotFound {
-            ToolError::new(
-                "git.not_installed",
-                "git is not installed (there is no `git` on PATH); install it, or do without version control",
-            )
-        } else {
-            ToolError::new("git.spawn", format!("cannot run git: {e}"))
-        }
+    let outcome = cmd.run().map_err(|e| match e {
+        proc::Error::Spawn { source, .. } if source.kind() == io::ErrorKind::NotFound => ToolError::new(
+            "git.not_installed",
+            "git is not installed (there is no `git` on PATH); install it, or do without version control",
+        ),
+        other => io_error(&other),
     })?;
-    let mut stderr = child.stderr.take();
-    // stderr is drained beside stdout so that neither pipe fills and stalls git.
-    let err_reader = std::thread::spawn(move || {
-        let mut kept = Vec::new();
-        if let Some(pipe) = stderr.as_mut() {
-            let mut c = Collector::new(Cap::whole(STDERR_KEEP));
-            let _ = pump(pipe, |b| c.feed(b));
-            kept = c.finish().head;
-        }
-        String::from_utf8_lossy(&kept).into_owned()
-    });
-    let mut collector = Collector::new(cap);
-    let read = match child.stdout.as_mut() {
-        Some(pipe) => pump(pipe, |b| collector.feed(b)),
-        None => Ok(()),
+    let code = match outcome.status {
+        proc::Status::Exited(c) if outcome.stopped.is_none() => Some(c),
+        _ => None,
     };
-    let status = child.wait();
-    let stderr = err_reader.join().unwrap_or_default();
-    let io_error = |e: io::Error| ToolError::new("git.io", format!("cannot run git: {e}"));
-    read.map_err(io_error)?;
-    let status = status.map_err(io_error)?;
     Ok(GitRun {
-        code: status.code(),
-        stdout: collector.finish(),
-        stderr,
+        code,
+        stderr: String::from_utf8_lossy(&outcome.stderr.head).into_owned(),
+        stdout: outcome.stdout,
     })
-}
-
-fn pump(pipe: &mut impl Read, mut sink: impl FnMut(&[u8])) -> io::Result<()> {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match pipe.read(&mut buf) {
-            Ok(0) => return Ok(()),
-            Ok(n) => sink(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
 }
 
 /// Text cut to about `max` bytes: its start and end with a note between.
@@ -337,31 +261,6 @@ fn ceil_char(s: &str, mut i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn collector_keeps_head_and_tail_across_chunks() {
-        let data: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
-        for size in [1, 7, 64, 1000] {
-            let mut c = Collector::new(Cap {
-                head: 100,
-                tail: 50,
-            });
-            for chunk in data.chunks(size) {
-                c.feed(chunk);
-            }
-            let out = c.finish();
-            assert_eq!(out.head, &data[..100]);
-            assert_eq!(out.tail, &data[950..]);
-            assert_eq!(out.total_bytes, 1000);
-            assert!(out.truncated());
-        }
-        let mut c = Collector::new(Cap { head: 10, tail: 10 });
-        c.feed(b"0123456789abc");
-        let out = c.finish();
-        assert_eq!(out.head, b"0123456789");
-        assert_eq!(out.tail, b"abc");
-        assert!(!out.truncated());
-    }
 
     #[test]
     fn paths_relative_to_the_working_directory() {

@@ -238,6 +238,7 @@ mod tests {
             tail: b"ne 9\nline 10\n".to_vec(),
             total_bytes: 200,
             total_lines: 10,
+            ..Default::default()
         };
         let text = cut(&captured, &[]);
         assert!(text.starts_with("line 1\nline 2\n[... 7 lines"), "{text}");
