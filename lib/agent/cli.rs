@@ -178,7 +178,11 @@ pub fn main() -> ExitCode {
             return ExitStatus::Input.code();
         }
     };
-    runtime.block_on(run(args))
+    let code = runtime.block_on(run(args));
+    // The stdin reader may sit in a blocking read (a pipe nobody closes);
+    // do not wait for it.
+    runtime.shutdown_background();
+    code
 }
 
 fn setup_error(msg: &str) -> ExitCode {

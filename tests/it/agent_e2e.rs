@@ -164,3 +164,217 @@ fn an_edit_to_a_file_changed_since_it_was_read_is_refused() {
         "{edit}"
     );
 }
+
+#[test]
+fn the_model_plans_with_todo_edits_and_commits_with_git() {
+    let env = Env::new();
+    env.write("greet.txt", "hello wrld\n");
+    let git = |args: &[&str]| {
+        let mut c = env.cmd("git");
+        c.args(args);
+        run(c, None).ok();
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.name", "Test"]);
+    git(&["config", "user.email", "test@example.com"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "start"]);
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "todo",
+            json!({"action": "set", "items": [{"content": "fix the typo"}, {"content": "commit"}]}),
+        )]),
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "greet.txt", "old_string": "wrld", "new_string": "world"}),
+        )]),
+        Turn::Tools(vec![(
+            "todo",
+            json!({"action": "update", "id": 1, "status": "done"}),
+        )]),
+        Turn::Tools(vec![(
+            "git",
+            json!({"action": "commit", "message": "Fix the greeting", "paths": ["greet.txt"]}),
+        )]),
+        Turn::Tools(vec![(
+            "todo",
+            json!({"action": "update", "id": 2, "status": "done"}),
+        )]),
+        Turn::Text("Done: typo fixed and committed."),
+    ]);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "-m",
+        "ollama/scripted",
+        "--base-url",
+        &server.base_url(),
+        "--json",
+        "--no-gate",
+        "fix the typo and commit",
+    ]);
+    let r = run(c, None);
+    r.ok();
+    let ends: Vec<Value> = r
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .collect();
+    assert!(ends.iter().all(|e| e["is_error"] == false), "{ends:?}");
+    assert_eq!(
+        String::from_utf8(env.read("greet.txt")).unwrap(),
+        "hello world\n"
+    );
+    let mut c = env.cmd("git");
+    c.args(["log", "--format=%s"]);
+    let log = run(c, None);
+    assert_eq!(log.stdout(), "Fix the greeting\nstart\n");
+    // The list lived in the session's directory and ended all done.
+    let last_todo = ends
+        .iter()
+        .rev()
+        .find(|e| e["tool_name"] == "todo")
+        .unwrap();
+    assert!(
+        last_todo["output"].as_str().unwrap().contains("[x]"),
+        "{last_todo}"
+    );
+    let items = &last_todo["details"]["items"];
+    assert!(
+        items
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["status"] == "done"),
+        "{items}"
+    );
+}
+
+#[test]
+fn sigint_interrupts_the_running_tools_and_a_second_one_quits() {
+    use std::io::{BufRead, BufReader};
+    let env = Env::new();
+    let marker = 8000 + std::process::id() % 1000;
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": format!("sleep {marker} & sleep {marker}")}),
+        )]),
+        Turn::Text("never reached"),
+    ]);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "-m",
+        "ollama/scripted",
+        "--base-url",
+        &server.base_url(),
+        "--json",
+        "--no-gate",
+        "--no-session",
+    ]);
+    c.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"wait a long time\n").unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        let e: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if e["type"] == "tool_execution_start" {
+            break;
+        }
+    }
+    let alive = || {
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", &format!("sleep {marker}")])
+            .output()
+            .unwrap();
+        !out.stdout.is_empty()
+    };
+    for _ in 0..250 {
+        if alive() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let mut events = Vec::new();
+    for line in lines.by_ref() {
+        let e: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let done = e["type"] == "agent_end";
+        events.push(e);
+        if done {
+            break;
+        }
+    }
+    assert_eq!(events.last().unwrap()["outcome"], "interrupted");
+    assert!(!alive(), "the interrupted command survived");
+    // Idle now, with stdin still open: the second SIGINT quits.
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    drop(stdin);
+}
+
+/// On a terminal (tmux), a dangerous call is asked about and held until the
+/// person answers.
+#[test]
+fn a_dangerous_command_is_asked_about_on_the_terminal() {
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    for (answer, removed) in [("n", false), ("y", true)] {
+        let env = Env::new();
+        env.write("build/out.o", "x");
+        let server = ModelServer::start(vec![
+            Turn::Tools(vec![("bash", json!({"command": "rm -rf build"}))]),
+            Turn::Text("ok"),
+        ]);
+        let socket = format!("ag-test-{}-{answer}", std::process::id());
+        let tmux = |args: &[&str]| {
+            std::process::Command::new("tmux")
+                .arg("-L")
+                .arg(&socket)
+                .args(args)
+                .output()
+                .unwrap()
+        };
+        let cmd = format!(
+            "cd '{}' && AG_HOME='{}' NO_COLOR=1 '{}' -m ollama/scripted --base-url '{}' --no-session 'clean up'; echo EXIT=$?; sleep 60",
+            env.path().display(),
+            env.join(".home/.ag").display(),
+            bin!("ag-loop"),
+            server.base_url()
+        );
+        tmux(&["new-session", "-d", "-x", "200", "-y", "50", &cmd]);
+        let screen = |tmux: &dyn Fn(&[&str]) -> std::process::Output| {
+            String::from_utf8_lossy(&tmux(&["capture-pane", "-p"]).stdout).into_owned()
+        };
+        let wait_for = |what: &str| {
+            for _ in 0..500 {
+                let s = screen(&tmux);
+                if s.contains(what) {
+                    return s;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            panic!("`{what}` never appeared:\n{}", screen(&tmux));
+        };
+        let asked = wait_for("Allow bash");
+        assert!(asked.contains("recursive delete"), "{asked}");
+        assert!(
+            env.join("build/out.o").exists(),
+            "ran before it was approved"
+        );
+        tmux(&["send-keys", answer, "Enter"]);
+        let end = wait_for("EXIT=");
+        tmux(&["kill-server"]);
+        assert!(end.contains("EXIT=0"), "{end}");
+        assert_eq!(!env.join("build").exists(), removed, "{end}");
+    }
+}
