@@ -21,6 +21,7 @@ use super::prompt::system_prompt;
 use super::runner::{Agent, AgentSettings};
 use super::toolset::{DEFAULT_TOOLS, ToolSet, expand};
 use crate::cli::{ExitStatus, error_line, warn};
+use crate::llm::cli::ReasoningArg;
 use crate::llm::{Llm, LlmOptions};
 use crate::protocol::{AgentCommand, Message, Outcome, Reasoning, UserContent};
 use crate::session::{Store, Writer, messages as session_messages};
@@ -136,30 +137,6 @@ pub struct Args {
     /// Print only the final answer (for `$(ag-loop --quiet ...)`).
     #[arg(short, long)]
     pub quiet: bool,
-}
-
-/// Reasoning effort on the command line.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum ReasoningArg {
-    /// No reasoning.
-    Off,
-    /// Some.
-    Low,
-    /// More.
-    Medium,
-    /// The most.
-    High,
-}
-
-impl From<ReasoningArg> for Reasoning {
-    fn from(r: ReasoningArg) -> Self {
-        match r {
-            ReasoningArg::Off => Reasoning::Off,
-            ReasoningArg::Low => Reasoning::Low,
-            ReasoningArg::Medium => Reasoning::Medium,
-            ReasoningArg::High => Reasoning::High,
-        }
-    }
 }
 
 /// Runs `ag-loop`.
