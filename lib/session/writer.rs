@@ -12,6 +12,10 @@ use nix::fcntl::{Flock, FlockArg};
 pub struct Writer {
     file: Option<File>,
     path: PathBuf,
+    /// Whether the file's end was checked for a torn line. Only a crash
+    /// leaves one, and live writers append whole lines under the lock, so
+    /// one check when the file is first written suffices.
+    checked: bool,
 }
 
 impl Writer {
@@ -30,6 +34,7 @@ impl Writer {
         Ok(Writer {
             file: Some(file),
             path: path.to_path_buf(),
+            checked: false,
         })
     }
 
@@ -54,7 +59,8 @@ impl Writer {
         let mut locked = Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, e)| {
             io::Error::other(format!("cannot lock `{}`: {e}", self.path.display()))
         })?;
-        let result = write_locked(&mut locked, line);
+        let result = write_locked(&mut locked, line, !self.checked);
+        self.checked = true;
         let file = locked.unlock().map_err(|(_, e)| {
             io::Error::other(format!("cannot unlock `{}`: {e}", self.path.display()))
         })?;
@@ -68,9 +74,19 @@ impl Writer {
     }
 }
 
-fn write_locked(file: &mut File, line: &[u8]) -> io::Result<()> {
+fn write_locked(file: &mut File, line: &[u8], check_end: bool) -> io::Result<()> {
     // A crash mid-line leaves a last line without a newline; end it so that
     // the new record starts on a line of its own.
+    if check_end {
+        close_torn_line(file)?;
+    }
+    // O_APPEND and one write per line: readers never see half a record
+    // from a live writer.
+    file.write_all(line)?;
+    file.flush()
+}
+
+fn close_torn_line(file: &mut File) -> io::Result<()> {
     let len = file.seek(SeekFrom::End(0))?;
     if len > 0 {
         file.seek(SeekFrom::Start(len - 1))?;
@@ -80,10 +96,7 @@ fn write_locked(file: &mut File, line: &[u8]) -> io::Result<()> {
             file.write_all(b"\n")?;
         }
     }
-    // O_APPEND and one write per line: readers never see half a record
-    // from a live writer.
-    file.write_all(line)?;
-    file.flush()
+    Ok(())
 }
 
 #[cfg(test)]
