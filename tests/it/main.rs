@@ -53,3 +53,5 @@ mod model_server;
 mod mcp;
 // The MCP client library against ag-mcp, over stdio and streamable HTTP.
 mod mcp_client;
+// MCP against the reference SDK and servers from npm (scripts/mcp-interop), skipped without them.
+mod mcp_interop;
