@@ -41,6 +41,11 @@ pub struct Args {
     /// command line (`sh -c`). Repeatable.
     #[arg(long = "tool", value_name = "CMD")]
     pub tool: Vec<String>,
+    /// Run in DIR, as if started there: relative paths in calls, `--root`
+    /// and `--tool` resolve against it. For clients that start servers
+    /// somewhere else than the project.
+    #[arg(long, short = 'C', value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
     /// Confine every path the ag tools touch to DIR (passed to each as
     /// `--root DIR`).
     #[arg(long, value_name = "DIR")]
@@ -83,6 +88,18 @@ pub fn main() -> ExitCode {
         Ok(a) => a,
         Err(e) => return ExitStatus::from_clap(e, BIN).code(),
     };
+    // As with `git -C`, everything after it (`--root`, `--tool` paths) is
+    // seen from DIR. Set before any thread starts: the tools inherit it.
+    if let Some(dir) = &args.cwd
+        && let Err(e) = std::env::set_current_dir(dir)
+    {
+        error_line(
+            BIN,
+            &format!("cannot work in `{}`: {e}", dir.display()),
+            Some("give --cwd an existing directory"),
+        );
+        return ExitStatus::Input.code();
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -118,6 +135,9 @@ async fn run(args: Args) -> ExitStatus {
             return ExitStatus::Input;
         }
     };
+    for e in &tools.skipped {
+        warn(BIN, &format!("left out: {e}"));
+    }
     if tools.tools().is_empty() {
         warn(
             BIN,

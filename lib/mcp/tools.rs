@@ -93,13 +93,17 @@ pub struct ToolCommand {
 /// The tools of a server, in the order they are listed.
 pub struct ToolBox {
     tools: Vec<ToolCommand>,
+    /// Default tools that are installed but could not be loaded: left out,
+    /// so that one broken tool does not keep the others from being served.
+    pub skipped: Vec<LoadError>,
 }
 
 impl ToolBox {
     /// Finds the selected tools and asks each for its definition (all at
     /// once: a slow tool does not hold up the others).
     pub async fn load(selection: &Selection) -> Result<ToolBox, LoadError> {
-        let mut wanted: Vec<(PathBuf, Vec<String>, String, bool)> = Vec::new();
+        // (program, arguments, label, read only, required)
+        let mut wanted: Vec<(PathBuf, Vec<String>, String, bool, bool)> = Vec::new();
         let explicit = selection.names.is_some();
         let names: Vec<String> = match &selection.names {
             Some(n) => n.clone(),
@@ -116,6 +120,7 @@ impl ToolBox {
                     root_args.clone(),
                     format!("ag-{name}"),
                     READ_ONLY_TOOLS.contains(&name.as_str()),
+                    explicit,
                 )),
                 None if explicit => return Err(LoadError::NotFound { name: name.clone() }),
                 None => {}
@@ -129,22 +134,35 @@ impl ToolBox {
                 vec!["-c".into(), format!("{cmd} \"$@\""), "sh".into()],
                 cmd.clone(),
                 false,
+                true,
             ));
         }
         let mut tasks = tokio::task::JoinSet::new();
-        for (i, (program, args, label, read_only)) in wanted.into_iter().enumerate() {
+        for (i, (program, args, label, read_only, required)) in wanted.into_iter().enumerate() {
             tasks.spawn(async move {
                 let def = schema_of(&program, &args, &label).await;
-                (i, def.map(|d| (program, args, label, read_only, d)))
+                (
+                    i,
+                    required,
+                    def.map(|d| (program, args, label, read_only, d)),
+                )
             });
         }
         let mut loaded: Vec<(usize, ToolCommand)> = Vec::new();
+        let mut skipped: Vec<(usize, LoadError)> = Vec::new();
         while let Some(joined) = tasks.join_next().await {
-            let (i, res) = joined.map_err(|e| LoadError::Schema {
+            let (i, required, res) = joined.map_err(|e| LoadError::Schema {
                 command: "?".into(),
                 message: format!("loading failed: {e}"),
             })?;
-            let (program, args, label, read_only, definition) = res?;
+            let (program, args, label, read_only, definition) = match res {
+                Ok(r) => r,
+                Err(e) if !required => {
+                    skipped.push((i, e));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             // An unusable schema is the tool's own problem: it still gets
             // its calls, and reports bad arguments itself.
             let validator = jsonschema::validator_for(&definition.parameters).ok();
@@ -174,7 +192,11 @@ impl ToolBox {
                 });
             }
         }
-        Ok(ToolBox { tools })
+        skipped.sort_by_key(|(i, _)| *i);
+        Ok(ToolBox {
+            tools,
+            skipped: skipped.into_iter().map(|(_, e)| e).collect(),
+        })
     }
 
     /// The tools, in order.

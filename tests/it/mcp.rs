@@ -425,3 +425,55 @@ fn root_confines_the_ag_tools() {
     assert_eq!(r["isError"], true, "{r}");
     assert_eq!(r["_meta"]["ag/error_code"], "path.outside_root", "{r}");
 }
+
+#[test]
+fn cwd_sets_where_relative_paths_resolve() {
+    let env = Env::new();
+    env.write("project/src/lib.rs", "pub fn f() {}\n");
+    env.write("elsewhere.txt", "x\n");
+    let (mut s, init) = Session::ready(&env, &["-C", "project", "--root", ".", "--tools", "read"]);
+    let instructions = init["result"]["instructions"].as_str().unwrap();
+    assert!(instructions.contains("project"), "{instructions}");
+    let r = s.call(2, "read", json!({"file_path": "src/lib.rs"}));
+    assert!(text(&r).contains("pub fn f"), "{r}");
+    // --root is seen from -C's directory too.
+    let r = s.call(3, "read", json!({"file_path": "../elsewhere.txt"}));
+    assert_eq!(r["_meta"]["ag/error_code"], "path.outside_root", "{r}");
+
+    let r = run_args(&env, bin!("ag-mcp"), &["--cwd", "nowhere"]);
+    r.expect_code(2);
+    assert!(r.stderr().contains("cannot work in `nowhere`"), "{r}");
+}
+
+#[test]
+fn a_default_tool_that_cannot_be_loaded_is_left_out_with_a_warning() {
+    let env = Env::new();
+    // ag-mcp looks beside itself first: a copy with a broken ag-read there.
+    let dir = env.join("bin");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(bin!("ag-mcp"), dir.join("ag-mcp")).unwrap();
+    std::os::unix::fs::symlink(bin!("ag-ls"), dir.join("ag-ls")).unwrap();
+    let broken = env.write(
+        "bin/ag-read",
+        "#!/bin/sh\necho 'ag-read: broken' >&2\nexit 1\n",
+    );
+    std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mcp = dir.join("ag-mcp").display().to_string();
+    let r = crate::util::run_args(&env, &mcp, &["--list"]);
+    let names: Vec<String> = r
+        .ok()
+        .json_lines()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.contains(&"ls".to_string()), "{r}");
+    assert!(!names.contains(&"read".to_string()), "{r}");
+    assert!(
+        r.stderr()
+            .contains("ag-mcp: warning: left out: tool `ag-read`: --schema failed"),
+        "{r}"
+    );
+    assert!(r.stderr().contains("ag-read: broken"), "{r}");
+    // Asked for by name, it is an error.
+    run_args(&env, &mcp, &["--tools", "read,ls"]).expect_code(2);
+}
