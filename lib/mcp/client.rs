@@ -192,6 +192,14 @@ struct Process {
     watcher: tokio::task::JoinHandle<()>,
 }
 
+impl Drop for Process {
+    /// A client dropped without [`McpClient::close`] still ends the
+    /// server's group (the watcher does it, while the runtime runs).
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
 impl McpClient {
     /// Starts or reaches the server named by `spec` and lists its tools: a
     /// command line (`npx -y @modelcontextprotocol/server-filesystem .`, run
@@ -513,9 +521,9 @@ async fn stop(mut live: Live) {
     }
 }
 
-async fn stop_process(p: Process) {
+async fn stop_process(mut p: Process) {
     p.stop.cancel();
-    let _ = p.watcher.await;
+    let _ = (&mut p.watcher).await;
 }
 
 /// Owns a stdio server's process: records why it ended, or ends its group

@@ -365,3 +365,17 @@ async fn an_unreachable_url_is_a_startup_error() {
     assert_eq!(e.code(), "mcp.startup", "{e}");
     assert!(e.to_string().contains(&url), "{e}");
 }
+
+#[tokio::test]
+async fn a_dropped_client_still_ends_the_server() {
+    let env = Env::new();
+    // A server whose process outlives the end of its stdin.
+    let spec = format!(
+        "echo $$ > server.pid; {} --tools ls; sleep 60",
+        bin!("ag-mcp")
+    );
+    let client = connect(&env, &spec).await;
+    let server = pids(&env.join("server.pid"), 1).await[0];
+    drop(client);
+    all_gone(&[server]).await;
+}
