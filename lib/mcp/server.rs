@@ -156,25 +156,28 @@ pub async fn serve_stdio(tools: ToolBox, options: ServeOptions) -> Result<Option
     let server = AgServer::new(tools, options);
     let mut term = signal(SignalKind::terminate()).map_err(|e| format!("signals: {e}"))?;
     let mut int = signal(SignalKind::interrupt()).map_err(|e| format!("signals: {e}"))?;
-    let running = server
-        .clone()
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-        .map_err(|e| format!("the MCP session did not start: {e}"))?;
+    let (sigterm, sigint) = (
+        SignalKind::terminate().as_raw_value(),
+        SignalKind::interrupt().as_raw_value(),
+    );
+    // A signal during the handshake ends ag-mcp too: there is nothing to stop.
+    let running = tokio::select! {
+        r = server.clone().serve(rmcp::transport::stdio_pipes()) => {
+            r.map_err(|e| format!("the MCP session did not start: {e}"))?
+        }
+        _ = term.recv() => return Ok(Some(sigterm)),
+        _ = int.recv() => return Ok(Some(sigint)),
+    };
     let session = running.cancellation_token();
     let ended_by = tokio::select! {
         quit = running.waiting() => {
             quit.map_err(|e| format!("the MCP session failed: {e}"))?;
             None
         }
-        _ = term.recv() => Some(libc_signal(SignalKind::terminate())),
-        _ = int.recv() => Some(libc_signal(SignalKind::interrupt())),
+        _ = term.recv() => Some(sigterm),
+        _ = int.recv() => Some(sigint),
     };
     session.cancel();
     server.stop_calls().await;
     Ok(ended_by)
-}
-
-fn libc_signal(kind: tokio::signal::unix::SignalKind) -> i32 {
-    kind.as_raw_value()
 }
