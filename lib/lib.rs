@@ -8,6 +8,7 @@ pub mod cli;
 pub mod fsutil;
 pub mod gate;
 pub mod llm;
+pub mod mcp;
 pub mod proc;
 pub mod protocol;
 pub mod schema;

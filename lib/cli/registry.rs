@@ -21,6 +21,7 @@ pub fn all_commands() -> Vec<Command> {
         tool_command::<tools::git::GitTool>(),
         tool_command::<tools::notify::NotifyTool>(),
         <crate::gate::cli::Args as clap::CommandFactory>::command(),
+        <crate::mcp::cli::Args as clap::CommandFactory>::command(),
         crate::llm::cli::command(),
         <crate::agent::cli::Args as clap::CommandFactory>::command(),
         <crate::session::cli::Args as clap::CommandFactory>::command(),

@@ -49,3 +49,9 @@ mod llm_wire;
 mod agent_e2e;
 // The scripted model server for ag-loop's end-to-end tests.
 mod model_server;
+// ag-mcp driven over stdio with JSON-RPC lines, as an MCP client does.
+mod mcp;
+// The MCP client library against ag-mcp, over stdio and streamable HTTP.
+mod mcp_client;
+// MCP against the reference SDK and servers from npm (scripts/mcp-interop), skipped without them.
+mod mcp_interop;

@@ -1,10 +1,10 @@
 complete -c ag-loop -s m -l model -d 'The model as provider/model (default: $AG_MODEL, else anthropic/claude-sonnet-4-5)' -r
 complete -c ag-loop -l api-key -d 'The API key (default: the provider\'s usual environment variable)' -r
 complete -c ag-loop -l base-url -d 'The provider\'s base URL' -r
-complete -c ag-loop -l reasoning -d 'Reasoning effort for models that think' -r -f -a "off\t'No reasoning'
-low\t'Some'
-medium\t'More'
-high\t'The most'"
+complete -c ag-loop -l reasoning -d 'Reasoning effort for models that think' -r -f -a "off\t'No reasoning, where the model allows it'
+low\t'A little'
+medium\t'Some'
+high\t'A lot'"
 complete -c ag-loop -l max-tokens -d 'Output token limit per model call' -r
 complete -c ag-loop -l max-turns -d 'Model calls per prompt before the agent stops' -r
 complete -c ag-loop -l max-cost -d 'Stop a prompt once it has cost this many US dollars' -r

@@ -1,0 +1,658 @@
+//! A client of other MCP servers, for ag-loop: start a server over stdio
+//! from a command line (in its own process group) or connect to a
+//! streamable-HTTP URL, list its tools as ag [`ToolDefinition`]s, and call
+//! them for ag [`ToolResult`]s.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), ag::mcp::client::McpError> {
+//! use ag::mcp::client::McpClient;
+//! use tokio_util::sync::CancellationToken;
+//!
+//! let mut server = McpClient::connect("npx -y @modelcontextprotocol/server-everything").await?;
+//! for tool in server.tools() {
+//!     eprintln!("{}: {}", tool.name, tool.description);
+//! }
+//! let args = serde_json::json!({"message": "hi"});
+//! let result = server.call("echo", &args, &CancellationToken::new()).await;
+//! if result.error_code.as_deref() == Some(ag::mcp::client::SERVER_GONE) {
+//!     server.restart().await?; // once; a second restart is refused
+//! }
+//! server.close().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A call never fails with a Rust error: every failure is a [`ToolResult`]
+//! with `is_error` set and a message for the model. A server that has died
+//! gives results coded [`SERVER_GONE`] that say why (its exit status and the
+//! end of its stderr); [`McpClient::restart`] starts it again, once.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
+};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::convert::{from_mcp_result, from_mcp_tool};
+use super::tools::{aborted_result, error_result};
+use crate::protocol::{ToolDefinition, ToolResult};
+
+/// The error code of a call's result when the server is gone (exited,
+/// unreachable): restart it, or drop its tools.
+pub const SERVER_GONE: &str = "mcp.server_gone";
+
+/// Bytes of a stdio server's stderr kept, for the message when it dies.
+const STDERR_TAIL: usize = 4096;
+/// How long a server stopped by [`McpClient::close`] gets to exit after its
+/// stdin is closed, before its process group is signalled.
+const EXIT_WAIT: Duration = Duration::from_secs(2);
+
+/// How to connect.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    /// How long the server may take to start and answer `initialize` and
+    /// `tools/list` (a first `npx -y` may download the server).
+    pub startup_timeout: Duration,
+    /// The working directory of a stdio server (default: this process's).
+    pub cwd: Option<PathBuf>,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        ConnectOptions {
+            startup_timeout: Duration::from_secs(60),
+            cwd: None,
+        }
+    }
+}
+
+/// Why a server could not be reached or started.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    /// The spec is neither a command line nor an http(s) URL.
+    #[error(
+        "`{spec}` is not an MCP server: give a command line (`npx -y PACKAGE`) or an http(s) URL"
+    )]
+    Spec {
+        /// The spec given.
+        spec: String,
+    },
+    /// The server's command could not be started.
+    #[error("cannot start the MCP server `{command}`: {source}")]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The server started but did not complete the handshake or the tool
+    /// listing.
+    #[error("the MCP server `{server}` did not start: {message}{}", stderr_note(.stderr))]
+    Startup {
+        /// The spec of the server.
+        server: String,
+        /// What went wrong.
+        message: String,
+        /// The end of the server's stderr, when it is a local process.
+        stderr: String,
+    },
+    /// [`McpClient::restart`] was called a second time.
+    #[error("the MCP server `{server}` was restarted once already and is not restarted again")]
+    RestartLimit {
+        /// The spec of the server.
+        server: String,
+    },
+}
+
+impl McpError {
+    /// A stable code for messages and events.
+    pub fn code(&self) -> &'static str {
+        match self {
+            McpError::Spec { .. } => "mcp.spec",
+            McpError::Spawn { .. } => "mcp.spawn",
+            McpError::Startup { .. } => "mcp.startup",
+            McpError::RestartLimit { .. } => "mcp.restart_limit",
+        }
+    }
+}
+
+fn stderr_note(stderr: &str) -> String {
+    match stderr.trim() {
+        "" => String::new(),
+        t => format!("; its stderr ends with:\n{t}"),
+    }
+}
+
+/// Where the server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Spec {
+    /// A shell command line, run by `sh -c`.
+    Command(String),
+    /// A streamable-HTTP endpoint.
+    Url(String),
+}
+
+impl Spec {
+    fn parse(spec: &str) -> Result<Spec, McpError> {
+        let s = spec.trim();
+        if s.is_empty() {
+            return Err(McpError::Spec { spec: spec.into() });
+        }
+        let lower = s.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") {
+            if s.contains(char::is_whitespace) {
+                return Err(McpError::Spec { spec: spec.into() });
+            }
+            return Ok(Spec::Url(s.to_string()));
+        }
+        Ok(Spec::Command(s.to_string()))
+    }
+
+    fn text(&self) -> &str {
+        match self {
+            Spec::Command(s) | Spec::Url(s) => s,
+        }
+    }
+}
+
+/// A connected MCP server and its tools.
+pub struct McpClient {
+    spec: Spec,
+    options: ConnectOptions,
+    live: Live,
+    name: String,
+    tools: Vec<ToolDefinition>,
+    restarted: bool,
+}
+
+/// One run of the server: the MCP session, and for a stdio server the
+/// process watcher.
+struct Live {
+    service: RunningService<RoleClient, ClientConfig>,
+    /// Why the server is gone, once it is (exit status and stderr tail).
+    gone: watch::Receiver<Option<String>>,
+    /// Set when a call found the server unreachable (HTTP has no exit status).
+    unreachable: Arc<Mutex<Option<String>>>,
+    process: Option<Process>,
+}
+
+/// A stdio server's process, watched by a task that owns it.
+struct Process {
+    /// Cancelled to end the process group (SIGTERM, then SIGKILL).
+    stop: CancellationToken,
+    watcher: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Process {
+    /// A client dropped without [`McpClient::close`] still ends the
+    /// server's group (the watcher does it, while the runtime runs).
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+impl McpClient {
+    /// Starts or reaches the server named by `spec` and lists its tools: a
+    /// command line (`npx -y @modelcontextprotocol/server-filesystem .`, run
+    /// by `sh -c` in its own process group) or a streamable-HTTP URL.
+    pub async fn connect(spec: &str) -> Result<McpClient, McpError> {
+        McpClient::connect_with(spec, ConnectOptions::default()).await
+    }
+
+    /// [`McpClient::connect`] with options.
+    pub async fn connect_with(spec: &str, options: ConnectOptions) -> Result<McpClient, McpError> {
+        let spec = Spec::parse(spec)?;
+        let (live, name, tools) = start(&spec, &options).await?;
+        Ok(McpClient {
+            spec,
+            options,
+            live,
+            name,
+            tools,
+            restarted: false,
+        })
+    }
+
+    /// The server's name: the one it reports in its `serverInfo`, else one
+    /// made from its command or URL.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The spec it was connected with.
+    pub fn spec(&self) -> &str {
+        self.spec.text()
+    }
+
+    /// Its tools, as listed when it (re)started.
+    pub fn tools(&self) -> &[ToolDefinition] {
+        &self.tools
+    }
+
+    /// Why the server is gone, if it is known to be: a stdio server that
+    /// exited, or an HTTP server a call could not reach.
+    pub fn gone(&self) -> Option<String> {
+        if let Some(why) = self.live.gone.borrow().clone() {
+            return Some(why);
+        }
+        self.live.unreachable.lock().ok().and_then(|g| g.clone())
+    }
+
+    /// Whether [`McpClient::restart`] may still be called.
+    pub fn can_restart(&self) -> bool {
+        !self.restarted
+    }
+
+    /// Calls a tool with a JSON object of arguments. Cancelling `cancel`
+    /// abandons the call (the server is sent `notifications/cancelled`) and
+    /// gives an aborted result. The result's `id` is unset: callers set
+    /// their own.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: &Value,
+        cancel: &CancellationToken,
+    ) -> ToolResult {
+        let mut result = self.call_inner(name, arguments, cancel).await;
+        result.id = None;
+        result
+    }
+
+    async fn call_inner(
+        &self,
+        name: &str,
+        arguments: &Value,
+        cancel: &CancellationToken,
+    ) -> ToolResult {
+        let id = "";
+        if let Some(why) = self.gone() {
+            return self.gone_result(id, name, &why, false);
+        }
+        let args = match arguments {
+            Value::Object(m) => Some(m.clone()),
+            Value::Null => None,
+            other => {
+                return error_result(
+                    id,
+                    "call.invalid_arguments",
+                    format!(
+                        "the arguments of `{name}` must be a JSON object, not {}; call it again with an object",
+                        crate::protocol::json_kind(other)
+                    ),
+                );
+            }
+        };
+        let mut params = CallToolRequestParams::new(name.to_string());
+        params.arguments = args;
+        let peer = self.live.service.peer().clone();
+        // Dropping the request when cancelled makes rmcp send
+        // `notifications/cancelled` for it.
+        let outcome = tokio::select! {
+            _ = cancel.cancelled() => return aborted_result(id),
+            r = peer.call_tool_once(params) => r,
+        };
+        match outcome {
+            Ok(CallToolResponse::Complete(result)) => from_mcp_result(id, result),
+            Ok(_) => error_result(
+                id,
+                "mcp.unsupported",
+                format!(
+                    "`{name}` on the MCP server `{}` asked for more input or started a task, which ag does not support; do without this tool",
+                    self.name
+                ),
+            ),
+            Err(ServiceError::McpError(e)) => error_result(
+                id,
+                "mcp.call_failed",
+                format!(
+                    "the MCP server `{}` refused the call of `{name}`: {}. Check the tool's name and its arguments against its schema.",
+                    self.name, e.message
+                ),
+            ),
+            Err(ServiceError::Cancelled { .. }) => aborted_result(id),
+            Err(e) => {
+                let why = self.wait_gone(&e).await;
+                self.gone_result(id, name, &why, true)
+            }
+        }
+    }
+
+    /// Stops the server and starts it again (or reconnects), and lists its
+    /// tools anew. Allowed once in the life of the client.
+    pub async fn restart(&mut self) -> Result<(), McpError> {
+        if self.restarted {
+            return Err(McpError::RestartLimit {
+                server: self.spec.text().to_string(),
+            });
+        }
+        self.restarted = true;
+        let (live, name, tools) = start(&self.spec, &self.options).await?;
+        let old = std::mem::replace(&mut self.live, live);
+        stop(old).await;
+        self.name = name;
+        self.tools = tools;
+        Ok(())
+    }
+
+    /// Ends the session: closes the server's stdin (as the MCP spec asks),
+    /// gives it a moment to exit, then ends its process group.
+    pub async fn close(self) {
+        stop(self.live).await;
+    }
+
+    /// After a transport failure: why the server is gone. A stdio server
+    /// that died is given a moment to be reaped, for its exit status.
+    async fn wait_gone(&self, err: &ServiceError) -> String {
+        let mut gone = self.live.gone.clone();
+        if self.live.process.is_some() {
+            let waited =
+                tokio::time::timeout(Duration::from_secs(1), gone.wait_for(Option::is_some)).await;
+            if let Ok(Ok(why)) = waited
+                && let Some(why) = why.clone()
+            {
+                return why;
+            }
+        }
+        let why = format!("the connection failed: {err}");
+        if let Ok(mut g) = self.live.unreachable.lock() {
+            *g = Some(why.clone());
+        }
+        why
+    }
+
+    fn gone_result(&self, id: &str, tool: &str, why: &str, during: bool) -> ToolResult {
+        let what = if during {
+            "did not finish"
+        } else {
+            "did not run"
+        };
+        let mut r = error_result(
+            id,
+            SERVER_GONE,
+            format!(
+                "the MCP server `{}` is gone ({why}), so `{tool}` {what}. It may be restarted once: call the tool again; if that fails too, do without it.",
+                self.name
+            ),
+        );
+        r.details = serde_json::json!({"server": self.name, "reason": why});
+        r
+    }
+}
+
+/// Starts a session: spawns or reaches the server, initializes, lists tools.
+async fn start(
+    spec: &Spec,
+    options: &ConnectOptions,
+) -> Result<(Live, String, Vec<ToolDefinition>), McpError> {
+    let handler = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("ag", env!("CARGO_PKG_VERSION")),
+    );
+    let fail = |message: String, stderr: String| McpError::Startup {
+        server: spec.text().to_string(),
+        message,
+        stderr,
+    };
+    let (gone_tx, gone_rx) = watch::channel(None);
+    let tail = Arc::new(Mutex::new(Tail::default()));
+    let (service, process) = match spec {
+        Spec::Command(cmd) => {
+            let mut c = crate::proc::tokio_command("sh", &["-c", cmd], options.cwd.as_deref());
+            c.stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = c.spawn().map_err(|source| McpError::Spawn {
+                command: cmd.clone(),
+                source,
+            })?;
+            let (Some(stdin), Some(stdout), Some(stderr)) =
+                (child.stdin.take(), child.stdout.take(), child.stderr.take())
+            else {
+                crate::proc::kill_group(&mut child, false).await;
+                return Err(fail("no pipes to the server".into(), String::new()));
+            };
+            tokio::spawn(keep_tail(stderr, tail.clone()));
+            let stop = CancellationToken::new();
+            let watcher = tokio::spawn(watch_process(child, stop.clone(), tail.clone(), gone_tx));
+            let process = Process { stop, watcher };
+            let session = tokio::time::timeout(
+                options.startup_timeout,
+                handler.clone().serve((stdout, stdin)),
+            )
+            .await;
+            match session {
+                Ok(Ok(s)) => (s, Some(process)),
+                Ok(Err(e)) => {
+                    let message = e.to_string();
+                    stop_process(process).await;
+                    return Err(fail(message, tail_text(&tail)));
+                }
+                Err(_) => {
+                    stop_process(process).await;
+                    return Err(fail(
+                        format!(
+                            "no answer to `initialize` within {:?}",
+                            options.startup_timeout
+                        ),
+                        tail_text(&tail),
+                    ));
+                }
+            }
+        }
+        Spec::Url(url) => {
+            install_tls_provider();
+            let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+            let session =
+                tokio::time::timeout(options.startup_timeout, handler.clone().serve(transport))
+                    .await;
+            match session {
+                Ok(Ok(s)) => (s, None),
+                Ok(Err(e)) => return Err(fail(e.to_string(), String::new())),
+                Err(_) => {
+                    return Err(fail(
+                        format!(
+                            "no answer to `initialize` within {:?}",
+                            options.startup_timeout
+                        ),
+                        String::new(),
+                    ));
+                }
+            }
+        }
+    };
+    let live = Live {
+        service,
+        gone: gone_rx,
+        unreachable: Arc::new(Mutex::new(None)),
+        process,
+    };
+    let listed = tokio::time::timeout(
+        options.startup_timeout,
+        live.service.peer().list_all_tools(),
+    )
+    .await;
+    let tools = match listed {
+        Ok(Ok(t)) => t,
+        Ok(Err(e)) => {
+            let message = format!("`tools/list` failed: {e}");
+            stop(live).await;
+            return Err(fail(message, tail_text(&tail)));
+        }
+        Err(_) => {
+            stop(live).await;
+            return Err(fail(
+                format!(
+                    "no answer to `tools/list` within {:?}",
+                    options.startup_timeout
+                ),
+                tail_text(&tail),
+            ));
+        }
+    };
+    let name = live
+        .service
+        .peer()
+        .peer_info()
+        .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()))
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| fallback_name(spec));
+    let tools = tools.iter().map(from_mcp_tool).collect();
+    Ok((live, name, tools))
+}
+
+/// Ends a session and, for a stdio server, its process group.
+async fn stop(mut live: Live) {
+    // Closing the transport closes the server's stdin: the polite way to ask
+    // a stdio server to exit.
+    let _ = live.service.close_with_timeout(EXIT_WAIT).await;
+    if let Some(p) = live.process.take() {
+        let mut gone = live.gone.clone();
+        let _ = tokio::time::timeout(EXIT_WAIT, gone.wait_for(Option::is_some)).await;
+        stop_process(p).await;
+    }
+}
+
+async fn stop_process(mut p: Process) {
+    p.stop.cancel();
+    let _ = (&mut p.watcher).await;
+}
+
+/// Owns a stdio server's process: records why it ended, or ends its group
+/// when asked to, and kills whatever it left running in its group.
+async fn watch_process(
+    mut child: tokio::process::Child,
+    stop: CancellationToken,
+    tail: Arc<Mutex<Tail>>,
+    gone: watch::Sender<Option<String>>,
+) {
+    let pid = child.id();
+    let why = tokio::select! {
+        status = child.wait() => match status {
+            Ok(s) => describe_exit(s),
+            Err(e) => format!("cannot wait for it: {e}"),
+        },
+        _ = stop.cancelled() => {
+            crate::proc::kill_group(&mut child, true).await;
+            "stopped by ag".to_string()
+        }
+    };
+    crate::proc::reap_group(pid);
+    // The stderr reader may still hold the last lines for a moment.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let why = match tail_text(&tail) {
+        t if t.is_empty() => why,
+        t => format!("{why}; its stderr ends with: {}", last_lines(&t, 3)),
+    };
+    let _ = gone.send(Some(why));
+}
+
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("it exited with status {c}"),
+        (None, Some(s)) => format!("it was killed by {}", crate::proc::signal_name(s)),
+        _ => "it exited".to_string(),
+    }
+}
+
+/// The last bytes a server wrote to stderr.
+#[derive(Default)]
+struct Tail {
+    bytes: Vec<u8>,
+}
+
+async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<Tail>>) {
+    let mut buf = [0u8; 4096];
+    loop {
+        match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if let Ok(mut t) = tail.lock() {
+                    t.bytes.extend_from_slice(&buf[..n]);
+                    let excess = t.bytes.len().saturating_sub(STDERR_TAIL);
+                    t.bytes.drain(..excess);
+                }
+            }
+        }
+    }
+}
+
+fn tail_text(tail: &Arc<Mutex<Tail>>) -> String {
+    tail.lock()
+        .map(|t| String::from_utf8_lossy(&t.bytes).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" / ")
+}
+
+/// A name for a server that reports none: the program's base name, or the
+/// URL's host.
+fn fallback_name(spec: &Spec) -> String {
+    match spec {
+        Spec::Command(cmd) => cmd
+            .split_whitespace()
+            .find(|w| !w.contains('='))
+            .and_then(|w| w.rsplit('/').next())
+            .unwrap_or("mcp")
+            .to_string(),
+        Spec::Url(url) => url
+            .split("://")
+            .nth(1)
+            .and_then(|rest| rest.split(['/', ':', '?']).next())
+            .filter(|h| !h.is_empty())
+            .unwrap_or("mcp")
+            .to_string(),
+    }
+}
+
+/// rmcp's HTTP client is built without a TLS crypto provider of its own
+/// (the default would compile aws-lc); it uses rustls' ring, which the
+/// model client links already. Installing it twice is harmless.
+fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_are_commands_or_urls() {
+        assert_eq!(
+            Spec::parse(" npx -y pkg ").unwrap(),
+            Spec::Command("npx -y pkg".into())
+        );
+        assert_eq!(
+            Spec::parse("HTTP://127.0.0.1:3001/mcp").unwrap(),
+            Spec::Url("HTTP://127.0.0.1:3001/mcp".into())
+        );
+        assert_eq!(Spec::parse("   ").unwrap_err().code(), "mcp.spec");
+        assert_eq!(Spec::parse("http://a b").unwrap_err().code(), "mcp.spec");
+    }
+
+    #[test]
+    fn fallback_names_come_from_the_program_or_the_host() {
+        let n = |s: &str| fallback_name(&Spec::parse(s).unwrap());
+        assert_eq!(n("FOO=1 /usr/bin/my-server --x"), "my-server");
+        assert_eq!(n("https://mcp.example.com:8443/mcp"), "mcp.example.com");
+        assert_eq!(n("http://127.0.0.1/"), "127.0.0.1");
+    }
+
+    #[test]
+    fn the_last_lines_of_stderr_are_joined() {
+        assert_eq!(last_lines("a\n\nb\nc\nd\n", 3), "b / c / d");
+        assert_eq!(last_lines("only", 3), "only");
+    }
+}
