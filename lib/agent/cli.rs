@@ -102,6 +102,10 @@ pub struct Args {
     /// Seconds a gate or after-hook may take before it counts as a denial.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     pub gate_timeout: f64,
+    /// Offer the tools of an MCP server: `'CMD ARGS'` started over stdio, or a
+    /// streamable-HTTP URL (repeatable). Clashing names become `server__tool`.
+    #[arg(long = "mcp", value_name = "CMD|URL")]
+    pub mcp: Vec<String>,
     /// Run a message's tool calls one after another instead of in parallel.
     #[arg(long)]
     pub sequential: bool,
@@ -261,10 +265,14 @@ async fn run(args: Args) -> ExitCode {
             false,
         ),
     };
-    let tools = match ToolSet::load(&names, explicit, &args.extra_tools).await {
-        Ok(t) => Arc::new(t),
+    let mut tools = match ToolSet::load(&names, explicit, &args.extra_tools).await {
+        Ok(t) => t,
         Err(e) => return setup_error(&e),
     };
+    if let Err(e) = tools.add_mcp(&args.mcp, &cwd).await {
+        return setup_error(&e);
+    }
+    let tools = Arc::new(tools);
     if !explicit {
         let missing: Vec<&str> = names
             .iter()

@@ -10,6 +10,11 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
+use std::sync::Arc;
+
+use tokio::sync::RwLock;
+
+use crate::mcp::client::{ConnectOptions, McpClient, SERVER_GONE};
 use crate::protocol::{ToolDefinition, ToolResult};
 
 /// The ag tools offered by default, by tool name (binary `ag-<name>`).
@@ -59,6 +64,8 @@ pub struct ToolSpec {
     /// Its definition.
     pub definition: ToolDefinition,
     validator: Option<jsonschema::Validator>,
+    /// Set for a tool of an MCP server: the server and the tool's own name there.
+    mcp: Option<(Arc<RwLock<McpClient>>, String)>,
 }
 
 /// The tools of a run, in the order they are offered.
@@ -135,6 +142,7 @@ impl ToolSet {
                     args,
                     definition,
                     validator,
+                    mcp: None,
                 },
             ));
         }
@@ -154,6 +162,46 @@ impl ToolSet {
             }
         }
         Ok(ToolSet { tools })
+    }
+
+    /// Connects to MCP servers (`CMD ARGS` over stdio, or an http(s) URL) and
+    /// adds their tools. A tool whose name is taken, or not acceptable to
+    /// model APIs, is named `server__tool`.
+    pub async fn add_mcp(&mut self, specs: &[String], cwd: &Path) -> Result<(), String> {
+        for spec in specs {
+            let options = ConnectOptions {
+                cwd: Some(cwd.to_path_buf()),
+                ..Default::default()
+            };
+            let client = McpClient::connect_with(spec, options)
+                .await
+                .map_err(|e| format!("MCP server `{spec}`: {e}"))?;
+            let server = sanitize(client.name());
+            let defs: Vec<ToolDefinition> = client.tools().to_vec();
+            let shared = Arc::new(RwLock::new(client));
+            for mut def in defs {
+                let remote = def.name.clone();
+                let mut name = sanitize(&remote);
+                if name != remote || self.get(&name).is_some() {
+                    name = format!("{server}__{}", sanitize(&remote));
+                }
+                if self.get(&name).is_some() {
+                    return Err(format!(
+                        "MCP server `{spec}`: two tools would be named `{name}`; leave one server out"
+                    ));
+                }
+                def.name = name;
+                let validator = jsonschema::validator_for(&def.parameters).ok();
+                self.tools.push(ToolSpec {
+                    program: PathBuf::from(spec),
+                    args: Vec::new(),
+                    definition: def,
+                    validator,
+                    mcp: Some((shared.clone(), remote)),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The definitions, for the model.
@@ -237,7 +285,8 @@ impl ToolSpec {
         ))
     }
 
-    /// Runs one call as a subprocess; an interrupt ends it and its group.
+    /// Runs one call as a subprocess (or on its MCP server); an interrupt
+    /// ends it and its group.
     pub async fn call(
         &self,
         id: &str,
@@ -245,6 +294,9 @@ impl ToolSpec {
         env: &CallEnv<'_>,
         cancel: &CancellationToken,
     ) -> ToolResult {
+        if let Some((server, remote)) = &self.mcp {
+            return call_mcp(server, remote, id, arguments, cancel).await;
+        }
         let name = &self.definition.name;
         let mut cmd = crate::proc::tokio_command(&self.program, &[], Some(env.cwd));
         cmd.args(&self.args)
@@ -315,6 +367,55 @@ impl ToolSpec {
                 }
             }
         }
+    }
+}
+
+/// A call on an MCP server; a server that died is restarted once and the
+/// model told to call again.
+async fn call_mcp(
+    server: &RwLock<McpClient>,
+    remote: &str,
+    id: &str,
+    arguments: &Value,
+    cancel: &CancellationToken,
+) -> ToolResult {
+    let mut result = server.read().await.call(remote, arguments, cancel).await;
+    result.id = Some(id.to_string());
+    if result.error_code.as_deref() == Some(SERVER_GONE) {
+        let mut client = server.write().await;
+        // Another call may have restarted it meanwhile.
+        if client.gone().is_some() && client.can_restart() {
+            match client.restart().await {
+                Ok(()) => result.output.push_str(
+                    "\nThe MCP server was restarted; call the tool again if it is still needed.",
+                ),
+                Err(e) => result
+                    .output
+                    .push_str(&format!("\nThe MCP server could not be restarted: {e}")),
+            }
+        }
+    }
+    result
+}
+
+/// A tool name as model APIs accept it: letters, digits, `_` and `-`, at
+/// most 64 characters.
+fn sanitize(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if cleaned.is_empty() {
+        "tool".into()
+    } else {
+        cleaned
     }
 }
 

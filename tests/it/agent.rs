@@ -980,3 +980,59 @@ fn after_hooks_annotate_results() {
         "{text}"
     );
 }
+
+#[test]
+fn mcp_servers_tools_are_offered_and_called() {
+    let env = Env::new();
+    env.write("a.txt", "from mcp\n");
+    let mcp = format!("{} --tools read", bin!("ag-mcp"));
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[
+                ("c1", "read", json!({"file_path": "a.txt"})),
+                ("c2", "ag-mcp__read", json!({"file_path": "a.txt"})),
+            ]),
+            text_turn("ok"),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "read",
+        "--mcp",
+        &mcp,
+        "--no-session",
+        "--no-gate",
+        "go",
+    ]);
+    let r = run(c, None);
+    r.ok();
+    let req: Value = serde_json::from_slice(&env.read(".model/request0.json")).unwrap();
+    let names: Vec<&str> = req["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["read", "ag-mcp__read"], "{r}");
+    let ends: Vec<Value> = r
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .collect();
+    assert_eq!(ends.len(), 2);
+    for e in &ends {
+        assert_eq!(e["is_error"], false, "{e}");
+        assert!(e["output"].as_str().unwrap().contains("from mcp"), "{e}");
+    }
+    let bad = crate::util::run_args(
+        &env,
+        bin!("ag-loop"),
+        &["--llm-cmd", &model, "--mcp", "/nonexistent/server", "hi"],
+    );
+    bad.expect_code(2);
+    assert!(bad.stderr().contains("MCP server"), "{bad}");
+}

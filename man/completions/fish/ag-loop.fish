@@ -16,6 +16,7 @@ never\t'Drop the older turns and leave a marker (no model call)'"
 complete -c ag-loop -l gate -d 'A gate: a program that sees each tool call first (one JSON object on stdin) and allows, denies, asks a person or rewrites it (repeatable, in order; default: ag-gate when it is installed)' -r
 complete -c ag-loop -l after -d 'A program that sees each tool result and may annotate it (repeatable)' -r
 complete -c ag-loop -l gate-timeout -d 'Seconds a gate or after-hook may take before it counts as a denial' -r
+complete -c ag-loop -l mcp -d 'Offer the tools of an MCP server: `\'CMD ARGS\'` started over stdio, or a streamable-HTTP URL (repeatable). Clashing names become `server__tool`' -r
 complete -c ag-loop -l llm-cmd -d 'Hand each model request to CMD (run with sh -c), which must speak ag-llm\'s protocol' -r
 complete -c ag-loop -l session -d 'Resume the session with this id (or unique prefix)' -r
 complete -c ag-loop -l agent -d 'Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning and tools, its body the system prompt; flags given here still win' -r
