@@ -48,7 +48,8 @@ tools; a second SIGINT quits."
 pub struct Args {
     /// Prompts to run in order (default: read prompts from stdin).
     pub prompts: Vec<String>,
-    /// The model as provider/model (default: $AG_MODEL, else anthropic/claude-sonnet-4-5).
+    /// The model as provider/model (default: the --agent identity's, $AG_MODEL,
+    /// the config file's, else anthropic/claude-sonnet-4-5).
     #[arg(short, long, value_name = "MODEL")]
     pub model: Option<String>,
     /// The API key (default: the provider's usual environment variable).
@@ -63,9 +64,13 @@ pub struct Args {
     /// Output token limit per model call.
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
-    /// Model calls per prompt before the agent stops.
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    pub max_turns: u32,
+    /// Model calls per prompt before the agent stops (default 100).
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
+    /// mcp, gate, after, tool, max_turns; flags win, lists are added to).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Stop a prompt once it has cost this many US dollars.
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
@@ -171,7 +176,7 @@ fn setup_error(msg: &str) -> ExitCode {
     ExitStatus::Input.code()
 }
 
-async fn run(args: Args) -> ExitCode {
+async fn run(mut args: Args) -> ExitCode {
     let here = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => return setup_error(&format!("cannot read the working directory: {e}")),
@@ -183,6 +188,17 @@ async fn run(args: Args) -> ExitCode {
         },
         None => here,
     };
+    let config = match super::config::load(args.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return setup_error(&e),
+    };
+    let max_turns = args.max_turns.or(config.max_turns).unwrap_or(100);
+    args.mcp.splice(0..0, config.mcp.iter().cloned());
+    args.extra_tools.splice(0..0, config.tool.iter().cloned());
+    args.after.splice(0..0, config.after.iter().cloned());
+    if !args.no_gate {
+        args.gates.splice(0..0, config.gate.iter().cloned());
+    }
     if args.list_agents {
         let mut text = String::new();
         for id in identity::list(&cwd) {
@@ -208,6 +224,7 @@ async fn run(args: Args) -> ExitCode {
         .clone()
         .or_else(|| ident.as_ref().and_then(|i| i.model.clone()))
         .or_else(|| std::env::var("AG_MODEL").ok().filter(|m| !m.is_empty()))
+        .or_else(|| config.model.clone())
         .unwrap_or_else(|| "anthropic/claude-sonnet-4-5".into());
     let reasoning: Option<Reasoning> = match (
         args.reasoning,
@@ -255,6 +272,7 @@ async fn run(args: Args) -> ExitCode {
         .tools
         .as_ref()
         .or(ident.as_ref().and_then(|i| i.tools.as_ref()))
+        .or(config.tools.as_ref())
     {
         Some(list) => (expand(list), true),
         None => (
@@ -326,7 +344,7 @@ async fn run(args: Args) -> ExitCode {
                 let config = json!({
                     "model": model_id,
                     "tools": tools.names(),
-                    "max_turns": args.max_turns,
+                    "max_turns": max_turns,
                 });
                 match store.create(&cwd, config, None) {
                     Ok((f, _)) => f,
@@ -381,7 +399,7 @@ async fn run(args: Args) -> ExitCode {
         system,
         reasoning,
         max_tokens: args.max_tokens,
-        max_turns: args.max_turns,
+        max_turns,
         max_cost: args.max_cost,
         sequential: args.sequential,
         cwd,

@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod compact;
+pub mod config;
 mod control;
 mod emit;
 pub mod gates;

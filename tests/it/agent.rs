@@ -1036,3 +1036,46 @@ fn mcp_servers_tools_are_offered_and_called() {
     bad.expect_code(2);
     assert!(bad.stderr().contains("MCP server"), "{bad}");
 }
+
+#[test]
+fn the_config_file_sets_defaults_and_flags_win() {
+    let env = Env::new();
+    env.write("a.txt", "x\n");
+    let model = scripted_model(&env, &[text_turn("one"), text_turn("two")]);
+    env.write(
+        ".home/.ag/config.toml",
+        format!(
+            "model = \"test/from-config\"\ntools = [\"read\"]\nmcp = [\"{} --tools ls\"]\n",
+            bin!("ag-mcp")
+        ),
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["--llm-cmd", &model, "--no-session", "--no-gate", "go"]);
+    run(c, None).ok();
+    let req: Value = serde_json::from_slice(&env.read(".model/request0.json")).unwrap();
+    assert_eq!(req["model"], "test/from-config");
+    let names: Vec<&str> = req["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["read", "ls"]);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--no-session",
+        "--no-gate",
+        "-m",
+        "test/flag",
+        "go",
+    ]);
+    run(c, None).ok();
+    let req: Value = serde_json::from_slice(&env.read(".model/request1.json")).unwrap();
+    assert_eq!(req["model"], "test/flag");
+    env.write(".home/.ag/config.toml", "modle = \"typo\"\n");
+    let bad = crate::util::run_args(&env, bin!("ag-loop"), &["--llm-cmd", &model, "hi"]);
+    bad.expect_code(2);
+    assert!(bad.stderr().contains("config.toml"), "{bad}");
+}

@@ -1,4 +1,4 @@
-complete -c ag-loop -s m -l model -d 'The model as provider/model (default: $AG_MODEL, else anthropic/claude-sonnet-4-5)' -r
+complete -c ag-loop -s m -l model -d 'The model as provider/model (default: the --agent identity\'s, $AG_MODEL, the config file\'s, else anthropic/claude-sonnet-4-5)' -r
 complete -c ag-loop -l api-key -d 'The API key (default: the provider\'s usual environment variable)' -r
 complete -c ag-loop -l base-url -d 'The provider\'s base URL' -r
 complete -c ag-loop -l reasoning -d 'Reasoning effort for models that think' -r -f -a "off\t'No reasoning, where the model allows it'
@@ -6,7 +6,8 @@ low\t'A little'
 medium\t'Some'
 high\t'A lot'"
 complete -c ag-loop -l max-tokens -d 'Output token limit per model call' -r
-complete -c ag-loop -l max-turns -d 'Model calls per prompt before the agent stops' -r
+complete -c ag-loop -l max-turns -d 'Model calls per prompt before the agent stops (default 100)' -r
+complete -c ag-loop -l config -d 'Read defaults from FILE instead of $AG_HOME/config.toml (model, tools, mcp, gate, after, tool, max_turns; flags win, lists are added to)' -r -F
 complete -c ag-loop -l max-cost -d 'Stop a prompt once it has cost this many US dollars' -r
 complete -c ag-loop -l cwd -d 'The working directory of the agent and its tools' -r -F
 complete -c ag-loop -l tools -l toolset -d 'The tools to offer: a set (full, minimal, readonly, chat) or ag tool names, comma-separated (default: full, the ag tools that are installed)' -r

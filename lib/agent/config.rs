@@ -1,0 +1,78 @@
+//! ag-loop's config file, `$AG_HOME/config.toml` (or `--config FILE`):
+//! defaults for what the command line can say, so that a user need not
+//! repeat them. Flags given on the command line win; lists (`mcp`, `gate`,
+//! `after`, `tool`) are added to.
+//!
+//! ```toml
+//! model = "anthropic/claude-sonnet-4-5"
+//! tools = ["full"]
+//! mcp = ["npx -y @modelcontextprotocol/server-filesystem .", "https://mcp.example.com/mcp"]
+//! gate = ["ag-gate --approval dangerous"]
+//! after = []
+//! tool = ["scripts/tools/cli-agent claude"]
+//! max_turns = 100
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The settings a config file may hold.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The model, `provider/model`.
+    pub model: Option<String>,
+    /// A tool set name or tool names.
+    pub tools: Option<Vec<String>>,
+    /// MCP servers: `CMD ARGS` or URLs.
+    #[serde(default)]
+    pub mcp: Vec<String>,
+    /// Gates, in order.
+    #[serde(default)]
+    pub gate: Vec<String>,
+    /// After-hooks, in order.
+    #[serde(default)]
+    pub after: Vec<String>,
+    /// Extra tool commands.
+    #[serde(default)]
+    pub tool: Vec<String>,
+    /// Model calls per prompt.
+    pub max_turns: Option<u32>,
+}
+
+/// The default config file.
+pub fn default_path() -> PathBuf {
+    crate::session::ag_home().join("config.toml")
+}
+
+/// Reads a config file; a missing default file is an empty config.
+pub fn load(path: Option<&Path>) -> Result<Config, String> {
+    let (path, explicit) = match path {
+        Some(p) => (p.to_path_buf(), true),
+        None => (default_path(), false),
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+            return Ok(Config::default());
+        }
+        Err(e) => return Err(format!("cannot read config `{}`: {e}", path.display())),
+    };
+    toml::from_str(&text).map_err(|e| format!("config `{}`: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_rejects_unknown_keys() {
+        let c: Config =
+            toml::from_str("model = \"a/b\"\nmcp = [\"srv --x\"]\nmax_turns = 3\n").unwrap();
+        assert_eq!(c.model.as_deref(), Some("a/b"));
+        assert_eq!(c.mcp, vec!["srv --x"]);
+        assert_eq!(c.max_turns, Some(3));
+        assert!(toml::from_str::<Config>("modle = \"x\"").is_err());
+    }
+}
