@@ -25,7 +25,7 @@ mod write;
 mod edit;
 // ag-delete.
 mod delete;
-// Scenario folders for ag-edit, ag-write and ag-delete (tests/fixtures/<tool>/).
+// Scenario folders for ag-edit, ag-patch, ag-write and ag-delete (tests/fixtures/<tool>/).
 mod scenarios;
 // ag-grep.
 mod grep;

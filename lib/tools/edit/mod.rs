@@ -6,11 +6,13 @@
 //! meanwhile, keeping its line endings, BOM, final newline, permissions and
 //! symlinks.
 
-mod closest;
-mod diff;
-mod lines;
+// Shared with ag-patch, which places hunks and reports them the same way.
+pub(crate) mod closest;
+pub(crate) mod diff;
+pub(crate) mod lines;
 mod replace;
-mod text;
+pub(crate) mod seek;
+pub(crate) mod text;
 mod tolerant;
 
 use std::fs::Metadata;
