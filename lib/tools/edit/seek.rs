@@ -142,11 +142,6 @@ impl FileLines {
         self.lines.len()
     }
 
-    /// Whether there are no lines.
-    pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
-    }
-
     fn normalized(&self, fuzz: Fuzz) -> &[String] {
         match fuzz {
             Fuzz::Exact => &self.lines,
@@ -256,7 +251,7 @@ mod tests {
         let f = FileLines::new(b"\xEF\xBB\xBFa\r\nb\nc");
         assert_eq!(f.lines, vec!["a", "b", "c"]);
         assert_eq!(file("a\n").lines, vec!["a"]);
-        assert!(file("").is_empty());
+        assert_eq!(file("").len(), 0);
         assert_eq!(file("\n").lines, vec![""]);
     }
 
