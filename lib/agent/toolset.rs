@@ -14,7 +14,7 @@ use crate::protocol::{ToolDefinition, ToolResult};
 
 /// The ag tools offered by default, by tool name (binary `ag-<name>`).
 pub const DEFAULT_TOOLS: &[&str] = &[
-    "read", "write", "edit", "delete", "bash", "grep", "find", "ls",
+    "read", "write", "edit", "patch", "delete", "bash", "grep", "find", "ls",
 ];
 
 /// Named tool sets: `full` (every ag tool), `minimal` (seed 002's four),

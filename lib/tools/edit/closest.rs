@@ -167,6 +167,12 @@ fn squash(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
+/// How alike two lines are, from 0 to 1 (Sørensen–Dice over character
+/// pairs, surrounding whitespace ignored).
+pub fn similarity(a: &str, b: &str) -> f64 {
+    dice(&bigrams(a.trim()), &bigrams(b.trim()))
+}
+
 fn bigrams(s: &str) -> Vec<(char, char)> {
     let chars: Vec<char> = s.chars().collect();
     let mut v: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();

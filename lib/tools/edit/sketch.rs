@@ -451,6 +451,17 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
         }
         match best.as_slice() {
             [] => {}
+            [one] if one.head + one.tail == 0 => {
+                // Placed by the file's start or end alone: new code, unless
+                // its first or last line looks like a changed file line.
+                if let Some(near) = resembled(file, &lines) {
+                    return Err(near);
+                }
+                return Ok(Placed {
+                    end: one.end,
+                    spot: *one,
+                });
+            }
             [one] => {
                 return Ok(Placed {
                     end: one.end,
@@ -506,6 +517,33 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
         }
     }
     Err(why)
+}
+
+/// How alike a line must be to a file line to be taken for a changed
+/// version of it.
+const RESEMBLES: f64 = 0.75;
+
+/// When a segment with no line in the file begins or ends with a line much
+/// like a file line, the sketch more likely changes that code than adds
+/// new code at the file's start or end: the reason to refuse it.
+fn resembled(file: &FileLines, seg: &[&str]) -> Option<String> {
+    let ends = [seg[0], seg[seg.len() - 1]];
+    let mut best: Option<(f64, usize, &str)> = None;
+    for own in ends.iter().filter(|l| l.trim().len() >= 4) {
+        for (i, l) in file.lines.iter().enumerate() {
+            let s = super::closest::similarity(own, l);
+            if s >= RESEMBLES && best.is_none_or(|(b, _, _)| s > b) {
+                best = Some((s, i, own));
+            }
+        }
+    }
+    let (_, i, own) = best?;
+    Some(format!(
+        "none of its lines is in the file, and `{}` looks like a changed version of line {} `{}`. If it changes that code, begin and end it with unchanged lines from around the change; if it is new code, put a `... existing code ...` marker line on its other side too and an unchanged line next to where it goes",
+        own.trim(),
+        i + 1,
+        file.lines[i].trim()
+    ))
 }
 
 /// How many lines of `seg`, from its start, match the file from `p`.

@@ -29,7 +29,7 @@ use stage::Stage;
 pub struct PatchArgs {
     /// The patch text: a unified diff as `git diff` writes it (`--- a/path`, `+++ b/path`, `@@ -N,M +N,M @@` hunks; `/dev/null` to add or delete a file), or the begin/end format (`*** Begin Patch`, `*** Add File: path` / `*** Update File: path` / `*** Delete File: path`, `*** End Patch`). It may change several files.
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
-    #[serde(default, alias = "input", alias = "diff", alias = "patch_text")]
+    #[serde(alias = "input", alias = "diff", alias = "patch_text")]
     #[schemars(required)]
     pub patch: Option<String>,
     /// Only check that the patch applies and show its diff; change nothing.

@@ -182,7 +182,7 @@ pub fn content_of(lines: &[(String, bool)], no_newline: bool) -> Vec<u8> {
 /// shell heredoc (`apply_patch <<'EOF'` ... `EOF`), or with blank lines
 /// around it. Returns the patch without the wrapping.
 pub fn unwrap(text: &str) -> &str {
-    let mut t = text.trim_matches(|c| c == '\n' || c == '\r');
+    let mut t = text.trim_matches(['\n', '\r']);
     // A heredoc, possibly after a command name.
     if let Some((first, rest)) = t.split_once('\n') {
         let f = first.trim();
@@ -194,7 +194,7 @@ pub fn unwrap(text: &str) -> &str {
             && (cmd.is_empty() || cmd.ends_with("apply_patch") || cmd.ends_with("patch"))
             && let Some(inner) = rest.trim_end().strip_suffix(tag.as_str())
         {
-            t = inner.trim_matches(|c| c == '\n' || c == '\r');
+            t = inner.trim_matches(['\n', '\r']);
         }
     }
     // A code fence around the whole patch.
@@ -202,7 +202,7 @@ pub fn unwrap(text: &str) -> &str {
         && let Some((_, rest)) = t.split_once('\n')
         && let Some(inner) = rest.trim_end().strip_suffix("```")
     {
-        t = inner.trim_end_matches(|c| c == '\n' || c == '\r');
+        t = inner.trim_end_matches(['\n', '\r']);
     }
     t
 }

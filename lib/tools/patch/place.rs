@@ -103,7 +103,7 @@ pub fn place(file: &FileLines, hunks: &[Hunk]) -> Result<Vec<Placed>, Miss> {
         })?;
         let old_len = placed.hunk.old().len();
         if let Some(o) = placed.offset {
-            offset = o + offset;
+            offset += o;
         }
         // A pure addition appended at the end (no anchor, no number) does
         // not move the search, as in Codex.

@@ -169,8 +169,8 @@ fn mode(text: &str, i: usize) -> Result<u32, ParseError> {
 
 /// `a/x b/y` from a `diff --git` line, when it can be split unambiguously.
 fn split_git_paths(rest: &str) -> Option<(String, String)> {
-    if rest.starts_with('"') {
-        let end = rest[1..].find("\" ")? + 1;
+    if let Some(quoted) = rest.strip_prefix('"') {
+        let end = quoted.find("\" ")? + 1;
         return Some((unquote(&rest[..=end]), unquote(rest[end + 1..].trim())));
     }
     if let Some(k) = rest.find(" b/") {
