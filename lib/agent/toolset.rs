@@ -19,7 +19,8 @@ use crate::protocol::{ToolDefinition, ToolResult};
 
 /// The ag tools offered by default, by tool name (binary `ag-<name>`).
 pub const DEFAULT_TOOLS: &[&str] = &[
-    "read", "write", "edit", "delete", "bash", "grep", "find", "ls", "todo", "git", "notify",
+    "read", "write", "edit", "patch", "delete", "bash", "grep", "find", "ls", "todo", "git",
+    "notify",
 ];
 
 /// Named tool sets: `full` (every ag tool), `minimal` (seed 002's four),

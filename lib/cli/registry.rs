@@ -12,6 +12,7 @@ pub fn all_commands() -> Vec<Command> {
         tool_command::<tools::read::ReadTool>(),
         tool_command::<tools::write::WriteTool>(),
         tool_command::<tools::edit::EditTool>(),
+        tool_command::<tools::patch::PatchTool>(),
         tool_command::<tools::delete::DeleteTool>(),
         tool_command::<tools::bash::BashTool>(),
         tool_command::<tools::grep::GrepTool>(),

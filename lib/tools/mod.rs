@@ -11,6 +11,7 @@ pub mod globs;
 pub mod grep;
 pub mod ls;
 pub mod notify;
+pub mod patch;
 pub mod read;
 pub mod todo;
 pub mod walk;

@@ -23,9 +23,13 @@ mod todo;
 mod write;
 // ag-edit.
 mod edit;
+// ag-edit's code sketches: the planner fallback, the command line.
+mod sketch;
+// ag-patch: git's own diffs, the command line, --root, symlinks, sessions.
+mod patch;
 // ag-delete.
 mod delete;
-// Scenario folders for ag-edit, ag-write and ag-delete (tests/fixtures/<tool>/).
+// Scenario folders for ag-edit, ag-patch, ag-write and ag-delete (tests/fixtures/<tool>/).
 mod scenarios;
 // ag-grep.
 mod grep;

@@ -1,5 +1,7 @@
 //! Scenario folders for the file-changing tools:
-//! `tests/fixtures/<tool>/NNN_name/{input/, call.json, expected/, result.json?}`.
+//! `tests/fixtures/<tool>/NNN_name/{input/, call.json, expected/, result.json?}`
+//! (for ag-patch, `patch.txt` holds the patch, and `call.json` other
+//! arguments if any).
 //! Each case copies `input/` to a fresh directory, sends `call.json` to the
 //! tool, and compares the whole resulting tree (content, executable bit,
 //! symlinks) with `expected/`. `result.json`, when present, lists fields the
@@ -78,13 +80,17 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// Whether `actual` has every field of `wanted` (recursively for objects;
-/// arrays and scalars must be equal).
+/// Whether `actual` has every field of `wanted` (recursively for objects,
+/// and for arrays of the same length element by element; scalars must be
+/// equal).
 fn has_subset(actual: &Value, wanted: &Value) -> bool {
     match (actual, wanted) {
         (Value::Object(a), Value::Object(w)) => w
             .iter()
             .all(|(k, v)| a.get(k).is_some_and(|av| has_subset(av, v))),
+        (Value::Array(a), Value::Array(w)) => {
+            a.len() == w.len() && a.iter().zip(w).all(|(av, wv)| has_subset(av, wv))
+        }
         _ => actual == wanted,
     }
 }
@@ -112,8 +118,14 @@ fn run_case(bin: &str, case: &Path) -> Option<String> {
     let env = Env::new();
     let work = env.join("work");
     copy_tree(&case.join("input"), &work);
-    let call: Value =
-        serde_json::from_str(&std::fs::read_to_string(case.join("call.json")).unwrap()).unwrap();
+    let mut call: Value = match std::fs::read_to_string(case.join("call.json")) {
+        Ok(text) => serde_json::from_str(&text).unwrap(),
+        Err(_) => serde_json::json!({"arguments": {}}),
+    };
+    // A patch is easier to read in a file of its own than in a JSON string.
+    if let Ok(patch) = std::fs::read_to_string(case.join("patch.txt")) {
+        call["arguments"]["patch"] = Value::String(patch);
+    }
     let line = format!(
         "{}\n",
         serde_json::json!({"id": "s", "arguments": call["arguments"]})
@@ -198,6 +210,11 @@ fn edit_scenarios() {
 #[test]
 fn write_scenarios() {
     run_all("write", bin!("ag-write"));
+}
+
+#[test]
+fn patch_scenarios() {
+    run_all("patch", bin!("ag-patch"));
 }
 
 #[test]

@@ -21,6 +21,12 @@ const MAX_DIFF_LINES: usize = 40;
 /// The explanation to add to a "not found" message: the closest stretch
 /// and how it differs, or a note that nothing resembles `old`.
 pub fn explain(content: &[u8], old: &str) -> String {
+    explain_as(content, old, "old_string")
+}
+
+/// [`explain`], naming the searched text `what` (`old_string`, "the
+/// hunk's lines") in the message.
+pub fn explain_as(content: &[u8], old: &str, what: &str) -> String {
     let text = String::from_utf8_lossy(content);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let file: Vec<&str> = text.split('\n').collect();
@@ -38,9 +44,10 @@ pub fn explain(content: &[u8], old: &str) -> String {
         _ => old_lines,
     };
     let Some(start) = best_window(file, &old_lines) else {
-        return "No line of old_string occurs in the file, even ignoring whitespace: \
+        return format!(
+            "No line of {what} occurs in the file, even ignoring whitespace: \
 check that this is the right file, and read it again before editing."
-            .to_string();
+        );
     };
     let k = old_lines.len().min(file.len() - start);
     let window: Vec<&str> = file[start..start + k]
@@ -74,7 +81,9 @@ check that this is the right file, and read it again before editing."
     if window.len() > MAX_SHOWN {
         out.push_str(&format!("{:>width$}\t...\n", ""));
     }
-    out.push_str("Where they differ (- your old_string, + the file; · is a space, → a tab, ␍ a carriage return):\n");
+    out.push_str(&format!(
+        "Where they differ (- {what}, + the file; · is a space, → a tab, ␍ a carriage return):\n"
+    ));
     let ops = capture_diff_slices(Algorithm::Myers, &old_lines, &window);
     let mut shown = 0;
     let mut whitespace_only = true;
@@ -156,6 +165,12 @@ fn best_window(file: &[&str], old: &[&str]) -> Option<usize> {
 
 fn squash(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// How alike two lines are, from 0 to 1 (Sørensen–Dice over character
+/// pairs, surrounding whitespace ignored).
+pub fn similarity(a: &str, b: &str) -> f64 {
+    dice(&bigrams(a.trim()), &bigrams(b.trim()))
 }
 
 fn bigrams(s: &str) -> Vec<(char, char)> {

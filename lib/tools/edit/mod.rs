@@ -1,16 +1,23 @@
 //! `edit`: change a file in place. Exact string replacements (one, all
-//! occurrences, or a batch applied in order), line-range edits, tolerant
-//! matching when the exact text is not there, and on a miss an error that
-//! shows the closest text. All edits of a call succeed together or none is
+//! occurrences, or a batch applied in order), line-range edits, code
+//! sketches with `// ... existing code ...` markers (placed by their
+//! unchanged lines, or by a planner model), tolerant matching when the
+//! exact text is not there, and on a miss an error that shows the closest
+//! text. All edits of a call succeed together or none is
 //! made; the file is replaced atomically, only if nobody changed it
 //! meanwhile, keeping its line endings, BOM, final newline, permissions and
 //! symlinks.
 
-mod closest;
-mod diff;
-mod lines;
+// Shared with ag-patch, which places hunks and reports them the same way.
+pub(crate) mod closest;
+mod code_edit;
+pub(crate) mod diff;
+pub(crate) mod lines;
+mod planner;
 mod replace;
-mod text;
+pub(crate) mod seek;
+mod sketch;
+pub(crate) mod text;
 mod tolerant;
 
 use std::fs::Metadata;
@@ -40,6 +47,7 @@ pub const MAX_FILE_BYTES: u64 = 1024 * 1024 * 1024;
 pub struct EditArgs {
     /// Path to the file to edit, relative to the working directory or absolute.
     #[arg(value_name = "FILE")]
+    #[serde(alias = "target_file")]
     pub file_path: String,
     /// The exact text to replace, including whitespace and indentation. It must occur exactly once unless `replace_all` is set; include a few surrounding lines to make it unique.
     #[arg(
@@ -71,10 +79,28 @@ pub struct EditArgs {
     #[arg(skip)]
     #[serde(default)]
     pub line_edits: Vec<LineEdit>,
+    /// A code sketch: the new code of the changed part, with unchanged code left out behind marker lines such as `// ... existing code ...` (in the file's comment syntax: `# ...`, `<!-- ... -->`, ...). Begin and end each changed stretch with unchanged lines copied from the file, so it can be placed. Without markers it must be the whole file. Use it instead of old_string/new_string.
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    #[serde(default)]
+    pub code_edit: Option<String>,
+    /// With code_edit: one sentence saying what it changes (used if a planner model has to place it).
+    #[arg(long, value_name = "TEXT", requires = "code_edit")]
+    #[serde(default)]
+    pub instructions: Option<String>,
     /// The `hash` from the read (or the last write or edit) of this file. When given, the edit is refused if the file has changed since.
     #[arg(long, value_name = "HASH")]
     #[serde(default)]
     pub expected_hash: Option<String>,
+    /// A model (`provider/model`) that places a code_edit its unchanged lines cannot place, as line edits; also AG_EDIT_PLANNER. Without one, such a code_edit is refused.
+    #[arg(long, value_name = "MODEL")]
+    #[serde(default)]
+    #[schemars(skip)]
+    pub planner: Option<String>,
+    /// The planner's base URL instead of its provider's (`http://127.0.0.1:11434/v1`); also AG_EDIT_PLANNER_BASE_URL.
+    #[arg(long, value_name = "URL")]
+    #[serde(default)]
+    #[schemars(skip)]
+    pub planner_base_url: Option<String>,
     /// Command line only: `edits` as a JSON array.
     #[arg(long = "edits", value_name = "JSON")]
     #[serde(skip)]
@@ -114,16 +140,20 @@ impl Tool for EditTool {
     type Args = EditArgs;
     const NAME: &'static str = "edit";
     const BIN: &'static str = "ag-edit";
-    const ABOUT: &'static str = "Change a file in place: exact replacements, batches, line ranges";
+    const ABOUT: &'static str =
+        "Change a file in place: exact replacements, batches, line ranges, code sketches";
     const LABEL: &'static str = "Edit File";
     const DESCRIPTION: &'static str = "Change part of a file. Replace `old_string` with `new_string`: old_string must be \
 copied exactly from the file (without read's line-number prefix) and occur exactly once, unless `replace_all` is set. \
 For several changes to one file use `edits` (applied in order, all or nothing). `line_edits` replace line ranges \
 (numbers as read shows them; end_line = start_line - 1 inserts before start_line). If old_string is not found, \
 the error shows the closest text in the file; small whitespace or quote differences are tolerated when the match \
-is unique, and the result says so. The file's line endings, BOM and permissions are kept. Pass the `hash` from \
+is unique, and the result says so. Or give `code_edit`: the new code with unchanged parts left out behind \
+`// ... existing code ...` lines (any comment syntax); each changed stretch must begin and end with unchanged \
+lines from the file, which place it. The file's line endings, BOM and permissions are kept. Pass the `hash` from \
 your last read as `expected_hash` to refuse the edit if the file changed since. `details.hash` is the new hash. \
 To create a file or replace all of it, use write.";
+    const PROCESS_FLAGS: &'static [&'static str] = &["planner", "planner_base_url"];
 
     fn run(ctx: &Context, args: EditArgs) -> Result<ToolOutput, ToolError> {
         edit(ctx, args)
@@ -136,6 +166,8 @@ To create a file or replace all of it, use write.";
 struct Plan {
     replacements: Vec<StringEdit>,
     line_edits: Vec<LineEdit>,
+    /// A code sketch, to be turned into `line_edits` once the file is read.
+    sketch: Option<String>,
 }
 
 fn plan(args: &mut EditArgs) -> Result<Plan, ToolError> {
@@ -195,14 +227,22 @@ fn plan(args: &mut EditArgs) -> Result<Plan, ToolError> {
         (None, None) => {}
     }
     replacements.append(&mut args.edits);
-    if replacements.is_empty() && line_edits.is_empty() {
+    let sketch = args.code_edit.take();
+    if sketch.is_some() && !(replacements.is_empty() && line_edits.is_empty()) {
         return Err(bad(
-            "nothing to do: give old_string and new_string, `edits`, or `line_edits`.".into(),
+            "code_edit cannot be combined with old_string/new_string, `edits` or `line_edits`: give the code sketch alone, or the other forms without it.".into(),
+        ));
+    }
+    if replacements.is_empty() && line_edits.is_empty() && sketch.is_none() {
+        return Err(bad(
+            "nothing to do: give old_string and new_string, `edits`, `line_edits`, or `code_edit`."
+                .into(),
         ));
     }
     Ok(Plan {
         replacements,
         line_edits,
+        sketch,
     })
 }
 
@@ -217,7 +257,7 @@ fn parse_lines(spec: &str) -> Option<(u64, u64)> {
 }
 
 fn edit(ctx: &Context, mut args: EditArgs) -> Result<ToolOutput, ToolError> {
-    let plan = plan(&mut args)?;
+    let mut plan = plan(&mut args)?;
     let target = resolve_target(ctx, &args.file_path, "edit")?;
     let shown = target.shown.clone();
     let (meta, original) = load(ctx, &target)?;
@@ -229,6 +269,32 @@ fn edit(ctx: &Context, mut args: EditArgs) -> Result<ToolOutput, ToolError> {
             Some(&content_hash(&original)),
         )?;
     }
+    let sketched = match &plan.sketch {
+        Some(code) => {
+            let planner = planner::Planner::configured(
+                args.planner.as_deref(),
+                args.planner_base_url.as_deref(),
+            );
+            let s = code_edit::resolve(
+                &shown,
+                &original,
+                code,
+                args.instructions.as_deref(),
+                planner.as_ref(),
+            )?;
+            if s.edits.is_empty() {
+                return Err(ToolError::new(
+                    "edit.no_change",
+                    format!(
+                        "code_edit matches `{shown}` as it is: it changes nothing, so nothing was written."
+                    ),
+                ));
+            }
+            plan.line_edits = s.edits.clone();
+            Some(s)
+        }
+        None => None,
+    };
     let outcome = apply(&original, &plan)?;
     if outcome.content == original {
         return Err(ToolError::new(
@@ -237,7 +303,7 @@ fn edit(ctx: &Context, mut args: EditArgs) -> Result<ToolOutput, ToolError> {
         ));
     }
     commit(&target, &meta, &original, &outcome.content)?;
-    let mut out = report(ctx, &target, &plan, &original, &outcome);
+    let mut out = report(ctx, &target, &plan, &original, &outcome, sketched.as_ref());
     if let Some(note) = hard_link_note(Some(&meta)) {
         out.output.push('\n');
         out.output.push_str(&note);
@@ -471,6 +537,7 @@ fn report(
     plan: &Plan,
     original: &[u8],
     outcome: &Outcome,
+    sketched: Option<&code_edit::Sketched>,
 ) -> ToolOutput {
     let shown = &target.shown;
     let change = diff::diff(shown, original, &outcome.content);
@@ -478,6 +545,10 @@ fn report(
     let r = plan.replacements.len();
     let l = plan.line_edits.len();
     let mut output = match (r, l) {
+        _ if sketched.is_some() => format!(
+            "Applied the code sketch to {shown} ({changed}): {}",
+            sketched.map(|s| s.summary.as_str()).unwrap_or_default()
+        ),
         (1, 0) => format!(
             "Replaced {} occurrence{} in {shown} ({changed})",
             outcome.matches,
@@ -542,6 +613,13 @@ fn report(
     }
     if let Some(real) = target.link_note(ctx) {
         details["symlink_target"] = json!(real);
+    }
+    if let Some(s) = sketched {
+        for note in &s.notes {
+            output.push('\n');
+            output.push_str(note);
+        }
+        details["sketch"] = s.details.clone();
     }
     ToolOutput::new(output, details)
 }

@@ -1,0 +1,135 @@
+//! The `code_edit` argument end to end: the sketch placed deterministically
+//! ([`super::sketch`]), else by the planner model when one is configured
+//! ([`super::planner`]), turned into line edits, and what the result says
+//! about how it was placed.
+
+use serde_json::{Value, json};
+
+use super::lines::LineEdit;
+use super::planner::{self, Planner};
+use super::seek::Fuzz;
+use super::sketch;
+use crate::tool::ToolError;
+use crate::tools::fileops::plural;
+
+/// A sketch turned into line edits.
+#[derive(Debug, Clone)]
+pub struct Sketched {
+    /// The edits.
+    pub edits: Vec<LineEdit>,
+    /// The result's first line, after "Applied the code sketch to FILE".
+    pub summary: String,
+    /// Notes for the result.
+    pub notes: Vec<String>,
+    /// `details.sketch`.
+    pub details: Value,
+}
+
+/// Turns `code` into line edits for `content`.
+pub fn resolve(
+    shown: &str,
+    content: &[u8],
+    code: &str,
+    instructions: Option<&str>,
+    planner: Option<&Planner>,
+) -> Result<Sketched, ToolError> {
+    let why = match sketch::place(content, code) {
+        Ok(p) => return Ok(describe(p)),
+        Err(why) => why,
+    };
+    let Some(planner) = planner else {
+        return Err(ToolError::new(
+            "edit.sketch_unplaced",
+            format!(
+                "{why}\nNothing was changed.\nhint: make each changed stretch of code_edit begin and end with unchanged lines copied exactly from the file, with `// ... existing code ...` (in the file's comment syntax) where code is left out; or use old_string/new_string, or line_edits with the line numbers read shows."
+            ),
+        ));
+    };
+    let edits = planner::plan(planner, shown, content, instructions, code, &why).map_err(|e| {
+        ToolError::new(
+            "edit.sketch_unplaced",
+            format!(
+                "{why}\nThe planner could not place it either: {e}.\nNothing was changed.\nhint: give unchanged lines around each change so that it can be placed, or use old_string/new_string."
+            ),
+        )
+    })?;
+    let n = edits.len();
+    Ok(Sketched {
+        summary: format!(
+            "placed by the planner model {} as {n} line edit{}",
+            planner.model,
+            plural(n as u64)
+        ),
+        notes: vec![format!(
+            "Note: the sketch could not be placed by its unchanged lines ({why}); the planner model `{}` chose the lines to change. Check the diff in details.",
+            planner.model
+        )],
+        details: json!({
+            "placed_by": "planner",
+            "planner": planner.model,
+            "edits": edits.iter().map(|e| json!({"start_line": e.start_line, "end_line": e.end_line})).collect::<Vec<_>>(),
+        }),
+        edits,
+    })
+}
+
+fn describe(p: sketch::Placement) -> Sketched {
+    let mut notes = Vec::new();
+    let mut parts = Vec::new();
+    for s in &p.segments {
+        let what = match (s.replaced, s.with) {
+            (0, w) => format!(
+                "{w} line{} inserted before line {}",
+                plural(w as u64),
+                s.start
+            ),
+            (r, 0) => format!("lines {}-{} removed", s.start, s.start + r - 1),
+            (r, w) => format!(
+                "line{} {} replaced by {w} line{}",
+                plural(r as u64),
+                if r == 1 {
+                    s.start.to_string()
+                } else {
+                    format!("{}-{}", s.start, s.start + r - 1)
+                },
+                plural(w as u64)
+            ),
+        };
+        parts.push(what);
+        if s.fuzz != Fuzz::Exact {
+            notes.push(format!(
+                "Note: the unchanged lines around code_edit lines {}-{} did not match exactly; {}. Check the diff in details.",
+                s.sketch_lines.0,
+                s.sketch_lines.1,
+                s.fuzz.describe()
+            ));
+        }
+    }
+    if p.whole_file {
+        notes.push(
+            "Note: code_edit has no `... existing code ...` markers and starts and ends like the file, so it replaced the whole file."
+                .to_string(),
+        );
+    }
+    let summary = if p.whole_file {
+        "the whole file replaced".to_string()
+    } else {
+        parts.join("; ")
+    };
+    Sketched {
+        summary,
+        notes,
+        details: json!({
+            "placed_by": if p.whole_file { "whole_file" } else { "anchors" },
+            "segments": p.segment_count,
+            "changes": p.segments.iter().map(|s| json!({
+                "code_edit_lines": [s.sketch_lines.0, s.sketch_lines.1],
+                "start_line": s.start,
+                "lines_replaced": s.replaced,
+                "lines_new": s.with,
+                "match": s.fuzz.name(),
+            })).collect::<Vec<_>>(),
+        }),
+        edits: p.edits,
+    }
+}

@@ -1,0 +1,208 @@
+//! `patch`: apply a unified diff (`git diff`, `diff -u`) or a `*** Begin
+//! Patch` patch to any number of files, all or nothing. Every hunk of every
+//! file is placed in memory first; only when all fit are the files written
+//! (each atomically, keeping its line endings, BOM and permissions), and a
+//! failure while writing undoes the files already written.
+
+mod apply;
+mod envelope;
+mod model;
+mod place;
+mod report;
+mod stage;
+mod unified;
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use clap::Args;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use model::{Format, Patch, unwrap};
+use stage::Stage;
+
+/// Arguments of `patch`.
+#[derive(Debug, Clone, Default, Args, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchArgs {
+    /// The patch text: a unified diff as `git diff` writes it (`--- a/path`, `+++ b/path`, `@@ -N,M +N,M @@` hunks; `/dev/null` to add or delete a file), or the begin/end format (`*** Begin Patch`, `*** Add File: path` / `*** Update File: path` / `*** Delete File: path`, `*** End Patch`). It may change several files.
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    #[serde(alias = "input", alias = "diff", alias = "patch_text")]
+    #[schemars(required)]
+    pub patch: Option<String>,
+    /// Only check that the patch applies and show its diff; change nothing.
+    #[arg(long = "check", visible_alias = "dry-run")]
+    #[serde(default, alias = "check")]
+    pub dry_run: bool,
+    /// For a unified diff: remove this many leading components from its paths (as `patch -pN`). By default git's `a/` and `b/` prefixes are removed and other paths are kept.
+    #[arg(short = 'p', long, value_name = "N")]
+    #[serde(default)]
+    pub strip: Option<usize>,
+    /// Command line only: a file holding the patch, `-` for stdin.
+    #[arg(value_name = "PATCHFILE", conflicts_with = "patch")]
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub patch_file: Option<PathBuf>,
+}
+
+/// The `patch` tool.
+pub struct PatchTool;
+
+impl Tool for PatchTool {
+    type Args = PatchArgs;
+    const NAME: &'static str = "patch";
+    const BIN: &'static str = "ag-patch";
+    const ABOUT: &'static str =
+        "Apply unified diffs and begin/end patches across files, all or nothing";
+    const LABEL: &'static str = "Apply Patch";
+    const DESCRIPTION: &'static str = "Apply a patch to one or more files, all or nothing: if any hunk does not fit, \
+no file changes and the error names the file, the hunk, its lines and the closest text in the file. Two formats:\n\
+1. A unified diff, as `git diff` writes it: `--- a/path` and `+++ b/path` lines (`/dev/null` for a new or deleted \
+file), then hunks `@@ -N,M +N,M @@` of ` ` context, `-` removed and `+` added lines; renames and new files as git \
+writes them. Line numbers help but may be approximate (or left out: `@@ @@`).\n\
+2. The begin/end format:\n\
+*** Begin Patch\n*** Add File: path/new.py\n+line of the new file\n*** Update File: path/old.py\n*** Move to: path/renamed.py\n\
+@@ class Foo\n context line\n-removed line\n+added line\n*** Delete File: path/gone.py\n*** End Patch\n\
+An `@@ text` line names a line before the hunk (a class or function header) to tell repeated code apart; \
+`*** End of File` after a hunk means it ends the file. Give about 3 lines of context around each change.\n\
+Hunks apply in order; context that differs from the file only in whitespace still matches when unique, and the \
+result says so. A hunk that could fit several places is refused: add context. Files keep their line endings, BOM \
+and permissions. `details.files` lists each file's action and line counts; `details.diff` is the combined diff. \
+Set `dry_run` to only check.";
+
+    fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
+        run(ctx, args)
+    }
+}
+
+fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
+    let text = patch_text(&args)?;
+    let patch = parse(ctx, &text, args.strip)?;
+    if patch.files.is_empty() {
+        return Err(ToolError::new(
+            "patch.empty",
+            "the patch changes no file: put the file sections (`*** Add File:`, `*** Update File:`, `*** Delete File:`) between `*** Begin Patch` and `*** End Patch`.",
+        ));
+    }
+    let mut stage = Stage::new(ctx);
+    apply::apply(&mut stage, &patch)?;
+    if !stage.entries.iter().any(stage::Entry::changed) {
+        return Err(ToolError::new(
+            "patch.no_change",
+            "the patch leaves every file exactly as it is (its hunks add and remove the same lines), so nothing was written.",
+        ));
+    }
+    if !args.dry_run {
+        stage.commit()?;
+    }
+    Ok(report::report(&stage, patch.format, args.dry_run))
+}
+
+/// The patch text from the call, a file, or stdin.
+fn patch_text(args: &PatchArgs) -> Result<String, ToolError> {
+    if let Some(p) = &args.patch {
+        return Ok(p.clone());
+    }
+    let bad = |m: String| ToolError::new("patch.invalid_arguments", m);
+    let Some(file) = &args.patch_file else {
+        return Err(bad(
+            "`patch` is missing: give the patch text (a unified diff or a `*** Begin Patch` patch).".into(),
+        ));
+    };
+    let bytes = if file.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|e| bad(format!("cannot read the patch from stdin: {e}")))?;
+        buf
+    } else {
+        std::fs::read(file).map_err(|e| {
+            bad(format!(
+                "cannot read the patch file `{}`: {e}",
+                file.display()
+            ))
+        })?
+    };
+    String::from_utf8(bytes).map_err(|_| bad("the patch is not UTF-8 text".into()))
+}
+
+fn parse(ctx: &Context, text: &str, strip: Option<usize>) -> Result<Patch, ToolError> {
+    let body = unwrap(text);
+    let invalid = |format: Format, (line, msg): (usize, String)| {
+        let name = match format {
+            Format::Unified => "unified diff",
+            Format::Envelope => "begin/end patch",
+        };
+        ToolError::new(
+            "patch.invalid",
+            format!("line {line} of the {name}: {msg}. Nothing was changed."),
+        )
+        .with_details(serde_json::json!({"line": line}))
+    };
+    if envelope::looks_like(body) {
+        return envelope::parse(body).map_err(|e| invalid(Format::Envelope, e));
+    }
+    if unified::looks_like(body) {
+        let exists = |p: &str| ctx.resolve(p).is_ok_and(|path| path.is_file());
+        return unified::parse(body, strip, &exists).map_err(|e| invalid(Format::Unified, e));
+    }
+    if body.trim().is_empty() {
+        return Err(ToolError::new(
+            "patch.empty",
+            "the patch is empty: give a unified diff or a `*** Begin Patch` ... `*** End Patch` patch.",
+        ));
+    }
+    Err(ToolError::new(
+        "patch.invalid",
+        "this is not a patch ag-patch reads: give a unified diff (`--- a/path`, `+++ b/path`, `@@` hunks) or the begin/end format (`*** Begin Patch`, `*** Update File: path`, hunks, `*** End Patch`). To replace text in one file, edit may be simpler.",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: PatchArgs,
+    }
+
+    #[test]
+    fn command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn codex_style_arguments_are_accepted() {
+        let a: PatchArgs =
+            serde_json::from_value(serde_json::json!({"input": "*** Begin Patch"})).unwrap();
+        assert_eq!(a.patch.as_deref(), Some("*** Begin Patch"));
+        assert!(
+            serde_json::from_value::<PatchArgs>(serde_json::json!({"patch_file": "x"})).is_err()
+        );
+    }
+
+    #[test]
+    fn what_is_not_a_patch_is_named() {
+        let ctx = Context {
+            cwd: std::env::temp_dir(),
+            root: None,
+        };
+        assert_eq!(
+            parse(&ctx, "hello", None).unwrap_err().code,
+            "patch.invalid"
+        );
+        assert_eq!(parse(&ctx, "\n\n", None).unwrap_err().code, "patch.empty");
+        let e = parse(
+            &ctx,
+            "*** Begin Patch\n*** Update File: a\n@@\n-x\n+y\n",
+            None,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("cut short"), "{}", e.message);
+    }
+}

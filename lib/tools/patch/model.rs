@@ -1,0 +1,253 @@
+//! What a parsed patch is, whichever format it came in: a list of file
+//! changes (add, delete, update with hunks, move, mode change), each hunk
+//! a sequence of context, removed and added lines with what is known about
+//! where it goes.
+
+/// The two formats ag-patch reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `diff -u` / `git diff` output.
+    Unified,
+    /// `*** Begin Patch` ... `*** End Patch`.
+    Envelope,
+}
+
+impl Format {
+    /// The name in details.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Unified => "unified",
+            Format::Envelope => "begin_patch",
+        }
+    }
+}
+
+/// What one line of a hunk does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Unchanged; must be in the file.
+    Context,
+    /// Must be in the file; is removed.
+    Remove,
+    /// Is added.
+    Add,
+}
+
+/// One line of a hunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HunkLine {
+    /// What it does.
+    pub op: Op,
+    /// The text, without line ending.
+    pub text: String,
+}
+
+/// One hunk: a stretch of the file and what it becomes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hunk {
+    /// Lines that must occur, in order, before the hunk (`@@ def f():` in
+    /// the begin/end format); the hunk is looked for after the last.
+    pub anchors: Vec<String>,
+    /// The lines.
+    pub lines: Vec<HunkLine>,
+    /// The first old line's number (1-based) from a `@@ -N,M +K,L @@`
+    /// header; for a hunk with no old lines, the line it goes after.
+    pub old_start: Option<usize>,
+    /// The hunk must end at the end of the file (`*** End of File`, or a
+    /// `\ No newline at end of file` marker).
+    pub at_eof: bool,
+    /// The old side's last line has no newline (unified diffs).
+    pub old_no_newline: bool,
+    /// The new side's last line has no newline (unified diffs).
+    pub new_no_newline: bool,
+    /// The header as written, for messages.
+    pub header: String,
+}
+
+impl Hunk {
+    /// The lines the file must have: context and removed lines.
+    pub fn old(&self) -> Vec<&str> {
+        self.side(Op::Remove)
+    }
+
+    /// The lines the file will have: context and added lines.
+    pub fn new_lines(&self) -> Vec<&str> {
+        self.side(Op::Add)
+    }
+
+    fn side(&self, changed: Op) -> Vec<&str> {
+        self.lines
+            .iter()
+            .filter(|l| l.op == Op::Context || l.op == changed)
+            .map(|l| l.text.as_str())
+            .collect()
+    }
+
+    /// Whether the hunk changes anything.
+    pub fn changes(&self) -> bool {
+        self.lines.iter().any(|l| l.op != Op::Context)
+    }
+
+    /// The same hunk without its last line, when that is an empty context
+    /// line: models often add one for the file's final newline.
+    pub fn without_trailing_blank(&self) -> Option<Hunk> {
+        let last = self.lines.last()?;
+        if last.op != Op::Context || !last.text.trim().is_empty() {
+            return None;
+        }
+        let mut h = self.clone();
+        h.lines.pop();
+        Some(h)
+    }
+}
+
+/// What happens to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Create the file with this content.
+    Add {
+        /// The content.
+        content: Vec<u8>,
+        /// Its mode from a git header (`100755`).
+        mode: Option<u32>,
+        /// Whether an existing file may be replaced (the begin/end format's
+        /// `Add File` does so; a unified diff's new file must not exist).
+        overwrite: bool,
+    },
+    /// Delete the file; the hunks, if any, must match its whole content.
+    Delete {
+        /// What the file holds, as a unified diff shows it.
+        hunks: Vec<Hunk>,
+    },
+    /// Change the file.
+    Update {
+        /// The hunks, in file order.
+        hunks: Vec<Hunk>,
+        /// A new path for it.
+        move_to: Option<String>,
+        /// A new mode from a git header.
+        mode: Option<u32>,
+    },
+}
+
+/// One file's change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePatch {
+    /// The path, as the patch names it (prefixes stripped).
+    pub path: String,
+    /// What happens to it.
+    pub change: Change,
+}
+
+/// A parsed patch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Patch {
+    /// Its format.
+    pub format: Format,
+    /// The file changes, in order.
+    pub files: Vec<FilePatch>,
+}
+
+/// Text lines of a patch: the text split at LF, each with a carriage
+/// return before the LF removed and remembered.
+pub fn split_lines(text: &str) -> Vec<(&str, bool)> {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    if body.is_empty() && text.is_empty() {
+        return Vec::new();
+    }
+    body.split('\n')
+        .map(|l| match l.strip_suffix('\r') {
+            Some(s) => (s, true),
+            None => (l, false),
+        })
+        .collect()
+}
+
+/// Content built from added lines: each ends with a newline (CRLF when
+/// every line came with one), unless `no_newline`.
+pub fn content_of(lines: &[(String, bool)], no_newline: bool) -> Vec<u8> {
+    let crlf = !lines.is_empty() && lines.iter().all(|(_, cr)| *cr);
+    let eol: &[u8] = if crlf { b"\r\n" } else { b"\n" };
+    let mut out = Vec::new();
+    for (i, (l, _)) in lines.iter().enumerate() {
+        out.extend_from_slice(l.as_bytes());
+        if i + 1 < lines.len() || !no_newline {
+            out.extend_from_slice(eol);
+        }
+    }
+    out
+}
+
+/// A model's patch often comes wrapped: in a Markdown code fence, in a
+/// shell heredoc (`apply_patch <<'EOF'` ... `EOF`), or with blank lines
+/// around it. Returns the patch without the wrapping.
+pub fn unwrap(text: &str) -> &str {
+    let mut t = text.trim_matches(['\n', '\r']);
+    // A heredoc, possibly after a command name.
+    if let Some((first, rest)) = t.split_once('\n') {
+        let f = first.trim();
+        let heredoc = f
+            .rsplit_once("<<")
+            .map(|(cmd, tag)| (cmd.trim(), tag.trim().trim_matches(['\'', '"']).to_string()));
+        if let Some((cmd, tag)) = heredoc
+            && !tag.is_empty()
+            && (cmd.is_empty() || cmd.ends_with("apply_patch") || cmd.ends_with("patch"))
+            && let Some(inner) = rest.trim_end().strip_suffix(tag.as_str())
+        {
+            t = inner.trim_matches(['\n', '\r']);
+        }
+    }
+    // A code fence around the whole patch.
+    if t.starts_with("```")
+        && let Some((_, rest)) = t.split_once('\n')
+        && let Some(inner) = rest.trim_end().strip_suffix("```")
+    {
+        t = inner.trim_end_matches(['\n', '\r']);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrappers_are_removed() {
+        let p = "*** Begin Patch\n*** End Patch";
+        assert_eq!(unwrap(&format!("```diff\n{p}\n```\n")), p);
+        assert_eq!(unwrap(&format!("apply_patch <<'EOF'\n{p}\nEOF\n")), p);
+        assert_eq!(unwrap(&format!("<<\"EOF\"\n{p}\nEOF")), p);
+        assert_eq!(unwrap(&format!("\n\n{p}\n\n")), p);
+        assert_eq!(unwrap("--- a\n+++ b\n"), "--- a\n+++ b");
+    }
+
+    #[test]
+    fn lines_and_content() {
+        assert_eq!(split_lines("a\r\nb\n"), vec![("a", true), ("b", false)]);
+        assert!(split_lines("").is_empty());
+        let l = vec![("x".to_string(), true), ("y".to_string(), true)];
+        assert_eq!(content_of(&l, false), b"x\r\ny\r\n");
+        assert_eq!(content_of(&l, true), b"x\r\ny");
+        assert_eq!(content_of(&[], false), b"");
+    }
+
+    #[test]
+    fn trailing_blank_context_can_be_dropped() {
+        let h = Hunk {
+            lines: vec![
+                HunkLine {
+                    op: Op::Remove,
+                    text: "a".into(),
+                },
+                HunkLine {
+                    op: Op::Context,
+                    text: "".into(),
+                },
+            ],
+            ..Default::default()
+        };
+        assert_eq!(h.without_trailing_blank().unwrap().lines.len(), 1);
+        assert_eq!(h.old(), vec!["a", ""]);
+        assert!(h.new_lines() == vec![""]);
+    }
+}

@@ -1,0 +1,426 @@
+//! Where each hunk of one file's patch goes, and the line-range edits that
+//! make it. Hunks are placed in order, each after the one before:
+//!
+//! - its `@@` anchor lines first, each the first match after the last;
+//! - then its context and removed lines, exactly if they are anywhere after
+//!   that, else ignoring trailing whitespace, indentation, then whitespace
+//!   and typographic punctuation (see [`Fuzz`]);
+//! - among several matches: the one at the header's line number (shifted by
+//!   how far the hunks before it moved), the one at the end for a hunk that
+//!   must end the file, the first after an anchor; otherwise the first, but
+//!   only if no later match would leave room for the hunks after it, so a
+//!   hunk whose context repeats is refused rather than applied to a guess.
+//!
+//! Only the removed and added lines become edits: context lines are never
+//! rewritten, so the file keeps their exact bytes even when they matched
+//! loosely.
+
+use super::model::{Hunk, Op};
+use crate::tools::edit::lines::LineEdit;
+use crate::tools::edit::seek::{FileLines, Fuzz, indent_pairs, reindent};
+
+/// Matches looked at for one hunk; more is too repetitive to place.
+const MAX_CANDIDATES: usize = 50;
+
+/// A placed hunk.
+#[derive(Debug, Clone)]
+pub struct Placed {
+    /// The hunk as placed (a trailing blank context line may be dropped).
+    pub hunk: Hunk,
+    /// 0-based index of the first old line (for a hunk with no old lines,
+    /// the line the new ones go before).
+    pub at: usize,
+    /// How loosely it matched.
+    pub fuzz: Fuzz,
+    /// Lines from where the header said, when it gave a number.
+    pub offset: Option<isize>,
+}
+
+/// Why a hunk could not be placed; `hunk` is its 0-based index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Miss {
+    /// An `@@` anchor line is not in the file after `from`.
+    Anchor {
+        /// The hunk.
+        hunk: usize,
+        /// The anchor line.
+        anchor: String,
+        /// 0-based line the search started at.
+        from: usize,
+    },
+    /// The old lines are not in the file after `from`.
+    NotFound {
+        /// The hunk.
+        hunk: usize,
+        /// 0-based line the search started at.
+        from: usize,
+    },
+    /// The old lines match several places that all leave room for the
+    /// hunks after it.
+    Ambiguous {
+        /// The hunk.
+        hunk: usize,
+        /// 1-based lines where it matches.
+        lines: Vec<usize>,
+        /// At what level.
+        fuzz: Fuzz,
+    },
+    /// The old lines are missing but the new ones are there.
+    AlreadyApplied {
+        /// The hunk.
+        hunk: usize,
+        /// 1-based line where the new lines are.
+        line: usize,
+    },
+}
+
+/// Places every hunk of a file, in order.
+pub fn place(file: &FileLines, hunks: &[Hunk]) -> Result<Vec<Placed>, Miss> {
+    let mut out: Vec<Placed> = Vec::with_capacity(hunks.len());
+    let mut cursor = 0;
+    let mut offset: isize = 0;
+    for (k, h) in hunks.iter().enumerate() {
+        let (from, anchor_line) = anchors_end(file, h, cursor).map_err(|anchor| Miss::Anchor {
+            hunk: k,
+            anchor,
+            from: cursor,
+        })?;
+        // A hunk whose first line repeats its anchor starts at the anchor.
+        let from = match (anchor_line, h.old().first()) {
+            (Some(a), Some(first)) if file.matches_at(&[first], a, Fuzz::Indentation) => a,
+            _ => from,
+        };
+        let rest = &hunks[k + 1..];
+        let placed = match place_one(file, h, from, offset, rest, k) {
+            Err(Miss::NotFound { .. }) if anchor_line.is_some_and(|a| a + 1 == from) => {
+                place_one(file, h, from - 1, offset, rest, k)
+            }
+            other => other,
+        }
+        .map_err(|m| match m {
+            Miss::NotFound { hunk, .. } => Miss::NotFound { hunk, from },
+            m => m,
+        })?;
+        let old_len = placed.hunk.old().len();
+        if let Some(o) = placed.offset {
+            offset += o;
+        }
+        // A pure addition appended at the end (no anchor, no number) does
+        // not move the search, as in Codex.
+        let appended = old_len == 0 && h.anchors.is_empty() && h.old_start.is_none();
+        if !appended {
+            cursor = placed.at + old_len;
+        }
+        out.push(placed);
+    }
+    Ok(out)
+}
+
+/// Where the search for a hunk starts after its anchors, and the line of
+/// the last anchor; the anchor not found is the error.
+fn anchors_end(file: &FileLines, h: &Hunk, from: usize) -> Result<(usize, Option<usize>), String> {
+    let mut from = from;
+    let mut last = None;
+    for a in &h.anchors {
+        match file.find_first(&[a.as_str()], from) {
+            Some((at, _)) => {
+                from = at + 1;
+                last = Some(at);
+            }
+            None => return Err(a.clone()),
+        }
+    }
+    Ok((from, last))
+}
+
+fn place_one(
+    file: &FileLines,
+    h: &Hunk,
+    from: usize,
+    offset: isize,
+    rest: &[Hunk],
+    k: usize,
+) -> Result<Placed, Miss> {
+    let old = h.old();
+    let n = file.len();
+    if old.is_empty() {
+        let at = match h.old_start {
+            Some(a) if !h.at_eof => (a as isize + offset).clamp(from as isize, n as isize) as usize,
+            _ if !h.anchors.is_empty() && !h.at_eof => from,
+            _ => n,
+        };
+        return Ok(Placed {
+            hunk: h.clone(),
+            at,
+            fuzz: Fuzz::Exact,
+            offset: None,
+        });
+    }
+    let expected = h
+        .old_start
+        .map(|s| (s as isize - 1 + offset).max(0) as usize);
+    for fuzz in Fuzz::ALL {
+        let cands = file.find(&old, from, fuzz, MAX_CANDIDATES);
+        let Some(&first) = cands.first() else {
+            continue;
+        };
+        let end = n - old.len();
+        let at = if let Some(e) = expected.filter(|e| cands.contains(e)) {
+            e
+        } else if h.at_eof && cands.contains(&end) {
+            end
+        } else if !h.anchors.is_empty() && fuzz == Fuzz::Exact {
+            first
+        } else {
+            let alternative = cands[1..].iter().any(|&q| fits(file, rest, q + old.len()));
+            if alternative || cands.len() >= MAX_CANDIDATES {
+                return Err(Miss::Ambiguous {
+                    hunk: k,
+                    lines: cands.iter().map(|c| c + 1).collect(),
+                    fuzz,
+                });
+            }
+            first
+        };
+        return Ok(Placed {
+            hunk: h.clone(),
+            at,
+            fuzz,
+            offset: expected.map(|e| at as isize - e as isize),
+        });
+    }
+    // Models often end a hunk with an empty context line for the file's
+    // final newline; the file has no such line.
+    if let Some(trimmed) = h.without_trailing_blank()
+        && !trimmed.old().is_empty()
+        && let Ok(p) = place_one(file, &trimmed, from, offset, rest, k)
+    {
+        return Ok(p);
+    }
+    let new = h.new_lines();
+    if h.changes()
+        && !new.is_empty()
+        && let Some((at, fuzz)) = file.find_first(&new, from)
+        && fuzz <= Fuzz::TrailingWhitespace
+    {
+        return Err(Miss::AlreadyApplied {
+            hunk: k,
+            line: at + 1,
+        });
+    }
+    Err(Miss::NotFound { hunk: k, from })
+}
+
+/// Whether `rest` can still be placed, in order, from line `from`.
+fn fits(file: &FileLines, rest: &[Hunk], from: usize) -> bool {
+    let mut from = from;
+    for h in rest {
+        let Ok((after, _)) = anchors_end(file, h, from) else {
+            return false;
+        };
+        let old = h.old();
+        if old.is_empty() {
+            from = after;
+            continue;
+        }
+        match file.find_first(&old, after) {
+            Some((at, _)) => from = at + old.len(),
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The line-range edits of placed hunks: one per run of removed and added
+/// lines, in file order, insertions at one place merged.
+pub fn edits(file: &FileLines, placed: &[Placed]) -> Vec<LineEdit> {
+    let mut out: Vec<LineEdit> = Vec::new();
+    for p in placed {
+        let h = &p.hunk;
+        let old = h.old();
+        let pairs = if p.fuzz.reindents() {
+            let matched: Vec<&str> = file.lines[p.at..p.at + old.len()]
+                .iter()
+                .map(String::as_str)
+                .collect();
+            indent_pairs(&old, &matched)
+        } else {
+            Vec::new()
+        };
+        let mut i = p.at;
+        let mut run: Option<(usize, usize, Vec<String>)> = None;
+        let flush = |run: &mut Option<(usize, usize, Vec<String>)>, out: &mut Vec<LineEdit>| {
+            if let Some((start, removed, added)) = run.take() {
+                out.push(LineEdit {
+                    start_line: start as u64 + 1,
+                    end_line: (start + removed) as u64,
+                    replacement: lines_text(&added),
+                });
+            }
+        };
+        for l in &h.lines {
+            match l.op {
+                Op::Context => {
+                    flush(&mut run, &mut out);
+                    i += 1;
+                }
+                Op::Remove => {
+                    run.get_or_insert_with(|| (i, 0, Vec::new())).1 += 1;
+                    i += 1;
+                }
+                Op::Add => run
+                    .get_or_insert_with(|| (i, 0, Vec::new()))
+                    .2
+                    .push(reindent(&pairs, &l.text)),
+            }
+        }
+        flush(&mut run, &mut out);
+    }
+    out.sort_by_key(|e| (e.start_line, e.end_line));
+    let mut merged: Vec<LineEdit> = Vec::with_capacity(out.len());
+    for e in out {
+        match merged.last_mut() {
+            Some(prev)
+                if prev.start_line == e.start_line
+                    && prev.end_line + 1 == prev.start_line
+                    && e.end_line + 1 == e.start_line =>
+            {
+                prev.replacement.push_str(&e.replacement);
+            }
+            _ => merged.push(e),
+        }
+    }
+    merged
+}
+
+/// Lines as a line edit's replacement: each ends with a newline, and no
+/// lines is the empty string (which deletes).
+fn lines_text(lines: &[String]) -> String {
+    let mut s = String::new();
+    for l in lines {
+        s.push_str(l);
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::patch::model::HunkLine;
+
+    fn hunk(spec: &str) -> Hunk {
+        let mut h = Hunk::default();
+        for l in spec.lines() {
+            if let Some(a) = l.strip_prefix("@@ ") {
+                h.anchors.push(a.to_string());
+                continue;
+            }
+            let op = match &l[..1] {
+                " " => Op::Context,
+                "-" => Op::Remove,
+                _ => Op::Add,
+            };
+            h.lines.push(HunkLine {
+                op,
+                text: l[1..].to_string(),
+            });
+        }
+        h
+    }
+
+    fn apply(text: &str, hunks: &[Hunk]) -> Result<String, Miss> {
+        let file = FileLines::new(text.as_bytes());
+        let placed = place(&file, hunks)?;
+        let edits = edits(&file, &placed);
+        Ok(
+            String::from_utf8(crate::tools::edit::lines::apply(text.as_bytes(), &edits).unwrap())
+                .unwrap(),
+        )
+    }
+
+    #[test]
+    fn repeated_context_is_placed_by_order_or_refused() {
+        let f = "foo\nbar\nfoo\nbar\n";
+        // Two hunks with the same context: order decides.
+        assert_eq!(
+            apply(f, &[hunk(" foo\n-bar\n+BAR"), hunk(" foo\n-bar\n+BAZ")]).unwrap(),
+            "foo\nBAR\nfoo\nBAZ\n"
+        );
+        // One hunk that fits both places: refused.
+        assert_eq!(
+            apply(f, &[hunk(" foo\n-bar\n+BAR")]).unwrap_err(),
+            Miss::Ambiguous {
+                hunk: 0,
+                lines: vec![1, 3],
+                fuzz: Fuzz::Exact
+            }
+        );
+    }
+
+    #[test]
+    fn anchors_narrow_the_search() {
+        let f = "class A:\n    def f(self):\n        return 1\nclass B:\n    def f(self):\n        return 1\n";
+        assert_eq!(
+            apply(
+                f,
+                &[hunk(
+                    "@@ class B:\n@@     def f(self):\n-        return 1\n+        return 2"
+                )]
+            )
+            .unwrap(),
+            "class A:\n    def f(self):\n        return 1\nclass B:\n    def f(self):\n        return 2\n"
+        );
+        // The anchor repeated as the hunk's first line.
+        assert_eq!(
+            apply(f, &[hunk("@@ class B:\n class B:\n     def f(self):\n-        return 1\n+        return 3")])
+                .unwrap(),
+            "class A:\n    def f(self):\n        return 1\nclass B:\n    def f(self):\n        return 3\n"
+        );
+        assert!(matches!(
+            apply(f, &[hunk("@@ class C:\n-x")]),
+            Err(Miss::Anchor { .. })
+        ));
+    }
+
+    #[test]
+    fn loose_matches_keep_the_file_lines_and_reindent() {
+        let f = "fn main() {\n\tlet x = 1;  \n\tgo(x);\n}\n";
+        assert_eq!(
+            apply(
+                f,
+                &[hunk(
+                    " fn main() {\n-    let x = 1;\n+    let x = 2;\n+    log(x);\n     go(x);"
+                )]
+            )
+            .unwrap(),
+            "fn main() {\n\tlet x = 2;\n\tlog(x);\n\tgo(x);\n}\n"
+        );
+    }
+
+    #[test]
+    fn additions_and_already_applied() {
+        // Pure additions go at the end; a trailing blank context is dropped.
+        assert_eq!(
+            apply("a\nb\n", &[hunk("+c"), hunk("+d")]).unwrap(),
+            "a\nb\nc\nd\n"
+        );
+        assert_eq!(apply("a\nb\n", &[hunk(" b\n+c\n ")]).unwrap(), "a\nb\nc\n");
+        assert_eq!(
+            apply("a\nB\n", &[hunk(" a\n-b\n+B")]).unwrap_err(),
+            Miss::AlreadyApplied { hunk: 0, line: 1 }
+        );
+        assert_eq!(
+            apply("a\n", &[hunk("-zzz")]).unwrap_err(),
+            Miss::NotFound { hunk: 0, from: 0 }
+        );
+    }
+
+    #[test]
+    fn line_numbers_pick_among_repeats() {
+        let f = "x\ny\nx\ny\n";
+        let mut h = hunk(" x\n-y\n+Y");
+        h.old_start = Some(3);
+        assert_eq!(apply(f, &[h]).unwrap(), "x\ny\nx\nY\n");
+    }
+}
