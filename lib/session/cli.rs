@@ -180,8 +180,8 @@ fn run(args: Args) -> Result<(), Failure> {
             };
             let mut text = String::new();
             let mut rows = Vec::new();
-            for f in &files {
-                let s = Summary::of(f)?;
+            for (f, s) in files.iter().zip(Summary::of_all(&files)) {
+                let s = s?;
                 for d in &s.damage {
                     warn(BIN, &format!("{}: {d}", f.path.display()));
                 }

@@ -143,7 +143,31 @@ impl Reader {
     pub fn for_each_event_of(
         &mut self,
         kinds: &[&str],
-        mut f: impl FnMut(usize, AgentEventRecord),
+        f: impl FnMut(usize, AgentEventRecord),
+    ) -> io::Result<()> {
+        self.events_of(kinds, true, f)
+    }
+
+    /// Like [`Reader::for_each_event_of`], but each matching line is read as
+    /// a `T` (a record type that keeps only what the caller needs), and the
+    /// other lines are not checked, except a last line without its newline
+    /// (a torn write). For `list`, which reads every session of a directory
+    /// and shows nothing of those lines: checking their syntax is most of
+    /// the cost of reading a session, and the commands that show a session
+    /// still report them.
+    pub fn for_each_line_of_unchecked<T: serde::de::DeserializeOwned>(
+        &mut self,
+        kinds: &[&str],
+        f: impl FnMut(usize, T),
+    ) -> io::Result<()> {
+        self.events_of(kinds, false, f)
+    }
+
+    fn events_of<T: serde::de::DeserializeOwned>(
+        &mut self,
+        kinds: &[&str],
+        check_all: bool,
+        mut f: impl FnMut(usize, T),
     ) -> io::Result<()> {
         let finders: Vec<memchr::memmem::Finder<'static>> = kinds
             .iter()
@@ -151,6 +175,9 @@ impl Reader {
             .collect();
         while let Some((line, bytes, ended)) = self.next_line()? {
             if !finders.iter().any(|fd| fd.find(bytes).is_some()) {
+                if !check_all && ended {
+                    continue;
+                }
                 // Still catch damage: checking the syntax without building
                 // values is several times cheaper than parsing the record.
                 if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
@@ -166,7 +193,7 @@ impl Reader {
                 continue;
             }
             let bytes = bytes.to_vec();
-            if let Some(rec) = self.parse::<AgentEventRecord>(line, &bytes, ended) {
+            if let Some(rec) = self.parse::<T>(line, &bytes, ended) {
                 f(line, rec);
             }
         }

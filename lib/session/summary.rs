@@ -4,11 +4,12 @@
 use std::collections::BTreeMap;
 use std::io;
 
-use serde::Serialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
 
 use super::reader::{Damage, Reader};
 use super::store::SessionFile;
-use crate::protocol::{AgentEvent, Message, Usage};
+use crate::protocol::{AgentEvent, Message, Usage, UserContent};
 
 /// One session in `list`.
 #[derive(Debug, Clone, Serialize)]
@@ -56,16 +57,17 @@ pub fn summarize(file: &SessionFile) -> io::Result<Summary> {
         usage: Usage::default(),
         damage: Vec::new(),
     };
-    reader.for_each_event_of(&["\"message_end\""], |_, rec| {
-        if let AgentEvent::MessageEnd { message } = rec.event {
-            s.messages += 1;
-            match message {
-                Message::User { content, .. } if s.first_prompt.is_empty() => {
-                    s.first_prompt = content.text();
-                }
-                Message::Assistant(a) => s.usage.add(&a.usage),
-                _ => {}
+    reader.for_each_line_of_unchecked(&["\"message_end\""], |_, end: MessageEnd| {
+        if !end.is_message_end {
+            return;
+        }
+        s.messages += 1;
+        match end.message {
+            Some(Brief::User(content)) if s.first_prompt.is_empty() => {
+                s.first_prompt = content.text();
             }
+            Some(Brief::Assistant(usage)) => s.usage.add(&usage),
+            _ => {}
         }
     })?;
     s.damage = reader.damage.iter().map(Damage::to_string).collect();
@@ -76,6 +78,178 @@ impl Summary {
     /// Reads a session's summary.
     pub fn of(file: &SessionFile) -> io::Result<Summary> {
         summarize(file)
+    }
+
+    /// The summaries of many sessions, in their order, read on as many
+    /// threads as there are cores (at most 8): `list` reads every session
+    /// of a directory, and one file does not depend on another.
+    pub fn of_all(files: &[SessionFile]) -> Vec<io::Result<Summary>> {
+        let threads = std::thread::available_parallelism()
+            .map(usize::from)
+            .unwrap_or(1)
+            .clamp(1, 8)
+            .min(files.len());
+        if threads <= 1 {
+            return files.iter().map(summarize).collect();
+        }
+        // Interleaved, so that each thread gets old and new sessions alike.
+        let mut all: Vec<(usize, io::Result<Summary>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    scope.spawn(move || {
+                        files
+                            .iter()
+                            .enumerate()
+                            .skip(t)
+                            .step_by(threads)
+                            .map(|(i, f)| (i, summarize(f)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| match h.join() {
+                    Ok(part) => part,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                })
+                .collect()
+        });
+        all.sort_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, s)| s).collect()
+    }
+}
+
+/// What `list` needs of a `message_end` line: the user's text or the
+/// assistant's usage. Read with a visitor that skips everything else
+/// unbuilt (tool results, assistant content), which makes reading a
+/// directory of sessions several times faster than parsing whole records.
+struct MessageEnd {
+    is_message_end: bool,
+    message: Option<Brief>,
+}
+
+enum Brief {
+    User(UserContent),
+    Assistant(Usage),
+    Other,
+}
+
+/// A key or string value of interest, read without allocating.
+#[derive(PartialEq)]
+enum Word {
+    Type,
+    Message,
+    MessageEnd,
+    Role,
+    Content,
+    Usage,
+    User,
+    Assistant,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Word {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct W;
+        impl Visitor<'_> for W {
+            type Value = Word;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Word, E> {
+                Ok(match v {
+                    "type" => Word::Type,
+                    "message" => Word::Message,
+                    "message_end" => Word::MessageEnd,
+                    "role" => Word::Role,
+                    "content" => Word::Content,
+                    "usage" => Word::Usage,
+                    "user" => Word::User,
+                    "assistant" => Word::Assistant,
+                    _ => Word::Other,
+                })
+            }
+        }
+        d.deserialize_str(W)
+    }
+}
+
+impl<'de> Deserialize<'de> for MessageEnd {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Line;
+        impl<'de> Visitor<'de> for Line {
+            type Value = MessageEnd;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an event record")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageEnd, A::Error> {
+                let mut end = MessageEnd {
+                    is_message_end: false,
+                    message: None,
+                };
+                while let Some(key) = map.next_key::<Word>()? {
+                    match key {
+                        Word::Type => {
+                            end.is_message_end = map.next_value::<Word>()? == Word::MessageEnd;
+                        }
+                        Word::Message => end.message = Some(map.next_value::<Brief>()?),
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(end)
+            }
+        }
+        d.deserialize_map(Line)
+    }
+}
+
+impl<'de> Deserialize<'de> for Brief {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Msg;
+        impl<'de> Visitor<'de> for Msg {
+            type Value = Brief;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a message")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Brief, A::Error> {
+                let mut role: Option<Word> = None;
+                // ag-loop writes the role first; should another writer not,
+                // the content is kept until the role is known.
+                let mut early: Option<serde_json::Value> = None;
+                let mut content: Option<UserContent> = None;
+                let mut usage: Option<Usage> = None;
+                while let Some(key) = map.next_key::<Word>()? {
+                    match (key, &role) {
+                        (Word::Role, _) => role = Some(map.next_value()?),
+                        (Word::Content, Some(Word::User)) => content = Some(map.next_value()?),
+                        (Word::Content, None) => early = Some(map.next_value()?),
+                        (Word::Usage, _) => usage = Some(map.next_value()?),
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(match role {
+                    Some(Word::User) => {
+                        let content = match (content, early) {
+                            (Some(c), _) => c,
+                            (None, Some(v)) => {
+                                serde_json::from_value(v).map_err(serde::de::Error::custom)?
+                            }
+                            (None, None) => return Err(serde::de::Error::missing_field("content")),
+                        };
+                        Brief::User(content)
+                    }
+                    Some(Word::Assistant) => Brief::Assistant(usage.unwrap_or_default()),
+                    Some(_) => Brief::Other,
+                    None => return Err(serde::de::Error::missing_field("role")),
+                })
+            }
+        }
+        d.deserialize_map(Msg)
     }
 }
 
@@ -124,4 +298,87 @@ pub fn stats(files: &[SessionFile]) -> io::Result<Vec<DayModelStats>> {
         })?;
     }
     Ok(table.into_values().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn session(dir: &Path, n: usize, tail: &str) -> SessionFile {
+        let id = format!("00000000-0000-0000-0000-{n:012}");
+        let path = dir.join(format!("2025-01-01T00-00-{n:02}-000Z_{id}.jsonl"));
+        let mut text = format!(
+            "{{\"type\":\"session\",\"version\":1,\"id\":\"{id}\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"cwd\":\"/p\",\"config\":{{}}}}\n"
+        );
+        text.push_str("{\"timestamp\":\"t\",\"type\":\"agent_start\"}\n");
+        text.push_str("{not json in the middle\n");
+        for i in 0..=n {
+            text.push_str(&format!(
+                "{{\"timestamp\":\"t\",\"type\":\"message_end\",\"message\":{{\"role\":\"user\",\"content\":\"prompt {n}.{i}\"}}}}\n"
+            ));
+        }
+        text.push_str(tail);
+        std::fs::write(&path, text).unwrap();
+        SessionFile {
+            id,
+            path,
+            stamp: String::new(),
+        }
+    }
+
+    #[test]
+    fn message_end_lines_are_read_for_their_prompt_and_usage_only() {
+        let read = |line: &str| serde_json::from_str::<MessageEnd>(line).unwrap();
+        let user = read(
+            r#"{"timestamp":"t","type":"message_end","message":{"content":[{"type":"text","text":"fix it"}],"role":"user"}}"#,
+        );
+        assert!(user.is_message_end);
+        assert!(matches!(user.message, Some(Brief::User(c)) if c.text() == "fix it"));
+        let asst = read(
+            r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"tool_call","id":"a","name":"read","arguments":{"x":[1,{"y":"z"}]}}],"usage":{"input":3,"output":4,"cost":{"total":0.5}}}}"#,
+        );
+        assert!(matches!(asst.message, Some(Brief::Assistant(u)) if u.input == 3 && u.output == 4));
+        let tool = read(
+            r#"{"type":"message_end","message":{"role":"tool_result","tool_call_id":"a","content":[{"type":"text","text":"\"message_end\""}]}}"#,
+        );
+        assert!(matches!(tool.message, Some(Brief::Other)));
+        // A line that only mentions message_end is not one.
+        let other = read(r#"{"type":"tool_execution_end","output":"\"message_end\""}"#);
+        assert!(!other.is_message_end);
+        assert!(
+            serde_json::from_str::<MessageEnd>(
+                r#"{"type":"message_end","message":{"content":"x"}}"#
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn summaries_of_many_files_keep_their_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<SessionFile> = (0..13).map(|n| session(dir.path(), n, "")).collect();
+        let all = Summary::of_all(&files);
+        assert_eq!(all.len(), files.len());
+        for (n, s) in all.into_iter().enumerate() {
+            let s = s.unwrap();
+            assert_eq!(s.id, files[n].id);
+            assert_eq!(s.messages, n as u64 + 1);
+            assert_eq!(s.first_prompt, format!("prompt {n}.0"));
+        }
+    }
+
+    #[test]
+    fn list_reports_a_torn_last_line_but_does_not_check_lines_it_does_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = session(dir.path(), 1, "{\"timestamp\":\"t\",\"type\":\"turn_");
+        let s = summarize(&f).unwrap();
+        assert_eq!(s.messages, 2);
+        assert_eq!(s.damage.len(), 1, "{:?}", s.damage);
+        assert!(s.damage[0].contains("torn"), "{:?}", s.damage);
+        // Reading the conversation checks every line.
+        let (_, msgs, damage) = super::super::reader::messages(&f.path).unwrap();
+        assert_eq!(msgs.len(), 2);
+        assert_eq!(damage.len(), 2, "{damage:?}");
+    }
 }

@@ -1,0 +1,281 @@
+"""ag-llm and ag-loop against the scripted model server.
+
+- Event latency: the server sends one SSE event, waits until the matching
+  line appears on the client's stdout, and only then sends the next; the
+  time between is how long the client held the event. Reference: `curl -N`.
+- CPU on a long stream: the server sends a long answer as fast as it can;
+  the client's CPU time, scaled to a 10 MB/s stream, is the share of one
+  core it would use. Reference: `curl` reading the same stream.
+- ag-loop: a 50-turn scripted session (one tool call a turn) against the
+  reference, which makes the same 50 requests over one keep-alive
+  connection and runs the same 49 tool calls (the tool binary, the call on
+  its stdin) one after the other, with nothing in between.
+"""
+
+import http.client
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import modelserver
+import task
+from harness import Row, fmt_kib, fmt_s, median, run_once
+
+
+# ------------------------------------------------------------------ ag-llm
+
+
+def _latency_handler(count, sent, seen):
+    """A stream of `count` text deltas, each sent after the previous one
+    was seen on the client's stdout."""
+
+    def handle(method, path, headers, body, n):
+        def chunks():
+            yield modelserver.chat_chunk({"role": "assistant", "content": ""})
+            for i in range(count):
+                sent[i] = time.perf_counter()
+                yield modelserver.chat_chunk({"content": f"<{i}> "})
+                if not seen[i].wait(5):
+                    break
+            yield modelserver.chat_chunk({}, "stop") + b"data: [DONE]\n\n"
+
+        return modelserver.Response(chunks=chunks())
+
+    return handle
+
+
+def _measure_latency(argv, count, parse, env):
+    sent = [0.0] * count
+    got = [0.0] * count
+    seen = [threading.Event() for _ in range(count)]
+    server = modelserver.ModelServer(_latency_handler(count, sent, seen))
+    try:
+        argv = [a.replace("{URL}", server.base_url) for a in argv]
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0)
+        buf = b""
+        while True:
+            data = p.stdout.read1(65536) if hasattr(p.stdout, "read1") else os.read(p.stdout.fileno(), 65536)
+            if not data:
+                break
+            now = time.perf_counter()
+            buf += data
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                i = parse(line)
+                if i is not None and 0 <= i < count and not seen[i].is_set():
+                    got[i] = now
+                    seen[i].set()
+        p.wait()
+    finally:
+        server.close()
+    lat = sorted(g - s for g, s in zip(got, sent) if g and s)
+    return lat
+
+
+def _index_in(text):
+    if text.startswith("<"):
+        end = text.find(">")
+        if end > 0 and text[1:end].isdigit():
+            return int(text[1:end])
+    return None
+
+
+def _parse_ag(line):
+    try:
+        ev = json.loads(line)
+    except ValueError:
+        return None
+    if ev.get("type") == "text_delta":
+        return _index_in(ev.get("delta", ""))
+    return None
+
+
+def _parse_curl(line):
+    if not line.startswith(b"data: {"):
+        return None
+    try:
+        ev = json.loads(line[6:])
+        return _index_in(ev["choices"][0]["delta"].get("content", ""))
+    except (ValueError, KeyError, IndexError):
+        return None
+
+
+def llm_latency(suite, have_curl):
+    count = 300 if suite.quick else 2000
+    ag = [suite.bin("ag-llm"), "-m", "ollama/scripted", "--base-url", "{URL}/v1", "--json", "hello"]
+    lat = _measure_latency(ag, count, _parse_ag, suite.env)
+    if len(lat) < count * 0.99:
+        return [Row("ag-llm event latency", "broken", "—", None, "< 1 ms", False, f"only {len(lat)} of {count} events seen on stdout")]
+    ref_text, ref = "curl -N: not available", None
+    if have_curl:
+        body = json.dumps({"model": "scripted", "stream": True, "messages": [{"role": "user", "content": "hello"}]})
+        curl = ["curl", "-sN", "-H", "content-type: application/json", "-d", body, "{URL}/v1/chat/completions"]
+        ref = _measure_latency(curl, count, _parse_curl, suite.env)
+        ref_text = f"curl -N: {fmt_s(median(ref))} (p99 {fmt_s(ref[int(len(ref) * 0.99)])})" if ref else "curl -N: no events"
+    m, p99 = median(lat), lat[int(len(lat) * 0.99)]
+    ratio = m / median(ref) if ref else None
+    return [
+        Row(
+            f"ag-llm event latency, bytes in to line out ({count} events)",
+            f"{fmt_s(m)} (p99 {fmt_s(p99)})",
+            ref_text,
+            ratio,
+            "< 1 ms",
+            m < 1e-3,
+            "median, measured from the server's write to the line read on the pipe: includes loopback TCP, the pipe and the reader",
+        )
+    ]
+
+
+def _long_stream(total):
+    words = ["alpha ", "beta ", "gamma ", "delta ", "epsilon ", "zeta ", "eta ", "theta "]
+    out = [modelserver.chat_chunk({"role": "assistant", "content": ""})]
+    size, i = 0, 0
+    while size < total:
+        c = modelserver.chat_chunk({"content": words[i % 8]})
+        out.append(c)
+        size += len(c)
+        i += 1
+    out.append(modelserver.chat_chunk({}, "stop"))
+    out.append(b'data: {"id":"x","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":%d}}\n\ndata: [DONE]\n\n' % i)
+    return b"".join(out), i
+
+
+def llm_cpu(suite, have_curl):
+    """CPU per MB of stream, with start-up taken out: the same call on a
+    stream of one event is the baseline."""
+    total = 5_000_000 if suite.quick else 20_000_000
+    body, events = _long_stream(total)
+    tiny, _ = _long_stream(1)
+    mb = len(body) / 1e6
+
+    def handle(method, path, headers, req, n):
+        return modelserver.Response(tiny if "tiny" in path else body)
+
+    server = modelserver.ModelServer(handle)
+    runs = suite.runs(5, 3)
+    try:
+
+        def ag(base):
+            return [suite.bin("ag-llm"), "-m", "ollama/scripted", "--base-url", server.base_url + base, "--json", "hello"]
+
+        def curl(base):
+            return [
+                "curl", "-s", "-H", "content-type: application/json", "-d",
+                '{"model":"scripted","stream":true,"messages":[]}', server.base_url + base + "/chat/completions",
+            ]
+
+        ra, ra0, rb, rb0 = [], [], [], []
+        for i in range(runs):
+            ra.append(run_once(ag("/v1"), suite.env))
+            ra0.append(run_once(ag("/tiny/v1"), suite.env))
+            if have_curl:
+                rb.append(run_once(curl("/v1"), suite.env))
+                rb0.append(run_once(curl("/tiny/v1"), suite.env))
+    finally:
+        server.close()
+    cpu = median([r.cpu for r in ra]) - median([r.cpu for r in ra0])
+    share = cpu / (mb / 10) * 100
+    bad = [r.status for r in ra + ra0 if r.status != 0]
+    ref, ratio = "curl: not available", None
+    if rb:
+        ref_cpu = median([r.cpu for r in rb]) - median([r.cpu for r in rb0])
+        ref = f"curl: {fmt_s(ref_cpu)} CPU, {ref_cpu / (mb / 10) * 100:.1f}%"
+        ratio = cpu / ref_cpu if ref_cpu > 0 else None
+    return [
+        Row(
+            f"ag-llm CPU on a {mb:.0f} MB stream ({events} events), as a share of one core at 10 MB/s",
+            f"{share:.1f}% ({fmt_s(cpu)} CPU; {fmt_kib(max(r.rss for r in ra))} peak)",
+            ref,
+            ratio,
+            "< 5%",
+            share < 5 and not bad,
+            "CPU time (user + system) of the long stream minus that of a one-event stream (start-up), "
+            "over the stream's duration at 10 MB/s; every event is written to stdout as JSONL"
+            + (f"; ag-llm exited {bad[0]}" if bad else ""),
+        )
+    ]
+
+
+# ------------------------------------------------------------------ ag-loop
+
+TOOL_BIN = {"read": "ag-read", "grep": "ag-grep", "edit": "ag-edit", "ls": "ag-ls", "find": "ag-find", "bash": "ag-bash", "write": "ag-write"}
+
+
+def _reference(suite, turns, repo, port):
+    """The floor: the same requests over one keep-alive connection and the
+    same tool calls (the binary, the call on a pipe to its stdin, the result
+    read from a pipe, as ag-loop does), back to back."""
+    calls = []
+    for turn in turns:
+        calls.append([(suite.bin(TOOL_BIN[name]), (json.dumps({"id": f"c{i}", "arguments": args}) + "\n").encode()) for i, (name, args) in enumerate(turn.get("calls", []))])
+    start = time.perf_counter()
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    for turn_calls in calls:
+        conn.request("POST", "/v1/chat/completions", body=b'{"model":"scripted","stream":true,"messages":[]}', headers={"content-type": "application/json"})
+        conn.getresponse().read()
+        for program, line in turn_calls:
+            subprocess.run([program], input=line, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=repo, env=suite.env)
+    conn.close()
+    return time.perf_counter() - start
+
+
+def loop_turns(suite):
+    n = 50
+    turns = task.loop_turns(n)
+    repo = suite.tmp / "loop-repo"
+    task.make_repo(repo)
+    out = suite.tmp / "loop-events.jsonl"
+    rows = []
+    server = modelserver.ModelServer(modelserver.scripted_chat(turns))
+    runs = suite.runs(5, 2)
+    try:
+        for label, extra in [("", []), (" --no-gate", ["--no-gate"])]:
+            argv = [suite.bin("ag-loop"), "-m", "ollama/scripted", "--base-url", server.base_url + "/v1", "--json", *extra, "work through the repository"]
+            ag, ref, conns = [], [], []
+            for i in range(runs + 1):
+                for which in (("ag", "ref") if i % 2 == 0 else ("ref", "ag")):
+                    task.reset_repo(repo)
+                    server.reset()
+                    if which == "ag":
+                        r = run_once(argv, suite.env, cwd=repo, stdout=out)
+                        if i > 0:
+                            ag.append(r)
+                            conns.append(server.connections)
+                    else:
+                        w = _reference(suite, turns, repo, server.port)
+                        if i > 0:
+                            ref.append(w)
+            events = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+            tools_ok = sum(1 for e in events if e.get("type") == "tool_execution_end" and not e.get("is_error") and not (e.get("result") or {}).get("is_error"))
+            problems = []
+            if any(r.status != 0 for r in ag):
+                problems.append(f"ag-loop exited {[r.status for r in ag if r.status][0]}")
+            if tools_ok != n - 1:
+                first = next((e for e in events if e.get("type") == "tool_execution_end" and e.get("is_error")), {})
+                problems.append(f"{tools_ok} of {n - 1} tool calls succeeded (first failure: {str(first.get('output', ''))[:160]!r})")
+            ta, tr = median([r.wall for r in ag]), median(ref)
+            per = (ta - tr) / n
+            rows.append(
+                Row(
+                    f"ag-loop{label}: overhead per turn beyond model and tools ({n}-turn session)",
+                    f"{fmt_s(per)} ({fmt_s(ta)} in all, {fmt_s(median([r.cpu for r in ag]))} CPU)",
+                    f"same requests and tool runs back to back: {fmt_s(tr)}",
+                    ta / tr,
+                    "< 5 ms",
+                    per < 5e-3 and not problems,
+                    "; ".join(problems) or "start-up (loading the tool schemas) is spread over the turns"
+                    + ("; each call also runs the default gate (sh -c ag-gate)" if not extra else ""),
+                )
+            )
+            if not extra:
+                peak = max(r.rss for r in ag)
+                rows.append(Row(f"ag-loop: peak memory, {n}-turn session", fmt_kib(peak), "—", None, "< 30.0 MiB", peak < 30 * 1024, "maxrss of ag-loop (includes its tool children's if larger)"))
+                c = max(conns)
+                rows.append(Row(f"ag-loop: connections opened, {n}-turn session", str(c), "—", None, "1", c == 1))
+    finally:
+        server.close()
+    return rows
