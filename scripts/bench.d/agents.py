@@ -249,6 +249,7 @@ class TaskServer:
         self.model_requests = 0
         self.request_times = []
         self.unmapped = []
+        self.shell_steps = []
         self.server = modelserver.ModelServer(self.handle)
 
     def reset(self):
@@ -256,6 +257,7 @@ class TaskServer:
         self.model_requests = 0
         self.request_times = []
         self.unmapped = []
+        self.shell_steps = []
         self.server.reset()
 
     def handle(self, method, path, headers, raw, n):
@@ -285,6 +287,9 @@ class TaskServer:
             self.request_times.append(time.perf_counter())
             if self.next < len(self.steps):
                 call = render(self.steps[self.next], tools)
+                action = self.steps[self.next][0]
+                if call is not None and action != "bash" and call[0] in NAMES["bash"]:
+                    self.shell_steps.append(action)
                 if call is None:
                     self.unmapped.append(self.steps[self.next][0])
                     text = "I cannot do this step with the tools I have."
@@ -307,6 +312,7 @@ PROMPT = "Fix the add function, note it in notes.md and say in the README that i
 
 def install(root, log):
     """npm install of the three packages; returns (bins, error)."""
+    root = Path(root).resolve()
     bin_dir = root / "node_modules" / ".bin"
     want = {"pi": bin_dir / "pi", "codex": bin_dir / "codex", "claude": bin_dir / "claude"}
     if not all(p.exists() for p in want.values()):
@@ -411,50 +417,51 @@ def run_agent(name, exe, server, work, bin_dir, runs):
     return results, problems
 
 
+def _summary(results):
+    wall = median([r.wall for r, *_ in results])
+    cpu = median([r.cpu for r, *_ in results])
+    peak = max(r.rss for r, *_ in results)
+    gaps = sorted(g for *_, gs in results for g in gs)
+    reqs, conns = results[0][1], results[0][2]
+    text = f"{fmt_s(wall)} wall, {fmt_s(cpu)} CPU, {fmt_kib(peak)} peak"
+    detail = f"{reqs} requests over {conns} connection(s), {fmt_s(median(gaps))} between requests"
+    return wall, text, detail
+
+
 def compare_agents(suite):
+    """ag-loop, then each established agent beside it: one row each."""
     work = suite.tmp / "agents"
     work.mkdir(parents=True, exist_ok=True)
     root = Path(__file__).resolve().parents[2] / "target" / "bench" / "agents"
-    from pathlib import Path as _P  # noqa: F401
-
-    bins, err = install(root, lambda m: print(f"bench: {m}", flush=True, file=__import__("sys").stderr))
+    bins, err = install(root, suite.log)
     server = TaskServer(work)
     rows = []
     runs = suite.runs(3, 1)
+    bin_dir = Path(suite.bin("ag-loop")).parent
     try:
-        order = [("ag-loop", None)] + [(k, bins.get(k)) for k in ("pi", "codex", "claude")]
-        for name, exe in order:
-            label = {"ag-loop": "ag-loop", "pi": "pi", "codex": "Codex CLI", "claude": "Claude Code"}[name]
-            case = f"11-turn task: {label}"
-            if name != "ag-loop" and exe is None:
+        results, problems = run_agent("ag-loop", None, server, work, bin_dir, runs)
+        if problems:
+            return [Row("11-turn task: ag-loop", "could not finish", "—", None, "—", False, "; ".join(problems))]
+        ag_wall, ag_text, ag_detail = _summary(results)
+        rows.append(Row("11-turn task (4 reads, grep, 2 edits, write, 2 shell commands): ag-loop", ag_text, ag_detail, None, "—", None))
+        for name in ("pi", "codex", "claude"):
+            label = {"pi": "pi", "codex": "Codex CLI", "claude": "Claude Code"}[name]
+            case = f"11-turn task: ag-loop vs {label}"
+            exe = bins.get(name)
+            if exe is None:
                 rows.append(Row.unavailable(case, err or f"{PACKAGES[name]} did not install"))
                 continue
-            results, problems = run_agent(name, exe, server, work, Path(suite.bin("ag-loop")).parent, runs)
+            results, problems = run_agent(name, exe, server, work, bin_dir, runs)
             if problems:
-                tail = ""
                 errf = work / f"{name}.err"
-                if errf.exists():
-                    t = errf.read_text(errors="replace").strip().splitlines()
-                    tail = (": " + t[-1][:200]) if t else ""
-                rows.append(Row(case, "could not finish", "—", None, "—", None, "; ".join(problems) + tail))
+                tail = errf.read_text(errors="replace").strip().splitlines() if errf.exists() else []
+                rows.append(Row(case, "—", f"{label}: could not finish", None, "—", None, "; ".join(problems) + (": " + tail[-1][:200] if tail else "")))
                 continue
-            wall = median([r.wall for r, *_ in results])
-            cpu = median([r.cpu for r, *_ in results])
-            peak = max(r.rss for r, *_ in results)
-            reqs = results[0][1]
-            conns = results[0][2]
-            gaps = sorted(g for *_, gs in results for g in gs)
-            rows.append(
-                Row(
-                    case,
-                    f"{fmt_s(wall)} wall, {fmt_s(cpu)} CPU, {fmt_kib(peak)} peak",
-                    f"{reqs} model requests over {conns} connection(s); median gap between requests {fmt_s(median(gaps))}",
-                    None,
-                    "—",
-                    None,
-                    "",
-                )
-            )
+            wall, text, detail = _summary(results)
+            note = f"{label}: {detail}"
+            if server.shell_steps:
+                note += f"; it has no tool for {', '.join(sorted(set(server.shell_steps)))}, so those steps were shell commands"
+            rows.append(Row(case, ag_text, f"{label}: {text}", ag_wall / wall, "—", None, note))
     finally:
         server.server.close()
     return rows

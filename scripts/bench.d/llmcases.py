@@ -18,7 +18,6 @@ import os
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import modelserver
 import task

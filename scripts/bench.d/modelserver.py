@@ -104,7 +104,9 @@ class ModelServer:
                 head = f"HTTP/1.1 {resp.status} {REASONS.get(resp.status, 'OK')}\r\ncontent-type: {resp.content_type}\r\n"
                 for k, v in resp.headers.items():
                     head += f"{k}: {v}\r\n"
-                if resp.chunks is None:
+                if method == "HEAD":
+                    conn.sendall((head + "content-length: 0\r\n\r\n").encode())
+                elif resp.chunks is None:
                     conn.sendall((head + f"content-length: {len(resp.body)}\r\n\r\n").encode() + resp.body)
                 else:
                     conn.sendall((head + "transfer-encoding: chunked\r\n\r\n").encode())
