@@ -336,13 +336,13 @@ impl ChatParser {
             _ => {}
         }
         // A refusal is not answer text: it ends the call as an error.
-        if let Some(r) = delta.refusal.as_ref().and_then(Value::as_str) {
+        if let Some(r) = delta.refusal.as_deref().and_then(Value::as_str) {
             self.refusal.push_str(r);
         }
         for tc in delta.tool_calls.iter().flatten() {
             self.tool_delta(tc, b);
         }
-        if let Some(fc) = delta.function_call.as_ref().filter(|f| f.is_object()) {
+        if let Some(fc) = delta.function_call.as_deref().filter(|f| f.is_object()) {
             let legacy = json!({"index": 0, "function": fc});
             self.tool_delta(&legacy, b);
         }
@@ -452,12 +452,13 @@ struct Delta {
     reasoning: Option<Value>,
     #[serde(default)]
     reasoning_text: Option<Value>,
+    // Rare: boxed, so that a `Delta` stays small to move.
     #[serde(default)]
-    refusal: Option<Value>,
+    refusal: Option<Box<Value>>,
     #[serde(default)]
     tool_calls: Option<Vec<Value>>,
     #[serde(default)]
-    function_call: Option<Value>,
+    function_call: Option<Box<Value>>,
 }
 
 impl StreamParser for ChatParser {
