@@ -113,8 +113,18 @@ impl Decoder {
     }
 
     fn drain(&mut self, b: &mut Builder<'_>) -> Result<(), Failure> {
-        let frames = std::mem::take(&mut self.frames);
-        for frame in &frames {
+        // The vector goes back afterwards, emptied but with its capacity:
+        // a new one for every read grew again through every size, copying
+        // the frames each time.
+        let mut frames = std::mem::take(&mut self.frames);
+        let done = self.parse_frames(&frames, b);
+        frames.clear();
+        self.frames = frames;
+        done
+    }
+
+    fn parse_frames(&mut self, frames: &[Frame], b: &mut Builder<'_>) -> Result<(), Failure> {
+        for frame in frames {
             if self.complete {
                 break;
             }

@@ -219,7 +219,10 @@ struct Scan {
 /// One pass: counts lines, hashes the content, keeps the lines of the
 /// window `[skip, skip+limit)`; the rest of the file is only counted.
 fn scan(file: &mut File, skip: u64, limit: u64) -> io::Result<Scan> {
-    let mut buf = vec![0u8; 256 * 1024];
+    // 64 KiB: the chunk is still in the CPU's cache when it is hashed and
+    // counted after the copy from the page cache; 256 KiB chunks made paging
+    // deep into a 440 MB file a quarter slower (measured against `wc -l`).
+    let mut buf = vec![0u8; 64 * 1024];
     let mut hasher = ContentHasher::new();
     let mut st = Window {
         skip,

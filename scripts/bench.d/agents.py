@@ -320,12 +320,15 @@ def install(root, log):
             return {}, "npm is not installed"
         log("installing pi, Codex CLI and Claude Code from npm (kept in target/bench/agents)")
         root.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run(
-            ["npm", "install", "--prefix", str(root), "--no-audit", "--no-fund", "--loglevel=error", *PACKAGES.values()],
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
+        try:
+            r = subprocess.run(
+                ["npm", "install", "--prefix", str(root), "--no-audit", "--no-fund", "--loglevel=error", *PACKAGES.values()],
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
+        except subprocess.TimeoutExpired:
+            return {k: v for k, v in want.items() if v.exists()}, "npm install did not finish in 15 minutes (no network to the npm registry?)"
         if r.returncode != 0:
             return {k: v for k, v in want.items() if v.exists()}, "npm install failed: " + (r.stderr.strip().splitlines() or ["?"])[-1]
     return {k: v for k, v in want.items() if v.exists()}, None
@@ -401,9 +404,11 @@ def run_agent(name, exe, server, work, bin_dir, runs):
         shutil.rmtree(home, ignore_errors=True)
         argv, env = agent_command(name, exe, server.server.base_url, home, repo, bin_dir)
         log = work / f"{name}.log"
-        r = run_once(argv, env, cwd=repo, stdout=log, stderr=work / f"{name}.err")
+        r = run_once(argv, env, cwd=repo, stdout=log, stderr=work / f"{name}.err", limit=180)
         bad = check_repo(repo)
-        if r.status != 0:
+        if r.status == 124:
+            bad.append("timed out after 180 s")
+        elif r.status != 0:
             bad.append(f"exited {r.status}")
         if server.next < len(server.steps):
             bad.append(f"stopped after {server.next} of {len(server.steps)} steps")

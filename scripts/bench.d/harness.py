@@ -28,9 +28,10 @@ class Run:
 _RSS_FILE = os.path.join(tempfile.gettempdir(), f"ag-bench-rss-{os.getpid()}")
 
 
-def run_once(argv, env=None, cwd=None, stdin=None, stdout=None, stderr=None):
-    """Runs argv to completion. stdin/stdout/stderr are paths (default
-    /dev/null). Returns a Run.
+def run_once(argv, env=None, cwd=None, stdin=None, stdout=None, stderr=None, limit=None):
+    """Runs argv to completion (or `limit` seconds, then it is killed and
+    the status is 124). stdin/stdout/stderr are paths (default /dev/null).
+    Returns a Run.
 
     The command runs under /usr/bin/time, which forks it from a small
     process: spawned straight from Python (vfork), the child's peak would
@@ -42,6 +43,8 @@ def run_once(argv, env=None, cwd=None, stdin=None, stdout=None, stderr=None):
         (os.POSIX_SPAWN_OPEN, 2, str(stderr or os.devnull), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
     ]
     argv = list(argv)
+    if limit is not None:
+        argv = ["timeout", "-k", "5", str(limit)] + argv
     if cwd is not None:
         # posix_spawn has no chdir action before Python 3.13: env -C does it.
         argv = ["env", "-C", str(cwd)] + argv

@@ -67,7 +67,11 @@ def _measure_latency(argv, count, parse, env):
                 if i is not None and 0 <= i < count and not seen[i].is_set():
                     got[i] = now
                     seen[i].set()
-        p.wait()
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
     finally:
         server.close()
     lat = sorted(g - s for g, s in zip(got, sent) if g and s)
@@ -169,11 +173,11 @@ def llm_cpu(suite, have_curl):
 
         ra, ra0, rb, rb0 = [], [], [], []
         for i in range(runs):
-            ra.append(run_once(ag("/v1"), suite.env))
-            ra0.append(run_once(ag("/tiny/v1"), suite.env))
+            ra.append(run_once(ag("/v1"), suite.env, limit=120))
+            ra0.append(run_once(ag("/tiny/v1"), suite.env, limit=120))
             if have_curl:
-                rb.append(run_once(curl("/v1"), suite.env))
-                rb0.append(run_once(curl("/tiny/v1"), suite.env))
+                rb.append(run_once(curl("/v1"), suite.env, limit=120))
+                rb0.append(run_once(curl("/tiny/v1"), suite.env, limit=120))
     finally:
         server.close()
     cpu = median([r.cpu for r in ra]) - median([r.cpu for r in ra0])
@@ -240,7 +244,7 @@ def loop_turns(suite):
                     task.reset_repo(repo)
                     server.reset()
                     if which == "ag":
-                        r = run_once(argv, suite.env, cwd=repo, stdout=out)
+                        r = run_once(argv, suite.env, cwd=repo, stdout=out, limit=300)
                         if i > 0:
                             ag.append(r)
                             conns.append(server.connections)

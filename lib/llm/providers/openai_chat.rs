@@ -296,21 +296,21 @@ impl ChatParser {
         }
     }
 
-    fn delta(&mut self, delta: &Delta, b: &mut Builder<'_>) {
+    fn delta(&mut self, delta: &Delta<'_>, b: &mut Builder<'_>) {
         let reasoning = [
             &delta.reasoning_content,
             &delta.reasoning,
             &delta.reasoning_text,
         ]
         .into_iter()
-        .find_map(|v| v.as_ref().and_then(Value::as_str).filter(|s| !s.is_empty()));
+        .find_map(|v| v.as_ref().and_then(Content::text).filter(|s| !s.is_empty()));
         if let Some(r) = reasoning {
             b.thinking(r);
         }
         match &delta.content {
-            Some(Value::String(s)) => b.text(s),
+            Some(Content::Text(s)) => b.text(s),
             // Mistral's reasoning models send typed parts.
-            Some(Value::Array(parts)) => {
+            Some(Content::Parts(parts)) => {
                 for p in parts {
                     match p.get("type").and_then(Value::as_str) {
                         Some("thinking") => {
@@ -336,13 +336,13 @@ impl ChatParser {
             _ => {}
         }
         // A refusal is not answer text: it ends the call as an error.
-        if let Some(r) = delta.refusal.as_ref().and_then(Value::as_str) {
+        if let Some(r) = delta.refusal.as_deref().and_then(Value::as_str) {
             self.refusal.push_str(r);
         }
         for tc in delta.tool_calls.iter().flatten() {
             self.tool_delta(tc, b);
         }
-        if let Some(fc) = delta.function_call.as_ref().filter(|f| f.is_object()) {
+        if let Some(fc) = delta.function_call.as_deref().filter(|f| f.is_object()) {
             let legacy = json!({"index": 0, "function": fc});
             self.tool_delta(&legacy, b);
         }
@@ -431,11 +431,11 @@ struct Choice<'a> {
     index: Option<Value>,
     // Boxed: a `Delta` is a few hundred bytes, and deserializing moves a
     // `Choice` several times per event (a tenth of the CPU on long streams).
-    #[serde(default)]
-    delta: Option<Box<Delta>>,
+    #[serde(default, borrow)]
+    delta: Option<Box<Delta<'a>>>,
     /// When a server ignored `stream` and sent the whole answer.
-    #[serde(default)]
-    message: Option<Box<Delta>>,
+    #[serde(default, borrow)]
+    message: Option<Box<Delta<'a>>>,
     #[serde(default, borrow)]
     finish_reason: Option<Cow<'a, str>>,
     #[serde(default)]
@@ -443,21 +443,106 @@ struct Choice<'a> {
 }
 
 #[derive(Deserialize)]
-struct Delta {
+struct Delta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Content<'a>>,
+    #[serde(default, borrow)]
+    reasoning_content: Option<Content<'a>>,
+    #[serde(default, borrow)]
+    reasoning: Option<Content<'a>>,
+    #[serde(default, borrow)]
+    reasoning_text: Option<Content<'a>>,
+    // Rare: boxed, so that a `Delta` stays small to move.
     #[serde(default)]
-    content: Option<Value>,
-    #[serde(default)]
-    reasoning_content: Option<Value>,
-    #[serde(default)]
-    reasoning: Option<Value>,
-    #[serde(default)]
-    reasoning_text: Option<Value>,
-    #[serde(default)]
-    refusal: Option<Value>,
+    refusal: Option<Box<Value>>,
     #[serde(default)]
     tool_calls: Option<Vec<Value>>,
     #[serde(default)]
-    function_call: Option<Value>,
+    function_call: Option<Box<Value>>,
+}
+
+/// A delta's text: borrowed from the event when it has no escapes (most
+/// do), so that the text of each small chunk is not copied into a JSON
+/// value first; typed parts (Mistral) as values; anything else ignored.
+enum Content<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<Value>),
+    Other,
+}
+
+impl Content<'_> {
+    fn text(&self) -> Option<&str> {
+        match self {
+            Content::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+            type Value = Content<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("text or content parts")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Owned(v)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Content<'a>, A::Error> {
+                let mut parts = Vec::new();
+                while let Some(p) = seq.next_element::<Value>()? {
+                    parts.push(p);
+                }
+                Ok(Content::Parts(parts))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Content<'a>, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Content::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Content<'a>, E> {
+                Ok(Content::Other)
+            }
+            fn visit_none<E>(self) -> Result<Content<'a>, E> {
+                Ok(Content::Other)
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> Result<Content<'a>, D::Error> {
+                d.deserialize_any(self)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Content<'a>, E> {
+                Ok(Content::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Content<'a>, E> {
+                Ok(Content::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Content<'a>, E> {
+                Ok(Content::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Content<'a>, E> {
+                Ok(Content::Other)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
 }
 
 impl StreamParser for ChatParser {
@@ -591,6 +676,43 @@ mod tests {
         // Tool calls with finish_reason "stop" still mean "run the tools".
         assert_eq!(msg.stop_reason, StopReason::ToolUse);
         assert_eq!((msg.usage.input, msg.usage.output), (10, 5));
+    }
+
+    #[test]
+    fn content_as_text_with_escapes_null_or_typed_parts() {
+        let body = sse(&[
+            delta(json!({"role": "assistant", "content": null, "reasoning_content": "hm"})),
+            delta(json!({"content": "plain "})),
+            delta(json!({"content": "\"quoted\"\n"})),
+            // Mistral's typed parts: thinking and text.
+            delta(json!({"content": [
+                {"type": "thinking", "thinking": [{"type": "text", "text": " more"}]},
+                {"type": "text", "text": "tail"}
+            ]})),
+            delta(json!({"content": {"unexpected": "object"}})),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        ]);
+        let (msg, _, failure) = parse_chunks(Api::OpenAiChat, [body.as_bytes()]);
+        assert!(failure.is_none(), "{failure:?}");
+        let text: String = msg
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                crate::protocol::ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "plain \"quoted\"\ntail");
+        let thinking: String = msg
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                crate::protocol::ContentBlock::Thinking { thinking, .. } => Some(thinking.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(thinking, "hm more");
+        assert_eq!(msg.stop_reason, StopReason::Stop);
     }
 
     #[test]
