@@ -16,6 +16,7 @@ use tokio::sync::RwLock;
 
 use crate::mcp::client::{ConnectOptions, McpClient, SERVER_GONE};
 use crate::protocol::{ToolDefinition, ToolResult};
+use crate::tool::ArgsCheck;
 
 /// The ag tools offered by default, by tool name (binary `ag-<name>`).
 pub const DEFAULT_TOOLS: &[&str] = &[
@@ -64,7 +65,7 @@ pub struct ToolSpec {
     pub args: Vec<String>,
     /// Its definition.
     pub definition: ToolDefinition,
-    validator: Option<jsonschema::Validator>,
+    check: ArgsCheck,
     /// Set for a tool of an MCP server: the server and the tool's own name there.
     mcp: Option<(Arc<RwLock<McpClient>>, String)>,
 }
@@ -135,14 +136,14 @@ impl ToolSet {
         while let Some(joined) = tasks.join_next().await {
             let (i, res) = joined.map_err(|e| format!("loading tools: {e}"))?;
             let (program, args, definition) = res?;
-            let validator = jsonschema::validator_for(&definition.parameters).ok();
+            let check = ArgsCheck::new(definition.parameters.clone());
             loaded.push((
                 i,
                 ToolSpec {
                     program,
                     args,
                     definition,
-                    validator,
+                    check,
                     mcp: None,
                 },
             ));
@@ -192,12 +193,12 @@ impl ToolSet {
                     ));
                 }
                 def.name = name;
-                let validator = jsonschema::validator_for(&def.parameters).ok();
+                let check = ArgsCheck::new(def.parameters.clone());
                 self.tools.push(ToolSpec {
                     program: PathBuf::from(spec),
                     args: Vec::new(),
                     definition: def,
-                    validator,
+                    check,
                     mcp: Some((shared.clone(), remote)),
                 });
             }
@@ -262,28 +263,7 @@ pub struct CallEnv<'a> {
 impl ToolSpec {
     /// Checks arguments against the schema; the error lists every problem.
     pub fn validate(&self, arguments: &Value) -> Result<(), String> {
-        let Some(v) = &self.validator else {
-            return Ok(());
-        };
-        let problems: Vec<String> = v
-            .iter_errors(arguments)
-            .map(|e| {
-                let at = e.instance_path.to_string();
-                if at.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("at `{at}`: {e}")
-                }
-            })
-            .collect();
-        if problems.is_empty() {
-            return Ok(());
-        }
-        Err(format!(
-            "The arguments for `{}` do not match its schema:\n- {}\nCall it again with corrected arguments.",
-            self.definition.name,
-            problems.join("\n- ")
-        ))
+        self.check.check(&self.definition.name, arguments)
     }
 
     /// Runs one call as a subprocess (or on its MCP server); an interrupt

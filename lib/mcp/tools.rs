@@ -14,6 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{ToolDefinition, ToolResult};
+use crate::tool::ArgsCheck;
 
 /// The ag tools served when `--tools` is not given, by tool name (binary
 /// `ag-<name>`); those not installed are left out. ag-todo and ag-notify
@@ -87,7 +88,7 @@ pub struct ToolCommand {
     pub definition: ToolDefinition,
     /// True for ag tools that change nothing.
     pub read_only: bool,
-    validator: Option<jsonschema::Validator>,
+    check: ArgsCheck,
 }
 
 /// The tools of a server, in the order they are listed.
@@ -163,9 +164,7 @@ impl ToolBox {
                 }
                 Err(e) => return Err(e),
             };
-            // An unusable schema is the tool's own problem: it still gets
-            // its calls, and reports bad arguments itself.
-            let validator = jsonschema::validator_for(&definition.parameters).ok();
+            let check = ArgsCheck::new(definition.parameters.clone());
             loaded.push((
                 i,
                 ToolCommand {
@@ -174,7 +173,7 @@ impl ToolBox {
                     label,
                     definition,
                     read_only,
-                    validator,
+                    check,
                 },
             ));
         }
@@ -270,29 +269,8 @@ impl ToolCommand {
     /// Checks arguments against the tool's schema; the message lists every
     /// problem, for the model to correct its call.
     pub fn validate(&self, arguments: &Map<String, Value>) -> Result<(), String> {
-        let Some(v) = &self.validator else {
-            return Ok(());
-        };
-        let instance = Value::Object(arguments.clone());
-        let problems: Vec<String> = v
-            .iter_errors(&instance)
-            .map(|e| {
-                let at = e.instance_path.to_string();
-                if at.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("at `{at}`: {e}")
-                }
-            })
-            .collect();
-        if problems.is_empty() {
-            return Ok(());
-        }
-        Err(format!(
-            "The arguments for `{}` do not match its schema:\n- {}\nCall it again with corrected arguments.",
-            self.definition.name,
-            problems.join("\n- ")
-        ))
+        self.check
+            .check(&self.definition.name, &Value::Object(arguments.clone()))
     }
 
     /// Runs one call as a subprocess in its own process group. Cancelling

@@ -2,9 +2,11 @@
 //! struct), a run function, and the result or error it gives. The serving
 //! machinery in [`serve`] and [`crate::cli`] turns any [`Tool`] into a binary.
 
+mod args_check;
 mod paths;
 pub mod serve;
 
+pub use args_check::ArgsCheck;
 pub use paths::{Context, display_path, normalize, real_path};
 
 use schemars::JsonSchema;

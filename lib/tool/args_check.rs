@@ -1,0 +1,123 @@
+//! Checking a call's arguments against its tool's JSON Schema before the
+//! tool runs, so that the model hears every problem at once and can correct
+//! its call.
+
+use std::sync::OnceLock;
+
+use jsonschema::{Draft, Validator};
+use serde_json::Value;
+
+/// A tool's parameter schema, compiled on the first call that needs it.
+///
+/// Compiling is deferred because most tools of a session are never called,
+/// and the first compile of a draft also builds that draft's meta-schema
+/// validator, which jsonschema keeps for the life of the process.
+pub struct ArgsCheck {
+    schema: Value,
+    compiled: OnceLock<Option<Validator>>,
+}
+
+impl ArgsCheck {
+    /// Keeps `schema` for checking later calls.
+    pub fn new(schema: Value) -> Self {
+        Self {
+            schema,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// Checks `arguments` of a call to `tool`; the error lists every problem
+    /// and asks for the call again. A schema that does not compile checks
+    /// nothing: the tool still gets its calls and reports bad arguments itself.
+    pub fn check(&self, tool: &str, arguments: &Value) -> Result<(), String> {
+        let Some(validator) = self.compiled.get_or_init(|| compile(&self.schema)) else {
+            return Ok(());
+        };
+        let problems: Vec<String> = validator
+            .iter_errors(arguments)
+            .map(|e| {
+                let at = e.instance_path.to_string();
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("at `{at}`: {e}")
+                }
+            })
+            .collect();
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "The arguments for `{tool}` do not match its schema:\n- {}\nCall it again with corrected arguments.",
+            problems.join("\n- ")
+        ))
+    }
+}
+
+/// A schema that names no `$schema` is read as draft 7, the dialect that
+/// function-calling schemas are written in. jsonschema would otherwise
+/// assume 2020-12, whose meta-schema validator alone takes some 20 MB.
+fn compile(schema: &Value) -> Option<Validator> {
+    let declared = schema.get("$schema").is_some();
+    let options = if declared {
+        jsonschema::options()
+    } else {
+        jsonschema::options().with_draft(Draft::Draft7)
+    };
+    options.build(schema).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read_schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1}
+            },
+            "required": ["file_path"],
+            "additionalProperties": false
+        })
+    }
+
+    #[test]
+    fn good_arguments_pass() {
+        let check = ArgsCheck::new(read_schema());
+        assert_eq!(check.check("read", &json!({"file_path": "a.rs"})), Ok(()));
+    }
+
+    #[test]
+    fn every_problem_is_listed() {
+        let check = ArgsCheck::new(read_schema());
+        let err = check
+            .check("read", &json!({"limit": 0, "color": "red"}))
+            .unwrap_err();
+        assert!(err.contains("`read`"), "{err}");
+        assert!(err.contains("file_path"), "{err}");
+        assert!(err.contains("at `/limit`"), "{err}");
+        assert!(err.contains("color"), "{err}");
+        assert!(err.ends_with("Call it again with corrected arguments."));
+    }
+
+    #[test]
+    fn a_declared_draft_is_honoured() {
+        // `prefixItems` exists in 2020-12 only.
+        let check = ArgsCheck::new(json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "array",
+            "prefixItems": [{"type": "string"}]
+        }));
+        assert!(check.check("t", &json!([1])).is_err());
+        assert!(check.check("t", &json!(["a"])).is_ok());
+    }
+
+    #[test]
+    fn an_unusable_schema_checks_nothing() {
+        let check = ArgsCheck::new(json!({"type": 12}));
+        assert_eq!(check.check("t", &json!({"anything": true})), Ok(()));
+    }
+}
