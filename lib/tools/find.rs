@@ -4,17 +4,19 @@
 
 use std::cmp::Reverse;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use clap::{Args, ValueEnum};
-use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
+use ignore::DirEntry;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::globs::PathGlobs;
-use super::walk::{Filters, Start, WalkErrors, locate, relative, walker, widen_hint};
+use super::walk::{
+    FileVisitor, Filters, Start, WalkErrors, locate, relative, visit_files, walker, widen_hint,
+};
 use crate::tool::{Context, Tool, ToolError, ToolOutput};
 
 /// Files listed when `limit` is not given.
@@ -154,15 +156,14 @@ fn find(ctx: &Context, args: &FindArgs) -> Result<ToolOutput, ToolError> {
         globs,
         by_time: sort == FindSort::Modified,
         limit: limit as usize,
-        results: Mutex::new(Vec::new()),
     };
-    walker(ctx, &start.path, args.filters(), exclude)
-        .build_parallel()
-        .visit(&mut VisitorBuilder(&shared));
-    let parts = shared
-        .results
-        .into_inner()
-        .unwrap_or_else(PoisonError::into_inner);
+    let parts = visit_files(
+        walker(ctx, &start.path, args.filters(), exclude).build_parallel(),
+        || Visitor {
+            shared: &shared,
+            found: Found::default(),
+        },
+    );
     let mut found = Found::default();
     for part in parts {
         found.total += part.total;
@@ -253,27 +254,18 @@ struct Shared<'a> {
     globs: PathGlobs,
     by_time: bool,
     limit: usize,
-    results: Mutex<Vec<Found>>,
 }
 
-struct VisitorBuilder<'s, 'a>(&'s Shared<'a>);
-
-impl<'s, 'a: 's> ParallelVisitorBuilder<'s> for VisitorBuilder<'s, 'a> {
-    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
-        Box::new(Visitor {
-            shared: self.0,
-            found: Found::default(),
-        })
-    }
-}
-
+/// One walker thread's search.
 struct Visitor<'s, 'a> {
     shared: &'s Shared<'a>,
     found: Found,
 }
 
-impl Visitor<'_, '_> {
-    fn consider(&mut self, entry: DirEntry) {
+impl FileVisitor for Visitor<'_, '_> {
+    type Found = Found;
+
+    fn file(&mut self, entry: DirEntry) {
         let shared = self.shared;
         let rel = if entry.depth() == 0 {
             // The start itself is a file: its name is what the glob sees.
@@ -298,30 +290,13 @@ impl Visitor<'_, '_> {
             self.found.trim(shared.limit);
         }
     }
-}
 
-impl ParallelVisitor for Visitor<'_, '_> {
-    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
-        match entry {
-            Ok(entry) => {
-                if entry.file_type().is_some_and(|t| t.is_file()) {
-                    self.consider(entry);
-                }
-            }
-            Err(e) => self.found.errors.record(self.shared.ctx, &e),
-        }
-        WalkState::Continue
+    fn error(&mut self, err: &ignore::Error) {
+        self.found.errors.record(self.shared.ctx, err);
     }
-}
 
-impl Drop for Visitor<'_, '_> {
-    fn drop(&mut self) {
-        let found = std::mem::take(&mut self.found);
-        self.shared
-            .results
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(found);
+    fn finish(self) -> Found {
+        self.found
     }
 }
 

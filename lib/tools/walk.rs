@@ -8,14 +8,92 @@
 
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use ignore::{DirEntry, WalkBuilder};
+use ignore::{
+    DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkParallel, WalkState,
+};
 use serde_json::json;
 
 use super::globs::PathGlobs;
 use crate::fsutil::similar_names;
 use crate::tool::{Context, ToolError};
+
+/// What one walker thread does with the files it is handed. Each thread
+/// gets its own visitor (no locking per file); when the walk ends, each
+/// visitor's findings are handed back to be merged.
+pub trait FileVisitor: Send {
+    /// What a visitor found.
+    type Found: Send;
+    /// Called for every regular file of the walk.
+    fn file(&mut self, entry: DirEntry);
+    /// Called for every entry that could not be read.
+    fn error(&mut self, err: &ignore::Error);
+    /// The visitor's findings, once its thread is done.
+    fn finish(self) -> Self::Found;
+}
+
+/// Runs a parallel walk with one visitor per thread, made by `make`, and
+/// returns their findings (in no particular order).
+pub fn visit_files<V: FileVisitor>(
+    walk: WalkParallel,
+    make: impl Fn() -> V + Sync,
+) -> Vec<V::Found> {
+    let results = Mutex::new(Vec::new());
+    walk.visit(&mut Threads {
+        make: &make,
+        results: &results,
+    });
+    results.into_inner().unwrap_or_else(PoisonError::into_inner)
+}
+
+struct Threads<'s, V: FileVisitor, F> {
+    make: &'s F,
+    results: &'s Mutex<Vec<V::Found>>,
+}
+
+impl<'s, V: FileVisitor + 's, F: Fn() -> V + Sync> ParallelVisitorBuilder<'s>
+    for Threads<'s, V, F>
+{
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
+        Box::new(Thread {
+            visitor: Some((self.make)()),
+            results: self.results,
+        })
+    }
+}
+
+struct Thread<'s, V: FileVisitor> {
+    visitor: Option<V>,
+    results: &'s Mutex<Vec<V::Found>>,
+}
+
+impl<V: FileVisitor> ParallelVisitor for Thread<'_, V> {
+    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
+        if let Some(v) = &mut self.visitor {
+            match entry {
+                Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => v.file(entry),
+                Ok(_) => {}
+                Err(e) => v.error(&e),
+            }
+        }
+        WalkState::Continue
+    }
+}
+
+// The walk drops each thread's visitor when the thread is done: that is
+// where its findings are handed over.
+impl<V: FileVisitor> Drop for Thread<'_, V> {
+    fn drop(&mut self) {
+        if let Some(v) = self.visitor.take() {
+            let found = v.finish();
+            self.results
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(found);
+        }
+    }
+}
 
 /// The switches that widen a walk.
 #[derive(Debug, Clone, Copy, Default)]

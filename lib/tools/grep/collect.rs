@@ -5,16 +5,15 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
 
 use grep_regex::RegexMatcher;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
-use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
+use ignore::{DirEntry, WalkParallel};
 
 use super::sink::{FileSink, HitLine};
 use crate::tool::Context;
 use crate::tools::globs::PathGlobs;
-use crate::tools::walk::{WalkErrors, relative};
+use crate::tools::walk::{FileVisitor, WalkErrors, relative, visit_files};
 
 /// The kept matches of one file.
 #[derive(Debug)]
@@ -98,49 +97,34 @@ pub struct Shared<'a> {
     pub cap: usize,
     /// Context lines before and after each match.
     pub context: usize,
-    /// Each visitor's findings, handed over when it is dropped.
-    pub results: Mutex<Vec<Found>>,
 }
 
-impl<'a> Shared<'a> {
-    /// The findings of all visitors, merged.
-    pub fn finish(self) -> Found {
-        let cap = self.cap;
-        let parts = self
-            .results
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
+impl Shared<'_> {
+    /// Searches the files of `walk`, one visitor per walker thread, and
+    /// merges what they found.
+    pub fn search(&self, walk: WalkParallel) -> Found {
+        let parts = visit_files(walk, || Visitor {
+            shared: self,
+            // Each thread gets its own matcher, as ripgrep does, so that
+            // threads do not contend for the regex's scratch space.
+            matcher: self.matcher.clone(),
+            searcher: SearcherBuilder::new()
+                .line_number(true)
+                .binary_detection(BinaryDetection::quit(b'\x00'))
+                .before_context(self.context)
+                .after_context(self.context)
+                .build(),
+            found: Found::default(),
+        });
         let mut all = Found::default();
         for part in parts {
-            all.merge(part, cap);
+            all.merge(part, self.cap);
         }
         all
     }
 }
 
-/// Builds one visitor per walker thread.
-pub struct Builder<'s, 'a>(pub &'s Shared<'a>);
-
-impl<'s, 'a: 's> ParallelVisitorBuilder<'s> for Builder<'s, 'a> {
-    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
-        let shared = self.0;
-        let searcher = SearcherBuilder::new()
-            .line_number(true)
-            .binary_detection(BinaryDetection::quit(b'\x00'))
-            .before_context(shared.context)
-            .after_context(shared.context)
-            .build();
-        Box::new(Visitor {
-            shared,
-            // Each thread gets its own matcher, as ripgrep does, so that
-            // threads do not contend for the regex's scratch space.
-            matcher: shared.matcher.clone(),
-            searcher,
-            found: Found::default(),
-        })
-    }
-}
-
+/// One walker thread's search.
 struct Visitor<'s, 'a> {
     shared: &'s Shared<'a>,
     matcher: RegexMatcher,
@@ -148,8 +132,10 @@ struct Visitor<'s, 'a> {
     found: Found,
 }
 
-impl Visitor<'_, '_> {
-    fn search(&mut self, entry: DirEntry) {
+impl FileVisitor for Visitor<'_, '_> {
+    type Found = Found;
+
+    fn file(&mut self, entry: DirEntry) {
         let shared = self.shared;
         // The start itself, when it is a file, is searched whatever its name.
         if entry.depth() > 0
@@ -194,30 +180,13 @@ impl Visitor<'_, '_> {
         };
         self.found.add(entry.into_path(), hits, shared.cap);
     }
-}
 
-impl ParallelVisitor for Visitor<'_, '_> {
-    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
-        match entry {
-            Ok(entry) => {
-                if entry.file_type().is_some_and(|t| t.is_file()) {
-                    self.search(entry);
-                }
-            }
-            Err(e) => self.found.errors.record(self.shared.ctx, &e),
-        }
-        WalkState::Continue
+    fn error(&mut self, err: &ignore::Error) {
+        self.found.errors.record(self.shared.ctx, err);
     }
-}
 
-impl Drop for Visitor<'_, '_> {
-    fn drop(&mut self) {
-        let found = std::mem::take(&mut self.found);
-        self.shared
-            .results
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(found);
+    fn finish(self) -> Found {
+        self.found
     }
 }
 

@@ -6,7 +6,7 @@ mod collect;
 mod render;
 mod sink;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use clap::Args;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -155,12 +155,8 @@ fn grep(ctx: &Context, args: &GrepArgs) -> Result<ToolOutput, ToolError> {
         include,
         cap: cap as usize,
         context: context as usize,
-        results: Mutex::new(Vec::new()),
     };
-    walker(ctx, &start.path, args.filters(), exclude)
-        .build_parallel()
-        .visit(&mut collect::Builder(&shared));
-    let found = shared.finish();
+    let found = shared.search(walker(ctx, &start.path, args.filters(), exclude).build_parallel());
     Ok(render::render(ctx, args, &start, cap as usize, found))
 }
 
