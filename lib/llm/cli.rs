@@ -23,7 +23,8 @@ const BIN: &str = "ag-llm";
 /// How hard the model should think.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReasoningArg {
-    /// No reasoning, where the model allows it.
+    /// No reasoning, or the least the model takes (OpenAI: "none" for
+    /// GPT-5.1 and later, "minimal" for GPT-5, "low" for Codex and o-series).
     Off,
     /// A little.
     Low,

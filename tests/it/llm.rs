@@ -259,6 +259,40 @@ fn responses_reasoning_and_tool_call() {
 }
 
 #[test]
+fn reasoning_off_asks_openai_for_the_least_the_model_takes() {
+    let env = Env::new();
+    for (model, sent) in [
+        ("gpt-5-mini", "minimal"),
+        ("gpt-5.1", "none"),
+        ("o4-mini", "low"),
+    ] {
+        let server = Server::start(vec![sse(fixture(
+            "openai__responses_multistep_step1_reasoning_function_call.sse",
+        ))]);
+        let base = server.url("/v1");
+        let model = format!("openai/{model}");
+        let args = [
+            "-m",
+            &model,
+            "--base-url",
+            &base,
+            "--reasoning",
+            "off",
+            "--json",
+            "hi",
+        ];
+        let mut c = ag_llm(&env, &args);
+        c.env("OPENAI_API_KEY", "ok-1");
+        run(c, None).ok();
+        assert_eq!(
+            server.seen()[0].body["reasoning"]["effort"],
+            sent,
+            "{model}"
+        );
+    }
+}
+
+#[test]
 fn gemini_function_call_gets_an_id() {
     let env = Env::new();
     let server = Server::start(vec![sse(fixture("gemini__single_function_call_part.sse"))]);

@@ -126,8 +126,10 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
     let wants = req.reasoning.is_some_and(|r| r != Reasoning::Off);
     if t.model.reasoning || wants {
         let mut r = json!({"summary": "auto"});
-        if let Some(e) = req.reasoning.and_then(effort) {
-            r["effort"] = json!(e);
+        match req.reasoning {
+            Some(Reasoning::Off) => r["effort"] = json!(lowest_effort(&t.model.id)),
+            Some(level) => r["effort"] = json!(effort(level)),
+            None => {}
         }
         body.insert("reasoning".into(), r);
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
@@ -152,6 +154,22 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
         headers,
         body: Value::Object(body),
     }
+}
+
+/// The least reasoning a model accepts, for `--reasoning off`: OpenAI's
+/// reasoning models cannot all turn it off. GPT-5.1 and later take
+/// "none", GPT-5 "minimal"; Codex and o-series models go no lower than "low".
+fn lowest_effort(model: &str) -> &'static str {
+    let id = model.rsplit('/').next().unwrap_or(model);
+    if id.contains("codex") || !id.starts_with("gpt-5") {
+        return "low";
+    }
+    let later = id
+        .strip_prefix("gpt-5.")
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|minor| minor.parse::<u32>().ok())
+        .is_some_and(|minor| minor >= 1);
+    if later { "none" } else { "minimal" }
 }
 
 fn images_message(parts: Vec<Value>) -> Value {
@@ -449,5 +467,21 @@ impl StreamParser for ResponsesParser {
             _ => {}
         }
         Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lowest_effort;
+
+    #[test]
+    fn off_is_the_lowest_effort_each_model_takes() {
+        assert_eq!(lowest_effort("gpt-5.1"), "none");
+        assert_eq!(lowest_effort("gpt-5.2-mini"), "none");
+        assert_eq!(lowest_effort("gpt-5"), "minimal");
+        assert_eq!(lowest_effort("gpt-5-mini"), "minimal");
+        assert_eq!(lowest_effort("openai/gpt-5-nano"), "minimal");
+        assert_eq!(lowest_effort("gpt-5.1-codex-max"), "low");
+        assert_eq!(lowest_effort("o4-mini"), "low");
     }
 }

@@ -1,6 +1,6 @@
 complete -c ag-llm -s m -l model -d 'The model, as provider/model (`anthropic/claude-sonnet-4-5`, `openai/gpt-5`, `google/gemini-2.5-pro`, `ollama/qwen3`). Without it, the `AG_MODEL` environment variable names the model' -r
 complete -c ag-llm -s s -l system -d 'The system prompt' -r
-complete -c ag-llm -l reasoning -d 'How hard the model should think, for models that reason' -r -f -a "off\t'No reasoning, where the model allows it'
+complete -c ag-llm -l reasoning -d 'How hard the model should think, for models that reason' -r -f -a "off\t'No reasoning, or the least the model takes (OpenAI: "none" for GPT-5.1 and later, "minimal" for GPT-5, "low" for Codex and o-series)'
 low\t'A little'
 medium\t'Some'
 high\t'A lot'"

@@ -1,7 +1,7 @@
 complete -c ag-loop -s m -l model -d 'The model as provider/model (default: the --agent identity\'s, $AG_MODEL, the config file\'s, else anthropic/claude-sonnet-4-5)' -r
 complete -c ag-loop -l api-key -d 'The API key (default: the provider\'s usual environment variable)' -r
 complete -c ag-loop -l base-url -d 'The provider\'s base URL' -r
-complete -c ag-loop -l reasoning -d 'Reasoning effort for models that think' -r -f -a "off\t'No reasoning, where the model allows it'
+complete -c ag-loop -l reasoning -d 'Reasoning effort for models that think' -r -f -a "off\t'No reasoning, or the least the model takes (OpenAI: "none" for GPT-5.1 and later, "minimal" for GPT-5, "low" for Codex and o-series)'
 low\t'A little'
 medium\t'Some'
 high\t'A lot'"
