@@ -86,7 +86,9 @@ pub struct Args {
         value_name = "SET|NAMES"
     )]
     pub tools: Option<Vec<String>>,
-    /// Add any executable that answers --schema and the tool call protocol (repeatable; `CMD ARGS`).
+    /// Add any executable that answers --schema and the tool call protocol
+    /// (repeatable). CMD is a shell command line, quoted as in a shell
+    /// (`my-tool --flag "a b"`), run by `sh -c` in the agent's directory.
     #[arg(long = "tool", value_name = "CMD")]
     pub extra_tools: Vec<String>,
     /// Near the context window, summarise the older turns with a model call
@@ -283,7 +285,7 @@ async fn run(mut args: Args) -> ExitCode {
             false,
         ),
     };
-    let mut tools = match ToolSet::load(&names, explicit, &args.extra_tools).await {
+    let mut tools = match ToolSet::load(&names, explicit, &args.extra_tools, &cwd).await {
         Ok(t) => t,
         Err(e) => return setup_error(&e),
     };
@@ -387,7 +389,7 @@ async fn run(mut args: Args) -> ExitCode {
     } else if !args.gates.is_empty() {
         args.gates.clone()
     } else {
-        super::toolset::find_tool_binary("gate")
+        crate::tool::find_tool_binary("gate")
             .map(|p| vec![shell_quote(&p.display().to_string())])
             .unwrap_or_default()
     };

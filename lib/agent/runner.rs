@@ -15,11 +15,12 @@ use super::emit::Emitter;
 use super::gates::{Gates, Verdict};
 use super::hashes::FileHashes;
 use super::model::ModelClient;
-use super::toolset::{CallEnv, ToolSet, aborted_result, cap_output, error_result};
+use super::toolset::{CallEnv, ToolSet, aborted_result, cap_output};
 use crate::protocol::{
     AfterRequest, AgentEvent, AssistantMessage, ContentBlock, GateRequest, LlmRequest, Message,
     Outcome, Reasoning, StopReason, ToolResult, ToolResultMessage, Usage, UserContent,
 };
+use crate::tool::exec::{ABORTED, error_result};
 
 /// Settings of a run.
 pub struct AgentSettings {
@@ -436,15 +437,20 @@ impl Agent {
                 arguments: args.clone(),
             })?;
             let check = match self.tools.get(name) {
-                None => Err(format!(
-                    "There is no tool named `{name}`. The tools are: {}.",
-                    self.tools.names().join(", ")
+                None => Err((
+                    "call.unknown_tool",
+                    format!(
+                        "There is no tool named `{name}`. The tools are: {}.",
+                        self.tools.names().join(", ")
+                    ),
                 )),
-                Some(spec) => spec.validate(&args),
+                Some(spec) => spec
+                    .validate(&args)
+                    .map_err(|msg| ("call.invalid_arguments", msg)),
             };
             match check {
-                Err(msg) => {
-                    let r = error_result(id, msg);
+                Err((code, msg)) => {
+                    let r = error_result(id, code, msg);
                     self.end_call(id, name, &r)?;
                     results[i] = Some(r);
                 }
@@ -474,7 +480,11 @@ impl Agent {
                             };
                             spec.call(&id, &args, &call_env, &cancel).await
                         }
-                        None => error_result(&id, format!("no tool named `{name}`")),
+                        None => error_result(
+                            &id,
+                            "call.unknown_tool",
+                            format!("no tool named `{name}`"),
+                        ),
                     }
                 }
             }
@@ -586,10 +596,7 @@ impl Agent {
                     )
                 }
             };
-            let r = ToolResult {
-                error_code: Some("call.denied".into()),
-                ..error_result(&id, refused)
-            };
+            let r = error_result(&id, "call.denied", refused);
             self.end_call(&id, &name, &r)?;
             results[i] = Some(r);
         }
@@ -670,7 +677,7 @@ impl Agent {
     /// Counts identical failing calls in a row and tells the model when it
     /// is going round in circles.
     fn note_repeats(&mut self, name: &str, args: &Value, r: &mut ToolResult) {
-        if !r.is_error || r.error_code.as_deref() == Some("call.aborted") {
+        if !r.is_error || r.error_code.as_deref() == Some(ABORTED) {
             self.failing = None;
             return;
         }

@@ -1,22 +1,19 @@
 //! The tools offered to the model: found as executables, learned through
 //! `--schema`, each call validated against its schema and run as a
-//! subprocess in its own process group.
+//! subprocess in its own process group (by [`crate::tool::exec`]), or
+//! offered by an MCP server and called there.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Duration;
-
-use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio_util::sync::CancellationToken;
-
+use std::path::Path;
 use std::sync::Arc;
 
+use serde_json::Value;
 use tokio::sync::RwLock;
+use tokio_util::sync::CancellationToken;
 
 use crate::mcp::client::{ConnectOptions, McpClient, SERVER_GONE};
 use crate::protocol::{ToolDefinition, ToolResult};
 use crate::tool::ArgsCheck;
+use crate::tool::exec::{self, CallOptions, ToolProgram};
 
 /// The ag tools offered by default, by tool name (binary `ag-<name>`).
 pub const DEFAULT_TOOLS: &[&str] = &[
@@ -50,24 +47,26 @@ pub fn expand(list: &[String]) -> Vec<String> {
     out
 }
 
-/// Bytes of a tool's stdout read before the rest is dropped.
-const MAX_RESULT_LINE: u64 = 16 * 1024 * 1024;
 /// Characters of tool output that enter the conversation.
 pub const MAX_OUTPUT_CHARS: usize = 60_000;
-/// How long a tool may take to answer `--schema`.
-const SCHEMA_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// One tool: where it is and what it takes.
+/// Why an interrupted call stopped, for the model.
+const INTERRUPTED: &str = "the user interrupted this tool call before it finished";
+
+/// One tool: how it runs and what it takes.
 pub struct ToolSpec {
-    /// The executable.
-    pub program: PathBuf,
-    /// Arguments before the call (from `--tool 'CMD ARGS'`).
-    pub args: Vec<String>,
     /// Its definition.
     pub definition: ToolDefinition,
     check: ArgsCheck,
-    /// Set for a tool of an MCP server: the server and the tool's own name there.
-    mcp: Option<(Arc<RwLock<McpClient>>, String)>,
+    runs: Runs,
+}
+
+/// Where a tool's calls go.
+enum Runs {
+    /// A subprocess per call.
+    Program(ToolProgram),
+    /// A tool of an MCP server: the server and the tool's own name there.
+    Mcp(Arc<RwLock<McpClient>>, String),
 }
 
 /// The tools of a run, in the order they are offered.
@@ -77,35 +76,21 @@ pub struct ToolSet {
     pub tools: Vec<ToolSpec>,
 }
 
-/// Finds `ag-<name>` beside the running executable, else on PATH.
-pub fn find_tool_binary(name: &str) -> Option<PathBuf> {
-    let bin = format!("ag-{name}");
-    if let Ok(exe) = std::env::current_exe()
-        && let Some(dir) = exe.parent()
-    {
-        let p = dir.join(&bin);
-        if p.is_file() {
-            return Some(p);
-        }
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(&bin))
-        .find(|p| p.is_file())
-}
-
 impl ToolSet {
-    /// Loads the named ag tools and the extra commands. `explicit` says the
-    /// names were asked for, so a missing one is an error rather than skipped.
+    /// Loads the named ag tools and the extra commands (`--tool`, shell
+    /// command lines), asking each for its schema in `cwd`, where its calls
+    /// run too. `explicit` says the names were asked for, so a missing one
+    /// is an error rather than skipped.
     pub async fn load(
         names: &[String],
         explicit: bool,
         extra: &[String],
+        cwd: &Path,
     ) -> Result<ToolSet, String> {
-        let mut wanted: Vec<(PathBuf, Vec<String>, String)> = Vec::new();
+        let mut wanted: Vec<ToolProgram> = Vec::new();
         for name in names {
-            match find_tool_binary(name) {
-                Some(p) => wanted.push((p, Vec::new(), format!("ag-{name}"))),
+            match ToolProgram::ag(name) {
+                Some(p) => wanted.push(p),
                 None if explicit => {
                     return Err(format!(
                         "tool `{name}`: no `ag-{name}` beside ag-loop or on PATH; install it or leave it out of --tools"
@@ -115,54 +100,29 @@ impl ToolSet {
             }
         }
         for cmd in extra {
-            let mut parts = cmd.split_whitespace().map(str::to_string);
-            let Some(program) = parts.next() else {
-                return Err("--tool needs a command".into());
-            };
-            wanted.push((PathBuf::from(&program), parts.collect(), cmd.clone()));
+            wanted.push(ToolProgram::shell(cmd).ok_or("--tool needs a command")?);
         }
-        let mut tasks = tokio::task::JoinSet::new();
-        for (i, (program, args, label)) in wanted.into_iter().enumerate() {
-            tasks.spawn(async move {
-                (
-                    i,
-                    schema_of(&program, &args, &label)
-                        .await
-                        .map(|d| (program, args, d)),
-                )
-            });
-        }
-        let mut loaded: Vec<(usize, ToolSpec)> = Vec::new();
-        while let Some(joined) = tasks.join_next().await {
-            let (i, res) = joined.map_err(|e| format!("loading tools: {e}"))?;
-            let (program, args, definition) = res?;
-            let check = ArgsCheck::new(definition.parameters.clone());
-            loaded.push((
-                i,
-                ToolSpec {
-                    program,
-                    args,
-                    definition,
-                    check,
-                    mcp: None,
-                },
-            ));
-        }
-        loaded.sort_by_key(|(i, _)| *i);
-        let tools: Vec<ToolSpec> = loaded.into_iter().map(|(_, t)| t).collect();
-        for (i, t) in tools.iter().enumerate() {
-            if let Some(other) = tools[..i]
-                .iter()
-                .find(|o| o.definition.name == t.definition.name)
-            {
+        let mut loaded: Vec<(ToolProgram, ToolDefinition)> = Vec::new();
+        for (program, answer) in exec::load_schemas(wanted, Some(cwd)).await {
+            let definition = answer.map_err(|e| e.to_string())?;
+            if let Some((other, _)) = loaded.iter().find(|(_, d)| d.name == definition.name) {
                 return Err(format!(
                     "two tools are named `{}`: `{}` and `{}`; leave one out",
-                    t.definition.name,
-                    other.program.display(),
-                    t.program.display()
+                    definition.name,
+                    other.label(),
+                    program.label()
                 ));
             }
+            loaded.push((program, definition));
         }
+        let tools = loaded
+            .into_iter()
+            .map(|(program, definition)| ToolSpec {
+                check: ArgsCheck::new(definition.parameters.clone()),
+                definition,
+                runs: Runs::Program(program),
+            })
+            .collect();
         Ok(ToolSet { tools })
     }
 
@@ -195,11 +155,9 @@ impl ToolSet {
                 def.name = name;
                 let check = ArgsCheck::new(def.parameters.clone());
                 self.tools.push(ToolSpec {
-                    program: PathBuf::from(spec),
-                    args: Vec::new(),
                     definition: def,
                     check,
-                    mcp: Some((shared.clone(), remote)),
+                    runs: Runs::Mcp(shared.clone(), remote),
                 });
             }
         }
@@ -225,33 +183,6 @@ impl ToolSet {
     }
 }
 
-async fn schema_of(program: &Path, args: &[String], label: &str) -> Result<ToolDefinition, String> {
-    let mut cmd = crate::proc::tokio_command(program, &[], None);
-    cmd.args(args)
-        .arg("--schema")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let out = tokio::time::timeout(SCHEMA_TIMEOUT, cmd.output())
-        .await
-        .map_err(|_| format!("tool `{label}` did not answer --schema within {SCHEMA_TIMEOUT:?}"))?
-        .map_err(|e| format!("cannot run tool `{label}`: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "tool `{label}` --schema failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    let def: ToolDefinition = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("tool `{label}` --schema did not print a tool definition: {e}"))?;
-    if def.parameters.get("type").and_then(Value::as_str) != Some("object") {
-        return Err(format!(
-            "tool `{label}`: its parameters schema must be an object schema"
-        ));
-    }
-    Ok(def)
-}
-
 /// Where and how a call runs.
 pub struct CallEnv<'a> {
     /// The working directory.
@@ -275,77 +206,16 @@ impl ToolSpec {
         env: &CallEnv<'_>,
         cancel: &CancellationToken,
     ) -> ToolResult {
-        if let Some((server, remote)) = &self.mcp {
-            return call_mcp(server, remote, id, arguments, cancel).await;
-        }
-        let name = &self.definition.name;
-        let mut cmd = crate::proc::tokio_command(&self.program, &[], Some(env.cwd));
-        cmd.args(&self.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (k, v) in env.env {
-            cmd.env(k, v);
-        }
-        let mut child = match cmd.spawn() {
-            Ok(c) => c,
-            Err(e) => {
-                return error_result(
-                    id,
-                    format!(
-                        "cannot start tool `{name}` ({}): {e}",
-                        self.program.display()
-                    ),
-                );
-            }
-        };
-        let pid = child.id();
-        let line = json!({"id": id, "arguments": arguments}).to_string() + "\n";
-        let (Some(mut stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            return error_result(id, format!("tool `{name}`: no pipes"));
-        };
-        let io = async move {
-            // Closing stdin after the one call ends the tool's loop.
-            let _ = stdin.write_all(line.as_bytes()).await;
-            drop(stdin);
-            let mut out = Vec::new();
-            let mut err = Vec::new();
-            let mut stdout = stdout.take(MAX_RESULT_LINE);
-            let mut stderr = stderr.take(64 * 1024);
-            let (a, b) = tokio::join!(stdout.read_to_end(&mut out), stderr.read_to_end(&mut err));
-            (a.map(|_| out), b.map(|_| err).unwrap_or_default())
-        };
-        tokio::select! {
-            _ = cancel.cancelled() => {
-                crate::proc::kill_group(&mut child, true).await;
-                aborted_result(id)
-            }
-            (out, err) = io => {
-                let status = child.wait().await;
-                // Whatever the tool left running in its group goes with it.
-                crate::proc::reap_group(pid);
-                let out = match out {
-                    Ok(o) => o,
-                    Err(e) => return error_result(id, format!("cannot read the result of `{name}`: {e}")),
+        match &self.runs {
+            Runs::Mcp(server, remote) => call_mcp(server, remote, id, arguments, cancel).await,
+            Runs::Program(program) => {
+                let options = CallOptions {
+                    cwd: Some(env.cwd),
+                    env: env.env,
+                    aborted: INTERRUPTED,
                 };
-                let first = out.split(|b| *b == b'\n').find(|l| !l.iter().all(u8::is_ascii_whitespace));
-                match first.map(serde_json::from_slice::<ToolResult>) {
-                    Some(Ok(mut r)) => {
-                        r.id = Some(id.to_string());
-                        r
-                    }
-                    Some(Err(e)) => error_result(id, format!("tool `{name}` answered with something that is not a tool result ({e})")),
-                    None => error_result(id, format!(
-                        "tool `{name}` ended ({}) without a result{}",
-                        status.map(|s| s.to_string()).unwrap_or_else(|e| e.to_string()),
-                        match String::from_utf8_lossy(&err).trim() {
-                            "" => String::new(),
-                            t => format!(": {t}"),
-                        }
-                    )),
-                }
+                let name = &self.definition.name;
+                program.call(name, id, arguments, &options, cancel).await
             }
         }
     }
@@ -361,6 +231,10 @@ async fn call_mcp(
     cancel: &CancellationToken,
 ) -> ToolResult {
     let mut result = server.read().await.call(remote, arguments, cancel).await;
+    if result.error_code.as_deref() == Some(exec::ABORTED) {
+        // In ag-loop's words, as for every other tool.
+        return aborted_result(id);
+    }
     result.id = Some(id.to_string());
     if result.error_code.as_deref() == Some(SERVER_GONE) {
         let mut client = server.write().await;
@@ -400,28 +274,9 @@ fn sanitize(name: &str) -> String {
     }
 }
 
-/// An error result with a message for the model.
-pub fn error_result(id: &str, message: String) -> ToolResult {
-    ToolResult {
-        id: Some(id.to_string()),
-        output: message,
-        details: Value::Null,
-        is_error: true,
-        error_code: None,
-        images: Vec::new(),
-    }
-}
-
 /// The result of a call that an interrupt stopped.
 pub fn aborted_result(id: &str) -> ToolResult {
-    ToolResult {
-        id: Some(id.to_string()),
-        output: "aborted: the user interrupted this tool call before it finished".into(),
-        details: json!({"aborted": true}),
-        is_error: true,
-        error_code: Some("call.aborted".into()),
-        images: Vec::new(),
-    }
+    exec::aborted_result(id, INTERRUPTED)
 }
 
 /// Caps tool output before it enters the conversation: the head and the

@@ -38,7 +38,8 @@ pub struct Args {
     pub tools: Option<Vec<String>>,
     /// Also serve CMD, any executable that speaks ag's tool protocol
     /// (answers `CMD --schema`, takes JSONL calls on stdin). CMD is a shell
-    /// command line (`sh -c`). Repeatable.
+    /// command line, quoted as in a shell (`my-tool --flag "a b"`), run by
+    /// `sh -c`. Repeatable.
     #[arg(long = "tool", value_name = "CMD")]
     pub tool: Vec<String>,
     /// Run in DIR, as if started there: relative paths in calls, `--root`

@@ -43,8 +43,8 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::convert::{from_mcp_result, from_mcp_tool};
-use super::tools::{aborted_result, error_result};
 use crate::protocol::{ToolDefinition, ToolResult};
+use crate::tool::exec::{CANCELLED, aborted_result, error_result};
 
 /// The error code of a call's result when the server is gone (exited,
 /// unreachable): restart it, or drop its tools.
@@ -297,7 +297,7 @@ impl McpClient {
         // Dropping the request when cancelled makes rmcp send
         // `notifications/cancelled` for it.
         let outcome = tokio::select! {
-            _ = cancel.cancelled() => return aborted_result(id),
+            _ = cancel.cancelled() => return aborted_result(id, CANCELLED),
             r = peer.call_tool_once(params) => r,
         };
         match outcome {
@@ -318,7 +318,7 @@ impl McpClient {
                     self.name, e.message
                 ),
             ),
-            Err(ServiceError::Cancelled { .. }) => aborted_result(id),
+            Err(ServiceError::Cancelled { .. }) => aborted_result(id, CANCELLED),
             Err(e) => {
                 let why = self.wait_gone(&e).await;
                 self.gone_result(id, name, &why, true)

@@ -1,12 +1,16 @@
 //! What a tool is: typed arguments (clap flags and a JSON Schema from one
 //! struct), a run function, and the result or error it gives. The serving
-//! machinery in [`serve`] and [`crate::cli`] turns any [`Tool`] into a binary.
+//! machinery in [`serve`] and [`crate::cli`] turns any [`Tool`] into a binary;
+//! [`exec`] is the other side, running a tool binary as its callers
+//! (ag-loop, ag-mcp) do.
 
 mod args_check;
+pub mod exec;
 mod paths;
 pub mod serve;
 
 pub use args_check::ArgsCheck;
+pub use exec::{CallOptions, SchemaError, ToolProgram, find_tool_binary};
 pub use paths::{Context, display_path, normalize, real_path};
 
 use schemars::JsonSchema;

@@ -566,6 +566,46 @@ fn another_cli_agent_is_a_tool_through_the_example_wrapper() {
 }
 
 #[test]
+fn a_tool_command_line_is_read_as_the_shell_reads_it_in_the_agents_directory() {
+    let env = Env::new();
+    // Prints its arguments before the call's and the directory it runs in.
+    env.write(
+        "proj/tools/args.sh",
+        "for a in \"$@\"; do if [ \"$a\" = --schema ]; then\n\
+         echo '{\"name\":\"args\",\"label\":\"Args\",\"description\":\"shows its arguments\",\"parameters\":{\"type\":\"object\",\"properties\":{}}}'\n\
+         exit 0; fi; done\nread line\n\
+         printf '{\"output\":\"%s|%s|%s|%s\",\"details\":{},\"is_error\":false}\\n' \"$#\" \"$1\" \"$2\" \"$(basename \"$PWD\")\"\n",
+    );
+    let model = scripted_model(
+        &env,
+        &[tool_turn(&[("c1", "args", json!({}))]), text_turn("ok")],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "",
+        "--cwd",
+        "proj",
+        // Relative to --cwd, like every path the agent's tools see.
+        "--tool",
+        r#"sh tools/args.sh --label "a b""#,
+        "--no-session",
+        "go",
+    ]);
+    let r = run(c, None);
+    r.ok();
+    let end = r
+        .json_lines()
+        .into_iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["is_error"], false, "{r}");
+    assert_eq!(end["output"], "2|--label|a b|proj", "{r}");
+}
+
+#[test]
 fn identity_files_choose_tools_model_and_prompt() {
     let env = Env::new();
     std::fs::create_dir_all(env.join(".git")).unwrap();

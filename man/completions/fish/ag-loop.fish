@@ -11,7 +11,7 @@ complete -c ag-loop -l config -d 'Read defaults from FILE instead of $AG_HOME/co
 complete -c ag-loop -l max-cost -d 'Stop a prompt once it has cost this many US dollars' -r
 complete -c ag-loop -l cwd -d 'The working directory of the agent and its tools' -r -F
 complete -c ag-loop -l tools -l toolset -d 'The tools to offer: a set (full, minimal, readonly, chat) or ag tool names, comma-separated (default: full, the ag tools that are installed)' -r
-complete -c ag-loop -l tool -d 'Add any executable that answers --schema and the tool call protocol (repeatable; `CMD ARGS`)' -r
+complete -c ag-loop -l tool -d 'Add any executable that answers --schema and the tool call protocol (repeatable). CMD is a shell command line, quoted as in a shell (`my-tool --flag "a b"`), run by `sh -c` in the agent\'s directory' -r
 complete -c ag-loop -l compact -d 'Near the context window, summarise the older turns with a model call (auto), or just drop them and leave a marker (never)' -r -f -a "auto\t'Summarise the older turns with a model call'
 never\t'Drop the older turns and leave a marker (no model call)'"
 complete -c ag-loop -l gate -d 'A gate: a program that sees each tool call first (one JSON object on stdin) and allows, denies, asks a person or rewrites it (repeatable, in order; default: ag-gate when it is installed)' -r

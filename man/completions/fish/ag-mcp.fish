@@ -1,5 +1,5 @@
 complete -c ag-mcp -l tools -d 'The ag tools to serve, comma-separated (`read,grep,find,ls`), or `none`. Default: read, write, edit, delete, patch, bash, grep, find, ls and git, those that are installed (beside ag-mcp, else on PATH)' -r
-complete -c ag-mcp -l tool -d 'Also serve CMD, any executable that speaks ag\'s tool protocol (answers `CMD --schema`, takes JSONL calls on stdin). CMD is a shell command line (`sh -c`). Repeatable' -r
+complete -c ag-mcp -l tool -d 'Also serve CMD, any executable that speaks ag\'s tool protocol (answers `CMD --schema`, takes JSONL calls on stdin). CMD is a shell command line, quoted as in a shell (`my-tool --flag "a b"`), run by `sh -c`. Repeatable' -r
 complete -c ag-mcp -s C -l cwd -d 'Run in DIR, as if started there: relative paths in calls, `--root` and `--tool` resolve against it. For clients that start servers somewhere else than the project' -r -F
 complete -c ag-mcp -l root -d 'Confine every path the ag tools touch to DIR (passed to each as `--root DIR`)' -r -F
 complete -c ag-mcp -l text-only -d 'Send only the text (and pictures) of results, not the tools\' details as `structuredContent`. Use it for clients that show the model the structured content in place of the text, such as Codex CLI'

@@ -1,0 +1,557 @@
+//! Running a tool executable from the outside, as ag-loop and ag-mcp do:
+//! finding `ag-<name>`, learning a tool through `--schema`, and running one
+//! call as a subprocess in its own process group (the call line on stdin,
+//! stdin closed, stdout and stderr read with caps, the group ended on
+//! cancel, whatever the tool left behind killed once it has exited), then
+//! taking the first non-blank stdout line as its result. Every failure is
+//! a result with a `tool.*` code and a message for the model.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::ChildStdin;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{ToolDefinition, ToolResult};
+
+/// Bytes of a tool's stdout read before the rest is dropped: the result
+/// line is one JSON object, and a bigger one is cut off (and then fails to
+/// parse) rather than held in memory.
+pub const MAX_STDOUT_BYTES: u64 = 16 * 1024 * 1024;
+/// Bytes of a tool's stderr kept for the message of a call that failed.
+pub const MAX_STDERR_BYTES: u64 = 64 * 1024;
+/// How long a tool may take to answer `--schema`.
+pub const SCHEMA_TIMEOUT: Duration = Duration::from_secs(10);
+/// After a tool has exited, how long its stdout and stderr may stay open
+/// (held by something it started in the background) before that is killed.
+const PIPE_DRAIN: Duration = Duration::from_millis(100);
+/// After the leftovers are killed, how long to wait for the pipes to close;
+/// only a process that left the tool's group can hold them longer.
+const LEFTOVER_DRAIN: Duration = Duration::from_secs(2);
+
+/// The tool could not be started.
+pub const SPAWN: &str = "tool.spawn";
+/// The call could not be written or its result read.
+pub const IO: &str = "tool.io";
+/// The tool printed something that is not a tool result.
+pub const OUTPUT: &str = "tool.output";
+/// The tool ended without printing a result.
+pub const CRASHED: &str = "tool.crashed";
+/// The call was interrupted or cancelled before it finished.
+pub const ABORTED: &str = "call.aborted";
+
+/// The wording of [`aborted_result`] when nobody in particular stopped the
+/// call.
+pub const CANCELLED: &str = "the call was cancelled before it finished";
+
+/// Finds `ag-<name>` beside the running executable, else on `PATH`.
+pub fn find_tool_binary(name: &str) -> Option<PathBuf> {
+    // A name with a slash would look outside those directories.
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    let bin = format!("ag-{name}");
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(dir) = exe.parent()
+    {
+        let p = dir.join(&bin);
+        if p.is_file() {
+            return Some(p);
+        }
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(&bin))
+        .find(|p| p.is_file())
+}
+
+/// A tool's `--schema` gave no usable definition.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("tool `{label}`: {message}")]
+pub struct SchemaError {
+    /// How the tool was named on the command line.
+    pub label: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// How to start a tool: a program, the arguments before the call's own,
+/// and how the user named it (for messages).
+#[derive(Debug, Clone)]
+pub struct ToolProgram {
+    program: PathBuf,
+    args: Vec<String>,
+    label: String,
+}
+
+/// Where and how a call runs.
+#[derive(Debug, Clone, Copy)]
+pub struct CallOptions<'a> {
+    /// The working directory; `None` keeps the caller's.
+    pub cwd: Option<&'a Path>,
+    /// Extra environment variables.
+    pub env: &'a [(String, String)],
+    /// Why a cancelled call stopped, for the model ([`CANCELLED`], or the
+    /// caller's own words such as "the user interrupted ...").
+    pub aborted: &'a str,
+}
+
+impl Default for CallOptions<'_> {
+    fn default() -> Self {
+        CallOptions {
+            cwd: None,
+            env: &[],
+            aborted: CANCELLED,
+        }
+    }
+}
+
+impl ToolProgram {
+    /// `program` run with `args` before the call's own, named `label`.
+    pub fn new(program: impl Into<PathBuf>, args: Vec<String>, label: impl Into<String>) -> Self {
+        ToolProgram {
+            program: program.into(),
+            args,
+            label: label.into(),
+        }
+    }
+
+    /// The ag tool `name` (binary `ag-<name>`), if it is installed.
+    pub fn ag(name: &str) -> Option<Self> {
+        find_tool_binary(name).map(|p| ToolProgram::new(p, Vec::new(), format!("ag-{name}")))
+    }
+
+    /// A command line as the shell reads it (`my-tool --flag "a b"`), run
+    /// as `sh -c 'CMD "$@"' sh ARGS...` so that the arguments ag adds
+    /// (`--schema`) come after the user's. `None` for a blank line.
+    pub fn shell(command: &str) -> Option<Self> {
+        if command.trim().is_empty() {
+            return None;
+        }
+        Some(ToolProgram::new(
+            "sh",
+            vec!["-c".into(), format!("{command} \"$@\""), "sh".into()],
+            command,
+        ))
+    }
+
+    /// Adds arguments after the ones it has (ag-mcp's `--root DIR`).
+    pub fn with_args(mut self, args: impl IntoIterator<Item = String>) -> Self {
+        self.args.extend(args);
+        self
+    }
+
+    /// How the user named it: `ag-read`, or the `--tool` command line.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Asks the tool for its definition (`PROGRAM ARGS --schema`), which must
+    /// have an object schema for its parameters.
+    pub async fn schema(&self, cwd: Option<&Path>) -> Result<ToolDefinition, SchemaError> {
+        let fail = |message: String| SchemaError {
+            label: self.label.clone(),
+            message,
+        };
+        let mut cmd = crate::proc::tokio_command(&self.program, &[], cwd);
+        cmd.args(&self.args)
+            .arg("--schema")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let out = tokio::time::timeout(SCHEMA_TIMEOUT, cmd.output())
+            .await
+            .map_err(|_| fail(format!("no answer to --schema within {SCHEMA_TIMEOUT:?}")))?
+            .map_err(|e| fail(format!("cannot run it: {e}")))?;
+        if !out.status.success() {
+            return Err(fail(format!(
+                "--schema failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        let def: ToolDefinition = serde_json::from_slice(&out.stdout)
+            .map_err(|e| fail(format!("--schema did not print a tool definition: {e}")))?;
+        if def.parameters.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(fail(
+                "its parameters schema must be an object schema".into(),
+            ));
+        }
+        Ok(def)
+    }
+
+    /// Runs one call of the tool `name` as a subprocess in its own process
+    /// group. Cancelling `cancel` ends the group (SIGTERM, then SIGKILL
+    /// after a grace period) and gives an aborted result; once the tool has
+    /// exited, whatever it left running in its group is killed too, so a
+    /// background process holding its stdout open cannot hold up the call.
+    pub async fn call(
+        &self,
+        name: &str,
+        id: &str,
+        arguments: &(impl serde::Serialize + ?Sized),
+        options: &CallOptions<'_>,
+        cancel: &CancellationToken,
+    ) -> ToolResult {
+        let mut cmd = crate::proc::tokio_command(&self.program, &[], options.cwd);
+        cmd.args(&self.args)
+            .envs(options.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                return error_result(
+                    id,
+                    SPAWN,
+                    format!("cannot start tool `{name}` (`{}`): {e}", self.label),
+                );
+            }
+        };
+        let pid = child.id();
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            crate::proc::kill_group(&mut child, false).await;
+            return error_result(id, IO, format!("tool `{name}`: no pipes"));
+        };
+        let line = json!({"id": id, "arguments": arguments}).to_string() + "\n";
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let (status, read) = {
+            let io = exchange(stdin, line, stdout, stderr, &mut out, &mut err);
+            tokio::pin!(io);
+            let step = tokio::select! {
+                _ = cancel.cancelled() => None,
+                read = &mut io => Some(Ok(read)),
+                status = child.wait() => Some(Err(status)),
+            };
+            match step {
+                None => {
+                    crate::proc::kill_group(&mut child, true).await;
+                    return aborted_result(id, options.aborted);
+                }
+                // The pipes closed first: wait for the tool itself.
+                Some(Ok(read)) => {
+                    let status = tokio::select! {
+                        _ = cancel.cancelled() => {
+                            crate::proc::kill_group(&mut child, true).await;
+                            return aborted_result(id, options.aborted);
+                        }
+                        status = child.wait() => status,
+                    };
+                    (status, read)
+                }
+                // The tool exited: its pipes close at once unless something
+                // it started still holds them, which is then killed.
+                Some(Err(status)) => {
+                    let read = match tokio::time::timeout(PIPE_DRAIN, &mut io).await {
+                        Ok(read) => read,
+                        Err(_) => {
+                            crate::proc::reap_group(pid);
+                            tokio::time::timeout(LEFTOVER_DRAIN, &mut io)
+                                .await
+                                .unwrap_or(Ok(()))
+                        }
+                    };
+                    (status, read)
+                }
+            }
+        };
+        // Whatever the tool left running in its group goes with it.
+        crate::proc::reap_group(pid);
+        if let Err(e) = read {
+            return error_result(id, IO, format!("cannot read the result of `{name}`: {e}"));
+        }
+        parse_result(id, name, &out, &err, status)
+    }
+}
+
+/// Writes the call line and closes stdin, while reading stdout and stderr
+/// up to their caps. Each pipe is closed as soon as it is done with, so a
+/// tool writing past a cap gets a broken pipe instead of blocking. Only a
+/// stdout read error counts: stderr is just for messages.
+async fn exchange(
+    mut stdin: ChildStdin,
+    line: String,
+    stdout: impl AsyncRead + Unpin,
+    stderr: impl AsyncRead + Unpin,
+    out: &mut Vec<u8>,
+    err: &mut Vec<u8>,
+) -> io::Result<()> {
+    let write = async move {
+        // A tool that exits without reading its call gets a broken pipe
+        // here, which its missing result reports better. Dropping stdin
+        // after the one call ends the tool's loop.
+        let _ = stdin.write_all(line.as_bytes()).await;
+    };
+    let read_out = async move { stdout.take(MAX_STDOUT_BYTES).read_to_end(out).await };
+    let read_err = async move { stderr.take(MAX_STDERR_BYTES).read_to_end(err).await };
+    let ((), read, _) = tokio::join!(write, read_out, read_err);
+    read.map(|_| ())
+}
+
+/// The tool's answer: the first non-blank line of its stdout, a result
+/// (whose id is replaced by the call's).
+fn parse_result(
+    id: &str,
+    name: &str,
+    stdout: &[u8],
+    stderr: &[u8],
+    status: io::Result<ExitStatus>,
+) -> ToolResult {
+    let first = stdout
+        .split(|b| *b == b'\n')
+        .find(|l| !l.iter().all(u8::is_ascii_whitespace));
+    match first.map(serde_json::from_slice::<ToolResult>) {
+        Some(Ok(mut r)) => {
+            r.id = Some(id.to_string());
+            r
+        }
+        Some(Err(e)) => error_result(
+            id,
+            OUTPUT,
+            format!("tool `{name}` answered with something that is not a tool result ({e})"),
+        ),
+        None => error_result(
+            id,
+            CRASHED,
+            format!(
+                "tool `{name}` ended ({}) without a result{}",
+                status
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|e| e.to_string()),
+                match String::from_utf8_lossy(stderr).trim() {
+                    "" => String::new(),
+                    t => format!(": {t}"),
+                }
+            ),
+        ),
+    }
+}
+
+/// Asks every tool for its definition, all at once (a slow tool does not
+/// hold up the others); the answers come back in the order given.
+pub async fn load_schemas(
+    programs: Vec<ToolProgram>,
+    cwd: Option<&Path>,
+) -> Vec<(ToolProgram, Result<ToolDefinition, SchemaError>)> {
+    let tasks: Vec<_> = programs
+        .into_iter()
+        .map(|program| {
+            let cwd = cwd.map(Path::to_path_buf);
+            let copy = program.clone();
+            let task = tokio::spawn(async move { copy.schema(cwd.as_deref()).await });
+            (program, task)
+        })
+        .collect();
+    let mut loaded = Vec::with_capacity(tasks.len());
+    for (program, task) in tasks {
+        // A task only fails by panicking, which `schema` does not do.
+        let def = task.await.unwrap_or_else(|e| {
+            Err(SchemaError {
+                label: program.label.clone(),
+                message: format!("loading it failed: {e}"),
+            })
+        });
+        loaded.push((program, def));
+    }
+    loaded
+}
+
+/// An error result with a stable code and a message for the model.
+pub fn error_result(id: &str, code: &str, message: String) -> ToolResult {
+    ToolResult {
+        id: Some(id.to_string()),
+        output: message,
+        details: Value::Null,
+        is_error: true,
+        error_code: Some(code.to_string()),
+        images: Vec::new(),
+    }
+}
+
+/// The result of a call stopped before it finished; `why` says who stopped
+/// it ([`CANCELLED`] when nobody in particular).
+pub fn aborted_result(id: &str, why: &str) -> ToolResult {
+    ToolResult {
+        id: Some(id.to_string()),
+        output: format!("aborted: {why}"),
+        details: json!({"aborted": true}),
+        is_error: true,
+        error_code: Some(ABORTED.into()),
+        images: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_line_is_taken_and_its_id_replaced() {
+        let out = b"\n{\"id\":\"x\",\"output\":\"hi\",\"details\":{\"n\":1},\"is_error\":false}\n";
+        let r = parse_result("7", "t", out, b"", Ok(Default::default()));
+        assert_eq!(r.id.as_deref(), Some("7"));
+        assert_eq!(r.output, "hi");
+        assert_eq!(r.details, json!({"n": 1}));
+        assert!(!r.is_error);
+    }
+
+    #[test]
+    fn no_result_is_an_error_naming_the_tool_and_its_stderr() {
+        let r = parse_result("1", "boom", b"", b"segfault\n", Ok(Default::default()));
+        assert!(r.is_error);
+        assert_eq!(r.error_code.as_deref(), Some(CRASHED));
+        assert!(r.output.contains("`boom`"), "{}", r.output);
+        assert!(r.output.contains("segfault"), "{}", r.output);
+        let r = parse_result("1", "t", b"not json\n", b"", Ok(Default::default()));
+        assert_eq!(r.error_code.as_deref(), Some(OUTPUT));
+    }
+
+    #[test]
+    fn a_name_with_a_slash_is_never_looked_up() {
+        assert!(find_tool_binary("../bin/sh").is_none());
+        assert!(find_tool_binary("").is_none());
+    }
+
+    #[test]
+    fn aborted_results_keep_their_code_and_details_and_take_the_wording() {
+        let r = aborted_result("3", CANCELLED);
+        assert_eq!(r.output, format!("aborted: {CANCELLED}"));
+        assert_eq!(r.error_code.as_deref(), Some(ABORTED));
+        assert_eq!(r.details, json!({"aborted": true}));
+        assert!(
+            aborted_result("3", "the user said stop")
+                .output
+                .ends_with("said stop")
+        );
+    }
+
+    /// A tool written as a shell script: answers `--schema` with `schema`,
+    /// and a call by running `body` (after reading the call line).
+    fn script(body: &str) -> String {
+        format!(
+            "for a in \"$@\"; do if [ \"$a\" = --schema ]; then echo '{{\"name\":\"t\",\"label\":\"T\",\"description\":\"d\",\"parameters\":{{\"type\":\"object\"}}}}'; exit 0; fi; done; read line; {body}"
+        )
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    fn call(tool: &ToolProgram, options: &CallOptions<'_>) -> ToolResult {
+        rt().block_on(tool.call("t", "c1", &json!({}), options, &CancellationToken::new()))
+    }
+
+    #[test]
+    fn a_shell_command_keeps_its_quoting_and_gets_the_schema_flag_last() {
+        let body = r#"printf '{"output":"%s|%s","details":{},"is_error":false}\n' "$1" "$2""#;
+        let command = format!(
+            "sh -c '{}' sh --flag \"a b\"",
+            script(body).replace('\'', r"'\''")
+        );
+        let tool = ToolProgram::shell(&command).unwrap();
+        let def = rt().block_on(tool.schema(None)).unwrap();
+        assert_eq!(def.name, "t");
+        let r = call(&tool, &CallOptions::default());
+        assert_eq!(r.output, "--flag|a b", "{r:?}");
+        assert_eq!(r.id.as_deref(), Some("c1"));
+        assert!(ToolProgram::shell("  ").is_none());
+    }
+
+    #[test]
+    fn the_call_runs_in_the_given_directory_with_the_given_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let body = r#"printf '{"output":"%s %s","details":{},"is_error":false}\n' "$(pwd -P)" "$AG_TEST_VALUE""#;
+        let tool = ToolProgram::new("sh", vec!["-c".into(), script(body)], "t");
+        let env = [("AG_TEST_VALUE".to_string(), "seen".to_string())];
+        let options = CallOptions {
+            cwd: Some(dir.path()),
+            env: &env,
+            ..CallOptions::default()
+        };
+        let r = call(&tool, &options);
+        let real = dir.path().canonicalize().unwrap();
+        assert_eq!(r.output, format!("{} seen", real.display()), "{r:?}");
+    }
+
+    #[test]
+    fn a_missing_program_and_a_crash_are_coded_errors() {
+        let tool = ToolProgram::new("/nonexistent/ag-nothing", Vec::new(), "ag-nothing");
+        let r = call(&tool, &CallOptions::default());
+        assert_eq!(r.error_code.as_deref(), Some(SPAWN), "{r:?}");
+        assert!(r.output.contains("`ag-nothing`"), "{}", r.output);
+        let tool = ToolProgram::new(
+            "sh",
+            vec!["-c".into(), script("echo oops >&2; exit 3")],
+            "t",
+        );
+        let r = call(&tool, &CallOptions::default());
+        assert_eq!(r.error_code.as_deref(), Some(CRASHED), "{r:?}");
+        assert!(r.output.contains("oops"), "{}", r.output);
+        let err = rt().block_on(ToolProgram::new("false", Vec::new(), "f").schema(None));
+        assert!(
+            err.unwrap_err()
+                .to_string()
+                .starts_with("tool `f`: --schema failed")
+        );
+    }
+
+    #[test]
+    fn a_background_process_holding_stdout_is_killed_once_the_tool_exits() {
+        let marker = 9000 + std::process::id() % 1000;
+        let body = format!(
+            r#"sleep {marker} & echo '{{"output":"done","details":{{}},"is_error":false}}'"#
+        );
+        let tool = ToolProgram::new("sh", vec!["-c".into(), script(&body)], "t");
+        // Only a guard against hanging for the sleep's duration if the
+        // leftover were waited for, not a measure of speed.
+        let r = rt()
+            .block_on(async {
+                let (cancel, options, args) =
+                    (CancellationToken::new(), CallOptions::default(), json!({}));
+                let call = tool.call("t", "c1", &args, &options, &cancel);
+                tokio::time::timeout(Duration::from_secs(120), call).await
+            })
+            .expect("the call waited for the background process");
+        assert_eq!(r.output, "done", "{r:?}");
+        // SIGKILL is delivered asynchronously: give it a moment to land.
+        let alive = || {
+            let out = std::process::Command::new("pgrep")
+                .args(["-f", &format!("sleep {marker}")])
+                .output()
+                .unwrap();
+            !out.stdout.is_empty()
+        };
+        for _ in 0..100 {
+            if !alive() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(), "the background sleep survived");
+    }
+
+    #[test]
+    fn a_cancelled_call_is_aborted_in_the_callers_words() {
+        let tool = ToolProgram::new("sh", vec!["-c".into(), script("sleep 30")], "t");
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let options = CallOptions {
+            aborted: "the user interrupted it",
+            ..CallOptions::default()
+        };
+        let r = rt().block_on(tool.call("t", "c9", &json!({}), &options, &cancel));
+        assert_eq!(r.output, "aborted: the user interrupted it");
+        assert_eq!(r.error_code.as_deref(), Some(ABORTED));
+        assert_eq!(r.details, json!({"aborted": true}));
+    }
+}
