@@ -7,7 +7,7 @@ mod output;
 pub mod registry;
 
 pub use exit::ExitStatus;
-pub use output::{Stdout, error_line, warn};
+pub use output::{Stdout, error_line, note, warn};
 
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
@@ -26,8 +26,8 @@ pub struct ToolFlags {
     /// arguments) as one JSON object and exit.
     #[arg(long)]
     pub schema: bool,
-    /// Print the result as a JSON object (`{"output","details","is_error"}`)
-    /// instead of the plain output text.
+    /// Print the result as a JSON object (`{"output","details","is_error"}`,
+    /// the notes inside `output`) instead of the plain output text.
     #[arg(long)]
     pub json: bool,
     /// Confine every path to DIR (after symlinks are resolved); paths outside
@@ -36,10 +36,19 @@ pub struct ToolFlags {
     pub root: Option<PathBuf>,
 }
 
-const TOOL_AFTER_HELP: &str = "\
-With no tool arguments (flags such as --root alone do not count), reads calls from stdin, one JSON object per line \
-({\"id\": \"1\", \"arguments\": {...}} or a bare arguments object), and writes \
-one result per line: {\"id\", \"output\", \"details\", \"is_error\"}.";
+/// How the binary runs, for `--help` and the man page.
+fn usage_help(bin: &str) -> String {
+    format!(
+        "With no tool arguments (flags such as --root alone do not count), reads calls from stdin, one JSON object per line \
+({{\"id\": \"1\", \"arguments\": {{...}}}} or a bare arguments object), and writes \
+one result per line: {{\"id\", \"output\", \"details\", \"is_error\"}}.
+
+With tool arguments, runs one call: the results go to stdout and nothing else; notes about them \
+(what was cut short, skipped or not found, and how to see more) go to stderr as `{bin}: note: ...`, \
+errors as `{bin}: error: ...`. With --json the result object goes to stdout, its output holding the \
+notes as the model reads them."
+    )
+}
 
 /// The full clap command of a tool binary, as `--help` and the man page show it.
 pub fn tool_command<T: Tool>() -> Command {
@@ -48,7 +57,7 @@ pub fn tool_command<T: Tool>() -> Command {
     ToolFlags::augment_args(T::Args::augment_args(cmd))
         .about(T::ABOUT)
         .long_about(T::DESCRIPTION)
-        .after_help(format!("{TOOL_AFTER_HELP}\n\n{}", T::EXIT_STATUS))
+        .after_help(format!("{}\n\n{}", usage_help(T::BIN), T::EXIT_STATUS))
 }
 
 /// Runs a tool binary: parse, then schema, serve or one plain call.
@@ -114,7 +123,15 @@ pub fn tool_main<T: Tool>() -> ExitCode {
         Ok(a) => a,
         Err(e) => return ExitStatus::from_clap(e, bin).code(),
     };
-    let result = to_result(None, T::run(&ctx, args));
+    let mut outcome = T::run(&ctx, args);
+    // The plain command line keeps stdout for the results alone, as grep or
+    // ls would: the notes about them go to stderr. `--json` keeps them in
+    // the output text, as the model reads it.
+    let notes = match &mut outcome {
+        Ok(out) if !flags.json => std::mem::take(&mut out.notes),
+        _ => Vec::new(),
+    };
+    let result = to_result(None, outcome);
     let failed = result.is_error;
     let status = match crate::proc::termination_signal() {
         Some(sig) => ExitStatus::Signal(sig).code(),
@@ -133,11 +150,18 @@ pub fn tool_main<T: Tool>() -> ExitCode {
         if !out.is_empty() && !out.ends_with('\n') {
             out.push('\n');
         }
-        if let Err(e) = Stdout::new().write_all_flush(out.as_bytes())
-            && e.kind() != io::ErrorKind::BrokenPipe
-        {
-            error_line(bin, &format!("cannot write the output: {e}"), None);
-            return ExitStatus::Input.code();
+        match Stdout::new().write_all_flush(out.as_bytes()) {
+            Ok(()) => {
+                for n in &notes {
+                    note(bin, plain_note(n));
+                }
+            }
+            // The reader stopped reading: the notes about the rest are moot.
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+            Err(e) => {
+                error_line(bin, &format!("cannot write the output: {e}"), None);
+                return ExitStatus::Input.code();
+            }
         }
     }
     status
@@ -184,6 +208,41 @@ fn process_flag_values<T: Tool>(cmd: &Command, matches: &ArgMatches) -> Map<Stri
     out
 }
 
+/// A note as stderr shows it after `bin: note:`, without the marks that
+/// set it apart from the output in the model's text: enclosing brackets or
+/// a leading `Note:` or `WARNING:`.
+fn plain_note(note: &str) -> &str {
+    let note = note.trim();
+    if let Some(inner) = note.strip_prefix('[').and_then(|n| n.strip_suffix(']'))
+        && encloses(note)
+    {
+        return inner;
+    }
+    ["Note: ", "WARNING: "]
+        .iter()
+        .find_map(|label| note.strip_prefix(label))
+        .unwrap_or(note)
+}
+
+/// Whether the bracket that opens `text` is the one that closes it, as in
+/// `[… in `[id].tsx`]` and not in `[a] and [b]`.
+fn encloses(text: &str) -> bool {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1 == text.len();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Splits a trailing `hint:` paragraph off a message.
 fn split_hint(msg: &str) -> (&str, Option<&str>) {
     match msg.find("\nhint: ") {
@@ -209,5 +268,26 @@ pub fn print_json<S: serde::Serialize>(bin: &str, value: &S) -> ExitCode {
             error_line(bin, &format!("cannot write the output: {e}"), None);
             ExitStatus::Input.code()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_notes_lose_the_marks_meant_for_the_model() {
+        assert_eq!(
+            plain_note("[Showing 5 of 9 files.]"),
+            "Showing 5 of 9 files."
+        );
+        assert_eq!(plain_note("Note: loose match."), "loose match.");
+        assert_eq!(
+            plain_note("WARNING: File has 9 lines."),
+            "File has 9 lines."
+        );
+        assert_eq!(plain_note("No matches for `x`."), "No matches for `x`.");
+        assert_eq!(plain_note("[a] and [b]"), "[a] and [b]");
+        assert_eq!(plain_note("[stops in `[id].tsx`.]"), "stops in `[id].tsx`.");
     }
 }

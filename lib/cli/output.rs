@@ -48,3 +48,9 @@ pub fn error_line(bin: &str, message: &str, hint: Option<&str>) {
 pub fn warn(bin: &str, message: &str) {
     let _ = writeln!(io::stderr().lock(), "{bin}: warning: {message}");
 }
+
+/// Prints `bin: note: message` on stderr: something the user should know
+/// about the output, kept apart from it.
+pub fn note(bin: &str, message: &str) {
+    let _ = writeln!(io::stderr().lock(), "{bin}: note: {message}");
+}

@@ -6,18 +6,20 @@
 
 mod args_check;
 pub mod exec;
+mod output;
 mod paths;
 pub mod serve;
 
 pub use args_check::ArgsCheck;
 pub use exec::{CallOptions, SchemaError, ToolProgram, find_tool_binary};
+pub use output::ToolOutput;
 pub use paths::{Context, display_path, normalize, real_path};
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::protocol::{ImageData, ToolDefinition, ToolResult};
+use crate::protocol::{ToolDefinition, ToolResult};
 
 /// A tool: its name and description for the model, and what it does.
 pub trait Tool {
@@ -55,28 +57,6 @@ pub trait Tool {
     /// its own overrides it (ag-bash exits with the command's status).
     fn exit_code(result: &ToolResult) -> u8 {
         u8::from(result.is_error)
-    }
-}
-
-/// A successful call's output.
-#[derive(Debug, Clone, Default)]
-pub struct ToolOutput {
-    /// Text for the model.
-    pub output: String,
-    /// Structured details.
-    pub details: Value,
-    /// Pictures, for tools that return them.
-    pub images: Vec<ImageData>,
-}
-
-impl ToolOutput {
-    /// Output text with details.
-    pub fn new(output: impl Into<String>, details: Value) -> Self {
-        ToolOutput {
-            output: output.into(),
-            details,
-            images: Vec::new(),
-        }
     }
 }
 
@@ -120,17 +100,22 @@ pub fn definition<T: Tool>() -> ToolDefinition {
     }
 }
 
-/// Turns the outcome of a call into the protocol's result object.
+/// Turns the outcome of a call into the protocol's result object, whose
+/// `output` is the text the model reads: the output with its notes.
 pub fn to_result(id: Option<String>, outcome: Result<ToolOutput, ToolError>) -> ToolResult {
     match outcome {
-        Ok(out) => ToolResult {
-            id,
-            output: out.output,
-            details: out.details,
-            is_error: false,
-            error_code: None,
-            images: out.images,
-        },
+        Ok(mut out) => {
+            let details = std::mem::take(&mut out.details);
+            let images = std::mem::take(&mut out.images);
+            ToolResult {
+                id,
+                output: out.into_text(),
+                details,
+                is_error: false,
+                error_code: None,
+                images,
+            }
+        }
         Err(err) => ToolResult {
             id,
             output: err.message,

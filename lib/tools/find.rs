@@ -228,13 +228,6 @@ fn render(
     if let Some(note) = found.errors.note() {
         notes.push(format!("[{note}]"));
     }
-    if !notes.is_empty() {
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(&notes.join("\n"));
-        out.push('\n');
-    }
     let mut details = json!({
         "files": files,
         "total_files": found.total,
@@ -245,7 +238,7 @@ fn render(
         details["errors"] = json!(found.errors.first);
         details["error_count"] = json!(found.errors.count);
     }
-    ToolOutput::new(out, details)
+    ToolOutput::new(out, details).with_notes(notes)
 }
 
 struct Shared<'a> {

@@ -464,11 +464,6 @@ fn render(ctx: &Context, start: &Start, depth: u64, limit: u64, tree: &Tree) -> 
             if tree.unreadable == 1 { "y" } else { "ies" }
         ));
     }
-    if !notes.is_empty() {
-        out.push('\n');
-        out.push_str(&notes.join("\n"));
-        out.push('\n');
-    }
     let details = json!({
         "path": start.shown,
         "entries": entries,
@@ -477,7 +472,7 @@ fn render(ctx: &Context, start: &Start, depth: u64, limit: u64, tree: &Tree) -> 
         "hidden": tree.hidden_count,
         "depth": depth,
     });
-    ToolOutput::new(out, details)
+    ToolOutput::new(out, details).with_notes(notes)
 }
 
 fn names(shown: &[String], total: u64) -> String {

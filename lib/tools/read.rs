@@ -174,13 +174,6 @@ fn render(shown: &str, args: &ReadArgs, offset: u64, scan: Scan) -> ToolOutput {
     if total == 0 {
         notes.push(format!("`{shown}` is empty."));
     }
-    let output = if notes.is_empty() {
-        body
-    } else if truncated && !scan.capped {
-        format!("{}\n\n{body}", notes.join("\n"))
-    } else {
-        format!("{body}\n{}", notes.join("\n"))
-    };
     let mut details = json!({
         "file_path": shown,
         "total_lines": total,
@@ -199,7 +192,14 @@ fn render(shown: &str, args: &ReadArgs, offset: u64, scan: Scan) -> ToolOutput {
     if scan.cut_lines > 0 {
         details["cut_lines"] = json!(scan.cut_lines);
     }
-    ToolOutput::new(output, details)
+    let out = ToolOutput::new(body, details).with_notes(notes);
+    // A read cut short by the default limit says so first, so that the
+    // model does not take the lines for the whole file.
+    if truncated && !scan.capped {
+        out.notes_first()
+    } else {
+        out
+    }
 }
 
 /// What one pass over the file found.

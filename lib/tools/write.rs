@@ -155,11 +155,7 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         output.push_str(&format!(", through the symlink to {real}"));
         details["symlink_target"] = json!(real);
     }
-    if let Some(note) = hard_link_note(meta.as_ref()) {
-        output.push('\n');
-        output.push_str(&note);
-    }
-    Ok(ToolOutput::new(output, details))
+    Ok(ToolOutput::new(output, details).with_notes(hard_link_note(meta.as_ref())))
 }
 
 fn read_stdin() -> Result<Vec<u8>, ToolError> {

@@ -359,3 +359,42 @@ fn other_hard_links_are_named_in_the_result() {
     assert_eq!(env.read("a.txt"), b"v2\n");
     assert_eq!(env.read("b.txt"), b"v1\n");
 }
+
+#[test]
+fn plain_notes_go_to_stderr_and_stay_in_the_model_text() {
+    let env = Env::new();
+    env.write("a.js", "function f() {  \n  return 1;\n}\n");
+    let r = run_args(
+        &env,
+        bin!("ag-edit"),
+        &[
+            "a.js",
+            "--old",
+            "function f() {\n  return 1;",
+            "--new",
+            "function f() {\n  return 2;",
+        ],
+    );
+    r.ok();
+    assert_eq!(
+        r.stdout(),
+        "Replaced 1 occurrence in a.js (2 lines changed)\n",
+        "{r}"
+    );
+    assert!(
+        r.stderr()
+            .starts_with("ag-edit: note: old_string did not match exactly;"),
+        "{r}"
+    );
+    assert_eq!(env.read("a.js"), b"function f() {\n  return 2;\n}\n");
+    env.write("b.js", "function g() {  \n  return 1;\n}\n");
+    let r = edit(
+        &env,
+        json!({"file_path": "b.js", "old_string": "function g() {\n  return 1;", "new_string": "function g() {\n  return 2;"}),
+    );
+    let out = r["output"].as_str().unwrap();
+    assert!(
+        out.starts_with("Replaced 1 occurrence in b.js (2 lines changed)\n\nNote: old_string did not match exactly;"),
+        "{out}"
+    );
+}

@@ -185,3 +185,54 @@ fn errors_and_plain_command_line() {
     r.ok();
     assert_eq!(r.stdout(), "src/main.rs\n");
 }
+
+#[test]
+fn plain_notes_go_to_stderr_and_stay_in_the_model_text() {
+    let env = Env::new();
+    for i in 0..5 {
+        env.write(&format!("f{i}.txt"), "");
+    }
+    // Cut short: stdout is the file names alone, the note on stderr.
+    let r = run_args(
+        &env,
+        bin!("ag-find"),
+        &["*.txt", "--sort", "path", "--limit", "2"],
+    );
+    r.ok();
+    assert_eq!(r.stdout(), "f0.txt\nf1.txt\n", "{r}");
+    assert_eq!(
+        r.stderr(),
+        "ag-find: note: Showing the 2 first in path order of 5 files matching `*.txt`. \
+Narrow `pattern` or `path`, or raise `limit` (at most 100000).\n"
+    );
+    // Nothing found: stdout is empty.
+    let r = run_args(&env, bin!("ag-find"), &["*.nothing"]);
+    r.ok();
+    assert_eq!(r.stdout(), "", "{r}");
+    assert_eq!(
+        r.stderr(),
+        "ag-find: note: No files match `*.nothing` under `.`.\n\
+ag-find: note: Files excluded by .gitignore or .ignore and hidden files were skipped; \
+set include_ignored=true or include_hidden=true to look there too.\n"
+    );
+    // The model reads the notes with the files.
+    let r = find(&env, json!({"pattern": "*.nothing"}));
+    assert_eq!(
+        r["output"],
+        "No files match `*.nothing` under `.`.\nFiles excluded by .gitignore or .ignore and hidden files were skipped; \
+set include_ignored=true or include_hidden=true to look there too."
+    );
+    let r = run_args(
+        &env,
+        bin!("ag-find"),
+        &["*.txt", "--sort", "path", "--limit", "2", "--json"],
+    );
+    r.ok();
+    assert!(
+        r.json()["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("f0.txt\nf1.txt\n\n[Showing the 2 first in path order of 5 files"),
+        "{r}"
+    );
+}

@@ -512,3 +512,33 @@ fn make_executable(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+#[test]
+fn plain_notes_go_to_stderr_and_stay_in_the_model_text() {
+    let env = repo();
+    let r = run_args(&env, bin!("ag-git"), &["log"]);
+    r.ok();
+    assert_eq!(r.stdout(), "", "{r}");
+    assert_eq!(r.stderr(), "ag-git: note: No commits yet.\n");
+    env.write("a.txt", "a\n");
+    env.write("b.txt", "b\n");
+    git(&env, &["add", "b.txt"]);
+    // Commits a.txt alone: git's report on stdout, the staged b.txt left
+    // behind is a note.
+    let r = run_args(&env, bin!("ag-git"), &["commit", "-m", "Add a", "a.txt"]);
+    r.ok();
+    assert!(r.stdout().contains("Add a"), "{r}");
+    assert!(!r.stdout().contains("still staged"), "{r}");
+    assert_eq!(
+        r.stderr(),
+        "ag-git: note: 1 other staged change was not part of this commit and is still staged.\n"
+    );
+    git(&env, &["commit", "-q", "-m", "Add b"]);
+    let r = run_args(&env, bin!("ag-git"), &["diff"]);
+    r.ok();
+    assert_eq!(r.stdout(), "", "{r}");
+    assert_eq!(r.stderr(), "ag-git: note: No unstaged changes.\n");
+    let r = run_args(&env, bin!("ag-git"), &["diff", "--json"]);
+    r.ok();
+    assert_eq!(r.json()["output"], "No unstaged changes.");
+}

@@ -407,3 +407,77 @@ fn schemas_of_the_search_tools() {
         }
     }
 }
+
+#[test]
+fn plain_notes_go_to_stderr_and_stay_in_the_model_text() {
+    let env = Env::new();
+    for i in 0..30 {
+        env.write(&format!("f{i:02}.txt"), "hit one\nmiss\nhit two\n");
+    }
+    env.write(".hidden.txt", "nothing\n");
+    // Cut short: stdout holds the 10 matching lines and the blank lines
+    // between files, nothing else; the note is on stderr.
+    let r = run_args(&env, bin!("ag-grep"), &["hit", "-m", "10"]);
+    r.ok();
+    let stdout = r.stdout();
+    let lines: Vec<&str> = stdout.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 10, "{r}");
+    assert!(lines.iter().all(|l| l.contains(".txt:")), "{r}");
+    assert!(
+        !stdout.ends_with("\n\n") && !stdout.contains("Showing"),
+        "{r}"
+    );
+    assert!(
+        r.stderr()
+            .starts_with("ag-grep: note: Showing 10 of 60 matching lines"),
+        "{r}"
+    );
+    assert!(
+        r.stderr()
+            .ends_with("raise `max_matches` (at most 5000).\n"),
+        "{r}"
+    );
+    assert_eq!(r.stderr().lines().count(), 1, "{r}");
+
+    // Nothing found: stdout is empty, every note on stderr, status 0.
+    let r = run_args(&env, bin!("ag-grep"), &["zzzz", "f00.txt"]);
+    r.ok();
+    assert_eq!(r.stdout(), "", "{r}");
+    assert_eq!(
+        r.stderr(),
+        "ag-grep: note: No matches for `zzzz` in `f00.txt` (1 file searched).\n"
+    );
+    let r = run_args(&env, bin!("ag-grep"), &["Zzzz"]);
+    r.ok();
+    assert_eq!(r.stdout(), "", "{r}");
+    let stderr = r.stderr();
+    let notes: Vec<&str> = stderr.lines().collect();
+    assert_eq!(notes.len(), 3, "{r}");
+    assert!(notes[0].starts_with("ag-grep: note: No matches for `Zzzz` in `.`"));
+    assert!(notes[1].starts_with("ag-grep: note: The search was case-sensitive"));
+    assert!(notes[2].starts_with("ag-grep: note: Files excluded by .gitignore"));
+
+    // The model reads the same notes after the results, as before.
+    let r = grep(&env, json!({"query": "hit", "max_matches": 10}));
+    let text = out(&r);
+    assert!(
+        text.contains(".txt:3: hit two\n\n[Showing 10 of 60 matching lines"),
+        "{text}"
+    );
+    assert!(text.ends_with("]\n"), "{text}");
+    let r = grep(&env, json!({"query": "zzzz", "path": "f00.txt"}));
+    assert_eq!(
+        out(&r),
+        "No matches for `zzzz` in `f00.txt` (1 file searched)."
+    );
+    // So does --json.
+    let r = run_args(&env, bin!("ag-grep"), &["zzzz", "f00.txt", "--json"]);
+    r.ok();
+    assert_eq!(r.stderr(), "", "{r}");
+    assert!(
+        r.json()["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("No matches for `zzzz`")
+    );
+}

@@ -168,3 +168,22 @@ fn files_errors_and_plain_command_line() {
         "{r}"
     );
 }
+
+#[test]
+fn plain_notes_go_to_stderr_and_stay_in_the_model_text() {
+    let env = Env::new();
+    env.write("src/main.rs", "");
+    env.write(".env", "");
+    let r = run_args(&env, bin!("ag-ls"), &["."]);
+    r.ok();
+    assert_eq!(r.stdout(), "./\n└── src/\n    └── main.rs\n", "{r}");
+    assert_eq!(
+        r.stderr(),
+        "ag-ls: note: Not shown: 2 hidden (.env, .home/); set include_hidden=true to list them.\n"
+    );
+    let r = ls(&env, json!({}));
+    assert_eq!(
+        out(&r),
+        "./\n└── src/\n    └── main.rs\n\n[Not shown: 2 hidden (.env, .home/); set include_hidden=true to list them.]\n"
+    );
+}

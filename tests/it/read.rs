@@ -146,3 +146,64 @@ fn plain_command_line_flags() {
     r.ok();
     assert_eq!(r.stdout(), "     2\tb\n     3\tc\n");
 }
+
+#[test]
+fn plain_notes_go_to_stderr_and_stay_in_the_model_text() {
+    let env = Env::new();
+    let body: String = (1..=7000).map(|i| format!("{i}\n")).collect();
+    env.write("big.txt", body);
+    // stdout is the numbered lines alone; how to read on is on stderr.
+    let r = run_args(&env, bin!("ag-read"), &["big.txt"]);
+    r.ok();
+    let stdout = r.stdout();
+    assert_eq!(stdout.lines().count(), 5000, "{}", r.stderr());
+    assert!(stdout.starts_with("     1\t1\n"));
+    assert!(stdout.ends_with("  5000\t5000\n"));
+    assert_eq!(
+        r.stderr(),
+        "ag-read: note: File has 7000 lines, showing first 5000. \
+Use offset and limit parameters to read more (next: offset=5001, limit=5000).\n"
+    );
+    // The model reads the warning first.
+    let r = read(&env, json!({"file_path": "big.txt"}));
+    let out = r["output"].as_str().unwrap();
+    assert!(
+        out.starts_with("WARNING: File has 7000 lines, showing first 5000. Use offset and limit parameters to read more (next: offset=5001, limit=5000).\n\n     1\t1\n"),
+        "{}",
+        &out[..200]
+    );
+
+    // An empty file prints nothing, like `cat -n`.
+    env.write("empty.txt", "");
+    let r = run_args(&env, bin!("ag-read"), &["empty.txt"]);
+    r.ok();
+    assert_eq!(r.stdout(), "");
+    assert_eq!(r.stderr(), "ag-read: note: `empty.txt` is empty.\n");
+
+    // A cut line stays on stdout with its marker; the note goes to stderr.
+    env.write("min.js", format!("{}\nshort\n", "x".repeat(3000)));
+    let r = run_args(&env, bin!("ag-read"), &["min.js"]);
+    r.ok();
+    let stdout = r.stdout();
+    assert_eq!(stdout.lines().count(), 2, "{r}");
+    assert!(
+        stdout
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("first 2000 characters shown]")
+    );
+    assert!(
+        r.stderr()
+            .starts_with("ag-read: note: 1 line longer than 2000 characters was cut"),
+        "{r}"
+    );
+    let r = read(&env, json!({"file_path": "min.js"}));
+    assert!(
+        r["output"]
+            .as_str()
+            .unwrap()
+            .ends_with("     2\tshort\n\n1 line longer than 2000 characters was cut; use bash (for example `cut -c2001-4000`) to see the rest.\n"),
+        "{r}"
+    );
+}

@@ -288,3 +288,29 @@ fn parallel_calls_do_not_lose_updates() {
     ids.sort();
     assert_eq!(ids, (1..=8).collect::<Vec<u64>>());
 }
+
+#[test]
+fn plain_empty_list_is_no_lines_and_a_note() {
+    let env = Env::new();
+    let r = run_args(&env, bin!("ag-todo"), &["--file", "t.json", "list"]);
+    r.ok();
+    assert_eq!(r.stdout(), "", "{r}");
+    assert_eq!(r.stderr(), "ag-todo: note: The task list is empty.\n");
+    let r = run_args(&env, bin!("ag-todo"), &["--file", "t.json", "add", "One"]);
+    r.ok();
+    assert_eq!(r.stdout(), "Added #1.\n[ ] #1 One\n0 of 1 done\n");
+    assert_eq!(r.stderr(), "", "{r}");
+    let r = run_args(
+        &env,
+        bin!("ag-todo"),
+        &["--file", "t.json", "remove", "--id", "1"],
+    );
+    r.ok();
+    assert_eq!(r.stdout(), "Removed #1 (One).\n", "{r}");
+    assert_eq!(r.stderr(), "ag-todo: note: The task list is empty.\n");
+    let mut cmd = env.cmd(bin!("ag-todo"));
+    cmd.args(["--file", "t.json"]);
+    let r = run(cmd, Some(b"{\"action\":\"list\"}\n"));
+    r.ok();
+    assert_eq!(r.json()["output"], "The task list is empty.", "{r}");
+}

@@ -303,12 +303,8 @@ fn edit(ctx: &Context, mut args: EditArgs) -> Result<ToolOutput, ToolError> {
         ));
     }
     commit(&target, &meta, &original, &outcome.content)?;
-    let mut out = report(ctx, &target, &plan, &original, &outcome, sketched.as_ref());
-    if let Some(note) = hard_link_note(Some(&meta)) {
-        out.output.push('\n');
-        out.output.push_str(&note);
-    }
-    Ok(out)
+    let out = report(ctx, &target, &plan, &original, &outcome, sketched.as_ref());
+    Ok(out.with_notes(hard_link_note(Some(&meta))))
 }
 
 /// Replaces the file with `new`, unless it no longer holds `original`:
@@ -578,14 +574,15 @@ fn report(
     if let Some(real) = target.link_note(ctx) {
         output.push_str(&format!(", through the symlink to {real}"));
     }
+    let mut notes = Vec::new();
     for (i, t) in &outcome.tolerances {
         let which = if r > 1 {
             format!("edit {i}")
         } else {
             "old_string".to_string()
         };
-        output.push_str(&format!(
-            "\nNote: {which} did not match exactly; {}. Check the diff in details.",
+        notes.push(format!(
+            "Note: {which} did not match exactly; {}. Check the diff in details.",
             t.describe()
         ));
     }
@@ -615,13 +612,10 @@ fn report(
         details["symlink_target"] = json!(real);
     }
     if let Some(s) = sketched {
-        for note in &s.notes {
-            output.push('\n');
-            output.push_str(note);
-        }
+        notes.extend(s.notes.iter().cloned());
         details["sketch"] = s.details.clone();
     }
-    ToolOutput::new(output, details)
+    ToolOutput::new(output, details).with_notes(notes)
 }
 
 #[cfg(test)]

@@ -85,19 +85,19 @@ pub fn commit(repo: &Repo, message: &str, specs: &[String]) -> Result<ToolOutput
         fields.next().unwrap_or_default(),
     );
     let after = status_of(repo, &[])?;
-    let mut output = shorten(
+    let output = shorten(
         &combined(run.text().trim_end(), run.stderr.trim_end()),
         MAX_SAID,
     );
-    if !specs.is_empty() && !after.staged.is_empty() {
+    let left_staged = (!specs.is_empty() && !after.staged.is_empty()).then(|| {
         let n = after.staged.len();
-        output.push_str(&format!(
-            "\n{n} other staged change{} {} not part of this commit and {} still staged.",
+        format!(
+            "{n} other staged change{} {} not part of this commit and {} still staged.",
             if n == 1 { "" } else { "s" },
             if n == 1 { "was" } else { "were" },
             if n == 1 { "is" } else { "are" },
-        ));
-    }
+        )
+    });
     let details = json!({
         "action": "commit",
         "commit": hash,
@@ -108,7 +108,7 @@ pub fn commit(repo: &Repo, message: &str, specs: &[String]) -> Result<ToolOutput
         "paths": specs,
         "still_staged": after.staged.len(),
     });
-    Ok(ToolOutput::new(output, details))
+    Ok(ToolOutput::new(output, details).with_notes(left_staged))
 }
 
 /// The status of the whole tree, or of the named paths.

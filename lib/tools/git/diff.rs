@@ -78,12 +78,14 @@ pub fn diff(repo: &Repo, staged: bool, specs: &[String]) -> Result<ToolOutput, T
         Vec::new()
     };
     let text = &run.stdout;
-    let output = if text.total_bytes == 0 {
-        nothing_to_show(repo, staged, specs)?
+    // An empty diff prints nothing, as git's does; the note says where
+    // the changes are instead.
+    let (output, none) = if text.total_bytes == 0 {
+        (String::new(), Some(nothing_to_show(repo, staged, specs)?))
     } else if text.truncated() {
-        cut(text, &files)
+        (cut(text, &files), None)
     } else {
-        String::from_utf8_lossy(&text.head).into_owned()
+        (String::from_utf8_lossy(&text.head).into_owned(), None)
     };
     let details = json!({
         "action": "diff",
@@ -94,7 +96,7 @@ pub fn diff(repo: &Repo, staged: bool, specs: &[String]) -> Result<ToolOutput, T
         "total_bytes": text.total_bytes,
         "total_lines": text.total_lines,
     });
-    Ok(ToolOutput::new(output, details))
+    Ok(ToolOutput::new(output, details).with_notes(none))
 }
 
 /// The head and tail of a diff too long to return whole, cut at line

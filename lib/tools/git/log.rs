@@ -56,10 +56,8 @@ pub fn log(repo: &Repo, count: Option<u32>, specs: &[String]) -> Result<ToolOutp
             true,
         )?;
         if head.code == Some(1) {
-            return Ok(ToolOutput::new(
-                "No commits yet.",
-                json!({"action": "log", "commits": []}),
-            ));
+            return Ok(ToolOutput::new("", json!({"action": "log", "commits": []}))
+                .with_note("No commits yet."));
         }
         return Err(ToolError::new(
             "git.log_failed",
@@ -67,31 +65,31 @@ pub fn log(repo: &Repo, count: Option<u32>, specs: &[String]) -> Result<ToolOutp
         ));
     }
     let commits = parse(&run.text());
-    let output = if commits.is_empty() {
+    let output = commits
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} {}  {}",
+                c.short_commit,
+                c.date.get(..10).unwrap_or(&c.date),
+                c.author,
+                c.subject
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let none = commits.is_empty().then(|| {
         if specs.is_empty() {
             "No commits.".to_string()
         } else {
             "No commits touch the given paths.".to_string()
         }
-    } else {
-        commits
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} {} {}  {}",
-                    c.short_commit,
-                    c.date.get(..10).unwrap_or(&c.date),
-                    c.author,
-                    c.subject
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    });
     Ok(ToolOutput::new(
         output,
         json!({"action": "log", "paths": specs, "commits": commits}),
-    ))
+    )
+    .with_notes(none))
 }
 
 /// Reads NUL-separated commits of unit-separated fields.

@@ -112,10 +112,11 @@ fn status(repo: &Repo, specs: &[String]) -> Result<ToolOutput, ToolError> {
     }
     let mut st = status::parse(&run.stdout.head);
     st.map_paths(|p| repo.show(p));
-    let mut output = status::render(&st);
-    if run.stdout.truncated() {
-        output.push_str("The status was too long to read whole; pass `paths` to narrow it.\n");
-    }
+    let output = status::render(&st);
+    let too_long = run
+        .stdout
+        .truncated()
+        .then(|| "The status was too long to read whole; pass `paths` to narrow it.".to_string());
     let clean = st.clean();
     let counts = json!({
         "staged": st.staged.len(),
@@ -136,7 +137,7 @@ fn status(repo: &Repo, specs: &[String]) -> Result<ToolOutput, ToolError> {
     details["clean"] = json!(clean);
     details["counts"] = counts;
     details["root"] = json!(repo.toplevel.display().to_string());
-    Ok(ToolOutput::new(output, details))
+    Ok(ToolOutput::new(output, details).with_notes(too_long))
 }
 
 /// Refuses arguments that belong to another action, so that a call that

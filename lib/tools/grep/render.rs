@@ -1,6 +1,7 @@
 //! The text and details of a search result: matches grouped by file as
 //! `path:line: text` (context lines as `path-line- text`, `--` where lines
-//! are left out), then notes on what was cut or skipped and how to narrow.
+//! are left out), and apart from them notes on what was cut or skipped and
+//! how to narrow.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -77,13 +78,6 @@ or raise `max_matches` (at most {}).]",
     if let Some(note) = found.errors.note() {
         notes.push(format!("[{note}]"));
     }
-    if !notes.is_empty() {
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(&notes.join("\n"));
-        out.push('\n');
-    }
     let mut details = json!({
         "matches": matches,
         "files_searched": found.files_searched,
@@ -96,7 +90,7 @@ or raise `max_matches` (at most {}).]",
         details["errors"] = json!(found.errors.first);
         details["error_count"] = json!(found.errors.count);
     }
-    ToolOutput::new(out, details)
+    ToolOutput::new(out, details).with_notes(notes)
 }
 
 /// The lines of a file to show when `room` matching lines are left: up to

@@ -132,7 +132,7 @@ pub fn report(stage: &Stage, format: Format, dry_run: bool) -> ToolOutput {
         )
     };
     let mut output = head;
-    for l in lines.iter().chain(&notes) {
+    for l in &lines {
         output.push('\n');
         output.push_str(l);
     }
@@ -152,7 +152,7 @@ pub fn report(stage: &Stage, format: Format, dry_run: bool) -> ToolOutput {
     if !tolerant.is_empty() {
         details["tolerant_matches"] = Value::Array(tolerant);
     }
-    ToolOutput::new(output, details)
+    ToolOutput::new(output, details).with_notes(notes)
 }
 
 /// A file's diff with the labels of its action: `/dev/null` for an added

@@ -275,10 +275,11 @@ impl TodoList {
         })
     }
 
-    /// The list as a checklist, one item a line, and a closing tally.
+    /// The list as a checklist, one item a line, and a closing tally;
+    /// nothing for an empty list.
     pub fn render(&self) -> String {
         if self.items.is_empty() {
-            return "The task list is empty.".to_string();
+            return String::new();
         }
         let mut out = String::new();
         for item in &self.items {

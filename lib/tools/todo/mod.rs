@@ -126,12 +126,18 @@ fn answer(
     summary: Option<String>,
     changed: Vec<u32>,
 ) -> ToolOutput {
-    let mut output = String::new();
-    if let Some(s) = summary {
-        output.push_str(&s);
-        output.push('\n');
-    }
-    output.push_str(&list.render());
+    let checklist = list.render();
+    let output = match summary {
+        Some(s) if checklist.is_empty() => s,
+        Some(s) => format!("{s}\n{checklist}"),
+        None => checklist,
+    };
+    // An empty list is no lines of output (a pipeline counts zero items);
+    // the note says it is empty.
+    let empty = list
+        .items
+        .is_empty()
+        .then(|| "The task list is empty.".to_string());
     let mut details = json!({
         "action": action_name(*action),
         "file": store.shown,
@@ -144,7 +150,7 @@ fn answer(
     if !changed.is_empty() {
         details["changed"] = json!(changed);
     }
-    ToolOutput::new(output, details)
+    ToolOutput::new(output, details).with_notes(empty)
 }
 
 /// Refuses arguments that do not belong to the action, so that a call that

@@ -12,6 +12,6 @@ complete -c ag-bash -l keep -d 'With `background`: let the job outlive the agent
 complete -c ag-bash -l list-jobs -d 'List the background jobs and their state'
 complete -c ag-bash -l stop -d 'With `job`: stop the job and everything it started'
 complete -c ag-bash -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
-complete -c ag-bash -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`) instead of the plain output text'
+complete -c ag-bash -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`, the notes inside `output`) instead of the plain output text'
 complete -c ag-bash -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-bash -s V -l version -d 'Print version'

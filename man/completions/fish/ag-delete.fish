@@ -2,6 +2,6 @@ complete -c ag-delete -l expected-hash -d 'For a file: the `hash` from your last
 complete -c ag-delete -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused' -r -F
 complete -c ag-delete -s r -l recursive -d 'Delete a directory and everything in it. Without it, directories are refused'
 complete -c ag-delete -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
-complete -c ag-delete -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`) instead of the plain output text'
+complete -c ag-delete -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`, the notes inside `output`) instead of the plain output text'
 complete -c ag-delete -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-delete -s V -l version -d 'Print version'

@@ -11,6 +11,6 @@ complete -c ag-edit -l lines -d 'Command line only: replace lines START:END (or 
 complete -c ag-edit -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused' -r -F
 complete -c ag-edit -l all -l replace-all -d 'Replace every occurrence of `old_string` instead of requiring exactly one'
 complete -c ag-edit -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
-complete -c ag-edit -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`) instead of the plain output text'
+complete -c ag-edit -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`, the notes inside `output`) instead of the plain output text'
 complete -c ag-edit -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-edit -s V -l version -d 'Print version'

@@ -7,6 +7,6 @@ complete -c ag-find -l include-hidden -l hidden -d 'Also list hidden files and l
 complete -c ag-find -l include-ignored -l no-ignore -d 'Also list files that .gitignore, .ignore or git\'s excludes leave out'
 complete -c ag-find -s L -l follow-symlinks -d 'Follow symbolic links to files and directories'
 complete -c ag-find -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
-complete -c ag-find -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`) instead of the plain output text'
+complete -c ag-find -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`, the notes inside `output`) instead of the plain output text'
 complete -c ag-find -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-find -s V -l version -d 'Print version'

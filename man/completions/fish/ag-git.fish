@@ -3,6 +3,6 @@ complete -c ag-git -s n -l count -d 'For `log`: how many commits, newest first (
 complete -c ag-git -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused' -r -F
 complete -c ag-git -l staged -d 'For `diff`: show the staged changes (what would be committed) instead of the unstaged ones'
 complete -c ag-git -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
-complete -c ag-git -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`) instead of the plain output text'
+complete -c ag-git -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`, the notes inside `output`) instead of the plain output text'
 complete -c ag-git -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-git -s V -l version -d 'Print version'

@@ -10,6 +10,6 @@ complete -c ag-grep -l include-hidden -l hidden -d 'Also search hidden files and
 complete -c ag-grep -l include-ignored -l no-ignore -d 'Also search files that .gitignore, .ignore or git\'s excludes leave out'
 complete -c ag-grep -s L -l follow-symlinks -d 'Follow symbolic links to files and directories'
 complete -c ag-grep -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
-complete -c ag-grep -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`) instead of the plain output text'
+complete -c ag-grep -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`, the notes inside `output`) instead of the plain output text'
 complete -c ag-grep -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-grep -s V -l version -d 'Print version'

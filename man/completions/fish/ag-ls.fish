@@ -4,6 +4,6 @@ complete -c ag-ls -l root -d 'Confine every path to DIR (after symlinks are reso
 complete -c ag-ls -l include-hidden -l hidden -d 'Also show hidden entries (names starting with `.`)'
 complete -c ag-ls -l include-ignored -l no-ignore -d 'Also show entries that .gitignore, .ignore or git\'s excludes leave out'
 complete -c ag-ls -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
-complete -c ag-ls -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`) instead of the plain output text'
+complete -c ag-ls -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`, the notes inside `output`) instead of the plain output text'
 complete -c ag-ls -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-ls -s V -l version -d 'Print version'

@@ -3,6 +3,6 @@ warning\t''
 urgent\t''"
 complete -c ag-notify -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused' -r -F
 complete -c ag-notify -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
-complete -c ag-notify -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`) instead of the plain output text'
+complete -c ag-notify -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`, the notes inside `output`) instead of the plain output text'
 complete -c ag-notify -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-notify -s V -l version -d 'Print version'

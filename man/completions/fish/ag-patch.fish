@@ -3,6 +3,6 @@ complete -c ag-patch -s p -l strip -d 'For a unified diff: remove this many lead
 complete -c ag-patch -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused' -r -F
 complete -c ag-patch -l check -l dry-run -d 'Only check that the patch applies and show its diff; change nothing'
 complete -c ag-patch -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
-complete -c ag-patch -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`) instead of the plain output text'
+complete -c ag-patch -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`, the notes inside `output`) instead of the plain output text'
 complete -c ag-patch -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-patch -s V -l version -d 'Print version'

@@ -2,6 +2,6 @@ complete -c ag-read -l offset -d 'Line number to start reading from (1-indexed).
 complete -c ag-read -l limit -d 'Maximum number of lines to read (at most 5000). Omit to read up to 5000 lines' -r
 complete -c ag-read -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused' -r -F
 complete -c ag-read -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
-complete -c ag-read -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`) instead of the plain output text'
+complete -c ag-read -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`, the notes inside `output`) instead of the plain output text'
 complete -c ag-read -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-read -s V -l version -d 'Print version'

@@ -6,6 +6,6 @@ complete -c ag-todo -l content -d 'For `update`: the item\'s new text' -r
 complete -c ag-todo -l file -d 'The list\'s file, used instead of the session\'s `todo.json` (`$AG_SESSION_DIR/todo.json`); needed when not running in a session' -r
 complete -c ag-todo -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused' -r -F
 complete -c ag-todo -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
-complete -c ag-todo -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`) instead of the plain output text'
+complete -c ag-todo -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`, the notes inside `output`) instead of the plain output text'
 complete -c ag-todo -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-todo -s V -l version -d 'Print version'
