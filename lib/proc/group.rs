@@ -1,5 +1,7 @@
 //! Async children in their own process group (for ag-loop's tool calls and
 //! `--llm-cmd`), and ending a whole group: SIGTERM, a grace period, SIGKILL.
+//! Every group is also known to this process's watchdog (see `watchdog`),
+//! which ends it should this process die first.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -11,7 +13,8 @@ use nix::unistd::Pid;
 /// Time a group gets between SIGTERM and SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(2);
 
-/// A tokio command in a new process group, stdin null, killed on drop.
+/// A tokio command in a new process group, stdin null, killed on drop, and
+/// ended by the watchdog if this process dies before it.
 pub fn tokio_command(
     program: impl AsRef<std::ffi::OsStr>,
     args: &[&str],
@@ -25,18 +28,18 @@ pub fn tokio_command(
     if let Some(dir) = cwd {
         c.current_dir(dir);
     }
+    super::watchdog::watch_tokio(&mut c);
     c
 }
 
 /// Ends the process group led by `child`: SIGTERM first when `gently`,
 /// then SIGKILL once the grace period is over (or at once), and reaps it.
 pub async fn kill_group(child: &mut tokio::process::Child, gently: bool) {
-    let Some(pgid) = child
-        .id()
-        .and_then(|p| i32::try_from(p).ok())
-        .map(Pid::from_raw)
-    else {
+    let Some(pid) = child.id() else {
         // Already reaped; nothing of its own is left to signal.
+        return;
+    };
+    let Ok(pgid) = i32::try_from(pid).map(Pid::from_raw) else {
         return;
     };
     if gently && killpg(pgid, Signal::SIGTERM).is_ok() {
@@ -45,6 +48,7 @@ pub async fn kill_group(child: &mut tokio::process::Child, gently: bool) {
             let leader_gone = matches!(child.try_wait(), Ok(Some(_)));
             // Signal 0 probes whether any member of the group is left.
             if leader_gone && killpg(pgid, None).is_err() {
+                super::watchdog::release(pid);
                 return;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -52,12 +56,16 @@ pub async fn kill_group(child: &mut tokio::process::Child, gently: bool) {
     }
     let _ = killpg(pgid, Signal::SIGKILL);
     let _ = child.wait().await;
+    super::watchdog::release(pid);
 }
 
 /// Kills whatever is left of a finished child's process group (processes
 /// it started in the background), so that no tool call leaves orphans.
 pub fn reap_group(pid: Option<u32>) {
-    if let Some(pgid) = pid.and_then(|p| i32::try_from(p).ok()).map(Pid::from_raw) {
+    let Some(pid) = pid else { return };
+    if let Ok(pgid) = i32::try_from(pid).map(Pid::from_raw) {
         let _ = killpg(pgid, Signal::SIGKILL);
+        // SIGKILL cannot be caught: the group is as good as gone.
+        super::watchdog::release(pid);
     }
 }

@@ -100,6 +100,10 @@ fn spawn(cmd: &mut Command, detached: bool) -> Result<Spawned, Error> {
     } else {
         tree::new_group(&mut c);
     }
+    // Detached children (background jobs) outlive this process on purpose.
+    if !detached {
+        super::watchdog::watch_std(&mut c);
+    }
     let input = std::mem::take(&mut cmd.stdin);
     c.stdin(match (&input, detached) {
         (Input::Bytes(_), false) => Stdio::piped(),
@@ -389,6 +393,11 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
     let stderr = captured.next().unwrap_or_default();
     drop(_running);
     reap_detached();
+    // A group still alive now is one the run gave up on (a member stuck in
+    // the kernel): the watchdog tries it once more when this process ends.
+    if !cmd.kill_leftovers || !tree::group_alive(pgid) {
+        super::watchdog::release(pid);
+    }
     Ok(Outcome {
         pid,
         status,
