@@ -32,16 +32,20 @@
 //! closed terminal or Ctrl-C must not take it down with the parent), closes
 //! every inherited descriptor (it must not hold the parent's stdout open),
 //! and renames itself `ag-watchdog` in `ps` so that `pgrep -f` for the
-//! parent's arguments does not find it. When the parent exits normally it
-//! finds no live group and exits at once. Children started with
+//! parent's arguments does not find it. When the parent exits normally
+//! (`exit(3)`, so also a return from main), an `atexit` handler ends the
+//! watchdog and waits for it briefly: it must not be left to an init that
+//! may never reap it (a container's PID 1 often does not), one zombie per
+//! call of a tool. Children started with
 //! [`super::Command::spawn_detached`] (background jobs, which outlive the
 //! call on purpose) are not announced.
 #![allow(unsafe_code)]
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, IntoRawFd, OwnedFd, RawFd};
-use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, Once, PoisonError, TryLockError};
+use std::time::{Duration, Instant};
 
 use nix::libc;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
@@ -59,6 +63,9 @@ const PRUNE_EVERY_MS: i32 = 1000;
 const END_TICK: Duration = Duration::from_millis(20);
 /// The name `ps` and `pgrep` show.
 const NAME: &[u8] = b"ag-watchdog";
+/// How long a normal exit waits for the watchdog to go. It goes at once
+/// unless groups are still alive, which it then ends on its own.
+const EXIT_WAIT: Duration = Duration::from_millis(500);
 
 /// The watchdog of this process.
 struct Watchdog {
@@ -72,12 +79,18 @@ struct Watchdog {
 }
 
 static WATCHDOG: Mutex<Option<Watchdog>> = Mutex::new(None);
+/// Set once the process is exiting: no new watchdog is started then.
+static EXITING: AtomicBool = AtomicBool::new(false);
+static AT_EXIT: Once = Once::new();
 
 /// The descriptor children announce themselves on, starting the watchdog
 /// (again, if the one before died) when needed. `None` when no watchdog
 /// can be started (no more processes allowed): children then run without
 /// this protection rather than not at all.
 fn announce_fd() -> Option<RawFd> {
+    if EXITING.load(Ordering::SeqCst) {
+        return None;
+    }
     let mut state = WATCHDOG.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(w) = state.as_ref() {
         let alive = matches!(
@@ -98,7 +111,56 @@ fn announce_fd() -> Option<RawFd> {
     let w = start().ok()?;
     let fd = w.write.as_raw_fd();
     *state = Some(w);
+    AT_EXIT.call_once(|| {
+        // SAFETY: registers a handler that libc calls once at exit(3); it
+        // does not unwind (see `end_at_exit`).
+        unsafe { libc::atexit(end_at_exit) };
+    });
     Some(fd)
+}
+
+/// At a normal exit: closes the announcing pipe, so that the watchdog sees
+/// its end as at any other, and reaps it. Other threads may still run: the
+/// pipe's descriptor number is taken over by `/dev/null` rather than closed,
+/// so that a child they fork now cannot write into whatever file would
+/// reuse the number.
+extern "C" fn end_at_exit() {
+    EXITING.store(true, Ordering::SeqCst);
+    let state = match WATCHDOG.try_lock() {
+        Ok(s) => s,
+        Err(TryLockError::Poisoned(p)) => p.into_inner(),
+        // A thread is starting a child right now; let the watchdog go on
+        // its own.
+        Err(TryLockError::WouldBlock) => return,
+    };
+    let Some(w) = state.as_ref() else { return };
+    let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") else {
+        return;
+    };
+    if !replace_fd(null.as_raw_fd(), w.write.as_raw_fd()) {
+        return;
+    }
+    let deadline = Instant::now() + EXIT_WAIT;
+    while matches!(
+        waitpid(w.pid, Some(WaitPidFlag::WNOHANG)),
+        Ok(WaitStatus::StillAlive)
+    ) && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Makes `fd` another name of `by`, close-on-exec.
+fn replace_fd(by: RawFd, fd: RawFd) -> bool {
+    #[cfg(target_os = "linux")]
+    // SAFETY: dup3(2) on descriptors this process owns.
+    let ok = unsafe { libc::dup3(by, fd, libc::O_CLOEXEC) } == fd;
+    #[cfg(not(target_os = "linux"))]
+    // SAFETY: dup2(2) and fcntl(2) on descriptors this process owns.
+    let ok = unsafe {
+        libc::dup2(by, fd) == fd && libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) == 0
+    };
+    ok
 }
 
 /// Announces the child to the watchdog before it execs (std commands).
@@ -228,7 +290,11 @@ fn watch(fd: RawFd, argv: Option<(usize, usize)>, max_fd: i32) -> ! {
             events: libc::POLLIN,
             revents: 0,
         };
-        let timeout = if groups.is_empty() { -1 } else { PRUNE_EVERY_MS };
+        let timeout = if groups.is_empty() {
+            -1
+        } else {
+            PRUNE_EVERY_MS
+        };
         // SAFETY: poll(2) on one live pollfd; async-signal-safe.
         let ready = unsafe { libc::poll(&mut pfd, 1, timeout) };
         if ready < 0 {

@@ -165,11 +165,7 @@ fn ag_loop_killed_while_a_gate_runs_leaves_no_process() {
         Turn::Text("never reached"),
     ]);
     let gate = command(&m);
-    let mut child = ag_loop(
-        &env,
-        &server,
-        &["--gate", &gate, "--gate-timeout", "600"],
-    );
+    let mut child = ag_loop(&env, &server, &["--gate", &gate, "--gate-timeout", "600"]);
     wait_for_sleepers(&m, &mut child);
     kill_and_expect_no_orphans(&m, child);
 }
@@ -213,4 +209,23 @@ fn ag_mcp_killed_during_a_call_leaves_no_process() {
     stdin.flush().unwrap();
     wait_for_sleepers(&m, &mut child);
     kill_and_expect_no_orphans(&m, child);
+}
+
+#[test]
+fn a_normal_exit_takes_the_watchdog_along() {
+    // Left behind, the watchdog would become a zombie of an init that may
+    // never reap it (a container's PID 1 often does not). Here the outer
+    // ag-bash is that init: it adopts orphans and reaps them only between
+    // commands, so an inner process's orphaned watchdog would still show up
+    // among its children, beside the outer one's own watchdog.
+    let env = Env::new();
+    let script = format!(
+        "'{bash}' true >/dev/null; '{agent}' --llm-cmd true --no-gate --no-session go >/dev/null 2>&1; \
+         echo \"watchdogs: $(ps -o comm= --ppid $PPID | grep -c ag-watchdog)\"",
+        bash = bin!("ag-bash"),
+        agent = bin!("ag-loop"),
+    );
+    let r = crate::util::run_args(&env, bin!("ag-bash"), &[&script]);
+    r.ok();
+    assert!(r.stdout().starts_with("watchdogs: 1\n"), "{r}");
 }
