@@ -110,6 +110,20 @@ fn ag_bash_killed_in_plain_mode_leaves_no_process() {
 }
 
 #[test]
+fn ag_bash_killed_leaves_no_process_even_when_sigterm_is_ignored() {
+    // The watchdog's SIGKILL after the grace period ends what SIGTERM cannot.
+    let env = Env::new();
+    let m = marker();
+    let mut c = env.cmd(bin!("ag-bash"));
+    c.arg(format!("trap '' TERM; {}", command(&m)))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    wait_for_sleepers(&m, &mut child);
+    kill_and_expect_no_orphans(&m, child);
+}
+
+#[test]
 fn ag_bash_killed_while_serving_calls_leaves_no_process() {
     let env = Env::new();
     let m = marker();
