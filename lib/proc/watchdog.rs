@@ -76,6 +76,9 @@ struct Watchdog {
     /// Kept open so that announcing to a watchdog that died fails quietly
     /// (EAGAIN once full) instead of raising SIGPIPE in a child before exec.
     _read: OwnedFd,
+    /// A pipe whose only writer is the watchdog: it reads as closed once
+    /// the watchdog has exited, which a normal exit waits for.
+    done: OwnedFd,
 }
 
 static WATCHDOG: Mutex<Option<Watchdog>> = Mutex::new(None);
@@ -107,6 +110,7 @@ fn announce_fd() -> Option<RawFd> {
         // file that it would then write into.
         let _ = old.write.into_raw_fd();
         let _ = old._read.into_raw_fd();
+        let _ = old.done.into_raw_fd();
     }
     let w = start().ok()?;
     let fd = w.write.as_raw_fd();
@@ -140,14 +144,33 @@ extern "C" fn end_at_exit() {
     if !replace_fd(null.as_raw_fd(), w.write.as_raw_fd()) {
         return;
     }
+    // Woken the moment the watchdog exits (no sleeping in steps: this is on
+    // the path of every ag-bash call).
     let deadline = Instant::now() + EXIT_WAIT;
-    while matches!(
-        waitpid(w.pid, Some(WaitPidFlag::WNOHANG)),
-        Ok(WaitStatus::StillAlive)
-    ) && Instant::now() < deadline
-    {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    let exited = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let ms = i32::try_from(left.as_millis()).unwrap_or(i32::MAX);
+        let mut pfd = libc::pollfd {
+            fd: w.done.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll(2) on one live pollfd.
+        match unsafe { libc::poll(&mut pfd, 1, ms) } {
+            n if n > 0 => break true,
+            0 => break false,
+            _ if nix::errno::Errno::last() == nix::errno::Errno::EINTR => {}
+            _ => break false,
+        }
+    };
+    // Having closed everything, it is a zombie now or a moment later; one
+    // still busy ending groups is left to finish on its own.
+    let flags = if exited {
+        None
+    } else {
+        Some(WaitPidFlag::WNOHANG)
+    };
+    let _ = waitpid(w.pid, flags);
 }
 
 /// Makes `fd` another name of `by`, close-on-exec.
@@ -221,6 +244,7 @@ fn start() -> io::Result<Watchdog> {
     set_nonblocking(write.as_fd())?;
     let read = OwnedFd::from(read);
     let write = OwnedFd::from(write);
+    let (done, done_write) = io::pipe()?;
     // Everything the child needs is found before fork: it may not allocate.
     let argv = argv_area();
     let max_fd = max_fd();
@@ -228,11 +252,12 @@ fn start() -> io::Result<Watchdog> {
     // `watch`, which calls async-signal-safe functions, allocates nothing
     // and never returns (it ends with _exit).
     match unsafe { fork() }.map_err(io::Error::from)? {
-        ForkResult::Child => watch(read.as_raw_fd(), argv, max_fd),
+        ForkResult::Child => watch(read.as_raw_fd(), done_write.as_raw_fd(), argv, max_fd),
         ForkResult::Parent { child } => Ok(Watchdog {
             pid: child,
             write,
             _read: read,
+            done: done.into(),
         }),
     }
 }
@@ -274,8 +299,8 @@ fn max_fd() -> i32 {
 
 /// The watchdog itself, in the forked child. Only async-signal-safe calls
 /// from here on.
-fn watch(fd: RawFd, argv: Option<(usize, usize)>, max_fd: i32) -> ! {
-    detach(fd, argv, max_fd);
+fn watch(fd: RawFd, done: RawFd, argv: Option<(usize, usize)>, max_fd: i32) -> ! {
+    detach([fd, done], argv, max_fd);
     let mut groups = Groups::new();
     let mut buf = [0u8; 512];
     let mut have = 0usize;
@@ -345,7 +370,7 @@ fn watch(fd: RawFd, argv: Option<(usize, usize)>, max_fd: i32) -> ! {
 
 /// Leaves the parent's session, signal set-up, descriptors, directory and
 /// name behind.
-fn detach(keep: RawFd, argv: Option<(usize, usize)>, max_fd: i32) {
+fn detach(keep: [RawFd; 2], argv: Option<(usize, usize)>, max_fd: i32) {
     // SAFETY: every call below is a plain system call on this process's own
     // state (async-signal-safe); the argv area is this process's own
     // writable memory (the argument strings on the initial stack), which
@@ -390,21 +415,25 @@ fn detach(keep: RawFd, argv: Option<(usize, usize)>, max_fd: i32) {
     }
 }
 
-/// Closes every descriptor but `keep`.
-fn close_all_but(keep: RawFd, max_fd: i32) {
+/// Closes every descriptor but the two in `keep`.
+fn close_all_but(keep: [RawFd; 2], max_fd: i32) {
+    let (low, high) = (keep[0].min(keep[1]), keep[0].max(keep[1]));
     #[cfg(target_os = "linux")]
     {
-        let range = |first: i32, last: u32| {
+        // The ranges between and around the two, each possibly empty.
+        let ranges = [(0, low - 1), (low + 1, high - 1), (high + 1, i32::MAX)];
+        let closed = ranges.iter().all(|&(first, last)| {
             // SAFETY: close_range(2) on this process's own table.
-            unsafe { libc::syscall(libc::SYS_close_range, first as u32, last, 0) == 0 }
-        };
-        let low = keep == 0 || range(0, keep as u32 - 1);
-        if low && range(keep + 1, u32::MAX) {
+            first > last
+                || unsafe { libc::syscall(libc::SYS_close_range, first as u32, last as u32, 0) }
+                    == 0
+        });
+        if closed {
             return;
         }
     }
-    for fd in 0..max_fd.max(keep + 1) {
-        if fd != keep {
+    for fd in 0..max_fd.max(high + 1) {
+        if fd != low && fd != high {
             // SAFETY: close(2); a descriptor that is not open is EBADF.
             unsafe {
                 libc::close(fd);
