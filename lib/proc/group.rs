@@ -1,7 +1,7 @@
 //! Async children in their own process group (for ag-loop's tool calls and
 //! `--llm-cmd`), and ending a whole group: SIGTERM, a grace period, SIGKILL.
-//! Every group is also known to this process's watchdog (see `watchdog`),
-//! which ends it should this process die first.
+//! Every child is also marked for this process's watchdog (see
+//! `watchdog.rs`), which ends it should this process die first.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -35,11 +35,12 @@ pub fn tokio_command(
 /// Ends the process group led by `child`: SIGTERM first when `gently`,
 /// then SIGKILL once the grace period is over (or at once), and reaps it.
 pub async fn kill_group(child: &mut tokio::process::Child, gently: bool) {
-    let Some(pid) = child.id() else {
+    let Some(pgid) = child
+        .id()
+        .and_then(|p| i32::try_from(p).ok())
+        .map(Pid::from_raw)
+    else {
         // Already reaped; nothing of its own is left to signal.
-        return;
-    };
-    let Ok(pgid) = i32::try_from(pid).map(Pid::from_raw) else {
         return;
     };
     if gently && killpg(pgid, Signal::SIGTERM).is_ok() {
@@ -48,7 +49,6 @@ pub async fn kill_group(child: &mut tokio::process::Child, gently: bool) {
             let leader_gone = matches!(child.try_wait(), Ok(Some(_)));
             // Signal 0 probes whether any member of the group is left.
             if leader_gone && killpg(pgid, None).is_err() {
-                super::watchdog::release(pid);
                 return;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -56,16 +56,12 @@ pub async fn kill_group(child: &mut tokio::process::Child, gently: bool) {
     }
     let _ = killpg(pgid, Signal::SIGKILL);
     let _ = child.wait().await;
-    super::watchdog::release(pid);
 }
 
 /// Kills whatever is left of a finished child's process group (processes
 /// it started in the background), so that no tool call leaves orphans.
 pub fn reap_group(pid: Option<u32>) {
-    let Some(pid) = pid else { return };
-    if let Ok(pgid) = i32::try_from(pid).map(Pid::from_raw) {
+    if let Some(pgid) = pid.and_then(|p| i32::try_from(p).ok()).map(Pid::from_raw) {
         let _ = killpg(pgid, Signal::SIGKILL);
-        // SIGKILL cannot be caught: the group is as good as gone.
-        super::watchdog::release(pid);
     }
 }

@@ -100,8 +100,11 @@ fn spawn(cmd: &mut Command, detached: bool) -> Result<Spawned, Error> {
     } else {
         tree::new_group(&mut c);
     }
-    // Detached children (background jobs) outlive this process on purpose.
-    if !detached {
+    // Detached children (background jobs) outlive this process on purpose,
+    // and whatever watchdog marked this process must not end them either.
+    if detached {
+        c.env_remove(super::watchdog::VAR);
+    } else {
         super::watchdog::watch_std(&mut c);
     }
     let input = std::mem::take(&mut cmd.stdin);
@@ -393,11 +396,6 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
     let stderr = captured.next().unwrap_or_default();
     drop(_running);
     reap_detached();
-    // A group still alive now is one the run gave up on (a member stuck in
-    // the kernel): the watchdog tries it once more when this process ends.
-    if !cmd.kill_leftovers || !tree::group_alive(pgid) {
-        super::watchdog::release(pid);
-    }
     Ok(Outcome {
         pid,
         status,

@@ -124,6 +124,21 @@ fn ag_bash_killed_leaves_no_process_even_when_sigterm_is_ignored() {
 }
 
 #[test]
+fn ag_bash_killed_leaves_no_process_even_outside_the_commands_group() {
+    // `setsid` takes the background sleep out of the command's session and
+    // group; the watchdog finds it all the same.
+    let env = Env::new();
+    let m = marker();
+    let mut c = env.cmd(bin!("ag-bash"));
+    c.arg(format!("setsid sleep {m} & sleep {m}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    wait_for_sleepers(&m, &mut child);
+    kill_and_expect_no_orphans(&m, child);
+}
+
+#[test]
 fn ag_bash_killed_while_serving_calls_leaves_no_process() {
     let env = Env::new();
     let m = marker();
