@@ -41,7 +41,7 @@
 //!
 //! The watchdog is a plain `fork` without exec, once per process at its
 //! first spawn. From the fork on it calls only async-signal-safe functions
-//! (read, poll, open, getdents64, kill, nanosleep, _exit) and never
+//! (read, open, getdents64, kill, getpgid, nanosleep, _exit) and never
 //! allocates, as a child of a multi-threaded process must. It leaves the
 //! parent's session (a signal to the parent's group, a closed terminal or
 //! Ctrl-C must not take it down with the parent), closes every inherited
@@ -54,9 +54,9 @@
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, Once, PoisonError, TryLockError};
+use std::sync::{Mutex, Once, PoisonError};
 use std::time::{Duration, Instant};
 
 use nix::libc;
@@ -100,7 +100,7 @@ static AT_EXIT: Once = Once::new();
 
 /// The value of [`VAR`] for a child about to start, starting the watchdog
 /// (again, if the one before died) when needed. `None` when no watchdog
-/// can be started (not Linux, no more processes allowed): children then
+/// can be started (no more processes allowed): children then
 /// run without this protection rather than not at all.
 fn token() -> Option<String> {
     if EXITING.load(Ordering::SeqCst) {
@@ -116,13 +116,8 @@ fn token() -> Option<String> {
             return Some(w.token.clone());
         }
     }
-    if let Some(old) = state.take() {
-        // Its descriptors stay open: closing them could only matter to a
-        // watchdog that is gone.
-        let _ = old.write.into_raw_fd();
-        let _ = old._read.into_raw_fd();
-        let _ = old.done.into_raw_fd();
-    }
+    // One that died is replaced (what carries its mark is unguarded now).
+    drop(state.take());
     let w = start().ok()?;
     let token = w.token.clone();
     *state = Some(w);
@@ -154,13 +149,8 @@ pub(crate) fn watch_tokio(cmd: &mut tokio::process::Command) {
 /// stays owned by the `Watchdog`, which statics never drop).
 extern "C" fn goodbye() {
     EXITING.store(true, Ordering::SeqCst);
-    let state = match WATCHDOG.try_lock() {
-        Ok(s) => s,
-        Err(TryLockError::Poisoned(p)) => p.into_inner(),
-        // A thread is starting the watchdog right now: this exit is no
-        // ordinary one; let the watchdog act.
-        Err(TryLockError::WouldBlock) => return,
-    };
+    // Another thread may hold the lock for a moment (starting a child).
+    let state = WATCHDOG.lock().unwrap_or_else(PoisonError::into_inner);
     let Some(w) = state.as_ref() else { return };
     let byte = [GOODBYE];
     // SAFETY: write(2) of a live local byte to our own pipe.
