@@ -43,7 +43,10 @@ const BIN: &str = "ag-loop";
     version,
     after_help = "Exit status: 0 the agent finished every prompt, 1 a model error or a limit stopped it, \
 2 usage or set-up error, 130 interrupted.\n\nSIGINT or {\"type\":\"interrupt\"} stops the model and the running \
-tools; a second SIGINT quits."
+tools; a second SIGINT quits.\n\nShould ag-loop be killed outright (SIGKILL, the OOM killer, a CI job's time \
+limit), a watchdog process it started with its first child (ag-watchdog in ps) ends everything it started (tool \
+calls, gates, after-hooks, --llm-cmd, MCP servers, and their children): SIGTERM, then SIGKILL 2 s later. It finds \
+them by the variable AG_WATCHDOG, which they inherit."
 )]
 pub struct Args {
     /// Prompts to run in order (default: read prompts from stdin).

@@ -21,7 +21,9 @@ const BIN: &str = "ag-mcp";
 /// each tool's `--schema` definition, and `tools/call` runs the tool binary
 /// as a subprocess in its own process group, so a crash in one call cannot
 /// take the server down. A cancelled call (`notifications/cancelled`) ends
-/// the call's whole process group. Relative paths resolve against the
+/// the call's whole process group, and so does ag-mcp's end, even by
+/// SIGKILL (a watchdog process, ag-watchdog in ps, outlives ag-mcp just long
+/// enough to end the running calls). Relative paths resolve against the
 /// directory ag-mcp runs in. Add it to a client with, for example,
 /// `claude mcp add ag -- ag-mcp`.
 #[derive(Debug, Parser)]

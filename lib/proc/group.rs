@@ -1,5 +1,7 @@
 //! Async children in their own process group (for ag-loop's tool calls and
 //! `--llm-cmd`), and ending a whole group: SIGTERM, a grace period, SIGKILL.
+//! Every child is also marked for this process's watchdog (see
+//! `watchdog.rs`), which ends it should this process die first.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -11,7 +13,8 @@ use nix::unistd::Pid;
 /// Time a group gets between SIGTERM and SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(2);
 
-/// A tokio command in a new process group, stdin null, killed on drop.
+/// A tokio command in a new process group, stdin null, killed on drop, and
+/// ended by the watchdog if this process dies before it.
 pub fn tokio_command(
     program: impl AsRef<std::ffi::OsStr>,
     args: &[&str],
@@ -25,6 +28,7 @@ pub fn tokio_command(
     if let Some(dir) = cwd {
         c.current_dir(dir);
     }
+    super::watchdog::watch_tokio(&mut c);
     c
 }
 

@@ -7,7 +7,9 @@
 //! briefly, and those children are stopped too. Runs are synchronous (a
 //! poll loop plus one waiter thread) so that starting a command costs
 //! almost nothing; another thread (ag-loop's tokio runtime) stops a run
-//! through its [`Cancel`] handle.
+//! through its [`Cancel`] handle. Should this process die without a chance
+//! to clean up (SIGKILL, the OOM killer), a watchdog process ends what it
+//! started (see `watchdog.rs`), so no child outlives it.
 
 mod cancel;
 mod capture;
@@ -15,6 +17,11 @@ mod group;
 mod run;
 mod signals;
 mod tree;
+#[cfg(target_os = "linux")]
+mod watchdog;
+#[cfg(not(target_os = "linux"))]
+#[path = "watchdog_none.rs"]
+mod watchdog;
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;

@@ -100,6 +100,13 @@ fn spawn(cmd: &mut Command, detached: bool) -> Result<Spawned, Error> {
     } else {
         tree::new_group(&mut c);
     }
+    // Detached children (background jobs) outlive this process on purpose,
+    // and whatever watchdog marked this process must not end them either.
+    if detached {
+        c.env_remove(super::watchdog::VAR);
+    } else {
+        super::watchdog::watch_std(&mut c);
+    }
     let input = std::mem::take(&mut cmd.stdin);
     c.stdin(match (&input, detached) {
         (Input::Bytes(_), false) => Stdio::piped(),

@@ -57,5 +57,7 @@ mod model_server;
 mod mcp;
 // The MCP client library against ag-mcp, over stdio and streamable HTTP.
 mod mcp_client;
+// No orphans when ag-bash, ag-loop or ag-mcp is SIGKILLed mid-command.
+mod orphans;
 // MCP against the reference SDK and servers from npm (scripts/mcp-interop), skipped without them.
 mod mcp_interop;

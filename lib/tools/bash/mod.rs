@@ -156,7 +156,10 @@ with the agent session unless started with `keep: true`.";
 (so `ag-bash 'exit 3'; echo $?` prints 3), 124 when the time limit passed, 128+N when the command was \
 killed by signal N or when ag-bash itself was interrupted by signal N (Ctrl-C: 130), 2 for a usage \
 error, 125 when ag-bash could not run the command (bad cwd, shell not found) or a job action failed, \
-0 for job actions that succeeded.";
+0 for job actions that succeeded.\n\n\
+Should ag-bash be killed outright (SIGKILL, the OOM killer, a CI job's time limit), a watchdog process it \
+started with the command (ag-watchdog in ps) ends the command and everything it started: SIGTERM, then \
+SIGKILL 2 s later. Background jobs are not tied to it: they end with the agent session, or never with `keep`.";
 
     fn run(ctx: &Context, args: BashArgs) -> Result<ToolOutput, ToolError> {
         bash(ctx, args)
