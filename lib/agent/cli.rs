@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use super::compact::CompactMode;
 use super::control::Control;
 use super::emit::{Emitter, OutputMode};
+use super::gates::Gate;
 use super::identity::{self, Identity};
 use super::model::ModelClient;
 use super::prompt::system_prompt;
@@ -100,7 +101,8 @@ pub struct Args {
     pub compact: CompactMode,
     /// A gate: a program that sees each tool call first (one JSON object on
     /// stdin) and allows, denies, asks a person or rewrites it (repeatable, in
-    /// order; default: ag-gate when it is installed).
+    /// order; default: ag-gate's policy, applied in-process with the rules of
+    /// $AG_HOME/gate.toml, the same decisions as running `ag-gate`).
     #[arg(long = "gate", value_name = "CMD")]
     pub gates: Vec<String>,
     /// Run tool calls without any gate, not even ag-gate.
@@ -390,11 +392,16 @@ async fn run(mut args: Args) -> ExitCode {
     let before = if args.no_gate {
         Vec::new()
     } else if !args.gates.is_empty() {
-        args.gates.clone()
+        args.gates.iter().cloned().map(Gate::Program).collect()
     } else {
-        crate::tool::find_tool_binary("gate")
-            .map(|p| vec![shell_quote(&p.display().to_string())])
-            .unwrap_or_default()
+        match crate::gate::default_policy() {
+            Ok(policy) => vec![Gate::Builtin(std::sync::Arc::new(policy))],
+            Err(e) => {
+                return setup_error(&format!(
+                    "the default gate: {e}; fix the file (its format is in `man ag-gate`), or pass --gate CMD or --no-gate"
+                ));
+            }
+        }
     };
     // Asked on the terminal when there is one to ask on; JSONL clients
     // answer approval_request events with approval commands.
@@ -467,11 +474,6 @@ async fn run(mut args: Args) -> ExitCode {
         }
     }
     status.code()
-}
-
-/// Quotes a path for `sh -c`.
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 fn spawn_signal_handlers(control: Arc<Control>) {

@@ -4,6 +4,7 @@
 //! gate that crashes, hangs or answers garbage denies.
 
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -11,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::gate::Policy;
 use crate::protocol::{AfterAnswer, AfterRequest, GateDecision, GateRequest};
 
 /// What the chain of gates decided.
@@ -24,11 +26,42 @@ pub enum Verdict {
     Ask(Value, String),
 }
 
+/// One gate.
+#[derive(Debug, Clone)]
+pub enum Gate {
+    /// ag-gate's policy, applied in-process: the decisions of the `ag-gate`
+    /// binary without a process for every call (its config file is read
+    /// once, at start).
+    Builtin(Arc<Policy>),
+    /// A program run for each call (`--gate CMD`, by `sh -c`).
+    Program(String),
+}
+
+impl Gate {
+    async fn decide(
+        &self,
+        request: &GateRequest,
+        timeout: Duration,
+    ) -> Result<GateDecision, String> {
+        match self {
+            Gate::Builtin(policy) => Ok(policy.decide(request)),
+            Gate::Program(cmd) => ask_program(cmd, request, timeout).await,
+        }
+    }
+
+    fn name(&self) -> &str {
+        match self {
+            Gate::Builtin(_) => "ag-gate",
+            Gate::Program(cmd) => cmd,
+        }
+    }
+}
+
 /// The policy programs of a run.
 #[derive(Debug, Clone, Default)]
 pub struct Gates {
     /// Gates, in order.
-    pub before: Vec<String>,
+    pub before: Vec<Gate>,
     /// After-hooks, in order.
     pub after: Vec<String>,
     /// How long a gate may take.
@@ -111,14 +144,14 @@ impl Gates {
     pub async fn check(&self, mut request: GateRequest) -> (Verdict, Vec<String>) {
         let mut asks: Vec<String> = Vec::new();
         let mut problems = Vec::new();
-        for cmd in &self.before {
-            match ask_program::<_, GateDecision>(cmd, &request, self.timeout).await {
+        for gate in &self.before {
+            match gate.decide(&request, self.timeout).await {
                 Ok(GateDecision::Allow { arguments, .. }) => {
                     if let Some(a) = arguments {
                         if a.is_object() {
                             request.arguments = a;
                         } else {
-                            problems.push(format!("gate `{cmd}` rewrote the arguments into something that is not an object; ignored"));
+                            problems.push(format!("gate `{}` rewrote the arguments into something that is not an object; ignored", gate.name()));
                         }
                     }
                 }

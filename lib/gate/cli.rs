@@ -50,7 +50,8 @@ pub struct Args {
 }
 
 const LONG_ABOUT: &str = "\
-ag-loop runs its gates before each tool call. A gate reads the call as one JSON object on stdin, \
+ag-loop runs its gates before each tool call; without --gate it applies ag-gate's policy itself, \
+in-process, with the same config file (read once, at start). A gate reads the call as one JSON object on stdin, \
 {\"tool\": \"bash\", \"arguments\": {...}, \"cwd\": \"/project\", \"session_id\": \"...\", \
 \"tool_call_id\": \"...\", \"interactive\": true}, and answers one JSON object on stdout: \
 {\"decision\": \"allow\"}, {\"decision\": \"deny\", \"reason\": \"...\"} (the reason goes to the model) or \

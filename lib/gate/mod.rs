@@ -21,6 +21,8 @@ pub use policy::{Approval, Policy};
 
 use std::path::PathBuf;
 
+use config::ConfigError;
+
 /// A kind of dangerous action the classifier recognises. Each has the short
 /// reason a decision carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -144,4 +146,17 @@ pub struct Analysis {
     /// The paths the call writes or deletes (absolute, normalised), as far
     /// as the classifier can tell. Config rules with a `path` match these.
     pub paths: Vec<PathBuf>,
+}
+
+/// The policy `ag-gate` applies when run without flags: the config file
+/// `$AG_HOME/gate.toml` when there is one, else the built-in defaults.
+pub fn default_policy() -> Result<Policy, ConfigError> {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let config = match config::default_path() {
+        Some(path) => config::load(&path, home.as_deref())?,
+        None => config::Config::default(),
+    };
+    Ok(Policy::new(None, &[], &[], config))
 }

@@ -271,7 +271,7 @@ def loop_turns(suite):
                     "< 5 ms",
                     per < 5e-3 and not problems,
                     "; ".join(problems) or "start-up (loading the tool schemas) is spread over the turns"
-                    + ("; each call also runs the default gate (sh -c ag-gate)" if not extra else ""),
+                    + ("; each call also goes through the default gate (ag-gate's policy, in-process)" if not extra else ""),
                 )
             )
             if not extra:

@@ -915,6 +915,54 @@ fn gates_deny_rewrite_and_fail_closed() {
     }
 }
 
+/// Without --gate, ag-gate's policy applies in-process, with the rules of
+/// `$AG_HOME/gate.toml`; a broken file stops ag-loop before it starts.
+#[test]
+fn the_default_gate_is_ag_gates_policy_with_its_config_file() {
+    let env = Env::new();
+    env.write("a.txt", "alpha\n");
+    let run_read = |env: &Env| {
+        let _ = std::fs::remove_dir_all(env.join(".model"));
+        let call = tool_turn(&[("c1", "read", json!({"file_path": "a.txt"}))]);
+        let model = scripted_model(env, &[call, text_turn("ok")]);
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.args(["--llm-cmd", &model, "--tools", "read", "--no-session", "go"]);
+        run(c, None)
+    };
+    let r = run_read(&env);
+    r.ok();
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["is_error"], false, "{end}");
+
+    env.write(".home/.ag/gate.toml", "deny = [\"read\"]\n");
+    let r = run_read(&env);
+    r.ok();
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["is_error"], true, "{end}");
+    assert!(
+        end["output"]
+            .as_str()
+            .unwrap()
+            .contains("denied by ag-gate"),
+        "{end}"
+    );
+
+    env.write(".home/.ag/gate.toml", "approval = \"sometimes\"\n");
+    let r = run_read(&env);
+    let err = r.stderr();
+    assert_eq!(r.code(), Some(2), "{err}");
+    assert!(err.contains("gate.toml"), "{err}");
+    assert!(err.contains("--no-gate"), "{err}");
+}
+
 #[test]
 fn a_dangerous_command_waits_for_approval_by_jsonl() {
     use std::io::{BufRead, BufReader, Write};

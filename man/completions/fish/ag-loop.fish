@@ -14,7 +14,7 @@ complete -c ag-loop -l tools -l toolset -d 'The tools to offer: a set (full, min
 complete -c ag-loop -l tool -d 'Add any executable that answers --schema and the tool call protocol (repeatable). CMD is a shell command line, quoted as in a shell (`my-tool --flag "a b"`), run by `sh -c` in the agent\'s directory' -r
 complete -c ag-loop -l compact -d 'Near the context window, summarise the older turns with a model call (auto), or just drop them and leave a marker (never)' -r -f -a "auto\t'Summarise the older turns with a model call'
 never\t'Drop the older turns and leave a marker (no model call)'"
-complete -c ag-loop -l gate -d 'A gate: a program that sees each tool call first (one JSON object on stdin) and allows, denies, asks a person or rewrites it (repeatable, in order; default: ag-gate when it is installed)' -r
+complete -c ag-loop -l gate -d 'A gate: a program that sees each tool call first (one JSON object on stdin) and allows, denies, asks a person or rewrites it (repeatable, in order; default: ag-gate\'s policy, applied in-process with the rules of $AG_HOME/gate.toml, the same decisions as running `ag-gate`)' -r
 complete -c ag-loop -l after -d 'A program that sees each tool result and may annotate it (repeatable)' -r
 complete -c ag-loop -l gate-timeout -d 'Seconds a gate or after-hook may take before it counts as a denial' -r
 complete -c ag-loop -l mcp -d 'Offer the tools of an MCP server: `\'CMD ARGS\'` started over stdio, or a streamable-HTTP URL (repeatable). Clashing names become `server__tool`' -r
