@@ -96,15 +96,18 @@ fn kill_and_expect_no_orphans(marker: &str, mut child: Child) {
     }
 }
 
+/// ag-bash running `command` as a plain command, its output dropped.
+fn ag_bash_plain(env: &Env, command: impl AsRef<std::ffi::OsStr>) -> Child {
+    let mut c = env.cmd(bin!("ag-bash"));
+    c.arg(command).stdout(Stdio::null()).stderr(Stdio::null());
+    c.spawn().unwrap()
+}
+
 #[test]
 fn ag_bash_killed_in_plain_mode_leaves_no_process() {
     let env = Env::new();
     let m = marker();
-    let mut c = env.cmd(bin!("ag-bash"));
-    c.arg(command(&m))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut child = c.spawn().unwrap();
+    let mut child = ag_bash_plain(&env, command(&m));
     wait_for_sleepers(&m, &mut child);
     kill_and_expect_no_orphans(&m, child);
 }
@@ -114,11 +117,7 @@ fn ag_bash_killed_leaves_no_process_even_when_sigterm_is_ignored() {
     // The watchdog's SIGKILL after the grace period ends what SIGTERM cannot.
     let env = Env::new();
     let m = marker();
-    let mut c = env.cmd(bin!("ag-bash"));
-    c.arg(format!("trap '' TERM; {}", command(&m)))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut child = c.spawn().unwrap();
+    let mut child = ag_bash_plain(&env, format!("trap '' TERM; {}", command(&m)));
     wait_for_sleepers(&m, &mut child);
     kill_and_expect_no_orphans(&m, child);
 }
@@ -129,11 +128,7 @@ fn ag_bash_killed_leaves_no_process_even_outside_the_commands_group() {
     // group; the watchdog finds it all the same.
     let env = Env::new();
     let m = marker();
-    let mut c = env.cmd(bin!("ag-bash"));
-    c.arg(format!("setsid sleep {m} & sleep {m}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut child = c.spawn().unwrap();
+    let mut child = ag_bash_plain(&env, format!("setsid sleep {m} & sleep {m}"));
     wait_for_sleepers(&m, &mut child);
     kill_and_expect_no_orphans(&m, child);
 }
