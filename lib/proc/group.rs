@@ -28,6 +28,7 @@ pub fn tokio_command(
     if let Some(dir) = cwd {
         c.current_dir(dir);
     }
+    super::secrets::apply_tokio(&mut c);
     super::watchdog::watch_tokio(&mut c);
     c
 }

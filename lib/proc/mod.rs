@@ -15,6 +15,7 @@ mod cancel;
 mod capture;
 mod group;
 mod run;
+mod secrets;
 mod signals;
 mod tree;
 #[cfg(target_os = "linux")]
@@ -33,6 +34,7 @@ pub use cancel::{Cancel, CancelReason};
 pub use capture::{CaptureLimit, Captured};
 pub use group::{GRACE, kill_group, reap_group, tokio_command};
 pub use nix::sys::signal::Signal;
+pub use secrets::{withheld_env, withhold_env};
 pub use signals::{TerminationGuard, termination_signal};
 pub use tree::{foreign_group_alive, process_alive, session_of, signal_group, signal_process};
 

@@ -89,6 +89,8 @@ fn spawn(cmd: &mut Command, detached: bool) -> Result<Spawned, Error> {
     if let Some(dir) = &cmd.cwd {
         c.current_dir(dir);
     }
+    // Withheld first, so that an explicit `env` of the caller still wins.
+    super::secrets::apply_std(&mut c);
     for (key, value) in &cmd.env {
         match value {
             Some(v) => c.env(key, v),
