@@ -23,7 +23,8 @@ use super::runner::{Agent, AgentSettings};
 use super::toolset::{DEFAULT_TOOLS, ToolSet, expand};
 use crate::cli::{ExitStatus, error_line, warn};
 use crate::llm::cli::ReasoningArg;
-use crate::llm::{Llm, LlmOptions};
+use crate::llm::keys::{Redactor, key_env_names};
+use crate::llm::{Llm, LlmOptions, ModelTable};
 use crate::protocol::{AgentCommand, Message, Outcome, Reasoning, UserContent};
 use crate::session::{Store, Writer, messages as session_messages};
 
@@ -72,7 +73,7 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
     /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
-    /// mcp, gate, after, tool, max_turns; flags win, lists are added to).
+    /// mcp, gate, after, tool, max_turns, pass_env; flags win, lists are added to).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Stop a prompt once it has cost this many US dollars.
@@ -124,6 +125,12 @@ pub struct Args {
     /// Hand each model request to CMD (run with sh -c), which must speak ag-llm's protocol.
     #[arg(long, value_name = "CMD")]
     pub llm_cmd: Option<String>,
+    /// Let tools, gates, after-hooks and MCP servers inherit the provider key
+    /// variable NAME (repeatable; also `pass_env` in the config file). By
+    /// default none of the key variables ag knows (the built-in providers'
+    /// *_API_KEY names and every `api_key_env` of models.json) reaches them.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
     /// Resume the latest session of the working directory.
     #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "no_session"])]
     pub continue_: bool,
@@ -290,6 +297,7 @@ async fn run(mut args: Args) -> ExitCode {
             false,
         ),
     };
+    let redactor = withhold_keys(&args, &config, &model);
     let mut tools = match ToolSet::load(&names, explicit, &args.extra_tools, &cwd).await {
         Ok(t) => t,
         Err(e) => return setup_error(&e),
@@ -380,7 +388,7 @@ async fn run(mut args: Args) -> ExitCode {
         OutputMode::Json
     };
     let color = stdout_tty && std::env::var_os("NO_COLOR").is_none();
-    let emitter = Emitter::new(mode, writer, color);
+    let emitter = Emitter::new(mode, writer, color).with_redactor(redactor);
     let system = system_prompt(
         &cwd,
         args.system_prompt
@@ -474,6 +482,34 @@ async fn run(mut args: Args) -> ExitCode {
         }
     }
     status.code()
+}
+
+/// Keeps the provider key variables out of every child from here on (tools,
+/// gates, after-hooks, MCP servers) except those passed on purpose, and
+/// returns what hides their values in events.
+fn withhold_keys(
+    args: &Args,
+    config: &super::config::Config,
+    model: &ModelClient,
+) -> Arc<Redactor> {
+    let table = match model {
+        ModelClient::Library(llm) => llm.table().clone(),
+        // The table still names the keys that sit in the environment.
+        ModelClient::Command(_) => ModelTable::load(&crate::llm::models::default_ag_home())
+            .unwrap_or_else(|_| ModelTable::builtin()),
+    };
+    let pass: Vec<&String> = args.pass_env.iter().chain(&config.pass_env).collect();
+    crate::proc::withhold_env(
+        key_env_names(&table)
+            .into_iter()
+            .filter(|n| !pass.contains(&n)),
+    );
+    let extra: Vec<(&str, String)> = args
+        .api_key
+        .iter()
+        .map(|k| ("--api-key", k.clone()))
+        .collect();
+    Arc::new(Redactor::for_keys(&table, &extra))
 }
 
 fn spawn_signal_handlers(control: Arc<Control>) {

@@ -11,6 +11,7 @@
 //! after = []
 //! tool = ["scripts/tools/cli-agent claude"]
 //! max_turns = 100
+//! pass_env = ["OPENAI_API_KEY"]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -39,6 +40,9 @@ pub struct Config {
     pub tool: Vec<String>,
     /// Model calls per prompt.
     pub max_turns: Option<u32>,
+    /// Provider key variables that tools, gates and hooks inherit anyway.
+    #[serde(default)]
+    pub pass_env: Vec<String>,
 }
 
 /// The default config file.
@@ -74,5 +78,7 @@ mod tests {
         assert_eq!(c.mcp, vec!["srv --x"]);
         assert_eq!(c.max_turns, Some(3));
         assert!(toml::from_str::<Config>("modle = \"x\"").is_err());
+        let c: Config = toml::from_str("pass_env = [\"OPENAI_API_KEY\"]\n").unwrap();
+        assert_eq!(c.pass_env, vec!["OPENAI_API_KEY"]);
     }
 }

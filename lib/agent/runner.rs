@@ -450,8 +450,8 @@ impl Agent {
             };
             match check {
                 Err((code, msg)) => {
-                    let r = error_result(id, code, msg);
-                    self.end_call(id, name, &r)?;
+                    let mut r = error_result(id, code, msg);
+                    self.end_call(id, name, &mut r)?;
                     results[i] = Some(r);
                 }
                 Ok(()) => {
@@ -497,8 +497,8 @@ impl Agent {
                 } else {
                     run_one(id.clone(), name.clone(), args.clone(), cancel.clone()).await
                 };
-                let r = self.after_hooks(&id, &name, &args, r).await?;
-                self.end_call(&id, &name, &r)?;
+                let mut r = self.after_hooks(&id, &name, &args, r).await?;
+                self.end_call(&id, &name, &mut r)?;
                 finished_args.push((i, name, args));
                 results[i] = Some(r);
             }
@@ -518,7 +518,7 @@ impl Agent {
                 let mut r = r;
                 if let Some((_, id, name, args)) = meta.iter().find(|(j, ..)| *j == i) {
                     r = self.after_hooks(id, name, args, r).await?;
-                    self.end_call(id, name, &r)?;
+                    self.end_call(id, name, &mut r)?;
                     finished_args.push((i, name.clone(), args.clone()));
                 }
                 results[i] = Some(r);
@@ -586,8 +586,8 @@ impl Agent {
                         continue;
                     }
                     if cancel.is_cancelled() {
-                        let r = aborted_result(&id);
-                        self.end_call(&id, &name, &r)?;
+                        let mut r = aborted_result(&id);
+                        self.end_call(&id, &name, &mut r)?;
                         results[i] = Some(r);
                         continue;
                     }
@@ -596,8 +596,8 @@ impl Agent {
                     )
                 }
             };
-            let r = error_result(&id, "call.denied", refused);
-            self.end_call(&id, &name, &r)?;
+            let mut r = error_result(&id, "call.denied", refused);
+            self.end_call(&id, &name, &mut r)?;
             results[i] = Some(r);
         }
         Ok(out)
@@ -652,6 +652,8 @@ impl Agent {
         args: &Value,
         mut r: ToolResult,
     ) -> io::Result<ToolResult> {
+        // After-hooks are programs too: they get no key a tool let out.
+        self.scrub(&mut r);
         if self.settings.gates.after.is_empty() {
             return Ok(r);
         }
@@ -694,7 +696,18 @@ impl Agent {
         }
     }
 
-    fn end_call(&mut self, id: &str, name: &str, r: &ToolResult) -> io::Result<()> {
+    /// Hides provider keys in a result.
+    fn scrub(&self, r: &mut ToolResult) {
+        let redactor = self.emitter.redactor();
+        redactor.string(&mut r.output);
+        redactor.value(&mut r.details);
+    }
+
+    /// Reports a finished call. The result is cleared of provider keys here,
+    /// before it is shown or enters the conversation that goes back to the
+    /// model.
+    fn end_call(&mut self, id: &str, name: &str, r: &mut ToolResult) -> io::Result<()> {
+        self.scrub(r);
         self.emitter.emit(AgentEvent::ToolExecutionEnd {
             tool_call_id: id.to_string(),
             tool_name: name.to_string(),

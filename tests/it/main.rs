@@ -61,3 +61,5 @@ mod mcp_client;
 mod orphans;
 // MCP against the reference SDK and servers from npm (scripts/mcp-interop), skipped without them.
 mod mcp_interop;
+// ag-loop keeps provider keys from tools, gates, hooks and everything it writes.
+mod agent_keys;
