@@ -72,8 +72,16 @@ pub struct Args {
     /// Model calls per prompt before the agent stops (default 100).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
+    /// Stop a prompt's run once N tool calls in a row have failed, of any kind
+    /// (default 8; 0 for no limit). The model is warned from half of N on.
+    /// Apart from that, a call that fails the same way (same tool, arguments
+    /// and error) is pointed out from its second failure and stops the run at
+    /// its fifth, however many turns and successful calls lie in between. The
+    /// run stops after the turn's results, with the outcome repeated_failure.
+    #[arg(long, value_name = "N")]
+    pub max_failed_calls: Option<u32>,
     /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
-    /// mcp, gate, after, tool, max_turns, pass_env; flags win, lists are added to).
+    /// mcp, gate, after, tool, max_turns, max_failed_calls, pass_env; flags win, lists are added to).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Stop a prompt once it has cost this many US dollars.
@@ -422,6 +430,10 @@ async fn run(mut args: Args) -> ExitCode {
         max_turns,
         max_cost: args.max_cost,
         sequential: args.sequential,
+        max_failed_calls: args
+            .max_failed_calls
+            .or(config.max_failed_calls)
+            .unwrap_or(super::repeats::DEFAULT_MAX_FAILED),
         cwd,
         tool_env,
         context_window,

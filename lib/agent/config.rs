@@ -11,6 +11,7 @@
 //! after = []
 //! tool = ["scripts/tools/cli-agent claude"]
 //! max_turns = 100
+//! max_failed_calls = 8
 //! pass_env = ["OPENAI_API_KEY"]
 //! ```
 
@@ -40,6 +41,8 @@ pub struct Config {
     pub tool: Vec<String>,
     /// Model calls per prompt.
     pub max_turns: Option<u32>,
+    /// Failed tool calls in a row that stop a prompt's run (0: no limit).
+    pub max_failed_calls: Option<u32>,
     /// Provider key variables that tools, gates and hooks inherit anyway.
     #[serde(default)]
     pub pass_env: Vec<String>,

@@ -63,3 +63,5 @@ mod orphans;
 mod mcp_interop;
 // ag-loop keeps provider keys from tools, gates, hooks and everything it writes.
 mod agent_keys;
+// ag-loop's repeated-failure guard, replaying what a real small model did.
+mod agent_repeats;
