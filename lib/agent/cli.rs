@@ -48,7 +48,11 @@ const BIN: &str = "ag-loop";
 tools; a second SIGINT quits.\n\nShould ag-loop be killed outright (SIGKILL, the OOM killer, a CI job's time \
 limit), a watchdog process it started with its first child (ag-watchdog in ps) ends everything it started (tool \
 calls, gates, after-hooks, --llm-cmd, MCP servers, and their children): SIGTERM, then SIGKILL 2 s later. It finds \
-them by the variable AG_WATCHDOG, which they inherit."
+them by the variable AG_WATCHDOG, which they inherit.\n\nEach tool call's child gets AG_OUTPUT_BUDGET=60000, the \
+characters of a result that enter the conversation: ag-read, ag-bash and ag-grep fit their default output in it, whole \
+lines, and say how to get the rest (the next offset, the file with the full output, the next page with skip). Longer \
+results (from tools that ignore it) are cut to 60,000 characters, head and tail kept. No tool call, gate, after-hook \
+or MCP server inherits a provider key variable (see --pass-env)."
 )]
 pub struct Args {
     /// Prompts to run in order (default: read prompts from stdin).
@@ -335,7 +339,14 @@ async fn run(mut args: Args) -> ExitCode {
     let store = Store::from_env();
     let mut history: Vec<Message> = Vec::new();
     // Background jobs that tools start (ag-bash) end with this process.
-    let mut tool_env = vec![("AG_SESSION_PID".to_string(), std::process::id().to_string())];
+    let mut tool_env = vec![
+        ("AG_SESSION_PID".to_string(), std::process::id().to_string()),
+        // Each tool fits its default output in what enters the conversation.
+        (
+            crate::tools::budget::ENV.to_string(),
+            super::toolset::MAX_OUTPUT_CHARS.to_string(),
+        ),
+    ];
     let mut session_id: Option<String> = None;
     let writer = if args.no_session {
         None

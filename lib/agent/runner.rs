@@ -689,6 +689,10 @@ impl Agent {
         r: &mut ToolResult,
     ) -> io::Result<()> {
         self.scrub(r);
+        // The last-resort cut (for tools that ignore AG_OUTPUT_BUDGET) comes
+        // before the notes, so that neither is lost and the event shows the
+        // text the model reads.
+        r.output = cap_output(std::mem::take(&mut r.output));
         self.guard.note(name, args, r);
         self.emitter.emit(AgentEvent::ToolExecutionEnd {
             tool_call_id: id.to_string(),
@@ -734,9 +738,7 @@ fn ask_tty(question: &str) -> String {
 }
 
 fn to_message(name: &str, r: ToolResult) -> ToolResultMessage {
-    let mut content = vec![ContentBlock::Text {
-        text: cap_output(r.output),
-    }];
+    let mut content = vec![ContentBlock::Text { text: r.output }];
     for img in r.images {
         content.push(ContentBlock::Image {
             data: img.data,

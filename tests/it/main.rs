@@ -65,3 +65,5 @@ mod mcp_interop;
 mod agent_keys;
 // ag-loop's repeated-failure guard, replaying what a real small model did.
 mod agent_repeats;
+// One output budget: read, bash and grep fit what ag-loop lets through.
+mod agent_budget;
