@@ -25,7 +25,7 @@ use crate::cli::{ExitStatus, error_line, warn};
 use crate::llm::cli::ReasoningArg;
 use crate::llm::keys::{Redactor, key_env_names};
 use crate::llm::{Llm, LlmOptions, ModelTable};
-use crate::protocol::{AgentCommand, Message, Outcome, Reasoning, UserContent};
+use crate::protocol::{AgentCommand, AgentEvent, Message, Outcome, Reasoning, UserContent};
 use crate::session::{Store, Writer, messages as session_messages};
 
 const BIN: &str = "ag-loop";
@@ -36,9 +36,10 @@ const BIN: &str = "ag-loop";
 /// for, until the model answers without tools. Prompts come from the
 /// arguments, or from stdin one per line: a plain text line is a prompt, or a
 /// JSON command: {"type":"prompt","content":...}, {"type":"steer","content":...}
-/// (delivered after the running tool calls), {"type":"interrupt"}. Events go
-/// to stdout as JSONL (readably on a terminal) and to the session file under
-/// $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
+/// (delivered after the running tool calls), {"type":"interrupt"}; a line
+/// that is not valid UTF-8 is skipped with an error event. Events go
+/// to stdout as JSONL (readably on a terminal or with --pretty) and to the
+/// session file under $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
 #[derive(Debug, Parser)]
 #[command(
     name = "ag-loop",
@@ -167,8 +168,12 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub append_system_prompt: Option<String>,
     /// Print events as JSONL even on a terminal.
-    #[arg(long, conflicts_with = "quiet")]
+    #[arg(long, conflicts_with_all = ["quiet", "pretty"])]
     pub json: bool,
+    /// Print the readable view (streamed text, tool calls in short, usage)
+    /// even when stdout is a pipe or a file; colour only on a terminal.
+    #[arg(long, conflicts_with = "quiet")]
+    pub pretty: bool,
     /// Print only the final answer (for `$(ag-loop --quiet ...)`).
     #[arg(short, long)]
     pub quiet: bool,
@@ -401,7 +406,7 @@ async fn run(mut args: Args) -> ExitCode {
         OutputMode::Json
     } else if args.quiet {
         OutputMode::Quiet
-    } else if stdout_tty {
+    } else if args.pretty || stdout_tty {
         OutputMode::Pretty
     } else {
         OutputMode::Json
@@ -462,12 +467,12 @@ async fn run(mut args: Args) -> ExitCode {
 
     let control = Arc::new(Control::new());
     spawn_signal_handlers(control.clone());
-    let (tx, mut rx) = mpsc::unbounded_channel::<UserContent>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
     if args.prompts.is_empty() {
         spawn_stdin_reader(control.clone(), tx);
     } else {
         for p in &args.prompts {
-            let _ = tx.send(UserContent::Text(p.clone()));
+            let _ = tx.send(Input::Prompt(UserContent::Text(p.clone())));
         }
         drop(tx);
         control.close_input();
@@ -479,7 +484,19 @@ async fn run(mut args: Args) -> ExitCode {
             _ = control.quit.cancelled() => None,
             p = rx.recv() => p,
         };
-        let Some(content) = next else { break };
+        let content = match next {
+            None => break,
+            Some(Input::Prompt(content)) => content,
+            Some(Input::Unreadable(message)) => {
+                // Reported in the stream, in order with the prompts around it.
+                warn(BIN, &message);
+                if let Err(e) = agent.emitter.emit(AgentEvent::Error { message }) {
+                    error_line(BIN, &format!("cannot write an event: {e}"), None);
+                    return ExitStatus::Input.code();
+                }
+                continue;
+            }
+        };
         match agent.prompt(content, &control).await {
             Ok(end) => {
                 let this = match end.outcome {
@@ -561,12 +578,32 @@ fn spawn_signal_handlers(control: Arc<Control>) {
     });
 }
 
-fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<UserContent>) {
+/// What the stdin reader hands the prompt loop.
+enum Input {
+    /// A prompt to run.
+    Prompt(UserContent),
+    /// A line that could not be read, reported as an `error` event.
+    Unreadable(String),
+}
+
+fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
     tokio::spawn(async move {
-        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).split(b'\n');
         let mut n = 0usize;
-        while let Ok(Some(line)) = lines.next_line().await {
+        while let Ok(Some(bytes)) = lines.next_segment().await {
             n += 1;
+            // One bad line costs that line, not every prompt after it.
+            let line = match String::from_utf8(bytes) {
+                Ok(l) => l,
+                Err(e) => {
+                    let _ = tx.send(Input::Unreadable(format!(
+                        "stdin line {n} is not valid UTF-8 (bad byte at offset {}), skipped; send prompts as UTF-8 text",
+                        e.utf8_error().valid_up_to()
+                    )));
+                    continue;
+                }
+            };
+            let line = line.strip_suffix('\r').unwrap_or(&line).to_string();
             let text = line.trim();
             if text.is_empty() {
                 continue;
@@ -580,19 +617,19 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<UserConte
                     control.approve_oldest(answer.starts_with('y'));
                     continue;
                 }
-                let _ = tx.send(UserContent::Text(line));
+                let _ = tx.send(Input::Prompt(UserContent::Text(line.clone())));
                 continue;
             }
             match serde_json::from_str::<AgentCommand>(text) {
                 Ok(AgentCommand::Prompt { content }) => {
-                    let _ = tx.send(content);
+                    let _ = tx.send(Input::Prompt(content));
                 }
                 Ok(AgentCommand::Steer { content }) => {
                     // Steering with nothing running is simply the next prompt.
                     if control.busy() {
                         control.steer(content);
                     } else {
-                        let _ = tx.send(content);
+                        let _ = tx.send(Input::Prompt(content));
                     }
                 }
                 Ok(AgentCommand::Interrupt) => {

@@ -67,3 +67,5 @@ mod agent_keys;
 mod agent_repeats;
 // One output budget: read, bash and grep fit what ag-loop lets through.
 mod agent_budget;
+// ag-loop's command line and stdin: --pretty, lines that are not UTF-8.
+mod agent_cli;

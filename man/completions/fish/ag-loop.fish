@@ -31,6 +31,7 @@ complete -c ag-loop -s c -l continue -d 'Resume the latest session of the workin
 complete -c ag-loop -l no-session -d 'Keep no session file'
 complete -c ag-loop -l list-agents -d 'List the agent identities that --agent can load, and exit'
 complete -c ag-loop -l json -d 'Print events as JSONL even on a terminal'
+complete -c ag-loop -l pretty -d 'Print the readable view (streamed text, tool calls in short, usage) even when stdout is a pipe or a file; colour only on a terminal'
 complete -c ag-loop -s q -l quiet -d 'Print only the final answer (for `$(ag-loop --quiet ...)`)'
 complete -c ag-loop -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-loop -s V -l version -d 'Print version'
