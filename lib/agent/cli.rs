@@ -536,7 +536,13 @@ fn withhold_keys(
         ModelClient::Library(llm) => llm.table().clone(),
         // The table still names the keys that sit in the environment.
         ModelClient::Command(_) => ModelTable::load(&crate::llm::models::default_ag_home())
-            .unwrap_or_else(|_| ModelTable::builtin()),
+            .unwrap_or_else(|e| {
+                warn(
+                    BIN,
+                    &format!("{e}; only the built-in key variables are withheld"),
+                );
+                ModelTable::builtin()
+            }),
     };
     let pass: Vec<&String> = args.pass_env.iter().chain(&config.pass_env).collect();
     crate::proc::withhold_env(
