@@ -9,6 +9,7 @@ pub mod cli;
 mod commands;
 pub mod config;
 mod files;
+mod git;
 mod glob;
 pub mod place;
 pub mod policy;
@@ -27,7 +28,8 @@ use config::ConfigError;
 /// reason a decision carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Danger {
-    /// `rm -r`, `find -delete`, `find -exec rm`, `rsync --delete`, `delete` with `recursive`.
+    /// `rm -r`, `find -delete`, `find -exec rm`, `xargs rm`, `rsync --delete`,
+    /// `delete` with `recursive`.
     RecursiveDelete,
     /// `git push --force`, `+refspec`, `--mirror`.
     ForcePush,
@@ -65,6 +67,14 @@ pub enum Danger {
     DeleteOutside,
     /// Commands nested deeper than the classifier reads.
     TooDeep,
+    /// Code put together at run time, which cannot be read before it runs:
+    /// `$(echo rm) -rf /`, `$cmd`, `eval "$x"`, `bash -c "$x"`,
+    /// `source <(base64 -d x)`, `git -c core.hooksPath=h commit`.
+    Unchecked,
+    /// `kill -9 -1`, `killall5`, `pkill -u me`: every process in reach.
+    KillAll,
+    /// `crontab -r`, `crontab file`: replaces or removes the user's crontab.
+    Crontab,
 }
 
 impl Danger {
@@ -90,6 +100,9 @@ impl Danger {
             Danger::WriteOutside => "write outside the working directory",
             Danger::DeleteOutside => "delete outside the working directory",
             Danger::TooDeep => "commands nested too deeply to check",
+            Danger::Unchecked => "runs code that cannot be checked before it runs",
+            Danger::KillAll => "kills every process it can reach",
+            Danger::Crontab => "replaces or removes the user's crontab",
         }
     }
 }

@@ -14,8 +14,9 @@ pub(super) const SHELLS: [&str; 9] = [
 pub(super) enum Inner<'a> {
     /// Another command line, given as words.
     Argv(&'a [Word]),
-    /// A script given as one string (`su -c '...'`, `watch '...'`).
-    Script(String),
+    /// A script given as one string (`su -c '...'`, `watch '...'`);
+    /// `literal` unless a word it was made of expands (`eval "$x"`).
+    Script { src: String, literal: bool },
     /// Nothing runs (`command -v rm`, `sudo -l`).
     Nothing,
 }
@@ -178,7 +179,7 @@ pub(super) fn unwrap(words: &[Word]) -> Option<(Inner<'_>, Option<Danger>)> {
                 .iter()
                 .position(|w| w.text == "-c" || w.text == "--command")
             {
-                Inner::Script(args.get(i + 1).map(|w| w.text.clone()).unwrap_or_default())
+                script_of(args.get(i + 1..i + 2).unwrap_or(&[]))
             } else {
                 let rest = rest_after(&["-w", "-E", "--timeout", "--conflict-exit-code"]);
                 // The lock file or descriptor comes before the command.
@@ -191,7 +192,7 @@ pub(super) fn unwrap(words: &[Word]) -> Option<(Inner<'_>, Option<Danger>)> {
                 Inner::Argv(rest)
             } else {
                 // watch joins its arguments and runs them with `sh -c`.
-                Inner::Script(join(rest))
+                script_of(rest)
             }
         }
         "sudo" | "doas" | "pkexec" | "run0" => {
@@ -244,26 +245,29 @@ pub(super) fn unwrap(words: &[Word]) -> Option<(Inner<'_>, Option<Danger>)> {
         "su" => {
             let script = args.iter().enumerate().find_map(|(i, w)| {
                 if w.text == "-c" || w.text == "--command" {
-                    args.get(i + 1).map(|w| w.text.clone())
+                    args.get(i + 1).cloned()
                 } else {
-                    w.text.strip_prefix("--command=").map(str::to_string)
+                    w.text.strip_prefix("--command=").map(|s| Word {
+                        text: s.to_string(),
+                        ..w.clone()
+                    })
                 }
             });
-            let inner = script.map_or(Inner::Nothing, Inner::Script);
+            let inner = script.map_or(Inner::Nothing, |w| script_of(&[w]));
             return Some((inner, Some(Danger::Privilege)));
         }
-        "eval" => Inner::Script(join(args)),
+        "eval" => script_of(args),
         "trap" => {
             // `trap 'rm -rf x' EXIT` runs its first argument later.
-            match args.iter().find(|w| !w.text.starts_with('-')) {
-                Some(w) => Inner::Script(w.text.clone()),
+            match args.iter().position(|w| !w.text.starts_with('-')) {
+                Some(i) => script_of(&args[i..=i]),
                 None => Inner::Nothing,
             }
         }
         n if SHELLS.contains(&n) => {
             let opts = shell_options(args);
             if opts.command {
-                Inner::Script(opts.operand.map(|w| w.text.clone()).unwrap_or_default())
+                script_of(opts.operand.map(std::slice::from_ref).unwrap_or(&[]))
             } else {
                 return None;
             }
@@ -279,21 +283,18 @@ fn env_inner(args: &[Word]) -> Inner<'_> {
     while let Some(w) = args.get(i) {
         let t = w.text.as_str();
         if t == "-S" || t == "--split-string" {
-            let mut script: Vec<String> = args
-                .get(i + 1)
-                .map(|w| w.text.clone())
-                .into_iter()
-                .collect();
-            script.extend(args.iter().skip(i + 2).map(|w| w.text.clone()));
-            return Inner::Script(script.join(" "));
+            return script_of(args.get(i + 1..).unwrap_or(&[]));
         }
         if let Some(s) = t
             .strip_prefix("--split-string=")
             .or_else(|| t.strip_prefix("-S").filter(|s| !s.is_empty()))
         {
-            let mut script = vec![s.to_string()];
-            script.extend(args.iter().skip(i + 1).map(|w| w.text.clone()));
-            return Inner::Script(script.join(" "));
+            let mut words = vec![Word {
+                text: s.to_string(),
+                ..w.clone()
+            }];
+            words.extend(args.iter().skip(i + 1).cloned());
+            return script_of(&words);
         }
         if matches!(t, "-u" | "--unset" | "-C" | "--chdir") {
             i += 2;
@@ -324,6 +325,14 @@ fn skip_options<'a>(args: &'a [Word], with_value: &[&str]) -> &'a [Word] {
         i += if with_value.contains(&t) { 2 } else { 1 };
     }
     args.get(i..).unwrap_or(&[])
+}
+
+/// A script made of words joined by spaces, literal unless one expands.
+fn script_of(words: &[Word]) -> Inner<'static> {
+    Inner::Script {
+        src: join(words),
+        literal: !words.iter().any(|w| w.expands),
+    }
 }
 
 pub(super) fn join(words: &[Word]) -> String {
