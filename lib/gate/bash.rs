@@ -249,6 +249,9 @@ impl Walker<'_> {
                             return self.script(&src, depth + 1);
                         }
                         Inner::Nothing => return,
+                        Inner::Unreadable => {
+                            return self.flag_segment(Danger::Unchecked, seg, None);
+                        }
                     }
                 }
                 None => return self.rules(words, seg, depth),
@@ -536,6 +539,10 @@ fn built_at_run_time(word: &Word) -> bool {
     if matches!(t, "[" | "[[" | "{" | "}") {
         return false;
     }
+    if t == "{}" {
+        // `find -exec {} \;`: the file found is the command.
+        return true;
+    }
     let brace = t.find('{').is_some_and(|open| {
         t[open..]
             .find('}')
@@ -575,6 +582,13 @@ fn reads_code_from_stdin(words: &[Word]) -> bool {
     }
     if matches!(name, "source" | ".") {
         return args.first().is_some_and(|w| is_stdin_path(&w.text));
+    }
+    if matches!(name, "at" | "batch") {
+        // A job read from stdin, run later; `-f FILE` reads a file, and
+        // `-l`, `-c`, `-r`, `-d` only list, show or remove jobs.
+        return !args
+            .iter()
+            .any(|w| w.text.starts_with('-') && w.text[1..].contains(['f', 'l', 'c', 'r', 'd']));
     }
     if INTERPRETERS.contains(&name) || name.starts_with("python3.") {
         let mut operands = args

@@ -195,7 +195,7 @@ impl Walker<'_> {
                 self.writes(&p.operands, seg, Danger::WriteOutside);
             }
             "cp" | "ln" | "install" | "mv" => self.copy_like(name, args, seg),
-            "rsync" => self.rsync(args, seg),
+            "rsync" => self.rsync(args, seg, depth),
             "touch" | "mkdir" | "truncate" => {
                 let p = parse_args(
                     args,
@@ -230,7 +230,29 @@ impl Walker<'_> {
                 targets.retain(|w| w.text != "-");
                 self.writes(&targets, seg, Danger::WriteOutside);
             }
-            "tar" => self.tar(args, seg),
+            "tar" => self.tar(args, seg, depth),
+            "alias" => {
+                // An alias runs its text wherever it is used later.
+                for w in args.iter().filter(|w| w.text.contains('=')) {
+                    if let Some((_, value)) = w.text.split_once('=') {
+                        self.code_value(value, w.expands, seg, depth);
+                    }
+                }
+            }
+            "ssh" | "scp" | "sftp" => {
+                // The command runs remotely (not inspected), but these
+                // options run a command here.
+                let p = parse_args(args, "bcDEeFIiJLlmOoPpQRSWw", &[]);
+                for opt in p.values(Some('o'), "") {
+                    let (key, value) = match opt.text.split_once(['=', ' ']) {
+                        Some((k, v)) => (k.to_ascii_lowercase(), v.trim_start_matches(['=', ' '])),
+                        None => continue,
+                    };
+                    if matches!(key.as_str(), "proxycommand" | "localcommand") {
+                        self.code_value(value, opt.expands, seg, depth);
+                    }
+                }
+            }
             "kill" if kills_everything(args) => self.flag_segment(Danger::KillAll, seg, None),
             "killall5" => self.flag_segment(Danger::KillAll, seg, None),
             "pkill" | "killall" => {
@@ -437,7 +459,7 @@ impl Walker<'_> {
         self.writes(&dest, seg, Danger::WriteOutside);
     }
 
-    fn rsync(&mut self, args: &[Word], seg: usize) {
+    fn rsync(&mut self, args: &[Word], seg: usize, depth: usize) {
         let p = parse_args(
             args,
             "eBfTM",
@@ -473,6 +495,10 @@ impl Walker<'_> {
         if deletes {
             self.flag_segment(Danger::RecursiveDelete, seg, None);
         }
+        // `-e CMD` is the local command that carries the transfer.
+        for rsh in p.values(Some('e'), "rsh") {
+            self.code_value(&rsh.text, rsh.expands, seg, depth);
+        }
         if p.operands.len() >= 2
             && let Some(dest) = p.operands.last()
         {
@@ -488,7 +514,7 @@ impl Walker<'_> {
         }
     }
 
-    fn tar(&mut self, args: &[Word], seg: usize) {
+    fn tar(&mut self, args: &[Word], seg: usize, depth: usize) {
         // Old style: `tar xzf a.tgz -C dir`, the first word a group of letters.
         let mut args = args.to_vec();
         if let Some(first) = args.first_mut()
@@ -505,11 +531,30 @@ impl Walker<'_> {
                 "files-from",
                 "exclude-from",
                 "to-command",
+                "use-compress-program",
+                "info-script",
+                "new-volume-script",
             ],
         );
         if p.flag("x", &["extract", "get"]) {
             let dirs = p.values(Some('C'), "directory");
             self.writes(&dirs, seg, Danger::WriteOutside);
+        }
+        // Options whose value tar runs as a command.
+        let mut commands = p.values(Some('I'), "use-compress-program");
+        commands.extend(p.values(Some('F'), "info-script"));
+        commands.extend(p.values(None, "new-volume-script"));
+        commands.extend(p.values(None, "to-command"));
+        for action in p.values(None, "checkpoint-action") {
+            if let Some(cmd) = action.text.strip_prefix("exec=") {
+                commands.push(Word {
+                    text: cmd.to_string(),
+                    ..action.clone()
+                });
+            }
+        }
+        for cmd in commands {
+            self.code_value(&cmd.text, cmd.expands, seg, depth);
         }
     }
 }

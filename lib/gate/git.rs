@@ -203,8 +203,21 @@ impl Walker<'_> {
                 with_values.extend(["subdirectory-filter", "original", "state-branch"]);
                 let p = parse_args(rest, "d", &with_values);
                 self.git_commands(&p, &filters, seg, depth);
-                None
+                Some(Danger::HistoryLoss)
             }
+            "filter-repo" | "prune" => Some(Danger::HistoryLoss),
+            "reflog" => rest
+                .first()
+                .is_some_and(|w| w.text == "expire" || w.text == "delete")
+                .then_some(Danger::HistoryLoss),
+            "gc" => parse_args(rest, "", &[])
+                .values(None, "prune")
+                .iter()
+                .any(|w| w.text == "now" || w.text == "all")
+                .then_some(Danger::HistoryLoss),
+            "update-ref" => parse_args(rest, "m", &[])
+                .short('d')
+                .then_some(Danger::BranchDelete),
             "submodule" => {
                 // `git submodule foreach [--recursive] 'command'`.
                 let p = parse_args(rest, "", &[]);

@@ -35,7 +35,7 @@ pub enum Danger {
     ForcePush,
     /// `git push --delete`, `:branch`, `--prune`.
     RemoteDelete,
-    /// `git branch -D`.
+    /// `git branch -D`, `git update-ref -d`.
     BranchDelete,
     /// `git reset --hard`.
     HardReset,
@@ -45,6 +45,9 @@ pub enum Danger {
     DiscardChanges,
     /// `git stash drop`, `git stash clear`.
     StashDrop,
+    /// `git reflog expire`, `git gc --prune=now`, `git prune`,
+    /// `git filter-branch`: the history that could bring work back.
+    HistoryLoss,
     /// `curl ... | sh`, `bash <(curl ...)`, `sh -c "$(wget -O- ...)"`.
     PipeToShell,
     /// `base64 -d x | sh`, `echo "$X" | bash`: a script the classifier cannot read.
@@ -89,6 +92,7 @@ impl Danger {
             Danger::GitClean => "git clean -f deletes untracked files",
             Danger::DiscardChanges => "discards uncommitted changes",
             Danger::StashDrop => "drops stashed changes",
+            Danger::HistoryLoss => "deletes or rewrites git history for good",
             Danger::PipeToShell => "runs code downloaded from the network",
             Danger::PipedScript => "runs a script piped in from another command",
             Danger::Privilege => "runs as another user",

@@ -19,6 +19,9 @@ pub(super) enum Inner<'a> {
     Script { src: String, literal: bool },
     /// Nothing runs (`command -v rm`, `sudo -l`).
     Nothing,
+    /// Commands come from the input at run time (`parallel` without a
+    /// command, `xargs sh -c` without a script).
+    Unreadable,
 }
 
 /// Skips leading `NAME=value` assignments.
@@ -114,7 +117,87 @@ pub(super) fn unwrap(words: &[Word]) -> Option<(Inner<'_>, Option<Danger>)> {
         "for" | "case" | "select" | "function" | "fi" | "done" | "esac" | "in" => Inner::Nothing,
         "time" => Inner::Argv(rest_after(&[])),
         "exec" => Inner::Argv(rest_after(&["-a"])),
-        "setsid" | "caffeinate" => Inner::Argv(rest_after(&[])),
+        "setsid" | "caffeinate" | "valgrind" | "fakeroot" | "proxychains" | "proxychains4"
+        | "torsocks" | "xvfb-run" | "dbus-run-session" | "firejail" | "unshare" | "prlimit" => {
+            Inner::Argv(rest_after(&[]))
+        }
+        "strace" | "ltrace" => Inner::Argv(rest_after(&[
+            "-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-X", "-O", "-S", "-n",
+        ])),
+        "systemd-run" => Inner::Argv(rest_after(&[
+            "-p",
+            "--property",
+            "-u",
+            "--unit",
+            "-E",
+            "--setenv",
+            "--uid",
+            "--gid",
+            "-M",
+            "--machine",
+            "--slice",
+            "--description",
+            "--working-directory",
+        ])),
+        // The first operand (a CPU mask, a priority, a directory, a time)
+        // comes before the command; with `-p` they change a running process.
+        "taskset" | "chrt" | "chroot" | "faketime" => {
+            let rest = rest_after(&["--userspec", "--groups", "-f"]);
+            if args.iter().any(|w| w.text == "-p" || w.text == "--pid") {
+                Inner::Nothing
+            } else {
+                Inner::Argv(rest.get(1..).unwrap_or(&[]))
+            }
+        }
+        // `coproc cmd`, `coproc NAME { cmd; }`.
+        "coproc" => match args {
+            [_, next, ..] if next.text == "{" || next.text == "(" => Inner::Argv(&args[1..]),
+            _ => Inner::Argv(args),
+        },
+        // `sg group -c 'cmd'`, `script -c 'cmd' log`: a script.
+        "sg" | "script" => match args
+            .iter()
+            .position(|w| w.text == "-c" || w.text == "--command")
+        {
+            Some(i) => script_of(args.get(i + 1..i + 2).unwrap_or(&[])),
+            None if name == "sg" => Inner::Argv(args.get(1..).unwrap_or(&[])),
+            None => Inner::Nothing,
+        },
+        // GNU parallel runs its command on each input, or each input line
+        // as a command when no command is given.
+        "parallel" => {
+            let rest = rest_after(&[
+                "-j",
+                "--jobs",
+                "-S",
+                "--sshlogin",
+                "--halt",
+                "-N",
+                "-n",
+                "-L",
+                "-l",
+                "-d",
+                "-I",
+                "--delay",
+                "--timeout",
+                "--joblog",
+                "-a",
+                "--arg-file",
+                "--colsep",
+                "-C",
+                "--tmpdir",
+                "--results",
+            ]);
+            let end = rest
+                .iter()
+                .position(|w| w.text.starts_with(":::"))
+                .unwrap_or(rest.len());
+            if end == 0 {
+                Inner::Unreadable
+            } else {
+                Inner::Argv(&rest[..end])
+            }
+        }
         "command" => {
             if args
                 .iter()
@@ -157,23 +240,26 @@ pub(super) fn unwrap(words: &[Word]) -> Option<(Inner<'_>, Option<Danger>)> {
             }
         }
         "env" => return Some((env_inner(args), None)),
-        "xargs" => Inner::Argv(rest_after(&[
-            "-I",
-            "-n",
-            "-L",
-            "-P",
-            "-s",
-            "-d",
-            "-E",
-            "-a",
-            "--max-args",
-            "--max-lines",
-            "--max-procs",
-            "--max-chars",
-            "--delimiter",
-            "--arg-file",
-            "--process-slot-var",
-        ])),
+        "xargs" => xargs_inner(
+            args,
+            rest_after(&[
+                "-I",
+                "-n",
+                "-L",
+                "-P",
+                "-s",
+                "-d",
+                "-E",
+                "-a",
+                "--max-args",
+                "--max-lines",
+                "--max-procs",
+                "--max-chars",
+                "--delimiter",
+                "--arg-file",
+                "--process-slot-var",
+            ]),
+        ),
         "flock" => {
             if let Some(i) = args
                 .iter()
@@ -275,6 +361,45 @@ pub(super) fn unwrap(words: &[Word]) -> Option<(Inner<'_>, Option<Danger>)> {
         _ => return None,
     };
     Some((inner, None))
+}
+
+/// What `xargs` runs: its command, unless it is a shell whose script is
+/// the input itself (`xargs sh -c`, `xargs -I{} bash -c '{}'`).
+fn xargs_inner<'a>(args: &'a [Word], rest: &'a [Word]) -> Inner<'a> {
+    let mut replace: Option<String> = None;
+    for (i, w) in args.iter().enumerate() {
+        let t = w.text.as_str();
+        if t == "-I" {
+            replace = args.get(i + 1).map(|w| w.text.clone());
+        } else if let Some(r) = t
+            .strip_prefix("-I")
+            .or_else(|| t.strip_prefix("--replace="))
+        {
+            replace = Some(r.to_string());
+        } else if t == "-i" || t == "--replace" {
+            replace = Some("{}".into());
+        } else if let Some(r) = t.strip_prefix("-i") {
+            replace = Some(r.to_string());
+        }
+    }
+    let Some(first) = rest.first() else {
+        return Inner::Argv(rest);
+    };
+    if SHELLS.contains(&command_name(first)) {
+        let opts = shell_options(&rest[1..]);
+        let fed = match (opts.operand, &replace) {
+            (None, _) => opts.command,
+            (Some(script), Some(r)) => opts.command && script.text.contains(r.as_str()),
+            (Some(_), None) => false,
+        };
+        if fed {
+            return Inner::Unreadable;
+        }
+    }
+    if replace.is_some_and(|r| first.text.contains(r.as_str())) {
+        return Inner::Unreadable;
+    }
+    Inner::Argv(rest)
 }
 
 /// `env -i A=1 -u B cmd`, `env -S 'cmd args'`, `env --chdir=d cmd`.
