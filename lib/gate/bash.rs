@@ -273,6 +273,7 @@ impl Walker<'_> {
         let Some((name, value)) = word.text.split_once('=') else {
             return;
         };
+        let name = name.strip_suffix('+').unwrap_or(name);
         if COMMAND_VARIABLES.contains(&name) {
             self.code_value(value, word.expands, seg, depth);
         } else if CODE_FILE_VARIABLES.contains(&name)

@@ -30,9 +30,15 @@ pub(super) fn skip_assignments(words: &[Word]) -> &[Word] {
     &words[n..]
 }
 
+/// `NAME=value`, and bash's `NAME+=value` and `NAME[index]=value`.
 pub(super) fn is_assignment(text: &str) -> bool {
     match text.split_once('=') {
         Some((name, _)) => {
+            let name = name.strip_suffix('+').unwrap_or(name);
+            let name = match name.split_once('[') {
+                Some((base, index)) if index.ends_with(']') => base,
+                _ => name,
+            };
             !name.is_empty()
                 && !name.starts_with(|c: char| c.is_ascii_digit())
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')

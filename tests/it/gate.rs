@@ -386,6 +386,20 @@ const DANGEROUS: &[(&str, &str)] = &[
         "git update-ref -d refs/heads/main",
         "force-deletes a branch",
     ),
+    ("[r]m -rf /", "runs code that cannot be checked"),
+    (
+        "bash -c 'eval \"$1\"' _ 'rm -rf /'",
+        "runs code that cannot be checked",
+    ),
+    (
+        "bash /dev/stdin <<< 'rm -rf x'",
+        "recursive delete: `rm -rf x`",
+    ),
+    (
+        "read -r cmd < f; $cmd",
+        "runs code that cannot be checked before it runs: `$cmd`",
+    ),
+    ("PAGER+='; rm -rf x'", "recursive delete"),
 ];
 
 /// Harmless commands, several of them look-alikes of the dangerous ones:
@@ -533,6 +547,10 @@ const HARMLESS: &[&str] = &[
     "parallel gzip ::: a b",
     "find . -name '*.rs' -exec wc -l {} +",
     "coproc cat",
+    "a[0]=x; echo ${a[0]}",
+    "x=1; (( x++ ))",
+    "while read -r f; do rm -- \"$f\"; done < list",
+    "git -c core.pager=less log",
 ];
 
 fn request(command: &str) -> String {
