@@ -24,7 +24,12 @@ const BIN: &str = "ag-mcp";
 /// the call's whole process group, and so does ag-mcp's end, even by
 /// SIGKILL (a watchdog process, ag-watchdog in ps, outlives ag-mcp just long
 /// enough to end the running calls). Relative paths resolve against the
-/// directory ag-mcp runs in. Add it to a client with, for example,
+/// directory ag-mcp runs in. Every request whose id can be read gets
+/// exactly one response with that id, malformed or not, with JSON-RPC's
+/// error codes (-32700 not JSON, -32600 not a valid request, -32601 unknown
+/// method, -32602 params that do not fit the method, among them bytes that
+/// are not UTF-8 and nesting deeper than 126 levels); lines past 64 MiB are
+/// refused. Add it to a client with, for example,
 /// `claude mcp add ag -- ag-mcp`.
 #[derive(Debug, Parser)]
 #[command(

@@ -70,6 +70,34 @@ impl Session {
         stdin.flush().unwrap();
     }
 
+    /// Sends these bytes as they are, and a newline.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Every line ag-mcp prints until the response to request `id`, that
+    /// response included.
+    pub fn lines_until(&mut self, id: Value) -> Vec<Value> {
+        let deadline = Instant::now() + HANG;
+        let mut out = Vec::new();
+        loop {
+            let Some(m) = self.next(deadline) else {
+                panic!(
+                    "ag-mcp closed stdout; it printed:\n{}",
+                    self.seen.join("\n")
+                )
+            };
+            let done = m.get("id") == Some(&id) && m.get("method").is_none();
+            out.push(m);
+            if done {
+                return out;
+            }
+        }
+    }
+
     pub fn notify(&mut self, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
