@@ -58,9 +58,11 @@ pub struct Args {
     /// `--root DIR`).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Send only the text (and pictures) of results, not the tools' details
-    /// as `structuredContent`. Use it for clients that show the model the
-    /// structured content in place of the text, such as Codex CLI.
+    /// Leave the tools' details (file hash, line counts, exit code...) out
+    /// of results' `_meta`, sending only the text and pictures. Results
+    /// never carry `structuredContent`, which clients such as Claude Code and
+    /// Codex show the model in place of the text; the details are in
+    /// `_meta["ag/details"]`, which clients do not show the model.
     #[arg(long)]
     pub text_only: bool,
     /// Print the MCP definitions of the tools that would be served, one JSON

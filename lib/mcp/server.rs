@@ -23,7 +23,7 @@ use super::wire::LineTransport;
 /// How results are shaped.
 #[derive(Debug, Clone, Copy)]
 pub struct ServeOptions {
-    /// Send each result's details as `structuredContent`.
+    /// Send each result's details in its `_meta` (`ag/details`).
     pub details: bool,
 }
 
