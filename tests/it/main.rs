@@ -55,6 +55,8 @@ mod agent_e2e;
 mod model_server;
 // ag-mcp driven over stdio with JSON-RPC lines, as an MCP client does.
 mod mcp;
+// ag-mcp given malformed JSON-RPC: every request with an id gets one answer.
+mod mcp_wire;
 // The MCP client library against ag-mcp, over stdio and streamable HTTP.
 mod mcp_client;
 // No orphans when ag-bash, ag-loop or ag-mcp is SIGKILLed mid-command.
