@@ -9,6 +9,7 @@ pub mod cli;
 pub mod convert;
 pub mod error;
 pub mod frames;
+pub mod keys;
 pub mod models;
 pub mod parse;
 pub mod providers;

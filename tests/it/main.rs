@@ -63,3 +63,9 @@ mod mcp_client;
 mod orphans;
 // MCP against the reference SDK and servers from npm (scripts/mcp-interop), skipped without them.
 mod mcp_interop;
+// ag-loop keeps provider keys from tools, gates, hooks and everything it writes.
+mod agent_keys;
+// ag-loop's repeated-failure guard, replaying what a real small model did.
+mod agent_repeats;
+// One output budget: read, bash and grep fit what ag-loop lets through.
+mod agent_budget;
