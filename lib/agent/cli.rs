@@ -65,7 +65,8 @@ pub struct Args {
     /// Reasoning effort for models that think.
     #[arg(long, value_enum)]
     pub reasoning: Option<ReasoningArg>,
-    /// Output token limit per model call.
+    /// Output token limit per model call (default: the model's `max_output` from the model
+    /// table or models.json).
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
     /// Model calls per prompt before the agent stops (default 100).

@@ -85,7 +85,8 @@ pub struct LlmArgs {
     /// How hard the model should think, for models that reason.
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub reasoning: Option<ReasoningArg>,
-    /// The most tokens the answer may have.
+    /// The most tokens the answer may have (default: the model's `max_output` from the model
+    /// table or models.json, sent on every API).
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
     /// Sampling temperature.

@@ -121,6 +121,10 @@ pub struct ModelInfo {
     pub context_window: u64,
     /// The largest output, in tokens.
     pub max_output: u64,
+    /// True when `max_output` comes from a table or `models.json` rather
+    /// than a guess.
+    #[serde(skip)]
+    pub max_output_known: bool,
     /// True for models that reason before answering.
     pub reasoning: bool,
     /// True for models that accept images.
@@ -135,6 +139,19 @@ impl ModelInfo {
     /// `provider/model`.
     pub fn full_id(&self) -> String {
         format!("{}/{}", self.provider, self.id)
+    }
+
+    /// The output limit to send when the request gives none: the model's
+    /// own when a table knows it; for a model no table knows, a quarter of
+    /// its context window when that is known (a server such as vLLM
+    /// refuses a request whose prompt and limit together pass its window,
+    /// so a guess must leave room for the prompt); else none, and the
+    /// server's default applies.
+    pub fn output_limit(&self) -> Option<u64> {
+        if self.max_output_known {
+            return Some(self.max_output.max(1));
+        }
+        (self.context_window > 0).then(|| self.max_output.min(self.context_window / 4).max(1))
     }
 }
 
@@ -416,6 +433,7 @@ impl ModelTable {
                 api,
                 context_window: ctx,
                 max_output: max,
+                max_output_known: true,
                 reasoning,
                 images,
                 prices: Prices {
@@ -525,6 +543,7 @@ impl ModelTable {
                     api,
                     context_window: 0,
                     max_output: default_max_output(api),
+                    max_output_known: false,
                     reasoning: false,
                     images: true,
                     prices: Prices::default(),
@@ -534,6 +553,7 @@ impl ModelTable {
                     api,
                     context_window: m.context_window.unwrap_or(base.context_window),
                     max_output: m.max_output.unwrap_or(base.max_output),
+                    max_output_known: m.max_output.is_some() || base.max_output_known,
                     reasoning: m.reasoning.unwrap_or(base.reasoning),
                     images: m.images.unwrap_or(base.images),
                     prices: m.prices.unwrap_or(base.prices),
@@ -608,6 +628,7 @@ impl ModelTable {
             api: provider.api,
             context_window: 0,
             max_output: default_max_output(provider.api),
+            max_output_known: false,
             reasoning: guess_reasoning(mid),
             images: true,
             prices: Prices::default(),

@@ -49,6 +49,8 @@ mod llm_cli;
 mod llm_server;
 // Recorded provider streams parsed by ag-llm's parsers, cut at awkward places.
 mod llm_wire;
+// What ag-llm sends (output limits, tool shapes) and real local-server streams.
+mod llm_requests;
 // ag-loop against a scripted model server with the real tools.
 mod agent_e2e;
 // The scripted model server for ag-loop's end-to-end tests.

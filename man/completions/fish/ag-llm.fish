@@ -4,7 +4,7 @@ complete -c ag-llm -l reasoning -d 'How hard the model should think, for models 
 low\t'A little'
 medium\t'Some'
 high\t'A lot'"
-complete -c ag-llm -l max-tokens -d 'The most tokens the answer may have' -r
+complete -c ag-llm -l max-tokens -d 'The most tokens the answer may have (default: the model\'s `max_output` from the model table or models.json, sent on every API)' -r
 complete -c ag-llm -l temperature -d 'Sampling temperature' -r
 complete -c ag-llm -l base-url -d 'Send the request to this base URL instead of the provider\'s (`http://127.0.0.1:8080/v1`)' -r
 complete -c ag-llm -l api-key -d 'The API key, instead of the provider\'s environment variable' -r
