@@ -11,6 +11,7 @@
 //! after = []
 //! tool = ["scripts/tools/cli-agent claude"]
 //! max_turns = 100
+//! idle_timeout = 300
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -39,6 +40,10 @@ pub struct Config {
     pub tool: Vec<String>,
     /// Model calls per prompt.
     pub max_turns: Option<u32>,
+    /// Seconds a model response may stay silent before the attempt is
+    /// retried (0: wait forever); a provider's `idle_timeout` in
+    /// models.json wins over it.
+    pub idle_timeout: Option<f64>,
 }
 
 /// The default config file.

@@ -106,6 +106,10 @@ pub struct Provider {
     pub headers: BTreeMap<String, String>,
     /// Chat Completions quirks.
     pub compat: Compat,
+    /// How long its responses may stay silent (`idle_timeout` in
+    /// models.json); zero turns the limit off.
+    #[serde(skip)]
+    pub idle_timeout: Option<std::time::Duration>,
 }
 
 /// Everything known about one model.
@@ -376,6 +380,8 @@ struct ConfigProvider {
     #[serde(default)]
     headers: BTreeMap<String, String>,
     compat: Option<Compat>,
+    /// Seconds a response may stay silent; 0 turns the limit off.
+    idle_timeout: Option<f64>,
     #[serde(default)]
     models: Vec<ConfigModel>,
 }
@@ -422,6 +428,7 @@ impl ModelTable {
                     key_optional: p.key_optional,
                     headers: BTreeMap::new(),
                     compat: builtin_compat(p.id),
+                    idle_timeout: None,
                 },
             );
         }
@@ -498,6 +505,7 @@ impl ModelTable {
                             key_optional: cp.api_key_env.is_none() && cp.api_key.is_none(),
                             headers: BTreeMap::new(),
                             compat: Compat::default(),
+                            idle_timeout: None,
                         },
                     );
                     self.providers
@@ -523,6 +531,15 @@ impl ModelTable {
             entry.headers.extend(cp.headers);
             if let Some(c) = cp.compat {
                 entry.compat = c;
+            }
+            if let Some(secs) = cp.idle_timeout {
+                entry.idle_timeout = Some(
+                    std::time::Duration::try_from_secs_f64(secs).map_err(|_| {
+                        format!(
+                            "`idle_timeout` of provider `{pid}` must be a number of seconds, 0 or more (got {secs})"
+                        )
+                    })?,
+                );
             }
             let provider_api = entry.api;
             for m in cp.models {
