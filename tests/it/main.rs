@@ -49,6 +49,10 @@ mod llm_cli;
 mod llm_server;
 // Recorded provider streams parsed by ag-llm's parsers, cut at awkward places.
 mod llm_wire;
+// What ag-llm sends (output limits, tool shapes) and real local-server streams.
+mod llm_requests;
+// Misbehaving servers and impossible set-ups: stalls, refused connections, web pages, bad ids.
+mod llm_faults;
 // ag-loop against a scripted model server with the real tools.
 mod agent_e2e;
 // The scripted model server for ag-loop's end-to-end tests.
