@@ -55,6 +55,8 @@ mod llm_requests;
 mod llm_faults;
 // ag-loop against a scripted model server with the real tools.
 mod agent_e2e;
+// Arguments as models send them: empty optional fields, strings for numbers, real-model calls.
+mod lenient;
 // The scripted model server for ag-loop's end-to-end tests.
 mod model_server;
 // ag-mcp driven over stdio with JSON-RPC lines, as an MCP client does.
