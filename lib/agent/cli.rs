@@ -71,7 +71,12 @@ pub struct Args {
     /// Reasoning effort for models that think.
     #[arg(long, value_enum)]
     pub reasoning: Option<ReasoningArg>,
-    /// Output token limit per model call.
+    /// Give up on a model response that sends nothing for SECONDS, and retry it (default: the
+    /// config file's `idle_timeout`, the provider's in models.json, else 300; 0 waits forever).
+    #[arg(long, value_name = "SECONDS", value_parser = crate::llm::cli::parse_seconds)]
+    pub idle_timeout: Option<std::time::Duration>,
+    /// Output token limit per model call (default: the model's `max_output` from the model
+    /// table or models.json).
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
     /// Model calls per prompt before the agent stops (default 100).
@@ -287,6 +292,25 @@ async fn run(mut args: Args) -> ExitCode {
             ag_home: None,
         }) {
             Ok(llm) => {
+                let default_idle = match config
+                    .idle_timeout
+                    .map(std::time::Duration::try_from_secs_f64)
+                {
+                    Some(Err(_)) => {
+                        return setup_error(
+                            "config: `idle_timeout` must be a number of seconds, 0 or more",
+                        );
+                    }
+                    Some(Ok(d)) => Some(d),
+                    None => None,
+                };
+                let llm = llm
+                    .with_idle_timeout(args.idle_timeout)
+                    .with_default_idle_timeout(default_idle);
+                // A bad model id or a missing key: exit 2 before any event.
+                if let Err(f) = llm.check(&model_id) {
+                    return setup_error(&f.message);
+                }
                 if context_window.is_none() {
                     context_window = llm
                         .model_info(&model_id)

@@ -13,6 +13,7 @@
 //! max_turns = 100
 //! max_failed_calls = 8
 //! pass_env = ["OPENAI_API_KEY"]
+//! idle_timeout = 300
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -46,6 +47,10 @@ pub struct Config {
     /// Provider key variables that tools, gates and hooks inherit anyway.
     #[serde(default)]
     pub pass_env: Vec<String>,
+    /// Seconds a model response may stay silent before the attempt is
+    /// retried (0: wait forever); a provider's `idle_timeout` in
+    /// models.json wins over it.
+    pub idle_timeout: Option<f64>,
 }
 
 /// The default config file.

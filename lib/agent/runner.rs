@@ -440,7 +440,7 @@ impl Agent {
                     ),
                 )),
                 Some(spec) => spec
-                    .validate(&args)
+                    .validate(&mut args)
                     .map_err(|msg| ("call.invalid_arguments", msg)),
             };
             match check {

@@ -60,9 +60,7 @@ impl Tool for ReadTool {
     const DESCRIPTION: &'static str = "Read a text file, shown with line numbers like `cat -n`. \
 Reads up to 5000 lines; for longer files the output says so, and you read on with `offset` and `limit` \
 (for example offset=5001, limit=5000). Lines longer than 2000 characters are cut. \
-PNG, JPEG, GIF and WebP files are returned as images. \
-`details.hash` identifies the content you saw; pass it as `expected_hash` to edit or write \
-to make sure the file has not changed since.";
+PNG, JPEG, GIF and WebP files are returned as images.";
 
     fn run(ctx: &Context, args: ReadArgs) -> Result<ToolOutput, ToolError> {
         read_within(ctx, &args, crate::tools::budget::from_env())

@@ -52,6 +52,7 @@ pub struct GrepArgs {
         value_name = "BOOL"
     )]
     #[serde(default)]
+    #[schemars(extend("x-empty-is-a-value" = true))]
     pub case_sensitive: Option<bool>,
     /// Only search files matching this glob, or several separated by commas: "*.rs", "*.{ts,tsx}", "src/**/*.py". A glob without `/` matches file names at any depth; one with `/` matches paths below `path`.
     #[arg(long, short = 'g', visible_alias = "include", value_name = "GLOB")]
