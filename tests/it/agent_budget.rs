@@ -262,3 +262,23 @@ fn a_background_jobs_log_tail_fits_the_budget() {
     );
     assert!(!out.contains("\n0001 yyy"), "{out}");
 }
+
+#[test]
+fn a_larger_explicit_limit_still_fits_the_budget() {
+    let env = Env::new();
+    let (r, _server) = loop_run(
+        &env,
+        vec![
+            Turn::Tools(vec![(
+                "bash",
+                json!({"command": "seq 1 300000", "max_output": 4_000_000}),
+            )]),
+            Turn::Text("done"),
+        ],
+    );
+    let ends = ends(&r);
+    let out = ends[0]["output"].as_str().unwrap();
+    assert_within_budget(out);
+    assert!(out.contains("\n300000\n"), "{out}");
+    assert!(out.contains(ends[0]["details"]["full_output"].as_str().unwrap()));
+}
