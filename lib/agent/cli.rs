@@ -37,9 +37,9 @@ const BIN: &str = "ag-loop";
 /// arguments, or from stdin one per line: a plain text line is a prompt, or a
 /// JSON command: {"type":"prompt","content":...}, {"type":"steer","content":...}
 /// (delivered after the running tool calls), {"type":"interrupt"}; a line
-/// that is not valid UTF-8 is skipped with an error event. Events go
-/// to stdout as JSONL (readably on a terminal or with --pretty) and to the
-/// session file under $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
+/// that is not valid UTF-8 or not a command is skipped with an error event.
+/// Events go to stdout as JSONL (readably on a terminal or with --pretty) and
+/// to the session file under $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
 #[derive(Debug, Parser)]
 #[command(
     name = "ag-loop",
@@ -679,12 +679,11 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                     }
                 }
                 Err(e) => {
-                    warn(
-                        BIN,
-                        &format!(
-                            "stdin line {n}: not a command ({e}); expected {{\"type\":\"prompt\",\"content\":...}}, steer, interrupt or approval, or a plain text line"
-                        ),
-                    );
+                    // Reported in the stream too: a client reading only
+                    // stdout must learn that its line was not taken.
+                    let _ = tx.send(Input::Unreadable(format!(
+                        "stdin line {n}: not a command ({e}), skipped; expected {{\"type\":\"prompt\",\"content\":...}}, steer, interrupt or approval, or a plain text line"
+                    )));
                 }
             }
         }

@@ -1,5 +1,5 @@
-//! ag-loop's command line and stdin: `--pretty` on a pipe, and a line that
-//! is not UTF-8 between prompts.
+//! ag-loop's command line and stdin: `--pretty` on a pipe, and lines that
+//! are not UTF-8 or not commands between prompts.
 
 use serde_json::{Value, json};
 
@@ -43,7 +43,7 @@ fn pretty_forces_the_readable_view_on_a_pipe() {
 }
 
 #[test]
-fn a_line_that_is_not_utf8_is_reported_and_the_next_prompt_runs() {
+fn lines_that_are_not_utf8_or_not_commands_are_reported_and_the_next_prompt_runs() {
     let env = Env::new();
     let server = ModelServer::start(vec![
         Turn::Text("first answer"),
@@ -51,6 +51,7 @@ fn a_line_that_is_not_utf8_is_reported_and_the_next_prompt_runs() {
     ]);
     let mut input = b"first prompt\n".to_vec();
     input.extend_from_slice(b"caf\xe9 \xff\xfe broken\n");
+    input.extend_from_slice(b"{\"type\":\"promt\",\"content\":\"typo\"}\n");
     input.extend_from_slice(b"{\"type\":\"prompt\",\"content\":\"second prompt\"}\n");
     let mut c = env.cmd(bin!("ag-loop"));
     c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()])
@@ -62,10 +63,15 @@ fn a_line_that_is_not_utf8_is_reported_and_the_next_prompt_runs() {
     assert_eq!(ends.len(), 2, "{r}");
     assert!(ends.iter().all(|e| e["outcome"] == "finished"));
     let errors: Vec<&Value> = events.iter().filter(|e| e["type"] == "error").collect();
-    assert_eq!(errors.len(), 1, "{r}");
+    assert_eq!(errors.len(), 2, "{r}");
     let message = errors[0]["message"].as_str().unwrap();
     assert!(
         message.contains("line 2") && message.contains("UTF-8"),
+        "{message}"
+    );
+    let message = errors[1]["message"].as_str().unwrap();
+    assert!(
+        message.contains("line 3") && message.contains("not a command"),
         "{message}"
     );
     // In order: the first run, the error, then the second run.
