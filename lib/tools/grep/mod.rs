@@ -76,7 +76,7 @@ pub struct GrepArgs {
     /// of a search whose output said "Next page: skip=N".
     #[arg(long, value_name = "N")]
     #[serde(default)]
-    #[schemars(range(max = 20000))]
+    #[schemars(range(min = 1, max = 20000))]
     pub skip: Option<u64>,
     /// Also search hidden files and directories (names starting with `.`).
     #[arg(long, visible_alias = "hidden")]
