@@ -309,6 +309,51 @@ pub fn short_json(value: &Value) -> String {
     shorten(value).to_string()
 }
 
+/// What a field takes, for an error message: `<string>`, `<integer >= 1>`,
+/// `"a"|"b"`, `[{"content": <string>, ...}, ...]`.
+pub fn shape(field: &Value) -> String {
+    if let Some(Value::Array(options)) = field.get("enum") {
+        let shown: Vec<String> = options.iter().map(Value::to_string).collect();
+        return shown.join("|");
+    }
+    let wanted = types(field);
+    let first = wanted
+        .iter()
+        .find(|t| **t != "null")
+        .copied()
+        .unwrap_or("value");
+    match first {
+        "array" => match field.get("items") {
+            Some(item) => format!("[{}, ...]", shape(item)),
+            None => "[...]".to_string(),
+        },
+        "object" => {
+            let Some(props) = field.get("properties").and_then(Value::as_object) else {
+                return "{...}".to_string();
+            };
+            let required: Vec<&str> = field
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut parts: Vec<String> = props
+                .iter()
+                .filter(|(k, _)| required.contains(&k.as_str()))
+                .map(|(k, v)| format!("\"{k}\": {}", shape(v)))
+                .collect();
+            if props.len() > parts.len() {
+                parts.push("...".to_string());
+            }
+            format!("{{{}}}", parts.join(", "))
+        }
+        "integer" | "number" => match field.get("minimum").and_then(Value::as_f64) {
+            Some(min) => format!("<{first} >= {min}>"),
+            None => format!("<{first}>"),
+        },
+        other => format!("<{other}>"),
+    }
+}
+
 /// Whether the schema declares `name` as a field.
 pub fn declares(schema: &Value, name: &str) -> bool {
     schema

@@ -208,10 +208,24 @@ fn strings_that_read_as_one_number_or_boolean_are_taken() {
     assert_eq!(out["is_error"], true, "{out}");
     let text = out["output"].as_str().unwrap();
     assert!(text.contains("/limit"), "{text}");
+    assert!(text.contains("`limit` takes <integer >= 1>"), "{text}");
+}
+
+#[test]
+fn a_faulty_list_is_shown_its_shape_not_a_call_that_drops_it() {
+    let env = Env::new();
+    let line = json!({"arguments": {"action": "set", "items": ["write tests"]}});
+    let mut c = env.cmd(bin!("ag-todo"));
+    c.args(["--file", "todo.json"]);
+    let out = run(c, Some(format!("{line}\n").as_bytes())).json();
+    assert_eq!(out["is_error"], true, "{out}");
+    let text = out["output"].as_str().unwrap();
     assert!(
-        text.contains(r#"A call that works: {"file_path":"a.txt"}"#),
+        text.contains(r#"`items` takes [{"content": <string>, ...}, ...]"#),
         "{text}"
     );
+    // Without `items`, `set` would clear the list: not a call to suggest.
+    assert!(!text.contains("A call that works"), "{text}");
 }
 
 #[test]
