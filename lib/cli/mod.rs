@@ -4,7 +4,6 @@
 
 mod exit;
 mod output;
-pub mod registry;
 
 pub use exit::ExitStatus;
 pub use output::{Stdout, error_line, note, warn};

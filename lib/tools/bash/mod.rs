@@ -348,7 +348,7 @@ for longer tasks start them with background=true and check on them with job=ID"
 }
 
 fn max_output_of(args: &BashArgs) -> Result<usize, ToolError> {
-    let n = args.max_output.unwrap_or(DEFAULT_MAX_OUTPUT);
+    let n = args.max_output.unwrap_or_else(default_max_output);
     if !(MIN_MAX_OUTPUT..=MAX_MAX_OUTPUT).contains(&n) {
         return Err(ToolError::new(
             "bash.bad_max_output",
@@ -408,6 +408,20 @@ fn run_foreground(
         other => ToolError::new(other.code(), format!("{other}; try the call again")),
     })?;
     Ok(report(ctx, command, cwd, timeout, &outcome, args.raw))
+}
+
+/// The output kept when the call does not say: under a caller's output
+/// budget (ag-loop's `AG_OUTPUT_BUDGET`) as much as fits in it with the
+/// notes, so that nobody cuts a second hole; else [`DEFAULT_MAX_OUTPUT`].
+/// Bytes are counted, which never undercounts characters.
+fn default_max_output() -> u64 {
+    crate::tools::budget::from_env()
+        .map(|b| {
+            u64::try_from(crate::tools::budget::for_body(b))
+                .unwrap_or(u64::MAX)
+                .clamp(MIN_MAX_OUTPUT, DEFAULT_MAX_OUTPUT)
+        })
+        .unwrap_or(DEFAULT_MAX_OUTPUT)
 }
 
 /// Where the full output of a truncated command is saved.
