@@ -57,6 +57,8 @@ mod llm_faults;
 mod agent_e2e;
 // Arguments as models send them: empty optional fields, strings for numbers, real-model calls.
 mod lenient;
+// What every model request carries: the system prompt and tool definitions, against a budget.
+mod prompt_size;
 // The scripted model server for ag-loop's end-to-end tests.
 mod model_server;
 // ag-mcp driven over stdio with JSON-RPC lines, as an MCP client does.
