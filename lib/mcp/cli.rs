@@ -65,6 +65,12 @@ pub struct Args {
     /// `_meta["ag/details"]`, which clients do not show the model.
     #[arg(long)]
     pub text_only: bool,
+    /// Let the tools inherit the provider key variable NAME (repeatable). By
+    /// default none of the key variables ag knows (the built-in providers'
+    /// *_API_KEY names and every `api_key_env` of $AG_HOME/models.json)
+    /// reaches a tool or anything it starts.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
     /// Print the MCP definitions of the tools that would be served, one JSON
     /// object per line, and exit.
     #[arg(long)]
@@ -138,6 +144,14 @@ async fn run(args: Args) -> ExitStatus {
         );
         return ExitStatus::Input;
     }
+    // A tool (a `bash` call asking for `env`) never sees a provider key.
+    let table = crate::llm::ModelTable::load(&crate::llm::models::default_ag_home())
+        .unwrap_or_else(|_| crate::llm::ModelTable::builtin());
+    crate::proc::withhold_env(
+        crate::llm::keys::key_env_names(&table)
+            .into_iter()
+            .filter(|n| !args.pass_env.contains(n)),
+    );
     let tools = match ToolBox::load(&args.selection()).await {
         Ok(t) => t,
         Err(e) => {

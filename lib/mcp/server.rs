@@ -127,9 +127,9 @@ impl ServerHandler for AgServer {
                 None,
             ));
         };
-        let arguments = request.arguments.unwrap_or_default();
+        let mut arguments = request.arguments.unwrap_or_default();
         let id = context.id.to_string();
-        if let Err(message) = tool.validate(&arguments) {
+        if let Err(message) = tool.validate(&mut arguments) {
             let result = crate::tool::exec::error_result(&id, "call.invalid_arguments", message);
             return Ok(to_mcp_result(result, self.options.details).into());
         }
