@@ -223,7 +223,10 @@ impl Classifier {
         } else {
             let mut builder = WalkBuilder::new(base);
             // Hidden entries are told apart by name, so that they are counted apart.
-            builder.hidden(false).current_dir(ctx.cwd.clone());
+            builder
+                .hidden(false)
+                .require_git(super::walk::in_git_repository(base))
+                .current_dir(ctx.cwd.clone());
             builder.build_matchers().pop()
         };
         Classifier {

@@ -190,3 +190,26 @@ fn plain_notes_go_to_stderr_and_stay_in_the_model_text() {
         "./\n└── src/\n    └── main.rs\n\n[Not shown: 2 hidden (.env, .home/); set include_hidden=true to list them.]\n"
     );
 }
+
+#[test]
+fn gitignore_counts_outside_a_git_repository() {
+    let env = crate::util::Env::new();
+    crate::tree::plain_project(&env);
+    let r = ls(&env, json!({"depth": 3}));
+    let text = out(&r);
+    assert!(
+        text.starts_with(
+            "./\n├── src/\n│   └── a.txt\n└── sub/\n    └── kept.txt\n\n[Not shown: 4 ignored (build/, debug.log, sub/build/, sub/secret.txt)"
+        ),
+        "{text}"
+    );
+    assert_eq!(r["details"]["ignored"], 4, "{r}");
+    let r = ls(&env, json!({"path": "sub"}));
+    assert_eq!(r["details"]["ignored"], 2, "{r}");
+    // Inside a repository, git's rules: the .gitignore above its top does not count.
+    let env = crate::util::Env::new();
+    crate::tree::repository_below_a_gitignore(&env);
+    let r = ls(&env, json!({"path": "repo"}));
+    assert!(out(&r).contains("notes.log"), "{r}");
+    assert_eq!(r["details"]["ignored"], 1, "{r}");
+}
