@@ -236,9 +236,17 @@ impl Walker<'_> {
                             if command_name(first) == "xargs" && deletes_files(rest) {
                                 self.flag_segment(Danger::RecursiveDelete, seg, None);
                             }
+                            // `env PAGER=... git log` (env's own words, before
+                            // the suffix it leaves), `sudo EDITOR=... x`.
+                            let set_by_env = match command_name(first) {
+                                "env" => words.get(1..words.len() - rest.len()).unwrap_or(&[]),
+                                _ => &[],
+                            };
+                            for w in set_by_env.iter().filter(|w| is_assignment(&w.text)) {
+                                self.assignment_runs(w, seg, depth);
+                            }
+                            self.prefix_assignments(rest, seg, depth);
                             words = skip_assignments(rest);
-                            self.prefix_assignments(words, seg, depth);
-                            words = skip_assignments(words);
                         }
                         Inner::Script { src, literal } => {
                             // `eval "$x"`, `bash -c "echo $x"`: the value is

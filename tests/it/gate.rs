@@ -400,6 +400,14 @@ const DANGEROUS: &[(&str, &str)] = &[
         "runs code that cannot be checked before it runs: `$cmd`",
     ),
     ("PAGER+='; rm -rf x'", "recursive delete"),
+    (
+        "env GIT_SSH_COMMAND='rm -rf x' git fetch",
+        "recursive delete: `rm -rf x`",
+    ),
+    (
+        "env LD_PRELOAD=./x.so ls",
+        "runs code that cannot be checked",
+    ),
 ];
 
 /// Harmless commands, several of them look-alikes of the dangerous ones:
@@ -551,6 +559,7 @@ const HARMLESS: &[&str] = &[
     "x=1; (( x++ ))",
     "while read -r f; do rm -- \"$f\"; done < list",
     "git -c core.pager=less log",
+    "env GIT_PAGER=cat git log",
 ];
 
 fn request(command: &str) -> String {
