@@ -764,6 +764,37 @@ mod tests {
     }
 
     #[test]
+    fn command_words_built_at_run_time_are_flagged_arguments_are_not() {
+        for cmd in [
+            "$(echo rm) -rf /",
+            "`echo rm` -rf /",
+            "rm${IFS}-rf${IFS}/",
+            "IFS=_; c=rm_-rf_/; $c",
+            "c=ls; $c",
+            "{rm,-rf,/}",
+            "/bin/r? -rf /",
+            "eval \"$x\"",
+            "sh -c \"echo $x\"",
+            "source \"$f\"",
+            ". <(base64 -d x)",
+        ] {
+            assert!(dangers(cmd).contains(&Danger::Unchecked), "{cmd}");
+        }
+        for cmd in [
+            "ls $HOME",
+            "cat $(git ls-files)",
+            "for f in *.rs; do wc -l \"$f\"; done",
+            "[ -f x ] && echo y",
+            "{ ls; }",
+            "eval 'echo hi'",
+            "source <(echo ls)",
+            "a[1]=x",
+        ] {
+            assert!(dangers(cmd).is_empty(), "{cmd}: {:?}", dangers(cmd));
+        }
+    }
+
+    #[test]
     fn fork_bombs_in_their_usual_shapes() {
         assert!(fork_bomb(":(){ :|:& };:").is_some());
         assert!(fork_bomb("f() { f | f & }; f").is_some());
