@@ -13,6 +13,7 @@ mod git;
 mod glob;
 pub mod place;
 pub mod policy;
+mod runtime;
 pub mod shell;
 mod wrappers;
 
