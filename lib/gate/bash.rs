@@ -36,15 +36,56 @@ const DOWNLOADERS: [&str; 6] = ["curl", "wget", "fetch", "http", "https", "xh"];
 
 /// Classifies a bash command run in `dir`.
 pub fn analyse_command(command: &str, dir: &Path, place: &Place) -> Analysis {
+    analyse_bash_call(command, None, None, dir, place)
+}
+
+/// Classifies a call of the bash tool: `command` run with `shell -c`
+/// (bash when None) in `dir`, with `stdin` as its standard input. A
+/// shell that does not read bash's language (`python3`, `fish`, a script)
+/// makes the command unreadable here; a shell or `source /dev/stdin`
+/// reading the call's `stdin` runs that text, which is read as a script.
+pub fn analyse_bash_call(
+    command: &str,
+    shell: Option<&str>,
+    stdin: Option<&str>,
+    dir: &Path,
+    place: &Place,
+) -> Analysis {
     let mut walker = Walker {
         place,
         dir: Some(dir.to_path_buf()),
         vars: Vec::new(),
         out: Analysis::default(),
         seen: HashSet::new(),
+        stdin: stdin.filter(|s| !s.trim().is_empty()).map(str::to_string),
     };
     walker.script(command, 0);
+    if let Some(shell) = shell.filter(|s| !s.trim().is_empty())
+        && !speaks_bash(shell)
+    {
+        let detail = shorten(&format!("{shell} -c {command}"));
+        walker.flag(Danger::Unchecked, detail, None, None);
+    }
     walker.out
+}
+
+/// True for a `shell` argument whose language this reads: the POSIX
+/// shells and bash's relatives, by name or path; `$SHELL` is looked up.
+fn speaks_bash(shell: &str) -> bool {
+    let resolved = if shell == "$SHELL" {
+        match std::env::var("SHELL") {
+            Ok(s) if !s.is_empty() => s,
+            // ag-bash refuses to run without it.
+            _ => return true,
+        }
+    } else {
+        shell.to_string()
+    };
+    let name = resolved.rsplit('/').next().unwrap_or(&resolved);
+    matches!(
+        name,
+        "bash" | "sh" | "dash" | "ksh" | "mksh" | "zsh" | "ash" | "yash"
+    )
 }
 
 /// Shell variables and their values, None when not known.
@@ -61,6 +102,9 @@ pub(super) struct Walker<'a> {
     pub out: Analysis,
     /// What was flagged already, so that a finding is reported once.
     seen: HashSet<(Danger, Option<usize>, String)>,
+    /// The call's standard input, until a command that runs it as code
+    /// takes it.
+    stdin: Option<String>,
 }
 
 impl Walker<'_> {
@@ -82,7 +126,7 @@ impl Walker<'_> {
         // What `cd` and assignments had made of the state at each open
         // subshell, restored when it closes.
         let mut outer: Vec<(Option<PathBuf>, Vars)> = Vec::new();
-        for cmd in &commands {
+        for (i, cmd) in commands.iter().enumerate() {
             while outer.len() < cmd.subshell {
                 outer.push((self.dir.clone(), self.vars.clone()));
             }
@@ -95,6 +139,23 @@ impl Walker<'_> {
             let seg = self.segment(cmd);
             segments.push(seg);
             self.command(cmd, seg, depth);
+            // The call's stdin goes to the first command of a pipeline
+            // that does not read another input: `bash` with stdin `rm -rf /`.
+            let first_in_pipeline = i == 0 || commands[i - 1].pipeline != cmd.pipeline;
+            let own_input = cmd.redirects.iter().any(|r| {
+                matches!(
+                    r.kind,
+                    RedirectKind::Read | RedirectKind::HereDoc | RedirectKind::HereString
+                ) && !r.op.starts_with(|c: char| c.is_ascii_digit() && c != '0')
+            });
+            if depth == 0
+                && first_in_pipeline
+                && !own_input
+                && reads_code_from_stdin(&cmd.words)
+                && let Some(text) = self.stdin.take()
+            {
+                self.script(&text, depth + 1);
+            }
         }
         self.pipes_into_shells(&commands, &segments, depth);
         if depth > 0 {

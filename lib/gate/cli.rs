@@ -89,8 +89,10 @@ source, . or a shell reading a process substitution that does more than print te
 (source <(base64 -d x); source <(echo 'cmd') is read) or a script whose name expands (source \"$f\"), \
 xargs or parallel running their input as commands (xargs sh -c, xargs -I{} bash -c '{}', parallel \
 without a command), variables that load code (LD_PRELOAD, LD_AUDIT, BASH_ENV, ENV, GIT_CONFIG_*), \
-and git settings that load code (core.hooksPath, include.path, includeIf.*.path, init.templateDir, \
-protocol.*.allow, --exec-path=, clone --template, ext:: remotes); kill every process in reach \
+git settings that load code (core.hooksPath, include.path, includeIf.*.path, init.templateDir, \
+protocol.*.allow, --exec-path=, clone --template, ext:: remotes), and a bash call whose \
+`arguments.shell` is not bash or a POSIX shell (python3, fish, a script: the command is not \
+bash's language); kill every process in reach \
 (kill -1, kill -9 -1, kill -- -1, killall5, pkill -u USER, killall -u USER); replace or remove the \
 crontab (crontab -r, -e or FILE; crontab -l is fine); run as another user (sudo, su, doas, \
 pkexec, run0); use disk tools (mkfs, mke2fs, mkswap, fdisk, sfdisk, gdisk, parted, wipefs, \
@@ -104,7 +106,8 @@ symlinks; temporary directories (/tmp, /var/tmp, /dev/shm, $TMPDIR) and /dev/nul
 count as inside, and a path hidden behind another variable ($OUT) is not flagged. A variable or \
 substitution as an argument is fine (ls $HOME, cat $(git ls-files)); as the command word it is not.
 
-Commands are found after ; && || | & and newlines, inside $(...), backticks, <(...), subshells, \
+The bash call's `arguments.stdin` is read as a script when the command runs what it reads \
+(bash, sh -s, source /dev/stdin). Commands are found after ; && || | & and newlines, inside $(...), backticks, <(...), subshells, \
 groups, functions, if/while/for bodies, bash -c '...', eval, trap, watch, su -c, sg -c, script -c, \
 env -S, here-documents and here-strings fed to a shell, text printed into a shell or source \
 (echo 'cmd' | sh, source <(echo 'cmd'), echo 'cmd' | at now), alias definitions, and behind \

@@ -17,7 +17,7 @@ mod runtime;
 pub mod shell;
 mod wrappers;
 
-pub use bash::analyse_command;
+pub use bash::{analyse_bash_call, analyse_command};
 pub use files::analyse_file_call;
 pub use policy::{Approval, Policy};
 

@@ -779,6 +779,61 @@ fn arguments_sent_as_a_json_string_are_classified() {
     assert!(d["reason"].as_str().unwrap().contains("must be an object"));
 }
 
+/// ag-bash's `shell` and `stdin` arguments change what runs: a shell that
+/// is not bash's kind cannot be read, and a shell reading the call's stdin
+/// runs that text.
+#[test]
+fn the_bash_tools_shell_and_stdin_are_judged_too() {
+    let env = Env::new();
+    let cases = [
+        (
+            json!({"command": "import shutil; shutil.rmtree('/')", "shell": "python3"}),
+            "ask",
+            "runs code that cannot be checked before it runs: `python3 -c import shutil",
+        ),
+        (
+            json!({"command": "rm (echo -rf) /", "shell": "fish"}),
+            "ask",
+            "runs code that cannot be checked",
+        ),
+        (json!({"command": "ls", "shell": "/bin/sh"}), "allow", ""),
+        (json!({"command": "ls", "shell": "bash"}), "allow", ""),
+        (
+            json!({"command": "bash", "stdin": "rm -rf x"}),
+            "ask",
+            "recursive delete: `rm -rf x`",
+        ),
+        (
+            json!({"command": "source /dev/stdin", "stdin": "rm -rf x"}),
+            "ask",
+            "recursive delete",
+        ),
+        (
+            json!({"command": "cat > notes.txt", "stdin": "rm -rf x"}),
+            "allow",
+            "",
+        ),
+        (
+            json!({"command": "bash < run.sh", "stdin": "rm -rf x"}),
+            "allow",
+            "",
+        ),
+    ];
+    let input: String = cases
+        .iter()
+        .map(|(args, _, _)| {
+            json!({"tool": "bash", "arguments": args, "cwd": CWD, "interactive": true}).to_string()
+                + "\n"
+        })
+        .collect();
+    let out = gate(&env, &["--approval", "dangerous"], &input);
+    for ((args, decision, reason), got) in cases.iter().zip(&out) {
+        assert_eq!(got["decision"], *decision, "{args}: {got}");
+        let text = got["reason"].as_str().unwrap_or("");
+        assert!(text.contains(reason), "{args}: {got}");
+    }
+}
+
 #[test]
 fn garbage_is_denied_and_the_loop_goes_on() {
     let env = Env::new();
