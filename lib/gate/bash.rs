@@ -13,7 +13,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::place::Place;
+use super::place::{Place, runs_later};
 use super::runtime::built_at_run_time;
 use super::shell::{self, Command, RedirectKind, Word};
 use super::wrappers::{
@@ -315,6 +315,8 @@ impl Walker<'_> {
             self.out.paths.push(path.clone());
             if self.place.is_outside(&path) {
                 self.flag_segment(danger, seg, Some(path));
+            } else if danger == Danger::WriteOutside && runs_later(&path) {
+                self.flag_segment(Danger::GitHooks, seg, Some(path));
             }
         }
     }

@@ -98,7 +98,8 @@ crontab (crontab -r, -e or FILE; crontab -l is fine); run as another user (sudo,
 pkexec, run0); use disk tools (mkfs, mke2fs, mkswap, fdisk, sfdisk, gdisk, parted, wipefs, \
 blkdiscard; dd of=/dev/...; listing with -l stays allowed); chmod -R a world-writable mode (777, \
 o+w); chown/chgrp -R; shut down or reboot (shutdown, reboot, poweroff, halt, init 0/6, systemctl \
-reboot); fork bombs; and write outside the working directory: redirections (> /etc/x, \
+reboot); fork bombs; change git's hooks or settings, which run commands later (a write to .git/hooks/ or \
+.git/config, by redirection, cp, tee, ... or by a file tool); and write outside the working directory: redirections (> /etc/x, \
 >> ~/.bashrc), tee, cp, mv, install, ln, rsync, touch, mkdir, truncate, sed -i, chmod, chown, rm, \
 shred, dd of=, curl -o, wget -O, tar -x -C, unzip -d, git clone, git config --global/--system/--file. \
 Paths are resolved against the request's cwd after `cd`, `~`, `$HOME`, `$PWD`, `..` and \
@@ -145,8 +146,8 @@ when a person is asked; it is not a sandbox.
 
 For the other tools the classifier flags write, edit, multi_edit, delete, patch, apply_patch and \
 notebook_edit calls whose `file_path`, `path` or `paths` (or the files named in a patch's \
-headers) lie outside the working directory after resolution (.., absolute paths, ~, symlinks), \
-and delete calls with \"recursive\": true. Reading tools are never flagged by the classifier.
+headers) lie outside the working directory after resolution (.., absolute paths, ~, symlinks) \
+or inside .git/hooks/ or at .git/config, and delete calls with \"recursive\": true. Reading tools are never flagged by the classifier.
 
 The config file (--config FILE, else $AG_HOME/gate.toml when it exists; AG_HOME defaults to \
 ~/.ag) is TOML:

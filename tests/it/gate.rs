@@ -408,6 +408,12 @@ const DANGEROUS: &[(&str, &str)] = &[
         "env LD_PRELOAD=./x.so ls",
         "runs code that cannot be checked",
     ),
+    (
+        "echo 'rm -rf x' > .git/hooks/pre-commit",
+        "changes git's hooks or settings, which run commands later",
+    ),
+    ("cp evil.sh .git/hooks/post-checkout", "changes git's hooks"),
+    ("cd .git && echo x >> config", "changes git's hooks"),
 ];
 
 /// Harmless commands, several of them look-alikes of the dangerous ones:
@@ -560,6 +566,8 @@ const HARMLESS: &[&str] = &[
     "while read -r f; do rm -- \"$f\"; done < list",
     "git -c core.pager=less log",
     "env GIT_PAGER=cat git log",
+    "echo x >> .git/info/exclude",
+    "rm .git/hooks/pre-commit.sample",
 ];
 
 fn request(command: &str) -> String {
@@ -640,6 +648,13 @@ fn file_tools_writing_outside_are_asked() {
         ("edit", json!({"file_path": "~/.bashrc"}), "ask"),
         ("delete", json!({"path": "build", "recursive": true}), "ask"),
         ("delete", json!({"path": "a.txt"}), "allow"),
+        (
+            "write",
+            json!({"file_path": ".git/hooks/pre-commit", "content": "rm -rf /"}),
+            "ask",
+        ),
+        ("edit", json!({"file_path": ".git/config"}), "ask"),
+        ("write", json!({"file_path": ".git/info/exclude"}), "allow"),
         ("delete", json!({"path": "/etc/x"}), "ask"),
         (
             "patch",
