@@ -118,8 +118,8 @@ faketime, unshare, prlimit, fakeroot, firejail, proxychains, torsocks, xvfb-run,
 sudo and find -exec. Values that a program runs as a shell command are read as commands too: \
 git settings given with -c, --config or git config (core.sshCommand, core.pager, core.editor, \
 core.fsmonitor, core.gitProxy, core.askPass, sequence.editor, diff.external, diff.*.textconv, \
-filter.*.clean/smudge/process, merge.*.driver, credential and gpg helpers, alias.* with ! and, \
-without, as a git command), GIT_SSH_COMMAND, GIT_SSH, GIT_PAGER, GIT_EDITOR, GIT_SEQUENCE_EDITOR, \
+filter.*.clean/smudge/process, merge.*.driver, credential and gpg helpers, alias.* as a shell \
+command after ! and else as a git command line), GIT_SSH_COMMAND, GIT_SSH, GIT_PAGER, GIT_EDITOR, GIT_SEQUENCE_EDITOR, \
 GIT_EXTERNAL_DIFF, GIT_ASKPASS, GIT_PROXY_COMMAND, SSH_ASKPASS, PAGER, EDITOR, VISUAL and \
 PROMPT_COMMAND (set before a command or exported), git rebase --exec, fetch/pull/clone \
 --upload-pack, push --receive-pack, submodule foreach, bisect run, filter-branch's filters, \
