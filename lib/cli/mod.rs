@@ -31,7 +31,10 @@ pub struct ToolFlags {
     #[arg(long)]
     pub json: bool,
     /// Confine every path to DIR (after symlinks are resolved); paths outside
-    /// it are refused.
+    /// it are refused. Each file is opened from DIR in one step (openat2
+    /// RESOLVE_BENEATH, or a walk with O_NOFOLLOW where the kernel lacks
+    /// it, or when AG_NO_OPENAT2=1), so a symlink swapped mid-call cannot
+    /// lead outside; symlinks that stay inside DIR work.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
 }

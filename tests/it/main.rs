@@ -29,6 +29,8 @@ mod sketch;
 mod patch;
 // ag-delete.
 mod delete;
+// --root under a race: a symlink flipped in and out while the file tools work.
+mod root_race;
 // Scenario folders for ag-edit, ag-patch, ag-write and ag-delete (tests/fixtures/<tool>/).
 mod scenarios;
 // ag-grep.

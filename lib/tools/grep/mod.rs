@@ -148,6 +148,15 @@ fn grep(ctx: &Context, args: &GrepArgs) -> Result<ToolOutput, ToolError> {
         .transpose()?
         .map(Arc::new);
     let start = locate(ctx, args.path.as_deref(), "grep.not_found")?;
+    if !start.meta.is_file() && !start.meta.is_dir() {
+        return Err(ToolError::new(
+            "grep.not_a_file",
+            format!(
+                "`{}` is not a regular file or a directory (a FIFO, socket or device), so it was not searched.",
+                start.shown
+            ),
+        ));
+    }
     let shared = collect::Shared {
         ctx,
         matcher,

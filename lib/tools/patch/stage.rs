@@ -11,11 +11,11 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
-use crate::fsutil::{BINARY_PROBE, has_content, looks_binary, write_atomic};
+use crate::fsutil::{BINARY_PROBE, looks_binary};
 use crate::tool::{Context, ToolError};
 use crate::tools::edit::MAX_FILE_BYTES;
 use crate::tools::edit::seek::Fuzz;
-use crate::tools::fileops::{Target, resolve_target, write_failed};
+use crate::tools::fileops::{Target, io_failed, resolve_target, write_failed};
 
 /// What a path held when the patch first named it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,7 +114,7 @@ impl<'a> Stage<'a> {
         {
             return Ok(i);
         }
-        let entry = load(target)?;
+        let entry = load(self.ctx, target)?;
         let i = self.entries.len();
         self.by_path.insert(entry.target.path.clone(), i);
         self.by_path.insert(entry.target.real.clone(), i);
@@ -149,34 +149,37 @@ impl<'a> Stage<'a> {
             let Some(bytes) = &e.current else { continue };
             let real = &e.target.real;
             if e.current != e.original {
-                let dirs = make_parents(real, e.shown())?;
+                let dirs = make_parents(self.ctx, real, e.shown())?;
                 let like = e.meta.as_ref().or(e.like.as_ref());
                 let original = e.original.as_deref();
                 let unchanged = || match original {
-                    Some(o) => has_content(real, o),
-                    None => Ok(std::fs::symlink_metadata(real).is_err()),
+                    Some(o) => self.ctx.has_content(real, o),
+                    None => Ok(self.ctx.lstat(real).is_err()),
                 };
-                let res = write_atomic(real, like, bytes, unchanged).map_err(|err| {
-                    write_failed("patch.changed_on_disk", "patch.io", e.shown(), err)
-                });
+                let res = self
+                    .ctx
+                    .write_atomic(real, like, bytes, unchanged)
+                    .map_err(|err| {
+                        write_failed("patch.changed_on_disk", "patch.io", e.shown(), err)
+                    });
                 if let Err(err) = res {
-                    remove_dirs(&dirs);
+                    self.ctx.remove_empty_dirs(&dirs);
                     return Err(err);
                 }
                 done.push(Done::Written { idx, dirs });
             }
             if let Some(mode) = e.mode {
-                let old = std::fs::metadata(real)
+                let old = self
+                    .ctx
+                    .metadata(real)
                     .map(|m| m.permissions().mode() & 0o7777)
                     .unwrap_or(0o644);
-                std::fs::set_permissions(real, std::fs::Permissions::from_mode(mode)).map_err(
-                    |err| {
-                        ToolError::new(
-                            "patch.io",
-                            format!("cannot set the mode of `{}`: {err}.", e.shown()),
-                        )
-                    },
-                )?;
+                self.ctx.set_mode(real, mode).map_err(|err| {
+                    ToolError::new(
+                        "patch.io",
+                        format!("cannot set the mode of `{}`: {err}.", e.shown()),
+                    )
+                })?;
                 done.push(Done::Mode { idx, old });
             }
         }
@@ -184,7 +187,7 @@ impl<'a> Stage<'a> {
             let (None, Some(original)) = (&e.current, &e.original) else {
                 continue;
             };
-            match has_content(&e.target.real, original) {
+            match self.ctx.has_content(&e.target.real, original) {
                 Ok(true) => {}
                 Ok(false) => {
                     return Err(ToolError::new(
@@ -203,7 +206,7 @@ impl<'a> Stage<'a> {
                 }
             }
             // A symlink is removed itself, never what it points to.
-            std::fs::remove_file(&e.target.path).map_err(|err| {
+            self.ctx.remove_file(&e.target.path).map_err(|err| {
                 ToolError::new("patch.io", format!("cannot delete `{}`: {err}.", e.shown()))
             })?;
             done.push(Done::Removed { idx });
@@ -219,28 +222,26 @@ impl<'a> Stage<'a> {
                 Done::Written { idx, dirs } => {
                     let e = &self.entries[idx];
                     let res = match &e.original {
-                        Some(o) => write_atomic(&e.target.real, e.meta.as_ref(), o, || Ok(true))
+                        Some(o) => self
+                            .ctx
+                            .write_atomic(&e.target.real, e.meta.as_ref(), o, || Ok(true))
                             .map_err(|err| io::Error::other(err.to_string())),
-                        None => std::fs::remove_file(&e.target.real),
+                        None => self.ctx.remove_file(&e.target.real),
                     };
-                    remove_dirs(&dirs);
+                    self.ctx.remove_empty_dirs(&dirs);
                     (idx, res)
                 }
-                Done::Mode { idx, old } => (
-                    idx,
-                    std::fs::set_permissions(
-                        &self.entries[idx].target.real,
-                        std::fs::Permissions::from_mode(old),
-                    ),
-                ),
+                Done::Mode { idx, old } => {
+                    (idx, self.ctx.set_mode(&self.entries[idx].target.real, old))
+                }
                 Done::Removed { idx } => {
                     let e = &self.entries[idx];
                     let res = match (&e.link, &e.original) {
                         (Some(to), _) => std::os::unix::fs::symlink(to, &e.target.path),
-                        (None, Some(o)) => {
-                            write_atomic(&e.target.path, e.meta.as_ref(), o, || Ok(true))
-                                .map_err(|err| io::Error::other(err.to_string()))
-                        }
+                        (None, Some(o)) => self
+                            .ctx
+                            .write_atomic(&e.target.path, e.meta.as_ref(), o, || Ok(true))
+                            .map_err(|err| io::Error::other(err.to_string())),
                         (None, None) => Ok(()),
                     };
                     (idx, res)
@@ -255,13 +256,15 @@ impl<'a> Stage<'a> {
 }
 
 /// Reads what a path holds, with the checks that need no patch.
-fn load(target: Target) -> Result<Entry, ToolError> {
+fn load(ctx: &Context, target: Target) -> Result<Entry, ToolError> {
     let shown = target.shown.clone();
-    let link = std::fs::symlink_metadata(&target.path)
+    let link = ctx
+        .lstat(&target.path)
         .ok()
-        .filter(|m| m.file_type().is_symlink())
-        .and_then(|_| std::fs::read_link(&target.path).ok());
-    let (kind, meta) = match std::fs::metadata(&target.real) {
+        .filter(|(_, _, m)| m.file_type().is_symlink())
+        .and_then(|(dir, name, _)| nix::fcntl::readlinkat(&dir, name.as_os_str()).ok())
+        .map(PathBuf::from);
+    let (kind, meta) = match ctx.metadata(&target.real) {
         Ok(m) if m.is_file() => (Kind::File, Some(m)),
         Ok(m) if m.is_dir() => (Kind::Dir, Some(m)),
         Ok(m) => (Kind::Other, Some(m)),
@@ -273,12 +276,7 @@ fn load(target: Target) -> Result<Entry, ToolError> {
         {
             (Kind::Missing, None)
         }
-        Err(e) => {
-            return Err(ToolError::new(
-                "patch.io",
-                format!("cannot open `{shown}`: {e}"),
-            ));
-        }
+        Err(e) => return Err(io_failed("patch.io", "open", &shown, e)),
     };
     let mut original = None;
     let mut binary = false;
@@ -294,8 +292,9 @@ fn load(target: Target) -> Result<Entry, ToolError> {
                 ),
             ));
         }
-        let content = std::fs::read(&target.real)
-            .map_err(|e| ToolError::new("patch.io", format!("cannot read `{shown}`: {e}")))?;
+        let content = ctx
+            .read(&target.real)
+            .map_err(|e| io_failed("patch.io", "read", &shown, e))?;
         binary = looks_binary(&content[..content.len().min(BINARY_PROBE)]);
         original = Some(content);
     }
@@ -318,34 +317,16 @@ fn load(target: Target) -> Result<Entry, ToolError> {
 
 /// Creates the missing directories above `path`; returns them, deepest
 /// first, so that an undo can remove them.
-fn make_parents(path: &std::path::Path, shown: &str) -> Result<Vec<PathBuf>, ToolError> {
-    let mut missing = Vec::new();
-    let mut dir = path.parent();
-    while let Some(d) = dir {
-        if d.as_os_str().is_empty() || d.exists() {
-            break;
-        }
-        missing.push(d.to_path_buf());
-        dir = d.parent();
-    }
-    if let Some(top) = missing.first() {
-        std::fs::create_dir_all(top).map_err(|e| {
-            ToolError::new(
-                "patch.io",
-                format!(
-                    "cannot create the directory `{}` for `{shown}`: {e}.",
-                    top.display()
-                ),
-            )
-        })?;
-    }
-    Ok(missing)
-}
-
-fn remove_dirs(dirs: &[PathBuf]) {
-    for d in dirs {
-        let _ = std::fs::remove_dir(d);
-    }
+fn make_parents(
+    ctx: &Context,
+    path: &std::path::Path,
+    shown: &str,
+) -> Result<Vec<PathBuf>, ToolError> {
+    let Some(dir) = path.parent() else {
+        return Ok(Vec::new());
+    };
+    ctx.create_dirs(dir)
+        .map_err(|e| io_failed("patch.io", "create the directory for", shown, e))
 }
 
 #[cfg(test)]
