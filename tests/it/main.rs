@@ -31,6 +31,8 @@ mod patch;
 mod delete;
 // --root under a race: a symlink flipped in and out while the file tools work.
 mod root_race;
+// Hostile input: lines not UTF-8, nested too deep, far too long; patterns over 1 MiB.
+mod hostile_input;
 // Scenario folders for ag-edit, ag-patch, ag-write and ag-delete (tests/fixtures/<tool>/).
 mod scenarios;
 // ag-grep.

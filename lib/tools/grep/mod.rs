@@ -178,6 +178,16 @@ fn compile(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
             "`query` is empty; give the text or regular expression to search for",
         ));
     }
+    if args.query.len() > super::globs::MAX_PATTERN_BYTES {
+        return Err(ToolError::new(
+            "grep.query_too_long",
+            format!(
+                "`query` is {} bytes long, more than the {} KiB a query may be; search for a shorter, distinctive part of the text.",
+                args.query.len(),
+                super::globs::MAX_PATTERN_BYTES / 1024
+            ),
+        ));
+    }
     let mut builder = RegexMatcherBuilder::new();
     builder
         .line_terminator(Some(b'\n'))
