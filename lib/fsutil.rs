@@ -7,8 +7,8 @@ mod atomic;
 pub mod beneath;
 
 pub use atomic::{
-    AtomicFile, WriteError, has_content, has_content_of, hash_file, hash_of, resolve_symlinks,
-    write_atomic,
+    AtomicFile, WriteError, copy_metadata, has_content, has_content_of, hash_file, hash_of,
+    resolve_symlinks, write_atomic,
 };
 
 use std::path::Path;

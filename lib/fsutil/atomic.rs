@@ -209,17 +209,13 @@ impl AtomicFile {
     }
 
     fn copy_metadata(&self, meta: &Metadata) -> Result<(), WriteError> {
-        let file = self.file();
-        // The owner first: changing it may clear set-user-ID bits that the
-        // mode below restores. Only root (or the owner, for the group) may
-        // change it; otherwise the new file is ours, as with any editor.
-        let mine = file
-            .metadata()
-            .map_err(|e| WriteError::io("inspect the temporary file for", &self.target, e))?;
-        if (mine.uid(), mine.gid()) != (meta.uid(), meta.gid()) {
-            let _ = std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid()));
-        }
-        self.set_mode(meta.mode() & 0o7777)
+        copy_metadata(self.file(), meta).map_err(|e| {
+            WriteError::io(
+                "copy the permissions to the new version of",
+                &self.target,
+                e,
+            )
+        })
     }
 
     /// Sets the permission bits the new version gets.
@@ -300,6 +296,18 @@ impl AtomicFile {
             }
         }
     }
+}
+
+/// Gives a new file the owner (where allowed) and permissions of `meta`.
+pub fn copy_metadata(file: &File, meta: &Metadata) -> io::Result<()> {
+    // The owner first: changing it may clear set-user-ID bits that the
+    // mode below restores. Only root (or the owner, for the group) may
+    // change it; otherwise the new file is ours, as with any editor.
+    let mine = file.metadata()?;
+    if (mine.uid(), mine.gid()) != (meta.uid(), meta.gid()) {
+        let _ = std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid()));
+    }
+    file.set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o7777))
 }
 
 /// Opens a directory for the `*at` calls and for flushing it.
