@@ -130,7 +130,22 @@ fn sigkill_at_any_moment_leaves_all_old_or_all_new() {
         cmd.stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
         let mut child = cmd.spawn().unwrap();
-        std::thread::sleep(delay);
+        if round % 2 == 0 {
+            std::thread::sleep(delay);
+        } else {
+            // Wait for the first trace of writing (a hidden file, the
+            // journal, a file changed), then kill within a few
+            // milliseconds: the moments where a mix could arise.
+            let limit = Instant::now() + whole * 3;
+            while litter(dir).is_empty()
+                && versions(dir).iter().all(|v| v == state)
+                && Instant::now() < limit
+                && child.try_wait().unwrap().is_none()
+            {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            std::thread::sleep(Duration::from_micros(rng.next() % 20_000));
+        }
         let _ = child.kill();
         let status = child.wait().unwrap();
         let r = run(
