@@ -57,7 +57,8 @@ in-process, with the same config file (read once, at start). A gate reads the ca
 {\"decision\": \"allow\"}, {\"decision\": \"deny\", \"reason\": \"...\"} (the reason goes to the model) or \
 {\"decision\": \"ask\", \"reason\": \"...\"} (a person must approve). ag-gate answers every request of \
 its stdin, one per line (an object may also span several lines). A request that cannot be read \
-is denied with a reason saying so; ag-gate never stops on bad input.
+is denied with a reason saying so (a line longer than 64 MiB without being held in memory); \
+ag-gate never stops on bad input.
 
 Approval modes (--approval): never allows everything that is not denied; dangerous asks for the \
 calls the classifier flags and the `ask` rules match; always asks for every call that the allow \
@@ -243,10 +244,19 @@ pub fn main() -> ExitCode {
 /// lines when the first opens a JSON object that a later one closes; lines
 /// that never make a request are each denied. Fails only when the output
 /// cannot be written.
-pub fn serve(policy: &Policy, input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+pub fn serve(policy: &Policy, mut input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+    use crate::tool::serve::{InputLine, MAX_LINE_BYTES, read_line_capped};
     let mut pending = Pending::default();
-    for line in input.split(b'\n') {
-        let line = String::from_utf8_lossy(&line?).into_owned();
+    // A line over the limit is counted, not kept, and denied: its stand-in
+    // is a JSON string, which the request parser refuses by quoting it.
+    while let Some(line) = read_line_capped(&mut input, MAX_LINE_BYTES)? {
+        let line = match line {
+            InputLine::Line(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            InputLine::TooLong { bytes } => format!(
+                "\"a line of {bytes} bytes, over the {} MiB limit\"",
+                MAX_LINE_BYTES >> 20
+            ),
+        };
         if pending.lines.is_empty() && line.trim().is_empty() {
             continue;
         }

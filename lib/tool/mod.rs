@@ -14,7 +14,10 @@ pub mod serve;
 pub use args_check::ArgsCheck;
 pub use exec::{CallOptions, SchemaError, ToolProgram, find_tool_binary};
 pub use output::ToolOutput;
-pub use paths::{Context, display_path, normalize, real_path};
+pub use paths::{
+    Context, DirItem, EntryKind, PathProblem, display_path, is_not_a_file, is_outside_root,
+    normalize, real_path,
+};
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;

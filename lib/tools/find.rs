@@ -278,6 +278,13 @@ impl FileVisitor for Visitor<'_, '_> {
         if !shared.globs.is_match(rel) {
             return;
         }
+        // The walk lists directories by path; under --root a directory
+        // swapped for a symlink meanwhile could have shown names from
+        // outside. A name counts only if it is, at this moment, the same
+        // file inside the root.
+        if shared.ctx.root.is_some() && !still_inside(shared.ctx, &entry) {
+            return;
+        }
         self.found.total += 1;
         let modified = if shared.by_time {
             entry.metadata().ok().and_then(|m| m.modified().ok())
@@ -294,11 +301,49 @@ impl FileVisitor for Visitor<'_, '_> {
     }
 
     fn error(&mut self, err: &ignore::Error) {
-        self.found.errors.record(self.shared.ctx, err);
+        if reportable(self.shared.ctx, err) {
+            self.found.errors.record(self.shared.ctx, err);
+        }
     }
 
     fn finish(self) -> Found {
         self.found
+    }
+}
+
+/// Whether a walk's entry is the file of that name inside the root now:
+/// its directory opened inside the root holds it, with the same inode.
+/// (ag-grep asks too.)
+pub(crate) fn still_inside(ctx: &Context, entry: &DirEntry) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Some(ino) = entry.ino() else {
+        return ctx.lstat(entry.path()).is_ok();
+    };
+    // A followed symlink may be numbered as the link or as its target.
+    ctx.lstat(entry.path())
+        .is_ok_and(|(_, _, meta)| meta.ino() == ino)
+        || entry.path_is_symlink() && ctx.metadata(entry.path()).is_ok_and(|m| m.ino() == ino)
+}
+
+/// Whether an error of the walk may be reported: under --root, an error
+/// about a path that is not inside the root now came from a directory
+/// listed while a swapped symlink pointed out, and even its name stays
+/// unsaid.
+pub(crate) fn reportable(ctx: &Context, err: &ignore::Error) -> bool {
+    fn path_of(err: &ignore::Error) -> Option<&Path> {
+        match err {
+            ignore::Error::WithPath { path, .. } => Some(path),
+            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+                path_of(err)
+            }
+            ignore::Error::Loop { child, .. } => Some(child),
+            ignore::Error::Partial(errs) => errs.first().and_then(path_of),
+            _ => None,
+        }
+    }
+    match (&ctx.root, path_of(err)) {
+        (Some(_), Some(path)) => ctx.lstat(path).is_ok(),
+        _ => true,
     }
 }
 

@@ -5,7 +5,6 @@
 
 use std::collections::VecDeque;
 use std::fmt::Write;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -15,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::walk::{Filters, Start, locate};
-use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use crate::tool::{Context, EntryKind, Tool, ToolError, ToolOutput};
 
 /// Levels shown when `depth` is not given.
 pub const DEFAULT_DEPTH: u64 = 2;
@@ -257,26 +256,25 @@ struct Listing {
     hidden: Vec<String>,
 }
 
-fn list(classifier: &mut Classifier, dir: &Path) -> std::io::Result<Listing> {
+fn list(ctx: &Context, classifier: &mut Classifier, dir: &Path) -> std::io::Result<Listing> {
     let mut listing = Listing {
         shown: Vec::new(),
         ignored: Vec::new(),
         hidden: Vec::new(),
     };
-    for entry in fs::read_dir(dir)? {
-        let Ok(entry) = entry else { continue };
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let path = entry.path();
-        let kind = match entry.file_type() {
-            Ok(t) if t.is_dir() => Kind::Dir,
-            Ok(t) if t.is_file() => Kind::File,
-            Ok(t) if t.is_symlink() => Kind::Link {
-                target: fs::read_link(&path)
-                    .map(|t| t.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                to_dir: path.is_dir(),
+    // Listed through a descriptor of the directory, opened inside the root:
+    // a directory swapped for a symlink cannot show what is outside.
+    for entry in ctx.read_dir(dir)? {
+        let name = entry.name.to_string_lossy().into_owned();
+        let path = dir.join(&entry.name);
+        let kind = match entry.kind {
+            EntryKind::Dir => Kind::Dir,
+            EntryKind::File => Kind::File,
+            EntryKind::Link { target, to_dir } => Kind::Link {
+                target: target.to_string_lossy().into_owned(),
+                to_dir,
             },
-            _ => Kind::Other,
+            EntryKind::Other => Kind::Other,
         };
         let node = Node {
             name,
@@ -338,7 +336,7 @@ fn build(ctx: &Context, start: &Start, filters: Filters, depth: usize, limit: us
             tree.nodes[idx].rest = Rest::Skipped;
             continue;
         }
-        let listing = match list(&mut classifier, &tree.nodes[idx].path) {
+        let listing = match list(ctx, &mut classifier, &tree.nodes[idx].path) {
             Ok(l) => l,
             Err(e) => {
                 tree.unreadable += 1;

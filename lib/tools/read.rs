@@ -99,7 +99,12 @@ fn read_within(
             "`offset` is 1-indexed: use offset=1 for the first line",
         ));
     }
-    let meta = std::fs::metadata(&path).map_err(|e| open_error(&path, &shown, e))?;
+    // Opened before anything else is looked at: under --root the open is
+    // the check, and a FIFO is refused here without blocking.
+    let mut file = ctx
+        .open_read(&path)
+        .map_err(|e| open_error(&path, &shown, e))?;
+    let meta = file.metadata().map_err(|e| open_error(&path, &shown, e))?;
     if meta.is_dir() {
         return Err(ToolError::new(
             "read.is_directory",
@@ -108,7 +113,6 @@ fn read_within(
             ),
         ));
     }
-    let mut file = File::open(&path).map_err(|e| open_error(&path, &shown, e))?;
     if let Some(mime) = image_type(&path) {
         return read_image(&mut file, &shown, mime, meta.len());
     }
@@ -489,6 +493,19 @@ fn image_type(path: &Path) -> Option<&'static str> {
 }
 
 fn open_error(path: &Path, shown: &str, err: io::Error) -> ToolError {
+    if let Some(problem) = crate::tool::PathProblem::of(&err) {
+        return match problem {
+            crate::tool::PathProblem::Outside(msg) => {
+                ToolError::new("path.outside_root", format!("{msg}; use a path inside it"))
+            }
+            crate::tool::PathProblem::NotAFile(msg) => ToolError::new(
+                "read.not_a_file",
+                format!(
+                    "{msg}: read reads regular files only. To see what it is, use bash (ls -l {shown})."
+                ),
+            ),
+        };
+    }
     match err.kind() {
         io::ErrorKind::NotFound => {
             let near = similar_names(path);

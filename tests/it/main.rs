@@ -29,6 +29,12 @@ mod sketch;
 mod patch;
 // ag-delete.
 mod delete;
+// --root under a race: a symlink flipped in and out while the file tools work.
+mod root_race;
+// Hostile input: lines not UTF-8, nested too deep, far too long; patterns over 1 MiB.
+mod hostile_input;
+// ag-patch across several large files under SIGKILL: all old or all new after recovery.
+mod patch_kill;
 // Scenario folders for ag-edit, ag-patch, ag-write and ag-delete (tests/fixtures/<tool>/).
 mod scenarios;
 // ag-grep.

@@ -31,10 +31,10 @@ use serde_json::{Value, json};
 pub use lines::LineEdit;
 
 use super::fileops::{
-    Target, check_hash, check_writable, hard_link_note, not_found, plural, resolve_target,
-    write_failed,
+    Target, check_hash, check_writable, hard_link_note, io_failed, not_found, plural,
+    resolve_target, write_failed,
 };
-use crate::fsutil::{BINARY_PROBE, content_hash, has_content, looks_binary, write_atomic};
+use crate::fsutil::{BINARY_PROBE, content_hash, looks_binary};
 use crate::tool::{Context, Tool, ToolError, ToolOutput};
 use replace::{Miss, Replacement, Tolerance};
 
@@ -332,23 +332,29 @@ fn edit(ctx: &Context, mut args: EditArgs) -> Result<ToolOutput, ToolError> {
             format!("these edits leave `{shown}` exactly as it was, so nothing was written."),
         ));
     }
-    commit(&target, &meta, &original, &outcome.content)?;
+    commit(ctx, &target, &meta, &original, &outcome.content)?;
     let out = report(ctx, &target, &plan, &original, &outcome, sketched.as_ref());
     Ok(out.with_notes(hard_link_note(Some(&meta))))
 }
 
 /// Replaces the file with `new`, unless it no longer holds `original`:
 /// then whoever changed it meanwhile keeps their version.
-fn commit(target: &Target, meta: &Metadata, original: &[u8], new: &[u8]) -> Result<(), ToolError> {
+fn commit(
+    ctx: &Context,
+    target: &Target,
+    meta: &Metadata,
+    original: &[u8],
+    new: &[u8],
+) -> Result<(), ToolError> {
     let real = &target.real;
-    write_atomic(real, Some(meta), new, || has_content(real, original))
+    ctx.write_atomic(real, Some(meta), new, || ctx.has_content(real, original))
         .map_err(|e| write_failed("edit.changed_on_disk", "edit.io", &target.shown, e))
 }
 
 /// Reads the file to edit, after the checks that need no content.
 fn load(ctx: &Context, target: &Target) -> Result<(Metadata, Vec<u8>), ToolError> {
     let shown = &target.shown;
-    let meta = match std::fs::metadata(&target.real) {
+    let meta = match ctx.metadata(&target.real) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(not_found(
@@ -358,12 +364,7 @@ fn load(ctx: &Context, target: &Target) -> Result<(Metadata, Vec<u8>), ToolError
                 "To create a new file, use write.",
             ));
         }
-        Err(e) => {
-            return Err(ToolError::new(
-                "edit.io",
-                format!("cannot open `{shown}`: {e}"),
-            ));
-        }
+        Err(e) => return Err(io_failed("edit.io", "open", shown, e)),
     };
     if meta.is_dir() {
         return Err(ToolError::new(
@@ -392,8 +393,9 @@ fn load(ctx: &Context, target: &Target) -> Result<(Metadata, Vec<u8>), ToolError
         ));
     }
     check_writable("edit.read_only", &target.real, shown)?;
-    let content = std::fs::read(&target.real)
-        .map_err(|e| ToolError::new("edit.io", format!("cannot read `{shown}`: {e}")))?;
+    let content = ctx
+        .read(&target.real)
+        .map_err(|e| io_failed("edit.io", "read", shown, e))?;
     if looks_binary(&content[..content.len().min(BINARY_PROBE)]) {
         return Err(ToolError::new(
             "edit.binary",
@@ -700,7 +702,7 @@ mod tests {
         let (meta, original) = load(&ctx, &target).unwrap();
         // Someone else saves the file between our read and our write.
         std::fs::write(dir.path().join("f.txt"), "theirs\n").unwrap();
-        let err = commit(&target, &meta, &original, b"ours\n").unwrap_err();
+        let err = commit(&ctx, &target, &meta, &original, b"ours\n").unwrap_err();
         assert_eq!(err.code, "edit.changed_on_disk");
         assert!(
             err.message.contains("their version was kept"),
@@ -713,7 +715,7 @@ mod tests {
         );
         // Unchanged, the same commit goes through.
         let (meta, original) = load(&ctx, &target).unwrap();
-        commit(&target, &meta, &original, b"ours\n").unwrap();
+        commit(&ctx, &target, &meta, &original, b"ours\n").unwrap();
         assert_eq!(std::fs::read(dir.path().join("f.txt")).unwrap(), b"ours\n");
     }
 

@@ -178,6 +178,15 @@ fn grep(ctx: &Context, args: &GrepArgs) -> Result<ToolOutput, ToolError> {
         .transpose()?
         .map(Arc::new);
     let start = locate(ctx, args.path.as_deref(), "grep.not_found")?;
+    if !start.meta.is_file() && !start.meta.is_dir() {
+        return Err(ToolError::new(
+            "grep.not_a_file",
+            format!(
+                "`{}` is not a regular file or a directory (a FIFO, socket or device), so it was not searched.",
+                start.shown
+            ),
+        ));
+    }
     let shared = collect::Shared {
         ctx,
         matcher,
@@ -203,6 +212,16 @@ fn compile(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
         return Err(ToolError::new(
             "grep.empty_query",
             "`query` is empty; give the text or regular expression to search for",
+        ));
+    }
+    if args.query.len() > super::globs::MAX_PATTERN_BYTES {
+        return Err(ToolError::new(
+            "grep.query_too_long",
+            format!(
+                "`query` is {} bytes long, more than the {} KiB a query may be; search for a shorter, distinctive part of the text.",
+                args.query.len(),
+                super::globs::MAX_PATTERN_BYTES / 1024
+            ),
         ));
     }
     let mut builder = RegexMatcherBuilder::new();

@@ -1,11 +1,13 @@
 //! `patch`: apply a unified diff (`git diff`, `diff -u`) or a `*** Begin
 //! Patch` patch to any number of files, all or nothing. Every hunk of every
 //! file is placed in memory first; only when all fit are the files written
-//! (each atomically, keeping its line endings, BOM and permissions), and a
-//! failure while writing undoes the files already written.
+//! (keeping their line endings, BOM and permissions), through a journal
+//! that keeps the whole patch all or nothing even under SIGKILL
+//! (`journal.rs`).
 
 mod apply;
 mod envelope;
+mod journal;
 mod model;
 mod place;
 mod report;
@@ -48,6 +50,11 @@ pub struct PatchArgs {
     #[serde(skip)]
     #[schemars(skip)]
     pub patch_file: Option<PathBuf>,
+    /// Command line only: finish the patches that a stopped ag-patch left half done (their journal, `.ag-patch.journal`, in the working directory, the directories above it or below it), then exit. The next ag-patch touching a file below such a directory finishes it too.
+    #[arg(long, conflicts_with_all = ["patch", "patch_file", "dry_run"])]
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub recover: bool,
 }
 
 /// The `patch` tool.
@@ -82,6 +89,18 @@ Set `dry_run` to only check.";
 }
 
 fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
+    if args.recover {
+        let done = journal::recover_all(ctx, &ctx.cwd)?;
+        let text = if done.is_empty() {
+            "No interrupted patch was found.".to_string()
+        } else {
+            done.join("\n")
+        };
+        return Ok(ToolOutput::new(
+            text,
+            serde_json::json!({"recovered": done.len()}),
+        ));
+    }
     let text = patch_text(&args)?;
     let patch = parse(ctx, &text, args.strip)?;
     if patch.files.is_empty() {
@@ -101,7 +120,7 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
     if !args.dry_run {
         stage.commit()?;
     }
-    Ok(report::report(&stage, patch.format, args.dry_run))
+    Ok(report::report(&stage, patch.format, args.dry_run).with_notes(stage.recovered.clone()))
 }
 
 /// The patch text from the call, a file, or stdin.
