@@ -484,6 +484,17 @@ mod tests {
         assert!(matches!(err, Err(Error::Spawn { .. })));
     }
 
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn both_modes_mark_their_children_for_the_watchdog() {
+        let script = "echo ${AG_WATCHDOG:+marked}";
+        assert_eq!(text(&collect(sh(script)).stdout), "marked\n");
+        rt().block_on(async {
+            let mut s = stream(sh(script), limits(100, None));
+            assert_eq!(s.lines.next().await, Some(ok("marked")));
+        });
+    }
+
     #[test]
     fn collect_caps_what_it_keeps_but_reads_everything() {
         let out = collect(
