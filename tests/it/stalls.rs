@@ -1,7 +1,8 @@
-//! A helper that answers at once and leaves a background child holding its
-//! output pipe must not hold ag-loop up: as a `--tool`, a `--gate`, an
-//! `--after` hook, an `--llm-cmd` and an MCP server (`--mcp`), ag-loop
-//! takes the answer as soon as it is complete, and ends the leftover.
+//! ag-loop's helper programs (`--tool`, `--gate`, `--after`, `--llm-cmd`,
+//! `--mcp`): one that answers at once and leaves a background child holding
+//! its output pipe must not hold ag-loop up (ag-loop takes the answer as
+//! soon as it is complete, and ends the leftover); and of them all only
+//! `--llm-cmd` gets the provider keys.
 
 use std::time::{Duration, Instant};
 
@@ -255,4 +256,54 @@ fn an_mcp_server_that_leaves_a_child_on_its_pipe_serves_and_closes_at_once() {
         end["output"].as_str().unwrap().contains("from mcp"),
         "{end}"
     );
+}
+
+#[test]
+fn only_the_llm_cmd_gets_the_provider_keys() {
+    let env = Env::new();
+    env.write("a.txt", "alpha\n");
+    let seen = |who: &str| format!("printf '%s' \"${{OPENAI_API_KEY:-absent}}\" > {who}.seen");
+    let start = json!({"type": "start", "model": "test/scripted"});
+    let usage = json!({"input": 1, "output": 1, "cache_read": 0, "cache_write": 0,
+        "cost": {"input": 0.0, "output": 0.0, "cache_read": 0.0, "cache_write": 0.0, "total": 0.0}});
+    let call = json!({"type": "tool_call", "id": "c1", "name": "read", "arguments": {"file_path": "a.txt"}});
+    let turn0 = [
+        start.clone(),
+        json!({"type": "tool_call_start", "index": 0, "id": "c1", "name": "read"}),
+        json!({"type": "tool_call_end", "index": 0, "id": "c1", "name": "read", "arguments": {"file_path": "a.txt"}}),
+        json!({"type": "done", "message": {"content": [call], "usage": usage, "stop_reason": "tool_use", "model": "test/scripted"}}),
+    ];
+    let turn1 = [
+        start,
+        json!({"type": "done", "message": {"content": [{"type": "text", "text": "ok"}], "usage": usage, "stop_reason": "stop", "model": "test/scripted"}}),
+    ];
+    let lines = |events: &[Value]| events.iter().map(|e| format!("{e}\n")).collect::<String>();
+    env.write("turn0.jsonl", lines(&turn0));
+    env.write("turn1.jsonl", lines(&turn1));
+    env.write(
+        "model.sh",
+        format!(
+            "cat >/dev/null\n{}\nif [ -e turn0.done ]; then cat turn1.jsonl; else touch turn0.done; cat turn0.jsonl; fi\n",
+            seen("model")
+        ),
+    );
+    env.write(
+        "gate.sh",
+        format!(
+            "cat >/dev/null\n{}\necho '{{\"decision\":\"allow\"}}'\n",
+            seen("gate")
+        ),
+    );
+    let model = format!("sh {}", env.join("model.sh").display());
+    let gate = format!("sh {}", env.join("gate.sh").display());
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("OPENAI_API_KEY", "sk-test-only-for-the-model")
+        .args(["--llm-cmd", &model, "--tools", "read", "--gate", &gate])
+        .args(["--json", "--no-session", "go"]);
+    let r = run(c, None);
+    r.ok();
+    let read = |who: &str| String::from_utf8(env.read(&format!("{who}.seen"))).unwrap();
+    assert_eq!(read("model"), "sk-test-only-for-the-model", "{r}");
+    assert_eq!(read("gate"), "absent", "{r}");
+    assert_eq!(tool_end(&r)["is_error"], false, "{r}");
 }
