@@ -75,6 +75,8 @@ mod mcp_wire;
 mod mcp_client;
 // No orphans when ag-bash, ag-loop or ag-mcp is SIGKILLed mid-command.
 mod orphans;
+// Helpers that answer at once and leave a child holding their pipe do not stall ag-loop.
+mod stalls;
 // MCP against the reference SDK and servers from npm (scripts/mcp-interop), skipped without them.
 mod mcp_interop;
 // ag-loop keeps provider keys from tools, gates, hooks and everything it writes.
