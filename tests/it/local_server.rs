@@ -231,6 +231,22 @@ fn the_window_is_asked_of_llamacpp_once_per_session_and_said_where_from() {
         "{r}"
     );
     assert!(r.stderr().contains("/props"), "{r}");
+    // An assistant message_start claims no stop reason before anything is generated.
+    let starts: Vec<Value> = r
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["type"] == "message_start" && e["message"]["role"] == "assistant")
+        .collect();
+    assert_eq!(starts.len(), 2);
+    for s in &starts {
+        assert!(s["message"].get("stop_reason").is_none(), "{s}");
+    }
+    let ends: Vec<Value> = r
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["type"] == "message_end" && e["message"]["role"] == "assistant")
+        .collect();
+    assert_eq!(ends[0]["message"]["stop_reason"], "stop");
     // The output limit follows from the window: a quarter of it.
     let bodies = server.chat_bodies();
     assert_eq!(bodies.len(), 2);
