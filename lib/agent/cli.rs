@@ -66,7 +66,8 @@ pub struct Args {
     #[arg(long, value_enum)]
     pub reasoning: Option<ReasoningArg>,
     /// Give up on a model response that sends nothing for SECONDS, and retry it (default: the
-    /// config file's `idle_timeout`, the provider's in models.json, else 300; 0 waits forever).
+    /// provider's `idle_timeout` in models.json, else the config file's, else 300; 0 waits
+    /// forever).
     #[arg(long, value_name = "SECONDS", value_parser = crate::llm::cli::parse_seconds)]
     pub idle_timeout: Option<std::time::Duration>,
     /// Output token limit per model call (default: the model's `max_output` from the model
