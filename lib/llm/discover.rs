@@ -1,5 +1,6 @@
 //! Asking a server for a model's context window when no table knows it:
-//! llama.cpp's `GET /props`, Ollama's `POST /api/show`, LM Studio's
+//! llama.cpp's `GET /props`, Ollama's `GET /api/ps` (the window it runs a
+//! loaded model with) and `POST /api/show`, LM Studio's
 //! `GET /api/v0/models` and the `GET /models` list of vLLM and others.
 //! Without a window ag-loop never compacts, and a local server's window
 //! is a setting of that server, so only the server can say. Each probe is
@@ -31,6 +32,9 @@ const MAX_PROBE_BODY: usize = 16 * 1024 * 1024;
 enum Probe {
     /// llama.cpp's `GET /props`.
     Props,
+    /// Ollama's `GET /api/ps`: the models it has loaded, each with the
+    /// window it runs it with.
+    Ps,
     /// Ollama's `POST /api/show`.
     Show,
     /// LM Studio's `GET /api/v0/models`.
@@ -46,12 +50,18 @@ fn probes(p: &Provider) -> &'static [Probe] {
     }
     match p.id.as_str() {
         "llamacpp" => &[Probe::Props],
-        "ollama" => &[Probe::Show],
+        "ollama" => &[Probe::Ps, Probe::Show],
         "vllm" => &[Probe::Models],
         "lmstudio" => &[Probe::LmStudio, Probe::Models],
         "openrouter" | "groq" => &[Probe::Models],
         // A server of the user's own: any of them may be behind it.
-        _ if p.key_optional => &[Probe::Props, Probe::Models, Probe::Show, Probe::LmStudio],
+        _ if p.key_optional => &[
+            Probe::Props,
+            Probe::Models,
+            Probe::Ps,
+            Probe::Show,
+            Probe::LmStudio,
+        ],
         _ => &[],
     }
 }
@@ -103,6 +113,7 @@ impl Llm {
         for probe in probes(p) {
             let url = match probe {
                 Probe::Props => format!("{}/props", root(base)),
+                Probe::Ps => format!("{}/api/ps", root(base)),
                 Probe::Show => format!("{}/api/show", root(base)),
                 Probe::LmStudio => format!("{}/api/v0/models", root(base)),
                 Probe::Models => format!("{}/models", base.trim_end_matches('/')),
@@ -167,6 +178,18 @@ fn read_window(probe: Probe, body: &Value, model: &str) -> Option<(u64, String)>
                 return Some((n, "`default_generation_settings.n_ctx`".into()));
             }
             positive(body.get("n_ctx")).map(|n| (n, "`n_ctx`".into()))
+        }
+        Probe::Ps => {
+            // Ollama names a model `qwen3:latest` where the user wrote `qwen3`.
+            let latest = format!("{model}:latest");
+            let entry = body.get("models")?.as_array()?.iter().find(|m| {
+                ["name", "model"].iter().any(|k| {
+                    m.get(*k)
+                        .and_then(Value::as_str)
+                        .is_some_and(|n| n == model || n == latest)
+                })
+            })?;
+            positive(entry.get("context_length")).map(|n| (n, "`context_length`".into()))
         }
         Probe::Show => {
             // A `num_ctx` the model was set up with is what the server runs;
@@ -233,6 +256,10 @@ mod tests {
         let (n, field) = read_window(Probe::Show, &show, "m").unwrap();
         assert_eq!(n, 32768);
         assert!(field.contains("qwen2.context_length"), "{field}");
+
+        let ps = json!({"models": [{"name": "qwen3:latest", "model": "qwen3:latest", "size_vram": 0, "context_length": 4096}]});
+        assert_eq!(read_window(Probe::Ps, &ps, "qwen3").unwrap().0, 4096);
+        assert!(read_window(Probe::Ps, &ps, "llama3").is_none());
 
         let vllm = json!({"object": "list", "data": [{"id": "other", "max_model_len": 1}, {"id": "Qwen/Qwen3-8B", "max_model_len": 40960}]});
         assert_eq!(
