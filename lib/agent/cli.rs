@@ -72,7 +72,8 @@ pub struct Args {
     #[arg(long, value_enum)]
     pub reasoning: Option<ReasoningArg>,
     /// Give up on a model response that sends nothing for SECONDS, and retry it (default: the
-    /// config file's `idle_timeout`, the provider's in models.json, else 300; 0 waits forever).
+    /// provider's `idle_timeout` in models.json, else the config file's, else 300; 0 waits
+    /// forever).
     #[arg(long, value_name = "SECONDS", value_parser = crate::llm::cli::parse_seconds)]
     pub idle_timeout: Option<std::time::Duration>,
     /// Output token limit per model call (default: the model's `max_output` from the model
@@ -284,6 +285,7 @@ async fn run(mut args: Args) -> ExitCode {
     let mut context_window: Option<u64> = std::env::var("AG_CONTEXT_WINDOW")
         .ok()
         .and_then(|v| v.parse().ok());
+    let mut window_source: Option<String> = None;
     let model = match &args.llm_cmd {
         Some(cmd) => ModelClient::Command(cmd.clone()),
         None => match Llm::new(LlmOptions {
@@ -312,10 +314,28 @@ async fn run(mut args: Args) -> ExitCode {
                     return setup_error(&f.message);
                 }
                 if context_window.is_none() {
-                    context_window = llm
-                        .model_info(&model_id)
-                        .map(|m| m.context_window)
-                        .filter(|w| *w > 0);
+                    // The table's, else asked of the server once for the session.
+                    match llm.context_window(&model_id).await {
+                        Some(w) => {
+                            if w.source != "the model table" && !args.quiet {
+                                crate::cli::note(
+                                    BIN,
+                                    &format!(
+                                        "context window of `{model_id}`: {} tokens, {}",
+                                        w.tokens, w.source
+                                    ),
+                                );
+                            }
+                            context_window = Some(w.tokens);
+                            window_source = Some(w.source);
+                        }
+                        None => warn(
+                            BIN,
+                            &format!(
+                                "the context window of `{model_id}` is unknown (not in the model table, and its server did not say), so the conversation is never compacted\nhint: set `context_window` in models.json, or AG_CONTEXT_WINDOW"
+                            ),
+                        ),
+                    }
                 }
                 ModelClient::Library(Arc::new(llm))
             }
@@ -404,11 +424,14 @@ async fn run(mut args: Args) -> ExitCode {
                 f
             }
             None => {
-                let config = json!({
+                let mut config = json!({
                     "model": model_id,
                     "tools": tools.names(),
                     "max_turns": max_turns,
                 });
+                if let (Some(w), Some(src)) = (context_window, &window_source) {
+                    config["context_window"] = json!({"tokens": w, "source": src});
+                }
                 match store.create(&cwd, config, None) {
                     Ok((f, _)) => f,
                     Err(e) => return setup_error(&e.to_string()),

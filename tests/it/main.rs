@@ -59,6 +59,8 @@ mod llm_wire;
 mod llm_requests;
 // Misbehaving servers and impossible set-ups: stalls, refused connections, web pages, bad ids.
 mod llm_faults;
+// ag-loop against a scripted llama.cpp-style server: /props, its error bodies, overflow.
+mod local_server;
 // ag-loop against a scripted model server with the real tools.
 mod agent_e2e;
 // Arguments as models send them: empty optional fields, strings for numbers, real-model calls.
