@@ -8,8 +8,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use super::config::Approval;
 use super::config::{self, Config};
-use super::policy::{Approval, Policy};
+use super::policy::Policy;
 use crate::cli::{ExitStatus, Stdout, error_line, warn};
 use crate::protocol::GateDecision;
 

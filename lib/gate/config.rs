@@ -27,7 +27,6 @@ use serde::Deserialize;
 
 use super::Finding;
 use super::glob::PathPattern;
-use super::policy::Approval;
 
 /// The name of the default config file under `$AG_HOME`.
 pub const FILE_NAME: &str = "gate.toml";
@@ -74,6 +73,18 @@ pub enum Action {
     Ask,
     /// Refuse the call; the reason goes to the model.
     Deny,
+}
+
+/// When a person is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Approval {
+    /// Never ask: allow everything that is not denied.
+    Never,
+    /// Ask for the calls the classifier flags and the `ask` rules match.
+    Dangerous,
+    /// Ask for every call that the allow list and `allow` rules do not cover.
+    Always,
 }
 
 /// The file as written.

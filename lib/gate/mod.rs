@@ -18,8 +18,9 @@ pub mod shell;
 mod wrappers;
 
 pub use bash::{analyse_bash_call, analyse_command};
+pub use config::Approval;
 pub use files::analyse_file_call;
-pub use policy::{Approval, Policy};
+pub use policy::Policy;
 
 use std::path::PathBuf;
 

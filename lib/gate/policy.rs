@@ -14,25 +14,13 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use super::config::{Action, Config, Rule, tool_name};
+use super::config::{Action, Approval, Config, Rule, tool_name};
 use super::place::Place;
 use super::{Analysis, analyse_bash_call, analyse_file_call};
 use crate::protocol::{GateDecision, GateRequest};
 
 /// Findings named in one decision's reason.
 const MAX_REASONS: usize = 8;
-
-/// When a person is asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Approval {
-    /// Never ask: allow everything that is not denied.
-    Never,
-    /// Ask for the calls the classifier flags and the `ask` rules match.
-    Dangerous,
-    /// Ask for every call that the allow list and `allow` rules do not cover.
-    Always,
-}
 
 /// Everything a decision depends on besides the request.
 #[derive(Debug, Clone, Default)]
