@@ -214,6 +214,23 @@ fn huge_output_keeps_head_and_tail_and_saves_the_rest() {
     assert_eq!(d["full_output_complete"], true);
 }
 
+/// Without a session the spill file goes to `TMPDIR`, which the harness
+/// points into the test's own directory: tests leave nothing in /tmp.
+#[test]
+fn spilled_output_without_a_session_lands_in_the_tests_tmpdir() {
+    let env = Env::new();
+    let r = bash(&env, json!({"command": "seq 1 50000", "max_output": 2000}));
+    let saved = r["details"]["full_output"].as_str().unwrap();
+    let tmp = env.join(crate::util::TMP);
+    assert!(
+        Path::new(saved).starts_with(&tmp),
+        "{saved} not under {}",
+        tmp.display()
+    );
+    let total = r["details"]["output_bytes"].as_u64().unwrap();
+    assert_eq!(std::fs::metadata(saved).unwrap().len(), total);
+}
+
 /// Peak memory of ag-bash while 200 MB pass through its cap.
 #[test]
 fn memory_stays_bounded_however_much_is_printed() {

@@ -14,6 +14,9 @@ macro_rules! bin {
     };
 }
 
+/// The `TMPDIR` of every command, relative to the test directory.
+pub const TMP: &str = ".home/tmp";
+
 /// A temporary directory to run binaries in.
 pub struct Env {
     dir: tempfile::TempDir,
@@ -23,6 +26,11 @@ impl Env {
     pub fn new() -> Env {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join(".home")).unwrap();
+        // The binaries' temporary files (ag-bash's spilled output, anything
+        // that asks `std::env::temp_dir()`) go here, under `.home` so that
+        // listings and git status of the test directory do not see it, and
+        // go away with the test instead of piling up in the system's /tmp.
+        std::fs::create_dir(dir.path().join(TMP)).unwrap();
         Env { dir }
     }
 
@@ -56,6 +64,7 @@ impl Env {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.join(".home"))
             .env("AG_HOME", self.join(".home/.ag"))
+            .env("TMPDIR", self.join(TMP))
             .env("NO_COLOR", "1")
             .env("LC_ALL", "C.UTF-8");
         c
