@@ -104,7 +104,7 @@ pub struct EditArgs {
         description = "The hash read reported (details.hash): refuse if the file changed since."
     )]
     pub expected_hash: Option<String>,
-    /// A model (`provider/model`) that places a code_edit its unchanged lines cannot place, as line edits; also AG_EDIT_PLANNER. Without one, such a code_edit is refused.
+    /// A model (`provider/model`) that places a code_edit its unchanged lines cannot place, as line edits; also AG_EDIT_PLANNER. Without one, such a code_edit is refused. It is asked through ag-llm (beside ag-edit, else on PATH), which reads the provider's key from the environment; under ag-loop, which gives tools no provider key, pass it with `ag-loop --pass-env NAME`.
     #[arg(long, value_name = "MODEL")]
     #[serde(default)]
     #[schemars(skip)]

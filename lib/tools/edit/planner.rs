@@ -5,26 +5,42 @@
 //! The plan is checked here (shape, markers copied into the code) and then
 //! validated and applied by the caller like any line-range edit.
 //!
-//! The call goes through the library's model client ([`Llm::stream`]) on a
-//! small single-threaded runtime; the model is `--planner MODEL` (or the
-//! call's `planner`, or `AG_EDIT_PLANNER`), its base URL
-//! `--planner-base-url` (or `AG_EDIT_PLANNER_BASE_URL`).
+//! The call goes to `ag-llm` over its JSONL protocol (found as tools are:
+//! beside this executable, then on `PATH`), so that ag-edit carries no
+//! model client of its own: the request goes in on stdin, and the `done`
+//! or `error` event that ends the stream is the answer. The model is
+//! `--planner MODEL` (or the call's `planner`, or `AG_EDIT_PLANNER`), its
+//! base URL `--planner-base-url` (or `AG_EDIT_PLANNER_BASE_URL`). ag-llm
+//! reads its provider key from the environment ag-edit was given.
+
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use super::lines::LineEdit;
 use super::sketch::is_marker;
-use crate::llm::{Llm, LlmOptions};
+use crate::proc::{self, Cancel, CaptureLimit, Input, Output, TerminationGuard};
 use crate::protocol::{
-    ContentBlock, LlmEvent, LlmRequest, Message, StopReason, ToolDefinition, UserContent,
+    AssistantMessage, ContentBlock, LlmEvent, LlmRequest, Message, StopReason, ToolDefinition,
+    UserContent,
 };
+use crate::tool::find_tool_binary;
 
 /// Lines of a file shown to the planner at most.
 const MAX_LINES: usize = 20_000;
 /// Tokens the plan may take.
 const MAX_TOKENS: u64 = 16_384;
+/// The whole planner call at most: ag-llm's own idle timeout (300 s of
+/// silence) ends a stalled stream sooner; this bounds a slow one.
+const TIME_LIMIT: Duration = Duration::from_secs(600);
+/// ag-llm's event stream kept at most. The answer is the last line, so
+/// nearly all of it is kept from the end.
+const MAX_EVENTS: usize = 32 * 1024 * 1024;
+/// Of those, bytes kept from the start.
+const EVENTS_HEAD: usize = 64 * 1024;
+/// ag-llm's stderr kept, for its set-up errors (no key, unknown model).
+const MAX_STDERR: usize = 16 * 1024;
 
 /// Which model plans, and where it is reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,32 +120,7 @@ pub fn plan(
         base_url: planner.base_url.clone(),
         ..Default::default()
     };
-    let llm = Llm::new(LlmOptions {
-        api_key: None,
-        base_url: planner.base_url.clone(),
-        ag_home: None,
-    })
-    .map_err(|e| format!("the planner model client could not start: {e}"))?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the planner's runtime: {e}"))?;
-    let cancel = CancellationToken::new();
-    let mut sink = |_: LlmEvent| {};
-    let answer = runtime.block_on(llm.stream(&req, &mut sink, &cancel));
-    if matches!(answer.stop_reason, StopReason::Error | StopReason::Aborted) {
-        return Err(format!(
-            "the planner `{}` failed: {}",
-            planner.model,
-            answer
-                .error_message
-                .as_deref()
-                .unwrap_or("no answer")
-                .lines()
-                .next()
-                .unwrap_or_default()
-        ));
-    }
+    let answer = ask_llm(planner, &req)?;
     let edits = answer
         .content
         .iter()
@@ -141,6 +132,84 @@ pub fn plan(
         .map_err(|e| format!("the planner `{}` gave no usable plan: {e}", planner.model))?;
     check(&edits).map_err(|e| format!("the planner `{}` gave a bad plan: {e}", planner.model))?;
     Ok(edits)
+}
+
+/// Runs `ag-llm` on `req` and returns the answer of its `done` event. The
+/// error says why there is no answer, for the model that called edit.
+fn ask_llm(planner: &Planner, req: &LlmRequest) -> Result<AssistantMessage, String> {
+    let failed = |why: String| format!("the planner `{}` failed: {why}", planner.model);
+    let program = find_tool_binary("llm").ok_or_else(|| {
+        failed("`ag-llm` is neither beside ag-edit nor on PATH; install it with ag-edit".into())
+    })?;
+    let request =
+        serde_json::to_vec(req).map_err(|e| failed(format!("cannot write the request: {e}")))?;
+    let cancel = Cancel::new().map_err(|e| failed(format!("cannot run ag-llm: {e}")))?;
+    // An interrupt to ag-edit (ag-loop ending the call) ends ag-llm too.
+    let _guard = TerminationGuard::install(&cancel)
+        .map_err(|e| failed(format!("cannot run ag-llm: {e}")))?;
+    let mut cmd = proc::Command::new(&program)
+        .arg("--json")
+        .stdin(Input::Bytes(request))
+        .timeout(TIME_LIMIT)
+        .cancel(&cancel)
+        .output(Output::Separate {
+            stdout: CaptureLimit {
+                head_bytes: EVENTS_HEAD,
+                ..CaptureLimit::new(MAX_EVENTS)
+            },
+            stderr: CaptureLimit::head_only(MAX_STDERR),
+        });
+    if let Some(url) = &planner.base_url {
+        cmd = cmd.arg("--base-url").arg(url);
+    }
+    let outcome = cmd
+        .run()
+        .map_err(|e| failed(format!("cannot run `{}`: {e}", program.display())))?;
+    let stderr = String::from_utf8_lossy(&outcome.stderr.head);
+    let said = stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| l.strip_prefix("ag-llm: ").unwrap_or(l).to_string());
+    if outcome.stopped == Some(proc::Stop::Timeout) {
+        return Err(failed(format!(
+            "no answer within {} s",
+            TIME_LIMIT.as_secs()
+        )));
+    }
+    if outcome.stopped.is_some() {
+        return Err(failed("the call was cancelled".into()));
+    }
+    let last = last_event(&outcome.stdout.tail, &outcome.stdout.head);
+    match last {
+        // An interrupted ag-llm ends with `done`, stop reason `aborted`.
+        Some(LlmEvent::Done { message })
+            if matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) =>
+        {
+            Err(failed(first_line(
+                message.error_message.as_deref().unwrap_or("no answer"),
+            )))
+        }
+        Some(LlmEvent::Done { message }) => Ok(message),
+        Some(LlmEvent::Error { error, .. }) => Err(failed(first_line(&error))),
+        _ => Err(failed(match said {
+            Some(line) => line,
+            None => format!("ag-llm ended ({}) without an answer", outcome.status),
+        })),
+    }
+}
+
+/// The last event of the stream: the last line of the tail, or of the head
+/// when nothing was cut.
+fn last_event(tail: &[u8], head: &[u8]) -> Option<LlmEvent> {
+    let bytes = if tail.is_empty() { head } else { tail };
+    let text = String::from_utf8_lossy(bytes);
+    let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
+    serde_json::from_str(line).ok()
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_string()
 }
 
 fn tool() -> ToolDefinition {

@@ -3,7 +3,7 @@ complete -c ag-edit -l new -l new-string -d 'The text to put in its place (an em
 complete -c ag-edit -l code-edit -d 'A code sketch: the new code of the changed part, with unchanged code left out behind marker lines such as `// ... existing code ...` (in the file\'s comment syntax: `# ...`, `<!-- ... -->`, ...). Begin and end each changed stretch with unchanged lines copied from the file, so it can be placed. Without markers it must be the whole file. Use it instead of old_string/new_string' -r
 complete -c ag-edit -l instructions -d 'With code_edit: one sentence saying what it changes (used if a planner model has to place it)' -r
 complete -c ag-edit -l expected-hash -d 'The `hash` from the read (or the last write or edit) of this file. When given, the edit is refused if the file has changed since' -r
-complete -c ag-edit -l planner -d 'A model (`provider/model`) that places a code_edit its unchanged lines cannot place, as line edits; also AG_EDIT_PLANNER. Without one, such a code_edit is refused' -r
+complete -c ag-edit -l planner -d 'A model (`provider/model`) that places a code_edit its unchanged lines cannot place, as line edits; also AG_EDIT_PLANNER. Without one, such a code_edit is refused. It is asked through ag-llm (beside ag-edit, else on PATH), which reads the provider\'s key from the environment; under ag-loop, which gives tools no provider key, pass it with `ag-loop --pass-env NAME`' -r
 complete -c ag-edit -l planner-base-url -d 'The planner\'s base URL instead of its provider\'s (`http://127.0.0.1:11434/v1`); also AG_EDIT_PLANNER_BASE_URL' -r
 complete -c ag-edit -l edits -d 'Command line only: `edits` as a JSON array' -r
 complete -c ag-edit -l line-edits -d 'Command line only: `line_edits` as a JSON array' -r
