@@ -23,8 +23,9 @@ use super::runner::{Agent, AgentSettings};
 use super::toolset::{DEFAULT_TOOLS, ToolSet, expand};
 use crate::cli::{ExitStatus, error_line, warn};
 use crate::llm::cli::ReasoningArg;
-use crate::llm::{Llm, LlmOptions};
-use crate::protocol::{AgentCommand, Message, Outcome, Reasoning, UserContent};
+use crate::llm::keys::{Redactor, key_env_names};
+use crate::llm::{Llm, LlmOptions, ModelTable};
+use crate::protocol::{AgentCommand, AgentEvent, Message, Outcome, Reasoning, UserContent};
 use crate::session::{Store, Writer, messages as session_messages};
 
 const BIN: &str = "ag-loop";
@@ -35,9 +36,10 @@ const BIN: &str = "ag-loop";
 /// for, until the model answers without tools. Prompts come from the
 /// arguments, or from stdin one per line: a plain text line is a prompt, or a
 /// JSON command: {"type":"prompt","content":...}, {"type":"steer","content":...}
-/// (delivered after the running tool calls), {"type":"interrupt"}. Events go
-/// to stdout as JSONL (readably on a terminal) and to the session file under
-/// $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
+/// (delivered after the running tool calls), {"type":"interrupt"}; a line
+/// that is not valid UTF-8 or not a command is skipped with an error event.
+/// Events go to stdout as JSONL (readably on a terminal or with --pretty) and
+/// to the session file under $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
 #[derive(Debug, Parser)]
 #[command(
     name = "ag-loop",
@@ -47,7 +49,11 @@ const BIN: &str = "ag-loop";
 tools; a second SIGINT quits.\n\nShould ag-loop be killed outright (SIGKILL, the OOM killer, a CI job's time \
 limit), a watchdog process it started with its first child (ag-watchdog in ps) ends everything it started (tool \
 calls, gates, after-hooks, --llm-cmd, MCP servers, and their children): SIGTERM, then SIGKILL 2 s later. It finds \
-them by the variable AG_WATCHDOG, which they inherit."
+them by the variable AG_WATCHDOG, which they inherit.\n\nEach tool call's child gets AG_OUTPUT_BUDGET=60000, the \
+characters of a result that enter the conversation: ag-read, ag-bash and ag-grep fit their default output in it, whole \
+lines, and say how to get the rest (the next offset, the file with the full output, the next page with skip). Longer \
+results (from tools that ignore it) are cut to 60,000 characters, head and tail kept. No tool call, gate, after-hook \
+or MCP server inherits a provider key variable (see --pass-env)."
 )]
 pub struct Args {
     /// Prompts to run in order (default: read prompts from stdin).
@@ -77,8 +83,16 @@ pub struct Args {
     /// Model calls per prompt before the agent stops (default 100).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
+    /// Stop a prompt's run once N tool calls in a row have failed, of any kind
+    /// (default 8; 0 for no limit). The model is warned from half of N on.
+    /// Apart from that, a call that fails the same way (same tool, arguments
+    /// and error) is pointed out from its second failure and stops the run at
+    /// its fifth, however many turns and successful calls lie in between. The
+    /// run stops after the turn's results, with the outcome repeated_failure.
+    #[arg(long, value_name = "N")]
+    pub max_failed_calls: Option<u32>,
     /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
-    /// mcp, gate, after, tool, max_turns; flags win, lists are added to).
+    /// mcp, gate, after, tool, max_turns, max_failed_calls, pass_env; flags win, lists are added to).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Stop a prompt once it has cost this many US dollars.
@@ -130,6 +144,12 @@ pub struct Args {
     /// Hand each model request to CMD (run with sh -c), which must speak ag-llm's protocol.
     #[arg(long, value_name = "CMD")]
     pub llm_cmd: Option<String>,
+    /// Let tools, gates, after-hooks and MCP servers inherit the provider key
+    /// variable NAME (repeatable; also `pass_env` in the config file). By
+    /// default none of the key variables ag knows (the built-in providers'
+    /// *_API_KEY names and every `api_key_env` of models.json) reaches them.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
     /// Resume the latest session of the working directory.
     #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "no_session"])]
     pub continue_: bool,
@@ -154,8 +174,12 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub append_system_prompt: Option<String>,
     /// Print events as JSONL even on a terminal.
-    #[arg(long, conflicts_with = "quiet")]
+    #[arg(long, conflicts_with_all = ["quiet", "pretty"])]
     pub json: bool,
+    /// Print the readable view (streamed text, tool calls in short, usage)
+    /// even when stdout is a pipe or a file; colour only on a terminal.
+    #[arg(long, conflicts_with = "quiet")]
+    pub pretty: bool,
     /// Print only the final answer (for `$(ag-loop --quiet ...)`).
     #[arg(short, long)]
     pub quiet: bool,
@@ -334,6 +358,7 @@ async fn run(mut args: Args) -> ExitCode {
             false,
         ),
     };
+    let redactor = withhold_keys(&args, &config, &model);
     let mut tools = match ToolSet::load(&names, explicit, &args.extra_tools, &cwd).await {
         Ok(t) => t,
         Err(e) => return setup_error(&e),
@@ -363,7 +388,14 @@ async fn run(mut args: Args) -> ExitCode {
     let store = Store::from_env();
     let mut history: Vec<Message> = Vec::new();
     // Background jobs that tools start (ag-bash) end with this process.
-    let mut tool_env = vec![("AG_SESSION_PID".to_string(), std::process::id().to_string())];
+    let mut tool_env = vec![
+        ("AG_SESSION_PID".to_string(), std::process::id().to_string()),
+        // Each tool fits its default output in what enters the conversation.
+        (
+            crate::tools::budget::ENV.to_string(),
+            super::toolset::MAX_OUTPUT_CHARS.to_string(),
+        ),
+    ];
     let mut session_id: Option<String> = None;
     let writer = if args.no_session {
         None
@@ -421,13 +453,13 @@ async fn run(mut args: Args) -> ExitCode {
         OutputMode::Json
     } else if args.quiet {
         OutputMode::Quiet
-    } else if stdout_tty {
+    } else if args.pretty || stdout_tty {
         OutputMode::Pretty
     } else {
         OutputMode::Json
     };
     let color = stdout_tty && std::env::var_os("NO_COLOR").is_none();
-    let emitter = Emitter::new(mode, writer, color);
+    let emitter = Emitter::new(mode, writer, color).with_redactor(redactor);
     let system = system_prompt(
         &cwd,
         args.system_prompt
@@ -461,6 +493,10 @@ async fn run(mut args: Args) -> ExitCode {
         max_turns,
         max_cost: args.max_cost,
         sequential: args.sequential,
+        max_failed_calls: args
+            .max_failed_calls
+            .or(config.max_failed_calls)
+            .unwrap_or(super::repeats::DEFAULT_MAX_FAILED),
         cwd,
         tool_env,
         context_window,
@@ -478,12 +514,12 @@ async fn run(mut args: Args) -> ExitCode {
 
     let control = Arc::new(Control::new());
     spawn_signal_handlers(control.clone());
-    let (tx, mut rx) = mpsc::unbounded_channel::<UserContent>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
     if args.prompts.is_empty() {
         spawn_stdin_reader(control.clone(), tx);
     } else {
         for p in &args.prompts {
-            let _ = tx.send(UserContent::Text(p.clone()));
+            let _ = tx.send(Input::Prompt(UserContent::Text(p.clone())));
         }
         drop(tx);
         control.close_input();
@@ -495,7 +531,19 @@ async fn run(mut args: Args) -> ExitCode {
             _ = control.quit.cancelled() => None,
             p = rx.recv() => p,
         };
-        let Some(content) = next else { break };
+        let content = match next {
+            None => break,
+            Some(Input::Prompt(content)) => content,
+            Some(Input::Unreadable(message)) => {
+                // Reported in the stream, in order with the prompts around it.
+                warn(BIN, &message);
+                if let Err(e) = agent.emitter.emit(AgentEvent::Error { message }) {
+                    error_line(BIN, &format!("cannot write an event: {e}"), None);
+                    return ExitStatus::Input.code();
+                }
+                continue;
+            }
+        };
         match agent.prompt(content, &control).await {
             Ok(end) => {
                 let this = match end.outcome {
@@ -521,6 +569,40 @@ async fn run(mut args: Args) -> ExitCode {
         }
     }
     status.code()
+}
+
+/// Keeps the provider key variables out of every child from here on (tools,
+/// gates, after-hooks, MCP servers) except those passed on purpose, and
+/// returns what hides their values in events.
+fn withhold_keys(
+    args: &Args,
+    config: &super::config::Config,
+    model: &ModelClient,
+) -> Arc<Redactor> {
+    let table = match model {
+        ModelClient::Library(llm) => llm.table().clone(),
+        // The table still names the keys that sit in the environment.
+        ModelClient::Command(_) => ModelTable::load(&crate::llm::models::default_ag_home())
+            .unwrap_or_else(|e| {
+                warn(
+                    BIN,
+                    &format!("{e}; only the built-in key variables are withheld"),
+                );
+                ModelTable::builtin()
+            }),
+    };
+    let pass: Vec<&String> = args.pass_env.iter().chain(&config.pass_env).collect();
+    crate::proc::withhold_env(
+        key_env_names(&table)
+            .into_iter()
+            .filter(|n| !pass.contains(&n)),
+    );
+    let extra: Vec<(&str, String)> = args
+        .api_key
+        .iter()
+        .map(|k| ("--api-key", k.clone()))
+        .collect();
+    Arc::new(Redactor::for_keys(&table, &extra))
 }
 
 fn spawn_signal_handlers(control: Arc<Control>) {
@@ -549,12 +631,32 @@ fn spawn_signal_handlers(control: Arc<Control>) {
     });
 }
 
-fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<UserContent>) {
+/// What the stdin reader hands the prompt loop.
+enum Input {
+    /// A prompt to run.
+    Prompt(UserContent),
+    /// A line that could not be read, reported as an `error` event.
+    Unreadable(String),
+}
+
+fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
     tokio::spawn(async move {
-        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).split(b'\n');
         let mut n = 0usize;
-        while let Ok(Some(line)) = lines.next_line().await {
+        while let Ok(Some(bytes)) = lines.next_segment().await {
             n += 1;
+            // One bad line costs that line, not every prompt after it.
+            let line = match String::from_utf8(bytes) {
+                Ok(l) => l,
+                Err(e) => {
+                    let _ = tx.send(Input::Unreadable(format!(
+                        "stdin line {n} is not valid UTF-8 (bad byte at offset {}), skipped; send prompts as UTF-8 text",
+                        e.utf8_error().valid_up_to()
+                    )));
+                    continue;
+                }
+            };
+            let line = line.strip_suffix('\r').unwrap_or(&line).to_string();
             let text = line.trim();
             if text.is_empty() {
                 continue;
@@ -568,19 +670,19 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<UserConte
                     control.approve_oldest(answer.starts_with('y'));
                     continue;
                 }
-                let _ = tx.send(UserContent::Text(line));
+                let _ = tx.send(Input::Prompt(UserContent::Text(line.clone())));
                 continue;
             }
             match serde_json::from_str::<AgentCommand>(text) {
                 Ok(AgentCommand::Prompt { content }) => {
-                    let _ = tx.send(content);
+                    let _ = tx.send(Input::Prompt(content));
                 }
                 Ok(AgentCommand::Steer { content }) => {
                     // Steering with nothing running is simply the next prompt.
                     if control.busy() {
                         control.steer(content);
                     } else {
-                        let _ = tx.send(content);
+                        let _ = tx.send(Input::Prompt(content));
                     }
                 }
                 Ok(AgentCommand::Interrupt) => {
@@ -600,12 +702,11 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<UserConte
                     }
                 }
                 Err(e) => {
-                    warn(
-                        BIN,
-                        &format!(
-                            "stdin line {n}: not a command ({e}); expected {{\"type\":\"prompt\",\"content\":...}}, steer, interrupt or approval, or a plain text line"
-                        ),
-                    );
+                    // Reported in the stream too: a client reading only
+                    // stdout must learn that its line was not taken.
+                    let _ = tx.send(Input::Unreadable(format!(
+                        "stdin line {n}: not a command ({e}), skipped; expected {{\"type\":\"prompt\",\"content\":...}}, steer, interrupt or approval, or a plain text line"
+                    )));
                 }
             }
         }

@@ -5,12 +5,16 @@
 //! keeps track of `cd` and variables, and hands each command to the rules
 //! in [`super::commands`]. Downloads piped into a shell and fork bombs need
 //! the whole line and are found here; wrappers are taken off in
-//! [`super::wrappers`].
+//! [`super::wrappers`]. Code that is only put together when the line runs
+//! (a command word made by an expansion, a glob or a brace list; `eval`,
+//! `bash -c` or `source` of anything but a literal; a variable that
+//! another program runs as a command) cannot be read, and is flagged.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::place::Place;
+use super::place::{Place, runs_later};
+use super::runtime::built_at_run_time;
 use super::shell::{self, Command, RedirectKind, Word};
 use super::wrappers::{
     Inner, SHELLS, command_name, effective, is_assignment, join, shell_options, skip_assignments,
@@ -32,15 +36,56 @@ const DOWNLOADERS: [&str; 6] = ["curl", "wget", "fetch", "http", "https", "xh"];
 
 /// Classifies a bash command run in `dir`.
 pub fn analyse_command(command: &str, dir: &Path, place: &Place) -> Analysis {
+    analyse_bash_call(command, None, None, dir, place)
+}
+
+/// Classifies a call of the bash tool: `command` run with `shell -c`
+/// (bash when None) in `dir`, with `stdin` as its standard input. A
+/// shell that does not read bash's language (`python3`, `fish`, a script)
+/// makes the command unreadable here; a shell or `source /dev/stdin`
+/// reading the call's `stdin` runs that text, which is read as a script.
+pub fn analyse_bash_call(
+    command: &str,
+    shell: Option<&str>,
+    stdin: Option<&str>,
+    dir: &Path,
+    place: &Place,
+) -> Analysis {
     let mut walker = Walker {
         place,
         dir: Some(dir.to_path_buf()),
         vars: Vec::new(),
         out: Analysis::default(),
         seen: HashSet::new(),
+        stdin: stdin.filter(|s| !s.trim().is_empty()).map(str::to_string),
     };
     walker.script(command, 0);
+    if let Some(shell) = shell.filter(|s| !s.trim().is_empty())
+        && !speaks_bash(shell)
+    {
+        let detail = shorten(&format!("{shell} -c {command}"));
+        walker.flag(Danger::Unchecked, detail, None, None);
+    }
     walker.out
+}
+
+/// True for a `shell` argument whose language this reads: the POSIX
+/// shells and bash's relatives, by name or path; `$SHELL` is looked up.
+fn speaks_bash(shell: &str) -> bool {
+    let resolved = if shell == "$SHELL" {
+        match std::env::var("SHELL") {
+            Ok(s) if !s.is_empty() => s,
+            // ag-bash refuses to run without it.
+            _ => return true,
+        }
+    } else {
+        shell.to_string()
+    };
+    let name = resolved.rsplit('/').next().unwrap_or(&resolved);
+    matches!(
+        name,
+        "bash" | "sh" | "dash" | "ksh" | "mksh" | "zsh" | "ash" | "yash"
+    )
 }
 
 /// Shell variables and their values, None when not known.
@@ -57,6 +102,9 @@ pub(super) struct Walker<'a> {
     pub out: Analysis,
     /// What was flagged already, so that a finding is reported once.
     seen: HashSet<(Danger, Option<usize>, String)>,
+    /// The call's standard input, until a command that runs it as code
+    /// takes it.
+    stdin: Option<String>,
 }
 
 impl Walker<'_> {
@@ -78,7 +126,7 @@ impl Walker<'_> {
         // What `cd` and assignments had made of the state at each open
         // subshell, restored when it closes.
         let mut outer: Vec<(Option<PathBuf>, Vars)> = Vec::new();
-        for cmd in &commands {
+        for (i, cmd) in commands.iter().enumerate() {
             while outer.len() < cmd.subshell {
                 outer.push((self.dir.clone(), self.vars.clone()));
             }
@@ -91,6 +139,23 @@ impl Walker<'_> {
             let seg = self.segment(cmd);
             segments.push(seg);
             self.command(cmd, seg, depth);
+            // The call's stdin goes to the first command of a pipeline
+            // that does not read another input: `bash` with stdin `rm -rf /`.
+            let first_in_pipeline = i == 0 || commands[i - 1].pipeline != cmd.pipeline;
+            let own_input = cmd.redirects.iter().any(|r| {
+                matches!(
+                    r.kind,
+                    RedirectKind::Read | RedirectKind::HereDoc | RedirectKind::HereString
+                ) && !r.op.starts_with(|c: char| c.is_ascii_digit() && c != '0')
+            });
+            if depth == 0
+                && first_in_pipeline
+                && !own_input
+                && reads_code_from_stdin(&cmd.words)
+                && let Some(text) = self.stdin.take()
+            {
+                self.script(&text, depth + 1);
+            }
         }
         self.pipes_into_shells(&commands, &segments, depth);
         if depth > 0 {
@@ -149,6 +214,11 @@ impl Walker<'_> {
                     if let Some(body) = &r.body
                         && reads_code_from_stdin(&cmd.words)
                     {
+                        // `bash <<< "$x"`, `sh <<EOF` with `$x` in the
+                        // body: the value becomes code.
+                        if r.target.expands {
+                            self.flag_segment(Danger::Unchecked, seg, None);
+                        }
                         self.script(body, depth + 1);
                     }
                 }
@@ -168,6 +238,7 @@ impl Walker<'_> {
         let expanded = self.expand_words(words);
         let words = expanded.as_deref().unwrap_or(words);
         if !words.is_empty() && words.iter().all(|w| is_assignment(&w.text)) {
+            self.prefix_assignments(words, seg, depth);
             return self.assign(words);
         }
         if words.first().is_some_and(|w| {
@@ -181,14 +252,17 @@ impl Walker<'_> {
                 .filter(|w| is_assignment(&w.text))
                 .cloned()
                 .collect();
+            self.prefix_assignments(&assignments, seg, depth);
             return self.assign(&assignments);
         }
+        self.prefix_assignments(words, seg, depth);
         let mut words = skip_assignments(words);
         loop {
             let Some(first) = words.first() else { return };
-            if first.expands && first.text.starts_with('$') {
-                // `$RM -rf x`: what runs is not known before it runs.
-                return;
+            if built_at_run_time(first) {
+                // `$(echo rm) -rf /`, `$c`, `rm${IFS}-rf${IFS}/`, `/bin/r? -rf /`:
+                // what runs is only known when it runs.
+                return self.flag_segment(Danger::Unchecked, seg, None);
             }
             if runs_downloaded_code(words) {
                 self.flag_segment(Danger::PipeToShell, seg, None);
@@ -199,9 +273,35 @@ impl Walker<'_> {
                         self.flag_segment(d, seg, None);
                     }
                     match inner {
-                        Inner::Argv(rest) => words = skip_assignments(rest),
-                        Inner::Script(src) => return self.script(&src, depth + 1),
+                        Inner::Argv(rest) => {
+                            // `xargs rm`: deletes whatever it is fed.
+                            if command_name(first) == "xargs" && deletes_files(rest) {
+                                self.flag_segment(Danger::RecursiveDelete, seg, None);
+                            }
+                            // `env PAGER=... git log` (env's own words, before
+                            // the suffix it leaves), `sudo EDITOR=... x`.
+                            let set_by_env = match command_name(first) {
+                                "env" => words.get(1..words.len() - rest.len()).unwrap_or(&[]),
+                                _ => &[],
+                            };
+                            for w in set_by_env.iter().filter(|w| is_assignment(&w.text)) {
+                                self.assignment_runs(w, seg, depth);
+                            }
+                            self.prefix_assignments(rest, seg, depth);
+                            words = skip_assignments(rest);
+                        }
+                        Inner::Script { src, literal } => {
+                            // `eval "$x"`, `bash -c "echo $x"`: the value is
+                            // read as code, so whatever it holds runs.
+                            if !literal {
+                                self.flag_segment(Danger::Unchecked, seg, None);
+                            }
+                            return self.script(&src, depth + 1);
+                        }
                         Inner::Nothing => return,
+                        Inner::Unreadable => {
+                            return self.flag_segment(Danger::Unchecked, seg, None);
+                        }
                     }
                 }
                 None => return self.rules(words, seg, depth),
@@ -215,6 +315,8 @@ impl Walker<'_> {
             self.out.paths.push(path.clone());
             if self.place.is_outside(&path) {
                 self.flag_segment(danger, seg, Some(path));
+            } else if danger == Danger::WriteOutside && runs_later(&path) {
+                self.flag_segment(Danger::GitHooks, seg, Some(path));
             }
         }
     }
@@ -311,14 +413,21 @@ impl Walker<'_> {
                 .then(|| self.expand_vars(&w.text))
                 .flatten()
                 .filter(|v| *v != w.text && w.substitutions.is_empty());
+            // The words made keep `expands`: their value was known here,
+            // but a command word or a script made of them is still built
+            // at run time (a branch may have set the variable otherwise).
+            let made = |text: &str| Word {
+                expands: true,
+                ..Word::plain(text)
+            };
             match value {
                 Some(v) if w.quoted => {
                     changed = true;
-                    out.push(Word::plain(&v));
+                    out.push(made(&v));
                 }
                 Some(v) => {
                     changed = true;
-                    out.extend(v.split_whitespace().map(Word::plain));
+                    out.extend(v.split_whitespace().map(made));
                 }
                 None => out.push(w.clone()),
             }
@@ -372,7 +481,7 @@ impl Walker<'_> {
 /// The text `echo`, `printf` or `cat <<EOF` writes, which a shell later in
 /// the pipeline runs; None when it cannot be known (another command, or
 /// an expansion in the text).
-fn piped_text(cmd: &Command) -> Option<String> {
+pub(super) fn piped_text(cmd: &Command) -> Option<String> {
     let words = effective(&cmd.words);
     let name = command_name(words.first()?);
     let args = &words[1..];
@@ -403,7 +512,20 @@ fn piped_text(cmd: &Command) -> Option<String> {
     }
 }
 
-fn is_download(words: &[Word]) -> bool {
+/// `/dev/stdin` and its aliases, as a script to run.
+fn is_stdin_path(text: &str) -> bool {
+    matches!(text, "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+}
+
+/// True when `words` (what `xargs` runs) deletes the files it is given.
+fn deletes_files(words: &[Word]) -> bool {
+    let words = effective(words);
+    words
+        .first()
+        .is_some_and(|w| matches!(command_name(w), "rm" | "rmdir" | "unlink" | "shred"))
+}
+
+pub(super) fn is_download(words: &[Word]) -> bool {
     effective(words)
         .first()
         .is_some_and(|w| DOWNLOADERS.contains(&command_name(w)))
@@ -421,7 +543,18 @@ fn reads_code_from_stdin(words: &[Word]) -> bool {
     let args = &words[1..];
     if SHELLS.contains(&name) {
         let opts = shell_options(args);
-        return !opts.command && (opts.stdin || opts.operand.is_none());
+        return !opts.command
+            && (opts.stdin || opts.operand.is_none_or(|w| is_stdin_path(&w.text)));
+    }
+    if matches!(name, "source" | ".") {
+        return args.first().is_some_and(|w| is_stdin_path(&w.text));
+    }
+    if matches!(name, "at" | "batch") {
+        // A job read from stdin, run later; `-f FILE` reads a file, and
+        // `-l`, `-c`, `-r`, `-d` only list, show or remove jobs.
+        return !args
+            .iter()
+            .any(|w| w.text.starts_with('-') && w.text[1..].contains(['f', 'l', 'c', 'r', 'd']));
     }
     if INTERPRETERS.contains(&name) || name.starts_with("python3.") {
         let mut operands = args
@@ -499,10 +632,10 @@ fn fork_bomb(src: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn analyse(command: &str) -> Analysis {
+    pub(in crate::gate) fn analyse(command: &str) -> Analysis {
         let place = Place::new(
             Path::new("/work/proj"),
             Some(PathBuf::from("/home/me")),
@@ -511,7 +644,7 @@ mod tests {
         analyse_command(command, Path::new("/work/proj"), &place)
     }
 
-    fn dangers(command: &str) -> Vec<Danger> {
+    pub(in crate::gate) fn dangers(command: &str) -> Vec<Danger> {
         analyse(command).findings.iter().map(|f| f.danger).collect()
     }
 

@@ -108,6 +108,14 @@ impl Place {
     }
 }
 
+/// True for a file that git runs or reads commands from later: anything
+/// under a `.git/hooks` directory, and a repository's `.git/config`.
+pub fn runs_later(path: &Path) -> bool {
+    let parts: Vec<&std::ffi::OsStr> = path.iter().collect();
+    parts.windows(2).any(|w| w[0] == ".git" && w[1] == "hooks")
+        || parts.ends_with(&[std::ffi::OsStr::new(".git"), std::ffi::OsStr::new("config")])
+}
+
 fn strictly_under(path: &Path, dir: &Path) -> bool {
     path != dir && path.starts_with(dir)
 }
@@ -150,23 +158,45 @@ mod tests {
     }
 
     #[test]
+    fn git_hooks_and_settings_run_later() {
+        assert!(runs_later(Path::new("/p/.git/hooks/pre-commit")));
+        assert!(runs_later(Path::new("/p/.git/hooks")));
+        assert!(runs_later(Path::new("/p/sub/.git/config")));
+        assert!(!runs_later(Path::new("/p/.git/info/exclude")));
+        assert!(!runs_later(Path::new("/p/hooks/pre-commit")));
+        assert!(!runs_later(Path::new("/p/.github/config")));
+        assert!(!runs_later(Path::new("/p/config")));
+    }
+
+    #[test]
     fn symlinks_out_of_the_directory_are_outside() {
-        // Not under /tmp, which counts as inside.
-        let base = concat!(env!("CARGO_MANIFEST_DIR"), "/target");
-        std::fs::create_dir_all(base).unwrap();
-        let dir = tempfile::tempdir_in(base).unwrap();
+        // Wherever the temporary directory is: with no temporary places,
+        // a sibling of the working directory is outside even under /tmp.
+        let dir = tempfile::tempdir().unwrap();
         let cwd = dir.path().join("proj");
         std::fs::create_dir(&cwd).unwrap();
         let elsewhere = dir.path().join("elsewhere");
         std::fs::create_dir(&elsewhere).unwrap();
         std::os::unix::fs::symlink(&elsewhere, cwd.join("link")).unwrap();
-        let p = place(&cwd);
+        let p = Place {
+            temp: Vec::new(),
+            ..place(&cwd)
+        };
         assert!(p.is_outside(&p.resolve(&cwd, "link/file")));
+        assert!(!p.is_outside(&p.resolve(&cwd, "new/dir/file")));
+        // With the usual temporary places too: a link to `/` leads out of
+        // any working directory but `/` itself.
+        std::os::unix::fs::symlink("/", cwd.join("root")).unwrap();
+        let p = place(&cwd);
+        assert!(p.is_outside(&p.resolve(&cwd, "root/etc/x")));
         assert!(!p.is_outside(&p.resolve(&cwd, "new/dir/file")));
         // A working directory reached through a symlink is still inside.
         let alias = dir.path().join("alias");
         std::os::unix::fs::symlink(&cwd, &alias).unwrap();
-        let p = place(&alias);
+        let p = Place {
+            temp: Vec::new(),
+            ..place(&alias)
+        };
         assert!(!p.is_outside(&p.resolve(&alias, "x.txt")));
         assert!(!p.is_outside(&cwd.join("x.txt")));
     }

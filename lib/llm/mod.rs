@@ -10,6 +10,7 @@ pub mod convert;
 pub mod discover;
 pub mod error;
 pub mod frames;
+pub mod keys;
 pub mod models;
 pub mod parse;
 pub mod providers;

@@ -6,6 +6,7 @@
 
 mod args_check;
 pub mod exec;
+pub mod lenient;
 mod output;
 mod paths;
 pub mod serve;
@@ -13,7 +14,10 @@ pub mod serve;
 pub use args_check::ArgsCheck;
 pub use exec::{CallOptions, SchemaError, ToolProgram, find_tool_binary};
 pub use output::ToolOutput;
-pub use paths::{Context, display_path, normalize, real_path};
+pub use paths::{
+    Context, DirItem, EntryKind, PathProblem, display_path, is_not_a_file, is_outside_root,
+    normalize, real_path,
+};
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -35,8 +39,12 @@ pub trait Tool {
     const ABOUT: &'static str;
     /// A short human-readable name.
     const LABEL: &'static str;
-    /// What it does, for the model.
+    /// What it does, in full: the long help and the man page's description.
     const DESCRIPTION: &'static str;
+    /// What it does, for the model: as short as it can be, because every
+    /// request carries it. Detail the model needs only when a call goes
+    /// wrong belongs in the error messages, which teach at that moment.
+    const MODEL_DESCRIPTION: &'static str = Self::DESCRIPTION;
     /// Ids of `Args` fields that set up the whole process rather than one
     /// call, such as ag-todo's `--file`. Alone on the command line they do
     /// not turn the binary into a plain command, and in the JSONL loop their
@@ -95,7 +103,7 @@ pub fn definition<T: Tool>() -> ToolDefinition {
     ToolDefinition {
         name: T::NAME.to_string(),
         label: T::LABEL.to_string(),
-        description: T::DESCRIPTION.to_string(),
+        description: T::MODEL_DESCRIPTION.to_string(),
         parameters: crate::schema::parameters_schema::<T::Args>(),
     }
 }
@@ -128,18 +136,32 @@ pub fn to_result(id: Option<String>, outcome: Result<ToolOutput, ToolError>) -> 
 }
 
 /// Parses a call's arguments into a tool's typed arguments, with an error
-/// the model can act on.
+/// the model can act on. The arguments are first normalized by
+/// [`lenient::normalize`] against the tool's schema; a call serde still
+/// refuses is checked against the schema for a message that names every
+/// faulty field and shows a call that works.
 pub fn parse_arguments<T: Tool>(
-    arguments: serde_json::Map<String, Value>,
+    mut arguments: serde_json::Map<String, Value>,
 ) -> Result<T::Args, ToolError> {
-    serde_json::from_value(Value::Object(arguments)).map_err(|e| {
-        ToolError::new(
-            "call.invalid_arguments",
-            format!(
+    let schema = crate::schema::parameters_schema::<T::Args>();
+    let invalid = |message: String| ToolError::new("call.invalid_arguments", message);
+    lenient::normalize(&schema, &mut arguments)
+        .map_err(|e| invalid(format!("invalid arguments for `{}`: {e}", T::NAME)))?;
+    let value = Value::Object(arguments);
+    serde_json::from_value(value.clone()).map_err(|e| {
+        // Fields the tool takes only from its command line (`--file`) are
+        // not in the schema but are fine in a call.
+        let mut visible = value.clone();
+        if let Value::Object(map) = &mut visible {
+            map.retain(|k, _| lenient::declares(&schema, k) || !T::PROCESS_FLAGS.contains(&k.as_str()));
+        }
+        match ArgsCheck::new(schema.clone()).check(T::NAME, &visible) {
+            Err(message) => invalid(message),
+            Ok(()) => invalid(format!(
                 "invalid arguments for `{}`: {e}. Call it again with arguments that match its schema (`ag-{} --schema`).",
                 T::NAME,
                 T::NAME
-            ),
-        )
+            )),
+        }
     })
 }
