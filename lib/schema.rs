@@ -26,6 +26,13 @@ pub fn parameters_schema<T: JsonSchema>() -> Value {
     value
 }
 
+/// The mark, set with `#[schemars(extend("x-empty-is-a-value" = true))]`,
+/// of an optional field whose empty value (`""`, `false`, `[]`) means
+/// something else than leaving it out: `new_string: ""` deletes. It becomes
+/// `"default": null` (leaving the field out is "no value"), which tells
+/// [`crate::tool::lenient`] to keep the empty value.
+pub const EMPTY_IS_A_VALUE: &str = "x-empty-is-a-value";
+
 /// Optional arguments are simply left out of a call; models handle
 /// `"type": "integer"` better than `["integer", "null"]`, and some providers
 /// reject the latter.
@@ -52,6 +59,9 @@ fn drop_null_types(value: &mut Value) {
             }
             if map.get("default") == Some(&Value::Null) {
                 map.remove("default");
+            }
+            if map.remove(EMPTY_IS_A_VALUE) == Some(Value::Bool(true)) {
+                map.insert("default".into(), Value::Null);
             }
             map.values_mut().for_each(drop_null_types);
         }

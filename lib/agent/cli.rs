@@ -23,7 +23,8 @@ use super::runner::{Agent, AgentSettings};
 use super::toolset::{DEFAULT_TOOLS, ToolSet, expand};
 use crate::cli::{ExitStatus, error_line, warn};
 use crate::llm::cli::ReasoningArg;
-use crate::llm::{Llm, LlmOptions};
+use crate::llm::keys::{Redactor, key_env_names};
+use crate::llm::{Llm, LlmOptions, ModelTable};
 use crate::protocol::{AgentCommand, Message, Outcome, Reasoning, UserContent};
 use crate::session::{Store, Writer, messages as session_messages};
 
@@ -47,7 +48,11 @@ const BIN: &str = "ag-loop";
 tools; a second SIGINT quits.\n\nShould ag-loop be killed outright (SIGKILL, the OOM killer, a CI job's time \
 limit), a watchdog process it started with its first child (ag-watchdog in ps) ends everything it started (tool \
 calls, gates, after-hooks, --llm-cmd, MCP servers, and their children): SIGTERM, then SIGKILL 2 s later. It finds \
-them by the variable AG_WATCHDOG, which they inherit."
+them by the variable AG_WATCHDOG, which they inherit.\n\nEach tool call's child gets AG_OUTPUT_BUDGET=60000, the \
+characters of a result that enter the conversation: ag-read, ag-bash and ag-grep fit their default output in it, whole \
+lines, and say how to get the rest (the next offset, the file with the full output, the next page with skip). Longer \
+results (from tools that ignore it) are cut to 60,000 characters, head and tail kept. No tool call, gate, after-hook \
+or MCP server inherits a provider key variable (see --pass-env)."
 )]
 pub struct Args {
     /// Prompts to run in order (default: read prompts from stdin).
@@ -65,14 +70,27 @@ pub struct Args {
     /// Reasoning effort for models that think.
     #[arg(long, value_enum)]
     pub reasoning: Option<ReasoningArg>,
-    /// Output token limit per model call.
+    /// Give up on a model response that sends nothing for SECONDS, and retry it (default: the
+    /// config file's `idle_timeout`, the provider's in models.json, else 300; 0 waits forever).
+    #[arg(long, value_name = "SECONDS", value_parser = crate::llm::cli::parse_seconds)]
+    pub idle_timeout: Option<std::time::Duration>,
+    /// Output token limit per model call (default: the model's `max_output` from the model
+    /// table or models.json).
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
     /// Model calls per prompt before the agent stops (default 100).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
+    /// Stop a prompt's run once N tool calls in a row have failed, of any kind
+    /// (default 8; 0 for no limit). The model is warned from half of N on.
+    /// Apart from that, a call that fails the same way (same tool, arguments
+    /// and error) is pointed out from its second failure and stops the run at
+    /// its fifth, however many turns and successful calls lie in between. The
+    /// run stops after the turn's results, with the outcome repeated_failure.
+    #[arg(long, value_name = "N")]
+    pub max_failed_calls: Option<u32>,
     /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
-    /// mcp, gate, after, tool, max_turns; flags win, lists are added to).
+    /// mcp, gate, after, tool, max_turns, max_failed_calls, pass_env; flags win, lists are added to).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Stop a prompt once it has cost this many US dollars.
@@ -124,6 +142,12 @@ pub struct Args {
     /// Hand each model request to CMD (run with sh -c), which must speak ag-llm's protocol.
     #[arg(long, value_name = "CMD")]
     pub llm_cmd: Option<String>,
+    /// Let tools, gates, after-hooks and MCP servers inherit the provider key
+    /// variable NAME (repeatable; also `pass_env` in the config file). By
+    /// default none of the key variables ag knows (the built-in providers'
+    /// *_API_KEY names and every `api_key_env` of models.json) reaches them.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
     /// Resume the latest session of the working directory.
     #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "no_session"])]
     pub continue_: bool,
@@ -263,6 +287,25 @@ async fn run(mut args: Args) -> ExitCode {
             ag_home: None,
         }) {
             Ok(llm) => {
+                let default_idle = match config
+                    .idle_timeout
+                    .map(std::time::Duration::try_from_secs_f64)
+                {
+                    Some(Err(_)) => {
+                        return setup_error(
+                            "config: `idle_timeout` must be a number of seconds, 0 or more",
+                        );
+                    }
+                    Some(Ok(d)) => Some(d),
+                    None => None,
+                };
+                let llm = llm
+                    .with_idle_timeout(args.idle_timeout)
+                    .with_default_idle_timeout(default_idle);
+                // A bad model id or a missing key: exit 2 before any event.
+                if let Err(f) = llm.check(&model_id) {
+                    return setup_error(&f.message);
+                }
                 if context_window.is_none() {
                     context_window = llm
                         .model_info(&model_id)
@@ -290,6 +333,7 @@ async fn run(mut args: Args) -> ExitCode {
             false,
         ),
     };
+    let redactor = withhold_keys(&args, &config, &model);
     let mut tools = match ToolSet::load(&names, explicit, &args.extra_tools, &cwd).await {
         Ok(t) => t,
         Err(e) => return setup_error(&e),
@@ -319,7 +363,14 @@ async fn run(mut args: Args) -> ExitCode {
     let store = Store::from_env();
     let mut history: Vec<Message> = Vec::new();
     // Background jobs that tools start (ag-bash) end with this process.
-    let mut tool_env = vec![("AG_SESSION_PID".to_string(), std::process::id().to_string())];
+    let mut tool_env = vec![
+        ("AG_SESSION_PID".to_string(), std::process::id().to_string()),
+        // Each tool fits its default output in what enters the conversation.
+        (
+            crate::tools::budget::ENV.to_string(),
+            super::toolset::MAX_OUTPUT_CHARS.to_string(),
+        ),
+    ];
     let mut session_id: Option<String> = None;
     let writer = if args.no_session {
         None
@@ -380,7 +431,7 @@ async fn run(mut args: Args) -> ExitCode {
         OutputMode::Json
     };
     let color = stdout_tty && std::env::var_os("NO_COLOR").is_none();
-    let emitter = Emitter::new(mode, writer, color);
+    let emitter = Emitter::new(mode, writer, color).with_redactor(redactor);
     let system = system_prompt(
         &cwd,
         args.system_prompt
@@ -414,6 +465,10 @@ async fn run(mut args: Args) -> ExitCode {
         max_turns,
         max_cost: args.max_cost,
         sequential: args.sequential,
+        max_failed_calls: args
+            .max_failed_calls
+            .or(config.max_failed_calls)
+            .unwrap_or(super::repeats::DEFAULT_MAX_FAILED),
         cwd,
         tool_env,
         context_window,
@@ -474,6 +529,34 @@ async fn run(mut args: Args) -> ExitCode {
         }
     }
     status.code()
+}
+
+/// Keeps the provider key variables out of every child from here on (tools,
+/// gates, after-hooks, MCP servers) except those passed on purpose, and
+/// returns what hides their values in events.
+fn withhold_keys(
+    args: &Args,
+    config: &super::config::Config,
+    model: &ModelClient,
+) -> Arc<Redactor> {
+    let table = match model {
+        ModelClient::Library(llm) => llm.table().clone(),
+        // The table still names the keys that sit in the environment.
+        ModelClient::Command(_) => ModelTable::load(&crate::llm::models::default_ag_home())
+            .unwrap_or_else(|_| ModelTable::builtin()),
+    };
+    let pass: Vec<&String> = args.pass_env.iter().chain(&config.pass_env).collect();
+    crate::proc::withhold_env(
+        key_env_names(&table)
+            .into_iter()
+            .filter(|n| !pass.contains(&n)),
+    );
+    let extra: Vec<(&str, String)> = args
+        .api_key
+        .iter()
+        .map(|k| ("--api-key", k.clone()))
+        .collect();
+    Arc::new(Redactor::for_keys(&table, &extra))
 }
 
 fn spawn_signal_handlers(control: Arc<Control>) {

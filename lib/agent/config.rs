@@ -11,6 +11,9 @@
 //! after = []
 //! tool = ["scripts/tools/cli-agent claude"]
 //! max_turns = 100
+//! max_failed_calls = 8
+//! pass_env = ["OPENAI_API_KEY"]
+//! idle_timeout = 300
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -39,6 +42,15 @@ pub struct Config {
     pub tool: Vec<String>,
     /// Model calls per prompt.
     pub max_turns: Option<u32>,
+    /// Failed tool calls in a row that stop a prompt's run (0: no limit).
+    pub max_failed_calls: Option<u32>,
+    /// Provider key variables that tools, gates and hooks inherit anyway.
+    #[serde(default)]
+    pub pass_env: Vec<String>,
+    /// Seconds a model response may stay silent before the attempt is
+    /// retried (0: wait forever); a provider's `idle_timeout` in
+    /// models.json wins over it.
+    pub idle_timeout: Option<f64>,
 }
 
 /// The default config file.
@@ -74,5 +86,7 @@ mod tests {
         assert_eq!(c.mcp, vec!["srv --x"]);
         assert_eq!(c.max_turns, Some(3));
         assert!(toml::from_str::<Config>("modle = \"x\"").is_err());
+        let c: Config = toml::from_str("pass_env = [\"OPENAI_API_KEY\"]\n").unwrap();
+        assert_eq!(c.pass_env, vec!["OPENAI_API_KEY"]);
     }
 }

@@ -1,11 +1,13 @@
-//! Every event goes out through one emitter: stamped, printed (as JSONL,
-//! readably, or not at all) and appended to the session file, so that a
-//! session file holds exactly what ag-loop printed.
+//! Every event goes out through one emitter: stamped, cleared of provider
+//! keys, printed (as JSONL, readably, or not at all) and appended to the
+//! session file, so that a session file holds exactly what ag-loop printed.
 
 use std::io;
+use std::sync::Arc;
 
 use super::render::Renderer;
 use crate::cli::Stdout;
+use crate::llm::keys::Redactor;
 use crate::protocol::{AgentEvent, AgentEventRecord};
 use crate::session::{Writer, now};
 
@@ -28,6 +30,8 @@ pub struct Emitter {
     renderer: Renderer,
     /// Set when stdout was closed; events still go to the session.
     stdout_closed: bool,
+    /// Key values that no event may carry.
+    redactor: Arc<Redactor>,
 }
 
 impl Emitter {
@@ -39,16 +43,33 @@ impl Emitter {
             session,
             renderer: Renderer::new(color),
             stdout_closed: false,
+            redactor: Arc::default(),
         }
+    }
+
+    /// Hides these secrets in every event from now on.
+    pub fn with_redactor(mut self, redactor: Arc<Redactor>) -> Self {
+        self.redactor = redactor;
+        self
+    }
+
+    /// The secrets this emitter hides.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
     }
 
     /// Emits one event.
     pub fn emit(&mut self, event: AgentEvent) -> io::Result<()> {
-        let record = AgentEventRecord {
+        let mut record = AgentEventRecord {
             timestamp: now(),
             event,
         };
         let mut line = serde_json::to_vec(&record).map_err(io::Error::other)?;
+        // Wherever a key hides in the event (a prompt, a tool's output, a
+        // model's text), it is replaced before the event goes anywhere.
+        if self.redactor.json_line(&mut line) {
+            record = serde_json::from_slice(&line).map_err(io::Error::other)?;
+        }
         line.push(b'\n');
         if let Some(w) = &mut self.session {
             w.append_line(&line)?;

@@ -1,6 +1,9 @@
 //! The content hash of every file the model read, so that an edit to a file
 //! that changed on disk since (a person edited it meanwhile) is refused: the
 //! loop passes the remembered hash to the edit tool as `expected_hash`.
+//! The model never sees a hash (only the tools' text), so the field is
+//! hidden from it and a value it sends anyway is dropped (see
+//! [`super::toolset`]); only the hash remembered here reaches the tool.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -22,8 +25,8 @@ impl FileHashes {
         Some(cwd.join(p))
     }
 
-    /// Adds `expected_hash` to an edit of a file the model read, unless the
-    /// model gave one itself.
+    /// Adds `expected_hash` to an edit of a file the model read. The model's
+    /// own guess was dropped before (see `ToolSpec::validate`).
     pub fn guard(&self, tool: &str, cwd: &Path, arguments: &mut Value) {
         if !GUARDED.contains(&tool) || arguments.get("expected_hash").is_some() {
             return;

@@ -12,6 +12,7 @@ pub mod identity;
 mod model;
 mod prompt;
 mod render;
+mod repeats;
 mod runner;
 mod toolset;
 

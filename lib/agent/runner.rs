@@ -15,12 +15,13 @@ use super::emit::Emitter;
 use super::gates::{Gates, Verdict};
 use super::hashes::FileHashes;
 use super::model::ModelClient;
+use super::repeats::FailureGuard;
 use super::toolset::{CallEnv, ToolSet, aborted_result, cap_output};
 use crate::protocol::{
     AfterRequest, AgentEvent, AssistantMessage, ContentBlock, GateRequest, LlmRequest, Message,
     Outcome, Reasoning, StopReason, ToolResult, ToolResultMessage, Usage, UserContent,
 };
-use crate::tool::exec::{ABORTED, error_result};
+use crate::tool::exec::error_result;
 
 /// Settings of a run.
 pub struct AgentSettings {
@@ -38,6 +39,8 @@ pub struct AgentSettings {
     pub max_cost: Option<f64>,
     /// Run a message's tool calls one after another instead of together.
     pub sequential: bool,
+    /// Failed tool calls in a row that stop a prompt's run (0: no limit).
+    pub max_failed_calls: u32,
     /// The working directory of tool calls.
     pub cwd: PathBuf,
     /// Environment given to tools (`AG_SESSION_ID`, `AG_SESSION_DIR`).
@@ -67,16 +70,11 @@ pub struct Agent {
     /// Where events go.
     pub emitter: Emitter,
     hashes: FileHashes,
-    /// The last failing call (tool and arguments) and how often in a row it failed.
-    failing: Option<(String, u32)>,
+    /// Failing calls counted over the current prompt.
+    guard: FailureGuard,
     /// Tools the person approved for the rest of the run ("always").
     always: Vec<String>,
 }
-
-/// Identical failing calls in a row before the model is told so.
-const REPEAT_WARN: u32 = 3;
-/// Identical failing calls in a row before the run is stopped.
-const REPEAT_STOP: u32 = 5;
 
 /// How a prompt ended, for the exit status.
 #[derive(Debug, Clone)]
@@ -102,13 +100,13 @@ impl Agent {
         emitter: Emitter,
     ) -> Self {
         Agent {
+            guard: FailureGuard::new(settings.max_failed_calls),
             settings,
             model,
             tools,
             messages,
             emitter,
             hashes: FileHashes::default(),
-            failing: None,
             always: Vec::new(),
         }
     }
@@ -140,6 +138,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> io::Result<RunEnd> {
         self.emitter.emit(AgentEvent::AgentStart)?;
+        self.guard.reset();
         let mut turns = Turns {
             new: Vec::new(),
             usage: Usage::default(),
@@ -274,14 +273,10 @@ impl Agent {
                     error: None,
                 };
             }
-            if let Some((_, n)) = &self.failing
-                && *n >= REPEAT_STOP
-            {
+            if let Some(stop) = self.guard.stop() {
                 break RunEnd {
                     outcome: Outcome::RepeatedFailure,
-                    error: Some(format!(
-                        "stopped: the model made the same failing tool call {n} times in a row"
-                    )),
+                    error: Some(stop.reason()),
                 };
             }
             for steer in control.take_steering() {
@@ -445,13 +440,13 @@ impl Agent {
                     ),
                 )),
                 Some(spec) => spec
-                    .validate(&args)
+                    .validate(&mut args)
                     .map_err(|msg| ("call.invalid_arguments", msg)),
             };
             match check {
                 Err((code, msg)) => {
-                    let r = error_result(id, code, msg);
-                    self.end_call(id, name, &r)?;
+                    let mut r = error_result(id, code, msg);
+                    self.end_call(id, name, &args, &mut r)?;
                     results[i] = Some(r);
                 }
                 Ok(()) => {
@@ -497,8 +492,8 @@ impl Agent {
                 } else {
                     run_one(id.clone(), name.clone(), args.clone(), cancel.clone()).await
                 };
-                let r = self.after_hooks(&id, &name, &args, r).await?;
-                self.end_call(&id, &name, &r)?;
+                let mut r = self.after_hooks(&id, &name, &args, r).await?;
+                self.end_call(&id, &name, &calls[i].2, &mut r)?;
                 finished_args.push((i, name, args));
                 results[i] = Some(r);
             }
@@ -518,7 +513,7 @@ impl Agent {
                 let mut r = r;
                 if let Some((_, id, name, args)) = meta.iter().find(|(j, ..)| *j == i) {
                     r = self.after_hooks(id, name, args, r).await?;
-                    self.end_call(id, name, &r)?;
+                    self.end_call(id, name, &calls[i].2, &mut r)?;
                     finished_args.push((i, name.clone(), args.clone()));
                 }
                 results[i] = Some(r);
@@ -532,9 +527,8 @@ impl Agent {
         }
         // Results enter the conversation in the order the model asked.
         let mut out = Vec::new();
-        for (i, (id, name, args)) in calls.iter().enumerate() {
-            let mut r = results[i].take().unwrap_or_else(|| aborted_result(id));
-            self.note_repeats(name, args, &mut r);
+        for (i, (id, name, _)) in calls.iter().enumerate() {
+            let r = results[i].take().unwrap_or_else(|| aborted_result(id));
             let msg = to_message(name, r);
             self.push(turns, Message::ToolResult(msg.clone()))?;
             out.push(msg);
@@ -586,8 +580,8 @@ impl Agent {
                         continue;
                     }
                     if cancel.is_cancelled() {
-                        let r = aborted_result(&id);
-                        self.end_call(&id, &name, &r)?;
+                        let mut r = aborted_result(&id);
+                        self.end_call(&id, &name, &args, &mut r)?;
                         results[i] = Some(r);
                         continue;
                     }
@@ -596,8 +590,8 @@ impl Agent {
                     )
                 }
             };
-            let r = error_result(&id, "call.denied", refused);
-            self.end_call(&id, &name, &r)?;
+            let mut r = error_result(&id, "call.denied", refused);
+            self.end_call(&id, &name, &args, &mut r)?;
             results[i] = Some(r);
         }
         Ok(out)
@@ -652,6 +646,8 @@ impl Agent {
         args: &Value,
         mut r: ToolResult,
     ) -> io::Result<ToolResult> {
+        // After-hooks are programs too: they get no key a tool let out.
+        self.scrub(&mut r);
         if self.settings.gates.after.is_empty() {
             return Ok(r);
         }
@@ -674,27 +670,30 @@ impl Agent {
         Ok(r)
     }
 
-    /// Counts identical failing calls in a row and tells the model when it
-    /// is going round in circles.
-    fn note_repeats(&mut self, name: &str, args: &Value, r: &mut ToolResult) {
-        if !r.is_error || r.error_code.as_deref() == Some(ABORTED) {
-            self.failing = None;
-            return;
-        }
-        let key = format!("{name} {args}");
-        let n = match &self.failing {
-            Some((k, n)) if *k == key => n + 1,
-            _ => 1,
-        };
-        self.failing = Some((key, n));
-        if n >= REPEAT_WARN {
-            r.output.push_str(&format!(
-                "\n\nThis exact call has now failed {n} times in a row. Do not repeat it: read the error, check the current state (read the file again, list the directory), and try a different approach."
-            ));
-        }
+    /// Hides provider keys in a result.
+    fn scrub(&self, r: &mut ToolResult) {
+        let redactor = self.emitter.redactor();
+        redactor.string(&mut r.output);
+        redactor.value(&mut r.details);
     }
 
-    fn end_call(&mut self, id: &str, name: &str, r: &ToolResult) -> io::Result<()> {
+    /// Reports a finished call. The result is cleared of provider keys and
+    /// given the repeated-failure notes here, before it is shown or enters
+    /// the conversation, so that the event shows what the model reads.
+    /// `args` are the arguments as the model sent them.
+    fn end_call(
+        &mut self,
+        id: &str,
+        name: &str,
+        args: &Value,
+        r: &mut ToolResult,
+    ) -> io::Result<()> {
+        self.scrub(r);
+        // The last-resort cut (for tools that ignore AG_OUTPUT_BUDGET) comes
+        // before the notes, so that neither is lost and the event shows the
+        // text the model reads.
+        r.output = cap_output(std::mem::take(&mut r.output));
+        self.guard.note(name, args, r);
         self.emitter.emit(AgentEvent::ToolExecutionEnd {
             tool_call_id: id.to_string(),
             tool_name: name.to_string(),
@@ -739,9 +738,7 @@ fn ask_tty(question: &str) -> String {
 }
 
 fn to_message(name: &str, r: ToolResult) -> ToolResultMessage {
-    let mut content = vec![ContentBlock::Text {
-        text: cap_output(r.output),
-    }];
+    let mut content = vec![ContentBlock::Text { text: r.output }];
     for img in r.images {
         content.push(ContentBlock::Image {
             data: img.data,

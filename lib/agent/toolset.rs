@@ -59,6 +59,26 @@ pub struct ToolSpec {
     pub definition: ToolDefinition,
     check: ArgsCheck,
     runs: Runs,
+    /// An ag tool whose `expected_hash` the loop hides from the model and
+    /// fills in itself: the model never sees a hash, so one it sends is a
+    /// guess and is dropped.
+    loop_hash: bool,
+}
+
+/// The stale-edit guard's field, which only ag-loop fills in.
+const HASH_FIELD: &str = "expected_hash";
+
+/// Removes a field from a parameter schema; true if it was there.
+fn hide_field(schema: &mut Value, field: &str) -> bool {
+    let removed = schema
+        .get_mut("properties")
+        .and_then(Value::as_object_mut)
+        .and_then(|p| p.remove(field))
+        .is_some();
+    if let Some(Value::Array(required)) = schema.get_mut("required") {
+        required.retain(|r| r != field);
+    }
+    removed
 }
 
 /// Where a tool's calls go.
@@ -99,13 +119,15 @@ impl ToolSet {
                 None => {}
             }
         }
+        let own = wanted.len();
         for cmd in extra {
             wanted.push(ToolProgram::shell(cmd).ok_or("--tool needs a command")?);
         }
-        let mut loaded: Vec<(ToolProgram, ToolDefinition)> = Vec::new();
-        for (program, answer) in exec::load_schemas(wanted, Some(cwd)).await {
+        let mut loaded: Vec<(ToolProgram, ToolDefinition, bool)> = Vec::new();
+        let answers = exec::load_schemas(wanted, Some(cwd)).await;
+        for (i, (program, answer)) in answers.into_iter().enumerate() {
             let definition = answer.map_err(|e| e.to_string())?;
-            if let Some((other, _)) = loaded.iter().find(|(_, d)| d.name == definition.name) {
+            if let Some((other, ..)) = loaded.iter().find(|(_, d, _)| d.name == definition.name) {
                 return Err(format!(
                     "two tools are named `{}`: `{}` and `{}`; leave one out",
                     definition.name,
@@ -113,14 +135,21 @@ impl ToolSet {
                     program.label()
                 ));
             }
-            loaded.push((program, definition));
+            loaded.push((program, definition, i < own));
         }
         let tools = loaded
             .into_iter()
-            .map(|(program, definition)| ToolSpec {
-                check: ArgsCheck::new(definition.parameters.clone()),
-                definition,
-                runs: Runs::Program(program),
+            .map(|(program, mut definition, own)| {
+                // The check keeps the whole schema: the tool still takes
+                // the hash the loop passes itself (see `FileHashes::guard`).
+                let check = ArgsCheck::new(definition.parameters.clone());
+                let loop_hash = own && hide_field(&mut definition.parameters, HASH_FIELD);
+                ToolSpec {
+                    check,
+                    definition,
+                    runs: Runs::Program(program),
+                    loop_hash,
+                }
             })
             .collect();
         Ok(ToolSet { tools })
@@ -158,6 +187,7 @@ impl ToolSet {
                     definition: def,
                     check,
                     runs: Runs::Mcp(shared.clone(), remote),
+                    loop_hash: false,
                 });
             }
         }
@@ -192,9 +222,16 @@ pub struct CallEnv<'a> {
 }
 
 impl ToolSpec {
-    /// Checks arguments against the schema; the error lists every problem.
-    pub fn validate(&self, arguments: &Value) -> Result<(), String> {
-        self.check.check(&self.definition.name, arguments)
+    /// Puts the arguments in the shape the schema asks for (see
+    /// [`crate::tool::lenient`]) and checks them; the error lists every
+    /// problem. What the call then runs with is the normalized arguments.
+    pub fn validate(&self, arguments: &mut Value) -> Result<(), String> {
+        if self.loop_hash
+            && let Some(map) = arguments.as_object_mut()
+        {
+            map.remove(HASH_FIELD);
+        }
+        self.check.prepare(&self.definition.name, arguments)
     }
 
     /// Runs one call as a subprocess (or on its MCP server); an interrupt
@@ -299,6 +336,20 @@ pub fn cap_output(text: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hiding_a_field_removes_it_from_properties_and_required() {
+        let mut schema = serde_json::json!({
+            "properties": {"file_path": {}, "expected_hash": {}},
+            "required": ["file_path", "expected_hash"]
+        });
+        assert!(hide_field(&mut schema, HASH_FIELD));
+        assert_eq!(
+            schema,
+            serde_json::json!({"properties": {"file_path": {}}, "required": ["file_path"]})
+        );
+        assert!(!hide_field(&mut schema, HASH_FIELD));
+    }
 
     #[test]
     fn cap_keeps_head_and_tail() {

@@ -4,7 +4,6 @@
 
 mod exit;
 mod output;
-pub mod registry;
 
 pub use exit::ExitStatus;
 pub use output::{Stdout, error_line, note, warn};
@@ -52,7 +51,13 @@ keeps the call's id whenever the line's top level can be read, and the next line
 With tool arguments, runs one call: the results go to stdout and nothing else; notes about them \
 (what was cut short, skipped or not found, and how to see more) go to stderr as `{bin}: note: ...`, \
 errors as `{bin}: error: ...`. With --json the result object goes to stdout, its output holding the \
-notes as the model reads them."
+notes as the model reads them.
+
+Arguments as models send them: in a JSON call, an optional field sent as null, \"\", [], {{}}, false, \
+or a 0 it cannot mean counts as absent (an empty value the schema marks as a choice, such as \
+new_string: \"\", is kept); a number or boolean sent as a string (\"10\", \"true\") is taken when it \
+reads as exactly one; an `explanation` field is ignored. Other unknown fields and real conflicts are \
+errors that name the field and show a call that works."
     )
 }
 

@@ -5,7 +5,10 @@
 //! keeps track of `cd` and variables, and hands each command to the rules
 //! in [`super::commands`]. Downloads piped into a shell and fork bombs need
 //! the whole line and are found here; wrappers are taken off in
-//! [`super::wrappers`].
+//! [`super::wrappers`]. Code that is only put together when the line runs
+//! (a command word made by an expansion, a glob or a brace list; `eval`,
+//! `bash -c` or `source` of anything but a literal; a variable that
+//! another program runs as a command) cannot be read, and is flagged.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -27,6 +30,26 @@ const SHOWN_CHARS: usize = 160;
 const INTERPRETERS: [&str; 8] = [
     "python", "python2", "python3", "perl", "ruby", "node", "php", "lua",
 ];
+/// Variables whose value programs run as a shell command (git's, the
+/// editor and pager every tool starts, ssh's helpers).
+const COMMAND_VARIABLES: [&str; 13] = [
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "SSH_ASKPASS",
+    "PAGER",
+    "EDITOR",
+    "VISUAL",
+    "PROMPT_COMMAND",
+];
+/// Variables naming code or settings that programs load: a library every
+/// program preloads, a file bash runs first, git settings (GIT_CONFIG*).
+const CODE_FILE_VARIABLES: [&str; 4] = ["LD_PRELOAD", "LD_AUDIT", "BASH_ENV", "ENV"];
 /// Programs that fetch from the network.
 const DOWNLOADERS: [&str; 6] = ["curl", "wget", "fetch", "http", "https", "xh"];
 
@@ -149,6 +172,11 @@ impl Walker<'_> {
                     if let Some(body) = &r.body
                         && reads_code_from_stdin(&cmd.words)
                     {
+                        // `bash <<< "$x"`, `sh <<EOF` with `$x` in the
+                        // body: the value becomes code.
+                        if r.target.expands {
+                            self.flag_segment(Danger::Unchecked, seg, None);
+                        }
                         self.script(body, depth + 1);
                     }
                 }
@@ -168,6 +196,7 @@ impl Walker<'_> {
         let expanded = self.expand_words(words);
         let words = expanded.as_deref().unwrap_or(words);
         if !words.is_empty() && words.iter().all(|w| is_assignment(&w.text)) {
+            self.prefix_assignments(words, seg, depth);
             return self.assign(words);
         }
         if words.first().is_some_and(|w| {
@@ -181,14 +210,17 @@ impl Walker<'_> {
                 .filter(|w| is_assignment(&w.text))
                 .cloned()
                 .collect();
+            self.prefix_assignments(&assignments, seg, depth);
             return self.assign(&assignments);
         }
+        self.prefix_assignments(words, seg, depth);
         let mut words = skip_assignments(words);
         loop {
             let Some(first) = words.first() else { return };
-            if first.expands && first.text.starts_with('$') {
-                // `$RM -rf x`: what runs is not known before it runs.
-                return;
+            if built_at_run_time(first) {
+                // `$(echo rm) -rf /`, `$c`, `rm${IFS}-rf${IFS}/`, `/bin/r? -rf /`:
+                // what runs is only known when it runs.
+                return self.flag_segment(Danger::Unchecked, seg, None);
             }
             if runs_downloaded_code(words) {
                 self.flag_segment(Danger::PipeToShell, seg, None);
@@ -199,13 +231,95 @@ impl Walker<'_> {
                         self.flag_segment(d, seg, None);
                     }
                     match inner {
-                        Inner::Argv(rest) => words = skip_assignments(rest),
-                        Inner::Script(src) => return self.script(&src, depth + 1),
+                        Inner::Argv(rest) => {
+                            // `xargs rm`: deletes whatever it is fed.
+                            if command_name(first) == "xargs" && deletes_files(rest) {
+                                self.flag_segment(Danger::RecursiveDelete, seg, None);
+                            }
+                            words = skip_assignments(rest);
+                            self.prefix_assignments(words, seg, depth);
+                            words = skip_assignments(words);
+                        }
+                        Inner::Script { src, literal } => {
+                            // `eval "$x"`, `bash -c "echo $x"`: the value is
+                            // read as code, so whatever it holds runs.
+                            if !literal {
+                                self.flag_segment(Danger::Unchecked, seg, None);
+                            }
+                            return self.script(&src, depth + 1);
+                        }
                         Inner::Nothing => return,
+                        Inner::Unreadable => {
+                            return self.flag_segment(Danger::Unchecked, seg, None);
+                        }
                     }
                 }
                 None => return self.rules(words, seg, depth),
             }
+        }
+    }
+
+    /// `GIT_SSH_COMMAND='...' git fetch`, `export PAGER=...`: variables
+    /// whose value another program runs as a command are read as scripts.
+    fn prefix_assignments(&mut self, words: &[Word], seg: usize, depth: usize) {
+        let n = words.iter().take_while(|w| is_assignment(&w.text)).count();
+        for w in &words[..n] {
+            self.assignment_runs(w, seg, depth);
+        }
+    }
+
+    /// Checks one `NAME=value` word whose value may be run as a command.
+    pub fn assignment_runs(&mut self, word: &Word, seg: usize, depth: usize) {
+        let Some((name, value)) = word.text.split_once('=') else {
+            return;
+        };
+        let name = name.strip_suffix('+').unwrap_or(name);
+        if COMMAND_VARIABLES.contains(&name) {
+            self.code_value(value, word.expands, seg, depth);
+        } else if CODE_FILE_VARIABLES.contains(&name)
+            || (name.starts_with("GIT_CONFIG")
+                && name != "GIT_CONFIG_NOSYSTEM"
+                && value != "/dev/null")
+        {
+            // A library, a file of code, or git settings (which may name
+            // commands): not readable here.
+            self.flag_segment(Danger::Unchecked, seg, None);
+        }
+    }
+
+    /// A value that a program runs as a shell command (`core.sshCommand`,
+    /// `GIT_EDITOR`, `rebase --exec`): read as a script when it is
+    /// literal; when it expands, what it holds is only known at run time.
+    pub fn code_value(&mut self, value: &str, expands: bool, seg: usize, depth: usize) {
+        if expands {
+            self.flag_segment(Danger::Unchecked, seg, None);
+        }
+        self.script(value, depth + 1);
+    }
+
+    /// The script operand of `bash FILE`, `source FILE` or `. FILE`: a
+    /// file is not inspected, a process substitution is read when it only
+    /// prints text, and a name that expands is only known at run time.
+    pub fn script_operand(&mut self, operand: &Word, seg: usize, depth: usize) {
+        if operand.text.starts_with("<(") {
+            let printed = operand.substitutions.first().and_then(|inner| {
+                let cmds = shell::parse(inner);
+                if cmds.iter().any(|c| is_download(&c.words)) {
+                    // Flagged as downloaded code already.
+                    return Some(None);
+                }
+                match cmds.as_slice() {
+                    [one] => piped_text(one).map(Some),
+                    _ => None,
+                }
+            });
+            match printed {
+                Some(Some(text)) => self.script(&text, depth + 1),
+                Some(None) => {}
+                None => self.flag_segment(Danger::Unchecked, seg, None),
+            }
+        } else if operand.expands {
+            self.flag_segment(Danger::Unchecked, seg, None);
         }
     }
 
@@ -311,14 +425,21 @@ impl Walker<'_> {
                 .then(|| self.expand_vars(&w.text))
                 .flatten()
                 .filter(|v| *v != w.text && w.substitutions.is_empty());
+            // The words made keep `expands`: their value was known here,
+            // but a command word or a script made of them is still built
+            // at run time (a branch may have set the variable otherwise).
+            let made = |text: &str| Word {
+                expands: true,
+                ..Word::plain(text)
+            };
             match value {
                 Some(v) if w.quoted => {
                     changed = true;
-                    out.push(Word::plain(&v));
+                    out.push(made(&v));
                 }
                 Some(v) => {
                     changed = true;
-                    out.extend(v.split_whitespace().map(Word::plain));
+                    out.extend(v.split_whitespace().map(made));
                 }
                 None => out.push(w.clone()),
             }
@@ -403,6 +524,42 @@ fn piped_text(cmd: &Command) -> Option<String> {
     }
 }
 
+/// `/dev/stdin` and its aliases, as a script to run.
+fn is_stdin_path(text: &str) -> bool {
+    matches!(text, "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+}
+
+/// True when a command word is put together at run time: an expansion
+/// (`$x`, `$(...)`, backticks, `${IFS}`), or a glob or brace list that
+/// the shell turns into other words (`/bin/r? -rf /`, `{rm,-rf,/}`).
+fn built_at_run_time(word: &Word) -> bool {
+    let t = word.text.as_str();
+    if word.expands {
+        return true;
+    }
+    if matches!(t, "[" | "[[" | "{" | "}") {
+        return false;
+    }
+    if t == "{}" {
+        // `find -exec {} \;`: the file found is the command.
+        return true;
+    }
+    let brace = t.find('{').is_some_and(|open| {
+        t[open..]
+            .find('}')
+            .is_some_and(|close| t[open..open + close].contains([',', '.']))
+    });
+    t.contains(['*', '?']) || (t.contains('[') && t.contains(']')) || brace
+}
+
+/// True when `words` (what `xargs` runs) deletes the files it is given.
+fn deletes_files(words: &[Word]) -> bool {
+    let words = effective(words);
+    words
+        .first()
+        .is_some_and(|w| matches!(command_name(w), "rm" | "rmdir" | "unlink" | "shred"))
+}
+
 fn is_download(words: &[Word]) -> bool {
     effective(words)
         .first()
@@ -421,7 +578,18 @@ fn reads_code_from_stdin(words: &[Word]) -> bool {
     let args = &words[1..];
     if SHELLS.contains(&name) {
         let opts = shell_options(args);
-        return !opts.command && (opts.stdin || opts.operand.is_none());
+        return !opts.command
+            && (opts.stdin || opts.operand.is_none_or(|w| is_stdin_path(&w.text)));
+    }
+    if matches!(name, "source" | ".") {
+        return args.first().is_some_and(|w| is_stdin_path(&w.text));
+    }
+    if matches!(name, "at" | "batch") {
+        // A job read from stdin, run later; `-f FILE` reads a file, and
+        // `-l`, `-c`, `-r`, `-d` only list, show or remove jobs.
+        return !args
+            .iter()
+            .any(|w| w.text.starts_with('-') && w.text[1..].contains(['f', 'l', 'c', 'r', 'd']));
     }
     if INTERPRETERS.contains(&name) || name.starts_with("python3.") {
         let mut operands = args

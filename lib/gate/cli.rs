@@ -73,29 +73,73 @@ the reason kept in the decision); (4) under `always` every other call is asked u
 rules cover it; (5) the rest is allowed. Tool names match with or without the `ag-` prefix.
 
 The classifier flags bash commands (tool `bash`, `arguments.command`) that: delete recursively \
-(rm -r/-R/--recursive, find -delete, find -exec rm, rsync --delete); force push (git push -f, \
+(rm -r/-R/--recursive, find -delete, find -exec rm, xargs rm, rsync --delete); force push (git push -f, \
 --force, --force-with-lease, --mirror, +refspec); delete a remote branch (git push --delete, \
 :branch); discard work (git reset --hard, git clean -f, git checkout -- PATHS / . / -f, \
 git restore PATHS without --staged, git switch --discard-changes, git stash drop/clear, \
-git branch -D); run code downloaded from the network (curl/wget ... | sh, bash <(curl ...), \
-sh -c \"$(curl ...)\"); pipe into a shell a script that cannot be read before it runs \
-(base64 -d x | sh, echo \"$X\" | bash; echo 'cmd' | sh and cat <<EOF | sh are read instead); \
-run as another user (sudo, su, doas, pkexec, run0); use disk tools (mkfs, \
-mke2fs, mkswap, fdisk, sfdisk, gdisk, parted, wipefs, blkdiscard; dd of=/dev/...; listing with \
--l stays allowed); chmod -R a world-writable mode (777, o+w); chown/chgrp -R; shut down or reboot \
-(shutdown, reboot, poweroff, halt, init 0/6, systemctl reboot); fork bombs; and write outside the \
-working directory: redirections (> /etc/x, >> ~/.bashrc), tee, cp, mv, install, ln, rsync, touch, \
-mkdir, truncate, sed -i, chmod, chown, rm, dd of=, curl -o, wget -O, tar -x -C, unzip -d, git \
-clone. Paths are resolved against the request's cwd after `cd`, `~`, `$HOME`, `$PWD`, `..` and \
+git branch -D, git update-ref -d); delete or rewrite git history for good (git reflog expire/delete, \
+git gc --prune=now, git prune, git filter-branch, git filter-repo); run code downloaded from the \
+network (curl/wget ... | sh, bash <(curl ...), sh -c \"$(curl ...)\"); pipe into a shell a script \
+that cannot be read before it runs (base64 -d x | sh, echo \"$X\" | bash; echo 'cmd' | sh and \
+cat <<EOF | sh are read instead); run code that is only put together when the line runs, which \
+cannot be checked: a command word made by an expansion, a substitution, a glob or a brace list \
+($(echo rm) -rf /, `echo rm`, $cmd, \"$@\", rm${IFS}-rf${IFS}/, /bin/r? -rf /, {rm,-rf,/}, the {} of \
+find -exec {}), eval, bash -c, su -c, watch, trap or env -S given text that expands (eval \"$x\", \
+eval \"$(...)\", sh -c \"make $T\"), a here-document or here-string that expands fed to a shell, \
+source, . or a shell reading a process substitution that does more than print text \
+(source <(base64 -d x); source <(echo 'cmd') is read) or a script whose name expands (source \"$f\"), \
+xargs or parallel running their input as commands (xargs sh -c, xargs -I{} bash -c '{}', parallel \
+without a command), variables that load code (LD_PRELOAD, LD_AUDIT, BASH_ENV, ENV, GIT_CONFIG_*), \
+and git settings that load code (core.hooksPath, include.path, includeIf.*.path, init.templateDir, \
+protocol.*.allow, --exec-path=, clone --template, ext:: remotes); kill every process in reach \
+(kill -1, kill -9 -1, kill -- -1, killall5, pkill -u USER, killall -u USER); replace or remove the \
+crontab (crontab -r, -e or FILE; crontab -l is fine); run as another user (sudo, su, doas, \
+pkexec, run0); use disk tools (mkfs, mke2fs, mkswap, fdisk, sfdisk, gdisk, parted, wipefs, \
+blkdiscard; dd of=/dev/...; listing with -l stays allowed); chmod -R a world-writable mode (777, \
+o+w); chown/chgrp -R; shut down or reboot (shutdown, reboot, poweroff, halt, init 0/6, systemctl \
+reboot); fork bombs; and write outside the working directory: redirections (> /etc/x, \
+>> ~/.bashrc), tee, cp, mv, install, ln, rsync, touch, mkdir, truncate, sed -i, chmod, chown, rm, \
+shred, dd of=, curl -o, wget -O, tar -x -C, unzip -d, git clone, git config --global/--system/--file. \
+Paths are resolved against the request's cwd after `cd`, `~`, `$HOME`, `$PWD`, `..` and \
 symlinks; temporary directories (/tmp, /var/tmp, /dev/shm, $TMPDIR) and /dev/null-like devices \
-count as inside, and a path hidden behind another variable ($OUT) is not flagged. Commands are \
-found after ; && || | & and newlines, inside $(...), backticks, <(...), bash -c '...', eval, \
-trap, watch, here-documents fed to a shell, and behind /bin/rm, \\rm, 'r'm, command, builtin, \
-exec, env, nice, nohup, time, timeout, stdbuf, ionice, setsid, flock, xargs, sudo and find -exec. \
-Text that is only data is not flagged: echo \"rm -rf /\", git commit -m \"rm -rf\", grep -r \
-'git push -f', a here-document written to a file. Not inspected: scripts run from files \
-(bash script.sh), other interpreters' code (python -c), aliases and functions, commands run over \
-ssh or in containers.
+count as inside, and a path hidden behind another variable ($OUT) is not flagged. A variable or \
+substitution as an argument is fine (ls $HOME, cat $(git ls-files)); as the command word it is not.
+
+Commands are found after ; && || | & and newlines, inside $(...), backticks, <(...), subshells, \
+groups, functions, if/while/for bodies, bash -c '...', eval, trap, watch, su -c, sg -c, script -c, \
+env -S, here-documents and here-strings fed to a shell, text printed into a shell or source \
+(echo 'cmd' | sh, source <(echo 'cmd'), echo 'cmd' | at now), alias definitions, and behind \
+/bin/rm, \\rm, 'r'm, $'\\x72m', command, builtin, exec, env, nice, nohup, time, timeout, stdbuf, \
+ionice, setsid, flock, xargs, parallel, coproc, strace, ltrace, valgrind, taskset, chrt, chroot, \
+faketime, unshare, prlimit, fakeroot, firejail, proxychains, torsocks, xvfb-run, systemd-run, \
+sudo and find -exec. Values that a program runs as a shell command are read as commands too: \
+git settings given with -c, --config or git config (core.sshCommand, core.pager, core.editor, \
+core.fsmonitor, core.gitProxy, core.askPass, sequence.editor, diff.external, diff.*.textconv, \
+filter.*.clean/smudge/process, merge.*.driver, credential and gpg helpers, alias.* with ! and, \
+without, as a git command), GIT_SSH_COMMAND, GIT_SSH, GIT_PAGER, GIT_EDITOR, GIT_SEQUENCE_EDITOR, \
+GIT_EXTERNAL_DIFF, GIT_ASKPASS, GIT_PROXY_COMMAND, SSH_ASKPASS, PAGER, EDITOR, VISUAL and \
+PROMPT_COMMAND (set before a command or exported), git rebase --exec, fetch/pull/clone \
+--upload-pack, push --receive-pack, submodule foreach, bisect run, filter-branch's filters, \
+difftool --extcmd, ssh -o ProxyCommand/LocalCommand, rsync -e, and tar --to-command, \
+--checkpoint-action=exec=, -I/--use-compress-program, --info-script. Text that is only data is \
+not flagged: echo \"rm -rf /\", git commit -m \"rm -rf\", grep -r 'git push -f', a here-document \
+written to a file.
+
+Not inspected (the classifier does not flag a call for these): the contents of \
+scripts and programs run from files (bash script.sh, ./run.sh, source env.sh, make and its \
+Makefile, npm/yarn/cargo/pip scripts and build files, a binary just built, git hooks already in \
+the repository, files named by git's helper settings such as credential.helper=/path); code for \
+other interpreters (python -c, node -e, perl -e, ruby -e, php -r, awk programs with system() or \
+redirections, sed's e and w commands, jq, SQL given to psql or sqlite3); aliases and functions \
+defined outside the command line (in ~/.bashrc, in an earlier call) and programs put on PATH \
+earlier under a harmless name; settings files that programs read (~/.gitconfig, .git/config written \
+earlier, ssh_config and ssh -F, editors' and pagers' own commands such as vim -c); commands run \
+elsewhere (over ssh, in containers with docker, podman or kubectl exec, on a remote by git push \
+hooks, later by cron or systemd timers set up earlier); what a command does to data it is given at \
+run time (rm $(cat list), rm $FILES, a path in an unknown variable); deletes and changes through \
+programs the classifier has no rule for (docker system prune, kubectl delete, terraform destroy, API calls made with curl -X DELETE); and \
+using up resources other than by a fork bomb (filling the disk, endless loops). The gate decides \
+when a person is asked; it is not a sandbox.
 
 For the other tools the classifier flags write, edit, multi_edit, delete, patch, apply_patch and \
 notebook_edit calls whose `file_path`, `path` or `paths` (or the files named in a patch's \

@@ -7,26 +7,26 @@
 use super::Danger;
 use super::bash::Walker;
 use super::shell::Word;
-use super::wrappers::{self, command_name};
+use super::wrappers::{self, SHELLS, command_name, shell_options};
 
 /// A command's arguments split into options and operands.
 #[derive(Debug, Default)]
-struct Parsed {
+pub(super) struct Parsed {
     /// Every short option letter given.
-    shorts: Vec<char>,
+    pub shorts: Vec<char>,
     /// Short options with their values (`-t DIR`, `-tDIR`).
-    short_values: Vec<(char, Word)>,
+    pub short_values: Vec<(char, Word)>,
     /// Long options, without dashes, with their values.
-    longs: Vec<(String, Option<Word>)>,
+    pub longs: Vec<(String, Option<Word>)>,
     /// The operands, those after `--` included.
-    operands: Vec<Word>,
+    pub operands: Vec<Word>,
     /// How many operands came after `--`.
-    after_dashdash: usize,
+    pub after_dashdash: usize,
 }
 
 /// Splits `args`: the short letters in `short_values` and the long names in
 /// `long_values` take a value (attached or the next word).
-fn parse_args(args: &[Word], short_values: &str, long_values: &[&str]) -> Parsed {
+pub(super) fn parse_args(args: &[Word], short_values: &str, long_values: &[&str]) -> Parsed {
     let mut p = Parsed::default();
     let mut i = 0;
     while let Some(w) = args.get(i) {
@@ -85,24 +85,24 @@ fn parse_args(args: &[Word], short_values: &str, long_values: &[&str]) -> Parsed
 }
 
 impl Parsed {
-    fn short(&self, c: char) -> bool {
+    pub fn short(&self, c: char) -> bool {
         self.shorts.contains(&c)
     }
 
     /// `--name`, or an abbreviation of it of three letters or more.
-    fn long(&self, name: &str) -> bool {
+    pub fn long(&self, name: &str) -> bool {
         self.longs
             .iter()
             .any(|(given, _)| given == name || (given.len() >= 3 && name.starts_with(given)))
     }
 
     /// Any of the short letters or long names.
-    fn flag(&self, shorts: &str, longs: &[&str]) -> bool {
+    pub fn flag(&self, shorts: &str, longs: &[&str]) -> bool {
         shorts.chars().any(|c| self.short(c)) || longs.iter().any(|l| self.long(l))
     }
 
     /// The values given to a short letter or a long name.
-    fn values(&self, short: Option<char>, long: &str) -> Vec<Word> {
+    pub fn values(&self, short: Option<char>, long: &str) -> Vec<Word> {
         let shorts = self
             .short_values
             .iter()
@@ -132,7 +132,7 @@ impl Walker<'_> {
                 self.writes(&p.operands, seg, Danger::DeleteOutside);
             }
             "find" => self.find(args, seg, depth),
-            "git" => self.git(args, seg),
+            "git" => self.git(args, seg, depth),
             "chmod" => self.chmod(args, seg),
             "chown" | "chgrp" => {
                 let p = parse_args(args, "", &["reference", "from"]);
@@ -195,7 +195,7 @@ impl Walker<'_> {
                 self.writes(&p.operands, seg, Danger::WriteOutside);
             }
             "cp" | "ln" | "install" | "mv" => self.copy_like(name, args, seg),
-            "rsync" => self.rsync(args, seg),
+            "rsync" => self.rsync(args, seg, depth),
             "touch" | "mkdir" | "truncate" => {
                 let p = parse_args(
                     args,
@@ -230,7 +230,71 @@ impl Walker<'_> {
                 targets.retain(|w| w.text != "-");
                 self.writes(&targets, seg, Danger::WriteOutside);
             }
-            "tar" => self.tar(args, seg),
+            "tar" => self.tar(args, seg, depth),
+            "alias" => {
+                // An alias runs its text wherever it is used later.
+                for w in args.iter().filter(|w| w.text.contains('=')) {
+                    if let Some((_, value)) = w.text.split_once('=') {
+                        self.code_value(value, w.expands, seg, depth);
+                    }
+                }
+            }
+            "ssh" | "scp" | "sftp" => {
+                // The command runs remotely (not inspected), but these
+                // options run a command here.
+                let p = parse_args(args, "bcDEeFIiJLlmOoPpQRSWw", &[]);
+                for opt in p.values(Some('o'), "") {
+                    let (key, value) = match opt.text.split_once(['=', ' ']) {
+                        Some((k, v)) => (k.to_ascii_lowercase(), v.trim_start_matches(['=', ' '])),
+                        None => continue,
+                    };
+                    if matches!(key.as_str(), "proxycommand" | "localcommand") {
+                        self.code_value(value, opt.expands, seg, depth);
+                    }
+                }
+            }
+            "kill" if kills_everything(args) => self.flag_segment(Danger::KillAll, seg, None),
+            "killall5" => self.flag_segment(Danger::KillAll, seg, None),
+            "pkill" | "killall" => {
+                // `pkill -u me`, `killall -u me`: every process of a user;
+                // `pkill .`: every process whose name matches anything.
+                let p = parse_args(
+                    args,
+                    "sugtPGUFn",
+                    &[
+                        "signal", "uid", "euid", "group", "terminal", "parent", "user",
+                    ],
+                );
+                let by_user = p.flag("uU", &["user", "euid", "uid"]);
+                let everything = p.operands.is_empty()
+                    || p.operands
+                        .iter()
+                        .any(|w| matches!(w.text.as_str(), "." | ".*" | "^" | ""));
+                if (by_user && p.operands.is_empty()) || (name == "pkill" && everything) {
+                    self.flag_segment(Danger::KillAll, seg, None);
+                }
+            }
+            "crontab" => {
+                // Only listing leaves the crontab as it is; a file or `-`
+                // replaces it, `-r` removes it, `-e` edits it.
+                let p = parse_args(args, "uT", &[]);
+                let lists = p.flag("lV", &["help", "version"]) || p.short('T');
+                if !lists {
+                    self.flag_segment(Danger::Crontab, seg, None);
+                }
+            }
+            "source" | "." => {
+                let operand = args.iter().find(|w| w.text != "--");
+                if let Some(op) = operand {
+                    self.script_operand(op, seg, depth);
+                }
+            }
+            n if SHELLS.contains(&n) => {
+                let opts = shell_options(args);
+                if let Some(op) = opts.operand.filter(|_| !opts.stdin) {
+                    self.script_operand(op, seg, depth);
+                }
+            }
             "unzip" => {
                 if let Some(i) = args.iter().position(|w| w.text == "-d")
                     && let Some(dir) = args.get(i + 1)
@@ -303,115 +367,6 @@ impl Walker<'_> {
                 }
                 _ => {}
             }
-        }
-    }
-
-    fn git(&mut self, args: &[Word], seg: usize) {
-        let mut i = 0;
-        while let Some(w) = args.get(i) {
-            let t = w.text.as_str();
-            if matches!(
-                t,
-                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
-            ) {
-                i += 2;
-            } else if t.starts_with('-') {
-                i += 1;
-            } else {
-                break;
-            }
-        }
-        let Some(sub) = args.get(i) else { return };
-        let rest = args.get(i + 1..).unwrap_or(&[]);
-        let danger = match sub.text.as_str() {
-            "push" => {
-                let p = parse_args(rest, "o", &["repo", "receive-pack", "exec", "push-option"]);
-                let refspecs = p.operands.get(1..).unwrap_or(&[]);
-                if p.flag(
-                    "f",
-                    &["force", "force-with-lease", "force-if-includes", "mirror"],
-                ) || refspecs.iter().any(|w| w.text.starts_with('+'))
-                {
-                    Some(Danger::ForcePush)
-                } else if p.flag("d", &["delete", "prune"])
-                    || refspecs
-                        .iter()
-                        .any(|w| w.text.len() > 1 && w.text.starts_with(':'))
-                {
-                    Some(Danger::RemoteDelete)
-                } else {
-                    None
-                }
-            }
-            "reset" => parse_args(rest, "", &[])
-                .long("hard")
-                .then_some(Danger::HardReset),
-            "clean" => {
-                let p = parse_args(rest, "e", &["exclude"]);
-                (p.flag("f", &["force"]) && !p.flag("n", &["dry-run"])).then_some(Danger::GitClean)
-            }
-            "checkout" => {
-                let p = parse_args(rest, "bB", &["orphan", "conflict"]);
-                (p.flag("f", &["force"])
-                    || p.after_dashdash > 0
-                    || p.operands.iter().any(|w| w.text == "." || w.text == ":/"))
-                .then_some(Danger::DiscardChanges)
-            }
-            "restore" => {
-                let p = parse_args(rest, "s", &["source", "pathspec-from-file"]);
-                let only_staged = p.flag("S", &["staged"]) && !p.flag("W", &["worktree"]);
-                (!only_staged && (!p.operands.is_empty() || p.long("pathspec-from-file")))
-                    .then_some(Danger::DiscardChanges)
-            }
-            "switch" => {
-                let p = parse_args(
-                    rest,
-                    "cC",
-                    &["create", "force-create", "orphan", "conflict"],
-                );
-                p.flag("f", &["discard-changes", "force"])
-                    .then_some(Danger::DiscardChanges)
-            }
-            "stash" => {
-                let verb = rest.iter().find(|w| !w.text.starts_with('-'));
-                verb.is_some_and(|w| w.text == "drop" || w.text == "clear")
-                    .then_some(Danger::StashDrop)
-            }
-            "branch" => {
-                let p = parse_args(rest, "", &[]);
-                (p.short('D') || (p.flag("d", &["delete"]) && p.flag("f", &["force"])))
-                    .then_some(Danger::BranchDelete)
-            }
-            "clone" => {
-                let p = parse_args(
-                    rest,
-                    "obcju",
-                    &[
-                        "origin",
-                        "branch",
-                        "config",
-                        "jobs",
-                        "upload-pack",
-                        "depth",
-                        "reference",
-                        "separate-git-dir",
-                        "template",
-                        "shallow-since",
-                        "shallow-exclude",
-                        "filter",
-                    ],
-                );
-                if p.operands.len() >= 2
-                    && let Some(dir) = p.operands.last()
-                {
-                    self.write(dir, seg, Danger::WriteOutside);
-                }
-                None
-            }
-            _ => None,
-        };
-        if let Some(d) = danger {
-            self.flag_segment(d, seg, None);
         }
     }
 
@@ -504,7 +459,7 @@ impl Walker<'_> {
         self.writes(&dest, seg, Danger::WriteOutside);
     }
 
-    fn rsync(&mut self, args: &[Word], seg: usize) {
+    fn rsync(&mut self, args: &[Word], seg: usize, depth: usize) {
         let p = parse_args(
             args,
             "eBfTM",
@@ -540,6 +495,10 @@ impl Walker<'_> {
         if deletes {
             self.flag_segment(Danger::RecursiveDelete, seg, None);
         }
+        // `-e CMD` is the local command that carries the transfer.
+        for rsh in p.values(Some('e'), "rsh") {
+            self.code_value(&rsh.text, rsh.expands, seg, depth);
+        }
         if p.operands.len() >= 2
             && let Some(dest) = p.operands.last()
         {
@@ -555,7 +514,7 @@ impl Walker<'_> {
         }
     }
 
-    fn tar(&mut self, args: &[Word], seg: usize) {
+    fn tar(&mut self, args: &[Word], seg: usize, depth: usize) {
         // Old style: `tar xzf a.tgz -C dir`, the first word a group of letters.
         let mut args = args.to_vec();
         if let Some(first) = args.first_mut()
@@ -572,11 +531,30 @@ impl Walker<'_> {
                 "files-from",
                 "exclude-from",
                 "to-command",
+                "use-compress-program",
+                "info-script",
+                "new-volume-script",
             ],
         );
         if p.flag("x", &["extract", "get"]) {
             let dirs = p.values(Some('C'), "directory");
             self.writes(&dirs, seg, Danger::WriteOutside);
+        }
+        // Options whose value tar runs as a command.
+        let mut commands = p.values(Some('I'), "use-compress-program");
+        commands.extend(p.values(Some('F'), "info-script"));
+        commands.extend(p.values(None, "new-volume-script"));
+        commands.extend(p.values(None, "to-command"));
+        for action in p.values(None, "checkpoint-action") {
+            if let Some(cmd) = action.text.strip_prefix("exec=") {
+                commands.push(Word {
+                    text: cmd.to_string(),
+                    ..action.clone()
+                });
+            }
+        }
+        for cmd in commands {
+            self.code_value(&cmd.text, cmd.expands, seg, depth);
         }
     }
 }
@@ -591,6 +569,25 @@ fn effective_name(words: &[Word]) -> Option<String> {
         }
     }
     words.first().map(|w| command_name(w).to_string())
+}
+
+/// True for `kill -9 -1`, `kill -- -1`, `kill -s KILL -1` and `kill -1`:
+/// a pid of -1 means every process the caller may signal. (`kill -1`
+/// alone is a signal without a pid, which does nothing, but is flagged
+/// all the same since nobody needs it.)
+fn kills_everything(args: &[Word]) -> bool {
+    let mut rest = args;
+    match rest.first().map(|w| w.text.as_str()) {
+        Some("-s" | "-n") => rest = rest.get(2..).unwrap_or(&[]),
+        Some("-l" | "-L") => return false,
+        Some("-1") if rest.len() == 1 => return true,
+        Some(t) if t.starts_with('-') && t != "--" => rest = &rest[1..],
+        _ => {}
+    }
+    if rest.first().is_some_and(|w| w.text == "--") {
+        rest = &rest[1..];
+    }
+    rest.iter().any(|w| w.text == "-1")
 }
 
 /// True when a chmod mode lets others write: `777`, `0666`, `o+w`, `a=rwx`.

@@ -9,6 +9,7 @@ pub mod cli;
 mod commands;
 pub mod config;
 mod files;
+mod git;
 mod glob;
 pub mod place;
 pub mod policy;
@@ -27,13 +28,14 @@ use config::ConfigError;
 /// reason a decision carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Danger {
-    /// `rm -r`, `find -delete`, `find -exec rm`, `rsync --delete`, `delete` with `recursive`.
+    /// `rm -r`, `find -delete`, `find -exec rm`, `xargs rm`, `rsync --delete`,
+    /// `delete` with `recursive`.
     RecursiveDelete,
     /// `git push --force`, `+refspec`, `--mirror`.
     ForcePush,
     /// `git push --delete`, `:branch`, `--prune`.
     RemoteDelete,
-    /// `git branch -D`.
+    /// `git branch -D`, `git update-ref -d`.
     BranchDelete,
     /// `git reset --hard`.
     HardReset,
@@ -43,6 +45,9 @@ pub enum Danger {
     DiscardChanges,
     /// `git stash drop`, `git stash clear`.
     StashDrop,
+    /// `git reflog expire`, `git gc --prune=now`, `git prune`,
+    /// `git filter-branch`: the history that could bring work back.
+    HistoryLoss,
     /// `curl ... | sh`, `bash <(curl ...)`, `sh -c "$(wget -O- ...)"`.
     PipeToShell,
     /// `base64 -d x | sh`, `echo "$X" | bash`: a script the classifier cannot read.
@@ -65,6 +70,14 @@ pub enum Danger {
     DeleteOutside,
     /// Commands nested deeper than the classifier reads.
     TooDeep,
+    /// Code put together at run time, which cannot be read before it runs:
+    /// `$(echo rm) -rf /`, `$cmd`, `eval "$x"`, `bash -c "$x"`,
+    /// `source <(base64 -d x)`, `git -c core.hooksPath=h commit`.
+    Unchecked,
+    /// `kill -9 -1`, `killall5`, `pkill -u me`: every process in reach.
+    KillAll,
+    /// `crontab -r`, `crontab file`: replaces or removes the user's crontab.
+    Crontab,
 }
 
 impl Danger {
@@ -79,6 +92,7 @@ impl Danger {
             Danger::GitClean => "git clean -f deletes untracked files",
             Danger::DiscardChanges => "discards uncommitted changes",
             Danger::StashDrop => "drops stashed changes",
+            Danger::HistoryLoss => "deletes or rewrites git history for good",
             Danger::PipeToShell => "runs code downloaded from the network",
             Danger::PipedScript => "runs a script piped in from another command",
             Danger::Privilege => "runs as another user",
@@ -90,6 +104,9 @@ impl Danger {
             Danger::WriteOutside => "write outside the working directory",
             Danger::DeleteOutside => "delete outside the working directory",
             Danger::TooDeep => "commands nested too deeply to check",
+            Danger::Unchecked => "runs code that cannot be checked before it runs",
+            Danger::KillAll => "kills every process it can reach",
+            Danger::Crontab => "replaces or removes the user's crontab",
         }
     }
 }

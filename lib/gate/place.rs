@@ -151,22 +151,33 @@ mod tests {
 
     #[test]
     fn symlinks_out_of_the_directory_are_outside() {
-        // Not under /tmp, which counts as inside.
-        let base = concat!(env!("CARGO_MANIFEST_DIR"), "/target");
-        std::fs::create_dir_all(base).unwrap();
-        let dir = tempfile::tempdir_in(base).unwrap();
+        // Wherever the temporary directory is: with no temporary places,
+        // a sibling of the working directory is outside even under /tmp.
+        let dir = tempfile::tempdir().unwrap();
         let cwd = dir.path().join("proj");
         std::fs::create_dir(&cwd).unwrap();
         let elsewhere = dir.path().join("elsewhere");
         std::fs::create_dir(&elsewhere).unwrap();
         std::os::unix::fs::symlink(&elsewhere, cwd.join("link")).unwrap();
-        let p = place(&cwd);
+        let p = Place {
+            temp: Vec::new(),
+            ..place(&cwd)
+        };
         assert!(p.is_outside(&p.resolve(&cwd, "link/file")));
+        assert!(!p.is_outside(&p.resolve(&cwd, "new/dir/file")));
+        // With the usual temporary places too: a link to `/` leads out of
+        // any working directory but `/` itself.
+        std::os::unix::fs::symlink("/", cwd.join("root")).unwrap();
+        let p = place(&cwd);
+        assert!(p.is_outside(&p.resolve(&cwd, "root/etc/x")));
         assert!(!p.is_outside(&p.resolve(&cwd, "new/dir/file")));
         // A working directory reached through a symlink is still inside.
         let alias = dir.path().join("alias");
         std::os::unix::fs::symlink(&cwd, &alias).unwrap();
-        let p = place(&alias);
+        let p = Place {
+            temp: Vec::new(),
+            ..place(&alias)
+        };
         assert!(!p.is_outside(&p.resolve(&alias, "x.txt")));
         assert!(!p.is_outside(&cwd.join("x.txt")));
     }

@@ -17,6 +17,8 @@ pub struct Word {
     pub substitutions: Vec<String>,
     /// True when the word's value depends on an expansion (`$` or a
     /// backtick outside single quotes), so `text` is not its real value.
+    /// For the delimiter of a here-document whose delimiter is unquoted:
+    /// true when its body expands.
     pub expands: bool,
     /// True when any part of the word was quoted or escaped.
     pub quoted: bool,
@@ -312,17 +314,18 @@ impl Parser {
             let body = lines.join("\n");
             // An unquoted delimiter means the body is expanded: the
             // substitutions in it run, whatever the command is.
-            let substitutions = if doc.expands {
+            let expanded = if doc.expands {
                 expansions_of(&body)
             } else {
-                Vec::new()
+                Word::default()
             };
             if let Some(r) = self
                 .commands
                 .get_mut(doc.command)
                 .and_then(|c| c.redirects.get_mut(doc.redirect))
             {
-                r.target.substitutions.extend(substitutions);
+                r.target.substitutions.extend(expanded.substitutions);
+                r.target.expands |= expanded.expands;
                 r.body = Some(body);
             }
         }
@@ -585,9 +588,10 @@ impl Parser {
     }
 }
 
-/// The command substitutions in text that the shell expands as if it were
-/// inside double quotes (an unquoted here-document body).
-fn expansions_of(text: &str) -> Vec<String> {
+/// Text that the shell expands as if it were inside double quotes (an
+/// unquoted here-document body) read as one word: its command
+/// substitutions, and whether anything in it expands.
+fn expansions_of(text: &str) -> Word {
     let mut p = Parser {
         chars: text.chars().collect(),
         pos: 0,
@@ -599,7 +603,7 @@ fn expansions_of(text: &str) -> Vec<String> {
     };
     let mut w = Word::default();
     p.double_quoted(&mut w, None);
-    w.substitutions
+    w
 }
 
 #[cfg(test)]
@@ -699,6 +703,8 @@ mod tests {
         assert_eq!(doc.kind, RedirectKind::HereDoc);
         assert_eq!(doc.body.as_deref(), Some("rm -rf x\n$(touch y)"));
         assert_eq!(doc.target.substitutions, vec!["touch y"]);
+        assert!(doc.target.expands);
+        assert!(!parse("sh <<EOF\nls\nEOF\n")[0].redirects[0].target.expands);
         assert_eq!(cmds[1].words[0].text, "sh");
         assert_eq!(cmds[2].words[0].text, "ls");
         // A quoted delimiter: no expansion.

@@ -14,10 +14,14 @@ pub(super) const SHELLS: [&str; 9] = [
 pub(super) enum Inner<'a> {
     /// Another command line, given as words.
     Argv(&'a [Word]),
-    /// A script given as one string (`su -c '...'`, `watch '...'`).
-    Script(String),
+    /// A script given as one string (`su -c '...'`, `watch '...'`);
+    /// `literal` unless a word it was made of expands (`eval "$x"`).
+    Script { src: String, literal: bool },
     /// Nothing runs (`command -v rm`, `sudo -l`).
     Nothing,
+    /// Commands come from the input at run time (`parallel` without a
+    /// command, `xargs sh -c` without a script).
+    Unreadable,
 }
 
 /// Skips leading `NAME=value` assignments.
@@ -26,9 +30,15 @@ pub(super) fn skip_assignments(words: &[Word]) -> &[Word] {
     &words[n..]
 }
 
+/// `NAME=value`, and bash's `NAME+=value` and `NAME[index]=value`.
 pub(super) fn is_assignment(text: &str) -> bool {
     match text.split_once('=') {
         Some((name, _)) => {
+            let name = name.strip_suffix('+').unwrap_or(name);
+            let name = match name.split_once('[') {
+                Some((base, index)) if index.ends_with(']') => base,
+                _ => name,
+            };
             !name.is_empty()
                 && !name.starts_with(|c: char| c.is_ascii_digit())
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -113,7 +123,87 @@ pub(super) fn unwrap(words: &[Word]) -> Option<(Inner<'_>, Option<Danger>)> {
         "for" | "case" | "select" | "function" | "fi" | "done" | "esac" | "in" => Inner::Nothing,
         "time" => Inner::Argv(rest_after(&[])),
         "exec" => Inner::Argv(rest_after(&["-a"])),
-        "setsid" | "caffeinate" => Inner::Argv(rest_after(&[])),
+        "setsid" | "caffeinate" | "valgrind" | "fakeroot" | "proxychains" | "proxychains4"
+        | "torsocks" | "xvfb-run" | "dbus-run-session" | "firejail" | "unshare" | "prlimit" => {
+            Inner::Argv(rest_after(&[]))
+        }
+        "strace" | "ltrace" => Inner::Argv(rest_after(&[
+            "-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-X", "-O", "-S", "-n",
+        ])),
+        "systemd-run" => Inner::Argv(rest_after(&[
+            "-p",
+            "--property",
+            "-u",
+            "--unit",
+            "-E",
+            "--setenv",
+            "--uid",
+            "--gid",
+            "-M",
+            "--machine",
+            "--slice",
+            "--description",
+            "--working-directory",
+        ])),
+        // The first operand (a CPU mask, a priority, a directory, a time)
+        // comes before the command; with `-p` they change a running process.
+        "taskset" | "chrt" | "chroot" | "faketime" => {
+            let rest = rest_after(&["--userspec", "--groups", "-f"]);
+            if args.iter().any(|w| w.text == "-p" || w.text == "--pid") {
+                Inner::Nothing
+            } else {
+                Inner::Argv(rest.get(1..).unwrap_or(&[]))
+            }
+        }
+        // `coproc cmd`, `coproc NAME { cmd; }`.
+        "coproc" => match args {
+            [_, next, ..] if next.text == "{" || next.text == "(" => Inner::Argv(&args[1..]),
+            _ => Inner::Argv(args),
+        },
+        // `sg group -c 'cmd'`, `script -c 'cmd' log`: a script.
+        "sg" | "script" => match args
+            .iter()
+            .position(|w| w.text == "-c" || w.text == "--command")
+        {
+            Some(i) => script_of(args.get(i + 1..i + 2).unwrap_or(&[])),
+            None if name == "sg" => Inner::Argv(args.get(1..).unwrap_or(&[])),
+            None => Inner::Nothing,
+        },
+        // GNU parallel runs its command on each input, or each input line
+        // as a command when no command is given.
+        "parallel" => {
+            let rest = rest_after(&[
+                "-j",
+                "--jobs",
+                "-S",
+                "--sshlogin",
+                "--halt",
+                "-N",
+                "-n",
+                "-L",
+                "-l",
+                "-d",
+                "-I",
+                "--delay",
+                "--timeout",
+                "--joblog",
+                "-a",
+                "--arg-file",
+                "--colsep",
+                "-C",
+                "--tmpdir",
+                "--results",
+            ]);
+            let end = rest
+                .iter()
+                .position(|w| w.text.starts_with(":::"))
+                .unwrap_or(rest.len());
+            if end == 0 {
+                Inner::Unreadable
+            } else {
+                Inner::Argv(&rest[..end])
+            }
+        }
         "command" => {
             if args
                 .iter()
@@ -156,29 +246,32 @@ pub(super) fn unwrap(words: &[Word]) -> Option<(Inner<'_>, Option<Danger>)> {
             }
         }
         "env" => return Some((env_inner(args), None)),
-        "xargs" => Inner::Argv(rest_after(&[
-            "-I",
-            "-n",
-            "-L",
-            "-P",
-            "-s",
-            "-d",
-            "-E",
-            "-a",
-            "--max-args",
-            "--max-lines",
-            "--max-procs",
-            "--max-chars",
-            "--delimiter",
-            "--arg-file",
-            "--process-slot-var",
-        ])),
+        "xargs" => xargs_inner(
+            args,
+            rest_after(&[
+                "-I",
+                "-n",
+                "-L",
+                "-P",
+                "-s",
+                "-d",
+                "-E",
+                "-a",
+                "--max-args",
+                "--max-lines",
+                "--max-procs",
+                "--max-chars",
+                "--delimiter",
+                "--arg-file",
+                "--process-slot-var",
+            ]),
+        ),
         "flock" => {
             if let Some(i) = args
                 .iter()
                 .position(|w| w.text == "-c" || w.text == "--command")
             {
-                Inner::Script(args.get(i + 1).map(|w| w.text.clone()).unwrap_or_default())
+                script_of(args.get(i + 1..i + 2).unwrap_or(&[]))
             } else {
                 let rest = rest_after(&["-w", "-E", "--timeout", "--conflict-exit-code"]);
                 // The lock file or descriptor comes before the command.
@@ -191,7 +284,7 @@ pub(super) fn unwrap(words: &[Word]) -> Option<(Inner<'_>, Option<Danger>)> {
                 Inner::Argv(rest)
             } else {
                 // watch joins its arguments and runs them with `sh -c`.
-                Inner::Script(join(rest))
+                script_of(rest)
             }
         }
         "sudo" | "doas" | "pkexec" | "run0" => {
@@ -244,26 +337,29 @@ pub(super) fn unwrap(words: &[Word]) -> Option<(Inner<'_>, Option<Danger>)> {
         "su" => {
             let script = args.iter().enumerate().find_map(|(i, w)| {
                 if w.text == "-c" || w.text == "--command" {
-                    args.get(i + 1).map(|w| w.text.clone())
+                    args.get(i + 1).cloned()
                 } else {
-                    w.text.strip_prefix("--command=").map(str::to_string)
+                    w.text.strip_prefix("--command=").map(|s| Word {
+                        text: s.to_string(),
+                        ..w.clone()
+                    })
                 }
             });
-            let inner = script.map_or(Inner::Nothing, Inner::Script);
+            let inner = script.map_or(Inner::Nothing, |w| script_of(&[w]));
             return Some((inner, Some(Danger::Privilege)));
         }
-        "eval" => Inner::Script(join(args)),
+        "eval" => script_of(args),
         "trap" => {
             // `trap 'rm -rf x' EXIT` runs its first argument later.
-            match args.iter().find(|w| !w.text.starts_with('-')) {
-                Some(w) => Inner::Script(w.text.clone()),
+            match args.iter().position(|w| !w.text.starts_with('-')) {
+                Some(i) => script_of(&args[i..=i]),
                 None => Inner::Nothing,
             }
         }
         n if SHELLS.contains(&n) => {
             let opts = shell_options(args);
             if opts.command {
-                Inner::Script(opts.operand.map(|w| w.text.clone()).unwrap_or_default())
+                script_of(opts.operand.map(std::slice::from_ref).unwrap_or(&[]))
             } else {
                 return None;
             }
@@ -273,27 +369,63 @@ pub(super) fn unwrap(words: &[Word]) -> Option<(Inner<'_>, Option<Danger>)> {
     Some((inner, None))
 }
 
+/// What `xargs` runs: its command, unless it is a shell whose script is
+/// the input itself (`xargs sh -c`, `xargs -I{} bash -c '{}'`).
+fn xargs_inner<'a>(args: &'a [Word], rest: &'a [Word]) -> Inner<'a> {
+    let mut replace: Option<String> = None;
+    for (i, w) in args.iter().enumerate() {
+        let t = w.text.as_str();
+        if t == "-I" {
+            replace = args.get(i + 1).map(|w| w.text.clone());
+        } else if let Some(r) = t
+            .strip_prefix("-I")
+            .or_else(|| t.strip_prefix("--replace="))
+        {
+            replace = Some(r.to_string());
+        } else if t == "-i" || t == "--replace" {
+            replace = Some("{}".into());
+        } else if let Some(r) = t.strip_prefix("-i") {
+            replace = Some(r.to_string());
+        }
+    }
+    let Some(first) = rest.first() else {
+        return Inner::Argv(rest);
+    };
+    if SHELLS.contains(&command_name(first)) {
+        let opts = shell_options(&rest[1..]);
+        let fed = match (opts.operand, &replace) {
+            (None, _) => opts.command,
+            (Some(script), Some(r)) => opts.command && script.text.contains(r.as_str()),
+            (Some(_), None) => false,
+        };
+        if fed {
+            return Inner::Unreadable;
+        }
+    }
+    if replace.is_some_and(|r| first.text.contains(r.as_str())) {
+        return Inner::Unreadable;
+    }
+    Inner::Argv(rest)
+}
+
 /// `env -i A=1 -u B cmd`, `env -S 'cmd args'`, `env --chdir=d cmd`.
 fn env_inner(args: &[Word]) -> Inner<'_> {
     let mut i = 0;
     while let Some(w) = args.get(i) {
         let t = w.text.as_str();
         if t == "-S" || t == "--split-string" {
-            let mut script: Vec<String> = args
-                .get(i + 1)
-                .map(|w| w.text.clone())
-                .into_iter()
-                .collect();
-            script.extend(args.iter().skip(i + 2).map(|w| w.text.clone()));
-            return Inner::Script(script.join(" "));
+            return script_of(args.get(i + 1..).unwrap_or(&[]));
         }
         if let Some(s) = t
             .strip_prefix("--split-string=")
             .or_else(|| t.strip_prefix("-S").filter(|s| !s.is_empty()))
         {
-            let mut script = vec![s.to_string()];
-            script.extend(args.iter().skip(i + 1).map(|w| w.text.clone()));
-            return Inner::Script(script.join(" "));
+            let mut words = vec![Word {
+                text: s.to_string(),
+                ..w.clone()
+            }];
+            words.extend(args.iter().skip(i + 1).cloned());
+            return script_of(&words);
         }
         if matches!(t, "-u" | "--unset" | "-C" | "--chdir") {
             i += 2;
@@ -324,6 +456,14 @@ fn skip_options<'a>(args: &'a [Word], with_value: &[&str]) -> &'a [Word] {
         i += if with_value.contains(&t) { 2 } else { 1 };
     }
     args.get(i..).unwrap_or(&[])
+}
+
+/// A script made of words joined by spaces, literal unless one expands.
+fn script_of(words: &[Word]) -> Inner<'static> {
+    Inner::Script {
+        src: join(words),
+        literal: !words.iter().any(|w| w.expands),
+    }
 }
 
 pub(super) fn join(words: &[Word]) -> String {

@@ -61,10 +61,15 @@ impl From<ReasoningArg> for Reasoning {
 GROQ_API_KEY, DEEPSEEK_API_KEY, XAI_API_KEY, MISTRAL_API_KEY (or --api-key). Providers and models \
 are added in $AG_HOME/models.json (AG_HOME defaults to ~/.ag).
 
+A response that sends nothing for --idle-timeout seconds (default 300) is retried, then reported \
+as the server having gone silent. A local server that is not running (connection refused on \
+127.0.0.1 or localhost) and a host name that does not resolve fail at once.
+
 SIGINT or SIGTERM ends the call at once: the event stream ends with `done`, stop reason `aborted`, \
 holding what had arrived.
 
-Exit status: 0 success, 1 the model call failed, 2 usage or input error, 128+N ended by signal N."
+Exit status: 0 success, 1 the model call failed, 2 usage, input or set-up error (an unknown \
+provider or model id, a missing key: reported before any event), 128+N ended by signal N."
 )]
 pub struct LlmArgs {
     /// The model, as provider/model (`anthropic/claude-sonnet-4-5`, `openai/gpt-5`,
@@ -85,7 +90,8 @@ pub struct LlmArgs {
     /// How hard the model should think, for models that reason.
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub reasoning: Option<ReasoningArg>,
-    /// The most tokens the answer may have.
+    /// The most tokens the answer may have (default: the model's `max_output` from the model
+    /// table or models.json, sent on every API).
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
     /// Sampling temperature.
@@ -111,6 +117,22 @@ pub struct LlmArgs {
     /// Answer from the recordings in DIR (made with --record), with no network.
     #[arg(long, value_name = "DIR")]
     pub replay: Option<PathBuf>,
+    /// Give up on a response that sends nothing (no byte, before or after its headers) for
+    /// SECONDS; the attempt is retried like a dropped connection. Default 300, enough for a CPU
+    /// server's silent prompt processing; a provider's `idle_timeout` in models.json sets its
+    /// own; 0 waits forever.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub idle_timeout: Option<std::time::Duration>,
+}
+
+/// Parses a number of seconds, fractions allowed, 0 or more.
+pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    let n: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    std::time::Duration::try_from_secs_f64(n)
+        .map_err(|_| format!("`{s}` is not a number of seconds, 0 or more"))
 }
 
 /// ag-llm's clap command, for `--help`, the man page and completions.
@@ -155,10 +177,19 @@ pub fn run(args: LlmArgs) -> ExitStatus {
     if let Some(dir) = args.replay.clone() {
         llm = llm.with_replay(dir);
     }
+    llm = llm.with_idle_timeout(args.idle_timeout);
     let (req, json) = match build_request(&args) {
         Ok(r) => r,
         Err((msg, hint)) => return usage_error(&msg, hint.as_deref()),
     };
+    // A bad model id or a missing key is a set-up error: no event at all.
+    if let Err(f) = llm.check(&req.model) {
+        let (message, hint) = match f.message.find("\nhint: ") {
+            Some(i) => (&f.message[..i], Some(&f.message[i + 7..])),
+            None => (f.message.as_str(), None),
+        };
+        return usage_error(message, hint);
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -47,6 +47,14 @@ pub enum FailureKind {
     Overloaded,
     /// The connection failed or dropped: retried before any output.
     Network,
+    /// The server sent nothing for the idle timeout: retried before any output.
+    Stalled,
+    /// Nothing listens at a local address, or the host name does not
+    /// resolve: not worth retrying.
+    Unreachable,
+    /// A success status with a body that is no answer (an HTML page, a
+    /// proxy's notice): not retried.
+    NotAStream,
     /// The stream broke off or carried something unreadable.
     Stream,
     /// Anything else.
@@ -58,7 +66,10 @@ impl FailureKind {
     pub fn retryable(self) -> bool {
         matches!(
             self,
-            FailureKind::RateLimit | FailureKind::Overloaded | FailureKind::Network
+            FailureKind::RateLimit
+                | FailureKind::Overloaded
+                | FailureKind::Network
+                | FailureKind::Stalled
         )
     }
 }
@@ -278,6 +289,143 @@ fn retry_info(v: &Value) -> Option<Duration> {
         let secs: f64 = s.trim_end_matches('s').parse().ok()?;
         (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
     })
+}
+
+/// `message` with `note` added to its first part, before any `hint:` line.
+pub fn with_note(message: &str, note: &str) -> String {
+    match message.find("\nhint: ") {
+        Some(i) => format!("{} {note}{}", &message[..i], &message[i..]),
+        None => format!("{message} {note}"),
+    }
+}
+
+/// Classifies a request that got no answer at all: a local server that is
+/// not running and a host name that does not resolve fail at once, naming
+/// what to start or what to fix; anything else is a network failure,
+/// retried.
+pub fn classify_connect(
+    provider: &str,
+    url: &str,
+    e: &(dyn std::error::Error + 'static),
+) -> Failure {
+    let mut refused = false;
+    let mut innermost = e.to_string();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cur {
+        if c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            refused = true;
+        }
+        innermost = c.to_string();
+        cur = c.source();
+    }
+    let chain = error_chain(e);
+    let parsed = reqwest::Url::parse(url).ok();
+    let host = parsed
+        .as_ref()
+        .and_then(|u| u.host_str())
+        .unwrap_or("")
+        .to_string();
+    let lower = chain.to_ascii_lowercase();
+    if lower.contains("dns error") || lower.contains("failed to lookup address") {
+        return Failure::new(
+            FailureKind::Unreachable,
+            format!(
+                "cannot resolve the host name `{host}` of `{url}` ({innermost})\nhint: check the host in `--base-url`, or the provider's `base_url` in models.json"
+            ),
+        );
+    }
+    if refused && parsed.as_ref().is_some_and(is_loopback) {
+        let port = parsed
+            .as_ref()
+            .and_then(|u| u.port_or_known_default())
+            .unwrap_or(80);
+        return Failure::new(
+            FailureKind::Unreachable,
+            format!(
+                "nothing is listening at `{url}` (connection refused): the {provider} server is not running\nhint: {}, or point `--base-url` at where it listens",
+                start_hint(provider, port)
+            ),
+        );
+    }
+    Failure::new(
+        FailureKind::Network,
+        format!("cannot reach {provider} at `{url}`: {chain}"),
+    )
+}
+
+fn is_loopback(u: &reqwest::Url) -> bool {
+    let Some(host) = u.host_str() else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => {
+            let d = host.trim_end_matches('.').to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
+    }
+}
+
+/// How to start the server of a local provider.
+fn start_hint(provider: &str, port: u16) -> String {
+    match provider {
+        "llamacpp" => format!("start it: `llama-server -m MODEL.gguf --port {port} --jinja`"),
+        "ollama" => "start it: `ollama serve`".into(),
+        "vllm" => format!("start it: `vllm serve MODEL --port {port}`"),
+        "lmstudio" => "start it: `lms server start` (or LM Studio's Developer tab)".into(),
+        other => format!("start the server that `{other}` stands for (port {port})"),
+    }
+}
+
+/// The failure for a success status whose body is no model stream.
+pub fn not_a_stream(provider: &str, status: u16, content_type: &str, body: &[u8]) -> Failure {
+    let text = String::from_utf8_lossy(body);
+    let line = first_line(&text);
+    let ct = if content_type.is_empty() {
+        "no content type".to_string()
+    } else {
+        format!("`{content_type}`")
+    };
+    let what = if line.is_empty() {
+        "an empty body".to_string()
+    } else {
+        format!("a body beginning `{line}`")
+    };
+    Failure::new(
+        FailureKind::NotAStream,
+        format!(
+            "{provider} answered HTTP {status} with {ct} and {what}, not a model stream\nhint: the base URL may point at a web page, a proxy or a login portal rather than the API; check `--base-url`"
+        ),
+    )
+}
+
+/// True when the first bytes of a body could be a model stream (SSE, or
+/// JSON as Gemini sends without `alt=sse`).
+pub fn looks_like_stream(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    t.is_empty()
+        || ["data:", "event:", "id:", "retry:", ":", "{", "["]
+            .iter()
+            .any(|p| t.starts_with(p))
+}
+
+/// An error and its causes on one line.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = c.source();
+    }
+    s
 }
 
 fn first_line(s: &str) -> String {

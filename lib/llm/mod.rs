@@ -9,6 +9,7 @@ pub mod cli;
 pub mod convert;
 pub mod error;
 pub mod frames;
+pub mod keys;
 pub mod models;
 pub mod parse;
 pub mod providers;
@@ -40,6 +41,12 @@ pub struct LlmOptions {
     pub ag_home: Option<PathBuf>,
 }
 
+/// How long a response may stay silent (no byte at all, before or after
+/// the headers) before the attempt counts as failed. Long enough for a CPU
+/// server's silent prompt processing (75 s seen for 7,000 tokens with a
+/// 1.5B model; Codex waits 300 s too).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// The model client.
 pub struct Llm {
     client: reqwest::Client,
@@ -48,10 +55,16 @@ pub struct Llm {
     retry: RetryPolicy,
     record: Option<PathBuf>,
     replay: Option<PathBuf>,
+    /// The idle timeout from the command line: wins over every other setting.
+    idle_flag: Option<Duration>,
+    /// The idle timeout from a config file, for providers that set none.
+    idle_default: Option<Duration>,
 }
 
 /// Bytes of an error body kept for the message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
+/// Bytes of a success body kept to tell a stream from a web page.
+const HEAD_BYTES: usize = 4 * 1024;
 
 enum Outcome {
     Finished(AssistantMessage, Option<Failure>, bool),
@@ -76,6 +89,8 @@ impl Llm {
             retry: RetryPolicy::from_env(),
             record: None,
             replay: None,
+            idle_flag: None,
+            idle_default: None,
         })
     }
 
@@ -88,6 +103,20 @@ impl Llm {
     /// Answers every request from the recordings in `dir`, with no network.
     pub fn with_replay(mut self, dir: PathBuf) -> Llm {
         self.replay = Some(dir);
+        self
+    }
+
+    /// The idle timeout given on the command line (zero turns it off):
+    /// wins over `models.json` and the config file.
+    pub fn with_idle_timeout(mut self, idle: Option<Duration>) -> Llm {
+        self.idle_flag = idle;
+        self
+    }
+
+    /// The idle timeout from a config file, for providers whose
+    /// `models.json` entry sets none.
+    pub fn with_default_idle_timeout(mut self, idle: Option<Duration>) -> Llm {
+        self.idle_default = idle;
         self
     }
 
@@ -122,48 +151,44 @@ impl Llm {
             .map(|k| k.trim().to_string())
     }
 
-    /// Streams one call. Every event (ending with exactly one `done` or
-    /// `error`) goes to `sink` as it arrives; the returned message equals
-    /// the one in the final event (stop reason `error` or `aborted` when it
-    /// failed or was cancelled).
-    pub async fn stream(
+    /// Checks what can be checked before a call (the model id, its
+    /// provider, the key) without any network: the set-up errors that
+    /// ag-llm and ag-loop report before their first event.
+    pub fn check(&self, model: &str) -> Result<(), Failure> {
+        self.prepare(model).map(|_| ()).map_err(|e| e.1)
+    }
+
+    /// The model, its provider and the key for a call.
+    #[allow(clippy::type_complexity)]
+    fn prepare(
         &self,
-        req: &LlmRequest,
-        sink: &mut (dyn FnMut(LlmEvent) + Send),
-        cancel: &CancellationToken,
-    ) -> AssistantMessage {
-        let Some(info) = self.table.resolve(&req.model) else {
+        model: &str,
+    ) -> Result<(ModelInfo, &Provider, Option<String>), Box<(Option<ModelInfo>, Failure)>> {
+        let Some(info) = self.table.resolve(model) else {
             let providers: Vec<&str> = self.table.providers().map(|p| p.id.as_str()).collect();
+            let shape = match model.trim().split_once('/') {
+                None if model.trim().is_empty() => "no model given".to_string(),
+                None => format!("`{model}` is not a model the table knows, and has no provider"),
+                Some((p, m)) if self.table.provider(p).is_some() && m.is_empty() => {
+                    format!("`{model}` names no model after the provider")
+                }
+                Some((p, _)) => format!("unknown provider `{p}` in `{model}`"),
+            };
             let f = Failure::new(
                 FailureKind::ModelNotFound,
                 format!(
-                    "unknown model `{}`: give it as provider/model with a provider among {}\nhint: `ag-llm --list-models` shows the table; `$AG_HOME/models.json` adds providers and models",
-                    req.model,
+                    "unknown model: {shape}; give it as provider/model with a provider among {}\nhint: `ag-llm --list-models` shows the table; `$AG_HOME/models.json` adds providers and models",
                     providers.join(", ")
                 ),
             );
-            return self.fail(
-                sink,
-                &req.model,
-                None,
-                AssistantMessage::default(),
-                &f,
-                None,
-            );
+            return Err(Box::new((None, f)));
         };
         let Some(provider) = self.table.provider(&info.provider) else {
             let f = Failure::new(
                 FailureKind::Other,
                 format!("provider `{}` is not configured", info.provider),
             );
-            return self.fail(
-                sink,
-                &req.model,
-                Some(&info),
-                AssistantMessage::default(),
-                &f,
-                None,
-            );
+            return Err(Box::new((Some(info), f)));
         };
         let key = self.key_for(provider);
         if key.is_none() && !provider.key_optional && self.replay.is_none() {
@@ -185,15 +210,45 @@ impl Llm {
                     }
                 ),
             );
-            return self.fail(
-                sink,
-                &req.model,
-                Some(&info),
-                AssistantMessage::default(),
-                &f,
-                None,
-            );
+            return Err(Box::new((Some(info), f)));
         }
+        Ok((info, provider, key))
+    }
+
+    /// The idle timeout for a provider's responses; `None` when off.
+    pub fn idle_timeout(&self, provider: &Provider) -> Option<Duration> {
+        let d = self
+            .idle_flag
+            .or(provider.idle_timeout)
+            .or(self.idle_default)
+            .unwrap_or(DEFAULT_IDLE_TIMEOUT);
+        (!d.is_zero()).then_some(d)
+    }
+
+    /// Streams one call. Every event (ending with exactly one `done` or
+    /// `error`) goes to `sink` as it arrives; the returned message equals
+    /// the one in the final event (stop reason `error` or `aborted` when it
+    /// failed or was cancelled).
+    pub async fn stream(
+        &self,
+        req: &LlmRequest,
+        sink: &mut (dyn FnMut(LlmEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> AssistantMessage {
+        let (info, provider, key) = match self.prepare(&req.model) {
+            Ok(x) => x,
+            Err(e) => {
+                let (info, f) = *e;
+                return self.fail(
+                    sink,
+                    &req.model,
+                    info.as_ref(),
+                    AssistantMessage::default(),
+                    &f,
+                    None,
+                );
+            }
+        };
         let base_url = req
             .base_url
             .as_deref()
@@ -210,11 +265,12 @@ impl Llm {
             provider: provider.id.clone(),
             model: info.id.clone(),
         };
+        let idle = self.idle_timeout(provider);
         let mut started = false;
         let mut attempt = 0u32;
         loop {
             let outcome = self
-                .attempt(&http, &info, &names, sink, cancel, &mut started)
+                .attempt(&http, &info, &names, idle, sink, cancel, &mut started)
                 .await;
             match outcome {
                 Outcome::Aborted(mut msg) => {
@@ -238,6 +294,12 @@ impl Llm {
                         .flatten();
                     let Some(wait) = wait else {
                         let mut f = f;
+                        if attempt > 0 {
+                            f.message = error::with_note(
+                                &f.message,
+                                &format!("(after {} attempts)", attempt + 1),
+                            );
+                        }
                         if let Some(ra) = f.retry_after.filter(|ra| *ra > self.retry.give_up_over) {
                             f.message.push_str(&format!(
                                 "\n(the provider asked to wait {} s before another attempt)",
@@ -296,11 +358,13 @@ impl Llm {
     }
 
     /// One HTTP exchange (or one replay).
+    #[allow(clippy::too_many_arguments)]
     async fn attempt(
         &self,
         http: &HttpRequest,
         info: &ModelInfo,
         names: &Names,
+        idle: Option<Duration>,
         sink: &mut (dyn FnMut(LlmEvent) + Send),
         cancel: &CancellationToken,
         started: &mut bool,
@@ -356,20 +420,16 @@ impl Llm {
             }
             let sent = tokio::select! {
                 _ = cancel.cancelled() => break 'run Outcome::Aborted(AssistantMessage::default()),
-                r = rb.send() => r,
+                r = within(idle, rb.send()) => r,
             };
             let mut resp = match sent {
-                Ok(r) => r,
-                Err(e) => {
-                    let f = Failure::new(
-                        FailureKind::Network,
-                        format!(
-                            "cannot reach {} at `{}`: {}",
-                            names.provider,
-                            http.url,
-                            error_chain(&e)
-                        ),
-                    );
+                Some(Ok(r)) => r,
+                Some(Err(e)) => {
+                    let f = error::classify_connect(&names.provider, &http.url, &e);
+                    break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
+                }
+                None => {
+                    let f = silent(&names.provider, &http.url, idle, "before answering");
                     break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
                 }
             };
@@ -385,12 +445,14 @@ impl Llm {
                 loop {
                     let chunk = tokio::select! {
                         _ = cancel.cancelled() => break 'run Outcome::Aborted(AssistantMessage::default()),
-                        c = resp.chunk() => c,
+                        c = within(idle, resp.chunk()) => c,
                     };
                     match chunk {
-                        Ok(Some(c)) if body.len() < MAX_ERROR_BODY => body.extend_from_slice(&c),
-                        Ok(Some(_)) => {}
-                        Ok(None) | Err(_) => break,
+                        Some(Ok(Some(c))) if body.len() < MAX_ERROR_BODY => {
+                            body.extend_from_slice(&c)
+                        }
+                        Some(Ok(Some(_))) => {}
+                        Some(Ok(None) | Err(_)) | None => break,
                     }
                 }
                 recorded = body.clone();
@@ -414,17 +476,56 @@ impl Llm {
                 }
                 break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
             }
+            let content_type = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string();
+            if content_type.to_ascii_lowercase().contains("html") {
+                // A web page (a portal, a proxy's notice, the wrong URL):
+                // no parser will make an answer of it, and no retry either.
+                let mut head = Vec::new();
+                while head.len() < HEAD_BYTES {
+                    let chunk = tokio::select! {
+                        _ = cancel.cancelled() => break 'run Outcome::Aborted(AssistantMessage::default()),
+                        c = within(idle, resp.chunk()) => c,
+                    };
+                    match chunk {
+                        Some(Ok(Some(c))) => head.extend_from_slice(&c),
+                        _ => break,
+                    }
+                }
+                recorded = head.clone();
+                let f = error::not_a_stream(&names.provider, status, &content_type, &head);
+                break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
+            }
             start(&mut b, info, started);
             let mut failure = None;
+            let mut head: Vec<u8> = Vec::new();
             loop {
                 let chunk = tokio::select! {
                     _ = cancel.cancelled() => break 'run Outcome::Aborted(b.take_message()),
-                    c = resp.chunk() => c,
+                    c = within(idle, resp.chunk()) => c,
+                };
+                let Some(chunk) = chunk else {
+                    let when = if b.has_output() {
+                        "in the middle of the answer"
+                    } else {
+                        "after the headers"
+                    };
+                    failure = Some(silent(&names.provider, &http.url, idle, when));
+                    break;
                 };
                 match chunk {
                     Ok(Some(bytes)) => {
                         if self.record.is_some() {
                             recorded.extend_from_slice(&bytes);
+                        }
+                        if head.len() < HEAD_BYTES {
+                            head.extend_from_slice(
+                                &bytes[..bytes.len().min(HEAD_BYTES - head.len())],
+                            );
                         }
                         if let Err(f) = decoder.feed(&bytes, &mut b) {
                             failure = Some(f);
@@ -444,7 +545,7 @@ impl Llm {
                             format!(
                                 "the connection to {} broke mid-stream: {}",
                                 names.provider,
-                                error_chain(&e)
+                                error::error_chain(&e)
                             ),
                         ));
                         break;
@@ -452,7 +553,17 @@ impl Llm {
                 }
             }
             let had = b.has_output();
-            let (mut msg, f) = conclude(&mut b, failure);
+            let (mut msg, mut f) = conclude(&mut b, failure);
+            // Bytes came, but nothing a parser knew: a body that is no stream
+            // (plain text, a proxy's notice), not a dropped connection.
+            if !had
+                && f.as_ref().is_some_and(|f| f.kind == FailureKind::Network)
+                && !error::looks_like_stream(&head)
+            {
+                let nf = error::not_a_stream(&names.provider, status, &content_type, &head);
+                msg.error_message = Some(nf.message.clone());
+                f = Some(nf);
+            }
             msg.api = Some(decoder.api().as_str().to_string());
             Outcome::Finished(msg, f, had)
         };
@@ -478,19 +589,28 @@ fn start(b: &mut Builder<'_>, info: &ModelInfo, started: &mut bool) {
     }
 }
 
-/// An error and its causes on one line.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        let t = c.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        cur = c.source();
+/// Awaits `f`, or gives up (`None`) once `idle` passes; never with no limit.
+async fn within<F: std::future::Future>(idle: Option<Duration>, f: F) -> Option<F::Output> {
+    match idle {
+        Some(d) => tokio::time::timeout(d, f).await.ok(),
+        None => Some(f.await),
     }
-    s
+}
+
+/// The failure of an attempt that heard nothing for the idle timeout.
+fn silent(provider: &str, url: &str, idle: Option<Duration>, when: &str) -> Failure {
+    let d = idle.unwrap_or_default();
+    let secs = if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    };
+    Failure::new(
+        FailureKind::Stalled,
+        format!(
+            "the {provider} server went silent {when}: nothing arrived from `{url}` for {secs} (the idle timeout)\nhint: a server still processing a long prompt may need longer: raise `--idle-timeout`, `idle_timeout` in config.toml, or the provider's `idle_timeout` in models.json (0 turns it off)"
+        ),
+    )
 }
 
 #[cfg(test)]

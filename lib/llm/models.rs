@@ -106,6 +106,10 @@ pub struct Provider {
     pub headers: BTreeMap<String, String>,
     /// Chat Completions quirks.
     pub compat: Compat,
+    /// How long its responses may stay silent (`idle_timeout` in
+    /// models.json); zero turns the limit off.
+    #[serde(skip)]
+    pub idle_timeout: Option<std::time::Duration>,
 }
 
 /// Everything known about one model.
@@ -121,6 +125,10 @@ pub struct ModelInfo {
     pub context_window: u64,
     /// The largest output, in tokens.
     pub max_output: u64,
+    /// True when `max_output` comes from a table or `models.json` rather
+    /// than a guess.
+    #[serde(skip)]
+    pub max_output_known: bool,
     /// True for models that reason before answering.
     pub reasoning: bool,
     /// True for models that accept images.
@@ -135,6 +143,19 @@ impl ModelInfo {
     /// `provider/model`.
     pub fn full_id(&self) -> String {
         format!("{}/{}", self.provider, self.id)
+    }
+
+    /// The output limit to send when the request gives none: the model's
+    /// own when a table knows it; for a model no table knows, a quarter of
+    /// its context window when that is known (a server such as vLLM
+    /// refuses a request whose prompt and limit together pass its window,
+    /// so a guess must leave room for the prompt); else none, and the
+    /// server's default applies.
+    pub fn output_limit(&self) -> Option<u64> {
+        if self.max_output_known {
+            return Some(self.max_output.max(1));
+        }
+        (self.context_window > 0).then(|| self.max_output.min(self.context_window / 4).max(1))
     }
 }
 
@@ -359,6 +380,8 @@ struct ConfigProvider {
     #[serde(default)]
     headers: BTreeMap<String, String>,
     compat: Option<Compat>,
+    /// Seconds a response may stay silent; 0 turns the limit off.
+    idle_timeout: Option<f64>,
     #[serde(default)]
     models: Vec<ConfigModel>,
 }
@@ -405,6 +428,7 @@ impl ModelTable {
                     key_optional: p.key_optional,
                     headers: BTreeMap::new(),
                     compat: builtin_compat(p.id),
+                    idle_timeout: None,
                 },
             );
         }
@@ -416,6 +440,7 @@ impl ModelTable {
                 api,
                 context_window: ctx,
                 max_output: max,
+                max_output_known: true,
                 reasoning,
                 images,
                 prices: Prices {
@@ -480,6 +505,7 @@ impl ModelTable {
                             key_optional: cp.api_key_env.is_none() && cp.api_key.is_none(),
                             headers: BTreeMap::new(),
                             compat: Compat::default(),
+                            idle_timeout: None,
                         },
                     );
                     self.providers
@@ -506,6 +532,15 @@ impl ModelTable {
             if let Some(c) = cp.compat {
                 entry.compat = c;
             }
+            if let Some(secs) = cp.idle_timeout {
+                entry.idle_timeout = Some(
+                    std::time::Duration::try_from_secs_f64(secs).map_err(|_| {
+                        format!(
+                            "`idle_timeout` of provider `{pid}` must be a number of seconds, 0 or more (got {secs})"
+                        )
+                    })?,
+                );
+            }
             let provider_api = entry.api;
             for m in cp.models {
                 let api = m
@@ -525,6 +560,7 @@ impl ModelTable {
                     api,
                     context_window: 0,
                     max_output: default_max_output(api),
+                    max_output_known: false,
                     reasoning: false,
                     images: true,
                     prices: Prices::default(),
@@ -534,6 +570,7 @@ impl ModelTable {
                     api,
                     context_window: m.context_window.unwrap_or(base.context_window),
                     max_output: m.max_output.unwrap_or(base.max_output),
+                    max_output_known: m.max_output.is_some() || base.max_output_known,
                     reasoning: m.reasoning.unwrap_or(base.reasoning),
                     images: m.images.unwrap_or(base.images),
                     prices: m.prices.unwrap_or(base.prices),
@@ -608,6 +645,7 @@ impl ModelTable {
             api: provider.api,
             context_window: 0,
             max_output: default_max_output(provider.api),
+            max_output_known: false,
             reasoning: guess_reasoning(mid),
             images: true,
             prices: Prices::default(),

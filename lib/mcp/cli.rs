@@ -24,7 +24,12 @@ const BIN: &str = "ag-mcp";
 /// the call's whole process group, and so does ag-mcp's end, even by
 /// SIGKILL (a watchdog process, ag-watchdog in ps, outlives ag-mcp just long
 /// enough to end the running calls). Relative paths resolve against the
-/// directory ag-mcp runs in. Add it to a client with, for example,
+/// directory ag-mcp runs in. Every request whose id can be read gets
+/// exactly one response with that id, malformed or not, with JSON-RPC's
+/// error codes (-32700 not JSON, -32600 not a valid request, -32601 unknown
+/// method, -32602 params that do not fit the method, among them bytes that
+/// are not UTF-8 and nesting deeper than 126 levels); lines past 64 MiB are
+/// refused. Add it to a client with, for example,
 /// `claude mcp add ag -- ag-mcp`.
 #[derive(Debug, Parser)]
 #[command(
@@ -53,11 +58,19 @@ pub struct Args {
     /// `--root DIR`).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Send only the text (and pictures) of results, not the tools' details
-    /// as `structuredContent`. Use it for clients that show the model the
-    /// structured content in place of the text, such as Codex CLI.
+    /// Leave the tools' details (file hash, line counts, exit code...) out
+    /// of results' `_meta`, sending only the text and pictures. Results
+    /// never carry `structuredContent`, which clients such as Claude Code and
+    /// Codex show the model in place of the text; the details are in
+    /// `_meta["ag/details"]`, which clients do not show the model.
     #[arg(long)]
     pub text_only: bool,
+    /// Let the tools inherit the provider key variable NAME (repeatable). By
+    /// default none of the key variables ag knows (the built-in providers'
+    /// *_API_KEY names and every `api_key_env` of $AG_HOME/models.json)
+    /// reaches a tool or anything it starts.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
     /// Print the MCP definitions of the tools that would be served, one JSON
     /// object per line, and exit.
     #[arg(long)]
@@ -131,6 +144,14 @@ async fn run(args: Args) -> ExitStatus {
         );
         return ExitStatus::Input;
     }
+    // A tool (a `bash` call asking for `env`) never sees a provider key.
+    let table = crate::llm::ModelTable::load(&crate::llm::models::default_ag_home())
+        .unwrap_or_else(|_| crate::llm::ModelTable::builtin());
+    crate::proc::withhold_env(
+        crate::llm::keys::key_env_names(&table)
+            .into_iter()
+            .filter(|n| !args.pass_env.contains(n)),
+    );
     let tools = match ToolBox::load(&args.selection()).await {
         Ok(t) => t,
         Err(e) => {

@@ -1,8 +1,14 @@
 //! Between ag's tool protocol and MCP's: a [`ToolDefinition`] is an MCP
 //! tool (name, title, description, input schema), and a [`ToolResult`] is a
-//! `CallToolResult` (output as text content, pictures as image content,
-//! details as structured content, `is_error` as `isError`). ag's stable error
-//! code travels in `_meta` so that it survives a round trip through MCP.
+//! `CallToolResult`: the output as text content, pictures as image content,
+//! `is_error` as `isError`. The details and ag's stable error code travel in
+//! `_meta`, so that they survive a round trip through MCP without reaching
+//! the model. They are never `structuredContent`: the MCP specification
+//! (2025-06-18) has that field carry the result itself, described by the
+//! tool's `outputSchema`, and clients such as Claude Code and Codex then
+//! show the model the structured content in place of the text. ag's tools
+//! declare no output schema, and their details are not what the model
+//! needs to read.
 
 use std::sync::Arc;
 
@@ -15,6 +21,9 @@ use crate::protocol::{ImageData, ToolDefinition, ToolResult};
 
 /// The `_meta` key of a result that carries ag's error code (`read.not_found`).
 pub const ERROR_CODE_META: &str = "ag/error_code";
+
+/// The `_meta` key of a result that carries the tool's details.
+pub const DETAILS_META: &str = "ag/details";
 
 /// An ag tool as an MCP tool. `read_only` adds the `readOnlyHint`
 /// annotation, which lets clients run the tool without asking.
@@ -65,8 +74,7 @@ fn object_schema() -> JsonObject {
 }
 
 /// An ag tool's result as an MCP result. With `details`, the result's
-/// details become its structured content (an object; other values are
-/// wrapped as `{"value": ...}`).
+/// details go in `_meta["ag/details"]`.
 pub fn to_mcp_result(result: ToolResult, details: bool) -> CallToolResult {
     let mut content = vec![ContentBlock::text(result.output)];
     content.extend(
@@ -80,20 +88,14 @@ pub fn to_mcp_result(result: ToolResult, details: bool) -> CallToolResult {
     } else {
         CallToolResult::success(content)
     };
-    if details {
-        out.structured_content = match result.details {
-            Value::Null => None,
-            Value::Object(m) => Some(Value::Object(m)),
-            other => {
-                let mut m = Map::new();
-                m.insert("value".into(), other);
-                Some(Value::Object(m))
-            }
-        };
+    let mut meta = Map::new();
+    if details && !result.details.is_null() {
+        meta.insert(DETAILS_META.into(), result.details);
     }
     if let Some(code) = result.error_code {
-        let mut meta = Map::new();
         meta.insert(ERROR_CODE_META.into(), Value::String(code));
+    }
+    if !meta.is_empty() {
         out.meta = Some(MetaObject(meta));
     }
     out
@@ -101,9 +103,10 @@ pub fn to_mcp_result(result: ToolResult, details: bool) -> CallToolResult {
 
 /// An MCP result as an ag tool result: the text of every content block
 /// joined by newlines (other kinds of content described in a line of their
-/// own), images kept as images, structured content as details. A result
-/// with structured content and no text shows the structured content as its
-/// output, so that the model sees something.
+/// own), images kept as images, structured content (or, from ag-mcp,
+/// `_meta["ag/details"]`) as details. A result with structured content and
+/// no text shows the structured content as its output, so that the model
+/// sees something.
 pub fn from_mcp_result(id: &str, result: CallToolResult) -> ToolResult {
     let mut texts: Vec<String> = Vec::new();
     let mut images: Vec<ImageData> = Vec::new();
@@ -151,11 +154,21 @@ pub fn from_mcp_result(id: &str, result: CallToolResult) -> ToolResult {
             other => texts.push(serde_json::to_string(&other).unwrap_or_default()),
         }
     }
-    let details = result.structured_content.unwrap_or(Value::Null);
     let mut output = texts.join("\n");
-    if output.is_empty() && !details.is_null() {
-        output = details.to_string();
-    }
+    let details = match result.structured_content {
+        Some(structured) => {
+            if output.is_empty() {
+                output = structured.to_string();
+            }
+            structured
+        }
+        None => result
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.get(DETAILS_META))
+            .cloned()
+            .unwrap_or(Value::Null),
+    };
     let is_error = result.is_error.unwrap_or(false);
     let error_code = result
         .meta
@@ -230,29 +243,36 @@ mod tests {
             json!({"type": "text", "text": "no such file"})
         );
         assert_eq!(wire["content"][1]["type"], "image");
-        assert_eq!(wire["structuredContent"], json!({"path": "a"}));
+        assert!(wire.get("structuredContent").is_none(), "{wire}");
+        assert_eq!(wire["_meta"][DETAILS_META], json!({"path": "a"}));
         assert_eq!(wire["_meta"][ERROR_CODE_META], "read.not_found");
         assert_eq!(from_mcp_result("1", mcp), r);
     }
 
     #[test]
-    fn details_can_be_left_out_and_odd_details_are_wrapped() {
-        let mut r = ToolResult {
+    fn details_are_never_structured_content_and_can_be_left_out() {
+        let r = ToolResult {
             id: None,
-            output: "ok".into(),
-            details: json!({"n": 1}),
+            output: "1\tfile text".into(),
+            details: json!([1, 2]),
             is_error: false,
             error_code: None,
             images: vec![],
         };
-        assert_eq!(to_mcp_result(r.clone(), false).structured_content, None);
-        r.details = json!([1, 2]);
-        assert_eq!(
-            to_mcp_result(r.clone(), true).structured_content,
-            Some(json!({"value": [1, 2]}))
+        let mcp = to_mcp_result(r.clone(), true);
+        assert_eq!(mcp.structured_content, None);
+        assert_eq!(mcp.meta.as_ref().unwrap().0[DETAILS_META], json!([1, 2]));
+        assert_eq!(from_mcp_result("1", mcp).details, json!([1, 2]));
+        let mcp = to_mcp_result(r.clone(), false);
+        assert_eq!((mcp.structured_content, mcp.meta), (None, None));
+        let mcp = to_mcp_result(
+            ToolResult {
+                details: Value::Null,
+                ..r
+            },
+            true,
         );
-        r.details = Value::Null;
-        assert_eq!(to_mcp_result(r, true).structured_content, None);
+        assert_eq!(mcp.meta, None);
     }
 
     #[test]

@@ -3,10 +3,12 @@
 //! MCP clients over stdio. [`client`] is the other way: another MCP
 //! server's tools, listed as ag [`ToolDefinition`](crate::protocol::ToolDefinition)s
 //! and called for ag [`ToolResult`](crate::protocol::ToolResult)s. Both use
-//! the official Rust SDK, `rmcp`; [`convert`] maps between its types and ag's.
+//! the official Rust SDK, `rmcp`; [`convert`] maps between its types and ag's,
+//! and [`wire`] checks each incoming line before rmcp sees it.
 
 pub mod cli;
 pub mod client;
 pub mod convert;
 pub mod server;
 pub mod tools;
+pub mod wire;

@@ -18,11 +18,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::convert::{to_mcp_result, to_mcp_tool};
 use super::tools::ToolBox;
+use super::wire::LineTransport;
 
 /// How results are shaped.
 #[derive(Debug, Clone, Copy)]
 pub struct ServeOptions {
-    /// Send each result's details as `structuredContent`.
+    /// Send each result's details in its `_meta` (`ag/details`).
     pub details: bool,
 }
 
@@ -126,9 +127,9 @@ impl ServerHandler for AgServer {
                 None,
             ));
         };
-        let arguments = request.arguments.unwrap_or_default();
+        let mut arguments = request.arguments.unwrap_or_default();
         let id = context.id.to_string();
-        if let Err(message) = tool.validate(&arguments) {
+        if let Err(message) = tool.validate(&mut arguments) {
             let result = crate::tool::exec::error_result(&id, "call.invalid_arguments", message);
             return Ok(to_mcp_result(result, self.options.details).into());
         }
@@ -148,6 +149,12 @@ impl ServerHandler for AgServer {
     }
 }
 
+/// ag-mcp's stdin and stdout, with every line checked before rmcp sees it.
+fn stdio_transport() -> LineTransport<rmcp::transport::StdioReader, rmcp::transport::StdioWriter> {
+    let (read, write) = rmcp::transport::stdio_pipes();
+    LineTransport::new(read, write)
+}
+
 /// Serves `tools` over stdin and stdout until the client closes stdin or a
 /// termination signal arrives, then stops the running calls. Returns the
 /// signal that ended the session, if one did.
@@ -162,7 +169,7 @@ pub async fn serve_stdio(tools: ToolBox, options: ServeOptions) -> Result<Option
     );
     // A signal during the handshake ends ag-mcp too: there is nothing to stop.
     let running = tokio::select! {
-        r = server.clone().serve(rmcp::transport::stdio_pipes()) => {
+        r = server.clone().serve(stdio_transport()) => {
             r.map_err(|e| format!("the MCP session did not start: {e}"))?
         }
         _ = term.recv() => return Ok(Some(sigterm)),

@@ -161,9 +161,15 @@ impl ToolBox {
 impl ToolCommand {
     /// Checks arguments against the tool's schema; the message lists every
     /// problem, for the model to correct its call.
-    pub fn validate(&self, arguments: &Map<String, Value>) -> Result<(), String> {
-        self.check
-            .check(&self.definition.name, &Value::Object(arguments.clone()))
+    /// The arguments are normalized in place first (see
+    /// [`crate::tool::lenient`]): the tool is called with what the model meant.
+    pub fn validate(&self, arguments: &mut Map<String, Value>) -> Result<(), String> {
+        let mut value = Value::Object(std::mem::take(arguments));
+        let checked = self.check.prepare(&self.definition.name, &mut value);
+        if let Value::Object(map) = value {
+            *arguments = map;
+        }
+        checked
     }
 
     /// Runs one call as a subprocess in its own process group. Cancelling

@@ -7,9 +7,9 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 
 use super::reader::Reader;
-use super::store::{SessionFile, Store};
+use super::store::{SessionFile, Store, short_ids};
 use super::summary::Summary;
-use super::{ExportFormat, Writer, export, messages, now, stats};
+use super::{ExportFormat, Writer, ending, export_session, messages, now, stats};
 use crate::cli::{ExitStatus, Stdout, error_line, warn};
 use crate::protocol::{AgentEvent, AgentEventRecord, SessionHeader};
 
@@ -19,8 +19,10 @@ const BIN: &str = "ag-session";
 ///
 /// Sessions live in `$AG_HOME/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl`
 /// (`AG_HOME` defaults to `~/.ag`): a header line, then the events ag-loop
-/// printed. IDs may be given by unique prefix, as git does with hashes, or as
-/// the path of a session file.
+/// printed. IDs may be given by a unique prefix (as git does with hashes;
+/// `list` shows the shortest one that works) or a unique suffix, or as the
+/// path of a session file. `show` and `export` also say how each run ended
+/// (finished, turn_limit, ...) and the session's tokens and cost.
 #[derive(Debug, Parser)]
 #[command(
     name = "ag-session",
@@ -34,7 +36,7 @@ pub struct Args {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Sessions of the working directory, newest first: id, start, first prompt, messages, tokens, cost.
+    /// Sessions of the working directory, newest first: id (the shortest unique prefix), start, first prompt, messages, tokens, cost.
     List {
         /// Sessions of every directory.
         #[arg(long)]
@@ -46,9 +48,9 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         cwd: Option<PathBuf>,
     },
-    /// A readable transcript of a session.
+    /// A readable transcript of a session, with how each run ended and the totals.
     Show {
-        /// Session id, unique id prefix, or path.
+        /// Session id, a unique prefix or suffix of it, or a path.
         id: String,
         /// The raw records (JSONL) instead.
         #[arg(long)]
@@ -56,12 +58,12 @@ enum Command {
     },
     /// The message array that resumes a session (what ag-loop loads), as JSON.
     Messages {
-        /// Session id, unique id prefix, or path.
+        /// Session id, a unique prefix or suffix of it, or a path.
         id: String,
     },
     /// The path of a session file.
     Path {
-        /// Session id, unique id prefix, or path.
+        /// Session id, a unique prefix or suffix of it, or a path.
         id: String,
     },
     /// The id of the newest session of the working directory.
@@ -81,12 +83,12 @@ enum Command {
     },
     /// Appends the events read from stdin (ag-loop's JSONL output) to a session.
     Append {
-        /// Session id, unique id prefix, or path.
+        /// Session id, a unique prefix or suffix of it, or a path.
         id: String,
     },
     /// A new session holding the first N events of another; its header names the parent.
     Fork {
-        /// Session id, unique id prefix, or path.
+        /// Session id, a unique prefix or suffix of it, or a path.
         id: String,
         /// How many events to keep (default: all).
         #[arg(long, value_name = "N")]
@@ -94,15 +96,15 @@ enum Command {
     },
     /// Deletes a session (asks on a terminal; `--yes` otherwise).
     Rm {
-        /// Session id, unique id prefix, or path.
+        /// Session id, a unique prefix or suffix of it, or a path.
         id: String,
         /// Do not ask.
         #[arg(long, short = 'y')]
         yes: bool,
     },
-    /// A session as markdown or a self-contained HTML page.
+    /// A session as markdown or a self-contained HTML page, with how each run ended and the totals.
     Export {
-        /// Session id, unique id prefix, or path.
+        /// Session id, a unique prefix or suffix of it, or a path.
         id: String,
         /// The format.
         #[arg(long, value_enum, default_value = "markdown")]
@@ -113,7 +115,7 @@ enum Command {
     },
     /// Tokens and cost per day and model, of one session or of all.
     Stats {
-        /// Session id, unique id prefix, or path (default: the working directory's sessions).
+        /// Session id, a unique prefix or suffix of it, or a path (default: the working directory's sessions).
         id: Option<String>,
         /// Every session of every directory.
         #[arg(long)]
@@ -193,7 +195,15 @@ fn run(args: Args) -> Result<(), Failure> {
                 }
             }
             if !json {
-                text = table(&rows, all);
+                // Short ids are unique among every session, as `find` looks.
+                let every = if all {
+                    files.clone()
+                } else {
+                    store.list_all()?
+                };
+                let every: Vec<&str> = every.iter().map(|f| f.id.as_str()).collect();
+                let shown: Vec<&str> = rows.iter().map(|s| s.id.as_str()).collect();
+                text = table(&rows, &short_ids(&shown, &every), all);
             }
             out(&text)
         }
@@ -210,7 +220,13 @@ fn run(args: Args) -> Result<(), Failure> {
             }
             let (header, msgs, damage) = messages(&f.path)?;
             report_damage(&f.path, &damage);
-            out(&export(header.as_ref(), &msgs, ExportFormat::Markdown))
+            let end = ending(&f.path)?;
+            out(&export_session(
+                header.as_ref(),
+                &msgs,
+                Some(&end),
+                ExportFormat::Markdown,
+            ))
         }
         Command::Messages { id } => {
             let f = store.find(&id)?;
@@ -280,7 +296,8 @@ fn run(args: Args) -> Result<(), Failure> {
             let f = store.find(&id)?;
             let (header, msgs, damage) = messages(&f.path)?;
             report_damage(&f.path, &damage);
-            let page = export(header.as_ref(), &msgs, format);
+            let end = ending(&f.path)?;
+            let page = export_session(header.as_ref(), &msgs, Some(&end), format);
             match output {
                 Some(p) => std::fs::write(&p, page).map_err(|e| {
                     Failure(
@@ -346,10 +363,16 @@ fn eprint_prompt(text: &str) {
     let _ = err.flush();
 }
 
-fn table(rows: &[Summary], all: bool) -> String {
+fn table(rows: &[Summary], ids: &[String], all: bool) -> String {
+    let width = ids
+        .iter()
+        .map(|i| i.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(8);
     let mut text = String::new();
     text.push_str(&format!(
-        "{:<8}  {:<19}  {:>5}  {:>9}  {:>8}  {}{}\n",
+        "{:<width$}  {:<19}  {:>5}  {:>9}  {:>8}  {}{}\n",
         "id",
         "started",
         "msgs",
@@ -358,7 +381,7 @@ fn table(rows: &[Summary], all: bool) -> String {
         if all { "directory  " } else { "" },
         "first prompt"
     ));
-    for s in rows {
+    for (s, id) in rows.iter().zip(ids) {
         let prompt: String = s
             .first_prompt
             .lines()
@@ -368,10 +391,8 @@ fn table(rows: &[Summary], all: bool) -> String {
             .take(60)
             .collect();
         text.push_str(&format!(
-            "{:<8}  {:<19}  {:>5}  {:>9}  {:>8.4}  {}{}\n",
-            s.id.chars()
-                .skip(s.id.len().saturating_sub(8))
-                .collect::<String>(),
+            "{:<width$}  {:<19}  {:>5}  {:>9}  {:>8.4}  {}{}\n",
+            id,
             s.timestamp
                 .chars()
                 .take(19)

@@ -1,11 +1,13 @@
 //! A session as a page a person would rather read than JSONL: markdown, or
-//! a self-contained HTML page with tool calls folded and diffs coloured.
+//! a self-contained HTML page with tool calls folded and diffs coloured;
+//! with how its runs ended and its totals when they are given.
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::protocol::{ContentBlock, Message, SessionHeader};
+use super::summary::{Ending, RunEnd};
+use crate::protocol::{ContentBlock, Message, SessionHeader, Usage};
 
 /// Export formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -18,13 +20,96 @@ pub enum Format {
 
 /// Renders a session's header and messages.
 pub fn export(header: Option<&SessionHeader>, messages: &[Message], format: Format) -> String {
+    export_session(header, messages, None, format)
+}
+
+/// Renders a session's header and messages, and how its runs ended and its
+/// totals: in the header, the last run's outcome and the totals; after the
+/// transcript, each run's outcome.
+pub fn export_session(
+    header: Option<&SessionHeader>,
+    messages: &[Message],
+    ending: Option<&Ending>,
+    format: Format,
+) -> String {
     match format {
-        Format::Markdown => markdown(header, messages),
-        Format::Html => html(header, messages),
+        Format::Markdown => markdown(header, messages, ending),
+        Format::Html => html(header, messages, ending),
     }
 }
 
-fn markdown(header: Option<&SessionHeader>, messages: &[Message]) -> String {
+/// `finished`, or `turn_limit: stopped after 10 turns (--max-turns)...`.
+fn outcome(run: &RunEnd) -> String {
+    let name = serde_json::to_value(run.outcome)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    match &run.error {
+        Some(why) => format!("{name}: {why}"),
+        None => name,
+    }
+}
+
+fn tokens_and_cost(u: &Usage) -> String {
+    format!(
+        "{} tokens (input {}, output {}, cache read {}, cache write {}), ${:.4}",
+        u.total_tokens(),
+        u.input,
+        u.output,
+        u.cache_read,
+        u.cache_write,
+        u.cost.total
+    )
+}
+
+/// The header's lines about the ending: the last run's outcome, the totals.
+fn ending_summary(e: &Ending) -> [String; 2] {
+    let last = if e.unfinished {
+        "the last run did not end (ag-loop was stopped, or is still running)".to_string()
+    } else {
+        e.runs
+            .last()
+            .map(outcome)
+            .unwrap_or_else(|| "no run ended".into())
+    };
+    let runs = e.runs.len() + usize::from(e.unfinished);
+    [
+        format!("outcome: {last}"),
+        format!(
+            "totals: {} over {runs} run{}",
+            tokens_and_cost(&e.usage),
+            if runs == 1 { "" } else { "s" }
+        ),
+    ]
+}
+
+/// One line per run, for after the transcript.
+fn run_lines(e: &Ending) -> Vec<String> {
+    let mut lines: Vec<String> = e
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            format!(
+                "run {}: {}; {} tokens, ${:.4}",
+                i + 1,
+                outcome(r),
+                r.usage.total_tokens(),
+                r.usage.cost.total
+            )
+        })
+        .collect();
+    if e.unfinished {
+        lines.push(format!("run {}: did not end", e.runs.len() + 1));
+    }
+    lines
+}
+
+fn markdown(
+    header: Option<&SessionHeader>,
+    messages: &[Message],
+    ending: Option<&Ending>,
+) -> String {
     let mut out = String::new();
     if let Some(h) = header {
         let _ = writeln!(out, "# Session {}\n", h.id);
@@ -35,6 +120,11 @@ fn markdown(header: Option<&SessionHeader>, messages: &[Message]) -> String {
         if let Some(p) = &h.parent {
             let _ = writeln!(out, "- forked from: {p}");
         }
+    }
+    for line in ending.map(ending_summary).into_iter().flatten() {
+        let _ = writeln!(out, "- {line}");
+    }
+    if header.is_some() || ending.is_some() {
         out.push('\n');
     }
     for m in messages {
@@ -89,6 +179,12 @@ fn markdown(header: Option<&SessionHeader>, messages: &[Message]) -> String {
             }
         }
     }
+    if let Some(e) = ending.filter(|e| !e.runs.is_empty() || e.unfinished) {
+        out.push_str("## How it ended\n\n");
+        for line in run_lines(e) {
+            let _ = writeln!(out, "- {line}");
+        }
+    }
     out
 }
 
@@ -99,7 +195,7 @@ h1{font-size:1.4rem}.meta{color:#666}.msg{border-left:4px solid #ccc;padding:.2r
 .error{color:#b00020}.add{color:#116329;background:#dafbe1}.del{color:#82071e;background:#ffebe9}.hunk{color:#0550ae}\
 summary{cursor:pointer;color:#444}";
 
-fn html(header: Option<&SessionHeader>, messages: &[Message]) -> String {
+fn html(header: Option<&SessionHeader>, messages: &[Message], ending: Option<&Ending>) -> String {
     let title = header
         .map(|h| format!("Session {}", h.id))
         .unwrap_or_else(|| "Session".into());
@@ -119,6 +215,9 @@ fn html(header: Option<&SessionHeader>, messages: &[Message]) -> String {
                 .map(|p| format!(", forked from {}", esc(p)))
                 .unwrap_or_default()
         );
+    }
+    for line in ending.map(ending_summary).into_iter().flatten() {
+        let _ = writeln!(out, "<p class=\"meta\">{}</p>", esc(&line));
     }
     for m in messages {
         match m {
@@ -193,6 +292,13 @@ fn html(header: Option<&SessionHeader>, messages: &[Message]) -> String {
                 out.push_str("</details></div>\n");
             }
         }
+    }
+    if let Some(e) = ending.filter(|e| !e.runs.is_empty() || e.unfinished) {
+        out.push_str("<div class=\"msg end\"><div class=\"role\">how it ended</div>\n");
+        for line in run_lines(e) {
+            let _ = writeln!(out, "<p>{}</p>", esc(&line));
+        }
+        out.push_str("</div>\n");
     }
     out.push_str("</body></html>\n");
     out

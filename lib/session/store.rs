@@ -1,5 +1,6 @@
 //! The session directory: `$AG_HOME/sessions/--<cwd with / as ->--/`
-//! `<UTC timestamp>_<uuid>.jsonl`, and finding a session by id prefix.
+//! `<UTC timestamp>_<uuid>.jsonl`, finding a session by a unique prefix or
+//! suffix of its id, and the shortest prefix that finds it.
 
 use std::fs;
 use std::io;
@@ -13,10 +14,10 @@ pub enum StoreError {
     /// No session matches.
     #[error("no session matches `{0}`; `ag-session list --all` shows the sessions there are")]
     NotFound(String),
-    /// Several sessions match a prefix.
-    #[error("`{prefix}` is ambiguous; it matches:\n{}", candidates.join("\n"))]
+    /// Several sessions match a prefix or suffix.
+    #[error("`{prefix}` is ambiguous; give more of the id. It matches:\n{}", candidates.join("\n"))]
     Ambiguous {
-        /// The prefix given.
+        /// The prefix or suffix given.
         prefix: String,
         /// The ids it matches.
         candidates: Vec<String>,
@@ -161,7 +162,8 @@ impl Store {
         Ok(self.list_dir(cwd)?.into_iter().next())
     }
 
-    /// Finds a session by id, unique id prefix, or path to its file.
+    /// Finds a session by id, unique id prefix or suffix (`list` shows a
+    /// prefix; the last characters of an id work too), or path to its file.
     pub fn find(&self, wanted: &str) -> Result<SessionFile, StoreError> {
         let as_path = Path::new(wanted);
         if wanted.ends_with(".jsonl") && as_path.is_file() {
@@ -175,7 +177,10 @@ impl Store {
         let mut matches: Vec<SessionFile> = self
             .list_all()?
             .into_iter()
-            .filter(|s| !wanted.is_empty() && s.id.starts_with(&wanted_lower))
+            .filter(|s| {
+                !wanted.is_empty()
+                    && (s.id.starts_with(&wanted_lower) || s.id.ends_with(&wanted_lower))
+            })
             .collect();
         match matches.len() {
             0 => Err(StoreError::NotFound(wanted.to_string())),
@@ -195,6 +200,35 @@ impl Store {
         }
     }
 }
+
+/// The shortest prefix of each of `shown` (at least [`SHORT_ID`]
+/// characters, never ending in `-`) that [`Store::find`] takes for that
+/// session and no other among `all`: one that is neither the prefix nor the
+/// suffix of another id. uuid v7 ids begin with their creation time, so
+/// sessions begun within a minute share their first 8 characters.
+pub fn short_ids(shown: &[&str], all: &[&str]) -> Vec<String> {
+    shown
+        .iter()
+        .map(|id| {
+            let others: Vec<&str> = all.iter().copied().filter(|o| o != id).collect();
+            let mut n = SHORT_ID.min(id.len());
+            loop {
+                let p = &id[..n];
+                let clash = others.iter().any(|o| o.starts_with(p) || o.ends_with(p));
+                if n >= id.len() || (!clash && !p.ends_with('-')) {
+                    return p.to_string();
+                }
+                n += 1;
+                while n < id.len() && !id.is_char_boundary(n) {
+                    n += 1;
+                }
+            }
+        })
+        .collect()
+}
+
+/// The fewest characters of an id that `list` shows.
+pub const SHORT_ID: usize = 8;
 
 fn scan_dir(dir: &Path) -> Result<Vec<SessionFile>, StoreError> {
     let entries = match fs::read_dir(dir) {
@@ -242,7 +276,27 @@ mod tests {
         // uuid v7 ids made in the same millisecond share a long prefix.
         assert!(matches!(store.find("0"), Err(StoreError::Ambiguous { .. })));
         assert!(matches!(store.find("zzz"), Err(StoreError::NotFound(_))));
+        // A suffix finds it too, in any case.
+        assert_eq!(store.find(&a.id[28..]).unwrap().path, a.path);
+        assert_eq!(store.find(&b.id[30..].to_uppercase()).unwrap().path, b.path);
         assert_eq!(store.list_all().unwrap().len(), 2);
         assert_eq!(store.latest(Path::new("/x")).unwrap().unwrap().id, a.id);
+    }
+
+    #[test]
+    fn short_ids_are_the_shortest_prefix_that_finds_only_that_session() {
+        let a = "0195f0ab-1111-7000-8000-00000000aaaa";
+        let b = "0195f0ab-2222-7000-8000-00000000bbbb";
+        let c = "77770000-3333-7000-8000-0000000195f0";
+        let all = [a, b, c];
+        assert_eq!(
+            short_ids(&[a, b, c], &all),
+            ["0195f0ab-1", "0195f0ab-2", "77770000"]
+        );
+        // A prefix that is another id's suffix would find both.
+        let d = "0195f0ab-2222-7000-8000-0000abcdef12";
+        let e = "abcdef12-0000-7000-8000-000000000000";
+        assert_eq!(short_ids(&[e], &[d, e]), ["abcdef12-0"]);
+        assert_eq!(short_ids(&[a], &[a]), ["0195f0ab"]);
     }
 }

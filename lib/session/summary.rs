@@ -1,15 +1,17 @@
 //! What `list` and `stats` show of a session: first prompt, message count,
-//! tokens and cost, read in one streaming pass.
+//! tokens and cost, read in one streaming pass; and what `show` and
+//! `export` add to a transcript: how each run ended, and the totals.
 
 use std::collections::BTreeMap;
 use std::io;
+use std::path::Path;
 
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::reader::{Damage, Reader};
 use super::store::SessionFile;
-use crate::protocol::{AgentEvent, Message, Usage, UserContent};
+use crate::protocol::{AgentEvent, Message, Outcome, Usage, UserContent};
 
 /// One session in `list`.
 #[derive(Debug, Clone, Serialize)]
@@ -118,6 +120,70 @@ impl Summary {
         all.sort_by_key(|(i, _)| *i);
         all.into_iter().map(|(_, s)| s).collect()
     }
+}
+
+/// How one run (one prompt) of a session ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunEnd {
+    /// How it ended: finished, turn_limit, ...
+    pub outcome: Outcome,
+    /// Why it stopped, when it did not finish (the turn limit it reached).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Tokens and cost of the run.
+    pub usage: Usage,
+}
+
+/// How a session's runs ended, and its totals.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Ending {
+    /// Every run that ended, in order.
+    pub runs: Vec<RunEnd>,
+    /// The last run began and never ended (ag-loop was killed, or is
+    /// still running).
+    pub unfinished: bool,
+    /// Tokens and cost over the whole session: each ended run's own
+    /// count, and the model calls of a run that did not end.
+    pub usage: Usage,
+}
+
+/// Reads how a session's runs ended.
+pub fn ending(path: &Path) -> io::Result<Ending> {
+    let mut reader = Reader::open(path)?;
+    let _ = reader.header()?;
+    let mut e = Ending::default();
+    // The model calls of the run under way; its end brings its own count.
+    let mut running = Usage::default();
+    reader.for_each_event_of(
+        &["\"agent_start\"", "\"agent_end\"", "\"message_end\""],
+        |_, rec| match rec.event {
+            AgentEvent::AgentStart => {
+                e.unfinished = true;
+                running = Usage::default();
+            }
+            AgentEvent::AgentEnd {
+                outcome,
+                usage,
+                error,
+                ..
+            } => {
+                e.unfinished = false;
+                running = Usage::default();
+                e.usage.add(&usage);
+                e.runs.push(RunEnd {
+                    outcome,
+                    error,
+                    usage,
+                });
+            }
+            AgentEvent::MessageEnd {
+                message: Message::Assistant(a),
+            } => running.add(&a.usage),
+            _ => {}
+        },
+    )?;
+    e.usage.add(&running);
+    Ok(e)
 }
 
 /// What `list` needs of a `message_end` line: the user's text or the

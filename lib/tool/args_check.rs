@@ -1,11 +1,14 @@
 //! Checking a call's arguments against its tool's JSON Schema before the
 //! tool runs, so that the model hears every problem at once and can correct
-//! its call.
+//! its call. The arguments are first put in the shape the schema asks for
+//! by [`super::lenient`], so the tool receives what the model meant.
 
 use std::sync::OnceLock;
 
 use jsonschema::{Draft, Validator};
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+use super::lenient;
 
 /// A tool's parameter schema, compiled on the first call that needs it.
 ///
@@ -26,17 +29,34 @@ impl ArgsCheck {
         }
     }
 
-    /// Checks `arguments` of a call to `tool`; the error lists every problem
-    /// and asks for the call again. A schema that does not compile checks
-    /// nothing: the tool still gets its calls and reports bad arguments itself.
+    /// Applies [`lenient::normalize`] to `arguments` in place, then checks
+    /// them: what the tool is given is the normalized call. The error lists
+    /// every problem and, when leaving out the offending optional or unknown
+    /// fields gives a valid call, shows it.
+    pub fn prepare(&self, tool: &str, arguments: &mut Value) -> Result<(), String> {
+        if let Value::Object(map) = arguments {
+            lenient::normalize(&self.schema, map)
+                .map_err(|e| format!("The arguments for `{tool}` are not usable: {e}"))?;
+        }
+        self.check(tool, arguments)
+    }
+
+    /// Checks `arguments` of a call to `tool` as they are; the error lists
+    /// every problem and asks for the call again. A schema that does not
+    /// compile checks nothing: the tool still gets its calls and reports bad
+    /// arguments itself.
     pub fn check(&self, tool: &str, arguments: &Value) -> Result<(), String> {
         let Some(validator) = self.compiled.get_or_init(|| compile(&self.schema)) else {
             return Ok(());
         };
+        let mut culprits: Vec<String> = Vec::new();
         let problems: Vec<String> = validator
             .iter_errors(arguments)
             .map(|e| {
                 let at = e.instance_path.to_string();
+                if let Some(field) = at.trim_start_matches('/').split('/').next() {
+                    culprits.push(field.replace("~1", "/").replace("~0", "~"));
+                }
                 if at.is_empty() {
                     e.to_string()
                 } else {
@@ -47,10 +67,33 @@ impl ArgsCheck {
         if problems.is_empty() {
             return Ok(());
         }
+        let advice = match self.working_call(validator, arguments, &culprits) {
+            Some(call) => format!("A call that works: {call}"),
+            None => "Call it again with corrected arguments.".to_string(),
+        };
         Err(format!(
-            "The arguments for `{tool}` do not match its schema:\n- {}\nCall it again with corrected arguments.",
+            "The arguments for `{tool}` do not match its schema:\n- {}\n{advice}",
             problems.join("\n- ")
         ))
+    }
+
+    /// The call without its undeclared fields and its faulty optional
+    /// ones, if that is valid.
+    fn working_call(
+        &self,
+        validator: &Validator,
+        arguments: &Value,
+        culprits: &[String],
+    ) -> Option<String> {
+        let map: &Map<String, Value> = arguments.as_object()?;
+        let required = self.schema.get("required").and_then(Value::as_array);
+        let is_required = |k: &str| required.is_some_and(|r| r.iter().any(|v| v == k));
+        let call = lenient::working_call(&self.schema, map, |k, _| {
+            lenient::declares(&self.schema, k)
+                && (is_required(k) || !culprits.iter().any(|c| c == k))
+        })?;
+        let candidate: Value = serde_json::from_str(&call).ok()?;
+        validator.is_valid(&candidate).then_some(call)
     }
 }
 
@@ -101,6 +144,33 @@ mod tests {
         assert!(err.contains("at `/limit`"), "{err}");
         assert!(err.contains("color"), "{err}");
         assert!(err.ends_with("Call it again with corrected arguments."));
+    }
+
+    #[test]
+    fn a_working_call_is_shown_when_dropping_fields_gives_one() {
+        let check = ArgsCheck::new(read_schema());
+        let err = check
+            .check(
+                "read",
+                &json!({"file_path": "a.rs", "color": "red", "limit": -1}),
+            )
+            .unwrap_err();
+        assert!(err.contains("color"), "{err}");
+        assert!(
+            err.ends_with(r#"A call that works: {"file_path":"a.rs"}"#),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn prepare_hands_on_the_normalized_call() {
+        let check = ArgsCheck::new(read_schema());
+        let mut args = json!({"file_path": "a.rs", "limit": "0", "explanation": "x"});
+        assert_eq!(check.prepare("read", &mut args), Ok(()));
+        assert_eq!(args, json!({"file_path": "a.rs"}));
+        let mut args = json!({"file_path": "a.rs", "limit": "5"});
+        assert_eq!(check.prepare("read", &mut args), Ok(()));
+        assert_eq!(args, json!({"file_path": "a.rs", "limit": 5}));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 mod args_check;
 pub mod exec;
+pub mod lenient;
 mod output;
 mod paths;
 pub mod serve;
@@ -131,18 +132,32 @@ pub fn to_result(id: Option<String>, outcome: Result<ToolOutput, ToolError>) -> 
 }
 
 /// Parses a call's arguments into a tool's typed arguments, with an error
-/// the model can act on.
+/// the model can act on. The arguments are first normalized by
+/// [`lenient::normalize`] against the tool's schema; a call serde still
+/// refuses is checked against the schema for a message that names every
+/// faulty field and shows a call that works.
 pub fn parse_arguments<T: Tool>(
-    arguments: serde_json::Map<String, Value>,
+    mut arguments: serde_json::Map<String, Value>,
 ) -> Result<T::Args, ToolError> {
-    serde_json::from_value(Value::Object(arguments)).map_err(|e| {
-        ToolError::new(
-            "call.invalid_arguments",
-            format!(
+    let schema = crate::schema::parameters_schema::<T::Args>();
+    let invalid = |message: String| ToolError::new("call.invalid_arguments", message);
+    lenient::normalize(&schema, &mut arguments)
+        .map_err(|e| invalid(format!("invalid arguments for `{}`: {e}", T::NAME)))?;
+    let value = Value::Object(arguments);
+    serde_json::from_value(value.clone()).map_err(|e| {
+        // Fields the tool takes only from its command line (`--file`) are
+        // not in the schema but are fine in a call.
+        let mut visible = value.clone();
+        if let Value::Object(map) = &mut visible {
+            map.retain(|k, _| lenient::declares(&schema, k) || !T::PROCESS_FLAGS.contains(&k.as_str()));
+        }
+        match ArgsCheck::new(schema.clone()).check(T::NAME, &visible) {
+            Err(message) => invalid(message),
+            Ok(()) => invalid(format!(
                 "invalid arguments for `{}`: {e}. Call it again with arguments that match its schema (`ag-{} --schema`).",
                 T::NAME,
                 T::NAME
-            ),
-        )
+            )),
+        }
     })
 }

@@ -119,7 +119,14 @@ pub fn check_writable(code: &'static str, real: &Path, shown: &str) -> Result<()
     }
 }
 
-/// Refuses the call when the file's content is not what the caller saw.
+/// Whether `text` is shaped like a hash of [`crate::fsutil::content_hash`].
+pub fn is_content_hash(text: &str) -> bool {
+    text.strip_prefix("xxh3:")
+        .is_some_and(|hex| hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Refuses the call when the file's content is not what the caller saw,
+/// and a hash that ag did not make as such.
 pub fn check_hash(
     code: &'static str,
     shown: &str,
@@ -129,6 +136,19 @@ pub fn check_hash(
     let Some(expected) = expected else {
         return Ok(());
     };
+    if !is_content_hash(expected) {
+        // A guess or a placeholder (`...`, `not provided`, a file name):
+        // saying the file changed would send the model to read it again
+        // for nothing.
+        return Err(ToolError::new(
+            "call.invalid_arguments",
+            format!(
+                "`expected_hash` {} is not a hash that ag made (those look like `xxh3:` and 32 hex digits), so `{shown}` was not changed. Omit `expected_hash`, or pass the hash that read returned (`details.hash`).",
+                serde_json::Value::from(expected)
+            ),
+        )
+        .with_details(json!({"file_path": shown, "expected_hash": expected})));
+    }
     match actual {
         Some(actual) if actual == expected => Ok(()),
         Some(actual) => Err(ToolError::new(

@@ -2,6 +2,7 @@
 //! [`crate::cli::tool_main`].
 
 pub mod bash;
+pub mod budget;
 pub mod delete;
 pub mod edit;
 mod fileops;

@@ -60,16 +60,25 @@ impl Tool for ReadTool {
     const DESCRIPTION: &'static str = "Read a text file, shown with line numbers like `cat -n`. \
 Reads up to 5000 lines; for longer files the output says so, and you read on with `offset` and `limit` \
 (for example offset=5001, limit=5000). Lines longer than 2000 characters are cut. \
-PNG, JPEG, GIF and WebP files are returned as images. \
-`details.hash` identifies the content you saw; pass it as `expected_hash` to edit or write \
-to make sure the file has not changed since.";
+PNG, JPEG, GIF and WebP files are returned as images.";
 
     fn run(ctx: &Context, args: ReadArgs) -> Result<ToolOutput, ToolError> {
-        read(ctx, &args)
+        read_within(ctx, &args, crate::tools::budget::from_env())
     }
 }
 
+#[cfg(test)]
 fn read(ctx: &Context, args: &ReadArgs) -> Result<ToolOutput, ToolError> {
+    read_within(ctx, args, None)
+}
+
+/// Reads a file; with a `budget` (characters, from the caller) the page
+/// stops at the last whole line that fits, and says where to read on.
+fn read_within(
+    ctx: &Context,
+    args: &ReadArgs,
+    budget: Option<usize>,
+) -> Result<ToolOutput, ToolError> {
     let path = ctx.resolve(&args.file_path)?;
     let shown = ctx.show(&path);
     if args.limit == Some(0) || args.limit.is_some_and(|l| l > MAX_LINES) {
@@ -105,7 +114,8 @@ fn read(ctx: &Context, args: &ReadArgs) -> Result<ToolOutput, ToolError> {
     }
     let offset = args.offset.unwrap_or(1);
     let limit = args.limit.unwrap_or(MAX_LINES);
-    let scan = scan(&mut file, offset - 1, limit)
+    let max_chars = budget.map_or(usize::MAX, crate::tools::budget::for_body);
+    let scan = scan(&mut file, offset - 1, limit, max_chars)
         .map_err(|e| ToolError::new("read.io", format!("cannot read `{shown}`: {e}")))?;
     if scan.binary {
         return Err(ToolError::new(
@@ -127,17 +137,23 @@ fn read(ctx: &Context, args: &ReadArgs) -> Result<ToolOutput, ToolError> {
         )
         .with_details(json!({"file_path": shown, "total_lines": total})));
     }
-    Ok(render(&shown, args, offset, scan))
+    Ok(render(&shown, args, offset, scan, budget))
 }
 
-fn render(shown: &str, args: &ReadArgs, offset: u64, scan: Scan) -> ToolOutput {
+fn render(
+    shown: &str,
+    args: &ReadArgs,
+    offset: u64,
+    scan: Scan,
+    budget: Option<usize>,
+) -> ToolOutput {
     let total = scan.total_lines;
     let read = scan.lines.len() as u64;
     let last = offset + read.saturating_sub(1);
     let more_after = offset + read <= total;
     // An explicit limit that stops before the end is what was asked for;
     // only the default limit and the output cap truncate.
-    let truncated = scan.capped || (more_after && args.limit.is_none());
+    let truncated = scan.capped || scan.over_budget || (more_after && args.limit.is_none());
     let width = 6.max(digits(last));
     let mut body = String::with_capacity(scan.bytes + scan.lines.len() * (width + 1));
     for (i, line) in scan.lines.iter().enumerate() {
@@ -149,7 +165,12 @@ fn render(shown: &str, args: &ReadArgs, offset: u64, scan: Scan) -> ToolOutput {
     let mut notes = Vec::new();
     if truncated {
         let next = last + 1;
-        if scan.capped {
+        if scan.over_budget {
+            notes.push(format!(
+                "Showing lines {offset}-{last} of {total}: that is what fits in the caller's output budget ({} characters). Use offset={next} to read on.",
+                budget.unwrap_or_default()
+            ));
+        } else if scan.capped {
             notes.push(format!(
                 "Output capped at {} KiB: showing lines {offset}-{last} of {total}. Use offset={next} to read on.",
                 MAX_OUTPUT_BYTES / 1024
@@ -200,6 +221,7 @@ fn render(shown: &str, args: &ReadArgs, offset: u64, scan: Scan) -> ToolOutput {
     // A read cut short by the default limit says so first, so that the
     // model does not take the lines for the whole file.
     if truncated && !scan.capped {
+        // (A page cut by the budget is such a read too.)
         out.notes_first()
     } else {
         out
@@ -213,6 +235,8 @@ struct Scan {
     /// Bytes of text kept in `lines`.
     bytes: usize,
     capped: bool,
+    /// The page stopped where the caller's budget was full.
+    over_budget: bool,
     cut_lines: u64,
     lossy: bool,
     binary: bool,
@@ -222,7 +246,8 @@ struct Scan {
 
 /// One pass: counts lines, hashes the content, keeps the lines of the
 /// window `[skip, skip+limit)`; the rest of the file is only counted.
-fn scan(file: &mut File, skip: u64, limit: u64) -> io::Result<Scan> {
+/// `max_chars` bounds the numbered text kept (line numbers included).
+fn scan(file: &mut File, skip: u64, limit: u64, max_chars: usize) -> io::Result<Scan> {
     // 64 KiB: the chunk is still in the CPU's cache when it is hashed and
     // counted after the copy from the page cache; 256 KiB chunks made paging
     // deep into a 440 MB file a quarter slower (measured against `wc -l`).
@@ -237,6 +262,9 @@ fn scan(file: &mut File, skip: u64, limit: u64) -> io::Result<Scan> {
         lines: Vec::new(),
         bytes: 0,
         capped: false,
+        chars: 0,
+        max_chars,
+        over_budget: false,
         cut_lines: 0,
         lossy: false,
     };
@@ -272,6 +300,7 @@ fn scan(file: &mut File, skip: u64, limit: u64) -> io::Result<Scan> {
         lines: st.lines,
         bytes: st.bytes,
         capped: st.capped,
+        over_budget: st.over_budget,
         cut_lines: st.cut_lines,
         lossy: st.lossy,
         binary: false,
@@ -287,6 +316,7 @@ impl Scan {
             lines: Vec::new(),
             bytes: 0,
             capped: false,
+            over_budget: false,
             cut_lines: 0,
             lossy: false,
             binary: true,
@@ -307,13 +337,17 @@ struct Window {
     lines: Vec<String>,
     bytes: usize,
     capped: bool,
+    /// Characters of numbered output kept, and the most allowed.
+    chars: usize,
+    max_chars: usize,
+    over_budget: bool,
     cut_lines: u64,
     lossy: bool,
 }
 
 impl Window {
     fn collecting(&self) -> bool {
-        self.line_no >= self.skip && self.line_no < self.end && !self.capped
+        self.line_no >= self.skip && self.line_no < self.end && !self.capped && !self.over_budget
     }
 
     fn feed(&mut self, mut chunk: &[u8]) {
@@ -380,10 +414,16 @@ impl Window {
                 }
             };
             let text = self.cut(text);
+            // The number column is as wide as the window's last line
+            // number can make it, the tab and newline beside it.
+            let cost = text.chars().count() + 6.max(digits(self.end)) + 2;
             if self.bytes + text.len() > MAX_OUTPUT_BYTES && !self.lines.is_empty() {
                 self.capped = true;
+            } else if self.chars + cost > self.max_chars && !self.lines.is_empty() {
+                self.over_budget = true;
             } else {
                 self.bytes += text.len();
+                self.chars += cost;
                 self.lines.push(text);
             }
         }
@@ -535,6 +575,9 @@ mod tests {
             lines: Vec::new(),
             bytes: 0,
             capped: false,
+            chars: 0,
+            max_chars: usize::MAX,
+            over_budget: false,
             cut_lines: 0,
             lossy: false,
         };
@@ -557,5 +600,34 @@ mod tests {
         let err = read(&ctx(dir.path()), &args("f.txt", Some(13), None)).unwrap_err();
         assert_eq!(err.code, "read.offset_past_end");
         assert!(err.message.contains("12 lines"), "{}", err.message);
+    }
+
+    #[test]
+    fn a_budget_ends_the_page_at_a_whole_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let body: String = (1..=10_000)
+            .map(|i| format!("line {i} {}\n", "x".repeat(40)))
+            .collect();
+        std::fs::write(dir.path().join("f.txt"), body).unwrap();
+        let out = read_within(&ctx(dir.path()), &args("f.txt", None, None), Some(20_000)).unwrap();
+        let details = out.details.clone();
+        let text = out.into_text();
+        assert!(text.chars().count() <= 20_000, "{}", text.len());
+        let next = details["next_offset"].as_u64().unwrap();
+        let last = format!("{:>6}\tline {} {}\n", next - 1, next - 1, "x".repeat(40));
+        assert!(text.contains(&last), "{text}");
+        assert!(!text.contains(&format!("\tline {next} ")));
+        assert!(
+            text.contains(&format!("Use offset={next} to read on")),
+            "{text}"
+        );
+        // The next page starts where this one stopped.
+        let more = read_within(
+            &ctx(dir.path()),
+            &args("f.txt", Some(next), None),
+            Some(20_000),
+        )
+        .unwrap();
+        assert!(more.output.starts_with(&format!("{next:>6}\tline {next} ")));
     }
 }

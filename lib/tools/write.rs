@@ -47,9 +47,7 @@ impl Tool for WriteTool {
     const LABEL: &'static str = "Write File";
     const DESCRIPTION: &'static str = "Create a new file or completely replace an existing file's content. \
 Missing parent directories are created. The file is replaced atomically (never left half-written), keeps its \
-permissions, and a symlink is written through to its target. To change part of a file, use edit instead. \
-Pass the `hash` from your last read of the file as `expected_hash` to be sure you do not overwrite changes \
-made since. `details.hash` is the new content's hash.";
+permissions, and a symlink is written through to its target. To change part of a file, use edit instead.";
 
     fn run(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         write(ctx, args)

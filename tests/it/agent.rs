@@ -669,7 +669,10 @@ fn the_same_failing_call_is_pointed_out_then_stopped() {
     let third = results[2]["tool_results"][0]["content"][0]["text"]
         .as_str()
         .unwrap();
-    assert!(third.contains("failed 3 times in a row"), "{third}");
+    assert!(
+        third.contains("failed 3 times with the same error"),
+        "{third}"
+    );
     assert_eq!(events.last().unwrap()["outcome"], "repeated_failure");
 }
 

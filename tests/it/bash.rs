@@ -135,8 +135,11 @@ fn cwd_is_resolved_and_checked() {
     env.write("file", "x");
     let r = bash(&env, json!({"command": "pwd", "cwd": "file"}));
     assert_eq!(r["error_code"], "bash.bad_cwd");
-    let r = bash(&env, json!({"command": "true", "timeout": 0}));
+    let r = bash(&env, json!({"command": "true", "timeout": -1}));
     assert_eq!(r["error_code"], "bash.bad_timeout");
+    // A 0 the field cannot mean counts as absent: the default applies.
+    let r = bash(&env, json!({"command": "true", "timeout": 0}));
+    assert_eq!(r["is_error"], false, "{r}");
     let r = bash(&env, json!({}));
     assert_eq!(r["error_code"], "bash.usage");
     let r = bash(&env, json!({"command": "true", "shell": "no-such-shell"}));

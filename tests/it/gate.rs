@@ -2,8 +2,6 @@
 //! harmless look-alikes, file tools, approval modes, allow and deny lists,
 //! config files, garbage input and exit statuses.
 
-use std::path::Path;
-
 use crate::bin;
 use crate::util::{Env, run, run_args};
 use serde_json::{Value, json};
@@ -202,6 +200,206 @@ const DANGEROUS: &[(&str, &str)] = &[
         "runs as another user",
     ),
     ("python3 -c 'print(1)' | sudo tee /etc/x", "write outside"),
+    // A command word put together at run time cannot be checked (issue 18).
+    (
+        "$(echo rm) -rf /",
+        "runs code that cannot be checked before it runs: `$(echo rm) -rf /`",
+    ),
+    ("`echo rm` -rf /", "runs code that cannot be checked"),
+    ("rm${IFS}-rf${IFS}/", "runs code that cannot be checked"),
+    (
+        "IFS=_; c=rm_-rf_/; $c",
+        "runs code that cannot be checked before it runs: `$c`",
+    ),
+    ("c='rm -rf /'; $c", "runs code that cannot be checked"),
+    ("\"$CMD\" -rf build", "runs code that cannot be checked"),
+    ("sudo $X", "runs code that cannot be checked"),
+    ("find . -exec $X {} +", "runs code that cannot be checked"),
+    ("{rm,-rf,/}", "runs code that cannot be checked"),
+    ("/bin/r? -rf /", "runs code that cannot be checked"),
+    ("/bin/r[m] -rf /", "runs code that cannot be checked"),
+    // eval, shells and source of anything but a literal.
+    ("eval $(echo rm -rf /)", "runs code that cannot be checked"),
+    (
+        "eval \"$(printf '\\x72\\x6d -rf /')\"",
+        "runs code that cannot be checked",
+    ),
+    ("eval \"$X\"", "runs code that cannot be checked"),
+    ("eval \"echo $X\"", "runs code that cannot be checked"),
+    ("eval $'\\x72\\x6d -rf /'", "recursive delete: `rm -rf /`"),
+    ("bash -c \"$X\"", "runs code that cannot be checked"),
+    ("sh -c \"make $TARGET\"", "runs code that cannot be checked"),
+    ("bash <<< \"$X\"", "runs code that cannot be checked"),
+    (
+        "bash <<END\necho $X\nEND",
+        "runs code that cannot be checked",
+    ),
+    ("source <(echo rm -rf /)", "recursive delete: `rm -rf /`"),
+    ("bash <(echo rm -rf /)", "recursive delete: `rm -rf /`"),
+    (". <(base64 -d blob)", "runs code that cannot be checked"),
+    ("source \"$F\"", "runs code that cannot be checked"),
+    ("echo rm -rf / | source /dev/stdin", "recursive delete"),
+    ("echo \"$X\" | bash /dev/stdin", "runs a script piped in"),
+    ("LD_PRELOAD=./x.so ls", "runs code that cannot be checked"),
+    // Git settings and options that run commands.
+    (
+        "git -c core.sshCommand='rm -rf /' fetch",
+        "recursive delete: `rm -rf /`",
+    ),
+    ("git -c core.pager='rm -rf x' log", "recursive delete"),
+    ("git -c core.editor='rm -rf x' commit", "recursive delete"),
+    ("git -c alias.x='!rm -rf x' x", "recursive delete"),
+    ("git -c alias.p='push -f' p", "force push"),
+    (
+        "git -c credential.helper='!rm -rf x' fetch",
+        "recursive delete",
+    ),
+    (
+        "git -c filter.a.smudge='rm -rf x' checkout b",
+        "recursive delete",
+    ),
+    (
+        "git -c core.hooksPath=hooks commit -m x",
+        "runs code that cannot be checked",
+    ),
+    (
+        "git -c protocol.ext.allow=always fetch x",
+        "runs code that cannot be checked",
+    ),
+    (
+        "git -c \"core.pager=$P\" log",
+        "runs code that cannot be checked",
+    ),
+    (
+        "git -c include.path=x.cfg log",
+        "runs code that cannot be checked",
+    ),
+    (
+        "git --config-env=core.pager=P log",
+        "runs code that cannot be checked",
+    ),
+    (
+        "git clone 'ext::sh -c touch% x' dir",
+        "runs code that cannot be checked",
+    ),
+    (
+        "git clone -c core.sshCommand='rm -rf x' u d",
+        "recursive delete",
+    ),
+    (
+        "git fetch --upload-pack='rm -rf x' origin",
+        "recursive delete",
+    ),
+    ("git rebase --exec 'rm -rf x' HEAD~3", "recursive delete"),
+    ("git rebase -x 'rm -rf x' HEAD~3", "recursive delete"),
+    ("git submodule foreach 'rm -rf x'", "recursive delete"),
+    ("git bisect run rm -rf x", "recursive delete"),
+    ("git config core.sshCommand 'rm -rf x'", "recursive delete"),
+    ("git config set alias.y '!rm -rf x'", "recursive delete"),
+    (
+        "git config core.hooksPath /srv/hooks",
+        "runs code that cannot be checked",
+    ),
+    (
+        "git config --global user.name me",
+        "write outside the working directory",
+    ),
+    ("GIT_SSH_COMMAND='rm -rf x' git fetch", "recursive delete"),
+    (
+        "export GIT_EDITOR='rm -rf x'; git commit",
+        "recursive delete",
+    ),
+    (
+        "GIT_CONFIG_PARAMETERS=x git log",
+        "runs code that cannot be checked",
+    ),
+    // Every process, the crontab, deletes fed by xargs.
+    (
+        "kill -9 -1",
+        "kills every process it can reach: `kill -9 -1`",
+    ),
+    ("kill -- -1", "kills every process"),
+    ("kill -s KILL -1", "kills every process"),
+    ("kill -1", "kills every process"),
+    ("killall5 -9", "kills every process"),
+    ("pkill -u me", "kills every process"),
+    (
+        "crontab -r",
+        "replaces or removes the user's crontab: `crontab -r`",
+    ),
+    ("crontab jobs.txt", "replaces or removes the user's crontab"),
+    (
+        "find . -name '*.tmp' | xargs rm",
+        "recursive delete: `xargs rm`",
+    ),
+    ("find / -delete", "recursive delete"),
+    ("shred -u /etc/shadow", "delete outside"),
+    ("truncate -s 0 /etc/hosts", "write outside"),
+    ("> /etc/passwd", "write outside"),
+    ("chmod -R 777 /", "recursive chmod 777"),
+    ("dd if=/dev/zero of=/dev/sda", "disk tool"),
+    // More wrappers, and options whose value runs as a command here.
+    ("strace -f rm -rf x", "recursive delete"),
+    ("valgrind rm -rf x", "recursive delete"),
+    ("taskset 0x1 rm -rf x", "recursive delete"),
+    ("chroot / rm -rf x", "recursive delete"),
+    ("coproc rm -rf x", "recursive delete"),
+    ("coproc W { rm -rf x; }", "recursive delete"),
+    ("sg staff -c 'rm -rf x'", "recursive delete"),
+    ("script -q -c 'rm -rf x' /dev/null", "recursive delete"),
+    ("systemd-run --user rm -rf x", "recursive delete"),
+    ("parallel rm -rf ::: a b", "recursive delete"),
+    ("echo x | parallel", "runs code that cannot be checked"),
+    ("echo x | xargs sh -c", "runs code that cannot be checked"),
+    (
+        "cat l | xargs -I{} bash -c '{}'",
+        "runs code that cannot be checked",
+    ),
+    ("cat l | xargs -I % %", "runs code that cannot be checked"),
+    ("find . -exec {} \\;", "runs code that cannot be checked"),
+    ("alias ll='rm -rf x'", "recursive delete"),
+    ("ssh -o ProxyCommand='rm -rf x' host", "recursive delete"),
+    (
+        "ssh -o 'LocalCommand rm -rf x' -o PermitLocalCommand=yes host",
+        "recursive delete",
+    ),
+    ("rsync -e 'rm -rf x' a b:", "recursive delete"),
+    (
+        "tar -cf a.tar --checkpoint=1 --checkpoint-action=exec='rm -rf x' .",
+        "recursive delete",
+    ),
+    ("tar -xf a.tar --to-command='rm -rf x'", "recursive delete"),
+    ("tar -I 'rm -rf x' -xf a.tar", "recursive delete"),
+    ("echo 'rm -rf x' | at now", "recursive delete"),
+    ("at now <<< 'rm -rf x'", "recursive delete"),
+    (
+        "git reflog expire --expire=now --all",
+        "deletes or rewrites git history for good",
+    ),
+    ("git gc --prune=now", "deletes or rewrites git history"),
+    ("git prune", "deletes or rewrites git history"),
+    (
+        "git filter-branch --tree-filter 'ls' HEAD",
+        "deletes or rewrites git history",
+    ),
+    (
+        "git update-ref -d refs/heads/main",
+        "force-deletes a branch",
+    ),
+    ("[r]m -rf /", "runs code that cannot be checked"),
+    (
+        "bash -c 'eval \"$1\"' _ 'rm -rf /'",
+        "runs code that cannot be checked",
+    ),
+    (
+        "bash /dev/stdin <<< 'rm -rf x'",
+        "recursive delete: `rm -rf x`",
+    ),
+    (
+        "read -r cmd < f; $cmd",
+        "runs code that cannot be checked before it runs: `$cmd`",
+    ),
+    ("PAGER+='; rm -rf x'", "recursive delete"),
 ];
 
 /// Harmless commands, several of them look-alikes of the dangerous ones:
@@ -292,6 +490,67 @@ const HARMLESS: &[&str] = &[
     "sed 's/a/b/' /etc/hosts",
     "tee out.txt < in.txt",
     "cargo build --release && ./target/release/app --help",
+    // Variables and substitutions as arguments, not as the command word.
+    "ls $HOME",
+    "echo $PATH",
+    "for f in *.rs; do wc -l \"$f\"; done",
+    "cat $(git ls-files)",
+    "make -j$(nproc)",
+    "cd $(git rev-parse --show-toplevel) && cargo build",
+    "export PATH=$PATH:~/.cargo/bin",
+    "x=$(date); echo \"$x\"",
+    "[ -f x ] && echo y",
+    "[[ -n $x ]] && echo y",
+    "{ ls; }",
+    "cargo test",
+    "git status",
+    "git diff | cat",
+    "git log --format='%H %s' -n 5",
+    // Literal scripts and harmless settings.
+    "source venv/bin/activate",
+    ". ./env.sh",
+    "source <(echo ls)",
+    "bash <<'END'\necho $X\nEND",
+    "eval 'echo hi'",
+    "GIT_PAGER=cat git log",
+    "GIT_EDITOR=true git rebase --continue",
+    "git -c core.editor=true rebase -i HEAD~2",
+    "git -c user.name=x commit -m y",
+    "git -c core.sshCommand='ssh -i key' fetch",
+    "git -c alias.st=status st",
+    "git config user.email a@b",
+    "git config --global --get user.name",
+    "git rebase --exec 'cargo test' HEAD~3",
+    "git fetch origin",
+    "kill -1 1234",
+    "kill %1",
+    "kill -l",
+    "pkill -f node",
+    "crontab -l",
+    "find . -name '*.rs' | xargs wc -l",
+    "xargs -n1 echo < list",
+    "strace -f ls",
+    "taskset -p 1234",
+    "alias ll='ls -la'",
+    "ssh host ls",
+    "ssh -o StrictHostKeyChecking=no -i key host",
+    "rsync -e 'ssh -p 2222' a b:",
+    "tar -xf a.tar",
+    "tar -I zstd -cf a.tar.zst src",
+    "atq",
+    "at -l",
+    "git gc",
+    "git reflog",
+    "git reflog show",
+    "cat l | xargs -I{} cp {} dst/",
+    "xargs -0 grep -l foo",
+    "parallel gzip ::: a b",
+    "find . -name '*.rs' -exec wc -l {} +",
+    "coproc cat",
+    "a[0]=x; echo ${a[0]}",
+    "x=1; (( x++ ))",
+    "while read -r f; do rm -- \"$f\"; done < list",
+    "git -c core.pager=less log",
 ];
 
 fn request(command: &str) -> String {
@@ -406,13 +665,13 @@ fn file_tools_writing_outside_are_asked() {
 
 #[test]
 fn symlinks_that_lead_out_are_followed() {
-    // Under the target directory, not /tmp (which counts as inside).
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let dir = tempfile::tempdir_in(base).unwrap();
+    // The project may be anywhere, under /tmp too (which counts as inside,
+    // and so does a sibling directory there): the link leads to `/`, which
+    // is outside wherever the checkout is.
+    let dir = tempfile::tempdir().unwrap();
     let proj = dir.path().join("proj");
     std::fs::create_dir_all(proj.join("src")).unwrap();
-    std::fs::create_dir(dir.path().join("elsewhere")).unwrap();
-    std::os::unix::fs::symlink(dir.path().join("elsewhere"), proj.join("out")).unwrap();
+    std::os::unix::fs::symlink("/", proj.join("out")).unwrap();
     let env = Env::new();
     let cwd = proj.to_str().unwrap();
     let ask = |tool: &str, args: Value| {

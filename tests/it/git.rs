@@ -453,8 +453,11 @@ fn log_lists_commits_newest_first() {
     assert!(lines[0].ends_with(" Test User  third"), "{}", lines[0]);
     let r = ag_git(&env, json!({"action": "log", "paths": ["a.txt"]}));
     assert_eq!(r["details"]["commits"].as_array().unwrap().len(), 2);
-    let r = ag_git(&env, json!({"action": "log", "count": 0}));
+    let r = ag_git(&env, json!({"action": "log", "count": 501}));
     assert_eq!(r["error_code"], "git.bad_count");
+    // A 0 the field cannot mean counts as absent: the default applies.
+    let r = ag_git(&env, json!({"action": "log", "count": 0}));
+    assert_eq!(r["is_error"], false, "{r}");
 }
 
 #[test]

@@ -327,7 +327,7 @@ fn errors_tell_the_model_what_to_do() {
             r#"{"id":"1","arguments":{"query":"fn main("}}"#,
             r#"{"id":"2","arguments":{"query":"x","path":"srcc"}}"#,
             r#"{"id":"3","arguments":{"query":""}}"#,
-            r#"{"id":"4","arguments":{"query":"x","max_matches":0}}"#,
+            r#"{"id":"4","arguments":{"query":"x","max_matches":5001}}"#,
             "not json",
             r#"{"id":"6","arguments":{"query":"needle","path":"src/lib.rs"}}"#,
         ]

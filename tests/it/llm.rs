@@ -67,15 +67,11 @@ fn chat_completions_events_usage_and_cost() {
         ),
         None,
     );
-    // No key needed? DeepSeek needs one: the call is refused before any request.
-    r.expect_code(1);
+    // No key needed? DeepSeek needs one: a set-up error before any request or event.
+    r.expect_code(2);
     assert!(server.seen().is_empty());
-    let ev = last(&r);
-    assert_eq!(ev["type"], "error");
-    assert!(
-        ev["error"].as_str().unwrap().contains("DEEPSEEK_API_KEY"),
-        "{ev}"
-    );
+    assert_eq!(r.stdout(), "");
+    assert!(r.stderr().contains("DEEPSEEK_API_KEY"), "{r}");
 
     let mut c = ag_llm(
         &env,

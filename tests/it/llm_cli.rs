@@ -148,10 +148,13 @@ fn unknown_models_of_known_providers_work_and_unknown_providers_do_not() {
     assert_eq!(msg["usage"]["output"], 300);
     assert_eq!(msg["usage"]["cost"]["total"], 0.0);
 
-    let r = run(ag_llm(&env, &["-m", "nosuch/model", "x"]), None);
-    r.expect_code(1);
+    // A set-up error: exit 2, before any event.
+    let r = run(ag_llm(&env, &["-m", "nosuch/model", "--json", "x"]), None);
+    r.expect_code(2);
+    assert_eq!(r.stdout(), "");
     assert!(
-        r.stderr().contains("unknown model `nosuch/model`"),
+        r.stderr()
+            .contains("unknown provider `nosuch` in `nosuch/model`"),
         "{}",
         r.stderr()
     );

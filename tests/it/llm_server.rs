@@ -30,6 +30,10 @@ pub(crate) enum Reply {
     Hang(Vec<u8>),
     /// Accept and close without answering.
     Drop,
+    /// Read the request, then send nothing at all (until the client goes).
+    Silent,
+    /// Read the request, stay silent this long, then answer as `Body`.
+    Late(std::time::Duration, Box<Reply>),
 }
 
 pub(crate) fn sse(body: Vec<u8>) -> Reply {
@@ -176,6 +180,14 @@ pub(crate) fn answer(mut conn: TcpStream, reply: Reply) {
             while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
         }
         Reply::Drop => {}
+        Reply::Silent => {
+            let mut buf = [0u8; 64];
+            while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
+        }
+        Reply::Late(wait, reply) => {
+            std::thread::sleep(wait);
+            answer(conn, *reply);
+        }
     }
 }
 

@@ -55,15 +55,29 @@ mod llm_cli;
 mod llm_server;
 // Recorded provider streams parsed by ag-llm's parsers, cut at awkward places.
 mod llm_wire;
+// What ag-llm sends (output limits, tool shapes) and real local-server streams.
+mod llm_requests;
+// Misbehaving servers and impossible set-ups: stalls, refused connections, web pages, bad ids.
+mod llm_faults;
 // ag-loop against a scripted model server with the real tools.
 mod agent_e2e;
+// Arguments as models send them: empty optional fields, strings for numbers, real-model calls.
+mod lenient;
 // The scripted model server for ag-loop's end-to-end tests.
 mod model_server;
 // ag-mcp driven over stdio with JSON-RPC lines, as an MCP client does.
 mod mcp;
+// ag-mcp given malformed JSON-RPC: every request with an id gets one answer.
+mod mcp_wire;
 // The MCP client library against ag-mcp, over stdio and streamable HTTP.
 mod mcp_client;
 // No orphans when ag-bash, ag-loop or ag-mcp is SIGKILLed mid-command.
 mod orphans;
 // MCP against the reference SDK and servers from npm (scripts/mcp-interop), skipped without them.
 mod mcp_interop;
+// ag-loop keeps provider keys from tools, gates, hooks and everything it writes.
+mod agent_keys;
+// ag-loop's repeated-failure guard, replaying what a real small model did.
+mod agent_repeats;
+// One output budget: read, bash and grep fit what ag-loop lets through.
+mod agent_budget;

@@ -70,6 +70,34 @@ impl Session {
         stdin.flush().unwrap();
     }
 
+    /// Sends these bytes as they are, and a newline.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Every line ag-mcp prints until the response to request `id`, that
+    /// response included.
+    pub fn lines_until(&mut self, id: Value) -> Vec<Value> {
+        let deadline = Instant::now() + HANG;
+        let mut out = Vec::new();
+        loop {
+            let Some(m) = self.next(deadline) else {
+                panic!(
+                    "ag-mcp closed stdout; it printed:\n{}",
+                    self.seen.join("\n")
+                )
+            };
+            let done = m.get("id") == Some(&id) && m.get("method").is_none();
+            out.push(m);
+            if done {
+                return out;
+            }
+        }
+    }
+
     pub fn notify(&mut self, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
@@ -260,7 +288,10 @@ fn a_call_runs_the_tool_and_returns_text_and_details() {
     assert_eq!(r["isError"], false, "{r}");
     assert!(text(&r).contains("alpha"), "{r}");
     assert!(text(&r).contains("beta"), "{r}");
-    let hash = r["structuredContent"]["hash"].as_str().unwrap();
+    // The text is what the model reads: MCP clients show it the structured
+    // content instead when there is some, so the details are in `_meta`.
+    assert!(r.get("structuredContent").is_none(), "{r}");
+    let hash = r["_meta"]["ag/details"]["hash"].as_str().unwrap();
     assert!(hash.starts_with("xxh3:"), "{r}");
     // Files change as the tools say.
     let r = s.call(
@@ -302,6 +333,32 @@ fn text_only_leaves_the_details_out() {
     let r = s.call(2, "read", json!({"file_path": "a.txt"}));
     assert!(text(&r).contains('x'), "{r}");
     assert!(r.get("structuredContent").is_none(), "{r}");
+    assert!(r.get("_meta").is_none(), "{r}");
+}
+
+#[test]
+fn no_tool_declares_an_output_schema_and_no_result_is_structured_content() {
+    let env = Env::new();
+    env.write("a.txt", "the file's own text\n");
+    let (mut s, _) = Session::ready(&env, &[]);
+    let list = s.request(2, "tools/list", json!({}));
+    for tool in list["result"]["tools"].as_array().unwrap() {
+        assert!(tool.get("outputSchema").is_none(), "{tool}");
+    }
+    for (id, name, args) in [
+        (3, "read", json!({"file_path": "a.txt"})),
+        (4, "ls", json!({})),
+        (5, "grep", json!({"pattern": "own"})),
+        (6, "find", json!({"pattern": "*.txt"})),
+        (7, "bash", json!({"command": "echo from bash"})),
+        (8, "read", json!({"file_path": "missing.txt"})),
+    ] {
+        let r = s.call(id, name, args);
+        assert!(r.get("structuredContent").is_none(), "{name}: {r}");
+        assert_eq!(r["content"][0]["type"], "text", "{name}: {r}");
+    }
+    let r = s.call(9, "read", json!({"file_path": "a.txt"}));
+    assert!(text(&r).contains("the file's own text"), "{r}");
 }
 
 /// A tool written as a shell script: answers `--schema`, and runs `body`
@@ -342,7 +399,7 @@ fn a_tool_that_crashes_is_an_error_result_and_the_server_goes_on() {
     let r = s.call(3, "hello", json!({}));
     assert_eq!(r["isError"], false, "{r}");
     assert_eq!(text(&r), "hello there");
-    assert_eq!(r["structuredContent"], json!({"n": 1}));
+    assert_eq!(r["_meta"]["ag/details"], json!({"n": 1}));
     assert_eq!(s.finish(), Some(0));
 }
 

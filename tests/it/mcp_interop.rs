@@ -116,7 +116,15 @@ fn ag_mcp_answers_the_typescript_sdk_client() {
 
     let read = &out[2]["result"];
     assert!(text(read).contains("from the sdk"), "{read}");
-    assert!(read["structuredContent"]["hash"].is_string(), "{read}");
+    // What a client gets: the file's text as content, no structured content
+    // to show in its place, and the details where models do not look.
+    assert!(read.get("structuredContent").is_none(), "{read}");
+    assert!(read["_meta"]["ag/details"]["hash"].is_string(), "{read}");
+    assert!(
+        out[1]["tools"][0].get("outputSchema").is_none(),
+        "{}",
+        out[1]
+    );
     let missing = &out[3]["result"];
     assert_eq!(missing["isError"], true, "{missing}");
 

@@ -200,3 +200,121 @@ fn append_rejects_lines_that_are_not_events() {
     let text = std::fs::read_to_string(path).unwrap();
     assert_eq!(text.lines().count(), 2);
 }
+
+/// The id column of `ag-session list`, one per session.
+fn listed_ids(env: &Env, cwd: &str) -> Vec<String> {
+    let r = run_args(env, bin!("ag-session"), &["list", "--cwd", cwd]);
+    r.ok();
+    r.stdout()
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_id_list_shows_is_one_every_command_takes_and_so_is_a_suffix() {
+    let env = Env::new();
+    // Made within the same minute: their first 8 characters are the same.
+    let (a, _) = make_session(&env, "proj", &conversation());
+    let (b, _) = make_session(&env, "proj", &conversation());
+    let (c, _) = make_session(&env, "other", &[]);
+    let shown = listed_ids(&env, "proj");
+    assert_eq!(shown.len(), 2, "{shown:?}");
+    for (short, full) in shown.iter().zip([&b, &a]) {
+        assert!(full.starts_with(short.as_str()), "{short} of {full}");
+        assert!(short.len() >= 8, "{short}");
+        for cmd in ["path", "show", "messages", "export"] {
+            let r = run_args(&env, bin!("ag-session"), &[cmd, short]);
+            r.ok();
+        }
+        let r = run_args(&env, bin!("ag-session"), &["path", short]);
+        assert!(r.stdout().contains(full.as_str()), "{r}");
+    }
+    assert_ne!(shown[0], shown[1]);
+    // The last characters of an id find it too.
+    for full in [&a, &b, &c] {
+        let r = run_args(&env, bin!("ag-session"), &["path", &full[full.len() - 8..]]);
+        r.ok();
+        assert!(r.stdout().contains(full.as_str()), "{r}");
+    }
+    // A prefix that fits several is refused, naming each.
+    let r = run_args(&env, bin!("ag-session"), &["show", &a[..4]]);
+    r.expect_code(1);
+    assert!(r.stderr().contains("ambiguous"), "{r}");
+    for full in [&a, &b, &c] {
+        assert!(r.stderr().contains(full.as_str()), "{r}");
+    }
+}
+
+#[test]
+fn show_and_export_say_how_each_run_ended_and_the_totals() {
+    let env = Env::new();
+    let mut events = conversation();
+    events.push(ev(
+        json!({"type": "agent_end", "messages": [], "outcome": "finished",
+        "usage": {"input": 100, "output": 10, "cost": {"total": 0.5}}}),
+    ));
+    events.push(ev(json!({"type": "agent_start"})));
+    events.push(ev(
+        json!({"type": "message_end", "message": {"role": "user", "content": "again"}}),
+    ));
+    events.push(ev(
+        json!({"type": "message_end", "message": assistant("More", &[], "openai/gpt-4o", 200, 0.25)}),
+    ));
+    events.push(ev(json!({"type": "agent_end", "messages": [], "outcome": "turn_limit",
+        "error": "stopped after 1 turns (--max-turns); run again with a higher limit or continue the session",
+        "usage": {"input": 200, "output": 10, "cost": {"total": 0.25}}})));
+    let (id, _) = make_session(&env, "proj", &events);
+
+    let show = run_args(&env, bin!("ag-session"), &["show", &id]);
+    show.ok();
+    let text = show.stdout();
+    assert!(
+        text.contains("- outcome: turn_limit: stopped after 1 turns (--max-turns)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- totals: 320 tokens (input 300, output 20, cache read 0, cache write 0), $0.7500 over 2 runs"),
+        "{text}"
+    );
+    assert!(text.contains("## How it ended"), "{text}");
+    assert!(
+        text.contains("- run 1: finished; 110 tokens, $0.5000"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- run 2: turn_limit: stopped after 1 turns"),
+        "{text}"
+    );
+
+    let md = run_args(&env, bin!("ag-session"), &["export", &id]);
+    md.ok();
+    assert!(md.stdout().contains("- outcome: turn_limit"), "{md}");
+    let html = run_args(
+        &env,
+        bin!("ag-session"),
+        &["export", &id, "--format", "html"],
+    );
+    html.ok();
+    let page = html.stdout();
+    assert!(
+        page.contains("outcome: turn_limit: stopped after 1 turns"),
+        "{page}"
+    );
+    assert!(page.contains("$0.7500 over 2 runs"), "{page}");
+    assert!(page.contains("run 1: finished"), "{page}");
+
+    // A run that never ended says so.
+    let (cut, _) = make_session(&env, "proj", &conversation());
+    let show = run_args(&env, bin!("ag-session"), &["show", &cut]);
+    show.ok();
+    assert!(
+        show.stdout()
+            .contains("- outcome: the last run did not end"),
+        "{show}"
+    );
+    assert!(show.stdout().contains("- run 1: did not end"), "{show}");
+    // Its model calls still count.
+    assert!(show.stdout().contains("- totals: 110 tokens"), "{show}");
+}

@@ -119,7 +119,8 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
     {
         obj.insert("cache_control".into(), json!({"type": "ephemeral"}));
     }
-    let mut max = max_tokens(t, req);
+    // Anthropic requires a limit: the model's assumed one when nothing better is known.
+    let mut max = max_tokens(t, req).unwrap_or(t.model.max_output.max(1));
     let mut body = Map::new();
     body.insert("model".into(), json!(t.model.id));
     let thinking = req.reasoning.and_then(budget).map(|want| {

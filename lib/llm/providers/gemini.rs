@@ -11,7 +11,7 @@ use super::super::convert;
 use super::super::error::{Failure, FailureKind, classify_stream_error};
 use super::super::frames::Frame;
 use super::super::parse::{Complete, Names, StreamParser, json_of, u64_at};
-use super::{HttpRequest, Target, join_url};
+use super::{HttpRequest, Target, join_url, max_tokens};
 use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason};
 
 /// Gemini 3 accepts this in place of a signature it never issued
@@ -128,7 +128,7 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
         body.insert("tools".into(), json!([{"functionDeclarations": decls}]));
     }
     let mut config = Map::new();
-    if let Some(max) = req.max_tokens {
+    if let Some(max) = max_tokens(t, req) {
         config.insert("maxOutputTokens".into(), json!(max));
     }
     if let Some(temp) = req.temperature {

@@ -62,9 +62,12 @@ pub fn data_url(mime: &str, data: &str) -> String {
     format!("data:{mime};base64,{data}")
 }
 
-/// The output limit to ask for: the request's, else the model's.
-pub fn max_tokens(t: &Target<'_>, req: &LlmRequest) -> u64 {
-    req.max_tokens.unwrap_or(t.model.max_output).max(1)
+/// The output limit to ask for: the request's, else the model's
+/// ([`ModelInfo::output_limit`]); `None` leaves it to the server.
+pub fn max_tokens(t: &Target<'_>, req: &LlmRequest) -> Option<u64> {
+    req.max_tokens
+        .or_else(|| t.model.output_limit())
+        .map(|n| n.max(1))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use super::super::convert::{self, IdRule};
 use super::super::error::{Failure, classify_stream_error};
 use super::super::frames::Frame;
 use super::super::parse::{Complete, Names, StreamParser, json_of, u64_at};
-use super::{HttpRequest, Target, data_url, join_url};
+use super::{HttpRequest, Target, data_url, join_url, max_tokens};
 use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason, Usage};
 
 /// The request.
@@ -136,7 +136,7 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
     if compat.stream_usage {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
-    if let Some(max) = req.max_tokens {
+    if let Some(max) = max_tokens(t, req) {
         let field = if compat.max_completion_tokens {
             "max_completion_tokens"
         } else {

@@ -16,7 +16,7 @@ use super::super::error::{Failure, FailureKind, classify_stream_error};
 use super::super::frames::Frame;
 use super::super::parse::{Complete, Names, StreamParser, json_of, u64_at};
 use super::openai_chat::{arguments_text, effort};
-use super::{HttpRequest, Target, data_url, join_url};
+use super::{HttpRequest, Target, data_url, join_url, max_tokens};
 use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason};
 
 const ID_RULE: IdRule = IdRule::Word(64);
@@ -117,7 +117,7 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
     if let Some(system) = req.system.as_deref().filter(|s| !s.is_empty()) {
         body.insert("instructions".into(), json!(system));
     }
-    if let Some(max) = req.max_tokens {
+    if let Some(max) = max_tokens(t, req) {
         body.insert("max_output_tokens".into(), json!(max));
     }
     if let Some(temp) = req.temperature {

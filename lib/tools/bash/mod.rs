@@ -184,26 +184,7 @@ SIGKILL 2 s later. Background jobs are not tied to it: they end with the agent s
 }
 
 fn bash(ctx: &Context, args: BashArgs) -> Result<ToolOutput, ToolError> {
-    let modes = [args.command.is_some(), args.list_jobs, args.job.is_some()];
-    if modes.iter().filter(|m| **m).count() != 1 {
-        return Err(ToolError::new(
-            "bash.usage",
-            "give exactly one of: `command` (to run it, or with background=true to start a job), \
-`list_jobs: true`, or `job: ID` (with stop=true to stop it)",
-        ));
-    }
-    if args.stop && args.job.is_none() {
-        return Err(ToolError::new(
-            "bash.usage",
-            "`stop` needs `job`: give the id of the job to stop (see list_jobs=true), or \"all\"",
-        ));
-    }
-    if args.keep && !args.background {
-        return Err(ToolError::new(
-            "bash.usage",
-            "`keep` applies to background jobs only: give it with background=true",
-        ));
-    }
+    check_modes(&args)?;
     if args.list_jobs {
         return jobs::list();
     }
@@ -226,6 +207,79 @@ fn bash(ctx: &Context, args: BashArgs) -> Result<ToolOutput, ToolError> {
         return jobs::start(&command, &cwd, &shell, args.keep);
     }
     run_foreground(ctx, &args, &command, &cwd, &shell)
+}
+
+/// Refuses a call that asks for two things at once, or for nothing, naming
+/// the fields it gave and showing calls that work.
+fn check_modes(args: &BashArgs) -> Result<(), ToolError> {
+    let usage = |msg: String| Err(ToolError::new("bash.usage", msg));
+    let quoted = |v: &str| Value::from(v).to_string();
+    let mut given = Vec::new();
+    if let Some(c) = &args.command {
+        given.push(format!("`command` {}", quoted(&one_line(c))));
+    }
+    if args.list_jobs {
+        given.push("`list_jobs: true`".to_string());
+    }
+    if let Some(j) = &args.job {
+        given.push(format!("`job` {}", quoted(j)));
+    }
+    let mut works = Vec::new();
+    if let Some(c) = &args.command {
+        works.push(format!(
+            "to run the command {}",
+            json!({ "command": one_line(c) })
+        ));
+    }
+    if args.list_jobs {
+        works.push(format!("to list jobs {}", json!({"list_jobs": true})));
+    }
+    if let Some(j) = &args.job {
+        works.push(format!("to see the job {}", json!({ "job": j })));
+    }
+    match given.len() {
+        0 => {
+            return usage(
+                "nothing to do: give `command` (the shell command to run, e.g. {\"command\": \"ls\"}), \
+or `list_jobs: true`, or `job` with a background job's id"
+                    .to_string(),
+            );
+        }
+        1 => {}
+        _ => {
+            return usage(format!(
+                "this call gave {}, but a call does one of them. Call again with one: {}",
+                given.join(" and "),
+                works.join("; ")
+            ));
+        }
+    }
+    if args.stop && args.job.is_none() {
+        return usage(
+            "`stop: true` was given without `job`: give the id of the job to stop \
+(list_jobs shows them), e.g. {\"job\": \"<id>\", \"stop\": true}"
+                .to_string(),
+        );
+    }
+    if args.keep && !args.background {
+        return usage(
+            "`keep: true` was given without `background: true`; it applies to background jobs only, \
+e.g. {\"command\": \"<server>\", \"background\": true, \"keep\": true}"
+                .to_string(),
+        );
+    }
+    Ok(())
+}
+
+/// The first line of a command, shortened, for a message.
+fn one_line(command: &str) -> String {
+    let first = command.lines().next().unwrap_or("");
+    if first.chars().count() > 60 || command.contains('\n') {
+        let head: String = first.chars().take(57).collect();
+        format!("{head}...")
+    } else {
+        first.to_string()
+    }
 }
 
 /// The shell program: `bash` by default, `$SHELL` read from the environment.
@@ -280,7 +334,7 @@ for longer tasks start them with background=true and check on them with job=ID"
 }
 
 fn max_output_of(args: &BashArgs) -> Result<usize, ToolError> {
-    let n = args.max_output.unwrap_or(DEFAULT_MAX_OUTPUT);
+    let n = args.max_output.unwrap_or_else(default_max_output);
     if !(MIN_MAX_OUTPUT..=MAX_MAX_OUTPUT).contains(&n) {
         return Err(ToolError::new(
             "bash.bad_max_output",
@@ -340,6 +394,20 @@ fn run_foreground(
         other => ToolError::new(other.code(), format!("{other}; try the call again")),
     })?;
     Ok(report(ctx, command, cwd, timeout, &outcome, args.raw))
+}
+
+/// The output kept when the call does not say: under a caller's output
+/// budget (ag-loop's `AG_OUTPUT_BUDGET`) as much as fits in it with the
+/// notes, so that nobody cuts a second hole; else [`DEFAULT_MAX_OUTPUT`].
+/// Bytes are counted, which never undercounts characters.
+fn default_max_output() -> u64 {
+    crate::tools::budget::from_env()
+        .map(|b| {
+            u64::try_from(crate::tools::budget::for_body(b))
+                .unwrap_or(u64::MAX)
+                .clamp(MIN_MAX_OUTPUT, DEFAULT_MAX_OUTPUT)
+        })
+        .unwrap_or(DEFAULT_MAX_OUTPUT)
 }
 
 /// Where the full output of a truncated command is saved.

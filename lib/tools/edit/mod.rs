@@ -57,6 +57,7 @@ pub struct EditArgs {
         allow_hyphen_values = true
     )]
     #[serde(default, alias = "old_str")]
+    #[schemars(extend("x-empty-is-a-value" = true))]
     pub old_string: Option<String>,
     /// The text to put in its place (an empty string deletes `old_string`).
     #[arg(
@@ -66,6 +67,7 @@ pub struct EditArgs {
         allow_hyphen_values = true
     )]
     #[serde(default, alias = "new_str")]
+    #[schemars(extend("x-empty-is-a-value" = true))]
     pub new_string: Option<String>,
     /// Replace every occurrence of `old_string` instead of requiring exactly one.
     #[arg(long = "all", visible_alias = "replace-all")]
@@ -150,8 +152,7 @@ For several changes to one file use `edits` (applied in order, all or nothing). 
 the error shows the closest text in the file; small whitespace or quote differences are tolerated when the match \
 is unique, and the result says so. Or give `code_edit`: the new code with unchanged parts left out behind \
 `// ... existing code ...` lines (any comment syntax); each changed stretch must begin and end with unchanged \
-lines from the file, which place it. The file's line endings, BOM and permissions are kept. Pass the `hash` from \
-your last read as `expected_hash` to refuse the edit if the file changed since. `details.hash` is the new hash. \
+lines from the file, which place it. The file's line endings, BOM and permissions are kept. \
 To create a file or replace all of it, use write.";
     const PROCESS_FLAGS: &'static [&'static str] = &["planner", "planner_base_url"];
 
@@ -208,6 +209,8 @@ fn plan(args: &mut EditArgs) -> Result<Plan, ToolError> {
             replacement,
         });
     }
+    let had_pair = args.old_string.is_some();
+    let had_edits = !args.edits.is_empty();
     match (args.old_string.take(), args.new_string.take()) {
         (Some(old_string), Some(new_string)) => replacements.push(StringEdit {
             old_string,
@@ -229,15 +232,27 @@ fn plan(args: &mut EditArgs) -> Result<Plan, ToolError> {
     replacements.append(&mut args.edits);
     let sketch = args.code_edit.take();
     if sketch.is_some() && !(replacements.is_empty() && line_edits.is_empty()) {
-        return Err(bad(
-            "code_edit cannot be combined with old_string/new_string, `edits` or `line_edits`: give the code sketch alone, or the other forms without it.".into(),
-        ));
+        let mut others = Vec::new();
+        if had_pair {
+            others.push("`old_string`/`new_string`");
+        }
+        if had_edits {
+            others.push("`edits`");
+        }
+        if !line_edits.is_empty() {
+            others.push("`line_edits`");
+        }
+        return Err(bad(format!(
+            "`code_edit` cannot be combined with {}, which this call gave too. Call again with one form: {{\"file_path\": \"{}\", \"code_edit\": \"...\"}}, or the same call without `code_edit`.",
+            others.join(" and "),
+            args.file_path
+        )));
     }
     if replacements.is_empty() && line_edits.is_empty() && sketch.is_none() {
-        return Err(bad(
-            "nothing to do: give old_string and new_string, `edits`, `line_edits`, or `code_edit`."
-                .into(),
-        ));
+        return Err(bad(format!(
+            "nothing to do: this call gave no change. Give old_string (text copied from the file) and new_string, as in {{\"file_path\": \"{}\", \"old_string\": \"<exact text>\", \"new_string\": \"<replacement>\"}}; or `edits`, `line_edits` or `code_edit`.",
+            args.file_path
+        )));
     }
     Ok(Plan {
         replacements,

@@ -23,6 +23,8 @@ pub use sink::MAX_LINE_CHARS;
 pub const DEFAULT_MATCHES: u64 = 50;
 /// The largest `max_matches` accepted.
 pub const MAX_MATCHES: u64 = 5000;
+/// The largest `skip` accepted: the matches before it are kept in memory.
+pub const MAX_SKIP: u64 = 20_000;
 /// The most context lines accepted.
 pub const MAX_CONTEXT: u64 = 10;
 
@@ -50,6 +52,7 @@ pub struct GrepArgs {
         value_name = "BOOL"
     )]
     #[serde(default)]
+    #[schemars(extend("x-empty-is-a-value" = true))]
     pub case_sensitive: Option<bool>,
     /// Only search files matching this glob, or several separated by commas: "*.rs", "*.{ts,tsx}", "src/**/*.py". A glob without `/` matches file names at any depth; one with `/` matches paths below `path`.
     #[arg(long, short = 'g', visible_alias = "include", value_name = "GLOB")]
@@ -69,6 +72,12 @@ pub struct GrepArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 5000))]
     pub max_matches: Option<u64>,
+    /// Matching lines to leave out before the first one shown: the next page
+    /// of a search whose output said "Next page: skip=N".
+    #[arg(long, value_name = "N")]
+    #[serde(default)]
+    #[schemars(range(max = 20000))]
+    pub skip: Option<u64>,
     /// Also search hidden files and directories (names starting with `.`).
     #[arg(long, visible_alias = "hidden")]
     #[serde(default)]
@@ -126,6 +135,15 @@ fn grep(ctx: &Context, args: &GrepArgs) -> Result<ToolOutput, ToolError> {
             ),
         ));
     }
+    let skip = args.skip.unwrap_or(0);
+    if skip > MAX_SKIP {
+        return Err(ToolError::new(
+            "grep.bad_skip",
+            format!(
+                "`skip` must be at most {MAX_SKIP}; narrow the search (a subdirectory as `path`, `include_pattern`) instead of paging that far"
+            ),
+        ));
+    }
     let context = args.context.unwrap_or(0);
     if context > MAX_CONTEXT {
         return Err(ToolError::new(
@@ -162,11 +180,17 @@ fn grep(ctx: &Context, args: &GrepArgs) -> Result<ToolOutput, ToolError> {
         matcher,
         start: start.path.clone(),
         include,
-        cap: cap as usize,
+        // The skipped matches are found again to know where the page starts.
+        cap: (skip + cap) as usize,
         context: context as usize,
     };
     let found = shared.search(walker(ctx, &start.path, args.filters(), exclude).build_parallel());
-    Ok(render::render(ctx, args, &start, cap as usize, found))
+    let page = render::Page {
+        skip: skip as usize,
+        cap: cap as usize,
+        budget: crate::tools::budget::from_env(),
+    };
+    Ok(render::render(ctx, args, &start, page, found))
 }
 
 /// Compiles the query as ripgrep would: smart case unless told, matches

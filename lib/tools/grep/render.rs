@@ -14,57 +14,123 @@ use super::sink::{HitLine, MAX_LINE_CHARS};
 use crate::tool::{Context, ToolOutput};
 use crate::tools::walk::{Start, widen_hint};
 
-/// Renders what a search found, showing at most `cap` matching lines.
+/// Renders what a search found: the matching lines after the first `skip`,
+/// at most `cap` of them, and no more than fit in `budget` characters (the
+/// caller's output budget) when there is one.
 pub fn render(
     ctx: &Context,
     args: &GrepArgs,
     start: &Start,
-    cap: usize,
+    page: Page,
     found: Found,
 ) -> ToolOutput {
+    let Page { skip, cap, budget } = page;
     let context = args.context.unwrap_or(0);
+    let body_budget = budget.map_or(usize::MAX, crate::tools::budget::for_body);
     let mut out = String::new();
+    let mut chars = 0usize;
     let mut matches: Vec<Value> = Vec::new();
+    // After each shown match: the text's length, its characters, the cut lines so far.
+    let mut checkpoints: Vec<(usize, usize, u64)> = Vec::new();
     let mut cut = 0u64;
-    let mut last_file = String::new();
+    let mut before = 0usize;
+    let mut files_shown: Vec<(usize, String)> = Vec::new();
     for (path, hits) in &found.files {
         let room = cap - matches.len();
         if room == 0 {
             break;
         }
         let name = shown_path(ctx, start, path);
-        if !out.is_empty() {
-            out.push('\n');
+        let skipped_here = hits
+            .lines
+            .iter()
+            .filter(|l| l.is_match)
+            .count()
+            .min(skip.saturating_sub(before));
+        before += skipped_here;
+        let lines = visible(&hits.lines, skipped_here, room, context);
+        if lines.is_empty() {
+            continue;
         }
-        for line in visible(&hits.lines, room, context) {
-            if line.gap_before {
-                out.push_str("--\n");
+        let mut piece = String::new();
+        if !out.is_empty() {
+            piece.push('\n');
+        }
+        files_shown.push((matches.len(), name.clone()));
+        let mut previous: Option<u64> = None;
+        for line in lines {
+            // As ripgrep: `--` between groups of context, none without context.
+            if context > 0 && previous.is_some_and(|p| line.number > p + 1) {
+                piece.push_str("--\n");
             }
+            previous = Some(line.number);
             let sep = if line.is_match { ':' } else { '-' };
-            let _ = write!(out, "{name}{sep}{}{sep}", line.number);
+            let _ = write!(piece, "{name}{sep}{}{sep}", line.number);
             if !line.text.is_empty() {
-                out.push(' ');
-                out.push_str(&line.text);
+                piece.push(' ');
+                piece.push_str(&line.text);
             }
-            out.push('\n');
+            piece.push('\n');
             cut += u64::from(line.cut);
+            chars += piece.chars().count();
+            out.push_str(&piece);
+            piece.clear();
             if line.is_match {
                 matches.push(json!({"path": name, "line": line.number, "text": line.text}));
+                checkpoints.push((out.len(), chars, cut));
             }
         }
-        last_file = name;
     }
+    // Past the budget, the page ends after the last match that fits (at
+    // least one is shown, however long).
+    let mut over_budget = false;
+    if chars > body_budget {
+        let keep = checkpoints
+            .iter()
+            .rposition(|(_, c, _)| *c <= body_budget)
+            .unwrap_or(0);
+        let (len, _, cut_then) = checkpoints[keep];
+        out.truncate(len);
+        cut = cut_then;
+        matches.truncate(keep + 1);
+        over_budget = true;
+    }
+    let last_file = files_shown
+        .iter()
+        .rev()
+        .find(|(first, _)| *first < matches.len())
+        .map(|(_, n)| n.clone())
+        .unwrap_or_default();
     let shown = matches.len() as u64;
-    let truncated = found.total_matches > shown;
+    let skip = skip as u64;
+    let next = skip + shown;
+    let truncated = found.total_matches > next;
     let mut notes = Vec::new();
     if truncated {
+        let why = if over_budget {
+            format!(
+                " (what fits in the caller's output budget of {} characters)",
+                budget.unwrap_or_default()
+            )
+        } else {
+            String::new()
+        };
+        let which = if skip == 0 {
+            format!("{shown} of {}", found.total_matches)
+        } else {
+            format!("{}-{next} of {}", skip + 1, found.total_matches)
+        };
         notes.push(format!(
-            "[Showing {shown} of {} matching lines, found in {} files; files are in path order and the list stops in `{last_file}`. \
-Narrow the search (a more specific query, a subdirectory as `path`, `include_pattern` such as \"*.rs\", `exclude_pattern`) \
-or raise `max_matches` (at most {}).]",
-            found.total_matches,
+            "[Showing {which} matching lines{why}, found in {} files; files are in path order and the list stops in `{last_file}`. \
+Next page: the same call with skip={next}. Or narrow the search (a more specific query, a subdirectory as `path`, `include_pattern` \
+such as \"*.rs\", `exclude_pattern`) or raise `max_matches` (at most {}).]",
             found.files_matched,
             super::MAX_MATCHES
+        ));
+    } else if skip > 0 && shown == 0 && found.total_matches > 0 {
+        notes.push(format!(
+            "[No matching lines after skip={skip}: there are {} in all. Use a smaller skip.]",
+            found.total_matches
         ));
     }
     if found.total_matches == 0 {
@@ -93,23 +159,46 @@ or raise `max_matches` (at most {}).]",
     ToolOutput::new(out, details).with_notes(notes)
 }
 
-/// The lines of a file to show when `room` matching lines are left: up to
-/// the last of them and the context that follows it.
-fn visible(lines: &[HitLine], room: usize, context: u64) -> impl Iterator<Item = &HitLine> {
+/// Which part of the matches to show.
+#[derive(Debug, Clone, Copy)]
+pub struct Page {
+    /// Matching lines (in path order) left out before the page.
+    pub skip: usize,
+    /// Most matching lines on the page.
+    pub cap: usize,
+    /// The caller's output budget in characters, when there is one.
+    pub budget: Option<usize>,
+}
+
+/// The lines of a file to show when its first `skip` matching lines belong
+/// to earlier pages and `room` matching lines are left: those matches and
+/// the context lines within `context` of them, up to the next match that
+/// does not fit.
+fn visible(lines: &[HitLine], skip: usize, room: usize, context: u64) -> Vec<&HitLine> {
+    let mut shown_matches = Vec::new();
     let mut seen = 0usize;
-    let mut last = 0u64;
-    lines.iter().take_while(move |line| {
+    let mut stop = lines.len();
+    for (i, line) in lines.iter().enumerate() {
         if line.is_match {
-            if seen == room {
-                return false;
+            if seen >= skip + room {
+                stop = i;
+                break;
+            }
+            if seen >= skip {
+                shown_matches.push(line.number);
             }
             seen += 1;
-            last = line.number;
-            true
-        } else {
-            seen < room || line.number <= last + context
         }
-    })
+    }
+    lines[..stop]
+        .iter()
+        .filter(|line| {
+            shown_matches
+                .iter()
+                .any(|m| line.number.abs_diff(*m) <= context)
+                && (!line.is_match || shown_matches.contains(&line.number))
+        })
+        .collect()
 }
 
 /// A matched file as the model should see it.

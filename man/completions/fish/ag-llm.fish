@@ -4,13 +4,14 @@ complete -c ag-llm -l reasoning -d 'How hard the model should think, for models 
 low\t'A little'
 medium\t'Some'
 high\t'A lot'"
-complete -c ag-llm -l max-tokens -d 'The most tokens the answer may have' -r
+complete -c ag-llm -l max-tokens -d 'The most tokens the answer may have (default: the model\'s `max_output` from the model table or models.json, sent on every API)' -r
 complete -c ag-llm -l temperature -d 'Sampling temperature' -r
 complete -c ag-llm -l base-url -d 'Send the request to this base URL instead of the provider\'s (`http://127.0.0.1:8080/v1`)' -r
 complete -c ag-llm -l api-key -d 'The API key, instead of the provider\'s environment variable' -r
 complete -c ag-llm -l tools -d 'Tool definitions the model may call: a JSON array, or one definition per line as `ag-read --schema` prints them' -r -F
 complete -c ag-llm -l record -d 'Save each request and the raw response stream in DIR' -r -F
 complete -c ag-llm -l replay -d 'Answer from the recordings in DIR (made with --record), with no network' -r -F
+complete -c ag-llm -l idle-timeout -d 'Give up on a response that sends nothing (no byte, before or after its headers) for SECONDS; the attempt is retried like a dropped connection. Default 300, enough for a CPU server\'s silent prompt processing; a provider\'s `idle_timeout` in models.json sets its own; 0 waits forever' -r
 complete -c ag-llm -l json -d 'Print the JSONL event stream instead of the answer\'s text'
 complete -c ag-llm -l list-models -d 'List the configured providers and models, and exit'
 complete -c ag-llm -s h -l help -d 'Print help (see more with \'--help\')'

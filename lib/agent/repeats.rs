@@ -1,0 +1,248 @@
+//! The guard against going round in circles, over one prompt's run: every
+//! identical failing call (same tool, same arguments, same error) is
+//! counted wherever it comes, in one turn or across turns and whatever
+//! succeeds in between; and so is the streak of failed calls of any kind.
+//! The model reads a note on the failing result (the event carries the
+//! same text), and past a limit the run stops after the turn.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::protocol::ToolResult;
+use crate::tool::exec::ABORTED;
+
+/// Identical failing calls before the model is told so.
+pub const SAME_WARN: u32 = 2;
+/// Identical failing calls that stop the run.
+pub const SAME_STOP: u32 = 5;
+/// The default limit on failed calls in a row, of any kind.
+pub const DEFAULT_MAX_FAILED: u32 = 8;
+
+/// Why the guard stops a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// One call failed the same way this many times.
+    Same(u32),
+    /// This many calls in a row failed.
+    Streak(u32),
+}
+
+impl Stop {
+    /// The reason given on stderr and in `agent_end`.
+    pub fn reason(&self) -> String {
+        match self {
+            Stop::Same(n) => format!(
+                "stopped: the model made the same failing tool call {n} times (same tool, arguments and error)"
+            ),
+            Stop::Streak(n) => format!(
+                "stopped: {n} tool calls in a row failed (--max-failed-calls); raise the limit or give the model more guidance"
+            ),
+        }
+    }
+}
+
+/// Counts of one run.
+#[derive(Debug, Default)]
+pub struct FailureGuard {
+    same: HashMap<String, u32>,
+    streak: u32,
+    /// Failed calls in a row that stop the run; 0 for no limit.
+    max_failed: u32,
+    stop: Option<Stop>,
+}
+
+impl FailureGuard {
+    /// A guard that stops after `max_failed` failed calls in a row (0: never).
+    pub fn new(max_failed: u32) -> Self {
+        FailureGuard {
+            max_failed,
+            ..Default::default()
+        }
+    }
+
+    /// Forgets everything (a new prompt starts).
+    pub fn reset(&mut self) {
+        *self = FailureGuard::new(self.max_failed);
+    }
+
+    /// Why the run must stop, once a limit was reached.
+    pub fn stop(&self) -> Option<&Stop> {
+        self.stop.as_ref()
+    }
+
+    /// Counts a finished call and adds to its output the note the model
+    /// should read. Interrupted calls count neither way.
+    pub fn note(&mut self, name: &str, args: &Value, r: &mut ToolResult) {
+        if r.error_code.as_deref() == Some(ABORTED) {
+            return;
+        }
+        if !r.is_error {
+            self.streak = 0;
+            return;
+        }
+        self.streak += 1;
+        let key = format!(
+            "{name}\0{}\0{}\0{}",
+            canonical(args),
+            r.error_code.as_deref().unwrap_or(""),
+            without_digits(&r.output)
+        );
+        let n = {
+            let n = self.same.entry(key).or_insert(0);
+            *n += 1;
+            *n
+        };
+        let mut notes = Vec::new();
+        if n >= SAME_WARN {
+            notes.push(format!(
+                "This exact call has now failed {n} times with the same error. Do not repeat it: read the error, check the current state (read the file again, list the directory), and try a different approach."
+            ));
+        }
+        let streak_warn = self.max_failed.div_ceil(2).max(2);
+        if self.max_failed > 0 && self.streak >= self.max_failed {
+            notes.push(format!(
+                "Your last {} tool calls all failed; ag-loop stops after this turn.",
+                self.streak
+            ));
+            self.stop.get_or_insert(Stop::Streak(self.streak));
+        } else if self.max_failed > 0 && self.streak >= streak_warn {
+            notes.push(format!(
+                "Your last {} tool calls all failed. Step back: check the current state and change the approach (after {} failed calls in a row ag-loop stops).",
+                self.streak, self.max_failed
+            ));
+        }
+        if n >= SAME_STOP {
+            notes.push("ag-loop stops after this turn.".to_string());
+            self.stop.get_or_insert(Stop::Same(n));
+        }
+        if !notes.is_empty() {
+            r.output.push_str("\n\n");
+            r.output.push_str(&notes.join(" "));
+        }
+    }
+}
+
+/// The arguments with object keys sorted, so that the same call with its
+/// fields in another order counts as the same.
+fn canonical(v: &Value) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&m[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(v).to_string()
+}
+
+/// An error with its numbers blanked: a time, a pid or a count that
+/// differs between two runs of the same failing call does not make the
+/// error a new one.
+fn without_digits(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_number = false;
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn succeeded() -> ToolResult {
+        ToolResult {
+            id: None,
+            output: "fine".into(),
+            details: Value::Null,
+            is_error: false,
+            error_code: None,
+            images: Vec::new(),
+        }
+    }
+
+    fn failed(output: &str) -> ToolResult {
+        ToolResult {
+            output: output.into(),
+            is_error: true,
+            error_code: Some("edit.not_found".into()),
+            ..succeeded()
+        }
+    }
+
+    #[test]
+    fn counts_identical_failures_across_successes_and_key_order() {
+        let mut g = FailureGuard::new(0);
+        let ok = succeeded;
+        for i in 1..=5 {
+            let args = if i % 2 == 0 {
+                json!({"b": 2, "a": 1})
+            } else {
+                json!({"a": 1, "b": 2})
+            };
+            let mut r = failed("not found (took 12 ms)");
+            g.note("edit", &args, &mut r);
+            g.note("read", &json!({}), &mut ok());
+            if i >= SAME_WARN {
+                assert!(
+                    r.output.contains(&format!("failed {i} times")),
+                    "{}",
+                    r.output
+                );
+            } else {
+                assert_eq!(r.output, "not found (took 12 ms)");
+            }
+        }
+        assert_eq!(g.stop(), Some(&Stop::Same(5)));
+    }
+
+    #[test]
+    fn a_streak_of_different_failures_stops() {
+        let mut g = FailureGuard::new(4);
+        for i in 0..3 {
+            let mut r = failed(&format!("error {}", "x".repeat(i + 1)));
+            g.note("bash", &json!({"command": format!("c{i}")}), &mut r);
+            assert_eq!(g.stop(), None);
+            if i >= 1 {
+                assert!(r.output.contains("all failed"), "{}", r.output);
+            }
+        }
+        let mut r = failed("error 4");
+        g.note("bash", &json!({"command": "c4"}), &mut r);
+        assert_eq!(g.stop(), Some(&Stop::Streak(4)));
+        assert!(r.output.contains("stops after this turn"));
+    }
+
+    #[test]
+    fn a_success_ends_the_streak_and_aborts_are_neutral() {
+        let mut g = FailureGuard::new(2);
+        g.note("bash", &json!({"command": "a"}), &mut failed("x"));
+        g.note("bash", &json!({}), &mut succeeded());
+        g.note("bash", &json!({"command": "b"}), &mut failed("y"));
+        let mut aborted = failed("stopped");
+        aborted.error_code = Some(ABORTED.into());
+        g.note("bash", &json!({"command": "c"}), &mut aborted);
+        assert_eq!(g.stop(), None);
+        g.note("bash", &json!({"command": "d"}), &mut failed("z"));
+        assert_eq!(g.stop(), Some(&Stop::Streak(2)));
+    }
+}
