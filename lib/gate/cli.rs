@@ -90,14 +90,17 @@ source, . or a shell reading a process substitution that does more than print te
 (source <(base64 -d x); source <(echo 'cmd') is read) or a script whose name expands (source \"$f\"), \
 xargs or parallel running their input as commands (xargs sh -c, xargs -I{} bash -c '{}', parallel \
 without a command), variables that load code (LD_PRELOAD, LD_AUDIT, BASH_ENV, ENV, GIT_CONFIG_*), \
-and git settings that load code (core.hooksPath, include.path, includeIf.*.path, init.templateDir, \
-protocol.*.allow, --exec-path=, clone --template, ext:: remotes); kill every process in reach \
+git settings that load code (core.hooksPath, include.path, includeIf.*.path, init.templateDir, \
+protocol.*.allow, --exec-path=, clone --template, ext:: remotes), and a bash call whose \
+`arguments.shell` is not bash or a POSIX shell (python3, fish, a script: the command is not \
+bash's language); kill every process in reach \
 (kill -1, kill -9 -1, kill -- -1, killall5, pkill -u USER, killall -u USER); replace or remove the \
 crontab (crontab -r, -e or FILE; crontab -l is fine); run as another user (sudo, su, doas, \
 pkexec, run0); use disk tools (mkfs, mke2fs, mkswap, fdisk, sfdisk, gdisk, parted, wipefs, \
 blkdiscard; dd of=/dev/...; listing with -l stays allowed); chmod -R a world-writable mode (777, \
 o+w); chown/chgrp -R; shut down or reboot (shutdown, reboot, poweroff, halt, init 0/6, systemctl \
-reboot); fork bombs; and write outside the working directory: redirections (> /etc/x, \
+reboot); fork bombs; change git's hooks or settings, which run commands later (a write to .git/hooks/ or \
+.git/config, by redirection, cp, tee, ... or by a file tool); and write outside the working directory: redirections (> /etc/x, \
 >> ~/.bashrc), tee, cp, mv, install, ln, rsync, touch, mkdir, truncate, sed -i, chmod, chown, rm, \
 shred, dd of=, curl -o, wget -O, tar -x -C, unzip -d, git clone, git config --global/--system/--file. \
 Paths are resolved against the request's cwd after `cd`, `~`, `$HOME`, `$PWD`, `..` and \
@@ -105,7 +108,8 @@ symlinks; temporary directories (/tmp, /var/tmp, /dev/shm, $TMPDIR) and /dev/nul
 count as inside, and a path hidden behind another variable ($OUT) is not flagged. A variable or \
 substitution as an argument is fine (ls $HOME, cat $(git ls-files)); as the command word it is not.
 
-Commands are found after ; && || | & and newlines, inside $(...), backticks, <(...), subshells, \
+The bash call's `arguments.stdin` is read as a script when the command runs what it reads \
+(bash, sh -s, source /dev/stdin). Commands are found after ; && || | & and newlines, inside $(...), backticks, <(...), subshells, \
 groups, functions, if/while/for bodies, bash -c '...', eval, trap, watch, su -c, sg -c, script -c, \
 env -S, here-documents and here-strings fed to a shell, text printed into a shell or source \
 (echo 'cmd' | sh, source <(echo 'cmd'), echo 'cmd' | at now), alias definitions, and behind \
@@ -115,8 +119,8 @@ faketime, unshare, prlimit, fakeroot, firejail, proxychains, torsocks, xvfb-run,
 sudo and find -exec. Values that a program runs as a shell command are read as commands too: \
 git settings given with -c, --config or git config (core.sshCommand, core.pager, core.editor, \
 core.fsmonitor, core.gitProxy, core.askPass, sequence.editor, diff.external, diff.*.textconv, \
-filter.*.clean/smudge/process, merge.*.driver, credential and gpg helpers, alias.* with ! and, \
-without, as a git command), GIT_SSH_COMMAND, GIT_SSH, GIT_PAGER, GIT_EDITOR, GIT_SEQUENCE_EDITOR, \
+filter.*.clean/smudge/process, merge.*.driver, credential and gpg helpers, alias.* as a shell \
+command after ! and else as a git command line), GIT_SSH_COMMAND, GIT_SSH, GIT_PAGER, GIT_EDITOR, GIT_SEQUENCE_EDITOR, \
 GIT_EXTERNAL_DIFF, GIT_ASKPASS, GIT_PROXY_COMMAND, SSH_ASKPASS, PAGER, EDITOR, VISUAL and \
 PROMPT_COMMAND (set before a command or exported), git rebase --exec, fetch/pull/clone \
 --upload-pack, push --receive-pack, submodule foreach, bisect run, filter-branch's filters, \
@@ -143,8 +147,8 @@ when a person is asked; it is not a sandbox.
 
 For the other tools the classifier flags write, edit, multi_edit, delete, patch, apply_patch and \
 notebook_edit calls whose `file_path`, `path` or `paths` (or the files named in a patch's \
-headers) lie outside the working directory after resolution (.., absolute paths, ~, symlinks), \
-and delete calls with \"recursive\": true. Reading tools are never flagged by the classifier.
+headers) lie outside the working directory after resolution (.., absolute paths, ~, symlinks) \
+or inside .git/hooks/ or at .git/config, and delete calls with \"recursive\": true. Reading tools are never flagged by the classifier.
 
 The config file (--config FILE, else $AG_HOME/gate.toml when it exists; AG_HOME defaults to \
 ~/.ag) is TOML:

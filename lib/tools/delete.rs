@@ -29,14 +29,19 @@ pub struct DeleteArgs {
     /// Path to the file, symlink or directory to delete, relative to the working directory or absolute. A symlink is removed itself, not what it points to.
     #[arg(value_name = "PATH")]
     #[serde(alias = "file_path", alias = "target_file")]
+    #[schemars(description = "")]
     pub path: String,
     /// Delete a directory and everything in it. Without it, directories are refused.
     #[arg(short, long)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub recursive: bool,
     /// For a file: the `hash` from your last read of it; the delete is refused if the file has changed since.
     #[arg(long, value_name = "HASH")]
     #[serde(default)]
+    #[schemars(
+        description = "The hash read reported (details.hash): refuse if the file changed since."
+    )]
     pub expected_hash: Option<String>,
 }
 
@@ -52,6 +57,7 @@ impl Tool for DeleteTool {
     const DESCRIPTION: &'static str = "Delete a file. A symlink is removed itself, not the file it points to. \
 Directories are refused unless `recursive` is true, which deletes the directory and everything in it. \
 The result says what was removed (bytes, or entries of a directory).";
+    const MODEL_DESCRIPTION: &'static str = "Delete a file, or with recursive a directory and all it holds. A symlink is removed, not its target.";
 
     fn run(ctx: &Context, args: DeleteArgs) -> Result<ToolOutput, ToolError> {
         delete(ctx, &args)

@@ -44,35 +44,43 @@ pub enum FindSort {
 pub struct FindArgs {
     /// A glob, or several separated by commas. Without `/` it matches file names at any depth ("*.rs", "Cargo.toml", "*.{ts,tsx}"); with `/` it matches paths below `path` ("src/*.rs" directly in src, "src/**/*.rs" anywhere below it, "**/test_*.py").
     #[arg(value_name = "PATTERN")]
+    #[schemars(description = "")]
     pub pattern: String,
     /// Directory to search under, relative to the working directory or absolute. Omit to search the working directory.
     #[arg(value_name = "PATH")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub path: Option<String>,
     /// The order: "modified" (most recently modified first, the default) or "path".
     #[arg(long, value_enum, value_name = "ORDER", default_value_t)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub sort: FindSort,
     /// Most files to list (default 100, at most 100000).
     #[arg(long, short = 'n', value_name = "N")]
     #[serde(default)]
     #[schemars(range(min = 1, max = 100000))]
+    #[schemars(description = "")]
     pub limit: Option<u64>,
     /// Skip files and directories matching this glob, or several separated by commas: "*.min.js", "tests", "vendor/**".
     #[arg(long, visible_alias = "exclude", value_name = "GLOB")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub exclude_pattern: Option<String>,
     /// Also list hidden files and look in hidden directories (names starting with `.`).
     #[arg(long, visible_alias = "hidden")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub include_hidden: bool,
     /// Also list files that .gitignore, .ignore or git's excludes leave out.
     #[arg(long, visible_alias = "no-ignore")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub include_ignored: bool,
     /// Follow symbolic links to files and directories.
     #[arg(long, short = 'L')]
     #[serde(default)]
+    #[schemars(description = "")]
     pub follow_symlinks: bool,
 }
 
@@ -101,6 +109,7 @@ A glob without `/` matches file names at any depth (\"*.rs\"); with `/` it match
 Like ripgrep it skips files excluded by .gitignore or .ignore, hidden files and .git; `include_ignored` and \
 `include_hidden` list those too. Lists at most 100 files unless `limit` says otherwise, with a note when there are more. \
 To search file contents use the grep tool; to see a directory's layout use the ls tool.";
+    const MODEL_DESCRIPTION: &'static str = "Find files by glob under path, newest first (or sort by path); a glob without / matches names at any depth. Skips .gitignored and hidden files unless asked.";
 
     fn run(ctx: &Context, args: FindArgs) -> Result<ToolOutput, ToolError> {
         find(ctx, &args)

@@ -36,24 +36,29 @@ pub struct LsArgs {
     /// Directory to list, relative to the working directory or absolute. Omit to list the working directory.
     #[arg(value_name = "PATH")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub path: Option<String>,
     /// Levels to show: 1 lists only the directory's own entries (default 2, at most 10). Deeper directories are shown with their entry count.
     #[arg(long, short = 'd', value_name = "N")]
     #[serde(default)]
     #[schemars(range(min = 1, max = 10))]
+    #[schemars(description = "")]
     pub depth: Option<u64>,
     /// Most entries to show in all (default 200, at most 5000). Directories below the first level show at most 30 entries each.
     #[arg(long, short = 'n', value_name = "N")]
     #[serde(default)]
     #[schemars(range(min = 1, max = 5000))]
+    #[schemars(description = "")]
     pub limit: Option<u64>,
     /// Also show hidden entries (names starting with `.`).
     #[arg(long, visible_alias = "hidden")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub include_hidden: bool,
     /// Also show entries that .gitignore, .ignore or git's excludes leave out.
     #[arg(long, visible_alias = "no-ignore")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub include_ignored: bool,
 }
 
@@ -72,6 +77,7 @@ that show how many entries they hold. Shows at most 200 entries (`limit`), and a
 first level, saying how many more there are. Like ripgrep it leaves out entries excluded by .gitignore or .ignore \
 and hidden entries, and says how many it left out; `include_ignored` and `include_hidden` show them. \
 Use find to look for files by name and grep to search their contents.";
+    const MODEL_DESCRIPTION: &'static str = "List a directory as a tree, two levels deep unless depth says otherwise, leaving out .gitignored and hidden entries unless asked.";
 
     fn run(ctx: &Context, args: LsArgs) -> Result<ToolOutput, ToolError> {
         ls(ctx, &args)
@@ -216,7 +222,10 @@ impl Classifier {
         } else {
             let mut builder = WalkBuilder::new(base);
             // Hidden entries are told apart by name, so that they are counted apart.
-            builder.hidden(false).current_dir(ctx.cwd.clone());
+            builder
+                .hidden(false)
+                .require_git(super::walk::in_git_repository(base))
+                .current_dir(ctx.cwd.clone());
             builder.build_matchers().pop()
         };
         Classifier {

@@ -35,16 +35,19 @@ const LINE_KEEP_BYTES: usize = MAX_LINE_CHARS * 4;
 pub struct ReadArgs {
     /// Path to the file to read, relative to the working directory or absolute.
     #[arg(value_name = "FILE")]
+    #[schemars(description = "")]
     pub file_path: String,
     /// Line number to start reading from (1-indexed). Omit to read from the beginning.
     #[arg(long)]
     #[serde(default)]
     #[schemars(range(min = 1))]
+    #[schemars(description = "First line, from 1.")]
     pub offset: Option<u64>,
     /// Maximum number of lines to read (at most 5000). Omit to read up to 5000 lines.
     #[arg(long)]
     #[serde(default)]
     #[schemars(range(min = 1, max = 5000))]
+    #[schemars(description = "")]
     pub limit: Option<u64>,
 }
 
@@ -61,6 +64,7 @@ impl Tool for ReadTool {
 Reads up to 5000 lines; for longer files the output says so, and you read on with `offset` and `limit` \
 (for example offset=5001, limit=5000). Lines longer than 2000 characters are cut. \
 PNG, JPEG, GIF and WebP files are returned as images.";
+    const MODEL_DESCRIPTION: &'static str = "Read a text file, numbered like cat -n, up to 5000 lines a call (the output says how to read on). Images come back as images.";
 
     fn run(ctx: &Context, args: ReadArgs) -> Result<ToolOutput, ToolError> {
         read_within(ctx, &args, crate::tools::budget::from_env())

@@ -1,6 +1,8 @@
 //! What ag-grep, ag-find and ag-ls share: the place a search starts (a path
 //! that must exist, with "did you mean" on a typo) and which entries a walk
-//! visits. The rules are ripgrep's: `.gitignore` (inside a git repository),
+//! visits. The rules are ripgrep's, with one difference: `.gitignore` is
+//! obeyed outside a git repository too (agents often work in an unpacked
+//! tarball or a scratch copy, whose `.gitignore` the user means to count).
 //! `.ignore`, `.git/info/exclude` and the global git excludes are obeyed,
 //! hidden entries are skipped, symlinks are not followed; each has a switch.
 //! `.git` directories are never entered: they hold git's data, not the
@@ -182,6 +184,7 @@ pub fn walker(
         .git_ignore(obey)
         .git_global(obey)
         .git_exclude(obey)
+        .require_git(in_git_repository(start))
         .parents(obey)
         .follow_links(filters.follow_symlinks)
         .current_dir(ctx.cwd.clone());
@@ -193,6 +196,19 @@ pub fn walker(
     let base = start.to_path_buf();
     builder.filter_entry(move |entry| keep(entry, &base, exclude.as_deref(), confine.as_deref()));
     builder
+}
+
+/// Whether `start` is inside a git (or jj) repository. Inside one, the
+/// walk keeps ripgrep's rules, which are git's: `.gitignore` files above the
+/// repository's top do not count. Outside one, the ignore crate is told not
+/// to require a repository, so that `.gitignore` files count there too;
+/// telling it so inside a repository would also let it read the
+/// `.gitignore` files above the repository's top.
+pub fn in_git_repository(start: &Path) -> bool {
+    let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
+    start
+        .ancestors()
+        .any(|dir| dir.join(".git").exists() || dir.join(".jj").is_dir())
 }
 
 /// Whether the walk visits an entry (and, for a directory, what is inside).

@@ -20,14 +20,19 @@ use crate::tool::{Context, Tool, ToolError, ToolOutput};
 pub struct WriteArgs {
     /// Path to the file to create or overwrite, relative to the working directory or absolute. Missing parent directories are created.
     #[arg(value_name = "FILE")]
+    #[schemars(description = "")]
     pub file_path: String,
     /// The full content of the file. On the command line, leave it out to read the content from stdin.
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     #[schemars(required)]
+    #[schemars(description = "")]
     pub content: Option<String>,
     /// The `hash` from the read (or the last write or edit) of this file. When given, the write is refused if the file has changed since.
     #[arg(long, value_name = "HASH")]
     #[serde(default)]
+    #[schemars(
+        description = "The hash read reported (details.hash): refuse if the file changed since."
+    )]
     pub expected_hash: Option<String>,
     /// Set only on the command line, where the content may come from stdin; a JSON call must carry its content.
     #[arg(skip = true)]
@@ -48,6 +53,7 @@ impl Tool for WriteTool {
     const DESCRIPTION: &'static str = "Create a new file or completely replace an existing file's content. \
 Missing parent directories are created. The file is replaced atomically (never left half-written), keeps its \
 permissions, and a symlink is written through to its target. To change part of a file, use edit instead.";
+    const MODEL_DESCRIPTION: &'static str = "Create a file or replace all of it; parent directories are created. To change part of a file use edit.";
 
     fn run(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         write(ctx, args)

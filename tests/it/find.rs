@@ -3,7 +3,7 @@
 use std::time::{Duration, SystemTime};
 
 use crate::bin;
-use crate::tree::project;
+use crate::tree::{plain_project, project, repository_below_a_gitignore};
 use crate::util::{Env, call, run_args};
 use serde_json::{Value, json};
 
@@ -176,8 +176,15 @@ fn errors_and_plain_command_line() {
     assert_eq!(r["error_code"], "find.not_found");
     let r = call(&env, bin!("ag-find"), json!({"pattern": "{a"}));
     assert_eq!(r["error_code"], "glob.invalid");
-    let r = call(&env, bin!("ag-find"), json!({"pattern": "*", "limit": 0}));
+    let r = call(
+        &env,
+        bin!("ag-find"),
+        json!({"pattern": "*", "limit": 100_001}),
+    );
     assert_eq!(r["error_code"], "find.bad_limit");
+    // A 0 the field cannot mean counts as absent: the default applies.
+    let r = call(&env, bin!("ag-find"), json!({"pattern": "*", "limit": 0}));
+    assert_eq!(r["is_error"], false, "{r}");
     let r = run_args(&env, bin!("ag-find"), &["strings.rs", "--sort", "path"]);
     r.ok();
     assert_eq!(r.stdout(), "src/util/strings.rs\n");
@@ -234,5 +241,32 @@ set include_ignored=true or include_hidden=true to look there too."
             .unwrap()
             .starts_with("f0.txt\nf1.txt\n\n[Showing the 2 first in path order of 5 files"),
         "{r}"
+    );
+}
+
+#[test]
+fn gitignore_counts_outside_a_git_repository() {
+    let env = Env::new();
+    plain_project(&env);
+    assert_eq!(
+        sorted(listed(&find(&env, json!({"pattern": "*"})))),
+        ["src/a.txt", "sub/kept.txt"]
+    );
+    // Searching below it, the .gitignore above still counts.
+    assert_eq!(
+        listed(&find(&env, json!({"pattern": "*.txt", "path": "sub"}))),
+        ["sub/kept.txt"]
+    );
+    let all = find(&env, json!({"pattern": "*.txt", "include_ignored": true}));
+    assert_eq!(listed(&all).len(), 5, "{all}");
+}
+
+#[test]
+fn inside_a_repository_a_gitignore_above_its_top_does_not_count() {
+    let env = Env::new();
+    repository_below_a_gitignore(&env);
+    assert_eq!(
+        listed(&find(&env, json!({"pattern": "*", "path": "repo"}))),
+        ["repo/notes.log"]
     );
 }

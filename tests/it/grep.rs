@@ -2,7 +2,7 @@
 //! globs, context, long lines, symlinks, errors.
 
 use crate::bin;
-use crate::tree::project;
+use crate::tree::{plain_project, project, repository_below_a_gitignore};
 use crate::util::{Env, call, call_lines, run_args};
 use serde_json::{Value, json};
 
@@ -479,5 +479,27 @@ fn plain_notes_go_to_stderr_and_stay_in_the_model_text() {
             .as_str()
             .unwrap()
             .starts_with("No matches for `zzzz`")
+    );
+}
+
+#[test]
+fn gitignore_counts_outside_a_git_repository() {
+    let env = Env::new();
+    plain_project(&env);
+    let mut found = files(&grep(&env, json!({"query": "needle"})));
+    found.sort();
+    assert_eq!(found, ["src/a.txt", "sub/kept.txt"]);
+    assert_eq!(
+        files(&grep(&env, json!({"query": "needle", "path": "sub"}))),
+        ["sub/kept.txt"]
+    );
+    let r = grep(&env, json!({"query": "needle", "include_ignored": true}));
+    assert_eq!(files(&r).len(), 6, "{r}");
+    // Inside a repository, git's rules: the .gitignore above its top does not count.
+    let env = Env::new();
+    repository_below_a_gitignore(&env);
+    assert_eq!(
+        files(&grep(&env, json!({"query": "needle", "path": "repo"}))),
+        ["repo/notes.log"]
     );
 }

@@ -242,3 +242,76 @@ fn set_up_errors_exit_2_before_any_event() {
     }
     assert!(server.seen().is_empty());
 }
+
+#[test]
+fn record_keeps_no_key_that_a_provider_quotes_back() {
+    let env = Env::new();
+    // One 401 (or 400) per API, each quoting the key back as its provider does.
+    let cases: [(&str, &str, u16, String); 4] = [
+        (
+            "openai/gpt-4o",
+            "sk-proj-SECRETOPENAI1234",
+            401,
+            r#"{"error":{"message":"Incorrect API key provided: Bearer sk-proj-SECRETOPENAI1234. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#.into(),
+        ),
+        (
+            "anthropic/claude-sonnet-4-5",
+            "my-anthropic-SECRET-key",
+            401,
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key: my-anthropic-SECRET-key"}}"#.into(),
+        ),
+        (
+            "google/gemini-2.5-pro",
+            "AIzaSECRETgemini5678",
+            400,
+            r#"{"error":{"code":400,"message":"API key not valid. Please pass a valid API key. (key AIzaSECRETgemini5678)","status":"INVALID_ARGUMENT"}}"#.into(),
+        ),
+        (
+            "groq/llama-3.3-70b-versatile",
+            "plainSECRETgroq",
+            401,
+            r#"{"error":{"message":"Invalid API Key: plainSECRETgroq","type":"invalid_request_error","code":"invalid_api_key"}}"#.into(),
+        ),
+    ];
+    for (model, key, status, body) in cases {
+        let server = Server::start(vec![Reply::Body(
+            status,
+            vec![("content-type", "application/json".into())],
+            body.into_bytes(),
+        )]);
+        let base = server.url("/v1");
+        let dir = env.join(&format!("rec-{}", model.replace('/', "_")));
+        let r = run_bounded(ag_llm(
+            &env,
+            &[
+                "-m",
+                model,
+                "--base-url",
+                &base,
+                "--api-key",
+                key,
+                "--record",
+                dir.to_str().unwrap(),
+                "hi",
+            ],
+        ));
+        r.expect_code(1);
+        assert!(!r.stderr().contains("SECRET"), "{r}");
+        let files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 2, "{model}: {files:?}");
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            assert!(
+                !text.contains("SECRET"),
+                "{model}: {} holds the key:\n{text}",
+                f.display()
+            );
+            if f.extension().is_some_and(|e| e == "body") {
+                assert!(text.contains("[redacted]"), "{text}");
+            }
+        }
+    }
+}

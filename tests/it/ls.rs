@@ -155,8 +155,11 @@ fn files_errors_and_plain_command_line() {
     let r = call(&env, bin!("ag-ls"), json!({"path": "srcc"}));
     assert_eq!(r["error_code"], "ls.not_found");
     assert!(r["output"].as_str().unwrap().contains("`src`"));
-    let r = call(&env, bin!("ag-ls"), json!({"depth": 0}));
+    let r = call(&env, bin!("ag-ls"), json!({"depth": 11}));
     assert_eq!(r["error_code"], "ls.bad_depth");
+    // A 0 the field cannot mean counts as absent: the default applies.
+    let r = call(&env, bin!("ag-ls"), json!({"depth": 0}));
+    assert_eq!(r["is_error"], false, "{r}");
     let r = run_args(&env, bin!("ag-ls"), &["docs", "-d", "1"]);
     r.ok();
     assert_eq!(r.stdout(), "docs/\n├── naïve café.md\n└── 日本語.txt\n");
@@ -186,4 +189,27 @@ fn plain_notes_go_to_stderr_and_stay_in_the_model_text() {
         out(&r),
         "./\n└── src/\n    └── main.rs\n\n[Not shown: 2 hidden (.env, .home/); set include_hidden=true to list them.]\n"
     );
+}
+
+#[test]
+fn gitignore_counts_outside_a_git_repository() {
+    let env = crate::util::Env::new();
+    crate::tree::plain_project(&env);
+    let r = ls(&env, json!({"depth": 3}));
+    let text = out(&r);
+    assert!(
+        text.starts_with(
+            "./\n├── src/\n│   └── a.txt\n└── sub/\n    └── kept.txt\n\n[Not shown: 4 ignored (build/, debug.log, sub/build/, sub/secret.txt)"
+        ),
+        "{text}"
+    );
+    assert_eq!(r["details"]["ignored"], 4, "{r}");
+    let r = ls(&env, json!({"path": "sub"}));
+    assert_eq!(r["details"]["ignored"], 2, "{r}");
+    // Inside a repository, git's rules: the .gitignore above its top does not count.
+    let env = crate::util::Env::new();
+    crate::tree::repository_below_a_gitignore(&env);
+    let r = ls(&env, json!({"path": "repo"}));
+    assert!(out(&r).contains("notes.log"), "{r}");
+    assert_eq!(r["details"]["ignored"], 1, "{r}");
 }

@@ -61,3 +61,41 @@ pub fn project(env: &Env) -> tempfile::TempDir {
 fn symlink(target: &str, env: &Env, name: &str) {
     std::os::unix::fs::symlink(target, env.join(name)).unwrap();
 }
+
+/// A plain directory, not a git repository, whose `.gitignore` files the
+/// search tools obey all the same. Every file holds `needle`.
+///
+/// ```text
+/// .gitignore           build/ *.log
+/// debug.log            (ignored)
+/// build/out.txt        (ignored)
+/// src/a.txt
+/// sub/.gitignore       secret.txt
+/// sub/secret.txt       (ignored by sub/.gitignore)
+/// sub/build/x.txt      (ignored by the parent's .gitignore)
+/// sub/kept.txt
+/// ```
+pub fn plain_project(env: &Env) {
+    env.write(".gitignore", "build/\n*.log\n");
+    env.write("debug.log", "needle\n");
+    env.write("build/out.txt", "needle\n");
+    env.write("src/a.txt", "needle\n");
+    env.write("sub/.gitignore", "secret.txt\n");
+    env.write("sub/secret.txt", "needle\n");
+    env.write("sub/build/x.txt", "needle\n");
+    env.write("sub/kept.txt", "needle\n");
+    assert!(
+        !env.path().ancestors().any(|d| d.join(".git").exists()),
+        "the temporary directory is inside a git repository"
+    );
+}
+
+/// A git repository in `repo/` below a plain directory whose `.gitignore`
+/// says `*.log`: inside the repository, as for git, it does not count.
+pub fn repository_below_a_gitignore(env: &Env) {
+    env.write(".gitignore", "*.log\n");
+    env.write("repo/.git/HEAD", "ref: refs/heads/main\n");
+    env.write("repo/notes.log", "needle\n");
+    env.write("repo/.gitignore", "skip.txt\n");
+    env.write("repo/skip.txt", "needle\n");
+}

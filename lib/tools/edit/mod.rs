@@ -48,6 +48,7 @@ pub struct EditArgs {
     /// Path to the file to edit, relative to the working directory or absolute.
     #[arg(value_name = "FILE")]
     #[serde(alias = "target_file")]
+    #[schemars(description = "")]
     pub file_path: String,
     /// The exact text to replace, including whitespace and indentation. It must occur exactly once unless `replace_all` is set; include a few surrounding lines to make it unique.
     #[arg(
@@ -58,6 +59,7 @@ pub struct EditArgs {
     )]
     #[serde(default, alias = "old_str")]
     #[schemars(extend("x-empty-is-a-value" = true))]
+    #[schemars(description = "")]
     pub old_string: Option<String>,
     /// The text to put in its place (an empty string deletes `old_string`).
     #[arg(
@@ -68,30 +70,39 @@ pub struct EditArgs {
     )]
     #[serde(default, alias = "new_str")]
     #[schemars(extend("x-empty-is-a-value" = true))]
+    #[schemars(description = "")]
     pub new_string: Option<String>,
     /// Replace every occurrence of `old_string` instead of requiring exactly one.
     #[arg(long = "all", visible_alias = "replace-all")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub replace_all: bool,
     /// Several replacements, applied in order (each to the result of the ones before); all succeed or none is made.
     #[arg(skip)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub edits: Vec<StringEdit>,
     /// Line-range edits, numbered as the file was read (`read` shows the numbers): each replaces lines `start_line..=end_line` with `replacement`. They may not overlap, and are applied before `edits`.
     #[arg(skip)]
     #[serde(default)]
+    #[schemars(description = "end_line = start_line - 1 inserts.")]
     pub line_edits: Vec<LineEdit>,
     /// A code sketch: the new code of the changed part, with unchanged code left out behind marker lines such as `// ... existing code ...` (in the file's comment syntax: `# ...`, `<!-- ... -->`, ...). Begin and end each changed stretch with unchanged lines copied from the file, so it can be placed. Without markers it must be the whole file. Use it instead of old_string/new_string.
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub code_edit: Option<String>,
     /// With code_edit: one sentence saying what it changes (used if a planner model has to place it).
     #[arg(long, value_name = "TEXT", requires = "code_edit")]
     #[serde(default)]
+    #[schemars(description = "For code_edit: what it changes.")]
     pub instructions: Option<String>,
     /// The `hash` from the read (or the last write or edit) of this file. When given, the edit is refused if the file has changed since.
     #[arg(long, value_name = "HASH")]
     #[serde(default)]
+    #[schemars(
+        description = "The hash read reported (details.hash): refuse if the file changed since."
+    )]
     pub expected_hash: Option<String>,
     /// A model (`provider/model`) that places a code_edit its unchanged lines cannot place, as line edits; also AG_EDIT_PLANNER. Without one, such a code_edit is refused.
     #[arg(long, value_name = "MODEL")]
@@ -126,12 +137,15 @@ pub struct EditArgs {
 pub struct StringEdit {
     /// The exact text to replace.
     #[serde(alias = "old_str")]
+    #[schemars(description = "")]
     pub old_string: String,
     /// The text to put in its place.
     #[serde(alias = "new_str")]
+    #[schemars(description = "")]
     pub new_string: String,
     /// Replace every occurrence instead of requiring exactly one.
     #[serde(default)]
+    #[schemars(description = "")]
     pub replace_all: bool,
 }
 
@@ -154,6 +168,7 @@ is unique, and the result says so. Or give `code_edit`: the new code with unchan
 `// ... existing code ...` lines (any comment syntax); each changed stretch must begin and end with unchanged \
 lines from the file, which place it. The file's line endings, BOM and permissions are kept. \
 To create a file or replace all of it, use write.";
+    const MODEL_DESCRIPTION: &'static str = "Replace old_string (copied exactly as read shows it, without line numbers; unique unless replace_all) with new_string in a file. Several at once: edits. By line numbers: line_edits. Or code_edit: the new code, unchanged parts left out as `// ... existing code ...`.";
     const PROCESS_FLAGS: &'static [&'static str] = &["planner", "planner_base_url"];
 
     fn run(ctx: &Context, args: EditArgs) -> Result<ToolOutput, ToolError> {

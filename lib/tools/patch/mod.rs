@@ -33,14 +33,17 @@ pub struct PatchArgs {
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     #[serde(alias = "input", alias = "diff", alias = "patch_text")]
     #[schemars(required)]
+    #[schemars(description = "")]
     pub patch: Option<String>,
     /// Only check that the patch applies and show its diff; change nothing.
     #[arg(long = "check", visible_alias = "dry-run")]
     #[serde(default, alias = "check")]
+    #[schemars(description = "Check only, change nothing.")]
     pub dry_run: bool,
     /// For a unified diff: remove this many leading components from its paths (as `patch -pN`). By default git's `a/` and `b/` prefixes are removed and other paths are kept.
     #[arg(short = 'p', long, value_name = "N")]
     #[serde(default)]
+    #[schemars(description = "Leading path parts to drop, as patch -p (guessed by default).")]
     pub strip: Option<usize>,
     /// Command line only: a file holding the patch, `-` for stdin.
     #[arg(value_name = "PATCHFILE", conflicts_with = "patch")]
@@ -78,6 +81,7 @@ Hunks apply in order; context that differs from the file only in whitespace stil
 result says so. A hunk that could fit several places is refused: add context. Files keep their line endings, BOM \
 and permissions. `details.files` lists each file's action and line counts; `details.diff` is the combined diff. \
 Set `dry_run` to only check.";
+    const MODEL_DESCRIPTION: &'static str = "Apply a patch to one or more files, all or nothing: a unified diff as git diff writes it (line numbers may be rough), or the `*** Begin Patch` format with `*** Update File:`, `*** Add File:`, `*** Delete File:` and `*** End Patch`. Give about 3 lines of context.";
 
     fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
         run(ctx, args)
