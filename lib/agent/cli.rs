@@ -332,7 +332,7 @@ async fn run(mut args: Args) -> ExitCode {
                         None => warn(
                             BIN,
                             &format!(
-                                "the context window of `{model_id}` is unknown (not in the model table, and its server did not say), so the conversation is never compacted\nhint: set `context_window` in models.json, or AG_CONTEXT_WINDOW"
+                                "the context window of `{model_id}` is unknown (not in the model table, and its server did not say or could not be reached), so the conversation is never compacted\nhint: set `context_window` in models.json, or AG_CONTEXT_WINDOW"
                             ),
                         ),
                     }

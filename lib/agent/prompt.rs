@@ -42,7 +42,8 @@ pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Builds the system prompt.
+/// Builds the system prompt. The tools are not listed: the request carries
+/// their definitions, and the prompt only says so when there are none.
 pub fn system_prompt(
     cwd: &Path,
     replace: Option<&str>,
@@ -51,11 +52,13 @@ pub fn system_prompt(
 ) -> String {
     let mut out = replace.unwrap_or(BASE).to_string();
     out.push_str(&format!(
-        "\n\nWorking directory: {}\nTools available: {}\nToday's date: {}",
+        "\n\nWorking directory: {}\nToday's date: {}",
         cwd.display(),
-        tool_names.join(", "),
         jiff::Zoned::now().date()
     ));
+    if tool_names.is_empty() {
+        out.push_str("\nNo tools are available in this run: answer from what you know.");
+    }
     for f in project_files(cwd) {
         if let Ok(text) = std::fs::read_to_string(&f) {
             out.push_str(&format!(
@@ -97,5 +100,8 @@ mod tests {
                 && !prompt.contains("outside")
         );
         assert!(prompt.ends_with("extra"));
+        assert!(!prompt.contains("No tools"));
+        let bare = system_prompt(&root, None, None, &[]);
+        assert!(bare.contains("No tools are available"), "{bare}");
     }
 }

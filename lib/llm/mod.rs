@@ -615,12 +615,9 @@ async fn within<F: std::future::Future>(idle: Option<Duration>, f: F) -> Option<
 
 /// The failure of an attempt that heard nothing for the idle timeout.
 fn silent(provider: &str, url: &str, idle: Option<Duration>, when: &str) -> Failure {
-    let d = idle.unwrap_or_default();
-    let secs = if d.subsec_millis() == 0 {
-        format!("{} s", d.as_secs())
-    } else {
-        format!("{:.1} s", d.as_secs_f64())
-    };
+    // Whole milliseconds, shown as few digits as they need: 300 s, 0.25 s.
+    let ms = idle.unwrap_or_default().as_millis() as f64;
+    let secs = format!("{} s", ms / 1000.0);
     Failure::new(
         FailureKind::Stalled,
         format!(

@@ -15,7 +15,8 @@
 //!   ends the run and tells how it ended.
 //!
 //! Should the future (collect) or the runtime (stream) be dropped while the
-//! command runs, the group is killed on the spot.
+//! command runs, the group is killed on the spot. The preparation in
+//! `run.rs` is the one place a sandbox would apply itself to every child.
 
 use std::os::fd::OwnedFd;
 use std::pin::Pin;
@@ -37,6 +38,7 @@ use super::{CancelReason, CaptureLimit, Command, Error, Input, Outcome, Output, 
 
 /// Bytes read from a pipe at a time.
 const READ_CHUNK: usize = 64 * 1024;
+
 /// How a streamed run ended: its outcome (stdout is not captured: it went
 /// to the lines), or the error that stopped watching it.
 pub type Ended = Result<Outcome, Error>;

@@ -64,7 +64,7 @@ impl Tool for ReadTool {
 Reads up to 5000 lines; for longer files the output says so, and you read on with `offset` and `limit` \
 (for example offset=5001, limit=5000). Lines longer than 2000 characters are cut. \
 PNG, JPEG, GIF and WebP files are returned as images.";
-    const MODEL_DESCRIPTION: &'static str = "Read a text file, numbered like cat -n, up to 5000 lines a call (the output says how to read on). Images come back as images.";
+    const MODEL_DESCRIPTION: &'static str = "Read a text file, numbered like cat -n; a long one in pages (the output says how to read on). Images come back as images.";
 
     fn run(ctx: &Context, args: ReadArgs) -> Result<ToolOutput, ToolError> {
         read_within(ctx, &args, crate::tools::budget::from_env())

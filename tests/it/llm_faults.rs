@@ -315,3 +315,56 @@ fn record_keeps_no_key_that_a_provider_quotes_back() {
         }
     }
 }
+
+#[test]
+fn ag_loop_takes_the_idle_timeout_from_its_config_file_and_flag() {
+    let env = Env::new();
+    env.write(".home/.ag/config.toml", "idle_timeout = 0.5\n");
+    let server = Server::start(vec![Reply::Silent]);
+    let base = server.url("/v1");
+    let loop_cmd = |extra: &[&str]| {
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.args([
+            "-m",
+            "llamacpp/qwen",
+            "--base-url",
+            &base,
+            "--no-session",
+            "--json",
+        ])
+        .args(extra)
+        .arg("hi")
+        // A known window: no question to the server before the call.
+        .env("AG_CONTEXT_WINDOW", "100000")
+        .env("AG_LLM_RETRIES", "0");
+        c
+    };
+    let r = run_bounded(loop_cmd(&[]));
+    r.expect_code(1);
+    assert!(r.stderr().contains("went silent"), "{}", r.stderr());
+    assert!(r.stderr().contains("for 0.5 s"), "{}", r.stderr());
+
+    let server2 = Server::start(vec![Reply::Silent]);
+    let base2 = server2.url("/v1");
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "-m",
+        "llamacpp/qwen",
+        "--base-url",
+        &base2,
+        "--no-session",
+        "--idle-timeout",
+        "0.25",
+        "hi",
+    ])
+    .env("AG_CONTEXT_WINDOW", "100000")
+    .env("AG_LLM_RETRIES", "0");
+    let r = run_bounded(c);
+    r.expect_code(1);
+    assert!(r.stderr().contains("for 0.25 s"), "{}", r.stderr());
+
+    env.write(".home/.ag/config.toml", "idle_timeout = -1\n");
+    let r = run_bounded(loop_cmd(&[]));
+    r.expect_code(2);
+    assert!(r.stderr().contains("idle_timeout"), "{}", r.stderr());
+}

@@ -16,7 +16,7 @@ use crate::util::{Env, run};
 const PI: usize = 8_324;
 
 /// The budget ag's default first request was brought to, below [`PI`].
-const BUDGET: usize = 8_000;
+const BUDGET: usize = 7_950;
 const _: () = assert!(BUDGET < PI);
 
 /// Characters of the system prompt and of the tool definitions, as

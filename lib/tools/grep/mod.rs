@@ -85,6 +85,7 @@ pub struct GrepArgs {
     #[arg(long, value_name = "N")]
     #[serde(default)]
     #[schemars(range(min = 1, max = 20000))]
+    #[schemars(description = "For the next page.")]
     pub skip: Option<u64>,
     /// Also search hidden files and directories (names starting with `.`).
     #[arg(long, visible_alias = "hidden")]
