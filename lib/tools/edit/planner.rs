@@ -14,12 +14,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::lines::LineEdit;
 use super::sketch::is_marker;
 use crate::llm::{Llm, LlmOptions};
 use crate::protocol::{
     ContentBlock, LlmEvent, LlmRequest, Message, StopReason, ToolDefinition, UserContent,
 };
+use crate::tools::matching::lines::LineEdit;
 
 /// Lines of a file shown to the planner at most.
 const MAX_LINES: usize = 20_000;

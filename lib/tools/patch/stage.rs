@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use crate::fsutil::{BINARY_PROBE, has_content, looks_binary, write_atomic};
 use crate::tool::{Context, ToolError};
 use crate::tools::edit::MAX_FILE_BYTES;
-use crate::tools::edit::seek::Fuzz;
 use crate::tools::fileops::{Target, resolve_target, write_failed};
+use crate::tools::matching::seek::Fuzz;
 
 /// What a path held when the patch first named it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
