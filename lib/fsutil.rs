@@ -1,10 +1,15 @@
 //! File helpers the file tools share: content hashes that prove a caller
 //! saw the current file, names to suggest when a path does not exist,
-//! binary detection, and atomic replacement of a file ([`AtomicFile`]).
+//! binary detection, atomic replacement of a file ([`AtomicFile`]), and
+//! opening paths confined to a directory ([`beneath`]).
 
 mod atomic;
+pub mod beneath;
 
-pub use atomic::{AtomicFile, WriteError, has_content, hash_file, resolve_symlinks, write_atomic};
+pub use atomic::{
+    AtomicFile, WriteError, copy_metadata, has_content, has_content_of, hash_file, hash_of,
+    resolve_symlinks, write_atomic,
+};
 
 use std::path::Path;
 

@@ -12,7 +12,14 @@ fn settings() -> SchemaSettings {
 }
 
 /// The `parameters` schema of a tool: self-contained (no `$ref`), without
-/// `$schema` or `title`, as model providers expect.
+/// `$schema` or `title`, as model providers expect, and without what a
+/// model does not need (every request carries it): the arguments struct's
+/// own description, `format`, `maximum`, `null` among an enum's values,
+/// the doc comments of enum and array item types, empty descriptions (a field whose name says
+/// it all is given `#[schemars(description = "")]`), and `default: false`,
+/// `default: []` or an enum's default string, which the descriptions say
+/// and which [`crate::tool::lenient`] treats as leaving the field out anyway
+/// (`"default": null` and `true` stay: there the empty value is a choice).
 pub fn parameters_schema<T: JsonSchema>() -> Value {
     let mut settings = settings();
     settings.inline_subschemas = true;
@@ -21,9 +28,61 @@ pub fn parameters_schema<T: JsonSchema>() -> Value {
     if let Value::Object(map) = &mut value {
         map.remove("$schema");
         map.remove("title");
+        map.remove("description");
     }
     drop_null_types(&mut value);
+    drop_noise(&mut value, true);
     value
+}
+
+/// See [`parameters_schema`]. Nested objects keep their fields but lose
+/// `additionalProperties`: the tool itself names an unknown field there.
+fn drop_noise(value: &mut Value, top: bool) {
+    match value {
+        Value::Object(map) => {
+            map.remove("format");
+            // Each tool checks its upper bounds itself, with a message that
+            // says what to do instead.
+            map.remove("maximum");
+            if map.get("description").and_then(Value::as_str) == Some("") {
+                map.remove("description");
+            }
+            let empty_default = match map.get("default") {
+                Some(Value::Bool(false) | Value::String(_)) => true,
+                Some(Value::Array(a)) => a.is_empty(),
+                _ => false,
+            };
+            if empty_default {
+                map.remove("default");
+            }
+            if !top && map.get("additionalProperties") == Some(&Value::Bool(false)) {
+                map.remove("additionalProperties");
+            }
+            // An enum's values speak for themselves, and `null` in one is
+            // the same as leaving the field out.
+            if let Some(Value::Array(values)) = map.get_mut("enum") {
+                values.retain(|v| !v.is_null());
+                map.remove("description");
+            }
+            // The items of an array are described by the array's field
+            // (the text here is the item type's own doc comment).
+            if let Some(Value::Object(item)) = map.get_mut("items") {
+                item.remove("description");
+            }
+            if let Some(Value::Object(props)) = map.get_mut("properties") {
+                // A property may be named `format` or `default`: only its
+                // schema is cleaned, never the map of names.
+                props.values_mut().for_each(|v| drop_noise(v, false));
+            }
+            for (key, v) in map.iter_mut() {
+                if key != "properties" {
+                    drop_noise(v, false);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| drop_noise(v, false)),
+        _ => {}
+    }
 }
 
 /// The mark, set with `#[schemars(extend("x-empty-is-a-value" = true))]`,

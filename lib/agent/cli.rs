@@ -25,7 +25,7 @@ use crate::cli::{ExitStatus, error_line, warn};
 use crate::llm::cli::ReasoningArg;
 use crate::llm::keys::{Redactor, key_env_names};
 use crate::llm::{Llm, LlmOptions, ModelTable};
-use crate::protocol::{AgentCommand, Message, Outcome, Reasoning, UserContent};
+use crate::protocol::{AgentCommand, AgentEvent, Message, Outcome, Reasoning, UserContent};
 use crate::session::{Store, Writer, messages as session_messages};
 
 const BIN: &str = "ag-loop";
@@ -36,9 +36,10 @@ const BIN: &str = "ag-loop";
 /// for, until the model answers without tools. Prompts come from the
 /// arguments, or from stdin one per line: a plain text line is a prompt, or a
 /// JSON command: {"type":"prompt","content":...}, {"type":"steer","content":...}
-/// (delivered after the running tool calls), {"type":"interrupt"}. Events go
-/// to stdout as JSONL (readably on a terminal) and to the session file under
-/// $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
+/// (delivered after the running tool calls), {"type":"interrupt"}; a line
+/// that is not valid UTF-8 or not a command is skipped with an error event.
+/// Events go to stdout as JSONL (readably on a terminal or with --pretty) and
+/// to the session file under $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
 #[derive(Debug, Parser)]
 #[command(
     name = "ag-loop",
@@ -71,7 +72,8 @@ pub struct Args {
     #[arg(long, value_enum)]
     pub reasoning: Option<ReasoningArg>,
     /// Give up on a model response that sends nothing for SECONDS, and retry it (default: the
-    /// config file's `idle_timeout`, the provider's in models.json, else 300; 0 waits forever).
+    /// provider's `idle_timeout` in models.json, else the config file's, else 300; 0 waits
+    /// forever).
     #[arg(long, value_name = "SECONDS", value_parser = crate::llm::cli::parse_seconds)]
     pub idle_timeout: Option<std::time::Duration>,
     /// Output token limit per model call (default: the model's `max_output` from the model
@@ -172,8 +174,12 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub append_system_prompt: Option<String>,
     /// Print events as JSONL even on a terminal.
-    #[arg(long, conflicts_with = "quiet")]
+    #[arg(long, conflicts_with_all = ["quiet", "pretty"])]
     pub json: bool,
+    /// Print the readable view (streamed text, tool calls in short, usage)
+    /// even when stdout is a pipe or a file; colour only on a terminal.
+    #[arg(long, conflicts_with = "quiet")]
+    pub pretty: bool,
     /// Print only the final answer (for `$(ag-loop --quiet ...)`).
     #[arg(short, long)]
     pub quiet: bool,
@@ -279,6 +285,7 @@ async fn run(mut args: Args) -> ExitCode {
     let mut context_window: Option<u64> = std::env::var("AG_CONTEXT_WINDOW")
         .ok()
         .and_then(|v| v.parse().ok());
+    let mut window_source: Option<String> = None;
     let model = match &args.llm_cmd {
         Some(cmd) => ModelClient::Command(cmd.clone()),
         None => match Llm::new(LlmOptions {
@@ -307,10 +314,28 @@ async fn run(mut args: Args) -> ExitCode {
                     return setup_error(&f.message);
                 }
                 if context_window.is_none() {
-                    context_window = llm
-                        .model_info(&model_id)
-                        .map(|m| m.context_window)
-                        .filter(|w| *w > 0);
+                    // The table's, else asked of the server once for the session.
+                    match llm.context_window(&model_id).await {
+                        Some(w) => {
+                            if w.source != "the model table" && !args.quiet {
+                                crate::cli::note(
+                                    BIN,
+                                    &format!(
+                                        "context window of `{model_id}`: {} tokens, {}",
+                                        w.tokens, w.source
+                                    ),
+                                );
+                            }
+                            context_window = Some(w.tokens);
+                            window_source = Some(w.source);
+                        }
+                        None => warn(
+                            BIN,
+                            &format!(
+                                "the context window of `{model_id}` is unknown (not in the model table, and its server did not say or could not be reached), so the conversation is never compacted\nhint: set `context_window` in models.json, or AG_CONTEXT_WINDOW"
+                            ),
+                        ),
+                    }
                 }
                 ModelClient::Library(Arc::new(llm))
             }
@@ -399,11 +424,14 @@ async fn run(mut args: Args) -> ExitCode {
                 f
             }
             None => {
-                let config = json!({
+                let mut config = json!({
                     "model": model_id,
                     "tools": tools.names(),
                     "max_turns": max_turns,
                 });
+                if let (Some(w), Some(src)) = (context_window, &window_source) {
+                    config["context_window"] = json!({"tokens": w, "source": src});
+                }
                 match store.create(&cwd, config, None) {
                     Ok((f, _)) => f,
                     Err(e) => return setup_error(&e.to_string()),
@@ -425,7 +453,7 @@ async fn run(mut args: Args) -> ExitCode {
         OutputMode::Json
     } else if args.quiet {
         OutputMode::Quiet
-    } else if stdout_tty {
+    } else if args.pretty || stdout_tty {
         OutputMode::Pretty
     } else {
         OutputMode::Json
@@ -486,12 +514,12 @@ async fn run(mut args: Args) -> ExitCode {
 
     let control = Arc::new(Control::new());
     spawn_signal_handlers(control.clone());
-    let (tx, mut rx) = mpsc::unbounded_channel::<UserContent>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
     if args.prompts.is_empty() {
         spawn_stdin_reader(control.clone(), tx);
     } else {
         for p in &args.prompts {
-            let _ = tx.send(UserContent::Text(p.clone()));
+            let _ = tx.send(Input::Prompt(UserContent::Text(p.clone())));
         }
         drop(tx);
         control.close_input();
@@ -503,7 +531,19 @@ async fn run(mut args: Args) -> ExitCode {
             _ = control.quit.cancelled() => None,
             p = rx.recv() => p,
         };
-        let Some(content) = next else { break };
+        let content = match next {
+            None => break,
+            Some(Input::Prompt(content)) => content,
+            Some(Input::Unreadable(message)) => {
+                // Reported in the stream, in order with the prompts around it.
+                warn(BIN, &message);
+                if let Err(e) = agent.emitter.emit(AgentEvent::Error { message }) {
+                    error_line(BIN, &format!("cannot write an event: {e}"), None);
+                    return ExitStatus::Input.code();
+                }
+                continue;
+            }
+        };
         match agent.prompt(content, &control).await {
             Ok(end) => {
                 let this = match end.outcome {
@@ -543,7 +583,13 @@ fn withhold_keys(
         ModelClient::Library(llm) => llm.table().clone(),
         // The table still names the keys that sit in the environment.
         ModelClient::Command(_) => ModelTable::load(&crate::llm::models::default_ag_home())
-            .unwrap_or_else(|_| ModelTable::builtin()),
+            .unwrap_or_else(|e| {
+                warn(
+                    BIN,
+                    &format!("{e}; only the built-in key variables are withheld"),
+                );
+                ModelTable::builtin()
+            }),
     };
     let pass: Vec<&String> = args.pass_env.iter().chain(&config.pass_env).collect();
     crate::proc::withhold_env(
@@ -585,12 +631,32 @@ fn spawn_signal_handlers(control: Arc<Control>) {
     });
 }
 
-fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<UserContent>) {
+/// What the stdin reader hands the prompt loop.
+enum Input {
+    /// A prompt to run.
+    Prompt(UserContent),
+    /// A line that could not be read, reported as an `error` event.
+    Unreadable(String),
+}
+
+fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
     tokio::spawn(async move {
-        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).split(b'\n');
         let mut n = 0usize;
-        while let Ok(Some(line)) = lines.next_line().await {
+        while let Ok(Some(bytes)) = lines.next_segment().await {
             n += 1;
+            // One bad line costs that line, not every prompt after it.
+            let line = match String::from_utf8(bytes) {
+                Ok(l) => l,
+                Err(e) => {
+                    let _ = tx.send(Input::Unreadable(format!(
+                        "stdin line {n} is not valid UTF-8 (bad byte at offset {}), skipped; send prompts as UTF-8 text",
+                        e.utf8_error().valid_up_to()
+                    )));
+                    continue;
+                }
+            };
+            let line = line.strip_suffix('\r').unwrap_or(&line).to_string();
             let text = line.trim();
             if text.is_empty() {
                 continue;
@@ -604,19 +670,19 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<UserConte
                     control.approve_oldest(answer.starts_with('y'));
                     continue;
                 }
-                let _ = tx.send(UserContent::Text(line));
+                let _ = tx.send(Input::Prompt(UserContent::Text(line.clone())));
                 continue;
             }
             match serde_json::from_str::<AgentCommand>(text) {
                 Ok(AgentCommand::Prompt { content }) => {
-                    let _ = tx.send(content);
+                    let _ = tx.send(Input::Prompt(content));
                 }
                 Ok(AgentCommand::Steer { content }) => {
                     // Steering with nothing running is simply the next prompt.
                     if control.busy() {
                         control.steer(content);
                     } else {
-                        let _ = tx.send(content);
+                        let _ = tx.send(Input::Prompt(content));
                     }
                 }
                 Ok(AgentCommand::Interrupt) => {
@@ -636,12 +702,11 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<UserConte
                     }
                 }
                 Err(e) => {
-                    warn(
-                        BIN,
-                        &format!(
-                            "stdin line {n}: not a command ({e}); expected {{\"type\":\"prompt\",\"content\":...}}, steer, interrupt or approval, or a plain text line"
-                        ),
-                    );
+                    // Reported in the stream too: a client reading only
+                    // stdout must learn that its line was not taken.
+                    let _ = tx.send(Input::Unreadable(format!(
+                        "stdin line {n}: not a command ({e}), skipped; expected {{\"type\":\"prompt\",\"content\":...}}, steer, interrupt or approval, or a plain text line"
+                    )));
                 }
             }
         }

@@ -215,22 +215,10 @@ pub fn summary_message(summary: Option<&str>, replaced: usize, facts: &str) -> M
     }
 }
 
-/// True for a provider error that says the input is too long.
+/// True for a provider error that says the input is too long; the words
+/// of every provider ag knows are in [`crate::llm::error::is_context_overflow`].
 pub fn is_overflow(error: &str) -> bool {
-    let e = error.to_lowercase();
-    [
-        "context length",
-        "context window",
-        "context_length",
-        "maximum context",
-        "prompt is too long",
-        "too many tokens",
-        "input is too long",
-        "exceeds the maximum",
-        "request too large",
-    ]
-    .iter()
-    .any(|p| e.contains(p))
+    crate::llm::error::is_context_overflow(error)
 }
 
 fn shorten(s: &str, max: usize) -> String {

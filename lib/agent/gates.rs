@@ -3,17 +3,22 @@
 //! every after-hook (`--after CMD`) sees the result and may annotate it. A
 //! gate that crashes, hangs or answers garbage denies.
 
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
 
 use crate::gate::Policy;
+use crate::proc::{self, AnswerError, CaptureLimit, Input, Output};
 use crate::protocol::{AfterAnswer, AfterRequest, GateDecision, GateRequest};
+
+/// Bytes of a policy program's stdout kept: its answer is one line.
+const MAX_ANSWER_BYTES: usize = 1024 * 1024;
+/// Bytes of its stderr kept, for the message when it gives no answer.
+const MAX_STDERR_BYTES: usize = 16 * 1024;
 
 /// What the chain of gates decided.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,74 +73,48 @@ pub struct Gates {
     pub timeout: Duration,
 }
 
-/// Runs one policy program with one JSON object on stdin and parses the
-/// first line of its answer.
+/// Runs one policy program with one JSON object on stdin and parses its
+/// answer (the first non-blank line of its stdout). The answer counts once
+/// the program has exited: a background child it left holding its output
+/// is ended, not waited for.
 async fn ask_program<Q: Serialize, A: DeserializeOwned>(
     cmd: &str,
     request: &Q,
     timeout: Duration,
 ) -> Result<A, String> {
-    let mut child = crate::proc::tokio_command("sh", &["-c", cmd], None)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start `{cmd}`: {e}"))?;
     let mut line = serde_json::to_vec(request).map_err(|e| e.to_string())?;
     line.push(b'\n');
-    let (Some(mut stdin), Some(stdout), Some(stderr)) =
-        (child.stdin.take(), child.stdout.take(), child.stderr.take())
-    else {
-        return Err(format!("`{cmd}`: no pipes"));
-    };
-    let talk = async move {
-        let _ = stdin.write_all(&line).await;
-        drop(stdin);
-        let mut out = Vec::new();
-        let mut err = Vec::new();
-        let mut stdout = stdout.take(1024 * 1024);
-        let mut stderr = stderr.take(16 * 1024);
-        let _ = tokio::join!(stdout.read_to_end(&mut out), stderr.read_to_end(&mut err));
-        (out, err)
-    };
-    let (out, err) = match tokio::time::timeout(timeout, talk).await {
-        Ok(v) => v,
-        Err(_) => {
-            crate::proc::kill_group(&mut child, false).await;
-            return Err(format!(
-                "`{cmd}` did not answer within {} s",
-                timeout.as_secs_f64()
-            ));
+    let out = proc::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(Input::Bytes(line))
+        .output(Output::Separate {
+            stdout: CaptureLimit::head_only(MAX_ANSWER_BYTES),
+            stderr: CaptureLimit::new(MAX_STDERR_BYTES),
+        })
+        .timeout(timeout)
+        .collect(&CancellationToken::new())
+        .await
+        .map_err(|e| format!("cannot run `{cmd}`: {e}"))?;
+    if out.stopped.is_some() {
+        return Err(format!(
+            "`{cmd}` did not answer within {} s",
+            timeout.as_secs_f64()
+        ));
+    }
+    proc::answer(&out.stdout).map_err(|e| match e {
+        AnswerError::Invalid { error, line } => {
+            format!("`{cmd}` answered something that is not a decision ({error}): {line}")
         }
-    };
-    let status = match tokio::time::timeout(timeout, child.wait()).await {
-        Ok(Ok(s)) => s,
-        _ => {
-            crate::proc::kill_group(&mut child, false).await;
-            return Err(format!("`{cmd}` did not exit after answering"));
-        }
-    };
-    let first = out
-        .split(|b| *b == b'\n')
-        .find(|l| !l.iter().all(u8::is_ascii_whitespace));
-    match first {
-        Some(l) => serde_json::from_slice(l).map_err(|e| {
-            format!(
-                "`{cmd}` answered something that is not a decision ({e}): {}",
-                String::from_utf8_lossy(l)
-                    .chars()
-                    .take(200)
-                    .collect::<String>()
-            )
-        }),
-        None => Err(format!(
-            "`{cmd}` gave no answer ({status}){}",
-            match String::from_utf8_lossy(&err).trim() {
+        AnswerError::Missing => format!(
+            "`{cmd}` gave no answer ({}){}",
+            out.status,
+            match out.stderr.lossy().trim() {
                 "" => String::new(),
                 t => format!(": {t}"),
             }
-        )),
-    }
+        ),
+    })
 }
 
 impl Gates {

@@ -2,14 +2,14 @@
 //! client, so connections are reused across turns), or any program that
 //! speaks ag-llm's protocol (`--llm-cmd`).
 
-use std::process::Stdio;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
 use crate::llm::Llm;
+use crate::proc::{self, CaptureLimit, Input, LineLimits, Lines, Streaming};
 use crate::protocol::{AssistantMessage, ContentBlock, LlmEvent, LlmRequest, StopReason};
 
 /// Where model calls go.
@@ -137,13 +137,27 @@ impl Accumulator {
     }
 }
 
+/// How long an `--llm-cmd` that has sent its last event gets to exit by
+/// itself before its group is stopped.
+const EXIT_WAIT: Duration = Duration::from_secs(1);
+
+/// The limits of an `--llm-cmd`'s stdout: one event a line (a `done` event
+/// repeats the whole message), and a total no real answer comes near.
+fn llm_cmd_limits() -> LineLimits {
+    LineLimits {
+        max_line: 16 * 1024 * 1024,
+        max_total: Some(256 * 1024 * 1024),
+        stderr: CaptureLimit::new(64 * 1024),
+    }
+}
+
 async fn stream_command(
     cmd: &str,
     req: &LlmRequest,
     sink: &mut (dyn FnMut(LlmEvent) + Send),
     cancel: &CancellationToken,
 ) -> AssistantMessage {
-    let mut acc = Accumulator::default();
+    let acc = Accumulator::default();
     let fail = |acc: Accumulator, sink: &mut (dyn FnMut(LlmEvent) + Send), msg: String| {
         let message = acc.finish(StopReason::Error, Some(msg.clone()));
         sink(LlmEvent::Error {
@@ -152,83 +166,110 @@ async fn stream_command(
         });
         message
     };
-    let mut child = match crate::proc::tokio_command("sh", &["-c", cmd], None)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => return fail(acc, sink, format!("cannot start --llm-cmd `{cmd}`: {e}")),
-    };
     let mut line = match serde_json::to_vec(req) {
         Ok(l) => l,
         Err(e) => return fail(acc, sink, format!("cannot encode the request: {e}")),
     };
     line.push(b'\n');
-    if let Some(mut stdin) = child.stdin.take() {
-        // A program that exits without reading is reported below by its output.
-        let _ = stdin.write_all(&line).await;
-    }
-    let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        return fail(acc, sink, "--llm-cmd: no pipes".into());
-    };
-    let err_task = tokio::spawn(async move {
-        let mut buf = Vec::new();
-        let _ = (&mut stderr).take(64 * 1024).read_to_end(&mut buf).await;
-        String::from_utf8_lossy(&buf).into_owned()
-    });
-    let mut lines = BufReader::new(stdout).lines();
-    let mut finished: Option<AssistantMessage> = None;
-    loop {
-        tokio::select! {
-            _ = cancel.cancelled() => {
-                crate::proc::kill_group(&mut child, true).await;
-                let message = acc.finish(StopReason::Aborted, None);
-                sink(LlmEvent::Done { message: message.clone() });
-                return message;
-            }
-            next = lines.next_line() => match next {
-                Ok(Some(l)) if l.trim().is_empty() => {}
-                Ok(Some(l)) => match serde_json::from_str::<LlmEvent>(&l) {
-                    Ok(ev) => {
-                        acc.push(&ev);
-                        if let LlmEvent::Done { message } | LlmEvent::Error { message, .. } = &ev {
-                            finished = Some(message.clone());
-                        }
-                        sink(ev);
-                        if finished.is_some() {
-                            break;
-                        }
-                    }
-                    Err(e) => {
-                        crate::proc::kill_group(&mut child, false).await;
-                        return fail(acc, sink, format!("--llm-cmd printed a line that is not an ag-llm event ({e}): {}", l.chars().take(200).collect::<String>()));
-                    }
-                },
-                Ok(None) => break,
-                Err(e) => return fail(acc, sink, format!("cannot read --llm-cmd output: {e}")),
-            }
+    let mut command = proc::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(Input::Bytes(line));
+    // The one exception to the withheld provider keys: this program makes
+    // the model call itself (ag-llm, or a wrapper around it), so it gets
+    // them back, from this process's own environment.
+    for name in proc::withheld_env() {
+        if let Some(value) = std::env::var_os(&name) {
+            command = command.env(&name, value);
         }
     }
-    let status = child.wait().await;
-    let stderr_text = err_task.await.unwrap_or_default();
-    match finished {
-        Some(m) => m,
-        None => fail(
-            acc,
-            sink,
-            format!(
-                "--llm-cmd `{cmd}` ended ({}) without a done or error event{}",
-                status
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|e| e.to_string()),
-                if stderr_text.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", stderr_text.trim())
+    let Streaming {
+        mut lines, running, ..
+    } = match command.stream_lines(llm_cmd_limits(), cancel) {
+        Ok(s) => s,
+        Err(e) => return fail(acc, sink, format!("cannot start --llm-cmd `{cmd}`: {e}")),
+    };
+    let (acc, finished, problem) = read_events(&mut lines, acc, sink, cancel).await;
+    // Done with its output: it gets a moment to exit (none when it broke
+    // the protocol), then its group, and whatever it left on the pipe, is
+    // ended.
+    drop(lines);
+    if problem.is_some() {
+        running.stop();
+    }
+    let ended = running.finish(EXIT_WAIT).await;
+    match (finished, problem) {
+        (Some(m), _) => m,
+        (None, _) if cancel.is_cancelled() => {
+            let message = acc.finish(StopReason::Aborted, None);
+            sink(LlmEvent::Done {
+                message: message.clone(),
+            });
+            message
+        }
+        (None, Some(problem)) => fail(acc, sink, problem),
+        (None, None) => {
+            let (status, stderr) = match &ended {
+                Ok(o) => (o.status.to_string(), o.stderr.lossy()),
+                Err(e) => (e.to_string(), String::new()),
+            };
+            fail(
+                acc,
+                sink,
+                format!(
+                    "--llm-cmd `{cmd}` ended ({status}) without a done or error event{}",
+                    match stderr.trim() {
+                        "" => String::new(),
+                        t => format!(": {t}"),
+                    }
+                ),
+            )
+        }
+    }
+}
+
+/// Reads events until the final one (`done` or `error`), the end of the
+/// output, a line that is not an event, or cancellation; returns the
+/// accumulated message, the final message if one came, and what went wrong.
+async fn read_events(
+    lines: &mut Lines,
+    mut acc: Accumulator,
+    sink: &mut (dyn FnMut(LlmEvent) + Send),
+    cancel: &CancellationToken,
+) -> (Accumulator, Option<AssistantMessage>, Option<String>) {
+    loop {
+        let next = tokio::select! {
+            _ = cancel.cancelled() => return (acc, None, None),
+            next = lines.next() => next,
+        };
+        let line = match next {
+            None => return (acc, None, None),
+            Some(Err(e)) => return (acc, None, Some(format!("--llm-cmd: {e}"))),
+            Some(Ok(l)) => l,
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<LlmEvent>(&line) {
+            Ok(ev) => {
+                acc.push(&ev);
+                let finished = match &ev {
+                    LlmEvent::Done { message } | LlmEvent::Error { message, .. } => {
+                        Some(message.clone())
+                    }
+                    _ => None,
+                };
+                sink(ev);
+                if finished.is_some() {
+                    return (acc, finished, None);
                 }
-            ),
-        ),
+            }
+            Err(e) => {
+                let text: String = String::from_utf8_lossy(&line).chars().take(200).collect();
+                let problem =
+                    format!("--llm-cmd printed a line that is not an ag-llm event ({e}): {text}");
+                return (acc, None, Some(problem));
+            }
+        }
     }
 }

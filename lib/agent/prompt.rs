@@ -1,26 +1,17 @@
 //! The system prompt: what the built-in tools are for and how to use them
-//! well, plus the project's AGENTS.md / CLAUDE.md files.
+//! well, plus the project's AGENTS.md / CLAUDE.md files. It is short on
+//! purpose: every request carries it, and what a call needs when it goes
+//! wrong is in the tools' error messages.
 
 use std::path::{Path, PathBuf};
 
 const BASE: &str = "\
-You are a coding agent working in a repository on the user's machine. You act \
-through tools; every tool call runs for real. Work until the task is done, then \
-answer with a short summary of what you did.
-
-How to use the tools well:
-- Look before you change: find files with `find`, search with `grep`, list with `ls`, \
-and read with `read` before editing. Prefer these over `bash` for looking around.
-- `read` shows up to 5000 lines with line numbers. For a large file read it in chunks: \
-read(file_path) first (it tells you the total), then read(file_path, offset=5001, limit=5000) and so on.
-- `edit` replaces an exact string: copy `old_string` from the file exactly as `read` \
-showed it (without the line-number prefix), with enough surrounding lines to be unique. \
-Several changes to one file can go in one call with `edits`. If the file changed since \
-you read it, read it again.
-- `write` creates a file or replaces it whole; use `edit` for changes to existing files.
-- `bash` runs a shell command with a time limit; its output is capped, so filter long \
-output (grep, head, tail). Do not start interactive programs.
-- When a call fails, read the error: it says what to do instead.";
+You are a coding agent in a repository on the user's machine; every tool call runs for real. \
+Work until the task is done, then answer with a short summary of what you did.
+- Look before you change: find, grep, ls and read, rather than bash.
+- edit: copy old_string exactly as read shows it, without the line numbers.
+- Filter long command output (grep, head, tail); start nothing interactive.
+- A failed call's error says what to do instead.";
 
 /// The project instruction files found from `cwd` up to the repository
 /// root (the first directory holding `.git`), outermost first.
@@ -51,7 +42,8 @@ pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Builds the system prompt.
+/// Builds the system prompt. The tools are not listed: the request carries
+/// their definitions, and the prompt only says so when there are none.
 pub fn system_prompt(
     cwd: &Path,
     replace: Option<&str>,
@@ -60,11 +52,13 @@ pub fn system_prompt(
 ) -> String {
     let mut out = replace.unwrap_or(BASE).to_string();
     out.push_str(&format!(
-        "\n\nWorking directory: {}\nTools available: {}\nToday's date: {}",
+        "\n\nWorking directory: {}\nToday's date: {}",
         cwd.display(),
-        tool_names.join(", "),
         jiff::Zoned::now().date()
     ));
+    if tool_names.is_empty() {
+        out.push_str("\nNo tools are available in this run: answer from what you know.");
+    }
     for f in project_files(cwd) {
         if let Ok(text) = std::fs::read_to_string(&f) {
             out.push_str(&format!(
@@ -106,5 +100,8 @@ mod tests {
                 && !prompt.contains("outside")
         );
         assert!(prompt.ends_with("extra"));
+        assert!(!prompt.contains("No tools"));
+        let bare = system_prompt(&root, None, None, &[]);
+        assert!(bare.contains("No tools are available"), "{bare}");
     }
 }

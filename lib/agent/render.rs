@@ -146,7 +146,7 @@ impl Renderer {
                     Outcome::TurnLimit => "stopped at the turn limit",
                     Outcome::CostLimit => "stopped at the cost limit",
                     Outcome::ModelError => "model error",
-                    Outcome::RepeatedFailure => "stopped: the same call kept failing",
+                    Outcome::RepeatedFailure => "stopped: tool calls kept failing",
                 };
                 let reason = error.as_ref().map(|e| format!(": {e}")).unwrap_or_default();
                 format!(

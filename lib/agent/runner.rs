@@ -146,7 +146,7 @@ impl Agent {
         self.push(
             &mut turns,
             Message::User {
-                content,
+                content: self.scrub_prompt(content),
                 timestamp: Some(crate::session::now()),
             },
         )?;
@@ -283,7 +283,7 @@ impl Agent {
                 self.push(
                     &mut turns,
                     Message::User {
-                        content: steer,
+                        content: self.scrub_prompt(steer),
                         timestamp: Some(crate::session::now()),
                     },
                 )?;
@@ -668,6 +668,25 @@ impl Agent {
         r.output = output;
         r.is_error = is_error;
         Ok(r)
+    }
+
+    /// Hides provider keys in what a person typed: the model needs none, and
+    /// the conversation goes to the provider on every turn.
+    fn scrub_prompt(&self, mut content: UserContent) -> UserContent {
+        let redactor = self.emitter.redactor();
+        match &mut content {
+            UserContent::Text(t) => {
+                redactor.string(t);
+            }
+            UserContent::Blocks(blocks) => {
+                for b in blocks {
+                    if let ContentBlock::Text { text } = b {
+                        redactor.string(text);
+                    }
+                }
+            }
+        }
+        content
     }
 
     /// Hides provider keys in a result.

@@ -30,7 +30,10 @@ pub struct ToolFlags {
     #[arg(long)]
     pub json: bool,
     /// Confine every path to DIR (after symlinks are resolved); paths outside
-    /// it are refused.
+    /// it are refused. Each file is opened from DIR in one step (openat2
+    /// RESOLVE_BENEATH, or a walk with O_NOFOLLOW where the kernel lacks
+    /// it, or when AG_NO_OPENAT2=1), so a symlink swapped mid-call cannot
+    /// lead outside; symlinks that stay inside DIR work.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
 }
@@ -40,7 +43,10 @@ fn usage_help(bin: &str) -> String {
     format!(
         "With no tool arguments (flags such as --root alone do not count), reads calls from stdin, one JSON object per line \
 ({{\"id\": \"1\", \"arguments\": {{...}}}} or a bare arguments object), and writes \
-one result per line: {{\"id\", \"output\", \"details\", \"is_error\"}}.
+one result per line: {{\"id\", \"output\", \"details\", \"is_error\"}}. A line that is not UTF-8 \
+(error call.invalid_utf8; its arguments are never guessed at), not JSON or nested too deep (call.malformed), \
+or longer than 64 MiB (call.too_long, counted without being held in memory) gets an error result that \
+keeps the call's id whenever the line's top level can be read, and the next line is read as usual.
 
 With tool arguments, runs one call: the results go to stdout and nothing else; notes about them \
 (what was cut short, skipped or not found, and how to see more) go to stderr as `{bin}: note: ...`, \

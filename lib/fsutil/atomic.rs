@@ -12,10 +12,16 @@
 //! The new file gets the old one's permissions (and owner, where allowed);
 //! a symlink is written through to the file it points to, and stays a link.
 
+use std::ffi::{OsStr, OsString};
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+use nix::errno::Errno;
+use nix::fcntl::{OFlag, openat, renameat};
+use nix::sys::stat::Mode;
+use nix::unistd::{UnlinkatFlags, unlinkat};
 
 /// Symlinks followed before giving up, as the kernel does (`ELOOP`).
 const MAX_LINKS: usize = 40;
@@ -91,17 +97,38 @@ pub fn resolve_symlinks(path: &Path) -> io::Result<PathBuf> {
 
 /// A new version of a file being written; nothing is visible at the target
 /// until [`AtomicFile::commit`]. Dropping it without committing discards it.
+///
+/// Everything happens relative to a descriptor of the target's directory,
+/// so that a directory swapped for a symlink after it was opened (checked
+/// inside `--root`, say) cannot send the file elsewhere.
 pub struct AtomicFile {
     staged: Staged,
     target: PathBuf,
-    dir: PathBuf,
+    dir: File,
+    name: OsString,
 }
 
 enum Staged {
     /// An `O_TMPFILE` file: it has no name, so the kernel frees it if the
     /// process dies before it is linked in.
     Anonymous(File),
-    Named(tempfile::NamedTempFile),
+    Named(NamedTemp),
+}
+
+/// A hidden file beside the target, removed when dropped unless kept.
+struct NamedTemp {
+    file: File,
+    dir: File,
+    name: OsString,
+    keep: bool,
+}
+
+impl Drop for NamedTemp {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = unlinkat(&self.dir, self.name.as_os_str(), UnlinkatFlags::NoRemoveDir);
+        }
+    }
 }
 
 impl AtomicFile {
@@ -115,18 +142,58 @@ impl AtomicFile {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let step = "create a temporary file in";
-        let staged = match open_anonymous(&dir) {
+        let name = target
+            .file_name()
+            .ok_or_else(|| {
+                WriteError::io("name", target, io::Error::from(io::ErrorKind::InvalidInput))
+            })?
+            .to_os_string();
+        let dir_file = open_dir(&dir).map_err(|e| WriteError::io("open the directory", &dir, e))?;
+        Self::create_in(dir_file, &name, target, like)
+    }
+
+    /// [`AtomicFile::create`] for the file `name` in the directory open as
+    /// `dir`; `target` is the path messages name.
+    pub fn create_in(
+        dir: File,
+        name: &OsStr,
+        target: &Path,
+        like: Option<&Metadata>,
+    ) -> Result<AtomicFile, WriteError> {
+        Self::create_with(dir, name, target, like, true)
+    }
+
+    /// [`AtomicFile::create_in`] with a named temporary file from the start,
+    /// for a caller that keeps it with [`AtomicFile::stage`].
+    pub fn create_named_in(
+        dir: File,
+        name: &OsStr,
+        target: &Path,
+        like: Option<&Metadata>,
+    ) -> Result<AtomicFile, WriteError> {
+        Self::create_with(dir, name, target, like, false)
+    }
+
+    fn create_with(
+        dir: File,
+        name: &OsStr,
+        target: &Path,
+        like: Option<&Metadata>,
+        anonymous: bool,
+    ) -> Result<AtomicFile, WriteError> {
+        let step = "create a temporary file beside";
+        let staged = match anonymous.then(|| open_anonymous(&dir)).flatten() {
             Some(Ok(file)) => Staged::Anonymous(file),
-            Some(Err(e)) => return Err(WriteError::io(step, &dir, e)),
+            Some(Err(e)) => return Err(WriteError::io(step, target, e)),
             None => {
-                Staged::Named(named_temp(&dir, target).map_err(|e| WriteError::io(step, &dir, e))?)
+                Staged::Named(named_temp(&dir, name).map_err(|e| WriteError::io(step, target, e))?)
             }
         };
         let out = AtomicFile {
             staged,
             target: target.to_path_buf(),
             dir,
+            name: name.to_os_string(),
         };
         if let Some(meta) = like {
             out.copy_metadata(meta)?;
@@ -137,22 +204,24 @@ impl AtomicFile {
     fn file(&self) -> &File {
         match &self.staged {
             Staged::Anonymous(f) => f,
-            Staged::Named(t) => t.as_file(),
+            Staged::Named(t) => &t.file,
         }
     }
 
     fn copy_metadata(&self, meta: &Metadata) -> Result<(), WriteError> {
-        let file = self.file();
-        // The owner first: changing it may clear set-user-ID bits that the
-        // mode below restores. Only root (or the owner, for the group) may
-        // change it; otherwise the new file is ours, as with any editor.
-        let mine = file
-            .metadata()
-            .map_err(|e| WriteError::io("inspect the temporary file for", &self.target, e))?;
-        if (mine.uid(), mine.gid()) != (meta.uid(), meta.gid()) {
-            let _ = std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid()));
-        }
-        file.set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o7777))
+        copy_metadata(self.file(), meta).map_err(|e| {
+            WriteError::io(
+                "copy the permissions to the new version of",
+                &self.target,
+                e,
+            )
+        })
+    }
+
+    /// Sets the permission bits the new version gets.
+    pub fn set_mode(&self, mode: u32) -> Result<(), WriteError> {
+        self.file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))
             .map_err(|e| {
                 WriteError::io("set the permissions of the new version of", &self.target, e)
             })
@@ -162,7 +231,7 @@ impl AtomicFile {
     pub fn write_all(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
         let res = match &mut self.staged {
             Staged::Anonymous(f) => f.write_all(bytes),
-            Staged::Named(t) => t.as_file_mut().write_all(bytes),
+            Staged::Named(t) => t.file.write_all(bytes),
         };
         res.map_err(|e| WriteError::io("write the new version of", &self.target, e))
     }
@@ -185,28 +254,68 @@ impl AtomicFile {
             staged,
             target,
             dir,
+            name,
         } = self;
-        match staged {
+        let mut temp = match staged {
             Staged::Anonymous(file) => {
-                let temp = link_anonymous(&file, &dir, &target)
+                let temp = link_anonymous(&file, &dir, &name)
                     .map_err(|e| WriteError::io("name the new version of", &target, e))?;
-                if let Err(e) = std::fs::rename(&temp, &target) {
-                    let _ = std::fs::remove_file(&temp);
-                    return Err(WriteError::io("replace", &target, e));
+                NamedTemp {
+                    file,
+                    dir: dir
+                        .try_clone()
+                        .map_err(|e| WriteError::io("replace", &target, e))?,
+                    name: temp,
+                    keep: false,
                 }
             }
-            Staged::Named(temp) => {
-                temp.persist(&target)
-                    .map_err(|e| WriteError::io("replace", &target, e.error))?;
-            }
-        }
+            Staged::Named(t) => t,
+        };
+        renameat(&dir, temp.name.as_os_str(), &dir, name.as_os_str())
+            .map_err(|e| WriteError::io("replace", &target, e.into()))?;
+        temp.keep = true;
         // The rename is only durable once the directory is on disk. Some
         // file systems cannot flush a directory; the data itself is safe.
-        if let Ok(d) = File::open(&dir) {
-            let _ = d.sync_all();
-        }
+        let _ = dir.sync_all();
         Ok(())
     }
+
+    /// Flushes the new version to disk and leaves it under a hidden name
+    /// beside the target, which it returns, for a caller that renames it
+    /// later itself (ag-patch's journal).
+    pub fn stage(self) -> Result<OsString, WriteError> {
+        self.file()
+            .sync_all()
+            .map_err(|e| WriteError::io("flush to disk the new version of", &self.target, e))?;
+        match self.staged {
+            Staged::Anonymous(file) => link_anonymous(&file, &self.dir, &self.name)
+                .map_err(|e| WriteError::io("name the new version of", &self.target, e)),
+            Staged::Named(mut t) => {
+                t.keep = true;
+                Ok(t.name.clone())
+            }
+        }
+    }
+}
+
+/// Gives a new file the owner (where allowed) and permissions of `meta`.
+pub fn copy_metadata(file: &File, meta: &Metadata) -> io::Result<()> {
+    // The owner first: changing it may clear set-user-ID bits that the
+    // mode below restores. Only root (or the owner, for the group) may
+    // change it; otherwise the new file is ours, as with any editor.
+    let mine = file.metadata()?;
+    if (mine.uid(), mine.gid()) != (meta.uid(), meta.gid()) {
+        let _ = std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid()));
+    }
+    file.set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o7777))
+}
+
+/// Opens a directory for the `*at` calls and for flushing it.
+pub fn open_dir(dir: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_DIRECTORY)
+        .open(dir)
 }
 
 /// Replaces `target` with `data` atomically; see [`AtomicFile`].
@@ -221,14 +330,18 @@ pub fn write_atomic(
     f.commit(unchanged)
 }
 
-/// Whether the file at `path` holds exactly `expected`, read in chunks so
-/// that the comparison costs no second copy of a large file in memory.
+/// Whether the file at `path` holds exactly `expected`; see [`has_content_of`].
 pub fn has_content(path: &Path, expected: &[u8]) -> io::Result<bool> {
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e),
-    };
+    match File::open(path) {
+        Ok(f) => has_content_of(f, expected),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether an open file holds exactly `expected`, read in chunks so that
+/// the comparison costs no second copy of a large file in memory.
+pub fn has_content_of(mut file: File, expected: &[u8]) -> io::Result<bool> {
     if file.metadata()?.len() != expected.len() as u64 {
         return Ok(false);
     }
@@ -251,16 +364,20 @@ pub fn has_content(path: &Path, expected: &[u8]) -> io::Result<bool> {
 /// The content hash of the file at `path` (as `ag-read` reports it), read
 /// in chunks; `None` when there is no such file.
 pub fn hash_file(path: &Path) -> io::Result<Option<String>> {
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
+    match File::open(path) {
+        Ok(f) => hash_of(f).map(Some),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The content hash of an open file, read in chunks.
+pub fn hash_of(mut file: File) -> io::Result<String> {
     let mut hasher = super::ContentHasher::new();
     let mut buf = vec![0u8; 256 * 1024];
     loop {
         match file.read(&mut buf) {
-            Ok(0) => return Ok(Some(hasher.finish())),
+            Ok(0) => return Ok(hasher.finish()),
             Ok(n) => hasher.update(&buf[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
@@ -271,55 +388,50 @@ pub fn hash_file(path: &Path) -> io::Result<Option<String>> {
 /// Opens an anonymous file in `dir`, or `None` when the platform or the
 /// file system has no such thing (then a named file is used instead).
 #[cfg(any(target_os = "linux", target_os = "android"))]
-fn open_anonymous(dir: &Path) -> Option<io::Result<File>> {
+fn open_anonymous(dir: &File) -> Option<io::Result<File>> {
     // Naming the file later goes through /proc; without it, use a named file.
     if !Path::new("/proc/self/fd").is_dir() {
         return None;
     }
-    let res = OpenOptions::new()
-        .write(true)
-        .mode(NEW_FILE_MODE)
-        .custom_flags(nix::libc::O_TMPFILE)
-        .open(dir);
+    let res = openat(
+        dir,
+        ".",
+        OFlag::O_TMPFILE | OFlag::O_WRONLY | OFlag::O_CLOEXEC,
+        Mode::from_bits_truncate(NEW_FILE_MODE),
+    );
     match res {
-        Ok(f) => Some(Ok(f)),
+        Ok(f) => Some(Ok(File::from(f))),
         // Kernels and file systems without O_TMPFILE answer with one of these.
-        Err(e)
-            if matches!(
-                e.raw_os_error(),
-                Some(nix::libc::EOPNOTSUPP | nix::libc::EISDIR | nix::libc::EINVAL)
-            ) =>
-        {
-            None
-        }
-        Err(e) => Some(Err(e)),
+        Err(Errno::EOPNOTSUPP | Errno::EISDIR | Errno::EINVAL) => None,
+        Err(e) => Some(Err(e.into())),
     }
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn open_anonymous(_dir: &Path) -> Option<io::Result<File>> {
+fn open_anonymous(_dir: &File) -> Option<io::Result<File>> {
     None
 }
 
 /// Gives an anonymous file a hidden name next to the target, ready to be
 /// renamed over it.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-fn link_anonymous(file: &File, dir: &Path, target: &Path) -> io::Result<PathBuf> {
+fn link_anonymous(file: &File, dir: &File, target: &OsStr) -> io::Result<OsString> {
     use nix::fcntl::{AT_FDCWD, AtFlags};
+    use nix::unistd::linkat;
     use std::os::fd::AsRawFd;
     let source = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
     let mut last = io::Error::from(io::ErrorKind::AlreadyExists);
     for _ in 0..8 {
-        let temp = dir.join(temp_name(target));
-        match nix::unistd::linkat(
+        let temp = temp_name(target);
+        match linkat(
             AT_FDCWD,
             &source,
-            AT_FDCWD,
-            &temp,
+            dir,
+            temp.as_os_str(),
             AtFlags::AT_SYMLINK_FOLLOW,
         ) {
             Ok(()) => return Ok(temp),
-            Err(nix::errno::Errno::EEXIST) => continue,
+            Err(Errno::EEXIST) => continue,
             Err(e) => last = io::Error::from(e),
         }
         break;
@@ -328,30 +440,51 @@ fn link_anonymous(file: &File, dir: &Path, target: &Path) -> io::Result<PathBuf>
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn link_anonymous(_file: &File, _dir: &Path, _target: &Path) -> io::Result<PathBuf> {
+fn link_anonymous(_file: &File, _dir: &File, _target: &OsStr) -> io::Result<OsString> {
     Err(io::Error::from(io::ErrorKind::Unsupported))
 }
 
-fn named_temp(dir: &Path, target: &Path) -> io::Result<tempfile::NamedTempFile> {
-    tempfile::Builder::new()
-        .prefix(&temp_prefix(target))
-        .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(NEW_FILE_MODE))
-        .tempfile_in(dir)
+/// Creates a hidden file beside `target` in `dir`, never following a link.
+fn named_temp(dir: &File, target: &OsStr) -> io::Result<NamedTemp> {
+    let mut last = io::Error::from(io::ErrorKind::AlreadyExists);
+    for _ in 0..8 {
+        let name = temp_name(target);
+        match openat(
+            dir,
+            name.as_os_str(),
+            OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_WRONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::from_bits_truncate(NEW_FILE_MODE),
+        ) {
+            Ok(fd) => {
+                return Ok(NamedTemp {
+                    file: File::from(fd),
+                    dir: dir.try_clone()?,
+                    name,
+                    keep: false,
+                });
+            }
+            Err(Errno::EEXIST) => continue,
+            Err(e) => last = io::Error::from(e),
+        }
+        break;
+    }
+    Err(last)
 }
 
 /// `.<name>.ag-` : hidden, and saying which file and which program it is for.
-fn temp_prefix(target: &Path) -> String {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    format!(".{name}.ag-")
+pub fn temp_prefix(target: &OsStr) -> OsString {
+    let mut p = OsString::from(".");
+    p.push(target);
+    p.push(".ag-");
+    p
 }
 
-fn temp_name(target: &Path) -> String {
+fn temp_name(target: &OsStr) -> OsString {
     let id = uuid::Uuid::new_v4().simple().to_string();
-    format!("{}{}.tmp", temp_prefix(target), &id[..12])
+    let mut name = temp_prefix(target);
+    name.push(&id[..12]);
+    name.push(".tmp");
+    name
 }
 
 #[cfg(test)]
@@ -413,13 +546,15 @@ mod tests {
     fn named_fallback_works_too() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("b.txt");
-        let t = named_temp(dir.path(), &p).unwrap();
-        let name = t.path().file_name().unwrap().to_string_lossy().into_owned();
+        let d = open_dir(dir.path()).unwrap();
+        let t = named_temp(&d, OsStr::new("b.txt")).unwrap();
+        let name = t.name.to_string_lossy().into_owned();
         assert!(name.starts_with(".b.txt.ag-"), "{name}");
         let f = AtomicFile {
             staged: Staged::Named(t),
             target: p.clone(),
-            dir: dir.path().to_path_buf(),
+            dir: d,
+            name: "b.txt".into(),
         };
         let mut f = f;
         f.write_all(b"x").unwrap();

@@ -13,7 +13,8 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::place::Place;
+use super::place::{Place, runs_later};
+use super::runtime::built_at_run_time;
 use super::shell::{self, Command, RedirectKind, Word};
 use super::wrappers::{
     Inner, SHELLS, command_name, effective, is_assignment, join, shell_options, skip_assignments,
@@ -30,40 +31,61 @@ const SHOWN_CHARS: usize = 160;
 const INTERPRETERS: [&str; 8] = [
     "python", "python2", "python3", "perl", "ruby", "node", "php", "lua",
 ];
-/// Variables whose value programs run as a shell command (git's, the
-/// editor and pager every tool starts, ssh's helpers).
-const COMMAND_VARIABLES: [&str; 13] = [
-    "GIT_SSH_COMMAND",
-    "GIT_SSH",
-    "GIT_PAGER",
-    "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_ASKPASS",
-    "GIT_PROXY_COMMAND",
-    "SSH_ASKPASS",
-    "PAGER",
-    "EDITOR",
-    "VISUAL",
-    "PROMPT_COMMAND",
-];
-/// Variables naming code or settings that programs load: a library every
-/// program preloads, a file bash runs first, git settings (GIT_CONFIG*).
-const CODE_FILE_VARIABLES: [&str; 4] = ["LD_PRELOAD", "LD_AUDIT", "BASH_ENV", "ENV"];
 /// Programs that fetch from the network.
 const DOWNLOADERS: [&str; 6] = ["curl", "wget", "fetch", "http", "https", "xh"];
 
 /// Classifies a bash command run in `dir`.
 pub fn analyse_command(command: &str, dir: &Path, place: &Place) -> Analysis {
+    analyse_bash_call(command, None, None, dir, place)
+}
+
+/// Classifies a call of the bash tool: `command` run with `shell -c`
+/// (bash when None) in `dir`, with `stdin` as its standard input. A
+/// shell that does not read bash's language (`python3`, `fish`, a script)
+/// makes the command unreadable here; a shell or `source /dev/stdin`
+/// reading the call's `stdin` runs that text, which is read as a script.
+pub fn analyse_bash_call(
+    command: &str,
+    shell: Option<&str>,
+    stdin: Option<&str>,
+    dir: &Path,
+    place: &Place,
+) -> Analysis {
     let mut walker = Walker {
         place,
         dir: Some(dir.to_path_buf()),
         vars: Vec::new(),
         out: Analysis::default(),
         seen: HashSet::new(),
+        stdin: stdin.filter(|s| !s.trim().is_empty()).map(str::to_string),
     };
     walker.script(command, 0);
+    if let Some(shell) = shell.filter(|s| !s.trim().is_empty())
+        && !speaks_bash(shell)
+    {
+        let detail = shorten(&format!("{shell} -c {command}"));
+        walker.flag(Danger::Unchecked, detail, None, None);
+    }
     walker.out
+}
+
+/// True for a `shell` argument whose language this reads: the POSIX
+/// shells and bash's relatives, by name or path; `$SHELL` is looked up.
+fn speaks_bash(shell: &str) -> bool {
+    let resolved = if shell == "$SHELL" {
+        match std::env::var("SHELL") {
+            Ok(s) if !s.is_empty() => s,
+            // ag-bash refuses to run without it.
+            _ => return true,
+        }
+    } else {
+        shell.to_string()
+    };
+    let name = resolved.rsplit('/').next().unwrap_or(&resolved);
+    matches!(
+        name,
+        "bash" | "sh" | "dash" | "ksh" | "mksh" | "zsh" | "ash" | "yash"
+    )
 }
 
 /// Shell variables and their values, None when not known.
@@ -80,6 +102,9 @@ pub(super) struct Walker<'a> {
     pub out: Analysis,
     /// What was flagged already, so that a finding is reported once.
     seen: HashSet<(Danger, Option<usize>, String)>,
+    /// The call's standard input, until a command that runs it as code
+    /// takes it.
+    stdin: Option<String>,
 }
 
 impl Walker<'_> {
@@ -101,7 +126,7 @@ impl Walker<'_> {
         // What `cd` and assignments had made of the state at each open
         // subshell, restored when it closes.
         let mut outer: Vec<(Option<PathBuf>, Vars)> = Vec::new();
-        for cmd in &commands {
+        for (i, cmd) in commands.iter().enumerate() {
             while outer.len() < cmd.subshell {
                 outer.push((self.dir.clone(), self.vars.clone()));
             }
@@ -114,6 +139,23 @@ impl Walker<'_> {
             let seg = self.segment(cmd);
             segments.push(seg);
             self.command(cmd, seg, depth);
+            // The call's stdin goes to the first command of a pipeline
+            // that does not read another input: `bash` with stdin `rm -rf /`.
+            let first_in_pipeline = i == 0 || commands[i - 1].pipeline != cmd.pipeline;
+            let own_input = cmd.redirects.iter().any(|r| {
+                matches!(
+                    r.kind,
+                    RedirectKind::Read | RedirectKind::HereDoc | RedirectKind::HereString
+                ) && !r.op.starts_with(|c: char| c.is_ascii_digit() && c != '0')
+            });
+            if depth == 0
+                && first_in_pipeline
+                && !own_input
+                && reads_code_from_stdin(&cmd.words)
+                && let Some(text) = self.stdin.take()
+            {
+                self.script(&text, depth + 1);
+            }
         }
         self.pipes_into_shells(&commands, &segments, depth);
         if depth > 0 {
@@ -236,9 +278,17 @@ impl Walker<'_> {
                             if command_name(first) == "xargs" && deletes_files(rest) {
                                 self.flag_segment(Danger::RecursiveDelete, seg, None);
                             }
+                            // `env PAGER=... git log` (env's own words, before
+                            // the suffix it leaves), `sudo EDITOR=... x`.
+                            let set_by_env = match command_name(first) {
+                                "env" => words.get(1..words.len() - rest.len()).unwrap_or(&[]),
+                                _ => &[],
+                            };
+                            for w in set_by_env.iter().filter(|w| is_assignment(&w.text)) {
+                                self.assignment_runs(w, seg, depth);
+                            }
+                            self.prefix_assignments(rest, seg, depth);
                             words = skip_assignments(rest);
-                            self.prefix_assignments(words, seg, depth);
-                            words = skip_assignments(words);
                         }
                         Inner::Script { src, literal } => {
                             // `eval "$x"`, `bash -c "echo $x"`: the value is
@@ -259,76 +309,14 @@ impl Walker<'_> {
         }
     }
 
-    /// `GIT_SSH_COMMAND='...' git fetch`, `export PAGER=...`: variables
-    /// whose value another program runs as a command are read as scripts.
-    fn prefix_assignments(&mut self, words: &[Word], seg: usize, depth: usize) {
-        let n = words.iter().take_while(|w| is_assignment(&w.text)).count();
-        for w in &words[..n] {
-            self.assignment_runs(w, seg, depth);
-        }
-    }
-
-    /// Checks one `NAME=value` word whose value may be run as a command.
-    pub fn assignment_runs(&mut self, word: &Word, seg: usize, depth: usize) {
-        let Some((name, value)) = word.text.split_once('=') else {
-            return;
-        };
-        let name = name.strip_suffix('+').unwrap_or(name);
-        if COMMAND_VARIABLES.contains(&name) {
-            self.code_value(value, word.expands, seg, depth);
-        } else if CODE_FILE_VARIABLES.contains(&name)
-            || (name.starts_with("GIT_CONFIG")
-                && name != "GIT_CONFIG_NOSYSTEM"
-                && value != "/dev/null")
-        {
-            // A library, a file of code, or git settings (which may name
-            // commands): not readable here.
-            self.flag_segment(Danger::Unchecked, seg, None);
-        }
-    }
-
-    /// A value that a program runs as a shell command (`core.sshCommand`,
-    /// `GIT_EDITOR`, `rebase --exec`): read as a script when it is
-    /// literal; when it expands, what it holds is only known at run time.
-    pub fn code_value(&mut self, value: &str, expands: bool, seg: usize, depth: usize) {
-        if expands {
-            self.flag_segment(Danger::Unchecked, seg, None);
-        }
-        self.script(value, depth + 1);
-    }
-
-    /// The script operand of `bash FILE`, `source FILE` or `. FILE`: a
-    /// file is not inspected, a process substitution is read when it only
-    /// prints text, and a name that expands is only known at run time.
-    pub fn script_operand(&mut self, operand: &Word, seg: usize, depth: usize) {
-        if operand.text.starts_with("<(") {
-            let printed = operand.substitutions.first().and_then(|inner| {
-                let cmds = shell::parse(inner);
-                if cmds.iter().any(|c| is_download(&c.words)) {
-                    // Flagged as downloaded code already.
-                    return Some(None);
-                }
-                match cmds.as_slice() {
-                    [one] => piped_text(one).map(Some),
-                    _ => None,
-                }
-            });
-            match printed {
-                Some(Some(text)) => self.script(&text, depth + 1),
-                Some(None) => {}
-                None => self.flag_segment(Danger::Unchecked, seg, None),
-            }
-        } else if operand.expands {
-            self.flag_segment(Danger::Unchecked, seg, None);
-        }
-    }
-
     /// Writes `target` (a word naming a path); flags it when outside.
     pub fn write(&mut self, target: &Word, seg: usize, danger: Danger) {
         if let Some(path) = self.path_of(target) {
             self.out.paths.push(path.clone());
             if self.place.is_outside(&path) {
                 self.flag_segment(danger, seg, Some(path));
+            } else if danger == Danger::WriteOutside && runs_later(&path) {
+                self.flag_segment(Danger::GitHooks, seg, Some(path));
             }
         }
     }
@@ -493,7 +481,7 @@ impl Walker<'_> {
 /// The text `echo`, `printf` or `cat <<EOF` writes, which a shell later in
 /// the pipeline runs; None when it cannot be known (another command, or
 /// an expansion in the text).
-fn piped_text(cmd: &Command) -> Option<String> {
+pub(super) fn piped_text(cmd: &Command) -> Option<String> {
     let words = effective(&cmd.words);
     let name = command_name(words.first()?);
     let args = &words[1..];
@@ -529,29 +517,6 @@ fn is_stdin_path(text: &str) -> bool {
     matches!(text, "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
 }
 
-/// True when a command word is put together at run time: an expansion
-/// (`$x`, `$(...)`, backticks, `${IFS}`), or a glob or brace list that
-/// the shell turns into other words (`/bin/r? -rf /`, `{rm,-rf,/}`).
-fn built_at_run_time(word: &Word) -> bool {
-    let t = word.text.as_str();
-    if word.expands {
-        return true;
-    }
-    if matches!(t, "[" | "[[" | "{" | "}") {
-        return false;
-    }
-    if t == "{}" {
-        // `find -exec {} \;`: the file found is the command.
-        return true;
-    }
-    let brace = t.find('{').is_some_and(|open| {
-        t[open..]
-            .find('}')
-            .is_some_and(|close| t[open..open + close].contains([',', '.']))
-    });
-    t.contains(['*', '?']) || (t.contains('[') && t.contains(']')) || brace
-}
-
 /// True when `words` (what `xargs` runs) deletes the files it is given.
 fn deletes_files(words: &[Word]) -> bool {
     let words = effective(words);
@@ -560,7 +525,7 @@ fn deletes_files(words: &[Word]) -> bool {
         .is_some_and(|w| matches!(command_name(w), "rm" | "rmdir" | "unlink" | "shred"))
 }
 
-fn is_download(words: &[Word]) -> bool {
+pub(super) fn is_download(words: &[Word]) -> bool {
     effective(words)
         .first()
         .is_some_and(|w| DOWNLOADERS.contains(&command_name(w)))
@@ -667,10 +632,10 @@ fn fork_bomb(src: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn analyse(command: &str) -> Analysis {
+    pub(in crate::gate) fn analyse(command: &str) -> Analysis {
         let place = Place::new(
             Path::new("/work/proj"),
             Some(PathBuf::from("/home/me")),
@@ -679,7 +644,7 @@ mod tests {
         analyse_command(command, Path::new("/work/proj"), &place)
     }
 
-    fn dangers(command: &str) -> Vec<Danger> {
+    pub(in crate::gate) fn dangers(command: &str) -> Vec<Danger> {
         analyse(command).findings.iter().map(|f| f.danger).collect()
     }
 

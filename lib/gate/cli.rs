@@ -57,7 +57,8 @@ in-process, with the same config file (read once, at start). A gate reads the ca
 {\"decision\": \"allow\"}, {\"decision\": \"deny\", \"reason\": \"...\"} (the reason goes to the model) or \
 {\"decision\": \"ask\", \"reason\": \"...\"} (a person must approve). ag-gate answers every request of \
 its stdin, one per line (an object may also span several lines). A request that cannot be read \
-is denied with a reason saying so; ag-gate never stops on bad input.
+is denied with a reason saying so (a line longer than 64 MiB without being held in memory); \
+ag-gate never stops on bad input.
 
 Approval modes (--approval): never allows everything that is not denied; dangerous asks for the \
 calls the classifier flags and the `ask` rules match; always asks for every call that the allow \
@@ -89,14 +90,17 @@ source, . or a shell reading a process substitution that does more than print te
 (source <(base64 -d x); source <(echo 'cmd') is read) or a script whose name expands (source \"$f\"), \
 xargs or parallel running their input as commands (xargs sh -c, xargs -I{} bash -c '{}', parallel \
 without a command), variables that load code (LD_PRELOAD, LD_AUDIT, BASH_ENV, ENV, GIT_CONFIG_*), \
-and git settings that load code (core.hooksPath, include.path, includeIf.*.path, init.templateDir, \
-protocol.*.allow, --exec-path=, clone --template, ext:: remotes); kill every process in reach \
+git settings that load code (core.hooksPath, include.path, includeIf.*.path, init.templateDir, \
+protocol.*.allow, --exec-path=, clone --template, ext:: remotes), and a bash call whose \
+`arguments.shell` is not bash or a POSIX shell (python3, fish, a script: the command is not \
+bash's language); kill every process in reach \
 (kill -1, kill -9 -1, kill -- -1, killall5, pkill -u USER, killall -u USER); replace or remove the \
 crontab (crontab -r, -e or FILE; crontab -l is fine); run as another user (sudo, su, doas, \
 pkexec, run0); use disk tools (mkfs, mke2fs, mkswap, fdisk, sfdisk, gdisk, parted, wipefs, \
 blkdiscard; dd of=/dev/...; listing with -l stays allowed); chmod -R a world-writable mode (777, \
 o+w); chown/chgrp -R; shut down or reboot (shutdown, reboot, poweroff, halt, init 0/6, systemctl \
-reboot); fork bombs; and write outside the working directory: redirections (> /etc/x, \
+reboot); fork bombs; change git's hooks or settings, which run commands later (a write to .git/hooks/ or \
+.git/config, by redirection, cp, tee, ... or by a file tool); and write outside the working directory: redirections (> /etc/x, \
 >> ~/.bashrc), tee, cp, mv, install, ln, rsync, touch, mkdir, truncate, sed -i, chmod, chown, rm, \
 shred, dd of=, curl -o, wget -O, tar -x -C, unzip -d, git clone, git config --global/--system/--file. \
 Paths are resolved against the request's cwd after `cd`, `~`, `$HOME`, `$PWD`, `..` and \
@@ -104,7 +108,8 @@ symlinks; temporary directories (/tmp, /var/tmp, /dev/shm, $TMPDIR) and /dev/nul
 count as inside, and a path hidden behind another variable ($OUT) is not flagged. A variable or \
 substitution as an argument is fine (ls $HOME, cat $(git ls-files)); as the command word it is not.
 
-Commands are found after ; && || | & and newlines, inside $(...), backticks, <(...), subshells, \
+The bash call's `arguments.stdin` is read as a script when the command runs what it reads \
+(bash, sh -s, source /dev/stdin). Commands are found after ; && || | & and newlines, inside $(...), backticks, <(...), subshells, \
 groups, functions, if/while/for bodies, bash -c '...', eval, trap, watch, su -c, sg -c, script -c, \
 env -S, here-documents and here-strings fed to a shell, text printed into a shell or source \
 (echo 'cmd' | sh, source <(echo 'cmd'), echo 'cmd' | at now), alias definitions, and behind \
@@ -114,8 +119,8 @@ faketime, unshare, prlimit, fakeroot, firejail, proxychains, torsocks, xvfb-run,
 sudo and find -exec. Values that a program runs as a shell command are read as commands too: \
 git settings given with -c, --config or git config (core.sshCommand, core.pager, core.editor, \
 core.fsmonitor, core.gitProxy, core.askPass, sequence.editor, diff.external, diff.*.textconv, \
-filter.*.clean/smudge/process, merge.*.driver, credential and gpg helpers, alias.* with ! and, \
-without, as a git command), GIT_SSH_COMMAND, GIT_SSH, GIT_PAGER, GIT_EDITOR, GIT_SEQUENCE_EDITOR, \
+filter.*.clean/smudge/process, merge.*.driver, credential and gpg helpers, alias.* as a shell \
+command after ! and else as a git command line), GIT_SSH_COMMAND, GIT_SSH, GIT_PAGER, GIT_EDITOR, GIT_SEQUENCE_EDITOR, \
 GIT_EXTERNAL_DIFF, GIT_ASKPASS, GIT_PROXY_COMMAND, SSH_ASKPASS, PAGER, EDITOR, VISUAL and \
 PROMPT_COMMAND (set before a command or exported), git rebase --exec, fetch/pull/clone \
 --upload-pack, push --receive-pack, submodule foreach, bisect run, filter-branch's filters, \
@@ -142,8 +147,8 @@ when a person is asked; it is not a sandbox.
 
 For the other tools the classifier flags write, edit, multi_edit, delete, patch, apply_patch and \
 notebook_edit calls whose `file_path`, `path` or `paths` (or the files named in a patch's \
-headers) lie outside the working directory after resolution (.., absolute paths, ~, symlinks), \
-and delete calls with \"recursive\": true. Reading tools are never flagged by the classifier.
+headers) lie outside the working directory after resolution (.., absolute paths, ~, symlinks) \
+or inside .git/hooks/ or at .git/config, and delete calls with \"recursive\": true. Reading tools are never flagged by the classifier.
 
 The config file (--config FILE, else $AG_HOME/gate.toml when it exists; AG_HOME defaults to \
 ~/.ag) is TOML:
@@ -239,10 +244,19 @@ pub fn main() -> ExitCode {
 /// lines when the first opens a JSON object that a later one closes; lines
 /// that never make a request are each denied. Fails only when the output
 /// cannot be written.
-pub fn serve(policy: &Policy, input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+pub fn serve(policy: &Policy, mut input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+    use crate::tool::serve::{InputLine, MAX_LINE_BYTES, read_line_capped};
     let mut pending = Pending::default();
-    for line in input.split(b'\n') {
-        let line = String::from_utf8_lossy(&line?).into_owned();
+    // A line over the limit is counted, not kept, and denied: its stand-in
+    // is a JSON string, which the request parser refuses by quoting it.
+    while let Some(line) = read_line_capped(&mut input, MAX_LINE_BYTES)? {
+        let line = match line {
+            InputLine::Line(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            InputLine::TooLong { bytes } => format!(
+                "\"a line of {bytes} bytes, over the {} MiB limit\"",
+                MAX_LINE_BYTES >> 20
+            ),
+        };
         if pending.lines.is_empty() && line.trim().is_empty() {
             continue;
         }

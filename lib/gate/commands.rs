@@ -634,6 +634,16 @@ mod tests {
     }
 
     #[test]
+    fn a_pid_of_minus_one_is_every_process() {
+        for args in ["-9 -1", "-- -1", "-s KILL -1", "-KILL -- -1", "-1"] {
+            assert!(kills_everything(&words(args)), "{args}");
+        }
+        for args in ["-9 1234", "-1 1234", "-l", "%1", "-9 -1234", "-s HUP 1"] {
+            assert!(!kills_everything(&words(args)), "{args}");
+        }
+    }
+
+    #[test]
     fn modes_that_let_others_write() {
         for m in [
             "777", "0777", "1777", "666", "o+w", "a=rwx", "u+x,o+w", "go+rw",

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use super::place::Place;
+use super::place::{Place, runs_later};
 use super::{Analysis, Danger, Finding};
 
 /// Tools that create, change or delete the files they name.
@@ -54,6 +54,8 @@ pub fn analyse_file_call(tool: &str, args: &Map<String, Value>, place: &Place) -
         let path = place.resolve(&place.cwd, raw);
         if writes && place.is_outside(&path) {
             push(&mut out, danger, raw, Some(path.clone()));
+        } else if writes && tool != "delete" && runs_later(&path) {
+            push(&mut out, Danger::GitHooks, raw, Some(path.clone()));
         }
         out.paths.push(path);
     }

@@ -13,10 +13,11 @@ mod git;
 mod glob;
 pub mod place;
 pub mod policy;
+mod runtime;
 pub mod shell;
 mod wrappers;
 
-pub use bash::analyse_command;
+pub use bash::{analyse_bash_call, analyse_command};
 pub use files::analyse_file_call;
 pub use policy::{Approval, Policy};
 
@@ -74,6 +75,8 @@ pub enum Danger {
     /// `$(echo rm) -rf /`, `$cmd`, `eval "$x"`, `bash -c "$x"`,
     /// `source <(base64 -d x)`, `git -c core.hooksPath=h commit`.
     Unchecked,
+    /// A write to `.git/hooks/` or `.git/config`: code git runs later.
+    GitHooks,
     /// `kill -9 -1`, `killall5`, `pkill -u me`: every process in reach.
     KillAll,
     /// `crontab -r`, `crontab file`: replaces or removes the user's crontab.
@@ -105,6 +108,7 @@ impl Danger {
             Danger::DeleteOutside => "delete outside the working directory",
             Danger::TooDeep => "commands nested too deeply to check",
             Danger::Unchecked => "runs code that cannot be checked before it runs",
+            Danger::GitHooks => "changes git's hooks or settings, which run commands later",
             Danger::KillAll => "kills every process it can reach",
             Danger::Crontab => "replaces or removes the user's crontab",
         }

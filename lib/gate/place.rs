@@ -108,6 +108,14 @@ impl Place {
     }
 }
 
+/// True for a file that git runs or reads commands from later: anything
+/// under a `.git/hooks` directory, and a repository's `.git/config`.
+pub fn runs_later(path: &Path) -> bool {
+    let parts: Vec<&std::ffi::OsStr> = path.iter().collect();
+    parts.windows(2).any(|w| w[0] == ".git" && w[1] == "hooks")
+        || parts.ends_with(&[std::ffi::OsStr::new(".git"), std::ffi::OsStr::new("config")])
+}
+
 fn strictly_under(path: &Path, dir: &Path) -> bool {
     path != dir && path.starts_with(dir)
 }
@@ -147,6 +155,17 @@ mod tests {
         assert!(out("/dev/sda"));
         assert!(out("/work/proj-other/x"));
         assert!(!out("/work/proj"));
+    }
+
+    #[test]
+    fn git_hooks_and_settings_run_later() {
+        assert!(runs_later(Path::new("/p/.git/hooks/pre-commit")));
+        assert!(runs_later(Path::new("/p/.git/hooks")));
+        assert!(runs_later(Path::new("/p/sub/.git/config")));
+        assert!(!runs_later(Path::new("/p/.git/info/exclude")));
+        assert!(!runs_later(Path::new("/p/hooks/pre-commit")));
+        assert!(!runs_later(Path::new("/p/.github/config")));
+        assert!(!runs_later(Path::new("/p/config")));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::config::{Action, Config, Rule, tool_name};
 use super::place::Place;
-use super::{Analysis, analyse_command, analyse_file_call};
+use super::{Analysis, analyse_bash_call, analyse_file_call};
 use crate::protocol::{GateDecision, GateRequest};
 
 /// Findings named in one decision's reason.
@@ -114,7 +114,10 @@ impl Policy {
                 .iter()
                 .find_map(|k| args.get(*k).and_then(Value::as_str))
                 .map_or_else(|| place.cwd.clone(), |d| place.resolve(&place.cwd, d));
-            command.map_or_else(Analysis::default, |c| analyse_command(c, &dir, &place))
+            let text = |k: &str| args.get(k).and_then(Value::as_str);
+            command.map_or_else(Analysis::default, |c| {
+                analyse_bash_call(c, text("shell"), text("stdin"), &dir, &place)
+            })
         } else {
             analyse_file_call(&tool, &args, &place)
         };

@@ -396,6 +396,12 @@ fn build_request(args: &LlmArgs) -> Result<(LlmRequest, bool), InputError> {
             {
                 obj.insert("model".into(), Value::String(m.clone()));
             }
+            // Tool definitions as other agents and APIs write them.
+            if let Some(Value::Array(tools)) = v.get_mut("tools") {
+                for t in tools.iter_mut() {
+                    *t = normalize_tool(std::mem::take(t));
+                }
+            }
             serde_json::from_value::<LlmRequest>(v).map_err(|e| {
                 (
                     format!("stdin is a JSON object but not a valid request: {e}"),
@@ -491,20 +497,8 @@ fn read_tools(path: &std::path::Path) -> Result<Vec<ToolDefinition>, InputError>
     };
     values
         .into_iter()
-        .map(|mut v| {
-            if let Some(obj) = v.as_object_mut() {
-                // Accept Anthropic's spelling and definitions without a label.
-                if let Some(schema) = obj.remove("input_schema") {
-                    obj.entry("parameters").or_insert(schema);
-                }
-                let name = obj.get("name").cloned().unwrap_or(Value::Null);
-                obj.entry("label").or_insert(name);
-                obj.entry("description")
-                    .or_insert(Value::String(String::new()));
-                obj.entry("parameters")
-                    .or_insert(serde_json::json!({"type": "object", "properties": {}}));
-            }
-            serde_json::from_value::<ToolDefinition>(v).map_err(|e| {
+        .map(|v| {
+            serde_json::from_value::<ToolDefinition>(normalize_tool(v)).map_err(|e| {
                 (
                     format!("a tool in `{}` is not a definition: {e}", path.display()),
                     Some("each needs at least a \"name\" and a JSON Schema \"parameters\"".into()),
@@ -512,6 +506,36 @@ fn read_tools(path: &std::path::Path) -> Result<Vec<ToolDefinition>, InputError>
             })
         })
         .collect()
+}
+
+/// A tool definition in any common shape made into ag's: OpenAI's
+/// `{"type":"function","function":{...}}` unwrapped, Anthropic's
+/// `input_schema` taken as `parameters`, and a missing `label`,
+/// `description` or `parameters` filled in (the name, nothing, an object
+/// with no properties).
+fn normalize_tool(mut v: Value) -> Value {
+    if v.get("type").and_then(Value::as_str) == Some("function")
+        && let Some(inner) = v.get_mut("function").filter(|f| f.is_object())
+    {
+        v = inner.take();
+    }
+    if let Some(obj) = v.as_object_mut() {
+        if let Some(schema) = obj.remove("input_schema") {
+            obj.entry("parameters").or_insert(schema);
+        }
+        let name = obj.get("name").cloned().unwrap_or(Value::Null);
+        obj.entry("label").or_insert(name);
+        if obj.get("description").is_none_or(Value::is_null) {
+            obj.insert("description".into(), Value::String(String::new()));
+        }
+        if obj.get("parameters").is_none_or(Value::is_null) {
+            obj.insert(
+                "parameters".into(),
+                serde_json::json!({"type": "object", "properties": {}}),
+            );
+        }
+    }
+    v
 }
 
 fn list_models(llm: &Llm, json: bool) -> ExitStatus {

@@ -164,7 +164,9 @@ pub fn classify_stream_error(provider: &str, model: &str, value: &Value) -> Fail
         .get("error")
         .and_then(|e| e.get("code"))
         .and_then(Value::as_u64);
-    let kind = if status == Some(429) {
+    let kind = if context_too_long(&lower) {
+        FailureKind::ContextTooLong
+    } else if status == Some(429) {
         FailureKind::RateLimit
     } else if status.is_some_and(|s| (500..600).contains(&s)) {
         FailureKind::Overloaded
@@ -181,8 +183,6 @@ pub fn classify_stream_error(provider: &str, model: &str, value: &Value) -> Fail
         } else {
             FailureKind::Overloaded
         }
-    } else if context_too_long(&lower) {
-        FailureKind::ContextTooLong
     } else {
         FailureKind::Other
     };
@@ -201,16 +201,55 @@ pub fn classify_stream_error(provider: &str, model: &str, value: &Value) -> Fail
 }
 
 fn context_too_long(lower: &str) -> bool {
+    is_context_overflow(lower)
+}
+
+/// True for a provider's words that say the conversation does not fit the
+/// model's context window, whoever said them: OpenAI and Azure
+/// (`context_length_exceeded`), Anthropic (`prompt is too long`, `exceed
+/// context limit`), Gemini (`input token count ... exceeds the maximum
+/// number of tokens`), llama.cpp (`exceed_context_size_error`, `exceeds the
+/// available context size`), Ollama (`exceeds the context length`), vLLM,
+/// DeepSeek and OpenRouter (`maximum context length is`), LM Studio
+/// (`context length of only`, `greater than the context length`, `context
+/// size has been exceeded`), Groq (`reduce the length of the messages`),
+/// Mistral (`too large for model with`), xAI (`maximum prompt length is`).
+/// ag's own message for such a failure says `context window` too, so that
+/// the words survive a trip through `--llm-cmd`. A limit per minute is no
+/// overflow: waiting, not compacting, is what helps.
+pub fn is_context_overflow(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    if [
+        "rate limit",
+        "rate_limit",
+        "per minute",
+        "per min ",
+        "(tpm)",
+    ]
+    .iter()
+    .any(|k| lower.contains(k))
+    {
+        return false;
+    }
     [
         "context_length_exceeded",
         "context length",
         "context window",
+        "context_window",
+        "context size",
+        "exceed_context_size",
+        "context limit",
         "prompt is too long",
+        "prompt too long",
+        "input is too long",
         "too many tokens",
         "maximum context",
+        "maximum prompt length",
         "input token count",
         "exceeds the maximum number of tokens",
-        "reduce the length",
+        "reduce the length of the messages",
+        "too large for model with",
+        "exceeds the context",
     ]
     .iter()
     .any(|k| lower.contains(k))
@@ -235,7 +274,7 @@ fn hint(kind: FailureKind, provider: &str, model: &str, key_env: &[String]) -> S
             "the model `{model}` is not served at this address; check the id (`ag-llm --list-models`) or `--base-url`"
         ),
         FailureKind::ContextTooLong => {
-            "the conversation is longer than the model's context: drop or summarise older messages, or use a model with a larger context".into()
+            "the conversation does not fit the model's context window: drop or summarise older messages, or use a model (or start the server) with a larger context".into()
         }
         FailureKind::RateLimit | FailureKind::Overloaded => {
             "the provider is busy; try again later or use another model".into()
@@ -548,5 +587,135 @@ mod tests {
             redact("bad key AIzaSyA12345678.", None),
             "bad key [redacted]."
         );
+    }
+    /// One test per provider: its overflow body (as each documents or was
+    /// seen answering) is a context failure, not retried, and ag-loop's
+    /// check for compaction recognises the message it ends up in.
+    macro_rules! overflow {
+        ($name:ident, $provider:literal, $status:literal, $body:expr) => {
+            #[test]
+            fn $name() {
+                let f = classify_http($provider, "m", $status, $body, None, &[]);
+                assert_eq!(f.kind, FailureKind::ContextTooLong, "{}", f.message);
+                assert!(!f.kind.retryable());
+                assert!(
+                    crate::agent::compact::is_overflow(&f.message),
+                    "{}",
+                    f.message
+                );
+            }
+        };
+    }
+
+    overflow!(
+        overflow_llamacpp,
+        "llamacpp",
+        400,
+        r#"{"error":{"code":400,"message":"request (7002 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":7002,"n_ctx":4096}}"#
+    );
+    overflow!(
+        overflow_ollama,
+        "ollama",
+        400,
+        r#"{"error":{"message":"the input length exceeds the context length","type":"invalid_request_error","param":null,"code":null}}"#
+    );
+    overflow!(
+        overflow_vllm,
+        "vllm",
+        400,
+        r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (3976 in the messages, 1024 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#
+    );
+    overflow!(
+        overflow_lmstudio,
+        "lmstudio",
+        400,
+        r#"{"error":"Trying to keep the first 10136 tokens when context the overflows. However, the model is loaded with context length of only 7866 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input"}"#
+    );
+    overflow!(
+        overflow_lmstudio_keep,
+        "lmstudio",
+        400,
+        r#"{"error":"The number of tokens to keep from the initial prompt is greater than the context length. Try to load the model with a larger context length, or provide a shorter input."}"#
+    );
+    overflow!(
+        overflow_openrouter,
+        "openrouter",
+        400,
+        r#"{"error":{"message":"This endpoint's maximum context length is 131072 tokens. However, you requested about 140312 tokens (140312 of text input). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.","code":400,"metadata":{"provider_name":null}}}"#
+    );
+    overflow!(
+        overflow_groq,
+        "groq",
+        400,
+        r#"{"error":{"message":"Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#
+    );
+    overflow!(
+        overflow_mistral,
+        "mistral",
+        400,
+        r#"{"object":"error","message":"Prompt contains 40321 tokens and 0 draft tokens, too large for model with 32768 maximum context length","type":"invalid_request_message_error","param":null,"code":"3051"}"#
+    );
+    overflow!(
+        overflow_deepseek,
+        "deepseek",
+        400,
+        r#"{"error":{"message":"This model's maximum context length is 131072 tokens. However, you requested 140000 tokens (131808 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#
+    );
+    overflow!(
+        overflow_xai,
+        "xai",
+        400,
+        r#"{"code":"Client specified an invalid argument","error":"This model's maximum prompt length is 131072 but the request contains 136973 tokens."}"#
+    );
+    overflow!(
+        overflow_azure,
+        "azure",
+        400,
+        r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9013 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded","status":400}}"#
+    );
+    overflow!(
+        overflow_openai_responses,
+        "openai",
+        400,
+        r#"{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}"#
+    );
+    overflow!(
+        overflow_anthropic,
+        "anthropic",
+        400,
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210417 tokens > 200000 maximum"},"request_id":"req_011CUv"}"#
+    );
+    overflow!(
+        overflow_anthropic_with_max_tokens,
+        "anthropic",
+        400,
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 195000 + 64000 > 200000, decrease input length or `max_tokens` and try again"}}"#
+    );
+    overflow!(
+        overflow_gemini,
+        "google",
+        400,
+        r#"{"error":{"code":400,"message":"The input token count (1212345) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}"#
+    );
+
+    #[test]
+    fn overflow_mid_stream_from_an_openai_style_server() {
+        // LM Studio and Ollama may answer 200 and put the error in the stream.
+        let v = serde_json::json!({"error": {"message": "the input length exceeds the context length", "type": "api_error"}});
+        let f = classify_stream_error("ollama", "m", &v);
+        assert_eq!(f.kind, FailureKind::ContextTooLong, "{}", f.message);
+        let v = serde_json::json!({"error": "Context size has been exceeded."});
+        assert_eq!(
+            classify_stream_error("lmstudio", "m", &v).kind,
+            FailureKind::ContextTooLong
+        );
+    }
+
+    #[test]
+    fn a_limit_per_minute_is_no_overflow() {
+        let body = r#"{"error":{"message":"Request too large for model `llama-3.3-70b-versatile` in organization `org_01` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Requested 14810, please reduce your message size and try again.","type":"tokens","code":"rate_limit_exceeded"}}"#;
+        let f = classify_http("groq", "m", 413, body, None, &[]);
+        assert_ne!(f.kind, FailureKind::ContextTooLong);
+        assert!(!crate::agent::compact::is_overflow(&f.message));
     }
 }

@@ -7,6 +7,7 @@
 pub mod assemble;
 pub mod cli;
 pub mod convert;
+pub mod discover;
 pub mod error;
 pub mod frames;
 pub mod keys;
@@ -59,6 +60,8 @@ pub struct Llm {
     idle_flag: Option<Duration>,
     /// The idle timeout from a config file, for providers that set none.
     idle_default: Option<Duration>,
+    /// Context windows asked of servers, by `provider/model` (`None`: asked, no answer).
+    windows: std::sync::Mutex<std::collections::HashMap<String, Option<discover::Window>>>,
 }
 
 /// Bytes of an error body kept for the message.
@@ -91,6 +94,7 @@ impl Llm {
             replay: None,
             idle_flag: None,
             idle_default: None,
+            windows: Default::default(),
         })
     }
 
@@ -134,7 +138,19 @@ impl Llm {
     /// What is known about `provider/model`; unknown models of a known
     /// provider resolve with zero prices.
     pub fn model_info(&self, model: &str) -> Option<ModelInfo> {
-        self.table.resolve(model)
+        self.table
+            .resolve(model)
+            .map(|i| self.with_learnt_window(i))
+    }
+
+    /// A model's info with the window its server reported, when the table had none.
+    fn with_learnt_window(&self, mut info: ModelInfo) -> ModelInfo {
+        if info.context_window == 0
+            && let Some(w) = self.learnt_window(&info.full_id())
+        {
+            info.context_window = w;
+        }
+        info
     }
 
     /// The key for a provider: the option, the config file, then its variables.
@@ -164,7 +180,7 @@ impl Llm {
         &self,
         model: &str,
     ) -> Result<(ModelInfo, &Provider, Option<String>), Box<(Option<ModelInfo>, Failure)>> {
-        let Some(info) = self.table.resolve(model) else {
+        let Some(info) = self.model_info(model) else {
             let providers: Vec<&str> = self.table.providers().map(|p| p.id.as_str()).collect();
             let shape = match model.trim().split_once('/') {
                 None if model.trim().is_empty() => "no model given".to_string(),
@@ -599,12 +615,9 @@ async fn within<F: std::future::Future>(idle: Option<Duration>, f: F) -> Option<
 
 /// The failure of an attempt that heard nothing for the idle timeout.
 fn silent(provider: &str, url: &str, idle: Option<Duration>, when: &str) -> Failure {
-    let d = idle.unwrap_or_default();
-    let secs = if d.subsec_millis() == 0 {
-        format!("{} s", d.as_secs())
-    } else {
-        format!("{:.1} s", d.as_secs_f64())
-    };
+    // Whole milliseconds, shown as few digits as they need: 300 s, 0.25 s.
+    let ms = idle.unwrap_or_default().as_millis() as f64;
+    let secs = format!("{} s", ms / 1000.0);
     Failure::new(
         FailureKind::Stalled,
         format!(

@@ -2,7 +2,10 @@
 //! of its response; `--replay DIR` answers a request from those files with
 //! no network. A request is found by its content (API, URL path, body),
 //! never by the key or host, so a recording made against a provider
-//! replays through a proxy or a local server too.
+//! replays through a proxy or a local server too. Nothing recorded holds
+//! the key: providers quote it back in their 401 bodies (`Incorrect API
+//! key provided: Bearer sk-...`), and those bodies are redacted as error
+//! messages are.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -45,11 +48,52 @@ fn paths(dir: &Path, key: &str) -> (PathBuf, PathBuf) {
     )
 }
 
-/// Saves one exchange.
+/// The secrets a request carries in its authentication headers.
+fn secrets(req: &HttpRequest) -> Vec<String> {
+    req.headers
+        .iter()
+        .filter(|(k, _)| {
+            matches!(
+                k.to_ascii_lowercase().as_str(),
+                "authorization" | "x-api-key" | "x-goog-api-key" | "api-key"
+            )
+        })
+        .map(|(_, v)| {
+            let v = v.trim();
+            v.strip_prefix("Bearer ").unwrap_or(v).trim().to_string()
+        })
+        .filter(|v| v.len() >= 4)
+        .collect()
+}
+
+/// `bytes` without the request's secrets; an error body (any status but
+/// success) also loses whatever looks like a key, masked or not.
+fn scrub(bytes: &[u8], secrets: &[String], error_body: bool) -> Vec<u8> {
+    if !error_body && secrets.iter().all(|s| !contains(bytes, s.as_bytes())) {
+        return bytes.to_vec();
+    }
+    let mut text = String::from_utf8_lossy(bytes).into_owned();
+    for s in secrets {
+        text = text.replace(s.as_str(), "[redacted]");
+    }
+    if error_body {
+        text = super::error::redact(&text, None);
+    }
+    text.into_bytes()
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Saves one exchange, with the key taken out of everything kept.
 pub fn save(dir: &Path, api: Api, req: &HttpRequest, status: u16, body: &[u8]) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let k = key(api, req);
     let (meta_path, body_path) = paths(dir, &k);
+    let secrets = secrets(req);
+    let body = scrub(body, &secrets, !(200..300).contains(&status));
+    let body = body.as_slice();
     let meta = RecordMeta {
         api: api.as_str().to_string(),
         path: url_path(&req.url).to_string(),
@@ -57,6 +101,7 @@ pub fn save(dir: &Path, api: Api, req: &HttpRequest, status: u16, body: &[u8]) -
         request: req.body.clone(),
     };
     let text = serde_json::to_vec_pretty(&meta).map_err(io::Error::other)?;
+    let text = scrub(&text, &secrets, false);
     // Body first, then the meta that makes it findable.
     write_atomic(&body_path, body)?;
     write_atomic(&meta_path, &text)

@@ -146,7 +146,13 @@ async fn run(args: Args) -> ExitStatus {
     }
     // A tool (a `bash` call asking for `env`) never sees a provider key.
     let table = crate::llm::ModelTable::load(&crate::llm::models::default_ag_home())
-        .unwrap_or_else(|_| crate::llm::ModelTable::builtin());
+        .unwrap_or_else(|e| {
+            warn(
+                BIN,
+                &format!("{e}; only the built-in key variables are withheld"),
+            );
+            crate::llm::ModelTable::builtin()
+        });
     crate::proc::withhold_env(
         crate::llm::keys::key_env_names(&table)
             .into_iter()

@@ -28,8 +28,9 @@
 //! end of its stderr); [`McpClient::restart`] starts it again, once.
 
 use std::path::PathBuf;
-use std::process::Stdio;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -38,11 +39,13 @@ use rmcp::model::{
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
-use tokio::io::AsyncReadExt;
-use tokio::sync::watch;
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio_util::sync::CancellationToken;
 
 use super::convert::{from_mcp_result, from_mcp_tool};
+use crate::proc::{
+    self, CaptureLimit, Ended, Input, LineLimits, Lines, Running, Status, Streaming,
+};
 use crate::protocol::{ToolDefinition, ToolResult};
 use crate::tool::exec::{CANCELLED, aborted_result, error_result};
 
@@ -52,6 +55,8 @@ pub const SERVER_GONE: &str = "mcp.server_gone";
 
 /// Bytes of a stdio server's stderr kept, for the message when it dies.
 const STDERR_TAIL: usize = 4096;
+/// The longest message line read from a stdio server (rmcp's own limit).
+const MAX_LINE: usize = 16 * 1024 * 1024;
 /// How long a server stopped by [`McpClient::close`] gets to exit after its
 /// stdin is closed, before its process group is signalled.
 const EXIT_WAIT: Duration = Duration::from_secs(2);
@@ -92,7 +97,7 @@ pub enum McpError {
         /// The command line.
         command: String,
         /// Why.
-        source: std::io::Error,
+        source: proc::Error,
     },
     /// The server started but did not complete the handshake or the tool
     /// listing.
@@ -174,30 +179,16 @@ pub struct McpClient {
     restarted: bool,
 }
 
-/// One run of the server: the MCP session, and for a stdio server the
-/// process watcher.
+/// One run of the server: the MCP session, and for a stdio server its
+/// process.
 struct Live {
     service: RunningService<RoleClient, ClientConfig>,
-    /// Why the server is gone, once it is (exit status and stderr tail).
-    gone: watch::Receiver<Option<String>>,
     /// Set when a call found the server unreachable (HTTP has no exit status).
     unreachable: Arc<Mutex<Option<String>>>,
-    process: Option<Process>,
-}
-
-/// A stdio server's process, watched by a task that owns it.
-struct Process {
-    /// Cancelled to end the process group (SIGTERM, then SIGKILL).
-    stop: CancellationToken,
-    watcher: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Process {
-    /// A client dropped without [`McpClient::close`] still ends the
-    /// server's group (the watcher does it, while the runtime runs).
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
+    /// A stdio server's run: tells how it ended, and stops it (also when
+    /// dropped, so a client dropped without [`McpClient::close`] still ends
+    /// the server's group).
+    process: Option<Running>,
 }
 
 impl McpClient {
@@ -241,8 +232,8 @@ impl McpClient {
     /// Why the server is gone, if it is known to be: a stdio server that
     /// exited, or an HTTP server a call could not reach.
     pub fn gone(&self) -> Option<String> {
-        if let Some(why) = self.live.gone.borrow().clone() {
-            return Some(why);
+        if let Some(ended) = self.live.process.as_ref().and_then(Running::ended) {
+            return Some(describe_end(&ended));
         }
         self.live.unreachable.lock().ok().and_then(|g| g.clone())
     }
@@ -352,15 +343,10 @@ impl McpClient {
     /// After a transport failure: why the server is gone. A stdio server
     /// that died is given a moment to be reaped, for its exit status.
     async fn wait_gone(&self, err: &ServiceError) -> String {
-        let mut gone = self.live.gone.clone();
-        if self.live.process.is_some() {
-            let waited =
-                tokio::time::timeout(Duration::from_secs(1), gone.wait_for(Option::is_some)).await;
-            if let Ok(Ok(why)) = waited
-                && let Some(why) = why.clone()
-            {
-                return why;
-            }
+        if let Some(p) = &self.live.process
+            && let Ok(ended) = tokio::time::timeout(Duration::from_secs(1), p.wait()).await
+        {
+            return describe_end(&ended);
         }
         let why = format!("the connection failed: {err}");
         if let Ok(mut g) = self.live.unreachable.lock() {
@@ -402,48 +388,62 @@ async fn start(
         message,
         stderr,
     };
-    let (gone_tx, gone_rx) = watch::channel(None);
-    let tail = Arc::new(Mutex::new(Tail::default()));
     let (service, process) = match spec {
         Spec::Command(cmd) => {
-            let mut c = crate::proc::tokio_command("sh", &["-c", cmd], options.cwd.as_deref());
-            c.stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            let mut child = c.spawn().map_err(|source| McpError::Spawn {
-                command: cmd.clone(),
-                source,
-            })?;
-            let (Some(stdin), Some(stdout), Some(stderr)) =
-                (child.stdin.take(), child.stdout.take(), child.stderr.take())
-            else {
-                crate::proc::kill_group(&mut child, false).await;
-                return Err(fail("no pipes to the server".into(), String::new()));
+            let mut command = proc::Command::new("sh")
+                .arg("-c")
+                .arg(cmd)
+                .stdin(Input::Pipe);
+            if let Some(dir) = &options.cwd {
+                command = command.cwd(dir);
+            }
+            let limits = LineLimits {
+                max_line: MAX_LINE,
+                max_total: None,
+                stderr: CaptureLimit {
+                    head_bytes: 0,
+                    ..CaptureLimit::new(STDERR_TAIL)
+                },
             };
-            tokio::spawn(keep_tail(stderr, tail.clone()));
-            let stop = CancellationToken::new();
-            let watcher = tokio::spawn(watch_process(child, stop.clone(), tail.clone(), gone_tx));
-            let process = Process { stop, watcher };
+            let streaming = command
+                .stream_lines(limits, &CancellationToken::new())
+                .map_err(|source| McpError::Spawn {
+                    command: cmd.clone(),
+                    source,
+                })?;
+            let Streaming {
+                lines,
+                stdin: Some(stdin),
+                running,
+            } = streaming
+            else {
+                return Err(fail("no pipe to the server's stdin".into(), String::new()));
+            };
+            let reader = LineReader {
+                lines,
+                line: Vec::new(),
+                pos: 0,
+            };
             let session = tokio::time::timeout(
                 options.startup_timeout,
-                handler.clone().serve((stdout, stdin)),
+                handler.clone().serve((reader, stdin)),
             )
             .await;
             match session {
-                Ok(Ok(s)) => (s, Some(process)),
+                Ok(Ok(s)) => (s, Some(running)),
                 Ok(Err(e)) => {
                     let message = e.to_string();
-                    stop_process(process).await;
-                    return Err(fail(message, tail_text(&tail)));
+                    let stderr = stop_process(running, Duration::ZERO).await;
+                    return Err(fail(message, stderr));
                 }
                 Err(_) => {
-                    stop_process(process).await;
+                    let stderr = stop_process(running, Duration::ZERO).await;
                     return Err(fail(
                         format!(
                             "no answer to `initialize` within {:?}",
                             options.startup_timeout
                         ),
-                        tail_text(&tail),
+                        stderr,
                     ));
                 }
             }
@@ -471,7 +471,6 @@ async fn start(
     };
     let live = Live {
         service,
-        gone: gone_rx,
         unreachable: Arc::new(Mutex::new(None)),
         process,
     };
@@ -484,17 +483,17 @@ async fn start(
         Ok(Ok(t)) => t,
         Ok(Err(e)) => {
             let message = format!("`tools/list` failed: {e}");
-            stop(live).await;
-            return Err(fail(message, tail_text(&tail)));
+            let stderr = stop(live).await;
+            return Err(fail(message, stderr));
         }
         Err(_) => {
-            stop(live).await;
+            let stderr = stop(live).await;
             return Err(fail(
                 format!(
                     "no answer to `tools/list` within {:?}",
                     options.startup_timeout
                 ),
-                tail_text(&tail),
+                stderr,
             ));
         }
     };
@@ -509,87 +508,82 @@ async fn start(
     Ok((live, name, tools))
 }
 
-/// Ends a session and, for a stdio server, its process group.
-async fn stop(mut live: Live) {
+/// Ends a session and, for a stdio server, its process group; returns the
+/// end of the server's stderr.
+async fn stop(mut live: Live) -> String {
     // Closing the transport closes the server's stdin: the polite way to ask
     // a stdio server to exit.
     let _ = live.service.close_with_timeout(EXIT_WAIT).await;
-    if let Some(p) = live.process.take() {
-        let mut gone = live.gone.clone();
-        let _ = tokio::time::timeout(EXIT_WAIT, gone.wait_for(Option::is_some)).await;
-        stop_process(p).await;
+    match live.process.take() {
+        Some(p) => stop_process(p, EXIT_WAIT).await,
+        None => String::new(),
     }
 }
 
-async fn stop_process(mut p: Process) {
-    p.stop.cancel();
-    let _ = (&mut p.watcher).await;
-}
-
-/// Owns a stdio server's process: records why it ended, or ends its group
-/// when asked to, and kills whatever it left running in its group.
-async fn watch_process(
-    mut child: tokio::process::Child,
-    stop: CancellationToken,
-    tail: Arc<Mutex<Tail>>,
-    gone: watch::Sender<Option<String>>,
-) {
-    let pid = child.id();
-    let why = tokio::select! {
-        status = child.wait() => match status {
-            Ok(s) => describe_exit(s),
-            Err(e) => format!("cannot wait for it: {e}"),
-        },
-        _ = stop.cancelled() => {
-            crate::proc::kill_group(&mut child, true).await;
-            "stopped by ag".to_string()
-        }
-    };
-    crate::proc::reap_group(pid);
-    // The stderr reader may still hold the last lines for a moment.
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    let why = match tail_text(&tail) {
-        t if t.is_empty() => why,
-        t => format!("{why}; its stderr ends with: {}", last_lines(&t, 3)),
-    };
-    let _ = gone.send(Some(why));
-}
-
-fn describe_exit(status: std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(c), _) => format!("it exited with status {c}"),
-        (None, Some(s)) => format!("it was killed by {}", crate::proc::signal_name(s)),
-        _ => "it exited".to_string(),
+/// Gives a stdio server `wait` to exit, then ends its group; returns the
+/// end of its stderr.
+async fn stop_process(p: Running, wait: Duration) -> String {
+    match p.finish(wait).await {
+        Ok(o) => o.stderr.lossy().trim().to_string(),
+        Err(_) => String::new(),
     }
 }
 
-/// The last bytes a server wrote to stderr.
-#[derive(Default)]
-struct Tail {
-    bytes: Vec<u8>,
+/// Why a stdio server's run ended, with the last lines of its stderr.
+fn describe_end(ended: &Ended) -> String {
+    let o = match ended {
+        Ok(o) => o,
+        Err(e) => return format!("cannot wait for it: {e}"),
+    };
+    let why = match (o.stopped, o.status) {
+        (Some(_), _) => "stopped by ag".to_string(),
+        (None, Status::Exited(c)) => format!("it exited with status {c}"),
+        (None, Status::Signaled(s)) => format!("it was killed by {}", proc::signal_name(s)),
+    };
+    match o.stderr.lossy().trim() {
+        "" => why,
+        t => format!("{why}; its stderr ends with: {}", last_lines(t, 3)),
+    }
 }
 
-async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<Tail>>) {
-    let mut buf = [0u8; 4096];
-    loop {
-        match stderr.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => {
-                if let Ok(mut t) = tail.lock() {
-                    t.bytes.extend_from_slice(&buf[..n]);
-                    let excess = t.bytes.len().saturating_sub(STDERR_TAIL);
-                    t.bytes.drain(..excess);
+/// The server's stdout as rmcp reads it: the lines of [`Lines`] (each
+/// within [`MAX_LINE`]; a longer one is skipped, as rmcp itself would),
+/// each with its newline back.
+struct LineReader {
+    lines: Lines,
+    line: Vec<u8>,
+    pos: usize,
+}
+
+impl AsyncRead for LineReader {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let me = self.get_mut();
+        loop {
+            if me.pos < me.line.len() {
+                let n = buf.remaining().min(me.line.len() - me.pos);
+                buf.put_slice(&me.line[me.pos..me.pos + n]);
+                me.pos += n;
+                return Poll::Ready(Ok(()));
+            }
+            match me.lines.poll_next(cx) {
+                Poll::Ready(Some(Ok(mut line))) => {
+                    line.push(b'\n');
+                    me.line = line;
+                    me.pos = 0;
                 }
+                // Too long to be a message anyone can use: skipped, and
+                // the request it answered fails by its own timeout.
+                Poll::Ready(Some(Err(_))) => {}
+                // The end of the output.
+                Poll::Ready(None) => return Poll::Ready(Ok(())),
+                Poll::Pending => return Poll::Pending,
             }
         }
     }
-}
-
-fn tail_text(tail: &Arc<Mutex<Tail>>) -> String {
-    tail.lock()
-        .map(|t| String::from_utf8_lossy(&t.bytes).trim().to_string())
-        .unwrap_or_default()
 }
 
 fn last_lines(text: &str, n: usize) -> String {

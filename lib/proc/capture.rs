@@ -32,6 +32,14 @@ impl CaptureLimit {
         }
     }
 
+    /// Keeps the first `max_bytes` only: for an answer, which comes first.
+    pub fn head_only(max_bytes: usize) -> CaptureLimit {
+        CaptureLimit {
+            head_bytes: max_bytes,
+            ..CaptureLimit::new(max_bytes)
+        }
+    }
+
     /// Spills the full output to a file in `dir` when it overflows.
     pub fn spill_to(mut self, dir: PathBuf) -> CaptureLimit {
         self.spill_dir = Some(dir);
@@ -67,6 +75,20 @@ impl Captured {
     /// Whether anything was left out.
     pub fn truncated(&self) -> bool {
         self.cut_bytes() > 0
+    }
+
+    /// Head and tail as text (invalid UTF-8 replaced), with a line marking
+    /// the cut between them: for messages.
+    pub fn lossy(&self) -> String {
+        let mut text = String::from_utf8_lossy(&self.head).into_owned();
+        if self.truncated() {
+            text.push_str(&format!(
+                "\n[... {} bytes left out ...]\n",
+                self.cut_bytes()
+            ));
+            text.push_str(&String::from_utf8_lossy(&self.tail));
+        }
+        text
     }
 
     /// Newlines left out between head and tail.

@@ -4,16 +4,42 @@
 //! bounded captures; a time limit or a [`Cancel`] ends the whole group with
 //! SIGTERM, then SIGKILL after a grace period; once the command itself has
 //! exited, pipes that its background children hold open are waited for only
-//! briefly, and those children are stopped too. Runs are synchronous (a
-//! poll loop plus one waiter thread) so that starting a command costs
-//! almost nothing; another thread (ag-loop's tokio runtime) stops a run
-//! through its [`Cancel`] handle. Should this process die without a chance
-//! to clean up (SIGKILL, the OOM killer), a watchdog process ends what it
-//! started (see `watchdog.rs`), so no child outlives it.
+//! briefly, and those children are stopped too. Should this process die
+//! without a chance to clean up (SIGKILL, the OOM killer), a watchdog
+//! process ends what it started (see `watchdog.rs`), so no child outlives
+//! it.
+//!
+//! A [`Command`] is built once and run in one of three ways:
+//!
+//! - [`Command::run`], synchronous (a poll loop plus one waiter thread), so
+//!   that starting a command costs almost nothing: the tools themselves
+//!   (ag-bash, ag-git). Another thread or a signal stops it through its
+//!   [`Cancel`] handle.
+//! - [`Command::collect`], the same from async code (ag-loop's tool calls,
+//!   gates and after-hooks, `--schema`): input in, capped stdout and
+//!   stderr out, stopped by a time limit or a
+//!   [`CancellationToken`](tokio_util::sync::CancellationToken).
+//! - [`Command::stream_lines`], for a child that talks while it runs
+//!   (`--llm-cmd`, MCP servers over stdio): stdout as capped lines as they
+//!   come, stdin open to write to when asked, and a [`Running`] handle
+//!   that stops the run and tells how it ended.
+//!
+//! The async modes share one loop (`child.rs`; the lines are cut in
+//! `lines.rs`), and all three share the
+//! preparation of the child and the clock that ends its group
+//! (`clock.rs`), so a helper that answers and leaves a background child
+//! on its pipe costs the drain (100 ms), never the background child's
+//! lifetime. There is no other way to start a child: no tokio command,
+//! group signal or reaping is public, so no caller can hand-roll one.
+//! [`answer`] reads the reply of the helpers that answer with one JSON
+//! line (tools, gates, after-hooks).
 
+mod answer;
 mod cancel;
 mod capture;
-mod group;
+mod child;
+mod clock;
+mod lines;
 mod run;
 mod secrets;
 mod signals;
@@ -28,15 +54,22 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+pub use answer::{AnswerError, answer};
 pub use cancel::{Cancel, CancelReason};
 pub use capture::{CaptureLimit, Captured};
-pub use group::{GRACE, kill_group, reap_group, tokio_command};
+pub use child::{Ended, Running, Streaming};
+pub use lines::{Line, LineError, LineLimits, Lines};
 pub use nix::sys::signal::Signal;
 pub use secrets::{withheld_env, withhold_env};
 pub use signals::{TerminationGuard, termination_signal};
 pub use tree::{foreign_group_alive, process_alive, session_of, signal_group, signal_process};
+
+/// Time a group gets between SIGTERM and SIGKILL, unless a command says
+/// otherwise ([`Command::grace`]); also the watchdog's.
+pub const GRACE: Duration = Duration::from_secs(2);
 
 /// What the child reads on stdin.
 #[derive(Debug, Clone, Default)]
@@ -46,6 +79,11 @@ pub enum Input {
     Null,
     /// These bytes, then end of input.
     Bytes(Vec<u8>),
+    /// A pipe the caller writes to as it goes (MCP's requests): see
+    /// [`Streaming::stdin`]. A run to the end ([`Command::run`],
+    /// [`Command::collect`]) has no one to write, so its child sees end of
+    /// input at once.
+    Pipe,
 }
 
 /// Where the child's stdout and stderr go.
@@ -97,7 +135,7 @@ impl Command {
             stdin: Input::Null,
             output: Output::Null,
             timeout: None,
-            grace: Duration::from_secs(2),
+            grace: GRACE,
             cancel_grace: None,
             drain: Duration::from_millis(100),
             new_session: false,
@@ -110,6 +148,17 @@ impl Command {
     /// Adds an argument.
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Command {
         self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(mut self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
         self
     }
 
@@ -220,6 +269,16 @@ pub enum Status {
     Signaled(i32),
 }
 
+impl std::fmt::Display for Status {
+    /// As std shows an exit status: `exit status: 3`, `signal: 9 (SIGKILL)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Status::Exited(c) => write!(f, "exit status: {c}"),
+            Status::Signaled(n) => write!(f, "signal: {n} ({})", signal_name(*n)),
+        }
+    }
+}
+
 /// Why the run stopped the command before it ended by itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
@@ -270,8 +329,9 @@ impl Outcome {
     }
 }
 
-/// Why a command could not be run.
-#[derive(Debug, thiserror::Error)]
+/// Why a command could not be run. Cloneable, so that the end of a stream
+/// (see [`Running`]) can be handed to everyone who waits for it.
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
     /// The program could not be started.
     #[error("cannot start `{program}`: {source}")]
@@ -279,7 +339,7 @@ pub enum Error {
         /// What was to be run.
         program: String,
         /// Why it failed.
-        source: io::Error,
+        source: Arc<io::Error>,
     },
     /// A pipe or wait failed.
     #[error("{context}: {source}")]
@@ -287,7 +347,7 @@ pub enum Error {
         /// What was being done.
         context: &'static str,
         /// Why it failed.
-        source: io::Error,
+        source: Arc<io::Error>,
     },
 }
 

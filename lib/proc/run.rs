@@ -5,13 +5,13 @@
 //! even while background children keep the output pipes open.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, PipeReader, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, TryRecvError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
@@ -19,18 +19,14 @@ use nix::unistd::Pid;
 
 use super::cancel::set_nonblocking;
 use super::capture::Capture;
-use super::{CancelReason, Command, Error, Input, Outcome, Output, Status, Stop, tree};
+use super::clock::{Clock, FINAL_WAIT};
+use super::{Command, Error, Input, Outcome, Output, Status, tree};
 
 /// Bytes read from a pipe at a time.
 const READ_CHUNK: usize = 64 * 1024;
 /// Reads from one pipe before the loop looks at its clocks again, so that a
 /// command printing without pause cannot starve the timeout.
 const READS_PER_WAKE: usize = 16;
-/// How long the loop keeps waiting after SIGKILL for the group to go and
-/// the pipes to close (a process outside the group may hold them).
-const FINAL_WAIT: Duration = Duration::from_millis(500);
-/// How often the loop looks whether stopped leftovers are gone.
-const LEFTOVER_TICK: Duration = Duration::from_millis(10);
 
 /// Children started with `spawn_detached`, reaped when they have ended.
 static DETACHED: Mutex<Vec<Child>> = Mutex::new(Vec::new());
@@ -79,11 +75,27 @@ struct Spawned {
     feeder: Option<Feeder>,
 }
 
-fn io_err(context: &'static str) -> impl FnOnce(io::Error) -> Error {
-    move |source| Error::Io { context, source }
+pub(super) fn io_err(context: &'static str) -> impl FnOnce(io::Error) -> Error {
+    move |source| Error::Io {
+        context,
+        source: source.into(),
+    }
 }
 
-fn spawn(cmd: &mut Command, detached: bool) -> Result<Spawned, Error> {
+/// A command set up as every child of this module is (its own group or
+/// session, the withheld variables removed, the watchdog's mark), with its
+/// stdio; the sync loop and the async one spawn it each their own way.
+pub(super) struct Prepared {
+    pub(super) command: std::process::Command,
+    /// What to write to the child's stdin.
+    pub(super) input: Input,
+    /// The read end of the one pipe of [`Output::Merged`].
+    pub(super) merged: Option<PipeReader>,
+    /// Stdout's (or the merged stream's) capture, then stderr's.
+    pub(super) captures: Vec<Capture>,
+}
+
+pub(super) fn prepare(cmd: &mut Command, detached: bool) -> Result<Prepared, Error> {
     let mut c = std::process::Command::new(&cmd.program);
     c.args(&cmd.args);
     if let Some(dir) = &cmd.cwd {
@@ -111,7 +123,7 @@ fn spawn(cmd: &mut Command, detached: bool) -> Result<Spawned, Error> {
     }
     let input = std::mem::take(&mut cmd.stdin);
     c.stdin(match (&input, detached) {
-        (Input::Bytes(_), false) => Stdio::piped(),
+        (Input::Bytes(_) | Input::Pipe, false) => Stdio::piped(),
         _ => Stdio::null(),
     });
     let mut captures = Vec::new();
@@ -141,10 +153,31 @@ fn spawn(cmd: &mut Command, detached: bool) -> Result<Spawned, Error> {
             captures.push(Capture::new(stderr));
         }
     }
-    let mut child = c.spawn().map_err(|source| Error::Spawn {
-        program: cmd.program.to_string_lossy().into_owned(),
-        source,
-    })?;
+    Ok(Prepared {
+        command: c,
+        input,
+        merged,
+        captures,
+    })
+}
+
+/// The error of a command that would not start.
+pub(super) fn spawn_error(cmd: &Command) -> impl FnOnce(io::Error) -> Error {
+    let program = cmd.program.to_string_lossy().into_owned();
+    move |source| Error::Spawn {
+        program,
+        source: source.into(),
+    }
+}
+
+fn spawn(cmd: &mut Command, detached: bool) -> Result<Spawned, Error> {
+    let Prepared {
+        command: mut c,
+        input,
+        merged,
+        captures,
+    } = prepare(cmd, detached)?;
+    let mut child = c.spawn().map_err(spawn_error(cmd))?;
     // The std Command still holds our copies of the pipes' write ends: they
     // must close now, or the end of output would never be seen.
     drop(c);
@@ -213,7 +246,7 @@ pub(super) fn reap_detached() {
     }
 }
 
-fn status_of(st: ExitStatus) -> Status {
+pub(super) fn status_of(st: ExitStatus) -> Status {
     use std::os::unix::process::ExitStatusExt;
     match (st.code(), st.signal()) {
         (Some(c), _) => Status::Exited(c),
@@ -256,25 +289,10 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
         });
     if let Err(e) = waiter {
         tree::kill_group(pgid);
-        return Err(Error::Io {
-            context: "cannot start the waiter thread",
-            source: e,
-        });
+        return Err(io_err("cannot start the waiter thread")(e));
     }
 
-    let mut clock = Clock {
-        pgid,
-        timeout_at: cmd.timeout.map(|t| start + t),
-        grace: cmd.grace,
-        cancel_grace: cmd.cancel_grace.unwrap_or(cmd.grace),
-        drain: cmd.drain,
-        kill_leftovers: cmd.kill_leftovers,
-        exited_at: None,
-        stop: None,
-        term_at: None,
-        kill_at: None,
-        leftovers: false,
-    };
+    let mut clock = Clock::new(&cmd, pgid, start);
     let mut status: Option<Status> = None;
     let mut buf = vec![0u8; READ_CHUNK];
 
@@ -294,10 +312,7 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
             };
             if let Some(source) = failure {
                 tree::kill_group(pgid);
-                return Err(Error::Io {
-                    context: "cannot wait for the command",
-                    source,
-                });
+                return Err(io_err("cannot wait for the command")(source));
             }
         }
         let now = Instant::now();
@@ -347,10 +362,7 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
             Err(nix::errno::Errno::EINTR) => continue,
             Err(e) => {
                 tree::kill_group(pgid);
-                return Err(Error::Io {
-                    context: "cannot wait for output",
-                    source: e.into(),
-                });
+                return Err(io_err("cannot wait for output")(e.into()));
             }
         }
         let ready: Vec<(Slot, bool)> = fds
@@ -409,107 +421,6 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
     })
 }
 
-/// The run's clocks and what they lead to: SIGTERM on timeout or cancel,
-/// or to leftovers once the command has exited; SIGKILL after the grace
-/// period; giving up a short while after that.
-struct Clock {
-    pgid: Pid,
-    timeout_at: Option<Instant>,
-    grace: Duration,
-    cancel_grace: Duration,
-    drain: Duration,
-    kill_leftovers: bool,
-    /// When the command itself was seen to exit.
-    exited_at: Option<Instant>,
-    stop: Option<Stop>,
-    term_at: Option<Instant>,
-    kill_at: Option<Instant>,
-    leftovers: bool,
-}
-
-impl Clock {
-    fn terminate(&mut self, now: Instant) {
-        if self.term_at.is_none() {
-            tree::terminate(self.pgid);
-            self.term_at = Some(now);
-        }
-    }
-
-    fn grace(&self) -> Duration {
-        match self.stop {
-            Some(Stop::Cancelled(_)) => self.cancel_grace,
-            _ => self.grace,
-        }
-    }
-
-    /// Acts on the time and the state of the run (cancel reason, whether
-    /// output pipes are still open); true when the run is over.
-    fn tick(&mut self, now: Instant, cancelled: Option<CancelReason>, open: bool) -> bool {
-        if self.stop.is_none() {
-            if let Some(reason) = cancelled {
-                self.stop = Some(Stop::Cancelled(reason));
-            } else if self.exited_at.is_none() && self.timeout_at.is_some_and(|t| now >= t) {
-                self.stop = Some(Stop::Timeout);
-            }
-            if self.stop.is_some() {
-                self.terminate(now);
-            }
-        }
-        if let Some(exited) = self.exited_at {
-            if !open {
-                if !self.kill_leftovers || !tree::group_alive(self.pgid) {
-                    return true;
-                }
-                if self.term_at.is_none() {
-                    self.leftovers = true;
-                    self.terminate(now);
-                }
-            } else if self.term_at.is_none() {
-                // Background children hold the pipes: read on briefly.
-                if now >= exited + self.drain {
-                    if !self.kill_leftovers {
-                        return true;
-                    }
-                    self.leftovers = true;
-                    self.terminate(now);
-                }
-            } else if !tree::group_alive(self.pgid) {
-                // Whoever still holds the pipes is outside the group: no
-                // signal of ours reaches it, so waiting is pointless.
-                return true;
-            }
-        }
-        if let Some(t) = self.term_at
-            && self.kill_at.is_none()
-            && now >= t + self.grace()
-        {
-            tree::kill_group(self.pgid);
-            self.kill_at = Some(now);
-        }
-        self.kill_at.is_some_and(|k| now >= k + FINAL_WAIT)
-    }
-
-    /// When `tick` must run next (None: only when something happens).
-    fn next_wake(&self, now: Instant) -> Option<Instant> {
-        let waiting_for_leftovers = self.exited_at.is_some() && self.term_at.is_some();
-        [
-            self.timeout_at
-                .filter(|_| self.stop.is_none() && self.exited_at.is_none()),
-            self.exited_at
-                .filter(|_| self.term_at.is_none())
-                .map(|e| e + self.drain),
-            self.term_at
-                .filter(|_| self.kill_at.is_none())
-                .map(|t| t + self.grace()),
-            self.kill_at.map(|k| k + FINAL_WAIT),
-            waiting_for_leftovers.then_some(now + LEFTOVER_TICK),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-    }
-}
-
 #[derive(Clone, Copy)]
 enum Slot {
     Stream(usize),
@@ -561,12 +472,14 @@ fn feed(f: &mut Feeder) -> bool {
 fn abandon(pgid: Pid, mut child: Child, context: &'static str, source: io::Error) -> Error {
     tree::kill_group(pgid);
     let _ = child.wait();
-    Error::Io { context, source }
+    io_err(context)(source)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Cancel, CancelReason, CaptureLimit, foreign_group_alive};
+    use std::time::Duration;
+
+    use super::super::{Cancel, CancelReason, CaptureLimit, Stop, foreign_group_alive};
     use super::*;
 
     fn sh(script: &str) -> Command {

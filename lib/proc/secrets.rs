@@ -39,10 +39,3 @@ pub(super) fn apply_std(c: &mut std::process::Command) {
         c.env_remove(name);
     }
 }
-
-/// The same for a tokio command.
-pub(super) fn apply_tokio(c: &mut tokio::process::Command) {
-    for name in WITHHELD.read().unwrap_or_else(|e| e.into_inner()).iter() {
-        c.env_remove(name);
-    }
-}

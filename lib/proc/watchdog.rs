@@ -63,7 +63,7 @@ use nix::libc;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid, fork};
 
-use super::group::GRACE;
+use super::GRACE;
 
 /// The variable that marks the processes a watchdog ends.
 pub(crate) const VAR: &str = "AG_WATCHDOG";
@@ -131,13 +131,6 @@ fn token() -> Option<String> {
 
 /// Marks a std command's child (and so its descendants) for the watchdog.
 pub(crate) fn watch_std(cmd: &mut std::process::Command) {
-    if let Some(t) = token() {
-        cmd.env(VAR, t);
-    }
-}
-
-/// Marks a tokio command's child (and so its descendants) for the watchdog.
-pub(crate) fn watch_tokio(cmd: &mut tokio::process::Command) {
     if let Some(t) = token() {
         cmd.env(VAR, t);
     }
@@ -611,6 +604,12 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = marked.id() as i32;
+        // A vfork-style spawn returns while exec still sets up the new
+        // environment, which reads as empty until then.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !environ_holds(pid, entry.as_bytes()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         assert!(environ_holds(pid, entry.as_bytes()));
         assert!(!environ_holds(plain.id() as i32, entry.as_bytes()));
         let mut seen = Vec::new();

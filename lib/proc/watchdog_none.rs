@@ -7,6 +7,3 @@ pub(crate) const VAR: &str = "AG_WATCHDOG";
 
 /// Nothing to mark.
 pub(crate) fn watch_std(_cmd: &mut std::process::Command) {}
-
-/// Nothing to mark.
-pub(crate) fn watch_tokio(_cmd: &mut tokio::process::Command) {}

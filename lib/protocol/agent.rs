@@ -51,7 +51,9 @@ pub enum AgentEvent {
     TurnStart,
     /// A message begins (user, assistant or tool result).
     MessageStart {
-        /// The message as it stands.
+        /// The message as it stands. An assistant message has no
+        /// `stop_reason` yet: that is known only at `message_end`.
+        #[serde(serialize_with = "message_as_started")]
         message: Message,
     },
     /// A piece of the assistant message streamed in.
@@ -168,4 +170,19 @@ pub enum Outcome {
     ModelError,
     /// The model kept making the same failing tool call.
     RepeatedFailure,
+}
+
+/// A message as `message_start` shows it: an assistant message's stop
+/// reason is left out, since nothing has been generated yet.
+fn message_as_started<S: serde::Serializer>(message: &Message, s: S) -> Result<S::Ok, S::Error> {
+    match message {
+        Message::Assistant(_) => {
+            let mut v = serde_json::to_value(message).map_err(serde::ser::Error::custom)?;
+            if let Some(obj) = v.as_object_mut() {
+                obj.remove("stop_reason");
+            }
+            v.serialize(s)
+        }
+        other => other.serialize(s),
+    }
 }

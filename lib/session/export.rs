@@ -32,9 +32,22 @@ pub fn export_session(
     ending: Option<&Ending>,
     format: Format,
 ) -> String {
-    match format {
+    let page = match format {
         Format::Markdown => markdown(header, messages, ending),
         Format::Html => html(header, messages, ending),
+    };
+    without_keys(page)
+}
+
+/// A provider key that got into a session anyway (one written before
+/// ag-loop hid them, or events appended from elsewhere) is hidden on the
+/// page too: the values of the key variables set here, and of models.json.
+fn without_keys(page: String) -> String {
+    use crate::llm::{ModelTable, keys::Redactor, models::default_ag_home};
+    let table = ModelTable::load(&default_ag_home()).unwrap_or_else(|_| ModelTable::builtin());
+    match Redactor::for_keys(&table, &[]).text(&page) {
+        std::borrow::Cow::Owned(hidden) => hidden,
+        std::borrow::Cow::Borrowed(_) => page,
     }
 }
 

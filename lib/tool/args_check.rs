@@ -67,33 +67,55 @@ impl ArgsCheck {
         if problems.is_empty() {
             return Ok(());
         }
-        let advice = match self.working_call(validator, arguments, &culprits) {
-            Some(call) => format!("A call that works: {call}"),
-            None => "Call it again with corrected arguments.".to_string(),
-        };
+        let mut advice: Vec<String> = self.shapes(arguments, &culprits);
+        match self.working_call(validator, arguments) {
+            Some(call) => advice.push(format!("A call that works: {call}")),
+            None if advice.is_empty() => {
+                advice.push("Call it again with corrected arguments.".to_string());
+            }
+            None => advice.push("Call it again with those shapes.".to_string()),
+        }
+        let advice = advice.join("\n");
         Err(format!(
             "The arguments for `{tool}` do not match its schema:\n- {}\n{advice}",
             problems.join("\n- ")
         ))
     }
 
-    /// The call without its undeclared fields and its faulty optional
-    /// ones, if that is valid.
-    fn working_call(
-        &self,
-        validator: &Validator,
-        arguments: &Value,
-        culprits: &[String],
-    ) -> Option<String> {
+    /// The call without its undeclared fields, if that is valid. Faulty
+    /// declared fields are not simply left out: without them a call can
+    /// mean something else (`set` without `items` clears a list).
+    fn working_call(&self, validator: &Validator, arguments: &Value) -> Option<String> {
         let map: &Map<String, Value> = arguments.as_object()?;
-        let required = self.schema.get("required").and_then(Value::as_array);
-        let is_required = |k: &str| required.is_some_and(|r| r.iter().any(|v| v == k));
-        let call = lenient::working_call(&self.schema, map, |k, _| {
-            lenient::declares(&self.schema, k)
-                && (is_required(k) || !culprits.iter().any(|c| c == k))
-        })?;
+        let call =
+            lenient::working_call(&self.schema, map, |k, _| lenient::declares(&self.schema, k))?;
         let candidate: Value = serde_json::from_str(&call).ok()?;
         validator.is_valid(&candidate).then_some(call)
+    }
+
+    /// What each faulty or missing field takes, from the schema.
+    fn shapes(&self, arguments: &Value, culprits: &[String]) -> Vec<String> {
+        let Some(props) = self.schema.get("properties").and_then(Value::as_object) else {
+            return Vec::new();
+        };
+        let missing = self
+            .schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter(|r| arguments.get(*r).is_none());
+        let mut named: Vec<&str> = Vec::new();
+        for field in culprits.iter().map(String::as_str).chain(missing) {
+            if props.contains_key(field) && !named.contains(&field) {
+                named.push(field);
+            }
+        }
+        named
+            .into_iter()
+            .map(|f| format!("`{f}` takes {}", lenient::shape(&props[f])))
+            .collect()
     }
 }
 
@@ -143,23 +165,29 @@ mod tests {
         assert!(err.contains("file_path"), "{err}");
         assert!(err.contains("at `/limit`"), "{err}");
         assert!(err.contains("color"), "{err}");
-        assert!(err.ends_with("Call it again with corrected arguments."));
+        assert!(err.ends_with("Call it again with those shapes."), "{err}");
     }
 
     #[test]
-    fn a_working_call_is_shown_when_dropping_fields_gives_one() {
+    fn a_working_call_is_shown_when_dropping_unknown_fields_gives_one() {
         let check = ArgsCheck::new(read_schema());
         let err = check
-            .check(
-                "read",
-                &json!({"file_path": "a.rs", "color": "red", "limit": -1}),
-            )
+            .check("read", &json!({"file_path": "a.rs", "color": "red"}))
             .unwrap_err();
         assert!(err.contains("color"), "{err}");
         assert!(
             err.ends_with(r#"A call that works: {"file_path":"a.rs"}"#),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_faulty_or_missing_field_is_shown_with_its_shape() {
+        let check = ArgsCheck::new(read_schema());
+        let err = check.check("read", &json!({"limit": -1})).unwrap_err();
+        assert!(err.contains("`limit` takes <integer >= 1>"), "{err}");
+        assert!(err.contains("`file_path` takes <string>"), "{err}");
+        assert!(!err.contains("A call that works"), "{err}");
     }
 
     #[test]

@@ -1,37 +1,28 @@
 //! Running a tool executable from the outside, as ag-loop and ag-mcp do:
 //! finding `ag-<name>`, learning a tool through `--schema`, and running one
-//! call as a subprocess in its own process group (the call line on stdin,
-//! stdin closed, stdout and stderr read with caps, the group ended on
-//! cancel, whatever the tool left behind killed once it has exited), then
-//! taking the first non-blank stdout line as its result. Every failure is
-//! a result with a `tool.*` code and a message for the model.
+//! call through [`crate::proc`] (the call line on stdin, stdout and stderr
+//! read with caps, the group ended on cancel, whatever the tool left behind
+//! ended once it has exited), then taking the first non-blank stdout line
+//! as its result. Every failure is a result with a `tool.*` code and a
+//! message for the model.
 
-use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::ChildStdin;
 use tokio_util::sync::CancellationToken;
 
+use crate::proc::{self, AnswerError, CaptureLimit, Input, Outcome, Output, Status, Stop};
 use crate::protocol::{ToolDefinition, ToolResult};
 
 /// Bytes of a tool's stdout read before the rest is dropped: the result
 /// line is one JSON object, and a bigger one is cut off (and then fails to
 /// parse) rather than held in memory.
-pub const MAX_STDOUT_BYTES: u64 = 16 * 1024 * 1024;
+pub const MAX_STDOUT_BYTES: usize = 16 * 1024 * 1024;
 /// Bytes of a tool's stderr kept for the message of a call that failed.
-pub const MAX_STDERR_BYTES: u64 = 64 * 1024;
+pub const MAX_STDERR_BYTES: usize = 64 * 1024;
 /// How long a tool may take to answer `--schema`.
 pub const SCHEMA_TIMEOUT: Duration = Duration::from_secs(10);
-/// After a tool has exited, how long its stdout and stderr may stay open
-/// (held by something it started in the background) before that is killed.
-const PIPE_DRAIN: Duration = Duration::from_millis(100);
-/// After the leftovers are killed, how long to wait for the pipes to close;
-/// only a process that left the tool's group can hold them longer.
-const LEFTOVER_DRAIN: Duration = Duration::from_secs(2);
 
 /// The tool could not be started.
 pub const SPAWN: &str = "tool.spawn";
@@ -150,6 +141,18 @@ impl ToolProgram {
         &self.label
     }
 
+    /// The command that runs the tool with these extra arguments.
+    fn command(&self, cwd: Option<&Path>) -> proc::Command {
+        let mut cmd = proc::Command::new(&self.program).args(&self.args);
+        if let Some(dir) = cwd {
+            cmd = cmd.cwd(dir);
+        }
+        cmd.output(Output::Separate {
+            stdout: CaptureLimit::head_only(MAX_STDOUT_BYTES),
+            stderr: CaptureLimit::new(MAX_STDERR_BYTES),
+        })
+    }
+
     /// Asks the tool for its definition (`PROGRAM ARGS --schema`), which must
     /// have an object schema for its parameters.
     pub async fn schema(&self, cwd: Option<&Path>) -> Result<ToolDefinition, SchemaError> {
@@ -157,23 +160,26 @@ impl ToolProgram {
             label: self.label.clone(),
             message,
         };
-        let mut cmd = crate::proc::tokio_command(&self.program, &[], cwd);
-        cmd.args(&self.args)
+        let out = self
+            .command(cwd)
             .arg("--schema")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let out = tokio::time::timeout(SCHEMA_TIMEOUT, cmd.output())
+            .timeout(SCHEMA_TIMEOUT)
+            .collect(&CancellationToken::new())
             .await
-            .map_err(|_| fail(format!("no answer to --schema within {SCHEMA_TIMEOUT:?}")))?
             .map_err(|e| fail(format!("cannot run it: {e}")))?;
-        if !out.status.success() {
+        if out.stopped.is_some() {
+            return Err(fail(format!(
+                "no answer to --schema within {SCHEMA_TIMEOUT:?}"
+            )));
+        }
+        if out.status != Status::Exited(0) {
             return Err(fail(format!(
                 "--schema failed ({}): {}",
                 out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
+                out.stderr.lossy().trim()
             )));
         }
-        let def: ToolDefinition = serde_json::from_slice(&out.stdout)
+        let def: ToolDefinition = serde_json::from_slice(&out.stdout.head)
             .map_err(|e| fail(format!("--schema did not print a tool definition: {e}")))?;
         if def.parameters.get("type").and_then(Value::as_str) != Some("object") {
             return Err(fail(
@@ -186,7 +192,7 @@ impl ToolProgram {
     /// Runs one call of the tool `name` as a subprocess in its own process
     /// group. Cancelling `cancel` ends the group (SIGTERM, then SIGKILL
     /// after a grace period) and gives an aborted result; once the tool has
-    /// exited, whatever it left running in its group is killed too, so a
+    /// exited, whatever it left running in its group is ended too, so a
     /// background process holding its stdout open cannot hold up the call.
     pub async fn call(
         &self,
@@ -196,136 +202,48 @@ impl ToolProgram {
         options: &CallOptions<'_>,
         cancel: &CancellationToken,
     ) -> ToolResult {
-        let mut cmd = crate::proc::tokio_command(&self.program, &[], options.cwd);
-        cmd.args(&self.args)
-            .envs(options.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = match cmd.spawn() {
-            Ok(c) => c,
-            Err(e) => {
-                return error_result(
-                    id,
-                    SPAWN,
-                    format!("cannot start tool `{name}` (`{}`): {e}", self.label),
-                );
-            }
-        };
-        let pid = child.id();
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            crate::proc::kill_group(&mut child, false).await;
-            return error_result(id, IO, format!("tool `{name}`: no pipes"));
-        };
         let line = json!({"id": id, "arguments": arguments}).to_string() + "\n";
-        let mut out = Vec::new();
-        let mut err = Vec::new();
-        let (status, read) = {
-            let io = exchange(stdin, line, stdout, stderr, &mut out, &mut err);
-            tokio::pin!(io);
-            let step = tokio::select! {
-                _ = cancel.cancelled() => None,
-                read = &mut io => Some(Ok(read)),
-                status = child.wait() => Some(Err(status)),
-            };
-            match step {
-                None => {
-                    crate::proc::kill_group(&mut child, true).await;
-                    return aborted_result(id, options.aborted);
-                }
-                // The pipes closed first: wait for the tool itself.
-                Some(Ok(read)) => {
-                    let status = tokio::select! {
-                        _ = cancel.cancelled() => {
-                            crate::proc::kill_group(&mut child, true).await;
-                            return aborted_result(id, options.aborted);
-                        }
-                        status = child.wait() => status,
-                    };
-                    (status, read)
-                }
-                // The tool exited: its pipes close at once unless something
-                // it started still holds them, which is then killed.
-                Some(Err(status)) => {
-                    let read = match tokio::time::timeout(PIPE_DRAIN, &mut io).await {
-                        Ok(read) => read,
-                        Err(_) => {
-                            crate::proc::reap_group(pid);
-                            tokio::time::timeout(LEFTOVER_DRAIN, &mut io)
-                                .await
-                                .unwrap_or(Ok(()))
-                        }
-                    };
-                    (status, read)
-                }
-            }
-        };
-        // Whatever the tool left running in its group goes with it.
-        crate::proc::reap_group(pid);
-        if let Err(e) = read {
-            return error_result(id, IO, format!("cannot read the result of `{name}`: {e}"));
+        let mut cmd = self
+            .command(options.cwd)
+            .stdin(Input::Bytes(line.into_bytes()));
+        for (k, v) in options.env {
+            cmd = cmd.env(k, v);
         }
-        parse_result(id, name, &out, &err, status)
+        match cmd.collect(cancel).await {
+            Err(e @ proc::Error::Spawn { .. }) => error_result(
+                id,
+                SPAWN,
+                format!("cannot start tool `{name}` (`{}`): {e}", self.label),
+            ),
+            Err(e) => error_result(id, IO, format!("cannot read the result of `{name}`: {e}")),
+            Ok(out) if matches!(out.stopped, Some(Stop::Cancelled(_))) => {
+                aborted_result(id, options.aborted)
+            }
+            Ok(out) => parse_result(id, name, &out),
+        }
     }
 }
 
-/// Writes the call line and closes stdin, while reading stdout and stderr
-/// up to their caps. Each pipe is closed as soon as it is done with, so a
-/// tool writing past a cap gets a broken pipe instead of blocking. Only a
-/// stdout read error counts: stderr is just for messages.
-async fn exchange(
-    mut stdin: ChildStdin,
-    line: String,
-    stdout: impl AsyncRead + Unpin,
-    stderr: impl AsyncRead + Unpin,
-    out: &mut Vec<u8>,
-    err: &mut Vec<u8>,
-) -> io::Result<()> {
-    let write = async move {
-        // A tool that exits without reading its call gets a broken pipe
-        // here, which its missing result reports better. Dropping stdin
-        // after the one call ends the tool's loop.
-        let _ = stdin.write_all(line.as_bytes()).await;
-    };
-    let read_out = async move { stdout.take(MAX_STDOUT_BYTES).read_to_end(out).await };
-    let read_err = async move { stderr.take(MAX_STDERR_BYTES).read_to_end(err).await };
-    let ((), read, _) = tokio::join!(write, read_out, read_err);
-    read.map(|_| ())
-}
-
-/// The tool's answer: the first non-blank line of its stdout, a result
-/// (whose id is replaced by the call's).
-fn parse_result(
-    id: &str,
-    name: &str,
-    stdout: &[u8],
-    stderr: &[u8],
-    status: io::Result<ExitStatus>,
-) -> ToolResult {
-    let first = stdout
-        .split(|b| *b == b'\n')
-        .find(|l| !l.iter().all(u8::is_ascii_whitespace));
-    match first.map(serde_json::from_slice::<ToolResult>) {
-        Some(Ok(mut r)) => {
+/// The tool's answer (see [`proc::answer`]), a result whose id is replaced
+/// by the call's.
+fn parse_result(id: &str, name: &str, out: &Outcome) -> ToolResult {
+    match proc::answer::<ToolResult>(&out.stdout) {
+        Ok(mut r) => {
             r.id = Some(id.to_string());
             r
         }
-        Some(Err(e)) => error_result(
+        Err(AnswerError::Invalid { error, .. }) => error_result(
             id,
             OUTPUT,
-            format!("tool `{name}` answered with something that is not a tool result ({e})"),
+            format!("tool `{name}` answered with something that is not a tool result ({error})"),
         ),
-        None => error_result(
+        Err(AnswerError::Missing) => error_result(
             id,
             CRASHED,
             format!(
                 "tool `{name}` ended ({}) without a result{}",
-                status
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|e| e.to_string()),
-                match String::from_utf8_lossy(stderr).trim() {
+                out.status,
+                match out.stderr.lossy().trim() {
                     "" => String::new(),
                     t => format!(": {t}"),
                 }
@@ -392,10 +310,28 @@ pub fn aborted_result(id: &str, why: &str) -> ToolResult {
 mod tests {
     use super::*;
 
+    /// How a tool run ended, with this stdout and stderr.
+    fn outcome(stdout: &[u8], stderr: &[u8]) -> Outcome {
+        let captured = |b: &[u8]| proc::Captured {
+            head: b.to_vec(),
+            total_bytes: b.len() as u64,
+            ..Default::default()
+        };
+        Outcome {
+            pid: 1,
+            status: Status::Exited(0),
+            stopped: None,
+            duration: Duration::ZERO,
+            stdout: captured(stdout),
+            stderr: captured(stderr),
+            leftovers: false,
+        }
+    }
+
     #[test]
     fn a_result_line_is_taken_and_its_id_replaced() {
         let out = b"\n{\"id\":\"x\",\"output\":\"hi\",\"details\":{\"n\":1},\"is_error\":false}\n";
-        let r = parse_result("7", "t", out, b"", Ok(Default::default()));
+        let r = parse_result("7", "t", &outcome(out, b""));
         assert_eq!(r.id.as_deref(), Some("7"));
         assert_eq!(r.output, "hi");
         assert_eq!(r.details, json!({"n": 1}));
@@ -404,12 +340,12 @@ mod tests {
 
     #[test]
     fn no_result_is_an_error_naming_the_tool_and_its_stderr() {
-        let r = parse_result("1", "boom", b"", b"segfault\n", Ok(Default::default()));
+        let r = parse_result("1", "boom", &outcome(b"", b"segfault\n"));
         assert!(r.is_error);
         assert_eq!(r.error_code.as_deref(), Some(CRASHED));
         assert!(r.output.contains("`boom`"), "{}", r.output);
         assert!(r.output.contains("segfault"), "{}", r.output);
-        let r = parse_result("1", "t", b"not json\n", b"", Ok(Default::default()));
+        let r = parse_result("1", "t", &outcome(b"not json\n", b""));
         assert_eq!(r.error_code.as_deref(), Some(OUTPUT));
     }
 

@@ -6,7 +6,9 @@
 //!
 //! The rule, for each field the schema declares:
 //! - a string where the schema wants a number, an integer or a boolean is
-//!   converted when it reads as exactly one (`"10"`, `"1.5"`, `"true"`);
+//!   converted when it reads as exactly one (`"10"`, `"1.5"`, `"true"`),
+//!   and so is a whole number written with a fraction (`5.0`) where an
+//!   integer is wanted;
 //!   a string holding a JSON array or object is taken where one is wanted;
 //! - an optional field sent empty (`null`, `""`, `[]`, `{}`, `false`, `0`)
 //!   counts as absent, unless the empty value is a real choice: a `0` the
@@ -103,10 +105,25 @@ fn types(field: &Value) -> Vec<&str> {
 /// Converts a string the field cannot take as a string into the one value
 /// it reads as, when there is exactly one.
 fn convert(field: &Value, value: &mut Value) {
+    let wanted = types(field);
+    // `5.0` where an integer is wanted is 5 (JSON Schema agrees; serde
+    // would refuse it).
+    if let Value::Number(n) = value
+        && wanted.contains(&"integer")
+        && !wanted.contains(&"number")
+        && n.is_f64()
+        && let Some(f) = n.as_f64()
+        && f.fract() == 0.0
+        && f.abs() < 9.0e15
+    {
+        #[allow(clippy::cast_possible_truncation)]
+        let whole = f as i64;
+        *value = Value::from(whole);
+        return;
+    }
     let Value::String(text) = value else {
         return;
     };
-    let wanted = types(field);
     if wanted.is_empty() || wanted.contains(&"string") {
         return;
     }
@@ -309,6 +326,51 @@ pub fn short_json(value: &Value) -> String {
     shorten(value).to_string()
 }
 
+/// What a field takes, for an error message: `<string>`, `<integer >= 1>`,
+/// `"a"|"b"`, `[{"content": <string>, ...}, ...]`.
+pub fn shape(field: &Value) -> String {
+    if let Some(Value::Array(options)) = field.get("enum") {
+        let shown: Vec<String> = options.iter().map(Value::to_string).collect();
+        return shown.join("|");
+    }
+    let wanted = types(field);
+    let first = wanted
+        .iter()
+        .find(|t| **t != "null")
+        .copied()
+        .unwrap_or("value");
+    match first {
+        "array" => match field.get("items") {
+            Some(item) => format!("[{}, ...]", shape(item)),
+            None => "[...]".to_string(),
+        },
+        "object" => {
+            let Some(props) = field.get("properties").and_then(Value::as_object) else {
+                return "{...}".to_string();
+            };
+            let required: Vec<&str> = field
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut parts: Vec<String> = props
+                .iter()
+                .filter(|(k, _)| required.contains(&k.as_str()))
+                .map(|(k, v)| format!("\"{k}\": {}", shape(v)))
+                .collect();
+            if props.len() > parts.len() {
+                parts.push("...".to_string());
+            }
+            format!("{{{}}}", parts.join(", "))
+        }
+        "integer" | "number" => match field.get("minimum").and_then(Value::as_f64) {
+            Some(min) => format!("<{first} >= {min}>"),
+            None => format!("<{first}>"),
+        },
+        other => format!("<{other}>"),
+    }
+}
+
 /// Whether the schema declares `name` as a field.
 pub fn declares(schema: &Value, name: &str) -> bool {
     schema
@@ -395,6 +457,15 @@ mod tests {
             json!({"file_path": "7", "limit": 5, "timeout": 1.5, "list_jobs": true,
                    "color": false, "paths": ["a", "b"], "opts": {"x": 1}})
         );
+    }
+
+    #[test]
+    fn a_whole_float_is_an_integer_where_one_is_wanted() {
+        let got = norm(json!({"file_path": "a", "limit": 5.0, "timeout": 2.0}));
+        assert_eq!(got["limit"].as_u64(), Some(5));
+        assert!(got["timeout"].is_f64(), "a number field keeps its float");
+        let half = norm(json!({"file_path": "a", "limit": 5.5}));
+        assert_eq!(half["limit"], json!(5.5));
     }
 
     #[test]

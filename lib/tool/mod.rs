@@ -14,7 +14,10 @@ pub mod serve;
 pub use args_check::ArgsCheck;
 pub use exec::{CallOptions, SchemaError, ToolProgram, find_tool_binary};
 pub use output::ToolOutput;
-pub use paths::{Context, display_path, normalize, real_path};
+pub use paths::{
+    Context, DirItem, EntryKind, PathProblem, display_path, is_not_a_file, is_outside_root,
+    normalize, real_path,
+};
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -36,8 +39,12 @@ pub trait Tool {
     const ABOUT: &'static str;
     /// A short human-readable name.
     const LABEL: &'static str;
-    /// What it does, for the model.
+    /// What it does, in full: the long help and the man page's description.
     const DESCRIPTION: &'static str;
+    /// What it does, for the model: as short as it can be, because every
+    /// request carries it. Detail the model needs only when a call goes
+    /// wrong belongs in the error messages, which teach at that moment.
+    const MODEL_DESCRIPTION: &'static str = Self::DESCRIPTION;
     /// Ids of `Args` fields that set up the whole process rather than one
     /// call, such as ag-todo's `--file`. Alone on the command line they do
     /// not turn the binary into a plain command, and in the JSONL loop their
@@ -96,7 +103,7 @@ pub fn definition<T: Tool>() -> ToolDefinition {
     ToolDefinition {
         name: T::NAME.to_string(),
         label: T::LABEL.to_string(),
-        description: T::DESCRIPTION.to_string(),
+        description: T::MODEL_DESCRIPTION.to_string(),
         parameters: crate::schema::parameters_schema::<T::Args>(),
     }
 }

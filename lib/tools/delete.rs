@@ -3,8 +3,15 @@
 //! was removed. The working directory, its parents and the root are never
 //! removed.
 
+use std::ffi::OsStr;
+use std::fs::File;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+
+use nix::fcntl::{OFlag, openat, readlinkat};
+use nix::sys::stat::Mode;
+use nix::unistd::{UnlinkatFlags, unlinkat};
 
 use clap::Args;
 use schemars::JsonSchema;
@@ -12,7 +19,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::fileops::{Target, check_hash, not_found, plural};
-use crate::fsutil::hash_file;
+use crate::fsutil::hash_of;
 use crate::tool::{Context, Tool, ToolError, ToolOutput};
 
 /// Arguments of `delete`.
@@ -22,14 +29,19 @@ pub struct DeleteArgs {
     /// Path to the file, symlink or directory to delete, relative to the working directory or absolute. A symlink is removed itself, not what it points to.
     #[arg(value_name = "PATH")]
     #[serde(alias = "file_path", alias = "target_file")]
+    #[schemars(description = "")]
     pub path: String,
     /// Delete a directory and everything in it. Without it, directories are refused.
     #[arg(short, long)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub recursive: bool,
     /// For a file: the `hash` from your last read of it; the delete is refused if the file has changed since.
     #[arg(long, value_name = "HASH")]
     #[serde(default)]
+    #[schemars(
+        description = "The hash read reported (details.hash): refuse if the file changed since."
+    )]
     pub expected_hash: Option<String>,
 }
 
@@ -45,6 +57,7 @@ impl Tool for DeleteTool {
     const DESCRIPTION: &'static str = "Delete a file. A symlink is removed itself, not the file it points to. \
 Directories are refused unless `recursive` is true, which deletes the directory and everything in it. \
 The result says what was removed (bytes, or entries of a directory).";
+    const MODEL_DESCRIPTION: &'static str = "Delete a file, or with recursive a directory and all it holds. A symlink is removed, not its target.";
 
     fn run(ctx: &Context, args: DeleteArgs) -> Result<ToolOutput, ToolError> {
         delete(ctx, &args)
@@ -55,8 +68,11 @@ fn delete(ctx: &Context, args: &DeleteArgs) -> Result<ToolOutput, ToolError> {
     let path = ctx.resolve(&args.path)?;
     let shown = ctx.show(&path);
     refuse_vital(ctx, &path, &shown)?;
-    let meta = match std::fs::symlink_metadata(&path) {
-        Ok(m) => m,
+    // Everything below works on the name inside its directory, opened
+    // once (inside the root): a directory on the way swapped for a symlink
+    // meanwhile cannot turn the delete to a file elsewhere.
+    let (dir, name, meta) = match ctx.lstat(&path) {
+        Ok(found) => found,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let target = Target {
                 real: path.clone(),
@@ -72,22 +88,35 @@ fn delete(ctx: &Context, args: &DeleteArgs) -> Result<ToolOutput, ToolError> {
         }
         Err(e) => return Err(io_error(&shown, "inspect", e)),
     };
+    let name = name.as_os_str();
     let kind = meta.file_type();
     if kind.is_symlink() {
-        let points_to = std::fs::read_link(&path)
-            .map(|p| p.display().to_string())
+        let points_to = readlinkat(&dir, name)
+            .map(|p| Path::new(&p).display().to_string())
             .unwrap_or_default();
-        std::fs::remove_file(&path).map_err(|e| io_error(&shown, "delete", e))?;
+        unlinkat(&dir, name, UnlinkatFlags::NoRemoveDir)
+            .map_err(|e| io_error(&shown, "delete", e.into()))?;
         return Ok(ToolOutput::new(
             format!("Deleted symlink {shown} (it pointed to {points_to}, which was left alone)"),
             json!({"path": shown, "kind": "symlink", "target": points_to}),
         ));
     }
     if kind.is_dir() {
-        return delete_dir(&path, &shown, args.recursive);
+        return delete_dir(&dir, name, &path, &shown, args.recursive);
     }
     if args.expected_hash.is_some() {
-        let actual = hash_file(&path).map_err(|e| io_error(&shown, "read", e))?;
+        let actual = if kind.is_file() {
+            let file = openat(
+                &dir,
+                name,
+                OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|e| io_error(&shown, "read", e.into()))?;
+            Some(hash_of(File::from(file)).map_err(|e| io_error(&shown, "read", e))?)
+        } else {
+            None
+        };
         check_hash(
             "delete.stale",
             &shown,
@@ -95,7 +124,8 @@ fn delete(ctx: &Context, args: &DeleteArgs) -> Result<ToolOutput, ToolError> {
             actual.as_deref(),
         )?;
     }
-    std::fs::remove_file(&path).map_err(|e| io_error(&shown, "delete", e))?;
+    unlinkat(&dir, name, UnlinkatFlags::NoRemoveDir)
+        .map_err(|e| io_error(&shown, "delete", e.into()))?;
     let bytes = meta.len();
     let (what, word) = if kind.is_file() {
         ("file", "file")
@@ -108,8 +138,24 @@ fn delete(ctx: &Context, args: &DeleteArgs) -> Result<ToolOutput, ToolError> {
     ))
 }
 
-fn delete_dir(path: &Path, shown: &str, recursive: bool) -> Result<ToolOutput, ToolError> {
-    let before = tally(path);
+fn delete_dir(
+    parent: &File,
+    name: &OsStr,
+    path: &Path,
+    shown: &str,
+    recursive: bool,
+) -> Result<ToolOutput, ToolError> {
+    // The directory is reached through the descriptor of its parent: the
+    // kernel resolves `/proc/self/fd/N` to that very directory, and the
+    // standard library's removal opens each level without following links.
+    // Without /proc, the path itself is used.
+    let proc_dir = PathBuf::from(format!("/proc/self/fd/{}", parent.as_raw_fd()));
+    let at = if proc_dir.is_dir() {
+        proc_dir.join(name)
+    } else {
+        path.to_path_buf()
+    };
+    let before = tally(&at);
     if !recursive {
         let what = if before.entries() == 0 {
             "an empty directory".to_string()
@@ -124,9 +170,9 @@ fn delete_dir(path: &Path, shown: &str, recursive: bool) -> Result<ToolOutput, T
         )
         .with_details(json!({"path": shown, "kind": "directory", "entries": before.entries()})));
     }
-    if let Err(e) = std::fs::remove_dir_all(path) {
-        let left = tally(path);
-        let exists = path.exists();
+    if let Err(e) = std::fs::remove_dir_all(&at) {
+        let left = tally(&at);
+        let exists = std::fs::symlink_metadata(&at).is_ok();
         let msg = if exists {
             format!(
                 "could not delete all of `{shown}`: {e}. Still there: {} (of {} at first). Check the permissions of what is left.",
@@ -229,6 +275,9 @@ fn refuse_vital(ctx: &Context, path: &Path, shown: &str) -> Result<(), ToolError
 }
 
 fn io_error(shown: &str, what: &str, e: io::Error) -> ToolError {
+    if crate::tool::PathProblem::of(&e).is_some() {
+        return super::fileops::io_failed("delete.io", what, shown, e);
+    }
     let advice = match e.kind() {
         io::ErrorKind::PermissionDenied => " The directory holding it is not writable.",
         _ => "",

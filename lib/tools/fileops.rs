@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::fsutil::{WriteError, resolve_symlinks, similar_names};
-use crate::tool::{Context, ToolError, display_path};
+use crate::tool::{Context, PathProblem, ToolError, display_path};
 
 /// A path from a call, resolved.
 #[derive(Debug, Clone)]
@@ -48,6 +48,23 @@ pub fn resolve_target(ctx: &Context, file_path: &str, tool: &str) -> Result<Targ
     })?;
     ctx.confine(file_path, &real)?;
     Ok(Target { path, real, shown })
+}
+
+/// The error for an I/O failure on `shown`: a path that led outside the
+/// root (a symlink swapped mid-call) or a FIFO, socket or device says so;
+/// anything else is `io_code` with "cannot <verb> `<shown>`".
+pub fn io_failed(io_code: &'static str, verb: &str, shown: &str, err: io::Error) -> ToolError {
+    match PathProblem::of(&err) {
+        Some(PathProblem::Outside(msg)) => ToolError::new(
+            "path.outside_root",
+            format!("{msg}; nothing was changed. Use a path inside it."),
+        ),
+        Some(PathProblem::NotAFile(msg)) => ToolError::new(
+            "path.not_a_file",
+            format!("{msg}; only regular files are read and changed."),
+        ),
+        None => ToolError::new(io_code, format!("cannot {verb} `{shown}`: {err}")),
+    }
 }
 
 /// The error for a file that does not exist, with near names from its directory.
@@ -166,6 +183,9 @@ pub fn write_failed(
                 "`{shown}` was changed by someone else while this call was writing it; their version was kept and this change was not made. Read the file again and redo the change."
             ),
         ),
+        WriteError::Io { source, .. } if PathProblem::of(&source).is_some() => {
+            io_failed(io_code, "write", shown, source)
+        }
         WriteError::Io { .. } => {
             let advice = match err.kind() {
                 Some(io::ErrorKind::PermissionDenied) => {

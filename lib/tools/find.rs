@@ -45,23 +45,28 @@ pub enum FindSort {
 pub struct FindArgs {
     /// A glob, or several separated by commas. Without `/` it matches file names at any depth ("*.rs", "Cargo.toml", "*.{ts,tsx}"); with `/` it matches paths below `path` ("src/*.rs" directly in src, "src/**/*.rs" anywhere below it, "**/test_*.py").
     #[arg(value_name = "PATTERN")]
+    #[schemars(description = "")]
     pub pattern: String,
     /// Directory to search under, relative to the working directory or absolute. Omit to search the working directory.
     #[arg(value_name = "PATH")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub path: Option<String>,
     /// The order: "modified" (most recently modified first, the default) or "path".
     #[arg(long, value_enum, value_name = "ORDER", default_value_t)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub sort: FindSort,
     /// Most files to list (default 100, at most 100000).
     #[arg(long, short = 'n', value_name = "N")]
     #[serde(default)]
     #[schemars(range(min = 1, max = 100000))]
+    #[schemars(description = "")]
     pub limit: Option<u64>,
     /// Skip files and directories matching this glob, or several separated by commas: "*.min.js", "tests", "vendor/**".
     #[arg(long, visible_alias = "exclude", value_name = "GLOB")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub exclude_pattern: Option<String>,
     #[command(flatten)]
     #[serde(flatten)]
@@ -86,6 +91,7 @@ A glob without `/` matches file names at any depth (\"*.rs\"); with `/` it match
 Like ripgrep it skips files excluded by .gitignore or .ignore, hidden files and .git; `include_ignored` and \
 `include_hidden` list those too. Lists at most 100 files unless `limit` says otherwise, with a note when there are more. \
 To search file contents use the grep tool; to see a directory's layout use the ls tool.";
+    const MODEL_DESCRIPTION: &'static str = "Find files by glob under path, newest first (or sort by path); a glob without / matches names at any depth. Skips .gitignored and hidden files unless asked.";
 
     fn run(ctx: &Context, args: FindArgs) -> Result<ToolOutput, ToolError> {
         find(ctx, &args)
@@ -254,6 +260,13 @@ impl FileVisitor for Visitor<'_, '_> {
         if !shared.globs.is_match(rel) {
             return;
         }
+        // The walk lists directories by path; under --root a directory
+        // swapped for a symlink meanwhile could have shown names from
+        // outside. A name counts only if it is, at this moment, the same
+        // file inside the root.
+        if shared.ctx.root.is_some() && !still_inside(shared.ctx, &entry) {
+            return;
+        }
         self.found.total += 1;
         let modified = if shared.by_time {
             entry.metadata().ok().and_then(|m| m.modified().ok())
@@ -270,11 +283,49 @@ impl FileVisitor for Visitor<'_, '_> {
     }
 
     fn error(&mut self, err: &ignore::Error) {
-        self.found.errors.record(self.shared.ctx, err);
+        if reportable(self.shared.ctx, err) {
+            self.found.errors.record(self.shared.ctx, err);
+        }
     }
 
     fn finish(self) -> Found {
         self.found
+    }
+}
+
+/// Whether a walk's entry is the file of that name inside the root now:
+/// its directory opened inside the root holds it, with the same inode.
+/// (ag-grep asks too.)
+pub(crate) fn still_inside(ctx: &Context, entry: &DirEntry) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Some(ino) = entry.ino() else {
+        return ctx.lstat(entry.path()).is_ok();
+    };
+    // A followed symlink may be numbered as the link or as its target.
+    ctx.lstat(entry.path())
+        .is_ok_and(|(_, _, meta)| meta.ino() == ino)
+        || entry.path_is_symlink() && ctx.metadata(entry.path()).is_ok_and(|m| m.ino() == ino)
+}
+
+/// Whether an error of the walk may be reported: under --root, an error
+/// about a path that is not inside the root now came from a directory
+/// listed while a swapped symlink pointed out, and even its name stays
+/// unsaid.
+pub(crate) fn reportable(ctx: &Context, err: &ignore::Error) -> bool {
+    fn path_of(err: &ignore::Error) -> Option<&Path> {
+        match err {
+            ignore::Error::WithPath { path, .. } => Some(path),
+            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+                path_of(err)
+            }
+            ignore::Error::Loop { child, .. } => Some(child),
+            ignore::Error::Partial(errs) => errs.first().and_then(path_of),
+            _ => None,
+        }
+    }
+    match (&ctx.root, path_of(err)) {
+        (Some(_), Some(path)) => ctx.lstat(path).is_ok(),
+        _ => true,
     }
 }
 

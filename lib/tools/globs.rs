@@ -10,6 +10,10 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::tool::ToolError;
 
+/// The longest pattern (glob or ag-grep query) accepted, 1 MiB: far more
+/// than a real one, and a bound on what compiling it can cost.
+pub const MAX_PATTERN_BYTES: usize = 1024 * 1024;
+
 /// A set of globs, any of which may match.
 #[derive(Debug, Clone)]
 pub struct PathGlobs {
@@ -23,6 +27,16 @@ impl PathGlobs {
     /// braces (`*.ts,*.tsx` is `*.{ts,tsx}`). `field` names the argument in
     /// error messages.
     pub fn parse(spec: &str, field: &str) -> Result<PathGlobs, ToolError> {
+        if spec.len() > MAX_PATTERN_BYTES {
+            return Err(ToolError::new(
+                "glob.too_long",
+                format!(
+                    "`{field}` is {} bytes long, more than the {} KiB a glob may be; give a shorter one (a few `*.ext` globs, or a directory as `path`).",
+                    spec.len(),
+                    MAX_PATTERN_BYTES / 1024
+                ),
+            ));
+        }
         let given: Vec<String> = split_top_level(spec)
             .into_iter()
             .map(str::trim)

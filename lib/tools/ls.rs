@@ -5,7 +5,6 @@
 
 use std::collections::VecDeque;
 use std::fmt::Write;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -15,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::walk::{Start, Visibility, locate};
-use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use crate::tool::{Context, EntryKind, Tool, ToolError, ToolOutput};
 
 /// Levels shown when `depth` is not given.
 pub const DEFAULT_DEPTH: u64 = 2;
@@ -37,16 +36,19 @@ pub struct LsArgs {
     /// Directory to list, relative to the working directory or absolute. Omit to list the working directory.
     #[arg(value_name = "PATH")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub path: Option<String>,
     /// Levels to show: 1 lists only the directory's own entries (default 2, at most 10). Deeper directories are shown with their entry count.
     #[arg(long, short = 'd', value_name = "N")]
     #[serde(default)]
     #[schemars(range(min = 1, max = 10))]
+    #[schemars(description = "")]
     pub depth: Option<u64>,
     /// Most entries to show in all (default 200, at most 5000). Directories below the first level show at most 30 entries each.
     #[arg(long, short = 'n', value_name = "N")]
     #[serde(default)]
     #[schemars(range(min = 1, max = 5000))]
+    #[schemars(description = "")]
     pub limit: Option<u64>,
     #[command(flatten)]
     #[serde(flatten)]
@@ -68,6 +70,7 @@ that show how many entries they hold. Shows at most 200 entries (`limit`), and a
 first level, saying how many more there are. Like ripgrep it leaves out entries excluded by .gitignore or .ignore \
 and hidden entries, and says how many it left out; `include_ignored` and `include_hidden` show them. \
 Use find to look for files by name and grep to search their contents.";
+    const MODEL_DESCRIPTION: &'static str = "List a directory as a tree, two levels deep unless depth says otherwise, leaving out .gitignored and hidden entries unless asked.";
 
     fn run(ctx: &Context, args: LsArgs) -> Result<ToolOutput, ToolError> {
         ls(ctx, &args)
@@ -241,26 +244,25 @@ struct Listing {
     hidden: Vec<String>,
 }
 
-fn list(classifier: &mut Classifier, dir: &Path) -> std::io::Result<Listing> {
+fn list(ctx: &Context, classifier: &mut Classifier, dir: &Path) -> std::io::Result<Listing> {
     let mut listing = Listing {
         shown: Vec::new(),
         ignored: Vec::new(),
         hidden: Vec::new(),
     };
-    for entry in fs::read_dir(dir)? {
-        let Ok(entry) = entry else { continue };
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let path = entry.path();
-        let kind = match entry.file_type() {
-            Ok(t) if t.is_dir() => Kind::Dir,
-            Ok(t) if t.is_file() => Kind::File,
-            Ok(t) if t.is_symlink() => Kind::Link {
-                target: fs::read_link(&path)
-                    .map(|t| t.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                to_dir: path.is_dir(),
+    // Listed through a descriptor of the directory, opened inside the root:
+    // a directory swapped for a symlink cannot show what is outside.
+    for entry in ctx.read_dir(dir)? {
+        let name = entry.name.to_string_lossy().into_owned();
+        let path = dir.join(&entry.name);
+        let kind = match entry.kind {
+            EntryKind::Dir => Kind::Dir,
+            EntryKind::File => Kind::File,
+            EntryKind::Link { target, to_dir } => Kind::Link {
+                target: target.to_string_lossy().into_owned(),
+                to_dir,
             },
-            _ => Kind::Other,
+            EntryKind::Other => Kind::Other,
         };
         let node = Node {
             name,
@@ -322,7 +324,7 @@ fn build(ctx: &Context, start: &Start, shown: Visibility, depth: usize, limit: u
             tree.nodes[idx].rest = Rest::Skipped;
             continue;
         }
-        let listing = match list(&mut classifier, &tree.nodes[idx].path) {
+        let listing = match list(ctx, &mut classifier, &tree.nodes[idx].path) {
             Ok(l) => l,
             Err(e) => {
                 tree.unreadable += 1;

@@ -30,10 +30,12 @@ pub enum Level {
 pub struct NotifyArgs {
     /// What to tell the person, in a sentence or two.
     #[arg(value_name = "MESSAGE")]
+    #[schemars(description = "")]
     pub message: String,
     /// `info` (default), `warning` or `urgent`.
     #[arg(long, value_enum)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub level: Option<Level>,
 }
 
@@ -50,6 +52,7 @@ impl Tool for NotifyTool {
 progress on a long job, a decision you made that they may want to know, or a warning. \
 It does not wait for an answer; keep working after it. \
 Shown in the agent's event stream and, where the desktop supports it, as a notification.";
+    const MODEL_DESCRIPTION: &'static str = "Tell the person watching something now (progress, a decision, a warning) without ending your turn.";
 
     fn run(_ctx: &Context, args: NotifyArgs) -> Result<ToolOutput, ToolError> {
         let message = args.message.trim();

@@ -35,16 +35,19 @@ const LINE_KEEP_BYTES: usize = MAX_LINE_CHARS * 4;
 pub struct ReadArgs {
     /// Path to the file to read, relative to the working directory or absolute.
     #[arg(value_name = "FILE")]
+    #[schemars(description = "")]
     pub file_path: String,
     /// Line number to start reading from (1-indexed). Omit to read from the beginning.
     #[arg(long)]
     #[serde(default)]
     #[schemars(range(min = 1))]
+    #[schemars(description = "First line, from 1.")]
     pub offset: Option<u64>,
     /// Maximum number of lines to read (at most 5000). Omit to read up to 5000 lines.
     #[arg(long)]
     #[serde(default)]
     #[schemars(range(min = 1, max = 5000))]
+    #[schemars(description = "")]
     pub limit: Option<u64>,
 }
 
@@ -61,6 +64,7 @@ impl Tool for ReadTool {
 Reads up to 5000 lines; for longer files the output says so, and you read on with `offset` and `limit` \
 (for example offset=5001, limit=5000). Lines longer than 2000 characters are cut. \
 PNG, JPEG, GIF and WebP files are returned as images.";
+    const MODEL_DESCRIPTION: &'static str = "Read a text file, numbered like cat -n; a long one in pages (the output says how to read on). Images come back as images.";
 
     fn run(ctx: &Context, args: ReadArgs) -> Result<ToolOutput, ToolError> {
         read_within(ctx, &args, crate::tools::budget::from_env())
@@ -95,7 +99,12 @@ fn read_within(
             "`offset` is 1-indexed: use offset=1 for the first line",
         ));
     }
-    let meta = std::fs::metadata(&path).map_err(|e| open_error(&path, &shown, e))?;
+    // Opened before anything else is looked at: under --root the open is
+    // the check, and a FIFO is refused here without blocking.
+    let mut file = ctx
+        .open_read(&path)
+        .map_err(|e| open_error(&path, &shown, e))?;
+    let meta = file.metadata().map_err(|e| open_error(&path, &shown, e))?;
     if meta.is_dir() {
         return Err(ToolError::new(
             "read.is_directory",
@@ -104,7 +113,6 @@ fn read_within(
             ),
         ));
     }
-    let mut file = File::open(&path).map_err(|e| open_error(&path, &shown, e))?;
     if let Some(mime) = image_type(&path) {
         return read_image(&mut file, &shown, mime, meta.len());
     }
@@ -485,6 +493,19 @@ fn image_type(path: &Path) -> Option<&'static str> {
 }
 
 fn open_error(path: &Path, shown: &str, err: io::Error) -> ToolError {
+    if let Some(problem) = crate::tool::PathProblem::of(&err) {
+        return match problem {
+            crate::tool::PathProblem::Outside(msg) => {
+                ToolError::new("path.outside_root", format!("{msg}; use a path inside it"))
+            }
+            crate::tool::PathProblem::NotAFile(msg) => ToolError::new(
+                "read.not_a_file",
+                format!(
+                    "{msg}: read reads regular files only. To see what it is, use bash (ls -l {shown})."
+                ),
+            ),
+        };
+    }
     match err.kind() {
         io::ErrorKind::NotFound => {
             let near = similar_names(path);

@@ -8,8 +8,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::fileops::{check_hash, check_writable, hard_link_note, resolve_target, write_failed};
-use crate::fsutil::{content_hash, hash_file, write_atomic};
+use super::fileops::{
+    check_hash, check_writable, hard_link_note, io_failed, resolve_target, write_failed,
+};
+use crate::fsutil::content_hash;
 use crate::tool::{Context, Tool, ToolError, ToolOutput};
 
 /// Arguments of `write`.
@@ -18,14 +20,19 @@ use crate::tool::{Context, Tool, ToolError, ToolOutput};
 pub struct WriteArgs {
     /// Path to the file to create or overwrite, relative to the working directory or absolute. Missing parent directories are created.
     #[arg(value_name = "FILE")]
+    #[schemars(description = "")]
     pub file_path: String,
     /// The full content of the file. On the command line, leave it out to read the content from stdin.
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     #[schemars(required)]
+    #[schemars(description = "")]
     pub content: Option<String>,
     /// The `hash` from the read (or the last write or edit) of this file. When given, the write is refused if the file has changed since.
     #[arg(long, value_name = "HASH")]
     #[serde(default)]
+    #[schemars(
+        description = "The hash read reported (details.hash): refuse if the file changed since."
+    )]
     pub expected_hash: Option<String>,
     /// Set only on the command line, where the content may come from stdin; a JSON call must carry its content.
     #[arg(skip = true)]
@@ -46,6 +53,7 @@ impl Tool for WriteTool {
     const DESCRIPTION: &'static str = "Create a new file or completely replace an existing file's content. \
 Missing parent directories are created. The file is replaced atomically (never left half-written), keeps its \
 permissions, and a symlink is written through to its target. To change part of a file, use edit instead.";
+    const MODEL_DESCRIPTION: &'static str = "Create a file or replace all of it; parent directories are created. To change part of a file use edit.";
 
     fn run(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         write(ctx, args)
@@ -74,7 +82,7 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     }
     let target = resolve_target(ctx, &args.file_path, "write")?;
     let shown = target.shown.as_str();
-    let meta = match std::fs::metadata(&target.real) {
+    let meta = match ctx.metadata(&target.real) {
         Ok(m) => Some(m),
         // A file where a parent directory should be: creating the
         // directories below says so clearly.
@@ -86,12 +94,7 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         {
             None
         }
-        Err(e) => {
-            return Err(ToolError::new(
-                "write.io",
-                format!("cannot inspect `{shown}`: {e}"),
-            ));
-        }
+        Err(e) => return Err(io_failed("write.io", "inspect", shown, e)),
     };
     if let Some(m) = &meta {
         if m.is_dir() {
@@ -112,15 +115,19 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     }
     let expected = args.expected_hash.as_deref();
     if expected.is_some() {
-        let actual = hash_file(&target.real)
-            .map_err(|e| ToolError::new("write.io", format!("cannot read `{shown}`: {e}")))?;
+        let actual = ctx
+            .hash_file(&target.real)
+            .map_err(|e| io_failed("write.io", "read", shown, e))?;
         check_hash("write.stale", shown, expected, actual.as_deref())?;
     }
     if let Some(dir) = target.real.parent()
         && !dir.as_os_str().is_empty()
-        && !dir.is_dir()
+        && !ctx.metadata(dir).is_ok_and(|m| m.is_dir())
     {
-        std::fs::create_dir_all(dir).map_err(|e| {
+        ctx.create_dirs(dir).map_err(|e| {
+            if crate::tool::is_outside_root(&e) {
+                return io_failed("write.io", "create", shown, e);
+            }
             ToolError::new(
                 "write.cannot_create_directory",
                 format!(
@@ -130,8 +137,8 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
             )
         })?;
     }
-    write_atomic(&target.real, meta.as_ref(), &content, || match expected {
-        Some(h) => Ok(hash_file(&target.real)?.as_deref() == Some(h)),
+    ctx.write_atomic(&target.real, meta.as_ref(), &content, || match expected {
+        Some(h) => Ok(ctx.hash_file(&target.real)?.as_deref() == Some(h)),
         None => Ok(true),
     })
     .map_err(|e| write_failed("write.changed_on_disk", "write.io", shown, e))?;

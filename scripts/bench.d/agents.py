@@ -165,6 +165,35 @@ def render(step, tools):
 
 # ------------------------------------------------ the three wire protocols
 
+# Characters of the system prompt and tool definitions in the first request
+# of pi and Codex CLI on this task, measured earlier with this server the
+# way `prompt_chars` measures ag-loop's; constants, so that the figure needs
+# no npm install.
+PROMPT_CHARS = {"pi": 8324, "codex": 38663}
+
+
+def _text(content):
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return ""
+
+
+def prompt_chars(api, body):
+    """Characters of the system prompt plus the tool definitions (as JSON)
+    that one request carries, whatever the protocol."""
+    if api == "chat":
+        system = "".join(_text(m.get("content")) for m in body.get("messages") or [] if m.get("role") in ("system", "developer"))
+    elif api == "responses":
+        system = _text(body.get("instructions")) + "".join(
+            _text(m.get("content")) for m in body.get("input") or [] if isinstance(m, dict) and m.get("role") in ("system", "developer")
+        )
+    else:
+        system = _text(body.get("system"))
+    tools = json.dumps(body.get("tools") or [], separators=(",", ":"), ensure_ascii=False)
+    return len(system) + len(tools)
+
 
 def tools_of(api, body):
     out = {}
@@ -250,6 +279,7 @@ class TaskServer:
         self.request_times = []
         self.unmapped = []
         self.shell_steps = []
+        self.first_prompt = None
         self.server = modelserver.ModelServer(self.handle)
 
     def reset(self):
@@ -258,6 +288,7 @@ class TaskServer:
         self.request_times = []
         self.unmapped = []
         self.shell_steps = []
+        self.first_prompt = None
         self.server.reset()
 
     def handle(self, method, path, headers, raw, n):
@@ -283,6 +314,8 @@ class TaskServer:
         tools = tools_of(api, body)
         text, call = FINAL, None
         if tools:
+            if self.first_prompt is None:
+                self.first_prompt = prompt_chars(api, body)
             self.model_requests += 1
             self.request_times.append(time.perf_counter())
             if self.next < len(self.steps):
@@ -431,6 +464,30 @@ def _summary(results):
     text = f"{fmt_s(wall)} wall, {fmt_s(cpu)} CPU, {fmt_kib(peak)} peak"
     detail = f"{reqs} requests over {conns} connection(s), {fmt_s(median(gaps))} between requests"
     return wall, text, detail
+
+
+def prompt_size(suite):
+    """What every request of ag-loop carries: the system prompt and tool
+    definitions of its first request on the 11-turn task, beside pi's and
+    Codex CLI's (constants, see PROMPT_CHARS). One run, no npm."""
+    work = suite.tmp / "prompt"
+    work.mkdir(parents=True, exist_ok=True)
+    server = TaskServer(work)
+    bin_dir = Path(suite.bin("ag-loop")).parent
+    try:
+        _, problems = run_agent("ag-loop", None, server, work, bin_dir, 1)
+        chars = server.first_prompt
+    finally:
+        server.server.close()
+    case = "11-turn task: first request, system prompt + tool definitions (characters)"
+    if chars is None:
+        return [Row.unavailable(case, "; ".join(problems) or "ag-loop sent no request with tools")]
+    pi, codex = PROMPT_CHARS["pi"], PROMPT_CHARS["codex"]
+    note = (
+        "characters of the system prompt and the tool definitions (JSON) in the first request the scripted server "
+        "received; pi's (7 tools) and Codex CLI's were measured the same way on this task earlier and are constants here"
+    )
+    return [Row(case, f"{chars:,} (12 tools)", f"pi: {pi:,}; Codex CLI: {codex:,}", chars / pi, f"< pi's {pi:,}", chars < pi, note)]
 
 
 def compare_agents(suite):

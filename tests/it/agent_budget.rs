@@ -227,3 +227,58 @@ fn grep_skip_leaves_out_earlier_matches_but_not_their_neighbours_context() {
         "{past}"
     );
 }
+
+#[test]
+fn a_background_jobs_log_tail_fits_the_budget() {
+    let env = Env::new();
+    let body: String = (1..=1000)
+        .map(|i| format!("{i:04} {}\n", "y".repeat(295)))
+        .chain(std::iter::once("END\n".to_string()))
+        .collect();
+    env.write("big.txt", body);
+    let (r, _server) = loop_run(
+        &env,
+        vec![
+            Turn::Tools(vec![(
+                "bash",
+                json!({"command": "cat big.txt", "background": true}),
+            )]),
+            // Wait until the job has written everything.
+            Turn::Tools(vec![(
+                "bash",
+                json!({"command": "for i in $(seq 100); do find .home -name output.log -exec grep -q '^END$' {} \\; -print | grep -q . && break; sleep 0.1; done"}),
+            )]),
+            Turn::Tools(vec![("bash", json!({"job": "1", "lines": 1000}))]),
+            Turn::Text("done"),
+        ],
+    );
+    let ends = ends(&r);
+    let out = ends[2]["output"].as_str().unwrap();
+    assert_within_budget(out);
+    assert!(out.contains("output.log"), "{out}");
+    assert!(
+        out.contains("\n1000 yyy") && out.contains("\nEND\n"),
+        "{out}"
+    );
+    assert!(!out.contains("\n0001 yyy"), "{out}");
+}
+
+#[test]
+fn a_larger_explicit_limit_still_fits_the_budget() {
+    let env = Env::new();
+    let (r, _server) = loop_run(
+        &env,
+        vec![
+            Turn::Tools(vec![(
+                "bash",
+                json!({"command": "seq 1 300000", "max_output": 4_000_000}),
+            )]),
+            Turn::Text("done"),
+        ],
+    );
+    let ends = ends(&r);
+    let out = ends[0]["output"].as_str().unwrap();
+    assert_within_budget(out);
+    assert!(out.contains("\n300000\n"), "{out}");
+    assert!(out.contains(ends[0]["details"]["full_output"].as_str().unwrap()));
+}

@@ -1,6 +1,7 @@
 //! Provider keys under ag-loop: a model that asks `bash` for `env` never
 //! sees one, and no event, session file, export or later request carries
-//! one; `--pass-env` and `pass_env` let one through on purpose.
+//! one; `--pass-env` and `pass_env` let one through on purpose; pages made
+//! from a session that holds one anyway hide it.
 
 use serde_json::{Value, json};
 
@@ -92,7 +93,11 @@ fn env_through_bash_shows_no_key_anywhere() {
     assert_eq!(requests.len(), 2);
     let second = requests[1].to_string();
     assert!(second.contains("done-listing"), "{second}");
-    assert!(!second.contains(CUSTOM), "{second}");
+    // Not even the key the user typed goes to the provider.
+    for request in &requests {
+        let text = request.to_string();
+        assert!(!text.contains(OPENAI) && !text.contains(CUSTOM), "{text}");
+    }
     assert!(!second.contains("MY_LOCAL_TOKEN="), "{second}");
 }
 
@@ -193,4 +198,32 @@ fn ag_mcp_tools_get_no_key() {
     let r = run(c, Some(input.as_bytes()));
     r.ok();
     assert!(r.stdout().contains("k=none p=gsk-passed-on-purpose"), "{r}");
+}
+
+#[test]
+fn a_key_already_in_a_session_is_hidden_in_show_and_export() {
+    // A session that holds a key (written before keys were hidden, or
+    // appended from elsewhere): the pages made from it do not show it.
+    let env = Env::new();
+    let mut c = env.cmd(bin!("ag-session"));
+    c.arg("new");
+    let created = run(c, None);
+    created.ok();
+    let id = created.stdout().split('\t').next().unwrap().to_string();
+    let event = json!({"type": "message_end", "message": {"role": "user", "content": format!("my key is {OPENAI}")}});
+    let mut c = env.cmd(bin!("ag-session"));
+    c.args(["append", &id]);
+    run(c, Some(format!("{event}\n").as_bytes())).ok();
+    for args in [
+        vec!["export", "--format", "html"],
+        vec!["export", "--format", "markdown"],
+        vec!["show"],
+    ] {
+        let mut c = env.cmd(bin!("ag-session"));
+        c.env("OPENAI_API_KEY", OPENAI).args(&args).arg(&id);
+        let e = run(c, None);
+        e.ok();
+        assert!(e.stdout().contains("my key is"), "{e}");
+        assert!(!e.stdout().contains(OPENAI), "{args:?}\n{e}");
+    }
 }

@@ -176,8 +176,15 @@ fn errors_and_plain_command_line() {
     assert_eq!(r["error_code"], "find.not_found");
     let r = call(&env, bin!("ag-find"), json!({"pattern": "{a"}));
     assert_eq!(r["error_code"], "glob.invalid");
-    let r = call(&env, bin!("ag-find"), json!({"pattern": "*", "limit": 0}));
+    let r = call(
+        &env,
+        bin!("ag-find"),
+        json!({"pattern": "*", "limit": 100_001}),
+    );
     assert_eq!(r["error_code"], "find.bad_limit");
+    // A 0 the field cannot mean counts as absent: the default applies.
+    let r = call(&env, bin!("ag-find"), json!({"pattern": "*", "limit": 0}));
+    assert_eq!(r["is_error"], false, "{r}");
     let r = run_args(&env, bin!("ag-find"), &["strings.rs", "--sort", "path"]);
     r.ok();
     assert_eq!(r.stdout(), "src/util/strings.rs\n");

@@ -400,6 +400,20 @@ const DANGEROUS: &[(&str, &str)] = &[
         "runs code that cannot be checked before it runs: `$cmd`",
     ),
     ("PAGER+='; rm -rf x'", "recursive delete"),
+    (
+        "env GIT_SSH_COMMAND='rm -rf x' git fetch",
+        "recursive delete: `rm -rf x`",
+    ),
+    (
+        "env LD_PRELOAD=./x.so ls",
+        "runs code that cannot be checked",
+    ),
+    (
+        "echo 'rm -rf x' > .git/hooks/pre-commit",
+        "changes git's hooks or settings, which run commands later",
+    ),
+    ("cp evil.sh .git/hooks/post-checkout", "changes git's hooks"),
+    ("cd .git && echo x >> config", "changes git's hooks"),
 ];
 
 /// Harmless commands, several of them look-alikes of the dangerous ones:
@@ -551,6 +565,9 @@ const HARMLESS: &[&str] = &[
     "x=1; (( x++ ))",
     "while read -r f; do rm -- \"$f\"; done < list",
     "git -c core.pager=less log",
+    "env GIT_PAGER=cat git log",
+    "echo x >> .git/info/exclude",
+    "rm .git/hooks/pre-commit.sample",
 ];
 
 fn request(command: &str) -> String {
@@ -631,6 +648,13 @@ fn file_tools_writing_outside_are_asked() {
         ("edit", json!({"file_path": "~/.bashrc"}), "ask"),
         ("delete", json!({"path": "build", "recursive": true}), "ask"),
         ("delete", json!({"path": "a.txt"}), "allow"),
+        (
+            "write",
+            json!({"file_path": ".git/hooks/pre-commit", "content": "rm -rf /"}),
+            "ask",
+        ),
+        ("edit", json!({"file_path": ".git/config"}), "ask"),
+        ("write", json!({"file_path": ".git/info/exclude"}), "allow"),
         ("delete", json!({"path": "/etc/x"}), "ask"),
         (
             "patch",
@@ -768,6 +792,61 @@ fn arguments_sent_as_a_json_string_are_classified() {
     let d = gate_one(&env, &[], req);
     assert_eq!(d["decision"], "deny");
     assert!(d["reason"].as_str().unwrap().contains("must be an object"));
+}
+
+/// ag-bash's `shell` and `stdin` arguments change what runs: a shell that
+/// is not bash's kind cannot be read, and a shell reading the call's stdin
+/// runs that text.
+#[test]
+fn the_bash_tools_shell_and_stdin_are_judged_too() {
+    let env = Env::new();
+    let cases = [
+        (
+            json!({"command": "import shutil; shutil.rmtree('/')", "shell": "python3"}),
+            "ask",
+            "runs code that cannot be checked before it runs: `python3 -c import shutil",
+        ),
+        (
+            json!({"command": "rm (echo -rf) /", "shell": "fish"}),
+            "ask",
+            "runs code that cannot be checked",
+        ),
+        (json!({"command": "ls", "shell": "/bin/sh"}), "allow", ""),
+        (json!({"command": "ls", "shell": "bash"}), "allow", ""),
+        (
+            json!({"command": "bash", "stdin": "rm -rf x"}),
+            "ask",
+            "recursive delete: `rm -rf x`",
+        ),
+        (
+            json!({"command": "source /dev/stdin", "stdin": "rm -rf x"}),
+            "ask",
+            "recursive delete",
+        ),
+        (
+            json!({"command": "cat > notes.txt", "stdin": "rm -rf x"}),
+            "allow",
+            "",
+        ),
+        (
+            json!({"command": "bash < run.sh", "stdin": "rm -rf x"}),
+            "allow",
+            "",
+        ),
+    ];
+    let input: String = cases
+        .iter()
+        .map(|(args, _, _)| {
+            json!({"tool": "bash", "arguments": args, "cwd": CWD, "interactive": true}).to_string()
+                + "\n"
+        })
+        .collect();
+    let out = gate(&env, &["--approval", "dangerous"], &input);
+    for ((args, decision, reason), got) in cases.iter().zip(&out) {
+        assert_eq!(got["decision"], *decision, "{args}: {got}");
+        let text = got["reason"].as_str().unwrap_or("");
+        assert!(text.contains(reason), "{args}: {got}");
+    }
 }
 
 #[test]

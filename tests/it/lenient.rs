@@ -110,6 +110,7 @@ const MEANINGFUL: &[(&str, &str, &str)] = &[
     ("patch", "strip", "0"),
     ("grep", "case_sensitive", "false"),
     ("grep", "context", "0"),
+    ("grep", "skip", "0"),
 ];
 
 #[test]
@@ -208,10 +209,24 @@ fn strings_that_read_as_one_number_or_boolean_are_taken() {
     assert_eq!(out["is_error"], true, "{out}");
     let text = out["output"].as_str().unwrap();
     assert!(text.contains("/limit"), "{text}");
+    assert!(text.contains("`limit` takes <integer >= 1>"), "{text}");
+}
+
+#[test]
+fn a_faulty_list_is_shown_its_shape_not_a_call_that_drops_it() {
+    let env = Env::new();
+    let line = json!({"arguments": {"action": "set", "items": ["write tests"]}});
+    let mut c = env.cmd(bin!("ag-todo"));
+    c.args(["--file", "todo.json"]);
+    let out = run(c, Some(format!("{line}\n").as_bytes())).json();
+    assert_eq!(out["is_error"], true, "{out}");
+    let text = out["output"].as_str().unwrap();
     assert!(
-        text.contains(r#"A call that works: {"file_path":"a.txt"}"#),
+        text.contains(r#"`items` takes [{"content": <string>, ...}, ...]"#),
         "{text}"
     );
+    // Without `items`, `set` would clear the list: not a call to suggest.
+    assert!(!text.contains("A call that works"), "{text}");
 }
 
 #[test]
@@ -431,4 +446,85 @@ fn under_ag_loop_the_model_never_sees_expected_hash_and_its_guess_is_dropped() {
         !tools.contains("expected_hash"),
         "the model was offered expected_hash"
     );
+}
+
+/// A foreign tool (a shell script) with a typed schema that writes each
+/// call line it receives to `seen.jsonl`, so a test sees what reached it.
+fn echo_tool(env: &Env) -> String {
+    let def = json!({"name": "echo_args", "label": "echo", "description": "echoes its call",
+    "parameters": {"type": "object", "additionalProperties": false, "properties": {
+        "count": {"type": "integer", "minimum": 1},
+        "verbose": {"type": "boolean"},
+        "tag": {"type": "string"}
+    }}});
+    let seen = env.join("seen.jsonl");
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = --schema ]; then echo '{def}'; exit 0; fi\nwhile read -r line; do\n\
+         printf '%s\\n' \"$line\" >> '{}'\necho '{{\"output\":\"ok\",\"is_error\":false}}'\ndone\n",
+        seen.display()
+    );
+    let path = env.write("tools/echo_args", script);
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+/// The arguments of the calls the echo tool received.
+fn seen(env: &Env) -> Vec<Value> {
+    String::from_utf8(env.read("seen.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["arguments"].clone())
+        .collect()
+}
+
+#[test]
+fn ag_mcp_hands_a_foreign_tool_the_normalized_call() {
+    let env = Env::new();
+    let tool = echo_tool(&env);
+    let (mut s, _) = crate::mcp::Session::ready(&env, &["--tools", "none", "--tool", &tool]);
+    let r = s.call(
+        2,
+        "echo_args",
+        json!({"count": "3", "verbose": false, "tag": "", "explanation": "why"}),
+    );
+    assert_eq!(r["isError"], false, "{r}");
+    assert_eq!(seen(&env), vec![json!({"count": 3})]);
+    let r = s.call(3, "echo_args", json!({"count": "three", "colour": "red"}));
+    assert_eq!(r["isError"], true, "{r}");
+    let t = crate::mcp::text(&r);
+    assert!(
+        t.contains("colour") && t.contains("`count` takes <integer >= 1>"),
+        "{t}"
+    );
+    assert_eq!(seen(&env).len(), 1, "a refused call reached the tool");
+}
+
+#[test]
+fn ag_loop_hands_a_foreign_tool_the_normalized_call() {
+    let env = Env::new();
+    let tool = echo_tool(&env);
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "echo_args",
+            json!({"count": "0", "verbose": "true", "tag": null, "explanation": ""}),
+        )]),
+        Turn::Text("done"),
+    ]);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()]);
+    c.args([
+        "--json",
+        "--no-gate",
+        "--no-session",
+        "--tools",
+        "chat",
+        "--tool",
+        &tool,
+        "go",
+    ]);
+    let r = run(c, None);
+    r.ok();
+    let end = &ends(&r.json_lines(), "echo_args")[0];
+    assert_eq!(end["is_error"], false, "{end}");
+    assert_eq!(seen(&env), vec![json!({"verbose": true})]);
 }

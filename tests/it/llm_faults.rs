@@ -242,3 +242,129 @@ fn set_up_errors_exit_2_before_any_event() {
     }
     assert!(server.seen().is_empty());
 }
+
+#[test]
+fn record_keeps_no_key_that_a_provider_quotes_back() {
+    let env = Env::new();
+    // One 401 (or 400) per API, each quoting the key back as its provider does.
+    let cases: [(&str, &str, u16, String); 4] = [
+        (
+            "openai/gpt-4o",
+            "sk-proj-SECRETOPENAI1234",
+            401,
+            r#"{"error":{"message":"Incorrect API key provided: Bearer sk-proj-SECRETOPENAI1234. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#.into(),
+        ),
+        (
+            "anthropic/claude-sonnet-4-5",
+            "my-anthropic-SECRET-key",
+            401,
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key: my-anthropic-SECRET-key"}}"#.into(),
+        ),
+        (
+            "google/gemini-2.5-pro",
+            "AIzaSECRETgemini5678",
+            400,
+            r#"{"error":{"code":400,"message":"API key not valid. Please pass a valid API key. (key AIzaSECRETgemini5678)","status":"INVALID_ARGUMENT"}}"#.into(),
+        ),
+        (
+            "groq/llama-3.3-70b-versatile",
+            "plainSECRETgroq",
+            401,
+            r#"{"error":{"message":"Invalid API Key: plainSECRETgroq","type":"invalid_request_error","code":"invalid_api_key"}}"#.into(),
+        ),
+    ];
+    for (model, key, status, body) in cases {
+        let server = Server::start(vec![Reply::Body(
+            status,
+            vec![("content-type", "application/json".into())],
+            body.into_bytes(),
+        )]);
+        let base = server.url("/v1");
+        let dir = env.join(&format!("rec-{}", model.replace('/', "_")));
+        let r = run_bounded(ag_llm(
+            &env,
+            &[
+                "-m",
+                model,
+                "--base-url",
+                &base,
+                "--api-key",
+                key,
+                "--record",
+                dir.to_str().unwrap(),
+                "hi",
+            ],
+        ));
+        r.expect_code(1);
+        assert!(!r.stderr().contains("SECRET"), "{r}");
+        let files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 2, "{model}: {files:?}");
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            assert!(
+                !text.contains("SECRET"),
+                "{model}: {} holds the key:\n{text}",
+                f.display()
+            );
+            if f.extension().is_some_and(|e| e == "body") {
+                assert!(text.contains("[redacted]"), "{text}");
+            }
+        }
+    }
+}
+
+#[test]
+fn ag_loop_takes_the_idle_timeout_from_its_config_file_and_flag() {
+    let env = Env::new();
+    env.write(".home/.ag/config.toml", "idle_timeout = 0.5\n");
+    let server = Server::start(vec![Reply::Silent]);
+    let base = server.url("/v1");
+    let loop_cmd = |extra: &[&str]| {
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.args([
+            "-m",
+            "llamacpp/qwen",
+            "--base-url",
+            &base,
+            "--no-session",
+            "--json",
+        ])
+        .args(extra)
+        .arg("hi")
+        // A known window: no question to the server before the call.
+        .env("AG_CONTEXT_WINDOW", "100000")
+        .env("AG_LLM_RETRIES", "0");
+        c
+    };
+    let r = run_bounded(loop_cmd(&[]));
+    r.expect_code(1);
+    assert!(r.stderr().contains("went silent"), "{}", r.stderr());
+    assert!(r.stderr().contains("for 0.5 s"), "{}", r.stderr());
+
+    let server2 = Server::start(vec![Reply::Silent]);
+    let base2 = server2.url("/v1");
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "-m",
+        "llamacpp/qwen",
+        "--base-url",
+        &base2,
+        "--no-session",
+        "--idle-timeout",
+        "0.25",
+        "hi",
+    ])
+    .env("AG_CONTEXT_WINDOW", "100000")
+    .env("AG_LLM_RETRIES", "0");
+    let r = run_bounded(c);
+    r.expect_code(1);
+    assert!(r.stderr().contains("for 0.25 s"), "{}", r.stderr());
+
+    env.write(".home/.ag/config.toml", "idle_timeout = -1\n");
+    let r = run_bounded(loop_cmd(&[]));
+    r.expect_code(2);
+    assert!(r.stderr().contains("idle_timeout"), "{}", r.stderr());
+}

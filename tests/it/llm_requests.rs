@@ -86,3 +86,122 @@ fn a_model_no_table_knows_gets_no_guessed_limit() {
     let b = sent_body(&env, "anthropic/claude-new-model", &[]);
     assert_eq!(b["max_tokens"], 8192, "{b}");
 }
+
+fn realmodel(name: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/realmodel")
+            .join(name),
+    )
+    .unwrap()
+}
+
+#[test]
+fn tool_definitions_in_openai_and_anthropic_shapes_need_no_label() {
+    let env = Env::new();
+    let schema =
+        json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+    let tools = json!([
+        {"name": "flat", "description": "OpenAI's own shape", "parameters": schema},
+        {"type": "function", "function": {"name": "wrapped", "description": "as Chat Completions sends it", "parameters": schema}},
+        {"name": "anthropic", "description": "Anthropic's shape", "input_schema": schema},
+        {"name": "bare"}
+    ]);
+    env.write("tools.json", tools.to_string());
+    let server = Server::start(vec![
+        sse(fixture("openai__chat_text_basic.sse")),
+        sse(fixture("openai__chat_text_basic.sse")),
+    ]);
+    let base = server.url("/v1");
+    let r = run(
+        ag_llm(
+            &env,
+            &[
+                "-m",
+                "llamacpp/qwen",
+                "--base-url",
+                &base,
+                "--tools",
+                "tools.json",
+                "hi",
+            ],
+        ),
+        None,
+    );
+    r.ok();
+    // The same definitions inside a JSON request on stdin.
+    let request = json!({"model": "llamacpp/qwen", "messages": [{"role": "user", "content": "hi"}], "tools": tools});
+    let r = run(
+        ag_llm(&env, &["--base-url", &base]),
+        Some(request.to_string().as_bytes()),
+    );
+    r.ok();
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2);
+    for s in &seen {
+        let sent = s.body["tools"].as_array().unwrap();
+        let names: Vec<&str> = sent
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["flat", "wrapped", "anthropic", "bare"]);
+        for t in &sent[..3] {
+            assert_eq!(t["function"]["parameters"], schema, "{t}");
+        }
+        assert_eq!(
+            sent[1]["function"]["description"],
+            "as Chat Completions sends it"
+        );
+        assert_eq!(sent[3]["function"]["parameters"]["type"], "object");
+    }
+}
+
+#[test]
+fn llamacpp_recorded_tool_call_replays_with_arguments_and_cached_usage() {
+    let env = Env::new();
+    let recorded: Value =
+        serde_json::from_slice(&realmodel("llamacpp_tool_call.request.json")).unwrap();
+    let server = Server::start(vec![sse(realmodel("llamacpp_tool_call.sse"))]);
+    let base = server.url("/v1");
+    // The request as the recording holds it: OpenAI-shaped tools, no labels.
+    let request = json!({
+        "model": "llamacpp/qwen2.5-coder-1.5b",
+        "messages": recorded["request"]["messages"],
+        "tools": recorded["request"]["tools"],
+    });
+    let r = run(
+        ag_llm(&env, &["--base-url", &base]),
+        Some(request.to_string().as_bytes()),
+    );
+    r.ok();
+    let evs = events(&r);
+    let start = evs.iter().find(|e| e["type"] == "tool_call_start").unwrap();
+    assert_eq!(start["id"], "zBYeZGGAO1cFRv0wXc1MnIKzcvDeCTA3");
+    assert_eq!(start["name"], "read");
+    // Arguments came in many small deltas; they arrive whole and parsed.
+    assert!(
+        evs.iter()
+            .filter(|e| e["type"] == "tool_call_delta")
+            .count()
+            > 5
+    );
+    let end = evs.iter().find(|e| e["type"] == "tool_call_end").unwrap();
+    assert_eq!(
+        end["arguments"],
+        json!({"file_path": "calc.py", "offset": 1, "limit": 100})
+    );
+    let done = evs.last().unwrap();
+    assert_eq!(done["type"], "done");
+    let msg = &done["message"];
+    assert_eq!(msg["stop_reason"], "tool_use");
+    assert_eq!(msg["content"].as_array().unwrap().len(), 1);
+    assert_eq!(msg["content"][0]["type"], "tool_call");
+    // 430 prompt tokens of which 18 came from llama.cpp's cache.
+    assert_eq!(msg["usage"]["input"], 412);
+    assert_eq!(msg["usage"]["cache_read"], 18);
+    assert_eq!(msg["usage"]["output"], 36);
+    // What was sent matches what ag-llm sent when it was recorded.
+    let sent = &server.seen()[0].body;
+    assert_eq!(sent["tools"], recorded["request"]["tools"]);
+    assert_eq!(sent["messages"], recorded["request"]["messages"]);
+}

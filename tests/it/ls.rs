@@ -155,8 +155,11 @@ fn files_errors_and_plain_command_line() {
     let r = call(&env, bin!("ag-ls"), json!({"path": "srcc"}));
     assert_eq!(r["error_code"], "ls.not_found");
     assert!(r["output"].as_str().unwrap().contains("`src`"));
-    let r = call(&env, bin!("ag-ls"), json!({"depth": 0}));
+    let r = call(&env, bin!("ag-ls"), json!({"depth": 11}));
     assert_eq!(r["error_code"], "ls.bad_depth");
+    // A 0 the field cannot mean counts as absent: the default applies.
+    let r = call(&env, bin!("ag-ls"), json!({"depth": 0}));
+    assert_eq!(r["is_error"], false, "{r}");
     let r = run_args(&env, bin!("ag-ls"), &["docs", "-d", "1"]);
     r.ok();
     assert_eq!(r.stdout(), "docs/\n├── naïve café.md\n└── 日本語.txt\n");

@@ -29,6 +29,12 @@ mod sketch;
 mod patch;
 // ag-delete.
 mod delete;
+// --root under a race: a symlink flipped in and out while the file tools work.
+mod root_race;
+// Hostile input: lines not UTF-8, nested too deep, far too long; patterns over 1 MiB.
+mod hostile_input;
+// ag-patch across several large files under SIGKILL: all old or all new after recovery.
+mod patch_kill;
 // Scenario folders for ag-edit, ag-patch, ag-write and ag-delete (tests/fixtures/<tool>/).
 mod scenarios;
 // ag-grep.
@@ -53,10 +59,14 @@ mod llm_wire;
 mod llm_requests;
 // Misbehaving servers and impossible set-ups: stalls, refused connections, web pages, bad ids.
 mod llm_faults;
+// ag-loop against a scripted llama.cpp-style server: /props, its error bodies, overflow.
+mod local_server;
 // ag-loop against a scripted model server with the real tools.
 mod agent_e2e;
 // Arguments as models send them: empty optional fields, strings for numbers, real-model calls.
 mod lenient;
+// What every model request carries: the system prompt and tool definitions, against a budget.
+mod prompt_size;
 // The scripted model server for ag-loop's end-to-end tests.
 mod model_server;
 // ag-mcp driven over stdio with JSON-RPC lines, as an MCP client does.
@@ -67,6 +77,8 @@ mod mcp_wire;
 mod mcp_client;
 // No orphans when ag-bash, ag-loop or ag-mcp is SIGKILLed mid-command.
 mod orphans;
+// Helpers that answer at once and leave a child holding their pipe do not stall ag-loop.
+mod stalls;
 // MCP against the reference SDK and servers from npm (scripts/mcp-interop), skipped without them.
 mod mcp_interop;
 // ag-loop keeps provider keys from tools, gates, hooks and everything it writes.
@@ -75,3 +87,5 @@ mod agent_keys;
 mod agent_repeats;
 // One output budget: read, bash and grep fit what ag-loop lets through.
 mod agent_budget;
+// ag-loop's command line and stdin: --pretty, lines that are not UTF-8.
+mod agent_cli;

@@ -128,6 +128,20 @@ fn serve(conn: TcpStream, reqs: &Mutex<Vec<Value>>, next: &AtomicUsize, turns: &
         if reader.read_exact(&mut body).is_err() {
             return;
         }
+        // Only model calls take a turn; ag-loop's other questions (a local
+        // server's context window) get what a plain OpenAI server answers.
+        if !line
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or("")
+            .ends_with("/chat/completions")
+        {
+            let nf = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
+            if out.write_all(nf.as_bytes()).is_err() {
+                return;
+            }
+            continue;
+        }
         reqs.lock()
             .unwrap()
             .push(serde_json::from_slice(&body).unwrap_or(Value::Null));

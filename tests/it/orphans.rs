@@ -24,13 +24,18 @@ const CLEANUP: Duration = Duration::from_secs(10);
 /// A duration for `sleep` that no other process on the machine has in its
 /// arguments: it marks the processes of one test.
 fn marker() -> String {
+    marker_for(1000)
+}
+
+/// A unique `sleep` duration of a little over `secs` seconds (see [`marker`]).
+pub(crate) fn marker_for(secs: u32) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .subsec_nanos();
     format!(
-        "1000.{}{:02}{nanos:09}",
+        "{secs}.{}{:02}{nanos:09}",
         std::process::id(),
         N.fetch_add(1, Ordering::SeqCst)
     )
@@ -43,7 +48,7 @@ fn command(marker: &str) -> String {
 }
 
 /// The live `sleep MARKER` processes (zombies have no arguments left).
-fn sleepers(marker: &str) -> Vec<u32> {
+pub(crate) fn sleepers(marker: &str) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {

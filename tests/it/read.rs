@@ -207,3 +207,75 @@ Use offset and limit parameters to read more (next: offset=5001, limit=5000).\n"
         "{r}"
     );
 }
+
+/// Runs one JSONL call with a watchdog: a tool that blocks (on a FIFO with
+/// no writer, say) is killed after a generous while and the test fails,
+/// instead of hanging the suite.
+fn call_or_hang(env: &Env, bin: &str, args: serde_json::Value) -> serde_json::Value {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut cmd = env.cmd(bin);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let line = json!({"id": "1", "arguments": args}).to_string() + "\n";
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(line.as_bytes())
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("{bin} hung on {args}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn fifos_and_devices_are_refused_without_blocking() {
+    let env = Env::new();
+    nix::unistd::mkfifo(
+        &env.join("pipe"),
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("pipe", env.join("to-pipe")).unwrap();
+    env.write("dir/a.txt", "needle\n");
+    nix::unistd::mkfifo(
+        &env.join("dir/p"),
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("p", env.join("dir/link-to-p")).unwrap();
+    for path in ["pipe", "to-pipe", "/dev/null"] {
+        let r = call_or_hang(&env, bin!("ag-read"), json!({"file_path": path}));
+        assert_eq!(r["error_code"], "read.not_a_file", "{path}: {r}");
+        assert!(r["output"].as_str().unwrap().contains("FIFO"), "{r}");
+    }
+    let r = call_or_hang(&env, bin!("ag-grep"), json!({"query": "x", "path": "pipe"}));
+    assert_eq!(r["error_code"], "grep.not_a_file", "{r}");
+    // A walk passes FIFOs by, even through a followed link.
+    let r = call_or_hang(
+        &env,
+        bin!("ag-grep"),
+        json!({"query": "needle", "path": "dir", "follow_symlinks": true}),
+    );
+    assert_eq!(r["details"]["files_matched"], 1, "{r}");
+    let r = call_or_hang(
+        &env,
+        bin!("ag-edit"),
+        json!({"file_path": "pipe", "old_string": "a", "new_string": "b"}),
+    );
+    assert_eq!(r["error_code"], "edit.not_a_file", "{r}");
+    let r = call_or_hang(
+        &env,
+        bin!("ag-patch"),
+        json!({"patch": "*** Begin Patch\n*** Update File: pipe\n@@\n-a\n+b\n*** End Patch\n"}),
+    );
+    assert_eq!(r["is_error"], true, "{r}");
+}

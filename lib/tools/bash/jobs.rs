@@ -378,10 +378,20 @@ fn lines_of(lines: Option<u64>) -> Result<u64, ToolError> {
 /// "log: PATH (12 KiB), last N lines:" and the lines.
 fn log_tail(dir: &Path, n: u64, raw: bool) -> String {
     let path = dir.join(LOG);
-    let (bytes, size) = match tail_bytes(&path, n) {
+    let (mut bytes, size) = match tail_bytes(&path, n) {
         Ok(t) => t,
         Err(e) => return format!("log: {} cannot be read: {e}\n", path.display()),
     };
+    // Under a caller's output budget, the oldest of those lines give way
+    // (whole lines); the header names the log, which holds them all.
+    if let Some(budget) = crate::tools::budget::from_env() {
+        let room = crate::tools::budget::for_body(budget);
+        if bytes.len() > room {
+            let from = bytes.len() - room;
+            let start = memchr::memchr(b'\n', &bytes[from..]).map_or(from, |i| from + i + 1);
+            bytes.drain(..start);
+        }
+    }
     if size == 0 {
         return format!("log: {} (empty)\n", path.display());
     }

@@ -53,64 +53,77 @@ pub struct BashArgs {
     /// or `job` is given.
     #[arg(value_name = "COMMAND")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub command: Option<String>,
     /// Seconds after which the command and everything it started are
     /// stopped (default 180, at most 3600). Fractions are allowed.
     #[arg(long, value_name = "SECONDS")]
     #[serde(default)]
     #[schemars(range(min = 0.001, max = 3600.0))]
+    #[schemars(description = "")]
     pub timeout: Option<f64>,
     /// Directory to run in (default: the working directory).
     #[arg(long, value_name = "DIR")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub cwd: Option<String>,
     /// Text given to the command on its standard input. Without it stdin is
     /// empty (/dev/null), so a command waiting for input ends at once.
     #[arg(long, value_name = "TEXT")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub stdin: Option<String>,
     /// Keep the output exactly as written: ANSI escape sequences (colours)
     /// and carriage-return progress lines. By default they are removed.
     #[arg(long)]
     #[serde(default)]
+    #[schemars(description = "Keep ANSI codes.")]
     pub raw: bool,
     /// Bytes of output kept (default 1048576, from 1024 to 8388608); the
     /// start and the end are kept, the middle is cut.
     #[arg(long, value_name = "BYTES")]
     #[serde(default)]
     #[schemars(range(min = 1024, max = 8388608))]
+    #[schemars(description = "")]
     pub max_output: Option<u64>,
     /// The shell that runs the command with `-c` (default `bash`; `sh` for a
     /// POSIX shell; `$SHELL` for the user's login shell).
     #[arg(long, value_name = "SHELL")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub shell: Option<String>,
     /// Start the command as a background job (servers, watchers) and return
     /// its job id at once; its output goes to a log file. See `job`.
     #[arg(long)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub background: bool,
     /// With `background`: let the job outlive the agent session.
     #[arg(long, requires = "background")]
     #[serde(default)]
+    #[schemars(description = "Outlives the session.")]
     pub keep: bool,
     /// List the background jobs and their state.
     #[arg(long)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub list_jobs: bool,
     /// A background job's id: shows its state and the end of its log (or,
     /// with `stop`, stops it; `all` stops every running job).
     #[arg(long, value_name = "ID")]
     #[serde(default, deserialize_with = "string_or_number")]
+    #[schemars(description = "")]
     pub job: Option<String>,
     /// With `job`: stop the job and everything it started.
     #[arg(long, requires = "job")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub stop: bool,
     /// With `job`: how many lines of its log to show (default 50, at most 1000).
     #[arg(long, value_name = "N")]
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
+    #[schemars(description = "")]
     pub lines: Option<u64>,
 }
 
@@ -153,6 +166,7 @@ For servers and watchers use `background: true`: the command starts as a job wit
 file and the call returns its id at once; `list_jobs: true` lists jobs, `job: ID` shows a job's state \
 and the last `lines` of its log, `job: ID, stop: true` stops it with everything it started. Jobs end \
 with the agent session unless started with `keep: true`.";
+    const MODEL_DESCRIPTION: &'static str = "Run a shell command (bash -c, no stdin); the output ends with `exit code: N`. timeout is in seconds, default 180. background starts a job and returns its id; job shows its log, with stop ends it; list_jobs lists jobs.";
     const EXIT_STATUS: &'static str = "Exit status as a plain command: the command's own status \
 (so `ag-bash 'exit 3'; echo $?` prints 3), 124 when the time limit passed, 128+N when the command was \
 killed by signal N or when ag-bash itself was interrupted by signal N (Ctrl-C: 130), 2 for a usage \
@@ -335,7 +349,7 @@ for longer tasks start them with background=true and check on them with job=ID"
 }
 
 fn max_output_of(args: &BashArgs) -> Result<usize, ToolError> {
-    let n = args.max_output.unwrap_or_else(default_max_output);
+    let n = args.max_output.unwrap_or(DEFAULT_MAX_OUTPUT);
     if !(MIN_MAX_OUTPUT..=MAX_MAX_OUTPUT).contains(&n) {
         return Err(ToolError::new(
             "bash.bad_max_output",
@@ -344,7 +358,7 @@ fn max_output_of(args: &BashArgs) -> Result<usize, ToolError> {
             ),
         ));
     }
-    Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    Ok(usize::try_from(n.min(budget_max_output())).unwrap_or(usize::MAX))
 }
 
 fn run_foreground(
@@ -397,18 +411,19 @@ fn run_foreground(
     Ok(report(ctx, command, cwd, timeout, &outcome, args.raw))
 }
 
-/// The output kept when the call does not say: under a caller's output
-/// budget (ag-loop's `AG_OUTPUT_BUDGET`) as much as fits in it with the
-/// notes, so that nobody cuts a second hole; else [`DEFAULT_MAX_OUTPUT`].
-/// Bytes are counted, which never undercounts characters.
-fn default_max_output() -> u64 {
+/// The most output kept under a caller's output budget (ag-loop's
+/// `AG_OUTPUT_BUDGET`): what fits in it with the notes, so that the caller
+/// need not cut a second hole, and this cut names the file with all of it.
+/// Bytes are counted, which never undercounts characters. Without a budget
+/// there is no bound beyond `max_output`'s own.
+fn budget_max_output() -> u64 {
     crate::tools::budget::from_env()
         .map(|b| {
             u64::try_from(crate::tools::budget::for_body(b))
                 .unwrap_or(u64::MAX)
-                .clamp(MIN_MAX_OUTPUT, DEFAULT_MAX_OUTPUT)
+                .max(MIN_MAX_OUTPUT)
         })
-        .unwrap_or(DEFAULT_MAX_OUTPUT)
+        .unwrap_or(u64::MAX)
 }
 
 /// Where the full output of a truncated command is saved.

@@ -24,11 +24,11 @@ use serde_json::{Value, json};
 pub use super::matching::lines::LineEdit;
 
 use super::fileops::{
-    Target, check_hash, check_writable, hard_link_note, not_found, plural, resolve_target,
-    write_failed,
+    Target, check_hash, check_writable, hard_link_note, io_failed, not_found, plural,
+    resolve_target, write_failed,
 };
 use super::matching::{closest, diff, lines, text};
-use crate::fsutil::{BINARY_PROBE, content_hash, has_content, looks_binary, write_atomic};
+use crate::fsutil::{BINARY_PROBE, content_hash, looks_binary};
 use crate::tool::{Context, Tool, ToolError, ToolOutput};
 use replace::{Miss, Replacement, Tolerance};
 
@@ -42,6 +42,7 @@ pub struct EditArgs {
     /// Path to the file to edit, relative to the working directory or absolute.
     #[arg(value_name = "FILE")]
     #[serde(alias = "target_file")]
+    #[schemars(description = "")]
     pub file_path: String,
     /// The exact text to replace, including whitespace and indentation. It must occur exactly once unless `replace_all` is set; include a few surrounding lines to make it unique.
     #[arg(
@@ -52,6 +53,7 @@ pub struct EditArgs {
     )]
     #[serde(default, alias = "old_str")]
     #[schemars(extend("x-empty-is-a-value" = true))]
+    #[schemars(description = "")]
     pub old_string: Option<String>,
     /// The text to put in its place (an empty string deletes `old_string`).
     #[arg(
@@ -62,30 +64,39 @@ pub struct EditArgs {
     )]
     #[serde(default, alias = "new_str")]
     #[schemars(extend("x-empty-is-a-value" = true))]
+    #[schemars(description = "")]
     pub new_string: Option<String>,
     /// Replace every occurrence of `old_string` instead of requiring exactly one.
     #[arg(long = "all", visible_alias = "replace-all")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub replace_all: bool,
     /// Several replacements, applied in order (each to the result of the ones before); all succeed or none is made.
     #[arg(skip)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub edits: Vec<StringEdit>,
     /// Line-range edits, numbered as the file was read (`read` shows the numbers): each replaces lines `start_line..=end_line` with `replacement`. They may not overlap, and are applied before `edits`.
     #[arg(skip)]
     #[serde(default)]
+    #[schemars(description = "end_line = start_line - 1 inserts.")]
     pub line_edits: Vec<LineEdit>,
     /// A code sketch: the new code of the changed part, with unchanged code left out behind marker lines such as `// ... existing code ...` (in the file's comment syntax: `# ...`, `<!-- ... -->`, ...). Begin and end each changed stretch with unchanged lines copied from the file, so it can be placed. Without markers it must be the whole file. Use it instead of old_string/new_string.
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub code_edit: Option<String>,
     /// With code_edit: one sentence saying what it changes (used if a planner model has to place it).
     #[arg(long, value_name = "TEXT", requires = "code_edit")]
     #[serde(default)]
+    #[schemars(description = "For code_edit: what it changes.")]
     pub instructions: Option<String>,
     /// The `hash` from the read (or the last write or edit) of this file. When given, the edit is refused if the file has changed since.
     #[arg(long, value_name = "HASH")]
     #[serde(default)]
+    #[schemars(
+        description = "The hash read reported (details.hash): refuse if the file changed since."
+    )]
     pub expected_hash: Option<String>,
     /// A model (`provider/model`) that places a code_edit its unchanged lines cannot place, as line edits; also AG_EDIT_PLANNER. Without one, such a code_edit is refused.
     #[arg(long, value_name = "MODEL")]
@@ -120,12 +131,15 @@ pub struct EditArgs {
 pub struct StringEdit {
     /// The exact text to replace.
     #[serde(alias = "old_str")]
+    #[schemars(description = "")]
     pub old_string: String,
     /// The text to put in its place.
     #[serde(alias = "new_str")]
+    #[schemars(description = "")]
     pub new_string: String,
     /// Replace every occurrence instead of requiring exactly one.
     #[serde(default)]
+    #[schemars(description = "")]
     pub replace_all: bool,
 }
 
@@ -148,6 +162,7 @@ is unique, and the result says so. Or give `code_edit`: the new code with unchan
 `// ... existing code ...` lines (any comment syntax); each changed stretch must begin and end with unchanged \
 lines from the file, which place it. The file's line endings, BOM and permissions are kept. \
 To create a file or replace all of it, use write.";
+    const MODEL_DESCRIPTION: &'static str = "Replace old_string (copied exactly as read shows it, without line numbers; unique unless replace_all) with new_string in a file. Several at once: edits. By line numbers: line_edits. Or code_edit: the new code, unchanged parts left out as `// ... existing code ...`.";
     const PROCESS_FLAGS: &'static [&'static str] = &["planner", "planner_base_url"];
 
     fn run(ctx: &Context, args: EditArgs) -> Result<ToolOutput, ToolError> {
@@ -311,23 +326,29 @@ fn edit(ctx: &Context, mut args: EditArgs) -> Result<ToolOutput, ToolError> {
             format!("these edits leave `{shown}` exactly as it was, so nothing was written."),
         ));
     }
-    commit(&target, &meta, &original, &outcome.content)?;
+    commit(ctx, &target, &meta, &original, &outcome.content)?;
     let out = report(ctx, &target, &plan, &original, &outcome, sketched.as_ref());
     Ok(out.with_notes(hard_link_note(Some(&meta))))
 }
 
 /// Replaces the file with `new`, unless it no longer holds `original`:
 /// then whoever changed it meanwhile keeps their version.
-fn commit(target: &Target, meta: &Metadata, original: &[u8], new: &[u8]) -> Result<(), ToolError> {
+fn commit(
+    ctx: &Context,
+    target: &Target,
+    meta: &Metadata,
+    original: &[u8],
+    new: &[u8],
+) -> Result<(), ToolError> {
     let real = &target.real;
-    write_atomic(real, Some(meta), new, || has_content(real, original))
+    ctx.write_atomic(real, Some(meta), new, || ctx.has_content(real, original))
         .map_err(|e| write_failed("edit.changed_on_disk", "edit.io", &target.shown, e))
 }
 
 /// Reads the file to edit, after the checks that need no content.
 fn load(ctx: &Context, target: &Target) -> Result<(Metadata, Vec<u8>), ToolError> {
     let shown = &target.shown;
-    let meta = match std::fs::metadata(&target.real) {
+    let meta = match ctx.metadata(&target.real) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(not_found(
@@ -337,12 +358,7 @@ fn load(ctx: &Context, target: &Target) -> Result<(Metadata, Vec<u8>), ToolError
                 "To create a new file, use write.",
             ));
         }
-        Err(e) => {
-            return Err(ToolError::new(
-                "edit.io",
-                format!("cannot open `{shown}`: {e}"),
-            ));
-        }
+        Err(e) => return Err(io_failed("edit.io", "open", shown, e)),
     };
     if meta.is_dir() {
         return Err(ToolError::new(
@@ -371,8 +387,9 @@ fn load(ctx: &Context, target: &Target) -> Result<(Metadata, Vec<u8>), ToolError
         ));
     }
     check_writable("edit.read_only", &target.real, shown)?;
-    let content = std::fs::read(&target.real)
-        .map_err(|e| ToolError::new("edit.io", format!("cannot read `{shown}`: {e}")))?;
+    let content = ctx
+        .read(&target.real)
+        .map_err(|e| io_failed("edit.io", "read", shown, e))?;
     if looks_binary(&content[..content.len().min(BINARY_PROBE)]) {
         return Err(ToolError::new(
             "edit.binary",
@@ -679,7 +696,7 @@ mod tests {
         let (meta, original) = load(&ctx, &target).unwrap();
         // Someone else saves the file between our read and our write.
         std::fs::write(dir.path().join("f.txt"), "theirs\n").unwrap();
-        let err = commit(&target, &meta, &original, b"ours\n").unwrap_err();
+        let err = commit(&ctx, &target, &meta, &original, b"ours\n").unwrap_err();
         assert_eq!(err.code, "edit.changed_on_disk");
         assert!(
             err.message.contains("their version was kept"),
@@ -692,7 +709,7 @@ mod tests {
         );
         // Unchanged, the same commit goes through.
         let (meta, original) = load(&ctx, &target).unwrap();
-        commit(&target, &meta, &original, b"ours\n").unwrap();
+        commit(&ctx, &target, &meta, &original, b"ours\n").unwrap();
         assert_eq!(std::fs::read(dir.path().join("f.txt")).unwrap(), b"ours\n");
     }
 

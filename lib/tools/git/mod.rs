@@ -37,23 +37,28 @@ pub enum GitAction {
 pub struct GitArgs {
     /// `status`: the branch, its upstream (ahead/behind) and the staged, unstaged, untracked and conflicted files. `diff`: the unstaged changes as a unified diff (with `staged`: the staged ones). `commit`: commit with `message`; with `paths`, stages those files (new, changed or deleted) and commits exactly them; without, commits what is staged. `log`: the latest `count` commits.
     #[arg(value_enum, value_name = "ACTION")]
+    #[schemars(description = "")]
     pub action: GitAction,
     /// Files or directories, relative to the working directory: what to commit, or what to limit status, diff and log to.
     #[arg(value_name = "PATH")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub paths: Vec<String>,
     /// For `commit`: the commit message, a short summary line, then optionally a blank line and details.
     #[arg(short, long)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub message: Option<String>,
     /// For `diff`: show the staged changes (what would be committed) instead of the unstaged ones.
     #[arg(long)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub staged: bool,
     /// For `log`: how many commits, newest first (default 10, at most 500).
     #[arg(short = 'n', long)]
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
+    #[schemars(description = "")]
     pub count: Option<u32>,
 }
 
@@ -74,6 +79,7 @@ action=commit with message: with paths, stages those files (new, changed or dele
 without paths, commits what is already staged. It refuses when there is nothing to commit. \
 Hooks run as they would for the user; if one fails, nothing is committed and its output says why. It never pushes. \
 action=log: the latest commits (count, default 10), optionally only those touching paths.";
+    const MODEL_DESCRIPTION: &'static str = "Git in this repository, never pushing: status; diff (staged for the staged changes); commit with message (with paths, stages and commits exactly those); log (count commits). paths limits diff and log.";
 
     fn run(ctx: &Context, args: GitArgs) -> Result<ToolOutput, ToolError> {
         check_arguments(&args)?;

@@ -144,7 +144,6 @@ impl FileVisitor for Visitor<'_, '_> {
         {
             return;
         }
-        self.found.files_searched += 1;
         // A file after enough kept matches is only counted: its lines would
         // be dropped anyway, so they are not copied.
         let cap = if self.found.is_full_before(entry.path(), shared.cap) {
@@ -152,11 +151,34 @@ impl FileVisitor for Visitor<'_, '_> {
         } else {
             shared.cap
         };
+        // Opened through the context: under --root in one step from the
+        // root, so that a directory of the walk swapped for a symlink cannot
+        // lead the search outside; FIFOs, sockets and devices (which the
+        // walk can meet through a symlink or a swap) are skipped unopened.
+        // A name that leads outside the root came from a directory listed
+        // while a swapped symlink pointed out: it is not part of the tree,
+        // and not even its name is reported.
+        let file = match shared.ctx.open_read(entry.path()) {
+            Ok(f) => f,
+            Err(e) if crate::tool::is_not_a_file(&e) || crate::tool::is_outside_root(&e) => {
+                return;
+            }
+            Err(_)
+                if shared.ctx.root.is_some()
+                    && !crate::tools::find::still_inside(shared.ctx, &entry) =>
+            {
+                return;
+            }
+            Err(e) => {
+                self.found
+                    .errors
+                    .push(format!("{}: {e}", shared.ctx.show(entry.path())));
+                return;
+            }
+        };
+        self.found.files_searched += 1;
         let mut sink = FileSink::new(&self.matcher, cap, shared.context as u64);
-        if let Err(e) = self
-            .searcher
-            .search_path(&self.matcher, entry.path(), &mut sink)
-        {
+        if let Err(e) = self.searcher.search_file(&self.matcher, &file, &mut sink) {
             self.found
                 .errors
                 .push(format!("{}: {e}", shared.ctx.show(entry.path())));
@@ -182,7 +204,9 @@ impl FileVisitor for Visitor<'_, '_> {
     }
 
     fn error(&mut self, err: &ignore::Error) {
-        self.found.errors.record(self.shared.ctx, err);
+        if crate::tools::find::reportable(self.shared.ctx, err) {
+            self.found.errors.record(self.shared.ctx, err);
+        }
     }
 
     fn finish(self) -> Found {

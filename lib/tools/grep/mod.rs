@@ -34,14 +34,17 @@ pub const MAX_CONTEXT: u64 = 10;
 pub struct GrepArgs {
     /// The regular expression to search for (Rust regex syntax, as ripgrep: `fn \w+\(`, `TODO|FIXME`), or the exact text when `literal` is true. Matches are found within single lines.
     #[arg(value_name = "QUERY")]
+    #[schemars(description = "")]
     pub query: String,
     /// File or directory to search in, relative to the working directory or absolute. Omit to search the working directory.
     #[arg(value_name = "PATH")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub path: Option<String>,
     /// Search for `query` as exact text: no character is special.
     #[arg(long, short = 'F')]
     #[serde(default)]
+    #[schemars(description = "Plain text, not a regex.")]
     pub literal: bool,
     /// true: match case exactly; false: ignore case. Omit for smart case: case is ignored unless the query has an uppercase letter.
     #[arg(
@@ -53,30 +56,36 @@ pub struct GrepArgs {
     )]
     #[serde(default)]
     #[schemars(extend("x-empty-is-a-value" = true))]
+    #[schemars(description = "")]
     pub case_sensitive: Option<bool>,
     /// Only search files matching this glob, or several separated by commas: "*.rs", "*.{ts,tsx}", "src/**/*.py". A glob without `/` matches file names at any depth; one with `/` matches paths below `path`.
     #[arg(long, short = 'g', visible_alias = "include", value_name = "GLOB")]
     #[serde(default)]
+    #[schemars(description = "Globs, comma-separated.")]
     pub include_pattern: Option<String>,
     /// Skip files and directories matching this glob, or several separated by commas: "*.min.js", "tests", "vendor/**".
     #[arg(long, visible_alias = "exclude", value_name = "GLOB")]
     #[serde(default)]
+    #[schemars(description = "")]
     pub exclude_pattern: Option<String>,
     /// Lines of context to show before and after each match (0 to 10).
     #[arg(long, short = 'C', value_name = "N")]
     #[serde(default)]
     #[schemars(range(max = 10))]
+    #[schemars(description = "")]
     pub context: Option<u64>,
     /// Most matching lines to show (default 50, at most 5000). The first ones in path order are shown.
     #[arg(long, short = 'm', value_name = "N")]
     #[serde(default)]
     #[schemars(range(min = 1, max = 5000))]
+    #[schemars(description = "")]
     pub max_matches: Option<u64>,
     /// Matching lines to leave out before the first one shown: the next page
     /// of a search whose output said "Next page: skip=N".
     #[arg(long, value_name = "N")]
     #[serde(default)]
-    #[schemars(range(max = 20000))]
+    #[schemars(range(min = 1, max = 20000))]
+    #[schemars(description = "For the next page.")]
     pub skip: Option<u64>,
     #[command(flatten)]
     #[serde(flatten)]
@@ -103,6 +112,7 @@ Like ripgrep it skips files excluded by .gitignore or .ignore, hidden files, bin
 `exclude_pattern`. Shows at most 50 matching lines unless `max_matches` says otherwise, with a note when there \
 are more; lines longer than 300 characters are cut around the match. `context` adds lines around each match. \
 To find files by name use the find tool.";
+    const MODEL_DESCRIPTION: &'static str = "Search file contents under path for a regex (ripgrep syntax), skipping .gitignored, hidden and binary files unless asked. Case is ignored unless the query has a capital or case_sensitive is set.";
 
     fn run(ctx: &Context, args: GrepArgs) -> Result<ToolOutput, ToolError> {
         grep(ctx, &args)
@@ -150,6 +160,15 @@ fn grep(ctx: &Context, args: &GrepArgs) -> Result<ToolOutput, ToolError> {
         .transpose()?
         .map(Arc::new);
     let start = locate(ctx, args.path.as_deref(), "grep.not_found")?;
+    if !start.meta.is_file() && !start.meta.is_dir() {
+        return Err(ToolError::new(
+            "grep.not_a_file",
+            format!(
+                "`{}` is not a regular file or a directory (a FIFO, socket or device), so it was not searched.",
+                start.shown
+            ),
+        ));
+    }
     let shared = collect::Shared {
         ctx,
         matcher,
@@ -176,6 +195,16 @@ fn compile(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
         return Err(ToolError::new(
             "grep.empty_query",
             "`query` is empty; give the text or regular expression to search for",
+        ));
+    }
+    if args.query.len() > super::globs::MAX_PATTERN_BYTES {
+        return Err(ToolError::new(
+            "grep.query_too_long",
+            format!(
+                "`query` is {} bytes long, more than the {} KiB a query may be; search for a shorter, distinctive part of the text.",
+                args.query.len(),
+                super::globs::MAX_PATTERN_BYTES / 1024
+            ),
         ));
     }
     let mut builder = RegexMatcherBuilder::new();

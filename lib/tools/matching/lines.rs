@@ -15,10 +15,13 @@ use super::text::{LF, bom_len, eol_near};
 pub struct LineEdit {
     /// First line to replace (1-indexed, as `read` numbers them).
     #[schemars(range(min = 1))]
+    #[schemars(description = "")]
     pub start_line: u64,
     /// Last line to replace (inclusive). Use `start_line - 1` to insert before `start_line` without replacing anything (so `start_line` = last line + 1 appends at the end).
+    #[schemars(description = "")]
     pub end_line: u64,
     /// The new text for those lines; an empty string deletes them. Its line endings are made to match the file's.
+    #[schemars(description = "")]
     pub replacement: String,
 }
 

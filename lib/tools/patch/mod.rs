@@ -1,11 +1,13 @@
 //! `patch`: apply a unified diff (`git diff`, `diff -u`) or a `*** Begin
 //! Patch` patch to any number of files, all or nothing. Every hunk of every
 //! file is placed in memory first; only when all fit are the files written
-//! (each atomically, keeping its line endings, BOM and permissions), and a
-//! failure while writing undoes the files already written.
+//! (keeping their line endings, BOM and permissions), through a journal
+//! that keeps the whole patch all or nothing even under SIGKILL
+//! (`journal.rs`).
 
 mod apply;
 mod envelope;
+mod journal;
 mod model;
 mod place;
 mod report;
@@ -31,20 +33,28 @@ pub struct PatchArgs {
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     #[serde(alias = "input", alias = "diff", alias = "patch_text")]
     #[schemars(required)]
+    #[schemars(description = "")]
     pub patch: Option<String>,
     /// Only check that the patch applies and show its diff; change nothing.
     #[arg(long = "check", visible_alias = "dry-run")]
     #[serde(default, alias = "check")]
+    #[schemars(description = "Check only, change nothing.")]
     pub dry_run: bool,
     /// For a unified diff: remove this many leading components from its paths (as `patch -pN`). By default git's `a/` and `b/` prefixes are removed and other paths are kept.
     #[arg(short = 'p', long, value_name = "N")]
     #[serde(default)]
+    #[schemars(description = "Leading path parts to drop, as patch -p (guessed by default).")]
     pub strip: Option<usize>,
     /// Command line only: a file holding the patch, `-` for stdin.
     #[arg(value_name = "PATCHFILE", conflicts_with = "patch")]
     #[serde(skip)]
     #[schemars(skip)]
     pub patch_file: Option<PathBuf>,
+    /// Command line only: finish the patches that a stopped ag-patch left half done (their journal, `.ag-patch.journal`, in the working directory, the directories above it or below it), then exit. The next ag-patch touching a file below such a directory finishes it too.
+    #[arg(long, conflicts_with_all = ["patch", "patch_file", "dry_run"])]
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub recover: bool,
 }
 
 /// The `patch` tool.
@@ -71,6 +81,7 @@ Hunks apply in order; context that differs from the file only in whitespace stil
 result says so. A hunk that could fit several places is refused: add context. Files keep their line endings, BOM \
 and permissions. `details.files` lists each file's action and line counts; `details.diff` is the combined diff. \
 Set `dry_run` to only check.";
+    const MODEL_DESCRIPTION: &'static str = "Apply a patch to one or more files, all or nothing: a unified diff as git diff writes it (line numbers may be rough), or the `*** Begin Patch` format with `*** Update File:`, `*** Add File:`, `*** Delete File:` and `*** End Patch`. Give about 3 lines of context.";
 
     fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
         run(ctx, args)
@@ -78,6 +89,18 @@ Set `dry_run` to only check.";
 }
 
 fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
+    if args.recover {
+        let done = journal::recover_all(ctx, &ctx.cwd)?;
+        let text = if done.is_empty() {
+            "No interrupted patch was found.".to_string()
+        } else {
+            done.join("\n")
+        };
+        return Ok(ToolOutput::new(
+            text,
+            serde_json::json!({"recovered": done.len()}),
+        ));
+    }
     let text = patch_text(&args)?;
     let patch = parse(ctx, &text, args.strip)?;
     if patch.files.is_empty() {
@@ -97,7 +120,7 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
     if !args.dry_run {
         stage.commit()?;
     }
-    Ok(report::report(&stage, patch.format, args.dry_run))
+    Ok(report::report(&stage, patch.format, args.dry_run).with_notes(stage.recovered.clone()))
 }
 
 /// The patch text from the call, a file, or stdin.

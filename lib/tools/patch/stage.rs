@@ -1,20 +1,18 @@
 //! The files a patch touches, staged in memory: each as it was on disk and
 //! as the patch leaves it, so that every hunk of every file is checked
-//! before anything is written. Then the commit: new contents written
-//! atomically (each only if the file still holds what was read), then
-//! deletions; if any step fails, the steps already made are undone, so a
-//! patch changes all its files or none.
+//! before anything is written. Then the commit, all or nothing even under
+//! SIGKILL, through the journal ([`super::journal`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::Metadata;
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
-use crate::fsutil::{BINARY_PROBE, has_content, looks_binary, write_atomic};
+use super::journal::{self, Put, Remove};
+use crate::fsutil::{BINARY_PROBE, looks_binary};
 use crate::tool::{Context, ToolError};
 use crate::tools::edit::MAX_FILE_BYTES;
-use crate::tools::fileops::{Target, resolve_target, write_failed};
+use crate::tools::fileops::{Target, io_failed, resolve_target};
 use crate::tools::matching::seek::Fuzz;
 
 /// What a path held when the patch first named it.
@@ -41,8 +39,6 @@ pub struct Entry {
     pub original: Option<Vec<u8>>,
     /// Its metadata then.
     pub meta: Option<Metadata>,
-    /// Where a symlink at the path pointed, when the path was one.
-    pub link: Option<PathBuf>,
     /// Whether the content has a NUL in its first bytes.
     pub binary: bool,
     /// The content the patch leaves (`None`: no file).
@@ -80,13 +76,10 @@ pub struct Stage<'a> {
     /// Every path touched, in the order the patch first named it.
     pub entries: Vec<Entry>,
     by_path: HashMap<PathBuf, usize>,
-}
-
-/// One step of a commit, to undo if a later one fails.
-enum Done {
-    Written { idx: usize, dirs: Vec<PathBuf> },
-    Mode { idx: usize, old: u32 },
-    Removed { idx: usize },
+    /// Directories already looked at for a journal.
+    journals_seen: HashSet<PathBuf>,
+    /// Notes about interrupted patches finished on the way.
+    pub recovered: Vec<String>,
 }
 
 impl<'a> Stage<'a> {
@@ -96,6 +89,8 @@ impl<'a> Stage<'a> {
             ctx,
             entries: Vec::new(),
             by_path: HashMap::new(),
+            journals_seen: HashSet::new(),
+            recovered: Vec::new(),
         }
     }
 
@@ -107,6 +102,10 @@ impl<'a> Stage<'a> {
     /// The entry of `path`, read from disk the first time it is named.
     pub fn entry(&mut self, path: &str) -> Result<usize, ToolError> {
         let target = resolve_target(self.ctx, path, "patch")?;
+        // A patch that a stopped run left half done is finished before
+        // any file below its directory is read.
+        let done = journal::recover_above(self.ctx, &target.real, &mut self.journals_seen)?;
+        self.recovered.extend(done);
         if let Some(&i) = self
             .by_path
             .get(&target.path)
@@ -114,7 +113,7 @@ impl<'a> Stage<'a> {
         {
             return Ok(i);
         }
-        let entry = load(target)?;
+        let entry = load(self.ctx, target)?;
         let i = self.entries.len();
         self.by_path.insert(entry.target.path.clone(), i);
         self.by_path.insert(entry.target.real.clone(), i);
@@ -122,146 +121,38 @@ impl<'a> Stage<'a> {
         Ok(i)
     }
 
-    /// Writes every change, or none.
+    /// Writes every change, or none, even if the process is killed
+    /// halfway (see [`super::journal`]).
     pub fn commit(&self) -> Result<(), ToolError> {
-        let mut done = Vec::new();
-        match self.commit_steps(&mut done) {
-            Ok(()) => Ok(()),
-            Err(mut e) => {
-                let failed = self.undo(done);
-                if failed.is_empty() {
-                    e.message.push_str(
-                        " The files written before the failure were restored: nothing was changed.",
-                    );
-                } else {
-                    e.message.push_str(&format!(
-                        " Restoring the files written before the failure failed for {}: check them (git status) before going on.",
-                        failed.join(", ")
-                    ));
-                }
-                Err(e)
+        let mut puts = Vec::new();
+        let mut removes = Vec::new();
+        for e in &self.entries {
+            match (&e.current, &e.original) {
+                (Some(bytes), original) if e.changed() => puts.push(Put {
+                    real: &e.target.real,
+                    shown: e.shown(),
+                    bytes,
+                    like: e.meta.as_ref().or(e.like.as_ref()),
+                    mode: e.mode,
+                    original: original.as_deref(),
+                }),
+                (None, Some(original)) => removes.push(Remove {
+                    path: &e.target.path,
+                    real: &e.target.real,
+                    shown: e.shown(),
+                    original,
+                }),
+                _ => {}
             }
         }
-    }
-
-    fn commit_steps(&self, done: &mut Vec<Done>) -> Result<(), ToolError> {
-        for (idx, e) in self.entries.iter().enumerate() {
-            let Some(bytes) = &e.current else { continue };
-            let real = &e.target.real;
-            if e.current != e.original {
-                let dirs = make_parents(real, e.shown())?;
-                let like = e.meta.as_ref().or(e.like.as_ref());
-                let original = e.original.as_deref();
-                let unchanged = || match original {
-                    Some(o) => has_content(real, o),
-                    None => Ok(std::fs::symlink_metadata(real).is_err()),
-                };
-                let res = write_atomic(real, like, bytes, unchanged).map_err(|err| {
-                    write_failed("patch.changed_on_disk", "patch.io", e.shown(), err)
-                });
-                if let Err(err) = res {
-                    remove_dirs(&dirs);
-                    return Err(err);
-                }
-                done.push(Done::Written { idx, dirs });
-            }
-            if let Some(mode) = e.mode {
-                let old = std::fs::metadata(real)
-                    .map(|m| m.permissions().mode() & 0o7777)
-                    .unwrap_or(0o644);
-                std::fs::set_permissions(real, std::fs::Permissions::from_mode(mode)).map_err(
-                    |err| {
-                        ToolError::new(
-                            "patch.io",
-                            format!("cannot set the mode of `{}`: {err}.", e.shown()),
-                        )
-                    },
-                )?;
-                done.push(Done::Mode { idx, old });
-            }
-        }
-        for (idx, e) in self.entries.iter().enumerate() {
-            let (None, Some(original)) = (&e.current, &e.original) else {
-                continue;
-            };
-            match has_content(&e.target.real, original) {
-                Ok(true) => {}
-                Ok(false) => {
-                    return Err(ToolError::new(
-                        "patch.changed_on_disk",
-                        format!(
-                            "`{}` was changed by someone else while the patch was being applied; it was left as it is.",
-                            e.shown()
-                        ),
-                    ));
-                }
-                Err(err) => {
-                    return Err(ToolError::new(
-                        "patch.io",
-                        format!("cannot read `{}`: {err}.", e.shown()),
-                    ));
-                }
-            }
-            // A symlink is removed itself, never what it points to.
-            std::fs::remove_file(&e.target.path).map_err(|err| {
-                ToolError::new("patch.io", format!("cannot delete `{}`: {err}.", e.shown()))
-            })?;
-            done.push(Done::Removed { idx });
-        }
-        Ok(())
-    }
-
-    /// Undoes steps, last first; returns the paths that could not be restored.
-    fn undo(&self, done: Vec<Done>) -> Vec<String> {
-        let mut failed = Vec::new();
-        for step in done.into_iter().rev() {
-            let (idx, res) = match step {
-                Done::Written { idx, dirs } => {
-                    let e = &self.entries[idx];
-                    let res = match &e.original {
-                        Some(o) => write_atomic(&e.target.real, e.meta.as_ref(), o, || Ok(true))
-                            .map_err(|err| io::Error::other(err.to_string())),
-                        None => std::fs::remove_file(&e.target.real),
-                    };
-                    remove_dirs(&dirs);
-                    (idx, res)
-                }
-                Done::Mode { idx, old } => (
-                    idx,
-                    std::fs::set_permissions(
-                        &self.entries[idx].target.real,
-                        std::fs::Permissions::from_mode(old),
-                    ),
-                ),
-                Done::Removed { idx } => {
-                    let e = &self.entries[idx];
-                    let res = match (&e.link, &e.original) {
-                        (Some(to), _) => std::os::unix::fs::symlink(to, &e.target.path),
-                        (None, Some(o)) => {
-                            write_atomic(&e.target.path, e.meta.as_ref(), o, || Ok(true))
-                                .map_err(|err| io::Error::other(err.to_string()))
-                        }
-                        (None, None) => Ok(()),
-                    };
-                    (idx, res)
-                }
-            };
-            if res.is_err() {
-                failed.push(format!("`{}`", self.entries[idx].shown()));
-            }
-        }
-        failed
+        journal::commit(self.ctx, &puts, &removes)
     }
 }
 
 /// Reads what a path holds, with the checks that need no patch.
-fn load(target: Target) -> Result<Entry, ToolError> {
+fn load(ctx: &Context, target: Target) -> Result<Entry, ToolError> {
     let shown = target.shown.clone();
-    let link = std::fs::symlink_metadata(&target.path)
-        .ok()
-        .filter(|m| m.file_type().is_symlink())
-        .and_then(|_| std::fs::read_link(&target.path).ok());
-    let (kind, meta) = match std::fs::metadata(&target.real) {
+    let (kind, meta) = match ctx.metadata(&target.real) {
         Ok(m) if m.is_file() => (Kind::File, Some(m)),
         Ok(m) if m.is_dir() => (Kind::Dir, Some(m)),
         Ok(m) => (Kind::Other, Some(m)),
@@ -273,12 +164,7 @@ fn load(target: Target) -> Result<Entry, ToolError> {
         {
             (Kind::Missing, None)
         }
-        Err(e) => {
-            return Err(ToolError::new(
-                "patch.io",
-                format!("cannot open `{shown}`: {e}"),
-            ));
-        }
+        Err(e) => return Err(io_failed("patch.io", "open", &shown, e)),
     };
     let mut original = None;
     let mut binary = false;
@@ -294,8 +180,9 @@ fn load(target: Target) -> Result<Entry, ToolError> {
                 ),
             ));
         }
-        let content = std::fs::read(&target.real)
-            .map_err(|e| ToolError::new("patch.io", format!("cannot read `{shown}`: {e}")))?;
+        let content = ctx
+            .read(&target.real)
+            .map_err(|e| io_failed("patch.io", "read", &shown, e))?;
         binary = looks_binary(&content[..content.len().min(BINARY_PROBE)]);
         original = Some(content);
     }
@@ -305,7 +192,6 @@ fn load(target: Target) -> Result<Entry, ToolError> {
         current: original.clone(),
         original,
         meta,
-        link,
         binary,
         mode: None,
         like: None,
@@ -314,38 +200,6 @@ fn load(target: Target) -> Result<Entry, ToolError> {
         notes: Vec::new(),
         hunks: Vec::new(),
     })
-}
-
-/// Creates the missing directories above `path`; returns them, deepest
-/// first, so that an undo can remove them.
-fn make_parents(path: &std::path::Path, shown: &str) -> Result<Vec<PathBuf>, ToolError> {
-    let mut missing = Vec::new();
-    let mut dir = path.parent();
-    while let Some(d) = dir {
-        if d.as_os_str().is_empty() || d.exists() {
-            break;
-        }
-        missing.push(d.to_path_buf());
-        dir = d.parent();
-    }
-    if let Some(top) = missing.first() {
-        std::fs::create_dir_all(top).map_err(|e| {
-            ToolError::new(
-                "patch.io",
-                format!(
-                    "cannot create the directory `{}` for `{shown}`: {e}.",
-                    top.display()
-                ),
-            )
-        })?;
-    }
-    Ok(missing)
-}
-
-fn remove_dirs(dirs: &[PathBuf]) {
-    for d in dirs {
-        let _ = std::fs::remove_dir(d);
-    }
 }
 
 #[cfg(test)]
@@ -372,7 +226,11 @@ mod tests {
         std::fs::write(dir.path().join("b.txt"), "theirs\n").unwrap();
         let err = stage.commit().unwrap_err();
         assert_eq!(err.code, "patch.changed_on_disk");
-        assert!(err.message.contains("restored"), "{}", err.message);
+        assert!(
+            err.message.contains("Nothing was changed"),
+            "{}",
+            err.message
+        );
         assert_eq!(std::fs::read(dir.path().join("a.txt")).unwrap(), b"a\n");
         assert_eq!(
             std::fs::read(dir.path().join("b.txt")).unwrap(),

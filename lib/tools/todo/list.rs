@@ -69,11 +69,14 @@ pub struct ItemSpec {
     /// With `set`, keeps this id for the item; omit it to get the next free id.
     #[serde(default, deserialize_with = "lenient_id")]
     #[schemars(range(min = 1))]
+    #[schemars(description = "")]
     pub id: Option<u32>,
     /// The task, one short imperative sentence ("Add tests for the parser").
+    #[schemars(description = "")]
     pub content: String,
     /// `pending` (the default), `in_progress` or `done`.
     #[serde(default)]
+    #[schemars(description = "")]
     pub status: Option<TodoStatus>,
 }
 

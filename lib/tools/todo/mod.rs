@@ -37,6 +37,7 @@ pub enum TodoAction {
 pub struct TodoArgs {
     /// `list` shows the list; `set` replaces the whole list with `items`; `add` appends `items`; `update` changes item `id` (its `status` and/or `content`); `remove` deletes item `id`.
     #[arg(value_enum, value_name = "ACTION")]
+    #[schemars(description = "")]
     pub action: TodoAction,
     /// For `set` (the whole new list, in order) and `add` (appended): the items, each `{"content": "...", "status": "pending"}`; `status` defaults to `pending`.
     #[arg(
@@ -45,19 +46,23 @@ pub struct TodoArgs {
         help = "For `set` and `add`: one argument per item, its text optionally behind `[x] `, `[~] ` or `[ ] ` to give its status"
     )]
     #[serde(default)]
+    #[schemars(description = "")]
     pub items: Vec<ItemSpec>,
     /// For `update` and `remove`: the item's id, as the list shows it (`#3` is id 3).
     #[arg(long)]
     #[serde(default, deserialize_with = "lenient_id")]
     #[schemars(range(min = 1))]
+    #[schemars(description = "")]
     pub id: Option<u32>,
     /// For `update`: the new status, `pending`, `in_progress` or `done`.
     #[arg(long, value_enum)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub status: Option<TodoStatus>,
     /// For `update`: the item's new text.
     #[arg(long)]
     #[serde(default)]
+    #[schemars(description = "")]
     pub content: Option<String>,
     /// The list's file, used instead of the session's `todo.json` (`$AG_SESSION_DIR/todo.json`); needed when not running in a session.
     #[arg(long, value_name = "FILE")]
@@ -80,6 +85,7 @@ Plan at the start with action=set and items=[{\"content\":\"...\"}, ...] (set re
 Mark progress as you go: action=update with id and status (`in_progress` when you start an item, `done` as soon as it is finished); \
 keep one item in progress at a time. action=add appends items, action=remove deletes one, action=list shows the list. \
 Every call answers with the whole list as a checklist: `[x]` done, `[~]` in progress, `[ ]` pending, each with its id (#3).";
+    const MODEL_DESCRIPTION: &'static str = "Keep this job's task list: set (replace it with items), add (items), update (item id's status or content), remove (item id), list. Mark an item in_progress when you start it, done when finished.";
     const PROCESS_FLAGS: &'static [&'static str] = &["file"];
 
     fn run(ctx: &Context, args: TodoArgs) -> Result<ToolOutput, ToolError> {

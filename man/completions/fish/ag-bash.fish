@@ -5,7 +5,7 @@ complete -c ag-bash -l max-output -d 'Bytes of output kept (default 1048576, fro
 complete -c ag-bash -l shell -d 'The shell that runs the command with `-c` (default `bash`; `sh` for a POSIX shell; `$SHELL` for the user\'s login shell)' -r
 complete -c ag-bash -l job -d 'A background job\'s id: shows its state and the end of its log (or, with `stop`, stops it; `all` stops every running job)' -r
 complete -c ag-bash -l lines -d 'With `job`: how many lines of its log to show (default 50, at most 1000)' -r
-complete -c ag-bash -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused' -r -F
+complete -c ag-bash -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused. Each file is opened from DIR in one step (openat2 RESOLVE_BENEATH, or a walk with O_NOFOLLOW where the kernel lacks it, or when AG_NO_OPENAT2=1), so a symlink swapped mid-call cannot lead outside; symlinks that stay inside DIR work' -r -F
 complete -c ag-bash -l raw -d 'Keep the output exactly as written: ANSI escape sequences (colours) and carriage-return progress lines. By default they are removed'
 complete -c ag-bash -l background -d 'Start the command as a background job (servers, watchers) and return its job id at once; its output goes to a log file. See `job`'
 complete -c ag-bash -l keep -d 'With `background`: let the job outlive the agent session'

@@ -8,7 +8,7 @@ complete -c ag-edit -l planner-base-url -d 'The planner\'s base URL instead of i
 complete -c ag-edit -l edits -d 'Command line only: `edits` as a JSON array' -r
 complete -c ag-edit -l line-edits -d 'Command line only: `line_edits` as a JSON array' -r
 complete -c ag-edit -l lines -d 'Command line only: replace lines START:END (or one line N, or insert before START with START:START-1) with the text of --new' -r
-complete -c ag-edit -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused' -r -F
+complete -c ag-edit -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused. Each file is opened from DIR in one step (openat2 RESOLVE_BENEATH, or a walk with O_NOFOLLOW where the kernel lacks it, or when AG_NO_OPENAT2=1), so a symlink swapped mid-call cannot lead outside; symlinks that stay inside DIR work' -r -F
 complete -c ag-edit -l all -l replace-all -d 'Replace every occurrence of `old_string` instead of requiring exactly one'
 complete -c ag-edit -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
 complete -c ag-edit -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`, the notes inside `output`) instead of the plain output text'

@@ -1,6 +1,6 @@
 complete -c ag-read -l offset -d 'Line number to start reading from (1-indexed). Omit to read from the beginning' -r
 complete -c ag-read -l limit -d 'Maximum number of lines to read (at most 5000). Omit to read up to 5000 lines' -r
-complete -c ag-read -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused' -r -F
+complete -c ag-read -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused. Each file is opened from DIR in one step (openat2 RESOLVE_BENEATH, or a walk with O_NOFOLLOW where the kernel lacks it, or when AG_NO_OPENAT2=1), so a symlink swapped mid-call cannot lead outside; symlinks that stay inside DIR work' -r -F
 complete -c ag-read -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
 complete -c ag-read -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`, the notes inside `output`) instead of the plain output text'
 complete -c ag-read -s h -l help -d 'Print help (see more with \'--help\')'

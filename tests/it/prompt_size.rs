@@ -1,0 +1,85 @@
+//! The size of what every model request carries: ag-loop's system prompt
+//! and tool definitions, measured from the first request the scripted
+//! model server receives, and ag-mcp's tools/list. A guard against growth,
+//! not a timing: pi sends 8,324 characters on the bench's 11-turn task,
+//! and ag's default must stay below that.
+
+use serde_json::{Value, json};
+
+use crate::bin;
+use crate::mcp::Session;
+use crate::model_server::{ModelServer, Turn};
+use crate::util::{Env, run};
+
+/// pi's first request on the bench's 11-turn task (system prompt and tool
+/// definitions), measured once; ag's default must stay below it.
+const PI: usize = 8_324;
+
+/// The budget ag's default first request was brought to, below [`PI`].
+const BUDGET: usize = 7_950;
+const _: () = assert!(BUDGET < PI);
+
+/// Characters of the system prompt and of the tool definitions, as
+/// serialized, in ag-loop's first request. The temporary working directory
+/// in the prompt is counted as a typical project path, so that the figure
+/// does not depend on where the tests run.
+fn first_request(extra: &[&str]) -> (usize, usize, Value) {
+    let env = Env::new();
+    let server = ModelServer::start(vec![Turn::Text("ok")]);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()]);
+    c.args(["--json", "--no-gate", "--no-session"]);
+    c.args(extra).arg("go");
+    run(c, None).ok();
+    let request = server.requests().remove(0);
+    let system = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "system")
+        .map(|m| {
+            let mut text = m["content"].as_str().unwrap().to_string();
+            for dir in [env.path().to_path_buf(), env.path().canonicalize().unwrap()] {
+                text = text.replace(&dir.display().to_string(), "/home/user/project");
+            }
+            text.chars().count()
+        })
+        .unwrap_or(0);
+    let tools = request["tools"].to_string().chars().count();
+    (system, tools, request)
+}
+
+#[test]
+fn the_default_first_request_is_smaller_than_pis() {
+    let (system, tools, request) = first_request(&[]);
+    let total = system + tools;
+    assert_eq!(request["tools"].as_array().unwrap().len(), 12);
+    assert!(system <= 700, "system prompt: {system} characters");
+    assert!(
+        total <= BUDGET,
+        "system prompt {system} + tool definitions {tools} = {total} characters; the budget is {BUDGET} (pi: {PI})"
+    );
+}
+
+#[test]
+fn the_minimal_tool_set_stays_small() {
+    let (system, tools, request) = first_request(&["--tools", "minimal"]);
+    assert_eq!(request["tools"].as_array().unwrap().len(), 4);
+    let total = system + tools;
+    assert!(
+        total <= 3_400,
+        "--tools minimal: {system} + {tools} = {total}"
+    );
+}
+
+#[test]
+fn ag_mcps_tool_list_stays_small() {
+    let env = Env::new();
+    let (mut s, _) = Session::ready(&env, &[]);
+    let list = s.request(2, "tools/list", json!({}));
+    let tools = &list["result"]["tools"];
+    // Its default set leaves out todo and notify, which need ag-loop.
+    assert_eq!(tools.as_array().unwrap().len(), 10, "{list}");
+    let size = tools.to_string().chars().count();
+    assert!(size <= 7_200, "ag-mcp tools/list: {size} characters");
+}
