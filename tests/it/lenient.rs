@@ -110,7 +110,6 @@ const MEANINGFUL: &[(&str, &str, &str)] = &[
     ("patch", "strip", "0"),
     ("grep", "case_sensitive", "false"),
     ("grep", "context", "0"),
-    ("grep", "skip", "0"),
 ];
 
 #[test]
