@@ -15,7 +15,8 @@ use serde_json::json;
 
 use super::globs::PathGlobs;
 use super::walk::{
-    FileVisitor, Filters, Start, WalkErrors, locate, relative, visit_files, walker, widen_hint,
+    FileVisitor, Links, Start, Visibility, WalkErrors, locate, relative, visit_files, walker,
+    widen_hint,
 };
 use crate::tool::{Context, Tool, ToolError, ToolOutput};
 
@@ -67,31 +68,12 @@ pub struct FindArgs {
     #[serde(default)]
     #[schemars(description = "")]
     pub exclude_pattern: Option<String>,
-    /// Also list hidden files and look in hidden directories (names starting with `.`).
-    #[arg(long, visible_alias = "hidden")]
-    #[serde(default)]
-    #[schemars(description = "")]
-    pub include_hidden: bool,
-    /// Also list files that .gitignore, .ignore or git's excludes leave out.
-    #[arg(long, visible_alias = "no-ignore")]
-    #[serde(default)]
-    #[schemars(description = "")]
-    pub include_ignored: bool,
-    /// Follow symbolic links to files and directories.
-    #[arg(long, short = 'L')]
-    #[serde(default)]
-    #[schemars(description = "")]
-    pub follow_symlinks: bool,
-}
-
-impl FindArgs {
-    fn filters(&self) -> Filters {
-        Filters {
-            include_hidden: self.include_hidden,
-            include_ignored: self.include_ignored,
-            follow_symlinks: self.follow_symlinks,
-        }
-    }
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub shown: Visibility,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub links: Links,
 }
 
 /// The `find` tool.
@@ -167,7 +149,7 @@ fn find(ctx: &Context, args: &FindArgs) -> Result<ToolOutput, ToolError> {
         limit: limit as usize,
     };
     let parts = visit_files(
-        walker(ctx, &start.path, args.filters(), exclude).build_parallel(),
+        walker(ctx, &start.path, args.shown, args.links, exclude).build_parallel(),
         || Visitor {
             shared: &shared,
             found: Found::default(),
@@ -232,7 +214,7 @@ fn render(
                 start.shown
             ));
         }
-        notes.extend(widen_hint(args.filters()));
+        notes.extend(widen_hint(args.shown));
     }
     if let Some(note) = found.errors.note() {
         notes.push(format!("[{note}]"));

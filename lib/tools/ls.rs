@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::walk::{Filters, Start, locate};
+use super::walk::{Start, Visibility, locate};
 use crate::tool::{Context, EntryKind, Tool, ToolError, ToolOutput};
 
 /// Levels shown when `depth` is not given.
@@ -50,16 +50,9 @@ pub struct LsArgs {
     #[schemars(range(min = 1, max = 5000))]
     #[schemars(description = "")]
     pub limit: Option<u64>,
-    /// Also show hidden entries (names starting with `.`).
-    #[arg(long, visible_alias = "hidden")]
-    #[serde(default)]
-    #[schemars(description = "")]
-    pub include_hidden: bool,
-    /// Also show entries that .gitignore, .ignore or git's excludes leave out.
-    #[arg(long, visible_alias = "no-ignore")]
-    #[serde(default)]
-    #[schemars(description = "")]
-    pub include_ignored: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub shown: Visibility,
 }
 
 /// The `ls` tool.
@@ -178,12 +171,7 @@ fn ls(ctx: &Context, args: &LsArgs) -> Result<ToolOutput, ToolError> {
     if !start.meta.is_dir() {
         return Ok(single_file(&start));
     }
-    let filters = Filters {
-        include_hidden: args.include_hidden,
-        include_ignored: args.include_ignored,
-        follow_symlinks: false,
-    };
-    let tree = build(ctx, &start, filters, depth as usize, limit as usize);
+    let tree = build(ctx, &start, args.shown, depth as usize, limit as usize);
     Ok(render(ctx, &start, depth, limit, &tree))
 }
 
@@ -204,7 +192,7 @@ fn single_file(start: &Start) -> ToolOutput {
 /// Decides for each entry whether it is shown.
 struct Classifier {
     base: PathBuf,
-    filters: Filters,
+    shown: Visibility,
     /// Ignore rules as ripgrep applies them; `None` when ignored entries are shown.
     matcher: Option<IncrementalIgnore>,
 }
@@ -216,8 +204,8 @@ enum Class {
 }
 
 impl Classifier {
-    fn new(ctx: &Context, base: &Path, filters: Filters) -> Self {
-        let matcher = if filters.include_ignored {
+    fn new(ctx: &Context, base: &Path, shown: Visibility) -> Self {
+        let matcher = if shown.include_ignored {
             None
         } else {
             let mut builder = WalkBuilder::new(base);
@@ -230,7 +218,7 @@ impl Classifier {
         };
         Classifier {
             base: base.to_path_buf(),
-            filters,
+            shown,
             matcher,
         }
     }
@@ -242,7 +230,7 @@ impl Classifier {
                 return Class::Ignored;
             }
         }
-        if !self.filters.include_hidden && name.starts_with('.') {
+        if !self.shown.include_hidden && name.starts_with('.') {
             return Class::Hidden;
         }
         Class::Shown
@@ -311,8 +299,8 @@ fn label(node: &Node) -> String {
 }
 
 /// Lists the tree breadth first, so that the budget reaches every level.
-fn build(ctx: &Context, start: &Start, filters: Filters, depth: usize, limit: usize) -> Tree {
-    let mut classifier = Classifier::new(ctx, &start.path, filters);
+fn build(ctx: &Context, start: &Start, shown: Visibility, depth: usize, limit: usize) -> Tree {
+    let mut classifier = Classifier::new(ctx, &start.path, shown);
     let mut tree = Tree {
         nodes: vec![Node {
             name: start.shown.clone(),

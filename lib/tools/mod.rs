@@ -11,6 +11,7 @@ pub mod git;
 pub mod globs;
 pub mod grep;
 pub mod ls;
+pub(crate) mod matching;
 pub mod notify;
 pub mod patch;
 pub mod read;

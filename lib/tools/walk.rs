@@ -12,9 +12,12 @@ use std::fs::Metadata;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use clap::Args;
 use ignore::{
     DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkParallel, WalkState,
 };
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::json;
 
 use super::globs::PathGlobs;
@@ -97,14 +100,36 @@ impl<V: FileVisitor> Drop for Thread<'_, V> {
     }
 }
 
-/// The switches that widen a walk.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Filters {
-    /// Visit hidden entries (names starting with `.`).
+/// Which entries a listing or search takes besides the default ones: the
+/// switches ag-ls, ag-find and ag-grep share, declared once for their
+/// command lines (`#[command(flatten)]`) and their calls
+/// (`#[serde(flatten)]`). Their names say what they do, so the model is
+/// given no description of them.
+#[derive(Debug, Clone, Copy, Default, Args, Deserialize, JsonSchema)]
+pub struct Visibility {
+    /// Also take hidden files and directories (names starting with `.`).
+    #[arg(long, visible_alias = "hidden")]
+    #[serde(default)]
+    #[schemars(description = "")]
     pub include_hidden: bool,
-    /// Visit entries that ignore files exclude.
+    /// Also take files that .gitignore, .ignore or git's excludes leave out.
+    #[arg(long, visible_alias = "no-ignore")]
+    #[serde(default)]
+    #[schemars(description = "")]
     pub include_ignored: bool,
-    /// Follow symbolic links (into directories too).
+}
+
+/// Whether a walk follows symbolic links (ag-find, ag-grep; ag-ls has no
+/// such switch: its tree shows a link as a link). A struct of its own
+/// beside [`Visibility`] rather than one wrapping it: serde does not see
+/// the fields of a flattened struct nested in another one, and the
+/// arguments' `deny_unknown_fields` would refuse them.
+#[derive(Debug, Clone, Copy, Default, Args, Deserialize, JsonSchema)]
+pub struct Links {
+    /// Follow symbolic links to files and directories.
+    #[arg(long, short = 'L')]
+    #[serde(default)]
+    #[schemars(description = "")]
     pub follow_symlinks: bool,
 }
 
@@ -166,29 +191,30 @@ fn shown_start(ctx: &Context, path: &Path) -> String {
     }
 }
 
-/// A walker over `start` with the ignore rules of `filters`. Entries that
+/// A walker over `start` that takes what `shown` and `links` ask for. Entries that
 /// `exclude` matches (relative to `start`) are skipped, directories with
 /// everything in them. When symlinks are followed under `--root`, links
 /// that lead outside the root are skipped.
 pub fn walker(
     ctx: &Context,
     start: &Path,
-    filters: Filters,
+    shown: Visibility,
+    links: Links,
     exclude: Option<Arc<PathGlobs>>,
 ) -> WalkBuilder {
     let mut builder = WalkBuilder::new(start);
-    let obey = !filters.include_ignored;
+    let obey = !shown.include_ignored;
     builder
-        .hidden(!filters.include_hidden)
+        .hidden(!shown.include_hidden)
         .ignore(obey)
         .git_ignore(obey)
         .git_global(obey)
         .git_exclude(obey)
         .require_git(in_git_repository(start))
         .parents(obey)
-        .follow_links(filters.follow_symlinks)
+        .follow_links(links.follow_symlinks)
         .current_dir(ctx.cwd.clone());
-    let confine = if filters.follow_symlinks {
+    let confine = if links.follow_symlinks {
         ctx.root.clone()
     } else {
         None
@@ -243,8 +269,8 @@ pub fn relative<'a>(path: &'a Path, start: &Path) -> &'a Path {
 }
 
 /// A note for an empty result: which rules may have hidden what was wanted.
-pub fn widen_hint(filters: Filters) -> Option<String> {
-    match (filters.include_ignored, filters.include_hidden) {
+pub fn widen_hint(shown: Visibility) -> Option<String> {
+    match (shown.include_ignored, shown.include_hidden) {
         (true, true) => None,
         (false, false) => Some(
             "Files excluded by .gitignore or .ignore and hidden files were skipped; set include_ignored=true or include_hidden=true to look there too.".into(),
@@ -313,5 +339,35 @@ impl WalkErrors {
                 ""
             }
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::super::{find::FindArgs, grep::GrepArgs, ls::LsArgs};
+
+    fn parse<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, serde_json::Error> {
+        serde_json::from_value(v)
+    }
+
+    #[test]
+    fn shared_switches_are_read_and_strangers_still_refused() {
+        let all = json!({"include_hidden": true, "include_ignored": true, "follow_symlinks": true});
+        let mut grep = all.clone();
+        grep["query"] = json!("x");
+        let g: GrepArgs = parse(grep).unwrap();
+        assert!(g.shown.include_hidden && g.shown.include_ignored && g.links.follow_symlinks);
+        let mut find = all.clone();
+        find["pattern"] = json!("*");
+        let f: FindArgs = parse(find.clone()).unwrap();
+        assert!(f.shown.include_hidden && f.shown.include_ignored && f.links.follow_symlinks);
+        let l: LsArgs = parse(json!({"include_ignored": true})).unwrap();
+        assert!(l.shown.include_ignored && !l.shown.include_hidden);
+        // ag-ls never follows links; a typo is no switch.
+        assert!(parse::<LsArgs>(all).is_err());
+        find["include_hiden"] = json!(true);
+        assert!(parse::<FindArgs>(find).is_err());
     }
 }

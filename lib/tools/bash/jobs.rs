@@ -13,21 +13,17 @@
 //! can run at exit).
 
 use std::fs::{self, File};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::record::{JobRecord, JobState, LOG, now_ms};
 use super::{GRACE, render, supervisor};
 use crate::proc::{self, Signal};
 use crate::tool::{ToolError, ToolOutput};
 
-/// The record file in a job's directory.
-pub const RECORD: &str = "job.json";
-/// The log file in a job's directory.
-pub const LOG: &str = "output.log";
 /// Lines of the log shown when none are asked for, and the most shown.
 const DEFAULT_LINES: u64 = 50;
 const MAX_LINES: u64 = 1000;
@@ -37,110 +33,6 @@ const TAIL_WINDOW: u64 = 256 * 1024;
 const START_WAIT: Duration = Duration::from_secs(10);
 /// Ended jobs older than this are removed when a new job starts.
 const PRUNE_AFTER_MS: i64 = 24 * 3600 * 1000;
-
-/// Where a job is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum JobState {
-    /// The supervisor has not started the command yet.
-    Starting,
-    /// The command runs.
-    Running,
-    /// The command ended by itself.
-    Exited,
-    /// It was stopped (on request, or because the session ended).
-    Stopped,
-    /// The command could not be started.
-    Failed,
-}
-
-impl JobState {
-    fn ended(self) -> bool {
-        matches!(
-            self,
-            JobState::Exited | JobState::Stopped | JobState::Failed
-        )
-    }
-}
-
-/// What `job.json` holds.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct JobRecord {
-    /// The job id.
-    pub id: String,
-    /// The command as given.
-    pub command: String,
-    /// Where it runs (absolute).
-    pub cwd: PathBuf,
-    /// The shell that runs it with `-c`.
-    pub shell: String,
-    /// When it was started (RFC 3339).
-    pub started: String,
-    /// The same in milliseconds since the epoch.
-    pub started_ms: i64,
-    /// The session process whose end stops the job, if any.
-    pub owner_pid: Option<u32>,
-    /// The job outlives the session.
-    pub keep: bool,
-    /// Where it is in its life.
-    pub state: JobState,
-    /// The supervisor's pid (a session leader).
-    #[serde(default)]
-    pub supervisor_pid: Option<u32>,
-    /// The command's pid, also its process group id.
-    #[serde(default)]
-    pub pid: Option<u32>,
-    /// The command's exit code once ended (124/128+N conventions).
-    #[serde(default)]
-    pub exit_code: Option<i32>,
-    /// The signal that killed it, if one did.
-    #[serde(default)]
-    pub signal: Option<String>,
-    /// When it ended, in milliseconds since the epoch.
-    #[serde(default)]
-    pub ended_ms: Option<i64>,
-    /// Why it was stopped or failed.
-    #[serde(default)]
-    pub reason: Option<String>,
-}
-
-impl JobRecord {
-    /// Reads a job's record.
-    pub fn load(dir: &Path) -> io::Result<JobRecord> {
-        let text = fs::read(dir.join(RECORD))?;
-        serde_json::from_slice(&text).map_err(io::Error::other)
-    }
-
-    /// Replaces a job's record atomically.
-    pub fn save(&self, dir: &Path) -> io::Result<()> {
-        let tmp = dir.join(format!(".{RECORD}.{}.tmp", std::process::id()));
-        let mut bytes = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
-        bytes.push(b'\n');
-        fs::write(&tmp, bytes)?;
-        fs::rename(&tmp, dir.join(RECORD))
-    }
-
-    /// The state, with a running job whose supervisor has vanished (killed
-    /// with SIGKILL, machine restarted) shown as stopped.
-    fn current(mut self, dir: &Path) -> JobRecord {
-        if matches!(self.state, JobState::Running | JobState::Starting)
-            && !self.supervisor_pid.is_some_and(proc::process_alive)
-        {
-            // The command may still run without its supervisor.
-            let alive = self.pid.is_some_and(proc::foreign_group_alive);
-            if !alive {
-                self.state = JobState::Stopped;
-                self.reason = Some("its supervisor ended unexpectedly".into());
-                let _ = self.save(dir);
-            }
-        }
-        self
-    }
-}
-
-pub(super) fn now_ms() -> i64 {
-    jiff::Timestamp::now().as_millisecond()
-}
 
 /// The directory holding the jobs.
 pub fn jobs_dir() -> Result<PathBuf, ToolError> {
@@ -621,15 +513,6 @@ fn job_details(r: &JobRecord, dir: &Path) -> serde_json::Value {
         d["reason"] = json!(why);
     }
     d
-}
-
-/// Writes the marker line that says a log was cut (used by the supervisor).
-pub(super) fn mark_log_cut(log: &mut File, cut: u64) -> io::Result<()> {
-    writeln!(
-        log,
-        "[ag-bash: the log reached {} and was emptied; older output is gone]",
-        super::human_bytes(cut)
-    )
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! and the text the model reads.
 
 pub mod jobs;
+mod record;
 mod render;
 mod supervisor;
 

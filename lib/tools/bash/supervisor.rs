@@ -5,7 +5,8 @@
 //! SIGTERM or when the agent session's process is gone, and keeps the log
 //! from filling the disk.
 
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::GRACE;
-use super::jobs::{JobRecord, JobState, LOG, mark_log_cut, now_ms};
+use super::record::{JobRecord, JobState, LOG, now_ms};
 use crate::proc::{self, Cancel, CancelReason, Output, Stop};
 
 /// The variable that turns ag-bash into a job supervisor.
@@ -167,4 +168,13 @@ fn watch(
             let _ = mark_log_cut(&mut f, meta.len());
         }
     }
+}
+
+/// Writes the marker line that says a log was emptied.
+pub(super) fn mark_log_cut(log: &mut File, cut: u64) -> io::Result<()> {
+    writeln!(
+        log,
+        "[ag-bash: the log reached {} and was emptied; older output is gone]",
+        super::human_bytes(cut)
+    )
 }

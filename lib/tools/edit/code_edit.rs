@@ -5,12 +5,12 @@
 
 use serde_json::{Value, json};
 
-use super::lines::LineEdit;
 use super::planner::{self, Planner};
-use super::seek::Fuzz;
 use super::sketch;
 use crate::tool::ToolError;
 use crate::tools::fileops::plural;
+use crate::tools::matching::lines::LineEdit;
+use crate::tools::matching::seek::Fuzz;
 
 /// A sketch turned into line edits.
 #[derive(Debug, Clone)]

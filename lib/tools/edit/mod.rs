@@ -8,17 +8,10 @@
 //! meanwhile, keeping its line endings, BOM, final newline, permissions and
 //! symlinks.
 
-// Shared with ag-patch, which places hunks and reports them the same way.
-pub(crate) mod closest;
 mod code_edit;
-pub(crate) mod diff;
-pub(crate) mod lines;
 mod planner;
 mod replace;
-pub(crate) mod seek;
 mod sketch;
-pub(crate) mod text;
-mod tolerant;
 
 use std::fs::Metadata;
 use std::io;
@@ -28,12 +21,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-pub use lines::LineEdit;
+pub use super::matching::lines::LineEdit;
 
 use super::fileops::{
     Target, check_hash, check_writable, hard_link_note, io_failed, not_found, plural,
     resolve_target, write_failed,
 };
+use super::matching::{closest, diff, lines, text};
 use crate::fsutil::{BINARY_PROBE, content_hash, looks_binary};
 use crate::tool::{Context, Tool, ToolError, ToolOutput};
 use replace::{Miss, Replacement, Tolerance};

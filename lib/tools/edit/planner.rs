@@ -18,7 +18,6 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::lines::LineEdit;
 use super::sketch::is_marker;
 use crate::proc::{self, Cancel, CaptureLimit, Input, Output, TerminationGuard};
 use crate::protocol::{
@@ -26,6 +25,7 @@ use crate::protocol::{
     UserContent,
 };
 use crate::tool::find_tool_binary;
+use crate::tools::matching::lines::LineEdit;
 
 /// Lines of a file shown to the planner at most.
 const MAX_LINES: usize = 20_000;

@@ -6,8 +6,10 @@ use std::borrow::Cow;
 
 use memchr::memmem;
 
-use super::text::{CRLF, LF, bom_len, crlf_to_lf, eol_near, has_crlf, lines_of, with_eol};
-use super::tolerant::{self, Level};
+use crate::tools::matching::text::{
+    CRLF, LF, bom_len, crlf_to_lf, eol_near, has_crlf, lines_of, with_eol,
+};
+use crate::tools::matching::tolerant::{self, Level};
 
 /// Lines of an ambiguous match listed in the error.
 const MAX_LISTED: usize = 20;

@@ -22,8 +22,8 @@
 
 use std::collections::HashSet;
 
-use super::lines::LineEdit;
-use super::seek::{FileLines, Fuzz, indent_pairs, reindent};
+use crate::tools::matching::lines::LineEdit;
+use crate::tools::matching::seek::{FileLines, Fuzz, indent_pairs, reindent};
 
 /// Anchor candidates looked at for one end of a segment.
 const MAX_CANDIDATES: usize = 2000;
@@ -531,7 +531,7 @@ fn resembled(file: &FileLines, seg: &[&str]) -> Option<String> {
     let mut best: Option<(f64, usize, &str)> = None;
     for own in ends.iter().filter(|l| l.trim().len() >= 4) {
         for (i, l) in file.lines.iter().enumerate() {
-            let s = super::closest::similarity(own, l);
+            let s = crate::tools::matching::closest::similarity(own, l);
             if s >= RESEMBLES && best.is_none_or(|(b, _, _)| s > b) {
                 best = Some((s, i, own));
             }
@@ -572,10 +572,10 @@ mod tests {
 
     fn apply(file: &str, sketch: &str) -> Result<String, String> {
         let p = place(file.as_bytes(), sketch)?;
-        Ok(
-            String::from_utf8(super::super::lines::apply(file.as_bytes(), &p.edits).unwrap())
-                .unwrap(),
+        Ok(String::from_utf8(
+            crate::tools::matching::lines::apply(file.as_bytes(), &p.edits).unwrap(),
         )
+        .unwrap())
     }
 
     #[test]

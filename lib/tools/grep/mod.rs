@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::globs::PathGlobs;
-use super::walk::{Filters, locate, walker};
+use super::walk::{Links, Visibility, locate, walker};
 use crate::tool::{Context, Tool, ToolError, ToolOutput};
 
 pub use sink::MAX_LINE_CHARS;
@@ -87,31 +87,12 @@ pub struct GrepArgs {
     #[schemars(range(min = 1, max = 20000))]
     #[schemars(description = "For the next page.")]
     pub skip: Option<u64>,
-    /// Also search hidden files and directories (names starting with `.`).
-    #[arg(long, visible_alias = "hidden")]
-    #[serde(default)]
-    #[schemars(description = "")]
-    pub include_hidden: bool,
-    /// Also search files that .gitignore, .ignore or git's excludes leave out.
-    #[arg(long, visible_alias = "no-ignore")]
-    #[serde(default)]
-    #[schemars(description = "")]
-    pub include_ignored: bool,
-    /// Follow symbolic links to files and directories.
-    #[arg(long, short = 'L')]
-    #[serde(default)]
-    #[schemars(description = "")]
-    pub follow_symlinks: bool,
-}
-
-impl GrepArgs {
-    fn filters(&self) -> Filters {
-        Filters {
-            include_hidden: self.include_hidden,
-            include_ignored: self.include_ignored,
-            follow_symlinks: self.follow_symlinks,
-        }
-    }
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub shown: Visibility,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub links: Links,
 }
 
 /// The `grep` tool.
@@ -197,7 +178,8 @@ fn grep(ctx: &Context, args: &GrepArgs) -> Result<ToolOutput, ToolError> {
         cap: (skip + cap) as usize,
         context: context as usize,
     };
-    let found = shared.search(walker(ctx, &start.path, args.filters(), exclude).build_parallel());
+    let found =
+        shared.search(walker(ctx, &start.path, args.shown, args.links, exclude).build_parallel());
     let page = render::Page {
         skip: skip as usize,
         cap: cap as usize,

@@ -248,6 +248,6 @@ fn no_match_notes(args: &GrepArgs, start: &Start, found: &Found) -> Vec<String> 
             }
         ));
     }
-    notes.extend(widen_hint(args.filters()));
+    notes.extend(widen_hint(args.shown));
     notes
 }

@@ -10,10 +10,10 @@ use super::model::{Change, Format, Hunk, Op, Patch};
 use super::place::{self, Miss};
 use super::stage::{Kind, Stage};
 use crate::tool::ToolError;
-use crate::tools::edit::seek::{FileLines, Fuzz};
-use crate::tools::edit::text::{CRLF, LF, eol_near, visible};
-use crate::tools::edit::{closest, lines};
 use crate::tools::fileops::{check_writable, not_found};
+use crate::tools::matching::seek::{FileLines, Fuzz};
+use crate::tools::matching::text::{CRLF, LF, eol_near, visible};
+use crate::tools::matching::{closest, lines};
 
 /// Hunk lines shown in an error at most.
 const MAX_SHOWN: usize = 15;
@@ -166,7 +166,7 @@ fn delete(stage: &mut Stage, idx: usize, hunks: &[Hunk]) -> Result<(), ToolError
                 format!(
                     "`{}` holds more than the diff deletes ({} lines would remain), so it was not deleted. {NOTHING}\nhint: read the file and diff its whole content, or delete it with `*** Delete File:`.",
                     e.shown(),
-                    crate::tools::edit::text::count_lines(&left)
+                    crate::tools::matching::text::count_lines(&left)
                 ),
             ));
         }

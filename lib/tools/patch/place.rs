@@ -16,8 +16,8 @@
 //! loosely.
 
 use super::model::{Hunk, Op};
-use crate::tools::edit::lines::LineEdit;
-use crate::tools::edit::seek::{FileLines, Fuzz, indent_pairs, reindent};
+use crate::tools::matching::lines::LineEdit;
+use crate::tools::matching::seek::{FileLines, Fuzz, indent_pairs, reindent};
 
 /// Matches looked at for one hunk; more is too repetitive to place.
 const MAX_CANDIDATES: usize = 50;
@@ -333,10 +333,10 @@ mod tests {
         let file = FileLines::new(text.as_bytes());
         let placed = place(&file, hunks)?;
         let edits = edits(&file, &placed);
-        Ok(
-            String::from_utf8(crate::tools::edit::lines::apply(text.as_bytes(), &edits).unwrap())
-                .unwrap(),
+        Ok(String::from_utf8(
+            crate::tools::matching::lines::apply(text.as_bytes(), &edits).unwrap(),
         )
+        .unwrap())
     }
 
     #[test]

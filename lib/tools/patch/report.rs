@@ -8,9 +8,9 @@ use super::model::Format;
 use super::stage::{Entry, Stage};
 use crate::fsutil::content_hash;
 use crate::tool::ToolOutput;
-use crate::tools::edit::diff;
-use crate::tools::edit::seek::Fuzz;
 use crate::tools::fileops::plural;
+use crate::tools::matching::diff;
+use crate::tools::matching::seek::Fuzz;
 
 /// Combined diff text kept in details; each file's is capped too.
 const MAX_DIFF_BYTES: usize = 128 * 1024;

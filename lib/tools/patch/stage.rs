@@ -12,8 +12,8 @@ use super::journal::{self, Put, Remove};
 use crate::fsutil::{BINARY_PROBE, looks_binary};
 use crate::tool::{Context, ToolError};
 use crate::tools::edit::MAX_FILE_BYTES;
-use crate::tools::edit::seek::Fuzz;
 use crate::tools::fileops::{Target, io_failed, resolve_target};
+use crate::tools::matching::seek::Fuzz;
 
 /// What a path held when the patch first named it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
