@@ -171,43 +171,7 @@ impl LoopConfig {
             ),
             _ => None,
         };
-        let (tools, tools_explicit) = match args
-            .tools
-            .as_ref()
-            .or(ident.and_then(|i| i.tools.as_ref()))
-            .or(config.tools.as_ref())
-        {
-            Some(list) => (expand(list), true),
-            None => (DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(), false),
-        };
-        let gates = if args.no_gate {
-            GateChoice::Off
-        } else {
-            let programs = added(&config.gate, &args.gates);
-            if programs.is_empty() {
-                GateChoice::Default
-            } else {
-                GateChoice::Programs(programs)
-            }
-        };
-        let session = if args.no_session {
-            SessionChoice::Off
-        } else if let Some(id) = &args.session {
-            SessionChoice::Resume(id.clone())
-        } else if args.continue_ {
-            SessionChoice::Latest
-        } else {
-            SessionChoice::New
-        };
-        let output = if args.json {
-            OutputMode::Json
-        } else if args.quiet {
-            OutputMode::Quiet
-        } else if args.pretty || env.stdout_tty {
-            OutputMode::Pretty
-        } else {
-            OutputMode::Json
-        };
+        let (tools, tools_explicit) = tools(args, config, ident);
         Ok(LoopConfig {
             model,
             reasoning,
@@ -223,7 +187,7 @@ impl LoopConfig {
             tools_explicit,
             extra_tools: added(&config.tool, &args.extra_tools),
             mcp: added(&config.mcp, &args.mcp),
-            gates,
+            gates: gates(args, config),
             after: added(&config.after, &args.after),
             gate_timeout: Duration::from_secs_f64(args.gate_timeout.clamp(0.1, 3600.0)),
             pass_env: added(&args.pass_env, &config.pass_env),
@@ -237,8 +201,8 @@ impl LoopConfig {
                 .clone()
                 .or_else(|| ident.map(|i| i.prompt.clone())),
             append_system_prompt: args.append_system_prompt.clone(),
-            session,
-            output,
+            session: session(args),
+            output: output(args, env),
             color: env.stdout_tty && !env.no_color,
             // With prompts from the arguments nothing else reads the terminal.
             interactive: env.interactive && !args.prompts.is_empty(),
@@ -247,6 +211,59 @@ impl LoopConfig {
             sequential: args.sequential,
             compact: args.compact,
         })
+    }
+}
+
+/// The ag tools: the flag's, else the identity's, else the config's (each
+/// explicit), else every ag tool there is.
+fn tools(args: &Args, config: &Config, ident: Option<&Identity>) -> (Vec<String>, bool) {
+    match args
+        .tools
+        .as_ref()
+        .or(ident.and_then(|i| i.tools.as_ref()))
+        .or(config.tools.as_ref())
+    {
+        Some(list) => (expand(list), true),
+        None => (DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(), false),
+    }
+}
+
+/// `--no-gate` turns off even the config's gates; with none named, ag-gate's
+/// policy decides.
+fn gates(args: &Args, config: &Config) -> GateChoice {
+    if args.no_gate {
+        return GateChoice::Off;
+    }
+    let programs = added(&config.gate, &args.gates);
+    if programs.is_empty() {
+        GateChoice::Default
+    } else {
+        GateChoice::Programs(programs)
+    }
+}
+
+fn session(args: &Args) -> SessionChoice {
+    if args.no_session {
+        SessionChoice::Off
+    } else if let Some(id) = &args.session {
+        SessionChoice::Resume(id.clone())
+    } else if args.continue_ {
+        SessionChoice::Latest
+    } else {
+        SessionChoice::New
+    }
+}
+
+/// JSONL unless asked otherwise or stdout is a terminal.
+fn output(args: &Args, env: &Env) -> OutputMode {
+    if args.json {
+        OutputMode::Json
+    } else if args.quiet {
+        OutputMode::Quiet
+    } else if args.pretty || env.stdout_tty {
+        OutputMode::Pretty
+    } else {
+        OutputMode::Json
     }
 }
 
