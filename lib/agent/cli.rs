@@ -1,9 +1,14 @@
 //! `ag-loop`: the command line over the agent loop. Prompts come from the
 //! arguments or, one per line, from stdin (with `steer`, `interrupt` and
 //! `approval` commands); events go to stdout and the session file.
+//!
+//! `run` reads top to bottom: set up (the working directory, the config
+//! file, the identity, what they resolve to, the model client, the tools,
+//! the session, the gates), then drive the agent through the prompts. Any
+//! set-up failure is one [`SetupError`], reported before the first event
+//! with exit status 2.
 
-use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -12,178 +17,25 @@ use serde_json::json;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
-use super::compact::CompactMode;
+pub use super::args::Args;
+use super::config;
 use super::control::Control;
-use super::emit::{Emitter, OutputMode};
-use super::gates::Gate;
-use super::identity::{self, Identity};
+use super::emit::Emitter;
+use super::error::SetupError;
+use super::gates::{Gate, Gates};
+use super::identity;
 use super::model::ModelClient;
 use super::prompt::system_prompt;
 use super::runner::{Agent, AgentSettings};
-use super::toolset::{DEFAULT_TOOLS, ToolSet, expand};
+use super::setup::{Env, GateChoice, LoopConfig, SessionChoice};
+use super::toolset::ToolSet;
 use crate::cli::{ExitStatus, error_line, warn};
-use crate::llm::cli::ReasoningArg;
 use crate::llm::keys::{Redactor, key_env_names};
 use crate::llm::{Llm, LlmOptions, ModelTable};
-use crate::protocol::{AgentCommand, AgentEvent, Message, Outcome, Reasoning, UserContent};
+use crate::protocol::{AgentCommand, AgentEvent, Message, Outcome, UserContent};
 use crate::session::{Store, Writer, messages as session_messages};
 
 const BIN: &str = "ag-loop";
-
-/// The agent loop: prompts in, events out, tools run as subprocesses.
-///
-/// Each prompt runs turns of a streamed model call and the tool calls it asks
-/// for, until the model answers without tools. Prompts come from the
-/// arguments, or from stdin one per line: a plain text line is a prompt, or a
-/// JSON command: {"type":"prompt","content":...}, {"type":"steer","content":...}
-/// (delivered after the running tool calls), {"type":"interrupt"}; a line
-/// that is not valid UTF-8 or not a command is skipped with an error event.
-/// Events go to stdout as JSONL (readably on a terminal or with --pretty) and
-/// to the session file under $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
-#[derive(Debug, Parser)]
-#[command(
-    name = "ag-loop",
-    version,
-    after_help = "Exit status: 0 the agent finished every prompt, 1 a model error or a limit stopped it, \
-2 usage or set-up error, 130 interrupted.\n\nSIGINT or {\"type\":\"interrupt\"} stops the model and the running \
-tools; a second SIGINT quits.\n\nShould ag-loop be killed outright (SIGKILL, the OOM killer, a CI job's time \
-limit), a watchdog process it started with its first child (ag-watchdog in ps) ends everything it started (tool \
-calls, gates, after-hooks, --llm-cmd, MCP servers, and their children): SIGTERM, then SIGKILL 2 s later. It finds \
-them by the variable AG_WATCHDOG, which they inherit.\n\nEach tool call's child gets AG_OUTPUT_BUDGET=60000, the \
-characters of a result that enter the conversation: ag-read, ag-bash and ag-grep fit their default output in it, whole \
-lines, and say how to get the rest (the next offset, the file with the full output, the next page with skip). Longer \
-results (from tools that ignore it) are cut to 60,000 characters, head and tail kept. No tool call, gate, after-hook \
-or MCP server inherits a provider key variable (see --pass-env)."
-)]
-pub struct Args {
-    /// Prompts to run in order (default: read prompts from stdin).
-    pub prompts: Vec<String>,
-    /// The model as provider/model (default: the --agent identity's, $AG_MODEL,
-    /// the config file's, else anthropic/claude-sonnet-4-5).
-    #[arg(short, long, value_name = "MODEL")]
-    pub model: Option<String>,
-    /// The API key (default: the provider's usual environment variable).
-    #[arg(long, value_name = "KEY")]
-    pub api_key: Option<String>,
-    /// The provider's base URL.
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// Reasoning effort for models that think.
-    #[arg(long, value_enum)]
-    pub reasoning: Option<ReasoningArg>,
-    /// Give up on a model response that sends nothing for SECONDS, and retry it (default: the
-    /// provider's `idle_timeout` in models.json, else the config file's, else 300; 0 waits
-    /// forever).
-    #[arg(long, value_name = "SECONDS", value_parser = crate::llm::cli::parse_seconds)]
-    pub idle_timeout: Option<std::time::Duration>,
-    /// Output token limit per model call (default: the model's `max_output` from the model
-    /// table or models.json).
-    #[arg(long, value_name = "N")]
-    pub max_tokens: Option<u64>,
-    /// Model calls per prompt before the agent stops (default 100).
-    #[arg(long, value_name = "N")]
-    pub max_turns: Option<u32>,
-    /// Stop a prompt's run once N tool calls in a row have failed, of any kind
-    /// (default 8; 0 for no limit). The model is warned from half of N on.
-    /// Apart from that, a call that fails the same way (same tool, arguments
-    /// and error) is pointed out from its second failure and stops the run at
-    /// its fifth, however many turns and successful calls lie in between. The
-    /// run stops after the turn's results, with the outcome repeated_failure.
-    #[arg(long, value_name = "N")]
-    pub max_failed_calls: Option<u32>,
-    /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
-    /// mcp, gate, after, tool, max_turns, max_failed_calls, pass_env; flags win, lists are added to).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Stop a prompt once it has cost this many US dollars.
-    #[arg(long, value_name = "USD")]
-    pub max_cost: Option<f64>,
-    /// The working directory of the agent and its tools.
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-    /// The tools to offer: a set (full, minimal, readonly, chat) or ag tool names,
-    /// comma-separated (default: full, the ag tools that are installed).
-    #[arg(
-        long,
-        visible_alias = "toolset",
-        value_delimiter = ',',
-        value_name = "SET|NAMES"
-    )]
-    pub tools: Option<Vec<String>>,
-    /// Add any executable that answers --schema and the tool call protocol
-    /// (repeatable). CMD is a shell command line, quoted as in a shell
-    /// (`my-tool --flag "a b"`), run by `sh -c` in the agent's directory.
-    #[arg(long = "tool", value_name = "CMD")]
-    pub extra_tools: Vec<String>,
-    /// Near the context window, summarise the older turns with a model call
-    /// (auto), or just drop them and leave a marker (never).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub compact: CompactMode,
-    /// A gate: a program that sees each tool call first (one JSON object on
-    /// stdin) and allows, denies, asks a person or rewrites it (repeatable, in
-    /// order; default: ag-gate's policy, applied in-process with the rules of
-    /// $AG_HOME/gate.toml, the same decisions as running `ag-gate`).
-    #[arg(long = "gate", value_name = "CMD")]
-    pub gates: Vec<String>,
-    /// Run tool calls without any gate, not even ag-gate.
-    #[arg(long, conflicts_with = "gates")]
-    pub no_gate: bool,
-    /// A program that sees each tool result and may annotate it (repeatable).
-    #[arg(long = "after", value_name = "CMD")]
-    pub after: Vec<String>,
-    /// Seconds a gate or after-hook may take before it counts as a denial.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
-    pub gate_timeout: f64,
-    /// Offer the tools of an MCP server: `'CMD ARGS'` started over stdio, or a
-    /// streamable-HTTP URL (repeatable). Clashing names become `server__tool`.
-    #[arg(long = "mcp", value_name = "CMD|URL")]
-    pub mcp: Vec<String>,
-    /// Run a message's tool calls one after another instead of in parallel.
-    #[arg(long)]
-    pub sequential: bool,
-    /// Hand each model request to CMD (run with sh -c), which must speak ag-llm's protocol.
-    #[arg(long, value_name = "CMD")]
-    pub llm_cmd: Option<String>,
-    /// Let tools, gates, after-hooks and MCP servers inherit the provider key
-    /// variable NAME (repeatable; also `pass_env` in the config file). By
-    /// default none of the key variables ag knows (the built-in providers'
-    /// *_API_KEY names and every `api_key_env` of models.json) reaches them.
-    #[arg(long = "pass-env", value_name = "NAME")]
-    pub pass_env: Vec<String>,
-    /// Resume the latest session of the working directory.
-    #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "no_session"])]
-    pub continue_: bool,
-    /// Resume the session with this id (or unique prefix).
-    #[arg(long, value_name = "ID", conflicts_with = "no_session")]
-    pub session: Option<String>,
-    /// Keep no session file.
-    #[arg(long)]
-    pub no_session: bool,
-    /// Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then
-    /// `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning and tools,
-    /// its body the system prompt; flags given here still win.
-    #[arg(long, value_name = "NAME")]
-    pub agent: Option<String>,
-    /// List the agent identities that --agent can load, and exit.
-    #[arg(long)]
-    pub list_agents: bool,
-    /// Replace the built-in system prompt.
-    #[arg(long, value_name = "TEXT")]
-    pub system_prompt: Option<String>,
-    /// Add to the system prompt.
-    #[arg(long, value_name = "TEXT")]
-    pub append_system_prompt: Option<String>,
-    /// Print events as JSONL even on a terminal.
-    #[arg(long, conflicts_with_all = ["quiet", "pretty"])]
-    pub json: bool,
-    /// Print the readable view (streamed text, tool calls in short, usage)
-    /// even when stdout is a pipe or a file; colour only on a terminal.
-    #[arg(long, conflicts_with = "quiet")]
-    pub pretty: bool,
-    /// Print only the final answer (for `$(ag-loop --quiet ...)`).
-    #[arg(short, long)]
-    pub quiet: bool,
-}
 
 /// Runs `ag-loop`.
 pub fn main() -> ExitCode {
@@ -208,166 +60,175 @@ pub fn main() -> ExitCode {
     code
 }
 
-fn setup_error(msg: &str) -> ExitCode {
-    error_line(BIN, msg, None);
-    ExitStatus::Input.code()
+async fn run(args: Args) -> ExitCode {
+    let agent = match set_up(&args).await {
+        Ok(Some(agent)) => agent,
+        // --list-agents: listed, nothing to run.
+        Ok(None) => return ExitStatus::Success.code(),
+        Err(e) => {
+            error_line(BIN, &e.to_string(), None);
+            return ExitStatus::Input.code();
+        }
+    };
+    drive(agent, &args.prompts).await.code()
 }
 
-async fn run(mut args: Args) -> ExitCode {
-    let here = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => return setup_error(&format!("cannot read the working directory: {e}")),
-    };
-    let cwd = match &args.cwd {
-        Some(c) => match here.join(c).canonicalize() {
-            Ok(d) if d.is_dir() => d,
-            _ => return setup_error(&format!("--cwd `{}` is not a directory", c.display())),
-        },
-        None => here,
-    };
-    let config = match super::config::load(args.config.as_deref()) {
-        Ok(c) => c,
-        Err(e) => return setup_error(&e),
-    };
-    let max_turns = args.max_turns.or(config.max_turns).unwrap_or(100);
-    args.mcp.splice(0..0, config.mcp.iter().cloned());
-    args.extra_tools.splice(0..0, config.tool.iter().cloned());
-    args.after.splice(0..0, config.after.iter().cloned());
-    if !args.no_gate {
-        args.gates.splice(0..0, config.gate.iter().cloned());
-    }
+/// Everything before the first event: the agent, ready for prompts, or
+/// `None` when the flags asked for something else (`--list-agents`).
+async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
+    let cwd = working_dir(args.cwd.as_deref())?;
+    let config = config::load(args.config.as_deref())?;
     if args.list_agents {
-        let mut text = String::new();
-        for id in identity::list(&cwd) {
-            text.push_str(&format!(
-                "{}\t{}\t{}\n",
-                id.name,
-                id.role.as_deref().unwrap_or(""),
-                id.path.display()
-            ));
-        }
-        let _ = crate::cli::Stdout::new().write_all_flush(text.as_bytes());
-        return ExitStatus::Success.code();
+        list_agents(&cwd);
+        return Ok(None);
     }
-    let ident: Option<Identity> = match &args.agent {
-        Some(name) => match identity::load(&cwd, name) {
-            Ok(i) => Some(i),
-            Err(e) => return setup_error(&e),
-        },
+    let ident = match &args.agent {
+        Some(name) => Some(identity::load(&cwd, name)?),
         None => None,
     };
-    let model_id = args
-        .model
-        .clone()
-        .or_else(|| ident.as_ref().and_then(|i| i.model.clone()))
-        .or_else(|| std::env::var("AG_MODEL").ok().filter(|m| !m.is_empty()))
-        .or_else(|| config.model.clone())
-        .unwrap_or_else(|| "anthropic/claude-sonnet-4-5".into());
-    let reasoning: Option<Reasoning> = match (
-        args.reasoning,
-        ident.as_ref().and_then(|i| i.reasoning.as_deref()),
-    ) {
-        (Some(r), _) => Some(r.into()),
-        (None, Some(r)) => match serde_json::from_value(json!(r)) {
-            Ok(r) => Some(r),
-            Err(_) => {
-                return setup_error(&format!(
-                    "agent `{}`: reasoning `{r}` is not off, low, medium or high",
-                    args.agent.as_deref().unwrap_or("")
-                ));
-            }
-        },
-        (None, None) => None,
-    };
-
-    // The window from the model table; AG_CONTEXT_WINDOW overrides it (for
-    // models the table does not know, and for tests).
-    let mut context_window: Option<u64> = std::env::var("AG_CONTEXT_WINDOW")
-        .ok()
-        .and_then(|v| v.parse().ok());
-    let mut window_source: Option<String> = None;
-    let model = match &args.llm_cmd {
-        Some(cmd) => ModelClient::Command(cmd.clone()),
-        None => match Llm::new(LlmOptions {
-            api_key: args.api_key.clone(),
-            base_url: args.base_url.clone(),
-            ag_home: None,
-        }) {
-            Ok(llm) => {
-                let default_idle = match config
-                    .idle_timeout
-                    .map(std::time::Duration::try_from_secs_f64)
-                {
-                    Some(Err(_)) => {
-                        return setup_error(
-                            "config: `idle_timeout` must be a number of seconds, 0 or more",
-                        );
-                    }
-                    Some(Ok(d)) => Some(d),
-                    None => None,
-                };
-                let llm = llm
-                    .with_idle_timeout(args.idle_timeout)
-                    .with_default_idle_timeout(default_idle);
-                // A bad model id or a missing key: exit 2 before any event.
-                if let Err(f) = llm.check(&model_id) {
-                    return setup_error(&f.message);
-                }
-                if context_window.is_none() {
-                    // The table's, else asked of the server once for the session.
-                    match llm.context_window(&model_id).await {
-                        Some(w) => {
-                            if w.source != "the model table" && !args.quiet {
-                                crate::cli::note(
-                                    BIN,
-                                    &format!(
-                                        "context window of `{model_id}`: {} tokens, {}",
-                                        w.tokens, w.source
-                                    ),
-                                );
-                            }
-                            context_window = Some(w.tokens);
-                            window_source = Some(w.source);
-                        }
-                        None => warn(
-                            BIN,
-                            &format!(
-                                "the context window of `{model_id}` is unknown (not in the model table, and its server did not say or could not be reached), so the conversation is never compacted\nhint: set `context_window` in models.json, or AG_CONTEXT_WINDOW"
-                            ),
-                        ),
-                    }
-                }
-                ModelClient::Library(Arc::new(llm))
-            }
-            Err(e) => return setup_error(&e.to_string()),
-        },
-    };
-
-    let (names, explicit) = match args
-        .tools
-        .as_ref()
-        .or(ident.as_ref().and_then(|i| i.tools.as_ref()))
-        .or(config.tools.as_ref())
-    {
-        Some(list) => (expand(list), true),
-        None => (
-            DEFAULT_TOOLS
-                .iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>(),
-            false,
+    let resolved = LoopConfig::resolve(args, &config, ident.as_ref(), &Env::from_process())?;
+    let (model, found_window) = model_client(args, &resolved).await?;
+    let context_window = resolved
+        .context_window
+        .or(found_window.as_ref().map(|w| w.0));
+    let redactor = withhold_keys(args.api_key.as_deref(), &resolved.pass_env, &model);
+    let tools = Arc::new(load_tools(&resolved, &cwd).await?);
+    let session = open_session(&resolved, &cwd, &tools, found_window)?;
+    let mut tool_env = vec![
+        // Background jobs that tools start (ag-bash) end with this process.
+        ("AG_SESSION_PID".to_string(), std::process::id().to_string()),
+        // Each tool fits its default output in what enters the conversation.
+        (
+            crate::tools::budget::ENV.to_string(),
+            super::toolset::MAX_OUTPUT_CHARS.to_string(),
         ),
-    };
-    let redactor = withhold_keys(&args, &config, &model);
-    let mut tools = match ToolSet::load(&names, explicit, &args.extra_tools, &cwd).await {
-        Ok(t) => t,
-        Err(e) => return setup_error(&e),
-    };
-    if let Err(e) = tools.add_mcp(&args.mcp, &cwd).await {
-        return setup_error(&e);
+    ];
+    if let Some(id) = &session.id {
+        tool_env.push(("AG_SESSION_ID".to_string(), id.clone()));
+        tool_env.push(("AG_SESSION_DIR".to_string(), session.dir.clone()));
     }
-    let tools = Arc::new(tools);
-    if !explicit {
+    let emitter =
+        Emitter::new(resolved.output, session.writer, resolved.color).with_redactor(redactor);
+    let system = system_prompt(
+        &cwd,
+        resolved.system_prompt.as_deref(),
+        resolved.append_system_prompt.as_deref(),
+        &tools.names(),
+    );
+    let before = before_gates(&resolved.gates)?;
+    let settings = AgentSettings {
+        model: resolved.model,
+        system,
+        reasoning: resolved.reasoning,
+        max_tokens: resolved.max_tokens,
+        max_turns: resolved.max_turns,
+        max_cost: resolved.max_cost,
+        sequential: resolved.sequential,
+        max_failed_calls: resolved.max_failed_calls,
+        cwd,
+        tool_env,
+        context_window,
+        compact: resolved.compact,
+        gates: Gates {
+            before,
+            after: resolved.after,
+            timeout: resolved.gate_timeout,
+        },
+        interactive: resolved.interactive,
+        session_id: session.id,
+    };
+    Ok(Some(Agent::new(
+        settings,
+        model,
+        tools,
+        session.history,
+        emitter,
+    )))
+}
+
+/// `--cwd` made absolute, else the process's own directory.
+fn working_dir(cwd: Option<&Path>) -> Result<PathBuf, SetupError> {
+    let here = std::env::current_dir().map_err(SetupError::WorkingDir)?;
+    match cwd {
+        Some(c) => match here.join(c).canonicalize() {
+            Ok(d) if d.is_dir() => Ok(d),
+            _ => Err(SetupError::NotADirectory(c.to_path_buf())),
+        },
+        None => Ok(here),
+    }
+}
+
+/// Prints the identities `--agent` can load: name, role, file.
+fn list_agents(cwd: &Path) {
+    let mut text = String::new();
+    for id in identity::list(cwd) {
+        text.push_str(&format!(
+            "{}\t{}\t{}\n",
+            id.name,
+            id.role.as_deref().unwrap_or(""),
+            id.path.display()
+        ));
+    }
+    let _ = crate::cli::Stdout::new().write_all_flush(text.as_bytes());
+}
+
+/// The model client, and the context window it found with where it came
+/// from (`None` when `$AG_CONTEXT_WINDOW` set it, or nobody knew it).
+async fn model_client(
+    args: &Args,
+    resolved: &LoopConfig,
+) -> Result<(ModelClient, Option<(u64, String)>), SetupError> {
+    if let Some(cmd) = &args.llm_cmd {
+        return Ok((ModelClient::Command(cmd.clone()), None));
+    }
+    let llm = Llm::new(LlmOptions {
+        api_key: args.api_key.clone(),
+        base_url: args.base_url.clone(),
+        ag_home: None,
+    })?
+    .with_idle_timeout(resolved.idle_timeout)
+    .with_default_idle_timeout(resolved.default_idle_timeout);
+    let model = &resolved.model;
+    // A bad model id or a missing key: exit 2 before any event.
+    llm.check(model).map_err(|f| SetupError::Model {
+        model: model.clone(),
+        message: f.message,
+    })?;
+    let mut found = None;
+    if resolved.context_window.is_none() {
+        // The table's, else asked of the server once for the session.
+        match llm.context_window(model).await {
+            Some(w) => {
+                if w.source != "the model table" && !args.quiet {
+                    crate::cli::note(
+                        BIN,
+                        &format!(
+                            "context window of `{model}`: {} tokens, {}",
+                            w.tokens, w.source
+                        ),
+                    );
+                }
+                found = Some((w.tokens, w.source));
+            }
+            None => warn(
+                BIN,
+                &format!(
+                    "the context window of `{model}` is unknown (not in the model table, and its server did not say or could not be reached), so the conversation is never compacted\nhint: set `context_window` in models.json, or AG_CONTEXT_WINDOW"
+                ),
+            ),
+        }
+    }
+    Ok((ModelClient::Library(Arc::new(llm)), found))
+}
+
+/// The ag tools, the extra commands and the MCP servers' tools; ag tools
+/// of the default set that are not installed are left out with a warning.
+async fn load_tools(resolved: &LoopConfig, cwd: &Path) -> Result<ToolSet, SetupError> {
+    let names = &resolved.tools;
+    let mut tools =
+        ToolSet::load(names, resolved.tools_explicit, &resolved.extra_tools, cwd).await?;
+    tools.add_mcp(&resolved.mcp, cwd).await?;
+    if !resolved.tools_explicit {
         let missing: Vec<&str> = names
             .iter()
             .map(String::as_str)
@@ -383,142 +244,103 @@ async fn run(mut args: Args) -> ExitCode {
             );
         }
     }
+    Ok(tools)
+}
 
-    // The session: resumed, new, or none.
+/// The session the events go to, and the conversation it already holds.
+struct Session {
+    /// Its id, when there is a session.
+    id: Option<String>,
+    /// The directory beside its file, for tools' own files.
+    dir: String,
+    /// Where events are appended.
+    writer: Option<Writer>,
+    /// The messages of a resumed session.
+    history: Vec<Message>,
+}
+
+/// Resumes the session asked for, or creates one (recording the model, the
+/// tools, the turn limit and a context window found at set-up), or none.
+fn open_session(
+    resolved: &LoopConfig,
+    cwd: &Path,
+    tools: &ToolSet,
+    found_window: Option<(u64, String)>,
+) -> Result<Session, SetupError> {
     let store = Store::from_env();
-    let mut history: Vec<Message> = Vec::new();
-    // Background jobs that tools start (ag-bash) end with this process.
-    let mut tool_env = vec![
-        ("AG_SESSION_PID".to_string(), std::process::id().to_string()),
-        // Each tool fits its default output in what enters the conversation.
-        (
-            crate::tools::budget::ENV.to_string(),
-            super::toolset::MAX_OUTPUT_CHARS.to_string(),
-        ),
-    ];
-    let mut session_id: Option<String> = None;
-    let writer = if args.no_session {
-        None
-    } else {
-        let existing = if let Some(id) = &args.session {
-            match store.find(id) {
-                Ok(f) => Some(f),
-                Err(e) => return setup_error(&e.to_string()),
+    let existing = match &resolved.session {
+        SessionChoice::Off => {
+            return Ok(Session {
+                id: None,
+                dir: String::new(),
+                writer: None,
+                history: Vec::new(),
+            });
+        }
+        SessionChoice::Resume(id) => Some(store.find(id)?),
+        SessionChoice::Latest => store.latest(cwd).ok().flatten(),
+        SessionChoice::New => None,
+    };
+    let mut history = Vec::new();
+    let file = match existing {
+        Some(f) => {
+            let (_, msgs, damage) =
+                session_messages(&f.path).map_err(|source| SetupError::SessionFile {
+                    path: f.path.clone(),
+                    source,
+                })?;
+            for d in damage {
+                warn(BIN, &format!("{}: {d}", f.path.display()));
             }
-        } else if args.continue_ {
-            store.latest(&cwd).ok().flatten()
-        } else {
-            None
-        };
-        let file = match existing {
-            Some(f) => {
-                match session_messages(&f.path) {
-                    Ok((_, msgs, damage)) => {
-                        for d in damage {
-                            warn(BIN, &format!("{}: {d}", f.path.display()));
-                        }
-                        history = msgs;
-                    }
-                    Err(e) => return setup_error(&e.to_string()),
-                }
-                f
+            history = msgs;
+            f
+        }
+        None => {
+            let mut config = json!({
+                "model": resolved.model,
+                "tools": tools.names(),
+                "max_turns": resolved.max_turns,
+            });
+            if let Some((tokens, source)) = found_window {
+                config["context_window"] = json!({"tokens": tokens, "source": source});
             }
-            None => {
-                let mut config = json!({
-                    "model": model_id,
-                    "tools": tools.names(),
-                    "max_turns": max_turns,
-                });
-                if let (Some(w), Some(src)) = (context_window, &window_source) {
-                    config["context_window"] = json!({"tokens": w, "source": src});
-                }
-                match store.create(&cwd, config, None) {
-                    Ok((f, _)) => f,
-                    Err(e) => return setup_error(&e.to_string()),
-                }
-            }
-        };
-        session_id = Some(file.id.clone());
-        let dir = file.path.with_extension("d");
-        tool_env.push(("AG_SESSION_ID".to_string(), file.id.clone()));
-        tool_env.push(("AG_SESSION_DIR".to_string(), dir.display().to_string()));
-        match Writer::open(&file.path) {
-            Ok(w) => Some(w),
-            Err(e) => return setup_error(&e.to_string()),
+            store.create(cwd, config, None)?.0
         }
     };
+    let writer = Writer::open(&file.path).map_err(|source| SetupError::SessionFile {
+        path: file.path.clone(),
+        source,
+    })?;
+    Ok(Session {
+        dir: file.path.with_extension("d").display().to_string(),
+        id: Some(file.id),
+        writer: Some(writer),
+        history,
+    })
+}
 
-    let stdout_tty = std::io::stdout().is_terminal();
-    let mode = if args.json {
-        OutputMode::Json
-    } else if args.quiet {
-        OutputMode::Quiet
-    } else if args.pretty || stdout_tty {
-        OutputMode::Pretty
-    } else {
-        OutputMode::Json
-    };
-    let color = stdout_tty && std::env::var_os("NO_COLOR").is_none();
-    let emitter = Emitter::new(mode, writer, color).with_redactor(redactor);
-    let system = system_prompt(
-        &cwd,
-        args.system_prompt
-            .as_deref()
-            .or(ident.as_ref().map(|i| i.prompt.as_str())),
-        args.append_system_prompt.as_deref(),
-        &tools.names(),
-    );
-    let before = if args.no_gate {
-        Vec::new()
-    } else if !args.gates.is_empty() {
-        args.gates.iter().cloned().map(Gate::Program).collect()
-    } else {
-        match crate::gate::default_policy() {
-            Ok(policy) => vec![Gate::Builtin(std::sync::Arc::new(policy))],
-            Err(e) => {
-                return setup_error(&format!(
-                    "the default gate: {e}; fix the file (its format is in `man ag-gate`), or pass --gate CMD or --no-gate"
-                ));
-            }
-        }
-    };
-    // Asked on the terminal when there is one to ask on; JSONL clients
-    // answer approval_request events with approval commands.
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let settings = AgentSettings {
-        model: model_id,
-        system,
-        reasoning,
-        max_tokens: args.max_tokens,
-        max_turns,
-        max_cost: args.max_cost,
-        sequential: args.sequential,
-        max_failed_calls: args
-            .max_failed_calls
-            .or(config.max_failed_calls)
-            .unwrap_or(super::repeats::DEFAULT_MAX_FAILED),
-        cwd,
-        tool_env,
-        context_window,
-        compact: args.compact,
-        gates: super::gates::Gates {
-            before,
-            after: args.after.clone(),
-            timeout: std::time::Duration::from_secs_f64(args.gate_timeout.clamp(0.1, 3600.0)),
-        },
-        // With prompts from the arguments nothing else reads the terminal.
-        interactive: interactive && !args.prompts.is_empty(),
-        session_id,
-    };
-    let mut agent = Agent::new(settings, model, tools, history, emitter);
+/// The gates each tool call passes before it runs.
+fn before_gates(choice: &GateChoice) -> Result<Vec<Gate>, SetupError> {
+    Ok(match choice {
+        GateChoice::Off => Vec::new(),
+        GateChoice::Programs(programs) => programs.iter().cloned().map(Gate::Program).collect(),
+        GateChoice::Default => vec![Gate::Builtin(Arc::new(
+            crate::gate::default_policy().map_err(SetupError::DefaultGate)?,
+        ))],
+    })
+}
 
+/// Runs the prompts (from the arguments, else from stdin) through the agent
+/// until they run out or a signal ends the run; the worst outcome decides
+/// the exit status.
+async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
     let control = Arc::new(Control::new());
     spawn_signal_handlers(control.clone());
     let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
-    if args.prompts.is_empty() {
+    if prompts.is_empty() {
         spawn_stdin_reader(control.clone(), tx);
     } else {
-        for p in &args.prompts {
+        for p in prompts {
             let _ = tx.send(Input::Prompt(UserContent::Text(p.clone())));
         }
         drop(tx);
@@ -539,7 +361,7 @@ async fn run(mut args: Args) -> ExitCode {
                 warn(BIN, &message);
                 if let Err(e) = agent.emitter.emit(AgentEvent::Error { message }) {
                     error_line(BIN, &format!("cannot write an event: {e}"), None);
-                    return ExitStatus::Input.code();
+                    return ExitStatus::Input;
                 }
                 continue;
             }
@@ -560,7 +382,7 @@ async fn run(mut args: Args) -> ExitCode {
             }
             Err(e) => {
                 error_line(BIN, &format!("cannot write an event: {e}"), None);
-                return ExitStatus::Input.code();
+                return ExitStatus::Input;
             }
         }
         if control.quit.is_cancelled() {
@@ -568,17 +390,13 @@ async fn run(mut args: Args) -> ExitCode {
             break;
         }
     }
-    status.code()
+    status
 }
 
 /// Keeps the provider key variables out of every child from here on (tools,
 /// gates, after-hooks, MCP servers) except those passed on purpose, and
 /// returns what hides their values in events.
-fn withhold_keys(
-    args: &Args,
-    config: &super::config::Config,
-    model: &ModelClient,
-) -> Arc<Redactor> {
+fn withhold_keys(api_key: Option<&str>, pass: &[String], model: &ModelClient) -> Arc<Redactor> {
     let table = match model {
         ModelClient::Library(llm) => llm.table().clone(),
         // The table still names the keys that sit in the environment.
@@ -591,16 +409,14 @@ fn withhold_keys(
                 ModelTable::builtin()
             }),
     };
-    let pass: Vec<&String> = args.pass_env.iter().chain(&config.pass_env).collect();
     crate::proc::withhold_env(
         key_env_names(&table)
             .into_iter()
-            .filter(|n| !pass.contains(&n)),
+            .filter(|n| !pass.contains(n)),
     );
-    let extra: Vec<(&str, String)> = args
-        .api_key
+    let extra: Vec<(&str, String)> = api_key
         .iter()
-        .map(|k| ("--api-key", k.clone()))
+        .map(|k| ("--api-key", k.to_string()))
         .collect();
     Arc::new(Redactor::for_keys(&table, &extra))
 }

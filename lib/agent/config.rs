@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::error::SetupError;
+
 /// The settings a config file may hold.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -59,7 +61,7 @@ pub fn default_path() -> PathBuf {
 }
 
 /// Reads a config file; a missing default file is an empty config.
-pub fn load(path: Option<&Path>) -> Result<Config, String> {
+pub fn load(path: Option<&Path>) -> Result<Config, SetupError> {
     let (path, explicit) = match path {
         Some(p) => (p.to_path_buf(), true),
         None => (default_path(), false),
@@ -69,9 +71,12 @@ pub fn load(path: Option<&Path>) -> Result<Config, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
             return Ok(Config::default());
         }
-        Err(e) => return Err(format!("cannot read config `{}`: {e}", path.display())),
+        Err(source) => return Err(SetupError::ConfigRead { path, source }),
     };
-    toml::from_str(&text).map_err(|e| format!("config `{}`: {e}", path.display()))
+    toml::from_str(&text).map_err(|e| SetupError::ConfigParse {
+        path,
+        source: Box::new(e),
+    })
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::SetupError;
+
 /// A loaded identity.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Identity {
@@ -40,23 +42,21 @@ pub fn search_dirs(cwd: &Path) -> Vec<PathBuf> {
 }
 
 /// Finds and loads an identity by name.
-pub fn load(cwd: &Path, name: &str) -> Result<Identity, String> {
+pub fn load(cwd: &Path, name: &str) -> Result<Identity, SetupError> {
     for dir in search_dirs(cwd) {
         let p = dir.join(format!("{name}.md"));
         if p.is_file() {
-            let text = std::fs::read_to_string(&p)
-                .map_err(|e| format!("cannot read `{}`: {e}", p.display()))?;
+            let text = std::fs::read_to_string(&p).map_err(|source| SetupError::IdentityRead {
+                path: p.clone(),
+                source,
+            })?;
             return parse(name, &text, &p);
         }
     }
-    Err(format!(
-        "no agent `{name}`: looked for `{name}.md` in {}; `ag-loop --list-agents` shows the ones there are",
-        search_dirs(cwd)
-            .iter()
-            .map(|d| format!("`{}`", d.display()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
+    Err(SetupError::NoIdentity {
+        name: name.to_string(),
+        dirs: search_dirs(cwd),
+    })
 }
 
 /// Every identity that can be found, nearest first, each name once.
@@ -91,7 +91,7 @@ pub fn list(cwd: &Path) -> Vec<Identity> {
 }
 
 /// Parses `---` front matter of `key: value` lines, then the body.
-pub fn parse(stem: &str, text: &str, path: &Path) -> Result<Identity, String> {
+pub fn parse(stem: &str, text: &str, path: &Path) -> Result<Identity, SetupError> {
     let mut id = Identity {
         name: stem.to_string(),
         path: path.to_path_buf(),
@@ -106,10 +106,7 @@ pub fn parse(stem: &str, text: &str, path: &Path) -> Result<Identity, String> {
         return Ok(id);
     };
     let Some(end) = rest.find("\n---") else {
-        return Err(format!(
-            "`{}`: the front matter opened with `---` is never closed",
-            path.display()
-        ));
+        return Err(SetupError::IdentityUnclosed(path.to_path_buf()));
     };
     let (front, body) = rest.split_at(end);
     id.prompt = body.trim_start_matches("\n---").trim().to_string();
@@ -119,11 +116,10 @@ pub fn parse(stem: &str, text: &str, path: &Path) -> Result<Identity, String> {
             continue;
         }
         let Some((key, value)) = line.split_once(':') else {
-            return Err(format!(
-                "`{}` line {}: expected `key: value`",
-                path.display(),
-                n + 2
-            ));
+            return Err(SetupError::IdentityLine {
+                path: path.to_path_buf(),
+                line: n + 2,
+            });
         };
         let value = value
             .trim()
@@ -145,11 +141,11 @@ pub fn parse(stem: &str, text: &str, path: &Path) -> Result<Identity, String> {
                 );
             }
             other => {
-                return Err(format!(
-                    "`{}` line {}: unknown key `{other}` (known: name, role, model, reasoning, tools)",
-                    path.display(),
-                    n + 2
-                ));
+                return Err(SetupError::IdentityKey {
+                    path: path.to_path_buf(),
+                    line: n + 2,
+                    key: other.to_string(),
+                });
             }
         }
     }

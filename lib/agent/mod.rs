@@ -1,11 +1,13 @@
 //! The agent loop behind `ag-loop`: prompts in, events out, every tool call
 //! run as a subprocess of a tool binary, every event appended to the session.
 
+mod args;
 pub mod cli;
 pub mod compact;
 pub mod config;
 mod control;
 mod emit;
+pub mod error;
 pub mod gates;
 mod hashes;
 pub mod identity;
@@ -14,6 +16,7 @@ mod prompt;
 mod render;
 mod repeats;
 mod runner;
+pub mod setup;
 mod toolset;
 
 pub use control::Control;

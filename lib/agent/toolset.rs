@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::RwLock;
 use tokio_util::sync::CancellationToken;
 
+use super::error::SetupError;
 use crate::mcp::client::{ConnectOptions, McpClient, SERVER_GONE};
 use crate::protocol::{ToolDefinition, ToolResult};
 use crate::tool::ArgsCheck;
@@ -106,34 +107,31 @@ impl ToolSet {
         explicit: bool,
         extra: &[String],
         cwd: &Path,
-    ) -> Result<ToolSet, String> {
+    ) -> Result<ToolSet, SetupError> {
         let mut wanted: Vec<ToolProgram> = Vec::new();
         for name in names {
             match ToolProgram::ag(name) {
                 Some(p) => wanted.push(p),
                 None if explicit => {
-                    return Err(format!(
-                        "tool `{name}`: no `ag-{name}` beside ag-loop or on PATH; install it or leave it out of --tools"
-                    ));
+                    return Err(SetupError::ToolMissing(name.clone()));
                 }
                 None => {}
             }
         }
         let own = wanted.len();
         for cmd in extra {
-            wanted.push(ToolProgram::shell(cmd).ok_or("--tool needs a command")?);
+            wanted.push(ToolProgram::shell(cmd).ok_or(SetupError::ToolCommandEmpty)?);
         }
         let mut loaded: Vec<(ToolProgram, ToolDefinition, bool)> = Vec::new();
         let answers = exec::load_schemas(wanted, Some(cwd)).await;
         for (i, (program, answer)) in answers.into_iter().enumerate() {
-            let definition = answer.map_err(|e| e.to_string())?;
+            let definition = answer?;
             if let Some((other, ..)) = loaded.iter().find(|(_, d, _)| d.name == definition.name) {
-                return Err(format!(
-                    "two tools are named `{}`: `{}` and `{}`; leave one out",
-                    definition.name,
-                    other.label(),
-                    program.label()
-                ));
+                return Err(SetupError::ToolClash {
+                    name: definition.name,
+                    first: other.label().to_string(),
+                    second: program.label().to_string(),
+                });
             }
             loaded.push((program, definition, i < own));
         }
@@ -158,7 +156,7 @@ impl ToolSet {
     /// Connects to MCP servers (`CMD ARGS` over stdio, or an http(s) URL) and
     /// adds their tools. A tool whose name is taken, or not acceptable to
     /// model APIs, is named `server__tool`.
-    pub async fn add_mcp(&mut self, specs: &[String], cwd: &Path) -> Result<(), String> {
+    pub async fn add_mcp(&mut self, specs: &[String], cwd: &Path) -> Result<(), SetupError> {
         for spec in specs {
             let options = ConnectOptions {
                 cwd: Some(cwd.to_path_buf()),
@@ -166,7 +164,10 @@ impl ToolSet {
             };
             let client = McpClient::connect_with(spec, options)
                 .await
-                .map_err(|e| format!("MCP server `{spec}`: {e}"))?;
+                .map_err(|source| SetupError::Mcp {
+                    spec: spec.clone(),
+                    source,
+                })?;
             let server = sanitize(client.name());
             let defs: Vec<ToolDefinition> = client.tools().to_vec();
             let shared = Arc::new(RwLock::new(client));
@@ -177,9 +178,10 @@ impl ToolSet {
                     name = format!("{server}__{}", sanitize(&remote));
                 }
                 if self.get(&name).is_some() {
-                    return Err(format!(
-                        "MCP server `{spec}`: two tools would be named `{name}`; leave one server out"
-                    ));
+                    return Err(SetupError::McpClash {
+                        spec: spec.clone(),
+                        name,
+                    });
                 }
                 def.name = name;
                 let check = ArgsCheck::new(def.parameters.clone());

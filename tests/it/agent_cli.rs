@@ -1,5 +1,6 @@
 //! ag-loop's command line and stdin: `--pretty` on a pipe, and lines that
-//! are not UTF-8 or not commands between prompts.
+//! are not UTF-8 or not commands between prompts, and how set-up failures
+//! are reported.
 
 use serde_json::{Value, json};
 
@@ -82,4 +83,100 @@ fn lines_that_are_not_utf8_or_not_commands_are_reported_and_the_next_prompt_runs
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert!(requests[1].to_string().contains("second prompt"));
+}
+
+/// Each way set-up can fail: exit 2, one `ag-loop: error:` line saying
+/// which file, name or flag is at fault, and nothing on stdout.
+#[test]
+fn set_up_failures_exit_2_with_their_message_before_any_event() {
+    let env = Env::new();
+    env.write("bad.toml", "modle = \"a/b\"\n");
+    env.write("idle.toml", "idle_timeout = -1\n");
+    env.write(".ag/agents/open.md", "---\nmodel: a/b\nno end\n");
+    env.write(".ag/agents/line.md", "---\njust words\n---\nbody\n");
+    env.write(".ag/agents/key.md", "---\ncolour: red\n---\nbody\n");
+    env.write(".ag/agents/effort.md", "---\nreasoning: hard\n---\nbody\n");
+    let dir = env.path().display().to_string();
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["--cwd", "nowhere"],
+            "--cwd `nowhere` is not a directory".into(),
+        ),
+        (
+            vec!["--config", "missing.toml"],
+            "cannot read config `missing.toml`: ".into(),
+        ),
+        (vec!["--config", "bad.toml"], "config `bad.toml`: ".into()),
+        (
+            vec!["--agent", "nobody"],
+            format!("no agent `nobody`: looked for `nobody.md` in `{dir}/.ag/agents`"),
+        ),
+        (
+            vec!["--agent", "open"],
+            format!("`{dir}/.ag/agents/open.md`: the front matter opened with `---` is never closed"),
+        ),
+        (
+            vec!["--agent", "line"],
+            format!("`{dir}/.ag/agents/line.md` line 2: expected `key: value`"),
+        ),
+        (
+            vec!["--agent", "key"],
+            format!(
+                "`{dir}/.ag/agents/key.md` line 2: unknown key `colour` (known: name, role, model, reasoning, tools)"
+            ),
+        ),
+        (
+            vec!["--agent", "effort"],
+            "agent `effort`: reasoning `hard` is not off, low, medium or high".into(),
+        ),
+        (
+            vec!["--tools", "nosuch"],
+            "tool `nosuch`: no `ag-nosuch` beside ag-loop or on PATH; install it or leave it out of --tools".into(),
+        ),
+        (vec!["--tool", "  "], "--tool needs a command".into()),
+        (
+            vec!["--session", "zzzz9"],
+            "no session matches `zzzz9`".into(),
+        ),
+    ];
+    for (flags, message) in cases {
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.args(["--llm-cmd", "true", "--tools", "chat", "--no-gate"])
+            .args(&flags)
+            .arg("hello");
+        let r = run(c, None);
+        assert_eq!(r.code(), Some(2), "{flags:?}: {r}");
+        assert_eq!(r.stdout(), "", "{flags:?}: {r}");
+        let err = r.stderr();
+        let line = err.lines().next().unwrap_or_default();
+        assert!(line.starts_with("ag-loop: error: "), "{flags:?}: {r}");
+        assert!(
+            line.contains(&message),
+            "{flags:?}: wanted {message:?}\n{r}"
+        );
+    }
+    // What only the model library reads (an --llm-cmd run skips it): the
+    // config's idle timeout, and the provider of the model.
+    env.write("none.toml", "");
+    let cases = [
+        (
+            ["-m", "ollama/scripted", "--config", "idle.toml"],
+            "ag-loop: error: config: `idle_timeout` must be a number of seconds, 0 or more\n",
+        ),
+        (
+            ["-m", "nosuchprovider/x", "--config", "none.toml"],
+            "nosuchprovider",
+        ),
+    ];
+    for (flags, message) in cases {
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.args(["--tools", "chat", "--no-gate"])
+            .args(flags)
+            .arg("hello");
+        let r = run(c, None);
+        assert_eq!(r.code(), Some(2), "{flags:?}: {r}");
+        assert_eq!(r.stdout(), "", "{flags:?}: {r}");
+        assert!(r.stderr().starts_with("ag-loop: error: "), "{flags:?}: {r}");
+        assert!(r.stderr().contains(message), "{flags:?}: {r}");
+    }
 }

@@ -1,0 +1,165 @@
+//! ag-loop's command line as clap reads it: the flags and their help text
+//! (the man page comes from here). What they mean once the config file, the
+//! identity and the environment are weighed in is [`super::setup`]'s.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use super::compact::CompactMode;
+use crate::llm::cli::ReasoningArg;
+
+/// The agent loop: prompts in, events out, tools run as subprocesses.
+///
+/// Each prompt runs turns of a streamed model call and the tool calls it asks
+/// for, until the model answers without tools. Prompts come from the
+/// arguments, or from stdin one per line: a plain text line is a prompt, or a
+/// JSON command: {"type":"prompt","content":...}, {"type":"steer","content":...}
+/// (delivered after the running tool calls), {"type":"interrupt"}; a line
+/// that is not valid UTF-8 or not a command is skipped with an error event.
+/// Events go to stdout as JSONL (readably on a terminal or with --pretty) and
+/// to the session file under $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
+#[derive(Debug, Parser)]
+#[command(
+    name = "ag-loop",
+    version,
+    after_help = "Exit status: 0 the agent finished every prompt, 1 a model error or a limit stopped it, \
+2 usage or set-up error, 130 interrupted.\n\nSIGINT or {\"type\":\"interrupt\"} stops the model and the running \
+tools; a second SIGINT quits.\n\nShould ag-loop be killed outright (SIGKILL, the OOM killer, a CI job's time \
+limit), a watchdog process it started with its first child (ag-watchdog in ps) ends everything it started (tool \
+calls, gates, after-hooks, --llm-cmd, MCP servers, and their children): SIGTERM, then SIGKILL 2 s later. It finds \
+them by the variable AG_WATCHDOG, which they inherit.\n\nEach tool call's child gets AG_OUTPUT_BUDGET=60000, the \
+characters of a result that enter the conversation: ag-read, ag-bash and ag-grep fit their default output in it, whole \
+lines, and say how to get the rest (the next offset, the file with the full output, the next page with skip). Longer \
+results (from tools that ignore it) are cut to 60,000 characters, head and tail kept. No tool call, gate, after-hook \
+or MCP server inherits a provider key variable (see --pass-env)."
+)]
+pub struct Args {
+    /// Prompts to run in order (default: read prompts from stdin).
+    pub prompts: Vec<String>,
+    /// The model as provider/model (default: the --agent identity's, $AG_MODEL,
+    /// the config file's, else anthropic/claude-sonnet-4-5).
+    #[arg(short, long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// The API key (default: the provider's usual environment variable).
+    #[arg(long, value_name = "KEY")]
+    pub api_key: Option<String>,
+    /// The provider's base URL.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Reasoning effort for models that think.
+    #[arg(long, value_enum)]
+    pub reasoning: Option<ReasoningArg>,
+    /// Give up on a model response that sends nothing for SECONDS, and retry it (default: the
+    /// provider's `idle_timeout` in models.json, else the config file's, else 300; 0 waits
+    /// forever).
+    #[arg(long, value_name = "SECONDS", value_parser = crate::llm::cli::parse_seconds)]
+    pub idle_timeout: Option<std::time::Duration>,
+    /// Output token limit per model call (default: the model's `max_output` from the model
+    /// table or models.json).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Model calls per prompt before the agent stops (default 100).
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// Stop a prompt's run once N tool calls in a row have failed, of any kind
+    /// (default 8; 0 for no limit). The model is warned from half of N on.
+    /// Apart from that, a call that fails the same way (same tool, arguments
+    /// and error) is pointed out from its second failure and stops the run at
+    /// its fifth, however many turns and successful calls lie in between. The
+    /// run stops after the turn's results, with the outcome repeated_failure.
+    #[arg(long, value_name = "N")]
+    pub max_failed_calls: Option<u32>,
+    /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
+    /// mcp, gate, after, tool, max_turns, max_failed_calls, pass_env; flags win, lists are added to).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Stop a prompt once it has cost this many US dollars.
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+    /// The working directory of the agent and its tools.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// The tools to offer: a set (full, minimal, readonly, chat) or ag tool names,
+    /// comma-separated (default: full, the ag tools that are installed).
+    #[arg(
+        long,
+        visible_alias = "toolset",
+        value_delimiter = ',',
+        value_name = "SET|NAMES"
+    )]
+    pub tools: Option<Vec<String>>,
+    /// Add any executable that answers --schema and the tool call protocol
+    /// (repeatable). CMD is a shell command line, quoted as in a shell
+    /// (`my-tool --flag "a b"`), run by `sh -c` in the agent's directory.
+    #[arg(long = "tool", value_name = "CMD")]
+    pub extra_tools: Vec<String>,
+    /// Near the context window, summarise the older turns with a model call
+    /// (auto), or just drop them and leave a marker (never).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub compact: CompactMode,
+    /// A gate: a program that sees each tool call first (one JSON object on
+    /// stdin) and allows, denies, asks a person or rewrites it (repeatable, in
+    /// order; default: ag-gate's policy, applied in-process with the rules of
+    /// $AG_HOME/gate.toml, the same decisions as running `ag-gate`).
+    #[arg(long = "gate", value_name = "CMD")]
+    pub gates: Vec<String>,
+    /// Run tool calls without any gate, not even ag-gate.
+    #[arg(long, conflicts_with = "gates")]
+    pub no_gate: bool,
+    /// A program that sees each tool result and may annotate it (repeatable).
+    #[arg(long = "after", value_name = "CMD")]
+    pub after: Vec<String>,
+    /// Seconds a gate or after-hook may take before it counts as a denial.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub gate_timeout: f64,
+    /// Offer the tools of an MCP server: `'CMD ARGS'` started over stdio, or a
+    /// streamable-HTTP URL (repeatable). Clashing names become `server__tool`.
+    #[arg(long = "mcp", value_name = "CMD|URL")]
+    pub mcp: Vec<String>,
+    /// Run a message's tool calls one after another instead of in parallel.
+    #[arg(long)]
+    pub sequential: bool,
+    /// Hand each model request to CMD (run with sh -c), which must speak ag-llm's protocol.
+    #[arg(long, value_name = "CMD")]
+    pub llm_cmd: Option<String>,
+    /// Let tools, gates, after-hooks and MCP servers inherit the provider key
+    /// variable NAME (repeatable; also `pass_env` in the config file). By
+    /// default none of the key variables ag knows (the built-in providers'
+    /// *_API_KEY names and every `api_key_env` of models.json) reaches them.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
+    /// Resume the latest session of the working directory.
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "no_session"])]
+    pub continue_: bool,
+    /// Resume the session with this id (or unique prefix).
+    #[arg(long, value_name = "ID", conflicts_with = "no_session")]
+    pub session: Option<String>,
+    /// Keep no session file.
+    #[arg(long)]
+    pub no_session: bool,
+    /// Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then
+    /// `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning and tools,
+    /// its body the system prompt; flags given here still win.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// List the agent identities that --agent can load, and exit.
+    #[arg(long)]
+    pub list_agents: bool,
+    /// Replace the built-in system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+    /// Add to the system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+    /// Print events as JSONL even on a terminal.
+    #[arg(long, conflicts_with_all = ["quiet", "pretty"])]
+    pub json: bool,
+    /// Print the readable view (streamed text, tool calls in short, usage)
+    /// even when stdout is a pipe or a file; colour only on a terminal.
+    #[arg(long, conflicts_with = "quiet")]
+    pub pretty: bool,
+    /// Print only the final answer (for `$(ag-loop --quiet ...)`).
+    #[arg(short, long)]
+    pub quiet: bool,
+}

@@ -1,0 +1,587 @@
+//! How ag-loop weighs what it was told: the flags, the config file, the
+//! `--agent` identity, the environment and the built-in defaults, resolved
+//! into one [`LoopConfig`] before anything is started. Every precedence rule
+//! lives here, and nothing here reads a file, the environment or the
+//! terminal: the caller passes them in, so each rule is tested alone.
+//!
+//! The rules: a single value comes from the flag, else the identity, else
+//! `$AG_MODEL` (the model only), else the config file, else the default;
+//! lists (`mcp`, `tool`, `after`, `gate`, `pass_env`) are the config's
+//! followed by the flags'.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::args::Args;
+use super::compact::CompactMode;
+use super::config::Config;
+use super::emit::OutputMode;
+use super::error::SetupError;
+use super::identity::Identity;
+use super::toolset::{DEFAULT_TOOLS, expand};
+use crate::protocol::Reasoning;
+
+/// The model when nobody names one.
+pub const DEFAULT_MODEL: &str = "anthropic/claude-sonnet-4-5";
+
+/// Model calls per prompt when nobody says.
+pub const DEFAULT_MAX_TURNS: u32 = 100;
+
+/// What set-up reads from the environment and the terminal.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    /// `$AG_MODEL`, if set.
+    pub ag_model: Option<String>,
+    /// `$AG_CONTEXT_WINDOW`, if set.
+    pub context_window: Option<String>,
+    /// Whether `$NO_COLOR` is set.
+    pub no_color: bool,
+    /// Whether stdout is a terminal.
+    pub stdout_tty: bool,
+    /// Whether stdin and stderr are both a terminal (someone to ask).
+    pub interactive: bool,
+}
+
+impl Env {
+    /// Reads this process's environment and terminal.
+    pub fn from_process() -> Env {
+        use std::io::IsTerminal;
+        Env {
+            ag_model: std::env::var("AG_MODEL").ok(),
+            context_window: std::env::var("AG_CONTEXT_WINDOW").ok(),
+            no_color: std::env::var_os("NO_COLOR").is_some(),
+            stdout_tty: std::io::stdout().is_terminal(),
+            interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+        }
+    }
+}
+
+/// Which gates see each tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GateChoice {
+    /// None at all (`--no-gate`).
+    Off,
+    /// These programs, in order.
+    Programs(Vec<String>),
+    /// ag-gate's policy, in-process.
+    Default,
+}
+
+/// Which session the events go to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionChoice {
+    /// No session file.
+    Off,
+    /// The session with this id or prefix.
+    Resume(String),
+    /// The working directory's latest session, else a new one.
+    Latest,
+    /// A new session.
+    New,
+}
+
+/// ag-loop's settings once every source has been weighed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopConfig {
+    /// `provider/model`.
+    pub model: String,
+    /// Reasoning effort, if any was asked for.
+    pub reasoning: Option<Reasoning>,
+    /// Model calls per prompt.
+    pub max_turns: u32,
+    /// Failed calls in a row that stop a run (0: no limit).
+    pub max_failed_calls: u32,
+    /// The ag tools to offer, by name.
+    pub tools: Vec<String>,
+    /// Whether the tools were named (so a missing one is an error).
+    pub tools_explicit: bool,
+    /// Extra tool command lines.
+    pub extra_tools: Vec<String>,
+    /// MCP servers.
+    pub mcp: Vec<String>,
+    /// Gates.
+    pub gates: GateChoice,
+    /// After-hooks, in order.
+    pub after: Vec<String>,
+    /// How long a gate or after-hook may take.
+    pub gate_timeout: Duration,
+    /// Provider key variables that children inherit anyway.
+    pub pass_env: Vec<String>,
+    /// The idle timeout the flag asks for.
+    pub idle_timeout: Option<Duration>,
+    /// The config file's idle timeout, below the provider's own.
+    pub default_idle_timeout: Option<Duration>,
+    /// The context window `$AG_CONTEXT_WINDOW` forces.
+    pub context_window: Option<u64>,
+    /// The system prompt replacing the built-in one.
+    pub system_prompt: Option<String>,
+    /// Text added to the system prompt.
+    pub append_system_prompt: Option<String>,
+    /// The session to write.
+    pub session: SessionChoice,
+    /// How events are shown.
+    pub output: OutputMode,
+    /// Whether the readable view is coloured.
+    pub color: bool,
+    /// Whether approvals are asked on the terminal.
+    pub interactive: bool,
+    /// Output tokens per model call.
+    pub max_tokens: Option<u64>,
+    /// Dollars per prompt.
+    pub max_cost: Option<f64>,
+    /// One tool call at a time.
+    pub sequential: bool,
+    /// How to shorten the conversation.
+    pub compact: CompactMode,
+}
+
+impl LoopConfig {
+    /// Weighs the flags, the config, the identity and the environment.
+    pub fn resolve(
+        args: &Args,
+        config: &Config,
+        ident: Option<&Identity>,
+        env: &Env,
+    ) -> Result<LoopConfig, SetupError> {
+        let model = args
+            .model
+            .clone()
+            .or_else(|| ident.and_then(|i| i.model.clone()))
+            .or_else(|| env.ag_model.clone().filter(|m| !m.is_empty()))
+            .or_else(|| config.model.clone())
+            .unwrap_or_else(|| DEFAULT_MODEL.into());
+        let reasoning = match (args.reasoning, ident.and_then(|i| i.reasoning.as_deref())) {
+            (Some(r), _) => Some(r.into()),
+            (None, Some(r)) => {
+                Some(
+                    serde_json::from_value(json!(r)).map_err(|_| SetupError::Reasoning {
+                        agent: args.agent.clone().unwrap_or_default(),
+                        value: r.to_string(),
+                    })?,
+                )
+            }
+            (None, None) => None,
+        };
+        // Only the model library reads it: an --llm-cmd run ignores it.
+        let default_idle_timeout = match config.idle_timeout {
+            Some(secs) if args.llm_cmd.is_none() => Some(
+                Duration::try_from_secs_f64(secs)
+                    .map_err(|_| SetupError::ConfigIdleTimeout(secs))?,
+            ),
+            _ => None,
+        };
+        let (tools, tools_explicit) = tools(args, config, ident);
+        Ok(LoopConfig {
+            model,
+            reasoning,
+            max_turns: args
+                .max_turns
+                .or(config.max_turns)
+                .unwrap_or(DEFAULT_MAX_TURNS),
+            max_failed_calls: args
+                .max_failed_calls
+                .or(config.max_failed_calls)
+                .unwrap_or(super::repeats::DEFAULT_MAX_FAILED),
+            tools,
+            tools_explicit,
+            extra_tools: added(&config.tool, &args.extra_tools),
+            mcp: added(&config.mcp, &args.mcp),
+            gates: gates(args, config),
+            after: added(&config.after, &args.after),
+            gate_timeout: Duration::from_secs_f64(args.gate_timeout.clamp(0.1, 3600.0)),
+            pass_env: added(&args.pass_env, &config.pass_env),
+            idle_timeout: args.idle_timeout,
+            default_idle_timeout,
+            // For models the table does not know, and for tests; a value
+            // that is not a number is ignored.
+            context_window: env.context_window.as_deref().and_then(|v| v.parse().ok()),
+            system_prompt: args
+                .system_prompt
+                .clone()
+                .or_else(|| ident.map(|i| i.prompt.clone())),
+            append_system_prompt: args.append_system_prompt.clone(),
+            session: session(args),
+            output: output(args, env),
+            color: env.stdout_tty && !env.no_color,
+            // With prompts from the arguments nothing else reads the terminal.
+            interactive: env.interactive && !args.prompts.is_empty(),
+            max_tokens: args.max_tokens,
+            max_cost: args.max_cost,
+            sequential: args.sequential,
+            compact: args.compact,
+        })
+    }
+}
+
+/// The ag tools: the flag's, else the identity's, else the config's (each
+/// explicit), else every ag tool there is.
+fn tools(args: &Args, config: &Config, ident: Option<&Identity>) -> (Vec<String>, bool) {
+    match args
+        .tools
+        .as_ref()
+        .or(ident.and_then(|i| i.tools.as_ref()))
+        .or(config.tools.as_ref())
+    {
+        Some(list) => (expand(list), true),
+        None => (DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(), false),
+    }
+}
+
+/// `--no-gate` turns off even the config's gates; with none named, ag-gate's
+/// policy decides.
+fn gates(args: &Args, config: &Config) -> GateChoice {
+    if args.no_gate {
+        return GateChoice::Off;
+    }
+    let programs = added(&config.gate, &args.gates);
+    if programs.is_empty() {
+        GateChoice::Default
+    } else {
+        GateChoice::Programs(programs)
+    }
+}
+
+fn session(args: &Args) -> SessionChoice {
+    if args.no_session {
+        SessionChoice::Off
+    } else if let Some(id) = &args.session {
+        SessionChoice::Resume(id.clone())
+    } else if args.continue_ {
+        SessionChoice::Latest
+    } else {
+        SessionChoice::New
+    }
+}
+
+/// JSONL unless asked otherwise or stdout is a terminal.
+fn output(args: &Args, env: &Env) -> OutputMode {
+    if args.json {
+        OutputMode::Json
+    } else if args.quiet {
+        OutputMode::Quiet
+    } else if args.pretty || env.stdout_tty {
+        OutputMode::Pretty
+    } else {
+        OutputMode::Json
+    }
+}
+
+/// A list given in two places: the first's items, then the second's.
+fn added(first: &[String], then: &[String]) -> Vec<String> {
+    first.iter().chain(then).cloned().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use clap::Parser;
+
+    use super::*;
+
+    fn args(flags: &[&str]) -> Args {
+        Args::try_parse_from(std::iter::once("ag-loop").chain(flags.iter().copied())).unwrap()
+    }
+
+    fn resolve(flags: &[&str], config: &Config, ident: Option<&Identity>) -> LoopConfig {
+        LoopConfig::resolve(&args(flags), config, ident, &Env::default()).unwrap()
+    }
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn identity() -> Identity {
+        Identity {
+            name: "rev".into(),
+            model: Some("ident/model".into()),
+            reasoning: Some("high".into()),
+            tools: Some(strings(&["readonly"])),
+            prompt: "You review.".into(),
+            path: PathBuf::from("rev.md"),
+            ..Default::default()
+        }
+    }
+
+    fn config() -> Config {
+        Config {
+            model: Some("config/model".into()),
+            tools: Some(strings(&["minimal"])),
+            mcp: strings(&["config-mcp"]),
+            gate: strings(&["config-gate"]),
+            after: strings(&["config-after"]),
+            tool: strings(&["config-tool"]),
+            max_turns: Some(7),
+            max_failed_calls: Some(3),
+            pass_env: strings(&["CONFIG_KEY"]),
+            idle_timeout: Some(12.5),
+        }
+    }
+
+    #[test]
+    fn model_flag_then_identity_then_env_then_config_then_default() {
+        let (c, i) = (config(), identity());
+        let env = Env {
+            ag_model: Some("env/model".into()),
+            ..Env::default()
+        };
+        let model = |flags: &[&str], ident: Option<&Identity>, config: &Config, env: &Env| {
+            LoopConfig::resolve(&args(flags), config, ident, env)
+                .unwrap()
+                .model
+        };
+        assert_eq!(
+            model(&["-m", "flag/model"], Some(&i), &c, &env),
+            "flag/model"
+        );
+        assert_eq!(model(&[], Some(&i), &c, &env), "ident/model");
+        assert_eq!(model(&[], None, &c, &env), "env/model");
+        assert_eq!(model(&[], None, &c, &Env::default()), "config/model");
+        assert_eq!(
+            model(&[], None, &Config::default(), &Env::default()),
+            DEFAULT_MODEL
+        );
+        // An empty $AG_MODEL counts as unset.
+        let empty = Env {
+            ag_model: Some(String::new()),
+            ..Env::default()
+        };
+        assert_eq!(model(&[], None, &c, &empty), "config/model");
+    }
+
+    #[test]
+    fn reasoning_flag_then_identity_and_a_bad_identity_value_is_refused() {
+        let i = identity();
+        let none = Config::default();
+        assert_eq!(
+            resolve(&["--reasoning", "low"], &none, Some(&i)).reasoning,
+            Some(Reasoning::Low)
+        );
+        assert_eq!(
+            resolve(&[], &none, Some(&i)).reasoning,
+            Some(Reasoning::High)
+        );
+        assert_eq!(resolve(&[], &none, None).reasoning, None);
+        let bad = Identity {
+            reasoning: Some("hard".into()),
+            ..identity()
+        };
+        let e = LoopConfig::resolve(
+            &args(&["--agent", "rev"]),
+            &none,
+            Some(&bad),
+            &Env::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "agent `rev`: reasoning `hard` is not off, low, medium or high"
+        );
+        // The flag wins before the identity's value is even read.
+        assert_eq!(
+            resolve(&["--reasoning", "off"], &none, Some(&bad)).reasoning,
+            Some(Reasoning::Off)
+        );
+    }
+
+    #[test]
+    fn tools_flag_then_identity_then_config_then_every_ag_tool() {
+        let (c, i) = (config(), identity());
+        let r = resolve(&["--tools", "read,bash,read"], &c, Some(&i));
+        assert_eq!(
+            (r.tools, r.tools_explicit),
+            (strings(&["read", "bash"]), true)
+        );
+        let r = resolve(&[], &c, Some(&i));
+        assert_eq!(
+            (r.tools, r.tools_explicit),
+            (strings(&["read", "grep", "find", "ls"]), true)
+        );
+        let r = resolve(&[], &c, None);
+        assert_eq!(
+            (r.tools, r.tools_explicit),
+            (strings(&["read", "write", "edit", "bash"]), true)
+        );
+        let r = resolve(&[], &Config::default(), None);
+        assert_eq!(r.tools, strings(DEFAULT_TOOLS));
+        assert!(
+            !r.tools_explicit,
+            "the default set leaves missing tools out"
+        );
+        // `--tools chat` is an explicit empty set, not the default.
+        let r = resolve(&["--tools", "chat"], &c, None);
+        assert_eq!((r.tools.len(), r.tools_explicit), (0, true));
+    }
+
+    #[test]
+    fn numbers_flag_then_config_then_default() {
+        let c = config();
+        let r = resolve(&["--max-turns", "2", "--max-failed-calls", "0"], &c, None);
+        assert_eq!((r.max_turns, r.max_failed_calls), (2, 0));
+        let r = resolve(&[], &c, None);
+        assert_eq!((r.max_turns, r.max_failed_calls), (7, 3));
+        let r = resolve(&[], &Config::default(), None);
+        assert_eq!(
+            (r.max_turns, r.max_failed_calls),
+            (DEFAULT_MAX_TURNS, super::super::repeats::DEFAULT_MAX_FAILED)
+        );
+    }
+
+    #[test]
+    fn lists_are_the_configs_then_the_flags() {
+        let r = resolve(
+            &[
+                "--mcp",
+                "flag-mcp",
+                "--tool",
+                "flag-tool",
+                "--after",
+                "flag-after",
+                "--gate",
+                "flag-gate",
+                "--pass-env",
+                "FLAG_KEY",
+            ],
+            &config(),
+            None,
+        );
+        assert_eq!(r.mcp, strings(&["config-mcp", "flag-mcp"]));
+        assert_eq!(r.extra_tools, strings(&["config-tool", "flag-tool"]));
+        assert_eq!(r.after, strings(&["config-after", "flag-after"]));
+        assert_eq!(
+            r.gates,
+            GateChoice::Programs(strings(&["config-gate", "flag-gate"]))
+        );
+        assert_eq!(r.pass_env, strings(&["FLAG_KEY", "CONFIG_KEY"]));
+    }
+
+    #[test]
+    fn gates_off_or_programs_or_the_default_policy() {
+        // --no-gate drops the config's gates too.
+        assert_eq!(
+            resolve(&["--no-gate"], &config(), None).gates,
+            GateChoice::Off
+        );
+        assert_eq!(
+            resolve(&[], &config(), None).gates,
+            GateChoice::Programs(strings(&["config-gate"]))
+        );
+        assert_eq!(
+            resolve(&[], &Config::default(), None).gates,
+            GateChoice::Default
+        );
+        let r = resolve(&["--gate-timeout", "0"], &Config::default(), None);
+        assert_eq!(r.gate_timeout, Duration::from_millis(100));
+        let r = resolve(&["--gate-timeout", "99999"], &Config::default(), None);
+        assert_eq!(r.gate_timeout, Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn idle_timeout_flag_and_config_are_kept_apart() {
+        let r = resolve(&["--idle-timeout", "5"], &config(), None);
+        assert_eq!(r.idle_timeout, Some(Duration::from_secs(5)));
+        assert_eq!(r.default_idle_timeout, Some(Duration::from_millis(12_500)));
+        let bad = Config {
+            idle_timeout: Some(-1.0),
+            ..Config::default()
+        };
+        let e = LoopConfig::resolve(&args(&[]), &bad, None, &Env::default()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "config: `idle_timeout` must be a number of seconds, 0 or more"
+        );
+        // An --llm-cmd run does not use it, so does not check it.
+        let r = resolve(&["--llm-cmd", "x"], &bad, None);
+        assert_eq!(r.default_idle_timeout, None);
+    }
+
+    #[test]
+    fn context_window_from_the_environment_when_it_is_a_number() {
+        let with = |v: &str| {
+            let env = Env {
+                context_window: Some(v.into()),
+                ..Env::default()
+            };
+            LoopConfig::resolve(&args(&[]), &Config::default(), None, &env)
+                .unwrap()
+                .context_window
+        };
+        assert_eq!(with("32000"), Some(32000));
+        assert_eq!(with("lots"), None);
+        assert_eq!(resolve(&[], &Config::default(), None).context_window, None);
+    }
+
+    #[test]
+    fn system_prompt_flag_then_identity_body() {
+        let i = identity();
+        let none = Config::default();
+        let r = resolve(
+            &[
+                "--system-prompt",
+                "Be brief.",
+                "--append-system-prompt",
+                "More.",
+            ],
+            &none,
+            Some(&i),
+        );
+        assert_eq!(r.system_prompt.as_deref(), Some("Be brief."));
+        assert_eq!(r.append_system_prompt.as_deref(), Some("More."));
+        assert_eq!(
+            resolve(&[], &none, Some(&i)).system_prompt.as_deref(),
+            Some("You review.")
+        );
+        assert_eq!(resolve(&[], &none, None).system_prompt, None);
+    }
+
+    #[test]
+    fn session_off_then_named_then_latest_then_new() {
+        let none = Config::default();
+        assert_eq!(
+            resolve(&["--no-session"], &none, None).session,
+            SessionChoice::Off
+        );
+        assert_eq!(
+            resolve(&["--session", "ab12"], &none, None).session,
+            SessionChoice::Resume("ab12".into())
+        );
+        assert_eq!(resolve(&["-c"], &none, None).session, SessionChoice::Latest);
+        assert_eq!(resolve(&[], &none, None).session, SessionChoice::New);
+    }
+
+    #[test]
+    fn output_mode_colour_and_asking_follow_the_flags_and_the_terminal() {
+        let none = Config::default();
+        let tty = Env {
+            stdout_tty: true,
+            interactive: true,
+            ..Env::default()
+        };
+        let on = |flags: &[&str], env: &Env| {
+            LoopConfig::resolve(&args(flags), &none, None, env).unwrap()
+        };
+        assert_eq!(on(&[], &Env::default()).output, OutputMode::Json);
+        assert_eq!(on(&[], &tty).output, OutputMode::Pretty);
+        assert_eq!(
+            on(&["--pretty"], &Env::default()).output,
+            OutputMode::Pretty
+        );
+        assert_eq!(on(&["--json"], &tty).output, OutputMode::Json);
+        assert_eq!(on(&["-q"], &tty).output, OutputMode::Quiet);
+        assert!(on(&[], &tty).color);
+        assert!(
+            !on(&["--pretty"], &Env::default()).color,
+            "colour only on a terminal"
+        );
+        let no_color = Env {
+            no_color: true,
+            ..tty.clone()
+        };
+        assert!(!on(&[], &no_color).color);
+        // Prompts from stdin leave the terminal to the prompts.
+        assert!(!on(&[], &tty).interactive);
+        assert!(on(&["hello"], &tty).interactive);
+        assert!(!on(&["hello"], &Env::default()).interactive);
+    }
+}
