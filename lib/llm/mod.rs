@@ -27,7 +27,8 @@ pub use models::{Api, ModelInfo, ModelTable, Prices, Provider};
 pub use retry::RetryPolicy;
 
 use self::assemble::Builder;
-use self::parse::{Decoder, Names, conclude};
+use self::parse::{Decoder, conclude};
+use self::providers::stream::Names;
 use self::providers::{HttpRequest, Target};
 use crate::protocol::{AssistantMessage, LlmEvent, LlmRequest, StopReason};
 
