@@ -70,9 +70,31 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 /// Bytes of a success body kept to tell a stream from a web page.
 const HEAD_BYTES: usize = 4 * 1024;
 
+/// How one attempt ended.
 enum Outcome {
-    Finished(AssistantMessage, Option<Failure>, bool),
+    /// The exchange ran its course, well or not.
+    Finished {
+        /// The answer as far as it came.
+        message: AssistantMessage,
+        /// Why the answer is not usable, when it is not.
+        failure: Option<Failure>,
+        /// Whether any content reached the sink: such an attempt is never
+        /// repeated, as the caller has already seen part of an answer.
+        had_output: bool,
+    },
+    /// The caller cancelled; the message holds what had arrived.
     Aborted(AssistantMessage),
+}
+
+impl Outcome {
+    /// An attempt that failed before any content arrived.
+    fn failed(f: Failure) -> Outcome {
+        Outcome::Finished {
+            message: AssistantMessage::default(),
+            failure: Some(f),
+            had_output: false,
+        }
+    }
 }
 
 impl Llm {
@@ -298,14 +320,22 @@ impl Llm {
                     });
                     return msg;
                 }
-                Outcome::Finished(mut msg, None, _) => {
+                Outcome::Finished {
+                    message: mut msg,
+                    failure: None,
+                    ..
+                } => {
                     self.finalize(&mut msg, &info);
                     sink(LlmEvent::Done {
                         message: msg.clone(),
                     });
                     return msg;
                 }
-                Outcome::Finished(msg, Some(f), had_output) => {
+                Outcome::Finished {
+                    message: msg,
+                    failure: Some(f),
+                    had_output,
+                } => {
                     let wait = (!had_output && f.kind.retryable() && attempt < self.retry.retries)
                         .then(|| self.retry.delay(attempt + 1, f.retry_after))
                         .flatten();
@@ -395,18 +425,14 @@ impl Llm {
                 let (st, body) = match record::load(dir, info.api, http) {
                     Ok(x) => x,
                     Err(msg) => {
-                        break 'run Outcome::Finished(
-                            AssistantMessage::default(),
-                            Some(Failure::new(FailureKind::Other, msg)),
-                            false,
-                        );
+                        break 'run Outcome::failed(Failure::new(FailureKind::Other, msg));
                     }
                 };
                 if !(200..300).contains(&st) {
                     let text = String::from_utf8_lossy(&body);
                     let f =
                         error::classify_http(&names.provider, &names.model, st, &text, None, &[]);
-                    break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
+                    break 'run Outcome::failed(f);
                 }
                 start(&mut b, info, started);
                 let mut failure = None;
@@ -428,7 +454,11 @@ impl Llm {
                 let had = b.has_output();
                 let (mut msg, f) = conclude(&mut b, failure);
                 msg.api = Some(decoder.api().as_str().to_string());
-                break 'run Outcome::Finished(msg, f, had);
+                break 'run Outcome::Finished {
+                    message: msg,
+                    failure: f,
+                    had_output: had,
+                };
             }
             let body = serde_json::to_vec(&http.body).unwrap_or_default();
             let mut rb = self.client.post(&http.url).body(body);
@@ -443,11 +473,11 @@ impl Llm {
                 Some(Ok(r)) => r,
                 Some(Err(e)) => {
                     let f = error::classify_connect(&names.provider, &http.url, &e);
-                    break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
+                    break 'run Outcome::failed(f);
                 }
                 None => {
                     let f = silent(&names.provider, &http.url, idle, "before answering");
-                    break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
+                    break 'run Outcome::failed(f);
                 }
             };
             status = resp.status().as_u16();
@@ -491,7 +521,7 @@ impl Llm {
                     Some(false) if f.kind.retryable() => f.kind = FailureKind::Other,
                     _ => {}
                 }
-                break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
+                break 'run Outcome::failed(f);
             }
             let content_type = resp
                 .headers()
@@ -515,7 +545,7 @@ impl Llm {
                 }
                 recorded = head.clone();
                 let f = error::not_a_stream(&names.provider, status, &content_type, &head);
-                break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
+                break 'run Outcome::failed(f);
             }
             start(&mut b, info, started);
             let mut failure = None;
@@ -582,7 +612,11 @@ impl Llm {
                 f = Some(nf);
             }
             msg.api = Some(decoder.api().as_str().to_string());
-            Outcome::Finished(msg, f, had)
+            Outcome::Finished {
+                message: msg,
+                failure: f,
+                had_output: had,
+            }
         };
         if let Some(dir) = &self.record
             && status != 0
