@@ -67,6 +67,14 @@ pub struct Llm {
 
 /// Bytes of an error body kept for the message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
+/// Where an answer's bytes come from.
+enum Source<'a> {
+    /// A recorded body, fed in pieces as a network would.
+    Replay(std::slice::Chunks<'a, u8>),
+    /// The live response.
+    Live(reqwest::Response),
+}
+
 /// Bytes of a success body kept to tell a stream from a web page.
 const HEAD_BYTES: usize = 4 * 1024;
 
@@ -434,31 +442,22 @@ impl Llm {
                         error::classify_http(&names.provider, &names.model, st, &text, None, &[]);
                     break 'run Outcome::failed(f);
                 }
-                start(&mut b, info, started);
-                let mut failure = None;
-                for chunk in body.chunks(4096) {
-                    if cancel.is_cancelled() {
-                        break 'run Outcome::Aborted(b.take_message());
-                    }
-                    if let Err(f) = decoder.feed(chunk, &mut b) {
-                        failure = Some(f);
-                        break;
-                    }
-                    if decoder.complete() {
-                        break;
-                    }
-                }
-                if failure.is_none() && !decoder.complete() {
-                    failure = decoder.finish(&mut b).err();
-                }
-                let had = b.has_output();
-                let (mut msg, f) = conclude(&mut b, failure);
-                msg.api = Some(decoder.api().as_str().to_string());
-                break 'run Outcome::Finished {
-                    message: msg,
-                    failure: f,
-                    had_output: had,
-                };
+                break 'run self
+                    .read_answer(
+                        Source::Replay(body.chunks(4096)),
+                        &mut b,
+                        &mut decoder,
+                        info,
+                        names,
+                        http,
+                        idle,
+                        cancel,
+                        started,
+                        0,
+                        "",
+                        &mut recorded,
+                    )
+                    .await;
             }
             let body = serde_json::to_vec(&http.body).unwrap_or_default();
             let mut rb = self.client.post(&http.url).body(body);
@@ -547,76 +546,21 @@ impl Llm {
                 let f = error::not_a_stream(&names.provider, status, &content_type, &head);
                 break 'run Outcome::failed(f);
             }
-            start(&mut b, info, started);
-            let mut failure = None;
-            let mut head: Vec<u8> = Vec::new();
-            loop {
-                let chunk = tokio::select! {
-                    _ = cancel.cancelled() => break 'run Outcome::Aborted(b.take_message()),
-                    c = within(idle, resp.chunk()) => c,
-                };
-                let Some(chunk) = chunk else {
-                    let when = if b.has_output() {
-                        "in the middle of the answer"
-                    } else {
-                        "after the headers"
-                    };
-                    failure = Some(silent(&names.provider, &http.url, idle, when));
-                    break;
-                };
-                match chunk {
-                    Ok(Some(bytes)) => {
-                        if self.record.is_some() {
-                            recorded.extend_from_slice(&bytes);
-                        }
-                        if head.len() < HEAD_BYTES {
-                            head.extend_from_slice(
-                                &bytes[..bytes.len().min(HEAD_BYTES - head.len())],
-                            );
-                        }
-                        if let Err(f) = decoder.feed(&bytes, &mut b) {
-                            failure = Some(f);
-                            break;
-                        }
-                        if decoder.complete() {
-                            break;
-                        }
-                    }
-                    Ok(None) => {
-                        failure = decoder.finish(&mut b).err();
-                        break;
-                    }
-                    Err(e) => {
-                        failure = Some(Failure::new(
-                            FailureKind::Network,
-                            format!(
-                                "the connection to {} broke mid-stream: {}",
-                                names.provider,
-                                error::error_chain(&e)
-                            ),
-                        ));
-                        break;
-                    }
-                }
-            }
-            let had = b.has_output();
-            let (mut msg, mut f) = conclude(&mut b, failure);
-            // Bytes came, but nothing a parser knew: a body that is no stream
-            // (plain text, a proxy's notice), not a dropped connection.
-            if !had
-                && f.as_ref().is_some_and(|f| f.kind == FailureKind::Network)
-                && !error::looks_like_stream(&head)
-            {
-                let nf = error::not_a_stream(&names.provider, status, &content_type, &head);
-                msg.error_message = Some(nf.message.clone());
-                f = Some(nf);
-            }
-            msg.api = Some(decoder.api().as_str().to_string());
-            Outcome::Finished {
-                message: msg,
-                failure: f,
-                had_output: had,
-            }
+            self.read_answer(
+                Source::Live(resp),
+                &mut b,
+                &mut decoder,
+                info,
+                names,
+                http,
+                idle,
+                cancel,
+                started,
+                status,
+                &content_type,
+                &mut recorded,
+            )
+            .await
         };
         if let Some(dir) = &self.record
             && status != 0
@@ -628,6 +572,119 @@ impl Llm {
             );
         }
         outcome
+    }
+
+    /// Feeds an answer's bytes to the decoder until the provider says the
+    /// answer is complete, the bytes end, or something fails: one loop
+    /// for a live body and for a replayed one.
+    #[allow(clippy::too_many_arguments)]
+    async fn read_answer(
+        &self,
+        mut source: Source<'_>,
+        b: &mut Builder<'_>,
+        decoder: &mut Decoder,
+        info: &ModelInfo,
+        names: &Names,
+        http: &HttpRequest,
+        idle: Option<Duration>,
+        cancel: &CancellationToken,
+        started: &mut bool,
+        status: u16,
+        content_type: &str,
+        recorded: &mut Vec<u8>,
+    ) -> Outcome {
+        start(b, info, started);
+        let live = matches!(source, Source::Live(_));
+        let mut failure = None;
+        let mut head: Vec<u8> = Vec::new();
+        loop {
+            // A live chunk is owned here, so that both sources lend bytes.
+            let owned;
+            let chunk = match &mut source {
+                Source::Replay(chunks) => {
+                    if cancel.is_cancelled() {
+                        return Outcome::Aborted(b.take_message());
+                    }
+                    Some(Ok(chunks.next()))
+                }
+                Source::Live(resp) => {
+                    let c = tokio::select! {
+                        _ = cancel.cancelled() => return Outcome::Aborted(b.take_message()),
+                        c = within(idle, resp.chunk()) => c,
+                    };
+                    match c {
+                        Some(Ok(Some(bytes))) => {
+                            owned = bytes;
+                            Some(Ok(Some(&owned[..])))
+                        }
+                        Some(Ok(None)) => Some(Ok(None)),
+                        Some(Err(e)) => Some(Err(e)),
+                        None => None,
+                    }
+                }
+            };
+            let Some(chunk) = chunk else {
+                let when = if b.has_output() {
+                    "in the middle of the answer"
+                } else {
+                    "after the headers"
+                };
+                failure = Some(silent(&names.provider, &http.url, idle, when));
+                break;
+            };
+            match chunk {
+                Ok(Some(bytes)) => {
+                    if live && self.record.is_some() {
+                        recorded.extend_from_slice(bytes);
+                    }
+                    if head.len() < HEAD_BYTES {
+                        head.extend_from_slice(&bytes[..bytes.len().min(HEAD_BYTES - head.len())]);
+                    }
+                    if let Err(f) = decoder.feed(bytes, b) {
+                        failure = Some(f);
+                        break;
+                    }
+                    if decoder.complete() {
+                        break;
+                    }
+                }
+                Ok(None) => {
+                    failure = decoder.finish(b).err();
+                    break;
+                }
+                Err(e) => {
+                    failure = Some(Failure::new(
+                        FailureKind::Network,
+                        format!(
+                            "the connection to {} broke mid-stream: {}",
+                            names.provider,
+                            error::error_chain(&e)
+                        ),
+                    ));
+                    break;
+                }
+            }
+        }
+        let had = b.has_output();
+        let (mut msg, mut f) = conclude(b, failure);
+        // Bytes came, but nothing a parser knew: a body that is no stream
+        // (plain text, a proxy's notice), not a dropped connection. A
+        // replay keeps no content type to say so with, and is left as it was.
+        if live
+            && !had
+            && f.as_ref().is_some_and(|f| f.kind == FailureKind::Network)
+            && !error::looks_like_stream(&head)
+        {
+            let nf = error::not_a_stream(&names.provider, status, content_type, &head);
+            msg.error_message = Some(nf.message.clone());
+            f = Some(nf);
+        }
+        msg.api = Some(decoder.api().as_str().to_string());
+        Outcome::Finished {
+            message: msg,
+            failure: f,
+            had_output: had,
+        }
     }
 }
 
