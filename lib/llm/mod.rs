@@ -27,7 +27,8 @@ pub use models::{Api, ModelInfo, ModelTable, Prices, Provider};
 pub use retry::RetryPolicy;
 
 use self::assemble::Builder;
-use self::parse::{Decoder, Names, conclude};
+use self::parse::{Decoder, conclude};
+use self::providers::stream::Names;
 use self::providers::{HttpRequest, Target};
 use crate::protocol::{AssistantMessage, LlmEvent, LlmRequest, StopReason};
 
@@ -66,12 +67,42 @@ pub struct Llm {
 
 /// Bytes of an error body kept for the message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
+/// Where an answer's bytes come from.
+enum Source<'a> {
+    /// A recorded body, fed in pieces as a network would.
+    Replay(std::slice::Chunks<'a, u8>),
+    /// The live response.
+    Live(reqwest::Response),
+}
+
 /// Bytes of a success body kept to tell a stream from a web page.
 const HEAD_BYTES: usize = 4 * 1024;
 
+/// How one attempt ended.
 enum Outcome {
-    Finished(AssistantMessage, Option<Failure>, bool),
+    /// The exchange ran its course, well or not.
+    Finished {
+        /// The answer as far as it came.
+        message: AssistantMessage,
+        /// Why the answer is not usable, when it is not.
+        failure: Option<Failure>,
+        /// Whether any content reached the sink: such an attempt is never
+        /// repeated, as the caller has already seen part of an answer.
+        had_output: bool,
+    },
+    /// The caller cancelled; the message holds what had arrived.
     Aborted(AssistantMessage),
+}
+
+impl Outcome {
+    /// An attempt that failed before any content arrived.
+    fn failed(f: Failure) -> Outcome {
+        Outcome::Finished {
+            message: AssistantMessage::default(),
+            failure: Some(f),
+            had_output: false,
+        }
+    }
 }
 
 impl Llm {
@@ -297,14 +328,22 @@ impl Llm {
                     });
                     return msg;
                 }
-                Outcome::Finished(mut msg, None, _) => {
+                Outcome::Finished {
+                    message: mut msg,
+                    failure: None,
+                    ..
+                } => {
                     self.finalize(&mut msg, &info);
                     sink(LlmEvent::Done {
                         message: msg.clone(),
                     });
                     return msg;
                 }
-                Outcome::Finished(msg, Some(f), had_output) => {
+                Outcome::Finished {
+                    message: msg,
+                    failure: Some(f),
+                    had_output,
+                } => {
                     let wait = (!had_output && f.kind.retryable() && attempt < self.retry.retries)
                         .then(|| self.retry.delay(attempt + 1, f.retry_after))
                         .flatten();
@@ -394,40 +433,31 @@ impl Llm {
                 let (st, body) = match record::load(dir, info.api, http) {
                     Ok(x) => x,
                     Err(msg) => {
-                        break 'run Outcome::Finished(
-                            AssistantMessage::default(),
-                            Some(Failure::new(FailureKind::Other, msg)),
-                            false,
-                        );
+                        break 'run Outcome::failed(Failure::new(FailureKind::Other, msg));
                     }
                 };
                 if !(200..300).contains(&st) {
                     let text = String::from_utf8_lossy(&body);
                     let f =
                         error::classify_http(&names.provider, &names.model, st, &text, None, &[]);
-                    break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
+                    break 'run Outcome::failed(f);
                 }
-                start(&mut b, info, started);
-                let mut failure = None;
-                for chunk in body.chunks(4096) {
-                    if cancel.is_cancelled() {
-                        break 'run Outcome::Aborted(b.take_message());
-                    }
-                    if let Err(f) = decoder.feed(chunk, &mut b) {
-                        failure = Some(f);
-                        break;
-                    }
-                    if decoder.complete() {
-                        break;
-                    }
-                }
-                if failure.is_none() && !decoder.complete() {
-                    failure = decoder.finish(&mut b).err();
-                }
-                let had = b.has_output();
-                let (mut msg, f) = conclude(&mut b, failure);
-                msg.api = Some(decoder.api().as_str().to_string());
-                break 'run Outcome::Finished(msg, f, had);
+                break 'run self
+                    .read_answer(
+                        Source::Replay(body.chunks(4096)),
+                        &mut b,
+                        &mut decoder,
+                        info,
+                        names,
+                        http,
+                        idle,
+                        cancel,
+                        started,
+                        0,
+                        "",
+                        &mut recorded,
+                    )
+                    .await;
             }
             let body = serde_json::to_vec(&http.body).unwrap_or_default();
             let mut rb = self.client.post(&http.url).body(body);
@@ -442,11 +472,11 @@ impl Llm {
                 Some(Ok(r)) => r,
                 Some(Err(e)) => {
                     let f = error::classify_connect(&names.provider, &http.url, &e);
-                    break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
+                    break 'run Outcome::failed(f);
                 }
                 None => {
                     let f = silent(&names.provider, &http.url, idle, "before answering");
-                    break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
+                    break 'run Outcome::failed(f);
                 }
             };
             status = resp.status().as_u16();
@@ -490,7 +520,7 @@ impl Llm {
                     Some(false) if f.kind.retryable() => f.kind = FailureKind::Other,
                     _ => {}
                 }
-                break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
+                break 'run Outcome::failed(f);
             }
             let content_type = resp
                 .headers()
@@ -514,74 +544,23 @@ impl Llm {
                 }
                 recorded = head.clone();
                 let f = error::not_a_stream(&names.provider, status, &content_type, &head);
-                break 'run Outcome::Finished(AssistantMessage::default(), Some(f), false);
+                break 'run Outcome::failed(f);
             }
-            start(&mut b, info, started);
-            let mut failure = None;
-            let mut head: Vec<u8> = Vec::new();
-            loop {
-                let chunk = tokio::select! {
-                    _ = cancel.cancelled() => break 'run Outcome::Aborted(b.take_message()),
-                    c = within(idle, resp.chunk()) => c,
-                };
-                let Some(chunk) = chunk else {
-                    let when = if b.has_output() {
-                        "in the middle of the answer"
-                    } else {
-                        "after the headers"
-                    };
-                    failure = Some(silent(&names.provider, &http.url, idle, when));
-                    break;
-                };
-                match chunk {
-                    Ok(Some(bytes)) => {
-                        if self.record.is_some() {
-                            recorded.extend_from_slice(&bytes);
-                        }
-                        if head.len() < HEAD_BYTES {
-                            head.extend_from_slice(
-                                &bytes[..bytes.len().min(HEAD_BYTES - head.len())],
-                            );
-                        }
-                        if let Err(f) = decoder.feed(&bytes, &mut b) {
-                            failure = Some(f);
-                            break;
-                        }
-                        if decoder.complete() {
-                            break;
-                        }
-                    }
-                    Ok(None) => {
-                        failure = decoder.finish(&mut b).err();
-                        break;
-                    }
-                    Err(e) => {
-                        failure = Some(Failure::new(
-                            FailureKind::Network,
-                            format!(
-                                "the connection to {} broke mid-stream: {}",
-                                names.provider,
-                                error::error_chain(&e)
-                            ),
-                        ));
-                        break;
-                    }
-                }
-            }
-            let had = b.has_output();
-            let (mut msg, mut f) = conclude(&mut b, failure);
-            // Bytes came, but nothing a parser knew: a body that is no stream
-            // (plain text, a proxy's notice), not a dropped connection.
-            if !had
-                && f.as_ref().is_some_and(|f| f.kind == FailureKind::Network)
-                && !error::looks_like_stream(&head)
-            {
-                let nf = error::not_a_stream(&names.provider, status, &content_type, &head);
-                msg.error_message = Some(nf.message.clone());
-                f = Some(nf);
-            }
-            msg.api = Some(decoder.api().as_str().to_string());
-            Outcome::Finished(msg, f, had)
+            self.read_answer(
+                Source::Live(resp),
+                &mut b,
+                &mut decoder,
+                info,
+                names,
+                http,
+                idle,
+                cancel,
+                started,
+                status,
+                &content_type,
+                &mut recorded,
+            )
+            .await
         };
         if let Some(dir) = &self.record
             && status != 0
@@ -593,6 +572,119 @@ impl Llm {
             );
         }
         outcome
+    }
+
+    /// Feeds an answer's bytes to the decoder until the provider says the
+    /// answer is complete, the bytes end, or something fails: one loop
+    /// for a live body and for a replayed one.
+    #[allow(clippy::too_many_arguments)]
+    async fn read_answer(
+        &self,
+        mut source: Source<'_>,
+        b: &mut Builder<'_>,
+        decoder: &mut Decoder,
+        info: &ModelInfo,
+        names: &Names,
+        http: &HttpRequest,
+        idle: Option<Duration>,
+        cancel: &CancellationToken,
+        started: &mut bool,
+        status: u16,
+        content_type: &str,
+        recorded: &mut Vec<u8>,
+    ) -> Outcome {
+        start(b, info, started);
+        let live = matches!(source, Source::Live(_));
+        let mut failure = None;
+        let mut head: Vec<u8> = Vec::new();
+        loop {
+            // A live chunk is owned here, so that both sources lend bytes.
+            let owned;
+            let chunk = match &mut source {
+                Source::Replay(chunks) => {
+                    if cancel.is_cancelled() {
+                        return Outcome::Aborted(b.take_message());
+                    }
+                    Some(Ok(chunks.next()))
+                }
+                Source::Live(resp) => {
+                    let c = tokio::select! {
+                        _ = cancel.cancelled() => return Outcome::Aborted(b.take_message()),
+                        c = within(idle, resp.chunk()) => c,
+                    };
+                    match c {
+                        Some(Ok(Some(bytes))) => {
+                            owned = bytes;
+                            Some(Ok(Some(&owned[..])))
+                        }
+                        Some(Ok(None)) => Some(Ok(None)),
+                        Some(Err(e)) => Some(Err(e)),
+                        None => None,
+                    }
+                }
+            };
+            let Some(chunk) = chunk else {
+                let when = if b.has_output() {
+                    "in the middle of the answer"
+                } else {
+                    "after the headers"
+                };
+                failure = Some(silent(&names.provider, &http.url, idle, when));
+                break;
+            };
+            match chunk {
+                Ok(Some(bytes)) => {
+                    if live && self.record.is_some() {
+                        recorded.extend_from_slice(bytes);
+                    }
+                    if head.len() < HEAD_BYTES {
+                        head.extend_from_slice(&bytes[..bytes.len().min(HEAD_BYTES - head.len())]);
+                    }
+                    if let Err(f) = decoder.feed(bytes, b) {
+                        failure = Some(f);
+                        break;
+                    }
+                    if decoder.complete() {
+                        break;
+                    }
+                }
+                Ok(None) => {
+                    failure = decoder.finish(b).err();
+                    break;
+                }
+                Err(e) => {
+                    failure = Some(Failure::new(
+                        FailureKind::Network,
+                        format!(
+                            "the connection to {} broke mid-stream: {}",
+                            names.provider,
+                            error::error_chain(&e)
+                        ),
+                    ));
+                    break;
+                }
+            }
+        }
+        let had = b.has_output();
+        let (mut msg, mut f) = conclude(b, failure);
+        // Bytes came, but nothing a parser knew: a body that is no stream
+        // (plain text, a proxy's notice), not a dropped connection. A
+        // replay keeps no content type to say so with, and is left as it was.
+        if live
+            && !had
+            && f.as_ref().is_some_and(|f| f.kind == FailureKind::Network)
+            && !error::looks_like_stream(&head)
+        {
+            let nf = error::not_a_stream(&names.provider, status, content_type, &head);
+            msg.error_message = Some(nf.message.clone());
+            f = Some(nf);
+        }
+        msg.api = Some(decoder.api().as_str().to_string());
+        Outcome::Finished {
+            message: msg,
+            failure: f,
+            had_output: had,
+        }
     }
 }
 

@@ -11,40 +11,9 @@ use super::assemble::Builder;
 use super::error::{Failure, FailureKind};
 use super::frames::{Frame, Framer};
 use super::models::Api;
-use super::providers::{anthropic, gemini, openai_chat, openai_responses};
+use super::providers::parser_for;
+use super::providers::stream::{Names, StreamParser};
 use crate::protocol::{AssistantMessage, LlmEvent, StopReason};
-
-/// Whether the provider has said the answer is complete.
-pub type Complete = bool;
-
-/// A parser for one API's stream.
-pub trait StreamParser: Send {
-    /// Handles one frame; `Ok(true)` when the provider signalled the end.
-    fn frame(&mut self, frame: &Frame, b: &mut Builder<'_>) -> Result<Complete, Failure>;
-    /// The body ended.
-    fn finish(&mut self, _b: &mut Builder<'_>) -> Result<(), Failure> {
-        Ok(())
-    }
-}
-
-/// Names used in messages from parsers.
-#[derive(Debug, Clone, Default)]
-pub struct Names {
-    /// Provider id.
-    pub provider: String,
-    /// Model id.
-    pub model: String,
-}
-
-/// The parser for an API.
-pub fn parser_for(api: Api, names: Names) -> Box<dyn StreamParser> {
-    match api {
-        Api::OpenAiChat => Box::new(openai_chat::ChatParser::new(names)),
-        Api::OpenAiResponses => Box::new(openai_responses::ResponsesParser::new(names)),
-        Api::Anthropic => Box::new(anthropic::AnthropicParser::new(names)),
-        Api::Gemini => Box::new(gemini::GeminiParser::new(names)),
-    }
-}
 
 /// Which API a frame's JSON belongs to, when it is unmistakable.
 fn sniff(v: &Value) -> Option<Api> {
@@ -158,30 +127,6 @@ impl Decoder {
         }
         Ok(())
     }
-}
-
-/// Parses a frame's data as JSON, as a stream failure when it is not.
-pub fn json_of(frame: &Frame, names: &Names) -> Result<Value, Failure> {
-    serde_json::from_str(frame.data.trim()).map_err(|e| {
-        let shown: String = frame.data.chars().take(200).collect();
-        Failure::new(
-            FailureKind::Stream,
-            format!(
-                "{} sent an event that is not JSON ({e}): {shown}",
-                names.provider
-            ),
-        )
-    })
-}
-
-/// A u64 field, 0 when absent.
-pub fn u64_at(v: &Value, path: &[&str]) -> Option<u64> {
-    let mut cur = v;
-    for p in path {
-        cur = cur.get(*p)?;
-    }
-    cur.as_u64()
-        .or_else(|| cur.as_f64().map(|f| f.max(0.0) as u64))
 }
 
 /// Parses a whole recorded body (chunks as given) into the final message,

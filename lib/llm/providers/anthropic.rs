@@ -14,7 +14,7 @@ use super::super::assemble::Builder;
 use super::super::convert::{self, IdRule};
 use super::super::error::{Failure, classify_stream_error};
 use super::super::frames::Frame;
-use super::super::parse::{Complete, Names, StreamParser, json_of, u64_at};
+use super::stream::{Complete, Names, StreamParser, json_of, u64_at};
 use super::{HttpRequest, Target, join_url, max_tokens};
 use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason};
 

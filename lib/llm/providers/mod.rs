@@ -5,11 +5,13 @@ pub mod anthropic;
 pub mod gemini;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod stream;
 
 use serde_json::Value;
 
+use self::stream::{Names, StreamParser};
 use super::models::{Api, ModelInfo, Provider};
-use crate::protocol::LlmRequest;
+use crate::protocol::{LlmRequest, Reasoning};
 
 /// An HTTP request ready to send: the key is only ever in `headers`.
 #[derive(Debug, Clone)]
@@ -46,6 +48,34 @@ pub fn build(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
         r.headers.push((k.clone(), v.clone()));
     }
     r
+}
+
+/// The parser for an API's stream.
+pub fn parser_for(api: Api, names: Names) -> Box<dyn StreamParser> {
+    match api {
+        Api::OpenAiChat => Box::new(openai_chat::ChatParser::new(names)),
+        Api::OpenAiResponses => Box::new(openai_responses::ResponsesParser::new(names)),
+        Api::Anthropic => Box::new(anthropic::AnthropicParser::new(names)),
+        Api::Gemini => Box::new(gemini::GeminiParser::new(names)),
+    }
+}
+
+/// Reasoning effort as the OpenAI APIs name it.
+pub fn effort(r: Reasoning) -> Option<&'static str> {
+    match r {
+        Reasoning::Off => None,
+        Reasoning::Low => Some("low"),
+        Reasoning::Medium => Some("medium"),
+        Reasoning::High => Some("high"),
+    }
+}
+
+/// Tool call arguments as the JSON text the OpenAI APIs want.
+pub fn arguments_text(args: &Value) -> String {
+    match args {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// `base` and `path` joined with exactly one slash.

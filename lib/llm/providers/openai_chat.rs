@@ -14,9 +14,9 @@ use super::super::assemble::Builder;
 use super::super::convert::{self, IdRule};
 use super::super::error::{Failure, classify_stream_error};
 use super::super::frames::Frame;
-use super::super::parse::{Complete, Names, StreamParser, json_of, u64_at};
-use super::{HttpRequest, Target, data_url, join_url, max_tokens};
-use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason, Usage};
+use super::stream::{Complete, Names, StreamParser, json_of, u64_at};
+use super::{HttpRequest, Target, arguments_text, data_url, effort, join_url, max_tokens};
+use crate::protocol::{ContentBlock, LlmRequest, Message, StopReason, Usage};
 
 /// The request.
 pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
@@ -189,24 +189,6 @@ fn images_message(parts: Vec<Value>) -> Value {
         vec![json!({"type": "text", "text": "Images returned by the tool calls above:"})];
     content.extend(parts);
     json!({"role": "user", "content": content})
-}
-
-/// Reasoning effort as the API names it.
-pub fn effort(r: Reasoning) -> Option<&'static str> {
-    match r {
-        Reasoning::Off => None,
-        Reasoning::Low => Some("low"),
-        Reasoning::Medium => Some("medium"),
-        Reasoning::High => Some("high"),
-    }
-}
-
-/// Tool call arguments as the JSON text the API wants.
-pub fn arguments_text(args: &Value) -> String {
-    match args {
-        Value::String(raw) => raw.clone(),
-        other => other.to_string(),
-    }
 }
 
 /// One tool call being streamed.

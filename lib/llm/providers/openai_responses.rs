@@ -14,9 +14,8 @@ use super::super::assemble::Builder;
 use super::super::convert::{self, IdRule};
 use super::super::error::{Failure, FailureKind, classify_stream_error};
 use super::super::frames::Frame;
-use super::super::parse::{Complete, Names, StreamParser, json_of, u64_at};
-use super::openai_chat::{arguments_text, effort};
-use super::{HttpRequest, Target, data_url, join_url, max_tokens};
+use super::stream::{Complete, Names, StreamParser, json_of, u64_at};
+use super::{HttpRequest, Target, arguments_text, data_url, effort, join_url, max_tokens};
 use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason};
 
 const ID_RULE: IdRule = IdRule::Word(64);
