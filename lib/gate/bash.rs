@@ -14,7 +14,6 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::place::{Place, runs_later};
-use super::runtime::built_at_run_time;
 use super::shell::{self, Command, RedirectKind, Word};
 use super::wrappers::{
     Inner, SHELLS, command_name, effective, is_assignment, join, shell_options, skip_assignments,
@@ -259,7 +258,7 @@ impl Walker<'_> {
         let mut words = skip_assignments(words);
         loop {
             let Some(first) = words.first() else { return };
-            if built_at_run_time(first) {
+            if first.built_at_run_time() {
                 // `$(echo rm) -rf /`, `$c`, `rm${IFS}-rf${IFS}/`, `/bin/r? -rf /`:
                 // what runs is only known when it runs.
                 return self.flag_segment(Danger::Unchecked, seg, None);

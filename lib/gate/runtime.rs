@@ -97,29 +97,6 @@ impl Walker<'_> {
     }
 }
 
-/// True when a command word is put together at run time: an expansion
-/// (`$x`, `$(...)`, backticks, `${IFS}`), or a glob or brace list that
-/// the shell turns into other words (`/bin/r? -rf /`, `{rm,-rf,/}`).
-pub(super) fn built_at_run_time(word: &Word) -> bool {
-    let t = word.text.as_str();
-    if word.expands {
-        return true;
-    }
-    if matches!(t, "[" | "[[" | "{" | "}") {
-        return false;
-    }
-    if t == "{}" {
-        // `find -exec {} \;`: the file found is the command.
-        return true;
-    }
-    let brace = t.find('{').is_some_and(|open| {
-        t[open..]
-            .find('}')
-            .is_some_and(|close| t[open..open + close].contains([',', '.']))
-    });
-    t.contains(['*', '?']) || (t.contains('[') && t.contains(']')) || brace
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::bash::tests::dangers;

@@ -25,6 +25,29 @@ pub struct Word {
 }
 
 impl Word {
+    /// True when a command word is put together at run time: an expansion
+    /// (`$x`, `$(...)`, backticks, `${IFS}`), or a glob or brace list that
+    /// the shell turns into other words (`/bin/r? -rf /`, `{rm,-rf,/}`).
+    pub fn built_at_run_time(&self) -> bool {
+        let t = self.text.as_str();
+        if self.expands {
+            return true;
+        }
+        if matches!(t, "[" | "[[" | "{" | "}") {
+            return false;
+        }
+        if t == "{}" {
+            // `find -exec {} \;`: the file found is the command.
+            return true;
+        }
+        let brace = t.find('{').is_some_and(|open| {
+            t[open..]
+                .find('}')
+                .is_some_and(|close| t[open..open + close].contains([',', '.']))
+        });
+        t.contains(['*', '?']) || (t.contains('[') && t.contains(']')) || brace
+    }
+
     /// A plain word, for tests and for words made from other words.
     pub fn plain(text: &str) -> Word {
         Word {
