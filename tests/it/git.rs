@@ -474,8 +474,23 @@ fn errors_outside_a_repository_and_for_bad_calls() {
         plain.stderr()
     );
     let env = repo();
+    // What a real small model sent: every field filled. Status runs and
+    // says what it set aside; a commit with a stray field is refused.
+    let r = ag_git(
+        &env,
+        json!({"action": "status", "paths": ["README.md"], "message": "", "staged": false, "count": 1}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert!(output(&r).contains("ignored it"), "{r}");
     let r = ag_git(&env, json!({"action": "status", "message": "hi"}));
-    assert_eq!(r["error_code"], "git.bad_arguments");
+    assert_eq!(r["is_error"], false, "{r}");
+    assert!(output(&r).contains("Nothing was committed"), "{r}");
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "hi", "count": 3}),
+    );
+    assert_eq!(r["error_code"], "git.bad_arguments", "{r}");
+    assert!(output(&r).contains("nothing was committed"), "{r}");
     let r = ag_git(&env, json!({"action": "push"}));
     assert_eq!(r["error_code"], "call.invalid_arguments");
     let mut cmd = env.cmd(bin!("ag-git"));

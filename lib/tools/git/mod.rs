@@ -82,14 +82,14 @@ action=log: the latest commits (count, default 10), optionally only those touchi
     const MODEL_DESCRIPTION: &'static str = "Git in this repository, never pushing: status; diff (staged for the staged changes); commit with message (with paths, stages and commits exactly those); log (count commits). paths limits diff and log.";
 
     fn run(ctx: &Context, args: GitArgs) -> Result<ToolOutput, ToolError> {
-        check_arguments(&args)?;
+        let ignored = check_arguments(&args)?;
         let specs = args
             .paths
             .iter()
             .map(|p| pathspec(ctx, p))
             .collect::<Result<Vec<_>, _>>()?;
         let repo = Repo::discover(ctx)?;
-        match args.action {
+        let result = match args.action {
             GitAction::Status => status(&repo, &specs),
             GitAction::Diff => diff::diff(&repo, args.staged, &specs),
             GitAction::Commit => {
@@ -102,7 +102,8 @@ action=log: the latest commits (count, default 10), optionally only those touchi
                 commit::commit(&repo, message, &specs)
             }
             GitAction::Log => log::log(&repo, args.count, &specs),
-        }
+        };
+        result.map(|out| out.with_notes(ignored))
     }
 }
 
@@ -146,9 +147,13 @@ fn status(repo: &Repo, specs: &[String]) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::new(output, details).with_notes(too_long))
 }
 
-/// Refuses arguments that belong to another action, so that a call that
-/// means something else is not half carried out.
-fn check_arguments(args: &GitArgs) -> Result<(), ToolError> {
+/// Arguments that belong to another action. A read-only action (status,
+/// diff, log) cannot be half carried out, so it runs and says what it left
+/// aside: small models fill every field of a schema, and refusing
+/// `{"action":"status","count":1}` only made them repeat it. A commit
+/// changes the repository, so there a stray field is refused, lest a call
+/// that meant something else be carried out.
+fn check_arguments(args: &GitArgs) -> Result<Option<String>, ToolError> {
     let mut stray = Vec::new();
     if args.message.is_some() && args.action != GitAction::Commit {
         stray.push("`message` (for commit)");
@@ -160,7 +165,7 @@ fn check_arguments(args: &GitArgs) -> Result<(), ToolError> {
         stray.push("`count` (for log)");
     }
     if stray.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let action = match args.action {
         GitAction::Status => "status",
@@ -168,12 +173,23 @@ fn check_arguments(args: &GitArgs) -> Result<(), ToolError> {
         GitAction::Commit => "commit",
         GitAction::Log => "log",
     };
+    let them = if stray.len() == 1 { "it" } else { "them" };
+    if args.action != GitAction::Commit {
+        let nothing_committed = if args.message.is_some() {
+            " Nothing was committed: a commit is {\"action\":\"commit\",\"message\":\"...\"}."
+        } else {
+            ""
+        };
+        return Ok(Some(format!(
+            "`{action}` does not use {}; ignored {them}.{nothing_committed}",
+            stray.join(" or "),
+        )));
+    }
     Err(ToolError::new(
         "git.bad_arguments",
         format!(
-            "`{action}` does not take {}; leave {} out, or use the action {} belongs to",
+            "`commit` does not take {}; nothing was committed. Leave {them} out, for example {{\"action\":\"commit\",\"message\":\"Fix the parser\",\"paths\":[\"src/parser.rs\"]}}, or use the action {} belongs to",
             stray.join(" or "),
-            if stray.len() == 1 { "it" } else { "them" },
             if stray.len() == 1 { "it" } else { "they" },
         ),
     ))
@@ -189,9 +205,19 @@ mod tests {
     }
 
     #[test]
-    fn stray_arguments_are_refused() {
+    fn stray_arguments_are_set_aside_when_reading_and_refused_when_committing() {
         let args: GitArgs =
-            serde_json::from_value(json!({"action": "status", "message": "x"})).unwrap();
+            serde_json::from_value(json!({"action": "status", "message": "x", "count": 1}))
+                .unwrap();
+        let note = check_arguments(&args).unwrap().unwrap();
+        assert!(
+            note.contains("`message` (for commit) or `count` (for log)"),
+            "{note}"
+        );
+        assert!(note.contains("Nothing was committed"), "{note}");
+        let args: GitArgs =
+            serde_json::from_value(json!({"action": "commit", "message": "x", "count": 1}))
+                .unwrap();
         assert_eq!(
             check_arguments(&args).unwrap_err().code,
             "git.bad_arguments"
