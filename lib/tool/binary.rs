@@ -160,7 +160,7 @@ pub fn tool_main<T: Tool>() -> ExitCode {
         match Stdout::new().write_all_flush(out.as_bytes()) {
             Ok(()) => {
                 for n in &notes {
-                    note(bin, plain_note(n));
+                    note(bin, n.text.trim());
                 }
             }
             // The reader stopped reading: the notes about the rest are moot.
@@ -215,66 +215,10 @@ fn process_flag_values<T: Tool>(cmd: &Command, matches: &ArgMatches) -> Map<Stri
     out
 }
 
-/// A note as stderr shows it after `bin: note:`, without the marks that
-/// set it apart from the output in the model's text: enclosing brackets or
-/// a leading `Note:` or `WARNING:`.
-fn plain_note(note: &str) -> &str {
-    let note = note.trim();
-    if let Some(inner) = note.strip_prefix('[').and_then(|n| n.strip_suffix(']'))
-        && encloses(note)
-    {
-        return inner;
-    }
-    ["Note: ", "WARNING: "]
-        .iter()
-        .find_map(|label| note.strip_prefix(label))
-        .unwrap_or(note)
-}
-
-/// Whether the bracket that opens `text` is the one that closes it, as in
-/// `[… in `[id].tsx`]` and not in `[a] and [b]`.
-fn encloses(text: &str) -> bool {
-    let mut depth = 0usize;
-    for (i, c) in text.char_indices() {
-        match c {
-            '[' => depth += 1,
-            ']' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return i + 1 == text.len();
-                }
-            }
-            _ => {}
-        }
-    }
-    false
-}
-
 /// Splits a trailing `hint:` paragraph off a message.
 fn split_hint(msg: &str) -> (&str, Option<&str>) {
     match msg.find("\nhint: ") {
         Some(i) => (&msg[..i], Some(&msg[i + 7..])),
         None => (msg, None),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plain_notes_lose_the_marks_meant_for_the_model() {
-        assert_eq!(
-            plain_note("[Showing 5 of 9 files.]"),
-            "Showing 5 of 9 files."
-        );
-        assert_eq!(plain_note("Note: loose match."), "loose match.");
-        assert_eq!(
-            plain_note("WARNING: File has 9 lines."),
-            "File has 9 lines."
-        );
-        assert_eq!(plain_note("No matches for `x`."), "No matches for `x`.");
-        assert_eq!(plain_note("[a] and [b]"), "[a] and [b]");
-        assert_eq!(plain_note("[stops in `[id].tsx`.]"), "stops in `[id].tsx`.");
     }
 }

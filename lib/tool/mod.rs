@@ -15,7 +15,7 @@ pub mod serve;
 pub use args_check::ArgsCheck;
 pub use binary::{ToolFlags, tool_command, tool_main};
 pub use exec::{CallOptions, SchemaError, ToolProgram, find_tool_binary};
-pub use output::ToolOutput;
+pub use output::{Note, NoteLevel, ToolOutput};
 pub use paths::{
     Context, DirItem, EntryKind, PathProblem, display_path, is_not_a_file, is_outside_root,
     normalize, real_path,
