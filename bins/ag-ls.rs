@@ -1,5 +1,5 @@
 //! ag-ls: a directory as a tree.
 
 fn main() -> std::process::ExitCode {
-    ag::cli::tool_main::<ag::tools::ls::LsTool>()
+    ag::tool::tool_main::<ag::tools::ls::LsTool>()
 }

@@ -1,5 +1,5 @@
 //! ag-todo: the session's task list.
 
 fn main() -> std::process::ExitCode {
-    ag::cli::tool_main::<ag::tools::todo::TodoTool>()
+    ag::tool::tool_main::<ag::tools::todo::TodoTool>()
 }

@@ -2,6 +2,9 @@
 #![allow(clippy::print_stderr)]
 
 use std::io::{self, Write};
+use std::process::ExitCode;
+
+use super::ExitStatus;
 
 /// Standard output, flushed per record.
 pub struct Stdout(io::Stdout);
@@ -53,4 +56,24 @@ pub fn warn(bin: &str, message: &str) {
 /// about the output, kept apart from it.
 pub fn note(bin: &str, message: &str) {
     let _ = writeln!(io::stderr().lock(), "{bin}: note: {message}");
+}
+
+/// Prints one JSON value as a line on stdout.
+pub fn print_json<S: serde::Serialize>(bin: &str, value: &S) -> ExitCode {
+    let mut line = match serde_json::to_vec(value) {
+        Ok(l) => l,
+        Err(e) => {
+            error_line(bin, &format!("cannot encode the result: {e}"), None);
+            return ExitStatus::Input.code();
+        }
+    };
+    line.push(b'\n');
+    match Stdout::new().write_all_flush(&line) {
+        Ok(()) => ExitStatus::Success.code(),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitStatus::Success.code(),
+        Err(e) => {
+            error_line(bin, &format!("cannot write the output: {e}"), None);
+            ExitStatus::Input.code()
+        }
+    }
 }

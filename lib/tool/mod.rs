@@ -1,10 +1,11 @@
 //! What a tool is: typed arguments (clap flags and a JSON Schema from one
 //! struct), a run function, and the result or error it gives. The serving
-//! machinery in [`serve`] and [`crate::cli`] turns any [`Tool`] into a binary;
+//! machinery in [`serve`] and [`binary`] turns any [`Tool`] into a binary;
 //! [`exec`] is the other side, running a tool binary as its callers
 //! (ag-loop, ag-mcp) do.
 
 mod args_check;
+pub mod binary;
 pub mod exec;
 pub mod lenient;
 mod output;
@@ -12,8 +13,9 @@ mod paths;
 pub mod serve;
 
 pub use args_check::ArgsCheck;
+pub use binary::{ToolFlags, tool_command, tool_main};
 pub use exec::{CallOptions, SchemaError, ToolProgram, find_tool_binary};
-pub use output::ToolOutput;
+pub use output::{Note, NoteLevel, ToolOutput};
 pub use paths::{
     Context, DirItem, EntryKind, PathProblem, display_path, is_not_a_file, is_outside_root,
     normalize, real_path,

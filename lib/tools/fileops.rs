@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::fsutil::{WriteError, resolve_symlinks, similar_names};
-use crate::tool::{Context, PathProblem, ToolError, display_path};
+use crate::tool::{Context, Note, PathProblem, ToolError, display_path};
 
 /// A path from a call, resolved.
 #[derive(Debug, Clone)]
@@ -201,15 +201,15 @@ pub fn write_failed(
 
 /// A note for a file that had other hard links: the atomic rename gave
 /// this name a new file, and the other names still show the old content.
-pub fn hard_link_note(meta: Option<&std::fs::Metadata>) -> Option<String> {
+pub fn hard_link_note(meta: Option<&std::fs::Metadata>) -> Option<Note> {
     use std::os::unix::fs::MetadataExt;
     let links = meta?.nlink();
     (links > 1).then(|| {
-        format!(
-            "Note: the file had {} other hard link{}; they still hold the old content (the new version is a new file under this name).",
+        Note::notice(format!(
+            "the file had {} other hard link{}; they still hold the old content (the new version is a new file under this name).",
             links - 1,
             plural(links - 1)
-        )
+        ))
     })
 }
 

@@ -18,7 +18,7 @@ use super::walk::{
     FileVisitor, Links, Start, Visibility, WalkErrors, locate, relative, visit_files, walker,
     widen_hint,
 };
-use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use crate::tool::{Context, Note, Tool, ToolError, ToolOutput};
 
 /// Files listed when `limit` is not given.
 pub const DEFAULT_LIMIT: u64 = 100;
@@ -198,26 +198,26 @@ fn render(
             FindSort::Modified => "most recently modified",
             FindSort::Path => "first in path order",
         };
-        notes.push(format!(
-            "[Showing the {shown} {order} of {} files matching `{}`. Narrow `pattern` or `path`, or raise `limit` (at most {MAX_LIMIT}).]",
+        notes.push(Note::aside(format!(
+            "Showing the {shown} {order} of {} files matching `{}`. Narrow `pattern` or `path`, or raise `limit` (at most {MAX_LIMIT}).",
             found.total, args.pattern
-        ));
+        )));
     }
     if found.total == 0 {
-        notes.push(format!(
+        notes.push(Note::plain(format!(
             "No files match `{}` under `{}`.",
             args.pattern, start.shown
-        ));
+        )));
         if args.pattern.contains('/') && start.shown != "." {
-            notes.push(format!(
+            notes.push(Note::plain(format!(
                 "A glob with `/` matches paths relative to `{}`, not to the working directory.",
                 start.shown
-            ));
+            )));
         }
-        notes.extend(widen_hint(args.shown));
+        notes.extend(widen_hint(args.shown).map(Note::plain));
     }
     if let Some(note) = found.errors.note() {
-        notes.push(format!("[{note}]"));
+        notes.push(Note::aside(note));
     }
     let mut details = json!({
         "files": files,

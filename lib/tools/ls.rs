@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::walk::{Start, Visibility, locate};
-use crate::tool::{Context, EntryKind, Tool, ToolError, ToolOutput};
+use crate::tool::{Context, EntryKind, Note, Tool, ToolError, ToolOutput};
 
 /// Levels shown when `depth` is not given.
 pub const DEFAULT_DEPTH: u64 = 2;
@@ -437,27 +437,27 @@ fn render(ctx: &Context, start: &Start, depth: u64, limit: u64, tree: &Tree) -> 
             (true, false) => "include_ignored=true",
             _ => "include_hidden=true",
         };
-        notes.push(format!(
-            "[Not shown: {}; set {switch} to list them.]",
+        notes.push(Note::aside(format!(
+            "Not shown: {}; set {switch} to list them.",
             parts.join(", ")
-        ));
+        )));
     }
     if tree.cut_by_budget {
-        notes.push(format!(
-            "[Some directories are cut short (`… N more`) to keep the listing within {limit} entries and {NESTED_DIR_CAP} per subdirectory; list one of them by its path, or raise `limit` (at most {MAX_LIMIT}).]"
-        ));
+        notes.push(Note::aside(format!(
+            "Some directories are cut short (`… N more`) to keep the listing within {limit} entries and {NESTED_DIR_CAP} per subdirectory; list one of them by its path, or raise `limit` (at most {MAX_LIMIT})."
+        )));
     }
     if tree.cut_by_depth {
-        notes.push(format!(
-            "[Directories deeper than depth {depth} show only their counts; list them by path or raise `depth`.]"
-        ));
+        notes.push(Note::aside(format!(
+            "Directories deeper than depth {depth} show only their counts; list them by path or raise `depth`."
+        )));
     }
     if tree.unreadable > 0 {
-        notes.push(format!(
-            "[{} director{} could not be read.]",
+        notes.push(Note::aside(format!(
+            "{} director{} could not be read.",
             tree.unreadable,
             if tree.unreadable == 1 { "y" } else { "ies" }
-        ));
+        )));
     }
     let details = json!({
         "path": start.shown,

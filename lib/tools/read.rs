@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::fsutil::{ContentHasher, similar_names};
 use crate::protocol::ImageData;
-use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use crate::tool::{Context, Note, Tool, ToolError, ToolOutput};
 
 /// Lines shown when no limit is given, and the largest limit accepted.
 pub const MAX_LINES: u64 = 5000;
@@ -170,38 +170,37 @@ fn render(
     if truncated {
         let next = last + 1;
         if scan.over_budget {
-            notes.push(format!(
+            notes.push(Note::plain(format!(
                 "Showing lines {offset}-{last} of {total}: that is what fits in the caller's output budget ({} characters). Use offset={next} to read on.",
                 budget.unwrap_or_default()
-            ));
+            )));
         } else if scan.capped {
-            notes.push(format!(
+            notes.push(Note::plain(format!(
                 "Output capped at {} KiB: showing lines {offset}-{last} of {total}. Use offset={next} to read on.",
                 MAX_OUTPUT_BYTES / 1024
-            ));
+            )));
         } else {
-            notes.push(format!(
-                "WARNING: File has {total} lines, showing {}{read}. Use offset and limit parameters to read more (next: offset={next}, limit={MAX_LINES}).",
+            notes.push(Note::warning(format!(
+                "File has {total} lines, showing {}{read}. Use offset and limit parameters to read more (next: offset={next}, limit={MAX_LINES}).",
                 if offset == 1 { "first " } else { "" },
-            ));
+            )));
         }
     }
     if scan.cut_lines > 0 {
-        notes.push(format!(
+        notes.push(Note::plain(format!(
             "{} line{} longer than {MAX_LINE_CHARS} characters {} cut; use bash (for example `cut -c2001-4000`) to see the rest.",
             scan.cut_lines,
             plural(scan.cut_lines),
             if scan.cut_lines == 1 { "was" } else { "were" }
-        ));
+        )));
     }
     if scan.lossy {
-        notes.push(
-            "The file is not valid UTF-8; invalid bytes are shown as U+FFFD (\u{fffd})."
-                .to_string(),
-        );
+        notes.push(Note::plain(
+            "The file is not valid UTF-8; invalid bytes are shown as U+FFFD (\u{fffd}).",
+        ));
     }
     if total == 0 {
-        notes.push(format!("`{shown}` is empty."));
+        notes.push(Note::plain(format!("`{shown}` is empty.")));
     }
     let mut details = json!({
         "file_path": shown,

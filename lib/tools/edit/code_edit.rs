@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::planner::{self, Planner};
 use super::sketch;
-use crate::tool::ToolError;
+use crate::tool::{Note, ToolError};
 use crate::tools::fileops::plural;
 use crate::tools::matching::lines::LineEdit;
 use crate::tools::matching::seek::Fuzz;
@@ -20,7 +20,7 @@ pub struct Sketched {
     /// The result's first line, after "Applied the code sketch to FILE".
     pub summary: String,
     /// Notes for the result.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// `details.sketch`.
     pub details: Value,
 }
@@ -60,10 +60,10 @@ pub fn resolve(
             planner.model,
             plural(n as u64)
         ),
-        notes: vec![format!(
-            "Note: the sketch could not be placed by its unchanged lines ({why}); the planner model `{}` chose the lines to change. Check the diff in details.",
+        notes: vec![Note::notice(format!(
+            "the sketch could not be placed by its unchanged lines ({why}); the planner model `{}` chose the lines to change. Check the diff in details.",
             planner.model
-        )],
+        ))],
         details: json!({
             "placed_by": "planner",
             "planner": planner.model,
@@ -97,19 +97,18 @@ fn describe(p: sketch::Placement) -> Sketched {
         };
         parts.push(what);
         if s.fuzz != Fuzz::Exact {
-            notes.push(format!(
-                "Note: the unchanged lines around code_edit lines {}-{} did not match exactly; {}. Check the diff in details.",
+            notes.push(Note::notice(format!(
+                "the unchanged lines around code_edit lines {}-{} did not match exactly; {}. Check the diff in details.",
                 s.sketch_lines.0,
                 s.sketch_lines.1,
                 s.fuzz.describe()
-            ));
+            )));
         }
     }
     if p.whole_file {
-        notes.push(
-            "Note: code_edit has no `... existing code ...` markers and starts and ends like the file, so it replaced the whole file."
-                .to_string(),
-        );
+        notes.push(Note::notice(
+            "code_edit has no `... existing code ...` markers and starts and ends like the file, so it replaced the whole file.",
+        ));
     }
     let summary = if p.whole_file {
         "the whole file replaced".to_string()

@@ -29,7 +29,7 @@ use super::fileops::{
 };
 use super::matching::{closest, diff, lines, text};
 use crate::fsutil::{BINARY_PROBE, content_hash, looks_binary};
-use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use crate::tool::{Context, Note, Tool, ToolError, ToolOutput};
 use replace::{Miss, Replacement, Tolerance};
 
 /// Largest file edited; larger ones are better changed with a streaming tool.
@@ -607,10 +607,10 @@ fn report(
         } else {
             "old_string".to_string()
         };
-        notes.push(format!(
-            "Note: {which} did not match exactly; {}. Check the diff in details.",
+        notes.push(Note::notice(format!(
+            "{which} did not match exactly; {}. Check the diff in details.",
             t.describe()
-        ));
+        )));
     }
     let mut details = json!({
         "file_path": shown,

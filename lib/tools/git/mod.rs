@@ -201,7 +201,7 @@ mod tests {
 
     #[test]
     fn command_line_is_consistent() {
-        crate::cli::tool_command::<GitTool>().debug_assert();
+        crate::tool::tool_command::<GitTool>().debug_assert();
     }
 
     #[test]

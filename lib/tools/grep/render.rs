@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::GrepArgs;
 use super::collect::Found;
 use super::sink::{HitLine, MAX_LINE_CHARS};
-use crate::tool::{Context, ToolOutput};
+use crate::tool::{Context, Note, ToolOutput};
 use crate::tools::walk::{Start, widen_hint};
 
 /// Renders what a search found: the matching lines after the first `skip`,
@@ -120,29 +120,33 @@ pub fn render(
         } else {
             format!("{}-{next} of {}", skip + 1, found.total_matches)
         };
-        notes.push(format!(
-            "[Showing {which} matching lines{why}, found in {} files; files are in path order and the list stops in `{last_file}`. \
+        notes.push(Note::aside(format!(
+            "Showing {which} matching lines{why}, found in {} files; files are in path order and the list stops in `{last_file}`. \
 Next page: the same call with skip={next}. Or narrow the search (a more specific query, a subdirectory as `path`, `include_pattern` \
-such as \"*.rs\", `exclude_pattern`) or raise `max_matches` (at most {}).]",
+such as \"*.rs\", `exclude_pattern`) or raise `max_matches` (at most {}).",
             found.files_matched,
             super::MAX_MATCHES
-        ));
+        )));
     } else if skip > 0 && shown == 0 && found.total_matches > 0 {
-        notes.push(format!(
-            "[No matching lines after skip={skip}: there are {} in all. Use a smaller skip.]",
+        notes.push(Note::aside(format!(
+            "No matching lines after skip={skip}: there are {} in all. Use a smaller skip.",
             found.total_matches
-        ));
+        )));
     }
     if found.total_matches == 0 {
-        notes.extend(no_match_notes(args, start, &found));
+        notes.extend(
+            no_match_notes(args, start, &found)
+                .into_iter()
+                .map(Note::plain),
+        );
     }
     if cut > 0 {
-        notes.push(format!(
-            "[Lines longer than {MAX_LINE_CHARS} characters are cut around the match; `…` marks the cut. Read the file with the read tool to see them whole.]"
-        ));
+        notes.push(Note::aside(format!(
+            "Lines longer than {MAX_LINE_CHARS} characters are cut around the match; `…` marks the cut. Read the file with the read tool to see them whole."
+        )));
     }
     if let Some(note) = found.errors.note() {
-        notes.push(format!("[{note}]"));
+        notes.push(Note::aside(note));
     }
     let mut details = json!({
         "matches": matches,

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::model::Format;
 use super::stage::{Entry, Stage};
 use crate::fsutil::content_hash;
-use crate::tool::ToolOutput;
+use crate::tool::{Note, ToolOutput};
 use crate::tools::fileops::plural;
 use crate::tools::matching::diff;
 use crate::tools::matching::seek::Fuzz;
@@ -108,15 +108,15 @@ pub fn report(stage: &Stage, format: Format, dry_run: bool) -> ToolOutput {
         }
         for (k, _, _, fuzz) in placed {
             if *fuzz != Fuzz::Exact {
-                notes.push(format!(
-                    "Note: `{}` hunk {k} did not match exactly; {}. Check the diff in details.",
+                notes.push(Note::notice(format!(
+                    "`{}` hunk {k} did not match exactly; {}. Check the diff in details.",
                     e.shown(),
                     fuzz.describe()
-                ));
+                )));
                 tolerant.push(json!({"path": e.shown(), "hunk": k, "kind": fuzz.name()}));
             }
         }
-        notes.extend(e.notes.iter().map(|n| format!("Note: {n}")));
+        notes.extend(e.notes.iter().map(|n| Note::notice(n.clone())));
         files.push(file);
     }
     let n = files.len() as u64;

@@ -247,7 +247,7 @@ mod tests {
     #[test]
     fn command_line_is_consistent() {
         Cli::command().debug_assert();
-        crate::cli::tool_command::<TodoTool>().debug_assert();
+        crate::tool::tool_command::<TodoTool>().debug_assert();
     }
 
     #[test]
