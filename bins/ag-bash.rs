@@ -5,5 +5,5 @@ fn main() -> std::process::ExitCode {
     if let Some(code) = ag::tools::bash::supervisor_main() {
         return code;
     }
-    ag::tool::tool_main::<ag::tools::bash::BashTool>()
+    ag::tool_protocol::tool_main::<ag::tools::bash::BashTool>()
 }

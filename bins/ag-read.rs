@@ -1,5 +1,5 @@
 //! ag-read: a text file with line numbers, paginated.
 
 fn main() -> std::process::ExitCode {
-    ag::tool::tool_main::<ag::tools::read::ReadTool>()
+    ag::tool_protocol::tool_main::<ag::tools::read::ReadTool>()
 }

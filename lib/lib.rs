@@ -13,5 +13,5 @@ pub mod proc;
 pub mod protocol;
 pub mod schema;
 pub mod session;
-pub mod tool;
+pub mod tool_protocol;
 pub mod tools;

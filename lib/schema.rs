@@ -18,7 +18,7 @@ fn settings() -> SchemaSettings {
 /// the doc comments of enum and array item types, empty descriptions (a field whose name says
 /// it all is given `#[schemars(description = "")]`), and `default: false`,
 /// `default: []` or an enum's default string, which the descriptions say
-/// and which [`crate::tool::lenient`] treats as leaving the field out anyway
+/// and which [`crate::tool_protocol::lenient`] treats as leaving the field out anyway
 /// (`"default": null` and `true` stay: there the empty value is a choice).
 pub fn parameters_schema<T: JsonSchema>() -> Value {
     let mut settings = settings();
@@ -89,7 +89,7 @@ fn drop_noise(value: &mut Value, top: bool) {
 /// of an optional field whose empty value (`""`, `false`, `[]`) means
 /// something else than leaving it out: `new_string: ""` deletes. It becomes
 /// `"default": null` (leaving the field out is "no value"), which tells
-/// [`crate::tool::lenient`] to keep the empty value.
+/// [`crate::tool_protocol::lenient`] to keep the empty value.
 pub const EMPTY_IS_A_VALUE: &str = "x-empty-is-a-value";
 
 /// Optional arguments are simply left out of a call; models handle

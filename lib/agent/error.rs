@@ -106,7 +106,7 @@ pub enum SetupError {
     ToolCommandEmpty,
     /// A tool did not answer `--schema` usefully.
     #[error("{0}")]
-    ToolSchema(#[from] crate::tool::exec::SchemaError),
+    ToolSchema(#[from] crate::tool_protocol::exec::SchemaError),
     /// Two tools share a name.
     #[error("two tools are named `{name}`: `{first}` and `{second}`; leave one out")]
     ToolClash {

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::protocol::ToolResult;
-use crate::tool::exec::ABORTED;
+use crate::tool_protocol::exec::ABORTED;
 
 /// Identical failing calls before the model is told so.
 pub const SAME_WARN: u32 = 2;

@@ -21,7 +21,7 @@ use crate::protocol::{
     AfterRequest, AgentEvent, AssistantMessage, ContentBlock, GateRequest, LlmRequest, Message,
     Outcome, Reasoning, StopReason, ToolResult, ToolResultMessage, Usage, UserContent,
 };
-use crate::tool::exec::error_result;
+use crate::tool_protocol::exec::error_result;
 
 /// Settings of a run.
 pub struct AgentSettings {

@@ -1,6 +1,6 @@
 //! The tools offered to the model: found as executables, learned through
 //! `--schema`, each call validated against its schema and run as a
-//! subprocess in its own process group (by [`crate::tool::exec`]), or
+//! subprocess in its own process group (by [`crate::tool_protocol::exec`]), or
 //! offered by an MCP server and called there.
 
 use std::path::Path;
@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use super::error::SetupError;
 use crate::mcp::client::{ConnectOptions, McpClient, SERVER_GONE};
 use crate::protocol::{ToolDefinition, ToolResult};
-use crate::tool::ArgsCheck;
-use crate::tool::exec::{self, CallOptions, ToolProgram};
+use crate::tool_protocol::ArgsCheck;
+use crate::tool_protocol::exec::{self, CallOptions, ToolProgram};
 
 /// The ag tools offered by default, by tool name (binary `ag-<name>`).
 pub const DEFAULT_TOOLS: &[&str] = &[
@@ -225,7 +225,7 @@ pub struct CallEnv<'a> {
 
 impl ToolSpec {
     /// Puts the arguments in the shape the schema asks for (see
-    /// [`crate::tool::lenient`]) and checks them; the error lists every
+    /// [`crate::tool_protocol::lenient`]) and checks them; the error lists every
     /// problem. What the call then runs with is the normalized arguments.
     pub fn validate(&self, arguments: &mut Value) -> Result<(), String> {
         if self.loop_hash

@@ -246,7 +246,7 @@ pub fn main() -> ExitCode {
 /// that never make a request are each denied. Fails only when the output
 /// cannot be written.
 pub fn serve(policy: &Policy, mut input: impl BufRead, mut output: impl Write) -> io::Result<()> {
-    use crate::tool::serve::{InputLine, MAX_LINE_BYTES, read_line_capped};
+    use crate::tool_protocol::serve::{InputLine, MAX_LINE_BYTES, read_line_capped};
     let mut pending = Pending::default();
     // A line over the limit is counted, not kept, and denied: its stand-in
     // is a JSON string, which the request parser refuses by quoting it.

@@ -104,7 +104,7 @@ impl Place {
 
     /// `path` as a person reads it: relative when inside the working directory.
     pub fn show(&self, path: &Path) -> String {
-        crate::tool::display_path(&self.cwd, path)
+        crate::tool_protocol::display_path(&self.cwd, path)
     }
 }
 
@@ -126,7 +126,7 @@ fn is_harmless_device(path: &Path) -> bool {
         || path.starts_with("/proc/self/fd")
 }
 
-pub use crate::tool::{normalize, real_path};
+pub use crate::tool_protocol::{normalize, real_path};
 
 #[cfg(test)]
 mod tests {

@@ -47,7 +47,7 @@ use crate::proc::{
     self, CaptureLimit, Ended, Input, LineLimits, Lines, Running, Status, Streaming,
 };
 use crate::protocol::{ToolDefinition, ToolResult};
-use crate::tool::exec::{CANCELLED, aborted_result, error_result};
+use crate::tool_protocol::exec::{CANCELLED, aborted_result, error_result};
 
 /// The error code of a call's result when the server is gone (exited,
 /// unreachable): restart it, or drop its tools.

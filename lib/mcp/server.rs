@@ -130,7 +130,8 @@ impl ServerHandler for AgServer {
         let mut arguments = request.arguments.unwrap_or_default();
         let id = context.id.to_string();
         if let Err(message) = tool.validate(&mut arguments) {
-            let result = crate::tool::exec::error_result(&id, "call.invalid_arguments", message);
+            let result =
+                crate::tool_protocol::exec::error_result(&id, "call.invalid_arguments", message);
             return Ok(to_mcp_result(result, self.options.details).into());
         }
         let _running = self.running.read().await;

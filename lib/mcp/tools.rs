@@ -1,7 +1,7 @@
 //! The tools ag-mcp serves: ag's tool binaries (found beside the ag-mcp
 //! executable, else on `PATH`) and any command that speaks the tool
 //! protocol, each learned through `--schema` and run as one subprocess per
-//! call (by [`crate::tool::exec`]), so that a crash or a hang in one call
+//! call (by [`crate::tool_protocol::exec`]), so that a crash or a hang in one call
 //! cannot take the server down and a cancelled call ends everything it
 //! started.
 
@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{ToolDefinition, ToolResult};
-use crate::tool::ArgsCheck;
-use crate::tool::exec::{self, CallOptions, SchemaError, ToolProgram};
+use crate::tool_protocol::ArgsCheck;
+use crate::tool_protocol::exec::{self, CallOptions, SchemaError, ToolProgram};
 
 /// The ag tools served when `--tools` is not given, by tool name (binary
 /// `ag-<name>`); those not installed are left out. ag-todo and ag-notify
@@ -162,7 +162,7 @@ impl ToolCommand {
     /// Checks arguments against the tool's schema; the message lists every
     /// problem, for the model to correct its call.
     /// The arguments are normalized in place first (see
-    /// [`crate::tool::lenient`]): the tool is called with what the model meant.
+    /// [`crate::tool_protocol::lenient`]): the tool is called with what the model meant.
     pub fn validate(&self, arguments: &mut Map<String, Value>) -> Result<(), String> {
         let mut value = Value::Object(std::mem::take(arguments));
         let checked = self.check.prepare(&self.definition.name, &mut value);

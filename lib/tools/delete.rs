@@ -20,7 +20,7 @@ use serde_json::json;
 
 use super::fileops::{Target, check_hash, not_found, plural};
 use crate::fsutil::hash_of;
-use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
 
 /// Arguments of `delete`.
 #[derive(Debug, Clone, Args, Deserialize, JsonSchema)]
@@ -275,7 +275,7 @@ fn refuse_vital(ctx: &Context, path: &Path, shown: &str) -> Result<(), ToolError
 }
 
 fn io_error(shown: &str, what: &str, e: io::Error) -> ToolError {
-    if crate::tool::PathProblem::of(&e).is_some() {
+    if crate::tool_protocol::PathProblem::of(&e).is_some() {
         return super::fileops::io_failed("delete.io", what, shown, e);
     }
     let advice = match e.kind() {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::fsutil::{WriteError, resolve_symlinks, similar_names};
-use crate::tool::{Context, Note, PathProblem, ToolError, display_path};
+use crate::tool_protocol::{Context, Note, PathProblem, ToolError, display_path};
 
 /// A path from a call, resolved.
 #[derive(Debug, Clone)]

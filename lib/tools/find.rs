@@ -18,7 +18,7 @@ use super::walk::{
     FileVisitor, Links, Start, Visibility, WalkErrors, locate, relative, visit_files, walker,
     widen_hint,
 };
-use crate::tool::{Context, Note, Tool, ToolError, ToolOutput};
+use crate::tool_protocol::{Context, Note, Tool, ToolError, ToolOutput};
 
 /// Files listed when `limit` is not given.
 pub const DEFAULT_LIMIT: u64 = 100;

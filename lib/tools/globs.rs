@@ -8,7 +8,7 @@ use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::tool::ToolError;
+use crate::tool_protocol::ToolError;
 
 /// The longest pattern (glob or ag-grep query) accepted, 1 MiB: far more
 /// than a real one, and a bound on what compiling it can cost.

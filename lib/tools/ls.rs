@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::walk::{Start, Visibility, locate};
-use crate::tool::{Context, EntryKind, Note, Tool, ToolError, ToolOutput};
+use crate::tool_protocol::{Context, EntryKind, Note, Tool, ToolError, ToolOutput};
 
 /// Levels shown when `depth` is not given.
 pub const DEFAULT_DEPTH: u64 = 2;

@@ -1,5 +1,5 @@
 //! The tools: each module is one tool's logic, turned into a binary by
-//! [`crate::tool::tool_main`].
+//! [`crate::tool_protocol::tool_main`].
 
 pub mod bash;
 pub mod budget;

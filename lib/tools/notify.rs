@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
 
 /// How urgent a notification is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, clap::ValueEnum)]

@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::fsutil::{ContentHasher, similar_names};
 use crate::protocol::ImageData;
-use crate::tool::{Context, Note, Tool, ToolError, ToolOutput};
+use crate::tool_protocol::{Context, Note, Tool, ToolError, ToolOutput};
 
 /// Lines shown when no limit is given, and the largest limit accepted.
 pub const MAX_LINES: u64 = 5000;
@@ -492,12 +492,12 @@ fn image_type(path: &Path) -> Option<&'static str> {
 }
 
 fn open_error(path: &Path, shown: &str, err: io::Error) -> ToolError {
-    if let Some(problem) = crate::tool::PathProblem::of(&err) {
+    if let Some(problem) = crate::tool_protocol::PathProblem::of(&err) {
         return match problem {
-            crate::tool::PathProblem::Outside(msg) => {
+            crate::tool_protocol::PathProblem::Outside(msg) => {
                 ToolError::new("path.outside_root", format!("{msg}; use a path inside it"))
             }
-            crate::tool::PathProblem::NotAFile(msg) => ToolError::new(
+            crate::tool_protocol::PathProblem::NotAFile(msg) => ToolError::new(
                 "read.not_a_file",
                 format!(
                     "{msg}: read reads regular files only. To see what it is, use bash (ls -l {shown})."
@@ -517,7 +517,7 @@ fn open_error(path: &Path, shown: &str, err: io::Error) -> ToolError {
                     .map(|n| {
                         format!(
                             "`{}`",
-                            crate::tool::display_path(
+                            crate::tool_protocol::display_path(
                                 &std::env::current_dir().unwrap_or_default(),
                                 &dir.join(n),
                             )

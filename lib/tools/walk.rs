@@ -22,7 +22,7 @@ use serde_json::json;
 
 use super::globs::PathGlobs;
 use crate::fsutil::similar_names;
-use crate::tool::{Context, ToolError};
+use crate::tool_protocol::{Context, ToolError};
 
 /// What one walker thread does with the files it is handed. Each thread
 /// gets its own visitor (no locking per file); when the walk ends, each

@@ -12,7 +12,7 @@ use super::fileops::{
     check_hash, check_writable, hard_link_note, io_failed, resolve_target, write_failed,
 };
 use crate::fsutil::content_hash;
-use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
 
 /// Arguments of `write`.
 #[derive(Debug, Clone, Args, Deserialize, JsonSchema)]
@@ -125,7 +125,7 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         && !ctx.metadata(dir).is_ok_and(|m| m.is_dir())
     {
         ctx.create_dirs(dir).map_err(|e| {
-            if crate::tool::is_outside_root(&e) {
+            if crate::tool_protocol::is_outside_root(&e) {
                 return io_failed("write.io", "create", shown, e);
             }
             ToolError::new(

@@ -13,7 +13,7 @@ fn root() -> PathBuf {
 /// only code that needs it, so that the library's `cli` layer imports no
 /// module above it.
 fn all_commands() -> Vec<clap::Command> {
-    use ag::tool::tool_command;
+    use ag::tool_protocol::tool_command;
     use ag::tools;
     vec![
         tool_command::<tools::read::ReadTool>(),

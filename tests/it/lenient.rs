@@ -105,7 +105,7 @@ fn empties(field: &Value) -> Vec<Value> {
 }
 
 /// Fields whose empty value is a real choice, so sending it is not the same
-/// call as leaving the field out: the schema says so (see lib/tool/lenient.rs).
+/// call as leaving the field out: the schema says so (see lib/tool_protocol/lenient.rs).
 const MEANINGFUL: &[(&str, &str, &str)] = &[
     ("patch", "strip", "0"),
     ("grep", "case_sensitive", "false"),

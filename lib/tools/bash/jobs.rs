@@ -22,7 +22,7 @@ use serde_json::json;
 use super::record::{JobRecord, JobState, LOG, now_ms};
 use super::{GRACE, render, supervisor};
 use crate::proc::{self, Signal};
-use crate::tool::{ToolError, ToolOutput};
+use crate::tool_protocol::{ToolError, ToolOutput};
 
 /// Lines of the log shown when none are asked for, and the most shown.
 const DEFAULT_LINES: u64 = 50;

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::proc::{self, Cancel, CancelReason, CaptureLimit, Input, Output, Stop};
 use crate::protocol::ToolResult;
-use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
 
 pub use render::{clean, strip_ansi};
 pub use supervisor::supervisor_main;

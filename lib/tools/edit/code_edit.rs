@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::planner::{self, Planner};
 use super::sketch;
-use crate::tool::{Note, ToolError};
+use crate::tool_protocol::{Note, ToolError};
 use crate::tools::fileops::plural;
 use crate::tools::matching::lines::LineEdit;
 use crate::tools::matching::seek::Fuzz;

@@ -29,7 +29,7 @@ use super::fileops::{
 };
 use super::matching::{closest, diff, lines, text};
 use crate::fsutil::{BINARY_PROBE, content_hash, looks_binary};
-use crate::tool::{Context, Note, Tool, ToolError, ToolOutput};
+use crate::tool_protocol::{Context, Note, Tool, ToolError, ToolOutput};
 use replace::{Miss, Replacement, Tolerance};
 
 /// Largest file edited; larger ones are better changed with a streaming tool.

@@ -24,7 +24,7 @@ use crate::protocol::{
     AssistantMessage, ContentBlock, LlmEvent, LlmRequest, Message, StopReason, ToolDefinition,
     UserContent,
 };
-use crate::tool::find_tool_binary;
+use crate::tool_protocol::find_tool_binary;
 use crate::tools::matching::lines::LineEdit;
 
 /// Lines of a file shown to the planner at most.

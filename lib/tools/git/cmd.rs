@@ -14,7 +14,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::proc::{self, Cancel, CaptureLimit, Output, TerminationGuard};
 
-use crate::tool::{Context, ToolError};
+use crate::tool_protocol::{Context, ToolError};
 
 /// Bytes of stderr kept: git's messages and hook output.
 const STDERR_KEEP: usize = 64 * 1024;

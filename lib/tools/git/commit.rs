@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::cmd::{Cap, Repo, shorten};
 use super::status::{self, Entry};
-use crate::tool::{ToolError, ToolOutput};
+use crate::tool_protocol::{ToolError, ToolOutput};
 
 /// Bytes of git's and the hooks' output returned.
 const MAX_SAID: usize = 8 * 1024;

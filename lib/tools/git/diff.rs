@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::cmd::{Cap, Captured, Repo};
 use super::status;
-use crate::tool::{ToolError, ToolOutput};
+use crate::tool_protocol::{ToolError, ToolOutput};
 
 /// The most diff text returned, head and tail together.
 pub const MAX_DIFF_BYTES: usize = 100 * 1024;

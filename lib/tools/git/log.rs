@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::cmd::{Cap, Repo};
-use crate::tool::{ToolError, ToolOutput};
+use crate::tool_protocol::{ToolError, ToolOutput};
 
 /// Commits shown when no count is given.
 pub const DEFAULT_COUNT: u32 = 10;

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
 use cmd::{Cap, Repo, pathspec};
 
 /// What a call does.
@@ -201,7 +201,7 @@ mod tests {
 
     #[test]
     fn command_line_is_consistent() {
-        crate::tool::tool_command::<GitTool>().debug_assert();
+        crate::tool_protocol::tool_command::<GitTool>().debug_assert();
     }
 
     #[test]

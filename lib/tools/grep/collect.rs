@@ -11,7 +11,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::{DirEntry, WalkParallel};
 
 use super::sink::{FileSink, HitLine};
-use crate::tool::Context;
+use crate::tool_protocol::Context;
 use crate::tools::globs::PathGlobs;
 use crate::tools::walk::{FileVisitor, WalkErrors, relative, visit_files};
 
@@ -160,7 +160,10 @@ impl FileVisitor for Visitor<'_, '_> {
         // and not even its name is reported.
         let file = match shared.ctx.open_read(entry.path()) {
             Ok(f) => f,
-            Err(e) if crate::tool::is_not_a_file(&e) || crate::tool::is_outside_root(&e) => {
+            Err(e)
+                if crate::tool_protocol::is_not_a_file(&e)
+                    || crate::tool_protocol::is_outside_root(&e) =>
+            {
                 return;
             }
             Err(_)

@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use super::globs::PathGlobs;
 use super::walk::{Links, Visibility, locate, walker};
-use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
 
 pub use sink::MAX_LINE_CHARS;
 

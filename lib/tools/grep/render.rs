@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::GrepArgs;
 use super::collect::Found;
 use super::sink::{HitLine, MAX_LINE_CHARS};
-use crate::tool::{Context, Note, ToolOutput};
+use crate::tool_protocol::{Context, Note, ToolOutput};
 use crate::tools::walk::{Start, widen_hint};
 
 /// Renders what a search found: the matching lines after the first `skip`,

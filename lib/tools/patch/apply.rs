@@ -9,7 +9,7 @@ use serde_json::json;
 use super::model::{Change, Format, Hunk, Op, Patch};
 use super::place::{self, Miss};
 use super::stage::{Kind, Stage};
-use crate::tool::ToolError;
+use crate::tool_protocol::ToolError;
 use crate::tools::fileops::{check_writable, not_found};
 use crate::tools::matching::seek::{FileLines, Fuzz};
 use crate::tools::matching::text::{CRLF, LF, eol_near, visible};

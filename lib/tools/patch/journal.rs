@@ -28,7 +28,7 @@ use nix::unistd::{UnlinkatFlags, unlinkat};
 use serde::{Deserialize, Serialize};
 
 use crate::fsutil::copy_metadata;
-use crate::tool::{Context, ToolError, normalize};
+use crate::tool_protocol::{Context, ToolError, normalize};
 use crate::tools::fileops::io_failed;
 
 /// The journal's name in its directory.

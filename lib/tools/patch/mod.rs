@@ -21,7 +21,7 @@ use clap::Args;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
 use model::{Format, Patch, unwrap};
 use stage::Stage;
 

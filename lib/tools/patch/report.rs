@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::model::Format;
 use super::stage::{Entry, Stage};
 use crate::fsutil::content_hash;
-use crate::tool::{Note, ToolOutput};
+use crate::tool_protocol::{Note, ToolOutput};
 use crate::tools::fileops::plural;
 use crate::tools::matching::diff;
 use crate::tools::matching::seek::Fuzz;

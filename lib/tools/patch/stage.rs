@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use super::journal::{self, Put, Remove};
 use crate::fsutil::{BINARY_PROBE, looks_binary};
-use crate::tool::{Context, ToolError};
+use crate::tool_protocol::{Context, ToolError};
 use crate::tools::edit::MAX_FILE_BYTES;
 use crate::tools::fileops::{Target, io_failed, resolve_target};
 use crate::tools::matching::seek::Fuzz;

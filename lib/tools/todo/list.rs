@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 
-use crate::tool::ToolError;
+use crate::tool_protocol::ToolError;
 
 /// The most items a list may hold: a plan, not a backlog.
 pub const MAX_ITEMS: usize = 500;

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::tool::{Context, Tool, ToolError, ToolOutput};
+use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
 use list::{ItemSpec, TodoList, TodoStatus, lenient_id, parse_item_arg};
 use store::Store;
 
@@ -247,7 +247,7 @@ mod tests {
     #[test]
     fn command_line_is_consistent() {
         Cli::command().debug_assert();
-        crate::tool::tool_command::<TodoTool>().debug_assert();
+        crate::tool_protocol::tool_command::<TodoTool>().debug_assert();
     }
 
     #[test]

@@ -12,7 +12,7 @@ use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
 use super::list::{TodoItem, TodoList};
-use crate::tool::{Context, ToolError};
+use crate::tool_protocol::{Context, ToolError};
 
 /// The environment variable naming the session's directory (set by ag-loop).
 pub const SESSION_DIR_VAR: &str = "AG_SESSION_DIR";
