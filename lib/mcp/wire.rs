@@ -25,6 +25,8 @@ use tokio::task::JoinHandle;
 
 use scan::{Member, scan_object};
 
+use crate::protocol::json_kind;
+
 mod scan;
 
 /// The longest line taken. No real request comes near it; past it, the
@@ -245,7 +247,7 @@ fn judge_request(id: &Value, members: &[Member<'_>]) -> Verdict {
                 INVALID_REQUEST,
                 format!(
                     "invalid request: `params` must be an object (or left out), not {}",
-                    kind(other)
+                    json_kind(other)
                 ),
             );
         }
@@ -291,11 +293,11 @@ fn judge_request(id: &Value, members: &[Member<'_>]) -> Verdict {
 fn params_fault(method: &str, params: Option<Value>) -> String {
     let params = params.unwrap_or(Value::Object(Map::new()));
     let why = match method {
-        _ if !params.is_object() => format!("params must be an object, not {}", kind(&params)),
+        _ if !params.is_object() => format!("params must be an object, not {}", json_kind(&params)),
         "tools/call" => match params.get("arguments") {
             Some(a) if !a.is_object() && !a.is_null() => format!(
                 "`arguments` must be an object of the tool's arguments, not {}",
-                kind(a)
+                json_kind(a)
             ),
             _ => serde_json::from_value::<CallToolRequestParams>(params)
                 .err()
@@ -312,17 +314,6 @@ fn params_fault(method: &str, params: Option<Value>) -> String {
         format!("invalid params for `{method}`: they do not have the shape MCP gives them")
     } else {
         format!("invalid params for `{method}`: {why}")
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -137,7 +137,7 @@ pub fn check_hash(
         return Ok(());
     };
     if !is_content_hash(expected) {
-        // A guess or a placeholder (`...`, `not provided`, a file name):
+        // A value the model made up (`...`, `not provided`, a file name):
         // saying the file changed would send the model to read it again
         // for nothing.
         return Err(ToolError::new(
