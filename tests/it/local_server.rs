@@ -3,7 +3,7 @@
 //! window the model table lacks, asked once per session; an
 //! `exceed_context_size_error` answer leads to a compaction and a retry.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
@@ -121,33 +121,9 @@ fn serve(
     let mut reader = BufReader::new(conn.try_clone().unwrap());
     let mut out = conn;
     loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        let Some((method, path, body)) = crate::util::read_http_request(&mut reader) else {
             return;
-        }
-        let mut words = line.split_whitespace();
-        let method = words.next().unwrap_or("").to_string();
-        let path = words.next().unwrap_or("").to_string();
-        let mut len = 0usize;
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h).unwrap_or(0) == 0 {
-                return;
-            }
-            let h = h.trim_end().to_string();
-            if h.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':')
-                && k.eq_ignore_ascii_case("content-length")
-            {
-                len = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; len];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
+        };
         let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         log.lock()
             .unwrap()

@@ -2,7 +2,7 @@
 //! keep-alive: each request is answered with the next scripted turn as a
 //! real SSE stream, and the server counts connections and keeps requests.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -104,38 +104,12 @@ fn serve(conn: TcpStream, reqs: &Mutex<Vec<Value>>, next: &AtomicUsize, turns: &
     let mut reader = BufReader::new(conn.try_clone().unwrap());
     let mut out = conn;
     loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        let Some((_, path, body)) = crate::util::read_http_request(&mut reader) else {
             return;
-        }
-        let mut len = 0usize;
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h).unwrap_or(0) == 0 {
-                return;
-            }
-            let h = h.trim_end().to_string();
-            if h.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':')
-                && k.eq_ignore_ascii_case("content-length")
-            {
-                len = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; len];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
+        };
         // Only model calls take a turn; ag-loop's other questions (a local
         // server's context window) get what a plain OpenAI server answers.
-        if !line
-            .split_whitespace()
-            .nth(1)
-            .unwrap_or("")
-            .ends_with("/chat/completions")
-        {
+        if !path.ends_with("/chat/completions") {
             let nf = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
             if out.write_all(nf.as_bytes()).is_err() {
                 return;

@@ -166,3 +166,35 @@ pub fn call(env: &Env, bin: &str, arguments: serde_json::Value) -> serde_json::V
     assert_eq!(out.len(), 1);
     out.remove(0)
 }
+
+/// Reads one HTTP/1.1 request from a test server's connection: the method,
+/// the path and the body (by its content-length). `None` when the client
+/// has gone.
+pub fn read_http_request(reader: &mut impl std::io::BufRead) -> Option<(String, String, Vec<u8>)> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let mut words = line.split_whitespace();
+    let method = words.next().unwrap_or("").to_string();
+    let path = words.next().unwrap_or("").to_string();
+    let mut len = 0usize;
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).ok()? == 0 {
+            return None;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            len = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body).ok()?;
+    Some((method, path, body))
+}
