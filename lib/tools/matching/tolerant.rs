@@ -299,7 +299,7 @@ fn build(text: &str, file: &Lines, r: Region, old_lines: &[&str], new: &str, fuz
 /// whitespace). `None` when that does not apply: the indentation changed,
 /// or the change is only in what the level ignores (then the model meant
 /// it, and its line is written as given).
-fn keep_unchanged_ends(old: &str, new: &str, file_line: &str, fuzz: Fuzz) -> Option<String> {
+pub fn keep_unchanged_ends(old: &str, new: &str, file_line: &str, fuzz: Fuzz) -> Option<String> {
     if indent(old) != indent(new) {
         return None;
     }

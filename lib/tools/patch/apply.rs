@@ -252,8 +252,9 @@ fn update(
 }
 
 /// A placed hunk as the result reports it: (number from 1, 1-based
-/// line, offset from the header's number, how loosely it matched).
-type PlacedInfo = (usize, usize, Option<isize>, Fuzz);
+/// line, offset from the header's number, how loosely it matched, whether
+/// blank context lines at its start were left out).
+type PlacedInfo = (usize, usize, Option<isize>, Fuzz, bool);
 
 /// Applies hunks to a file's content: the new content and where each went.
 fn apply_hunks(
@@ -291,7 +292,7 @@ fn apply_hunks(
     let info = placed
         .iter()
         .enumerate()
-        .map(|(k, p)| (k + 1, p.at + 1, p.offset, p.fuzz))
+        .map(|(k, p)| (k + 1, p.at + 1, p.offset, p.fuzz, p.edges))
         .collect();
     Ok((new, info))
 }

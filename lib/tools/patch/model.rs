@@ -90,6 +90,26 @@ impl Hunk {
 
     /// The same hunk without its last line, when that is an empty context
     /// line: models often add one for the file's final newline.
+    /// The hunk without the blank context lines at its start and end
+    /// (models add them for spacing the file does not have there), with
+    /// how many were dropped at the start; `None` when there are none.
+    pub fn without_blank_edges(&self) -> Option<(Hunk, usize)> {
+        let blank = |l: &&HunkLine| l.op == Op::Context && l.text.trim().is_empty();
+        let lead = self.lines.iter().take_while(blank).count();
+        if lead == self.lines.len() {
+            return None;
+        }
+        let trail = self.lines.iter().rev().take_while(blank).count();
+        if lead == 0 && trail == 0 {
+            return None;
+        }
+        let mut h = self.clone();
+        h.lines = self.lines[lead..self.lines.len() - trail].to_vec();
+        h.old_start = self.old_start.map(|s| s + lead);
+        Some((h, lead))
+    }
+
+    /// The hunk without a blank last context line; `None` when it has none.
     pub fn without_trailing_blank(&self) -> Option<Hunk> {
         let last = self.lines.last()?;
         if last.op != Op::Context || !last.text.trim().is_empty() {

@@ -18,6 +18,7 @@
 use super::model::{Hunk, Op};
 use crate::tools::matching::lines::LineEdit;
 use crate::tools::matching::seek::{FileLines, Fuzz, indent_pairs, reindent};
+use crate::tools::matching::tolerant::keep_unchanged_ends;
 
 /// Matches looked at for one hunk; more is too repetitive to place.
 const MAX_CANDIDATES: usize = 50;
@@ -34,6 +35,9 @@ pub struct Placed {
     pub fuzz: Fuzz,
     /// Lines from where the header said, when it gave a number.
     pub offset: Option<isize>,
+    /// Blank context lines at the start of the hunk, which the file does
+    /// not have there, were left out.
+    pub edges: bool,
 }
 
 /// Why a hunk could not be placed; `hunk` is its 0-based index.
@@ -154,6 +158,7 @@ fn place_one(
             at,
             fuzz: Fuzz::Exact,
             offset: None,
+            edges: false,
         });
     }
     let expected = h
@@ -187,15 +192,30 @@ fn place_one(
             at,
             fuzz,
             offset: expected.map(|e| at as isize - e as isize),
+            edges: false,
         });
     }
     // Models often end a hunk with an empty context line for the file's
-    // final newline; the file has no such line.
+    // final newline, or begin one with a blank line for spacing; the file
+    // has no such line there.
     if let Some(trimmed) = h.without_trailing_blank()
         && !trimmed.old().is_empty()
         && let Ok(p) = place_one(file, &trimmed, from, offset, rest, k)
     {
         return Ok(p);
+    }
+    if let Some((trimmed, lead)) = h.without_blank_edges()
+        && lead > 0
+        && !trimmed.old().is_empty()
+    {
+        match place_one(file, &trimmed, from, offset, rest, k) {
+            Ok(mut p) => {
+                p.edges = true;
+                return Ok(p);
+            }
+            Err(m @ Miss::Ambiguous { .. }) => return Err(m),
+            Err(_) => {}
+        }
     }
     let new = h.new_lines();
     if h.changes()
@@ -248,13 +268,31 @@ pub fn edits(file: &FileLines, placed: &[Placed]) -> Vec<LineEdit> {
             Vec::new()
         };
         let mut i = p.at;
-        let mut run: Option<(usize, usize, Vec<String>)> = None;
-        let flush = |run: &mut Option<(usize, usize, Vec<String>)>, out: &mut Vec<LineEdit>| {
+        // A run of removed lines (their text and file line) and added lines.
+        type Run<'a> = (usize, Vec<(&'a str, usize)>, Vec<&'a str>);
+        let mut run: Option<Run> = None;
+        let flush = |run: &mut Option<Run>, out: &mut Vec<LineEdit>| {
             if let Some((start, removed, added)) = run.take() {
+                // A changed line keeps the file's bytes around the change
+                // when the match was loose (see `tolerant`).
+                let paired = p.fuzz != Fuzz::Exact && removed.len() == added.len();
+                let lines: Vec<String> = added
+                    .iter()
+                    .enumerate()
+                    .map(|(n, a)| {
+                        paired
+                            .then(|| {
+                                let (old, at) = removed[n];
+                                keep_unchanged_ends(old, a, &file.lines[at], p.fuzz)
+                            })
+                            .flatten()
+                            .unwrap_or_else(|| reindent(&pairs, a))
+                    })
+                    .collect();
                 out.push(LineEdit {
                     start_line: start as u64 + 1,
-                    end_line: (start + removed) as u64,
-                    replacement: lines_text(&added),
+                    end_line: (start + removed.len()) as u64,
+                    replacement: lines_text(&lines),
                 });
             }
         };
@@ -265,13 +303,15 @@ pub fn edits(file: &FileLines, placed: &[Placed]) -> Vec<LineEdit> {
                     i += 1;
                 }
                 Op::Remove => {
-                    run.get_or_insert_with(|| (i, 0, Vec::new())).1 += 1;
+                    run.get_or_insert_with(|| (i, Vec::new(), Vec::new()))
+                        .1
+                        .push((&l.text, i));
                     i += 1;
                 }
                 Op::Add => run
-                    .get_or_insert_with(|| (i, 0, Vec::new()))
+                    .get_or_insert_with(|| (i, Vec::new(), Vec::new()))
                     .2
-                    .push(reindent(&pairs, &l.text)),
+                    .push(&l.text),
             }
         }
         flush(&mut run, &mut out);

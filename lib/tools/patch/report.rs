@@ -10,6 +10,7 @@ use crate::fsutil::content_hash;
 use crate::tool_protocol::{Note, ToolOutput};
 use crate::tools::fileops::plural;
 use crate::tools::matching::diff;
+use crate::tools::matching::ladder::Step;
 use crate::tools::matching::seek::Fuzz;
 
 /// Combined diff text kept in details; each file's is capped too.
@@ -96,7 +97,7 @@ pub fn report(stage: &Stage, format: Format, dry_run: bool) -> ToolOutput {
             file["hunks"] = Value::Array(
                 placed
                     .iter()
-                    .map(|(k, line, offset, fuzz)| {
+                    .map(|(k, line, offset, fuzz, _)| {
                         let mut h = json!({"hunk": k, "line": line, "match": fuzz.name()});
                         if let Some(o) = offset.filter(|o| *o != 0) {
                             h["offset"] = json!(o);
@@ -106,7 +107,19 @@ pub fn report(stage: &Stage, format: Format, dry_run: bool) -> ToolOutput {
                     .collect(),
             );
         }
-        for (k, _, _, fuzz) in placed {
+        for (k, _, _, fuzz, edges) in placed {
+            if *edges {
+                notes.push(Note::notice(format!(
+                    "`{}` hunk {k}: {}.",
+                    e.shown(),
+                    Step::EdgeWhitespace
+                        .describe()
+                        .replace("old_string", "the hunk")
+                )));
+                tolerant.push(
+                    json!({"path": e.shown(), "hunk": k, "kind": Step::EdgeWhitespace.name()}),
+                );
+            }
             if *fuzz != Fuzz::Exact {
                 notes.push(Note::notice(format!(
                     "`{}` hunk {k} did not match exactly; {}. Check the diff in details.",

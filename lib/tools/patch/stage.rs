@@ -55,7 +55,7 @@ pub struct Entry {
     pub notes: Vec<String>,
     /// Where each hunk went: (hunk number from 1, 1-based line, offset from
     /// the header's line number, how loosely it matched).
-    pub hunks: Vec<(usize, usize, Option<isize>, Fuzz)>,
+    pub hunks: Vec<(usize, usize, Option<isize>, Fuzz, bool)>,
 }
 
 impl Entry {
