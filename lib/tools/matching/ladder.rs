@@ -434,7 +434,15 @@ fn elided(content: &[u8], bom: usize, parts: &[&str], new: &str) -> Search {
                     pieces.push(p);
                 }
             }
-            Search::Missing => return Search::Missing,
+            Search::Ambiguous { count, lines, .. } => {
+                let listed: Vec<String> = lines.iter().map(u64::to_string).collect();
+                let more = if count > lines.len() { ", ..." } else { "" };
+                return Search::BadElision(format!(
+                    "part {} of old_string (around its `...` lines) occurs {count} times in the file, at lines {}{more}: include more lines in that part so that it matches one place.",
+                    i + 1,
+                    listed.join(", ")
+                ));
+            }
             other => return other,
         }
     }

@@ -112,6 +112,13 @@ fn find_multi(
     // is not trimmed unless it then equals the whole line.
     let last_open = fuzz.mapped(old_lines[k - 1], true, false).text;
     let last_full = fuzz.norm(old_lines[k - 1]);
+    // A blank first line, or a last one that is only whitespace, would
+    // match the end or start of any line: an anchor that says nothing, and
+    // a way to make a match look unique that is not. Those are left to the
+    // ladder's edge step, which leaves them out.
+    if first.is_empty() || (!old_lines[k - 1].is_empty() && last_full.is_empty()) {
+        return;
+    }
     for j in 0..=file.lines.len() - k {
         if !norms[j].ends_with(first.as_str()) {
             continue;
@@ -470,6 +477,13 @@ mod tests {
         let f = find(text, "a\n", "z\n", Fuzz::TrailingWhitespace);
         assert_eq!(f.len(), 1);
         assert_eq!(apply(text, &f[0]), "z\n    b\nc\n");
+    }
+
+    #[test]
+    fn blank_edge_lines_are_no_anchor() {
+        let text = "y = f(b)\ny = f(b)\n";
+        assert!(find(text, "  \n  y = f(b)", "  \n  y = f(c)", Fuzz::Indentation).is_empty());
+        assert!(find(text, "y = f(b)\n  ", "y = f(c)\n  ", Fuzz::Indentation).is_empty());
     }
 
     #[test]
