@@ -3,8 +3,9 @@
 //!
 //! - its `@@` anchor lines first, each the first match after the last;
 //! - then its context and removed lines, exactly if they are anywhere after
-//!   that, else ignoring trailing whitespace, indentation, then whitespace
-//!   and typographic punctuation (see [`Fuzz`]);
+//!   that, else at the ladder's looser line levels ([`Fuzz`]: trailing
+//!   whitespace, Unicode look-alikes, indentation, runs of spaces), else
+//!   without blank context lines at the hunk's ends;
 //! - among several matches: the one at the header's line number (shifted by
 //!   how far the hunks before it moved), the one at the end for a hunk that
 //!   must end the file, the first after an anchor; otherwise the first, but
@@ -13,7 +14,8 @@
 //!
 //! Only the removed and added lines become edits: context lines are never
 //! rewritten, so the file keeps their exact bytes even when they matched
-//! loosely.
+//! loosely; a removed line replaced by an added one keeps the file's bytes
+//! before and after the change.
 
 use super::model::{Hunk, Op};
 use crate::tools::matching::lines::LineEdit;
