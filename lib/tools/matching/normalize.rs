@@ -98,6 +98,12 @@ impl Fuzz {
         Mapped { text, map }
     }
 
+    /// A fragment of a line (no end trimmed) as this level compares it:
+    /// [`Fuzz::mapped`]'s text, without the cost of the map.
+    pub fn fragment(self, line: &str) -> String {
+        self.fold(line, false, false, None)
+    }
+
     /// The byte bounds of `line` that this level keeps.
     fn bounds(self, line: &str, trim_start: bool, trim_end: bool) -> (usize, usize) {
         let b = if trim_end && self >= Fuzz::TrailingWhitespace {
@@ -261,6 +267,7 @@ mod tests {
         assert_eq!(Fuzz::InnerWhitespace.norm(line), "let x-= 1;");
         for f in Fuzz::ALL {
             assert_eq!(f.norm(line), f.mapped(line, true, true).text, "{f:?}");
+            assert_eq!(f.fragment(line), f.mapped(line, false, false).text, "{f:?}");
         }
     }
 

@@ -162,7 +162,7 @@ fn find_single(file: &Lines, norms: &[Cow<str>], old: &str, fuzz: Fuzz, found: &
     let whole = fuzz.norm(old);
     // Levels that fold characters can match inside a line too.
     let inside = matches!(fuzz, Fuzz::Unicode | Fuzz::InnerWhitespace)
-        .then(|| fuzz.mapped(old, false, false).text)
+        .then(|| fuzz.fragment(old))
         .filter(|s| !s.is_empty());
     for (j, line) in file.lines.iter().enumerate() {
         if norms[j] == whole {
@@ -176,7 +176,9 @@ fn find_single(file: &Lines, norms: &[Cow<str>], old: &str, fuzz: Fuzz, found: &
                     last_whole: true,
                 });
             }
-        } else if let Some(sub) = &inside {
+        } else if let Some(sub) = &inside
+            && fuzz.fragment(line).contains(sub.as_str())
+        {
             let m = fuzz.mapped(line, false, false);
             for (i, _) in m.text.match_indices(sub.as_str()) {
                 if let (Some(a), Some(b)) = (m.orig(i), m.orig(i + sub.len())) {
