@@ -465,4 +465,104 @@ mod tests {
         h.old_start = Some(3);
         assert_eq!(apply(f, &[h]).unwrap(), "x\ny\nx\nY\n");
     }
+
+    /// Random files of distinct lines and hunks copied from them with the
+    /// slips models make: the hunk lands where it was copied from, every
+    /// other line keeps its bytes, and an exact hunk is never loose.
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn line(id: usize) -> impl Strategy<Value = String> {
+            (
+                prop::sample::select(vec!["", "    ", "\t"]),
+                prop::collection::vec(
+                    prop::sample::select(vec![
+                        "x",
+                        "=",
+                        "\u{201c}a\u{201d}",
+                        "a\u{2013}b",
+                        "f(y)",
+                        "{",
+                    ]),
+                    1..4,
+                ),
+                prop::sample::select(vec![" ", "  ", "\t"]),
+                prop::sample::select(vec!["", " "]),
+            )
+                .prop_map(move |(i, w, sep, t)| format!("{i}id{id};{sep}{}{t}", w.join(sep)))
+        }
+
+        fn slip(l: &str, s: [bool; 4]) -> String {
+            let mut l = l.to_string();
+            if s[0] {
+                l = l.trim_end().to_string();
+            }
+            if s[1] {
+                l = format!("  {}", l.trim_start());
+            }
+            if s[2] {
+                l = l
+                    .replace(['\u{201c}', '\u{201d}'], "\"")
+                    .replace('\u{2013}', "-");
+            }
+            if s[3] {
+                let ind = l.len() - l.trim_start().len();
+                let words: Vec<&str> = l[ind..]
+                    .split([' ', '\t'])
+                    .filter(|w| !w.is_empty())
+                    .collect();
+                l = format!("{}{}", &l[..ind], words.join(" "));
+            }
+            l
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+            #[test]
+            fn loose_hunks_land_where_they_came_from(
+                lines in (2usize..9).prop_flat_map(|n| (0..n).map(|i| line(i).boxed()).collect::<Vec<_>>()),
+                pick in (0usize..100, 0usize..3),
+                s in any::<[bool; 4]>(),
+            ) {
+                let n = lines.len();
+                let a = pick.0 % n;
+                let b = (a + 1 + pick.1).min(n);
+                // Context before, the first line removed and changed, the rest context.
+                let mut spec = String::new();
+                for (k, l) in lines[a..b].iter().enumerate() {
+                    let t = slip(l, s);
+                    if k == 0 {
+                        spec.push_str(&format!("-{t}\n+{t} // new\n"));
+                    } else {
+                        spec.push_str(&format!(" {t}\n"));
+                    }
+                }
+                let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+                let file = FileLines::new(text.as_bytes());
+                let h = hunk(spec.trim_end_matches('\n'));
+                let placed = place(&file, std::slice::from_ref(&h))
+                    .map_err(|m| TestCaseError::fail(format!("{m:?}\n{text:?}\n{spec}")))?;
+                prop_assert_eq!(placed[0].at, a);
+                prop_assert_eq!(placed[0].fuzz == Fuzz::Exact, !s.iter().any(|&x| x) || lines[a..b].iter().all(|l| slip(l, s) == *l));
+                let out = String::from_utf8(
+                    crate::tools::matching::lines::apply(text.as_bytes(), &edits(&file, &placed)).unwrap(),
+                )
+                .unwrap();
+                let got: Vec<&str> = out.lines().collect();
+                prop_assert_eq!(got.len(), n);
+                for k in (0..n).filter(|&k| k != a) {
+                    prop_assert_eq!(got[k], lines[k].as_str());
+                }
+                // The changed line is the file's, with the change: none of
+                // the slips made in copying it reach the file.
+                // (Whitespace the model's line has before its change is
+                // the model's.)
+                let t = slip(&lines[a], s);
+                let want = format!("{}{} // new", lines[a].trim_end(), &t[t.trim_end().len()..]);
+                prop_assert_eq!(got[a], want.as_str());
+            }
+        }
+    }
 }
