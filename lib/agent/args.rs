@@ -159,7 +159,23 @@ pub struct Args {
     /// even when stdout is a pipe or a file; colour only on a terminal.
     #[arg(long, conflicts_with = "quiet")]
     pub pretty: bool,
-    /// Print only the final answer (for `$(ag-loop --quiet ...)`).
+    /// Print only the final answer (for `$(ag-loop --quiet ...)`); with
+    /// --output-schema, exactly the answer's JSON value on one line.
     #[arg(short, long)]
     pub quiet: bool,
+    // Structured output (--output-schema).
+    /// Make the final answer one JSON value valid against this JSON Schema: a
+    /// file, or inline JSON starting with `{` (also `output_schema` in the config
+    /// file or an identity's front matter). The model may use tools first; its
+    /// answer is checked (a ```json fence around it is accepted), sent to the
+    /// provider natively where the model supports it. The value is `output` in
+    /// agent_end; --quiet prints it on one line. A broken schema exits 2.
+    #[arg(long, value_name = "FILE|JSON")]
+    pub output_schema: Option<String>,
+    /// How many times a final answer that does not match --output-schema is
+    /// sent back with its validation errors before the run ends with the
+    /// outcome invalid_output and exit status 1 (default 2; also
+    /// `output_retries` in the config file).
+    #[arg(long, value_name = "N")]
+    pub output_retries: Option<u32>,
 }

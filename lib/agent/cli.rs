@@ -87,6 +87,8 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         None => None,
     };
     let resolved = LoopConfig::resolve(args, &config, ident.as_ref(), &Env::from_process())?;
+    let config_path = args.config.clone().unwrap_or_else(config::default_path);
+    let output = super::output::from_setup(args, &config, ident.as_ref(), &config_path)?;
     let (model, found_window) = model_client(args, &resolved).await?;
     let context_window = resolved
         .context_window
@@ -136,6 +138,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         },
         interactive: resolved.interactive,
         session_id: session.id,
+        output,
     };
     Ok(Some(Agent::new(
         settings,

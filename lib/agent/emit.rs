@@ -88,6 +88,15 @@ impl Emitter {
                 }
             }
             OutputMode::Quiet => match &record.event {
+                // Structured output: exactly the value, on one line.
+                AgentEvent::AgentEnd {
+                    output: Some(value),
+                    ..
+                } => self.out.write_all_flush(format!("{value}\n").as_bytes()),
+                AgentEvent::AgentEnd {
+                    outcome: crate::protocol::Outcome::InvalidOutput,
+                    ..
+                } => Ok(()),
                 AgentEvent::AgentEnd { messages, .. } => {
                     let answer = super::render::final_answer(messages);
                     if answer.is_empty() {

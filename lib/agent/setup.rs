@@ -316,6 +316,7 @@ mod tests {
             max_failed_calls: Some(3),
             pass_env: strings(&["CONFIG_KEY"]),
             idle_timeout: Some(12.5),
+            ..Config::default()
         }
     }
 

@@ -16,6 +16,7 @@ pub mod parse;
 pub mod providers;
 pub mod record;
 pub mod retry;
+pub mod structured;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use self::stream::{Names, StreamParser};
 use super::models::{Api, ModelInfo, Provider};
+use super::structured::{self, Plan};
 use crate::protocol::{LlmRequest, Reasoning};
 
 /// An HTTP request ready to send: the key is only ever in `headers`.
@@ -38,6 +39,21 @@ pub struct Target<'a> {
 
 /// Builds the HTTP request for the model's API.
 pub fn build(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
+    // A schema the API does not take natively is told in the system prompt.
+    let prompted;
+    let req = match output_plan(t, req) {
+        Some((schema, Plan::Prompted)) => {
+            let mut r = req.clone();
+            let text = structured::instruction(schema);
+            r.system = Some(match r.system.as_deref().filter(|s| !s.trim().is_empty()) {
+                Some(s) => format!("{s}\n\n{text}"),
+                None => text,
+            });
+            prompted = r;
+            &prompted
+        }
+        _ => req,
+    };
     let mut r = match t.model.api {
         Api::OpenAiChat => openai_chat::request(t, req),
         Api::OpenAiResponses => openai_responses::request(t, req),
@@ -48,6 +64,21 @@ pub fn build(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
         r.headers.push((k.clone(), v.clone()));
     }
     r
+}
+
+/// The request's output schema and how it travels; `None` without one.
+pub fn output_plan<'r>(t: &Target<'_>, req: &'r LlmRequest) -> Option<(&'r Value, Plan)> {
+    let schema = req.output_schema.as_ref()?;
+    let plan = structured::plan(t.model, t.provider, schema, !req.tools.is_empty());
+    Some((schema, plan))
+}
+
+/// The schema to send in the API's own field, and whether strictly.
+pub fn native_schema<'r>(t: &Target<'_>, req: &'r LlmRequest) -> Option<(&'r Value, bool)> {
+    match output_plan(t, req)? {
+        (schema, Plan::Native { strict }) => Some((schema, strict)),
+        (_, Plan::Prompted) => None,
+    }
 }
 
 /// The parser for an API's stream.

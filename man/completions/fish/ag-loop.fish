@@ -26,6 +26,8 @@ complete -c ag-loop -l session -d 'Resume the session with this id (or unique pr
 complete -c ag-loop -l agent -d 'Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning and tools, its body the system prompt; flags given here still win' -r
 complete -c ag-loop -l system-prompt -d 'Replace the built-in system prompt' -r
 complete -c ag-loop -l append-system-prompt -d 'Add to the system prompt' -r
+complete -c ag-loop -l output-schema -d 'Make the final answer one JSON value valid against this JSON Schema: a file, or inline JSON starting with `{` (also `output_schema` in the config file or an identity\'s front matter). The model may use tools first; its answer is checked (a ```json fence around it is accepted), sent to the provider natively where the model supports it. The value is `output` in agent_end; --quiet prints it on one line. A broken schema exits 2' -r
+complete -c ag-loop -l output-retries -d 'How many times a final answer that does not match --output-schema is sent back with its validation errors before the run ends with the outcome invalid_output and exit status 1 (default 2; also `output_retries` in the config file)' -r
 complete -c ag-loop -l no-gate -d 'Run tool calls without any gate, not even ag-gate'
 complete -c ag-loop -l sequential -d 'Run a message\'s tool calls one after another instead of in parallel'
 complete -c ag-loop -s c -l continue -d 'Resume the latest session of the working directory'
@@ -33,6 +35,6 @@ complete -c ag-loop -l no-session -d 'Keep no session file'
 complete -c ag-loop -l list-agents -d 'List the agent identities that --agent can load, and exit'
 complete -c ag-loop -l json -d 'Print events as JSONL even on a terminal'
 complete -c ag-loop -l pretty -d 'Print the readable view (streamed text, tool calls in short, usage) even when stdout is a pipe or a file; colour only on a terminal'
-complete -c ag-loop -s q -l quiet -d 'Print only the final answer (for `$(ag-loop --quiet ...)`)'
+complete -c ag-loop -s q -l quiet -d 'Print only the final answer (for `$(ag-loop --quiet ...)`); with --output-schema, exactly the answer\'s JSON value on one line'
 complete -c ag-loop -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-loop -s V -l version -d 'Print version'
