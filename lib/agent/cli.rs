@@ -109,8 +109,9 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         tool_env.push(("AG_SESSION_ID".to_string(), id.clone()));
         tool_env.push(("AG_SESSION_DIR".to_string(), session.dir.clone()));
     }
-    let emitter =
-        Emitter::new(resolved.output, session.writer, resolved.color).with_redactor(redactor);
+    let emitter = Emitter::new(resolved.output, session.writer, resolved.color)
+        .with_redactor(redactor)
+        .with_structured_output(output.is_some());
     let system = system_prompt(
         &cwd,
         resolved.system_prompt.as_deref(),
