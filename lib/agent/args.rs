@@ -23,8 +23,9 @@ use crate::llm::cli::ReasoningArg;
 #[command(
     name = "ag-loop",
     version,
-    after_help = "Exit status: 0 the agent finished every prompt, 1 a model error or a limit stopped it, \
-2 usage or set-up error, 130 interrupted.\n\nSIGINT or {\"type\":\"interrupt\"} stops the model and the running \
+    after_help = "Exit status: 0 the agent finished every prompt, 1 a model error or a limit stopped it \
+(or the final answer never matched --output-schema: outcome invalid_output), 2 usage or set-up error (a \
+broken --output-schema among them), 130 interrupted.\n\nSIGINT or {\"type\":\"interrupt\"} stops the model and the running \
 tools; a second SIGINT quits.\n\nShould ag-loop be killed outright (SIGKILL, the OOM killer, a CI job's time \
 limit), a watchdog process it started with its first child (ag-watchdog in ps) ends everything it started (tool \
 calls, gates, after-hooks, --llm-cmd, MCP servers, and their children): SIGTERM, then SIGKILL 2 s later. It finds \
@@ -71,7 +72,8 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub max_failed_calls: Option<u32>,
     /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
-    /// mcp, gate, after, tool, max_turns, max_failed_calls, pass_env; flags win, lists are added to).
+    /// mcp, gate, after, tool, max_turns, max_failed_calls, pass_env, idle_timeout, output_schema,
+    /// output_retries; flags win, lists are added to).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Stop a prompt once it has cost this many US dollars.
