@@ -421,6 +421,28 @@ mod tests {
     }
 
     #[test]
+    fn anthropic_subset() {
+        let closed = |extra: Value| {
+            let mut s = json!({"type": "object", "properties": {"a": {"type": "array"}},
+                "required": ["a"], "additionalProperties": false});
+            s["properties"]["a"]
+                .as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            s
+        };
+        assert!(anthropic_ok(&closed(json!({}))));
+        assert!(anthropic_ok(&closed(json!({"minItems": 1}))));
+        assert!(!anthropic_ok(&closed(json!({"minItems": 2}))));
+        assert!(!anthropic_ok(&closed(json!({"maxItems": 3}))));
+        assert!(!anthropic_ok(&closed(json!({"items": {"$ref": "#"}}))));
+        assert!(!anthropic_ok(&closed(json!({"items": {"type": "object"}}))));
+        assert!(anthropic_ok(&closed(
+            json!({"items": {"type": "object", "additionalProperties": false}})
+        )));
+    }
+
+    #[test]
     fn plans_never_change_the_schema_but_fall_back() {
         let (gpt, openai) = info("openai/gpt-5");
         let closed = json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}},
