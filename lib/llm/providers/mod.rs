@@ -39,10 +39,13 @@ pub struct Target<'a> {
 
 /// Builds the HTTP request for the model's API.
 pub fn build(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
-    // A schema the API does not take natively is told in the system prompt.
+    // A schema the API does not take natively is told in the system prompt;
+    // so is one sent to a Chat Completions server: the local ones (llama.cpp,
+    // vLLM, Ollama) constrain decoding with a grammar but never show the
+    // model the schema, and llama.cpp ignores it in a request with tools.
     let prompted;
     let req = match output_plan(t, req) {
-        Some((schema, Plan::Prompted)) => {
+        Some((schema, plan)) if plan == Plan::Prompted || t.model.api == Api::OpenAiChat => {
             let mut r = req.clone();
             let text = structured::instruction(schema);
             r.system = Some(match r.system.as_deref().filter(|s| !s.trim().is_empty()) {
