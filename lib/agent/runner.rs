@@ -13,7 +13,6 @@ use super::compact::{self, CompactMode};
 use super::control::Control;
 use super::emit::Emitter;
 use super::gates::{Gates, Verdict};
-use super::hashes::FileHashes;
 use super::model::ModelClient;
 use super::repeats::FailureGuard;
 use super::toolset::{CallEnv, ToolSet, aborted_result, cap_output};
@@ -22,6 +21,7 @@ use crate::protocol::{
     Outcome, Reasoning, StopReason, ToolResult, ToolResultMessage, Usage, UserContent,
 };
 use crate::tool_protocol::exec::error_result;
+use crate::tool_protocol::hashes::FileHashes;
 
 /// Settings of a run.
 pub struct AgentSettings {
