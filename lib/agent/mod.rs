@@ -9,7 +9,6 @@ mod control;
 mod emit;
 pub mod error;
 pub mod gates;
-mod hashes;
 pub mod identity;
 mod model;
 pub mod output;
