@@ -148,6 +148,20 @@ pub fn instruction(schema: &Value) -> String {
     )
 }
 
+/// The request with its schema told in the system prompt instead of sent
+/// in the API's own field.
+pub fn prompted(req: &crate::protocol::LlmRequest) -> crate::protocol::LlmRequest {
+    let mut r = req.clone();
+    if let Some(schema) = r.output_schema.take() {
+        let text = instruction(&schema);
+        r.system = Some(match r.system.as_deref().filter(|s| !s.trim().is_empty()) {
+            Some(s) => format!("{s}\n\n{text}"),
+            None => text,
+        });
+    }
+    r
+}
+
 fn is_object_schema(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("object")
 }
@@ -187,24 +201,42 @@ fn is_object_type(s: &Value) -> bool {
 }
 
 /// OpenAI's strict mode: every object lists all its properties as required
-/// and allows no others.
+/// and allows no others, and no keyword outside what strict mode takes.
 pub fn strict_ok(schema: &Value) -> bool {
-    subschemas(schema)
-        .into_iter()
-        .filter(|s| is_object_type(s))
-        .all(|s| {
-            let closed = s.get("additionalProperties") == Some(&Value::Bool(false));
-            let required: Vec<&str> = s
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let all = s
-                .get("properties")
-                .and_then(Value::as_object)
-                .is_none_or(|p| p.keys().all(|k| required.contains(&k.as_str())));
-            closed && all
-        })
+    const REFUSED: &[&str] = &[
+        "allOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentRequired",
+        "dependentSchemas",
+        "patternProperties",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "propertyNames",
+        "contains",
+    ];
+    let every = subschemas(schema);
+    let refused = every
+        .iter()
+        .any(|s| REFUSED.iter().any(|k| s.get(*k).is_some()));
+    if refused || schema.get("anyOf").is_some() {
+        return false;
+    }
+    every.into_iter().filter(|s| is_object_type(s)).all(|s| {
+        let closed = s.get("additionalProperties") == Some(&Value::Bool(false));
+        let required: Vec<&str> = s
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let all = s
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_none_or(|p| p.keys().all(|k| required.contains(&k.as_str())));
+        closed && all
+    })
 }
 
 /// Anthropic's subset: every object closed; no numeric or length bounds
@@ -418,6 +450,9 @@ mod tests {
         let nested_open = json!({"type": "object", "properties": {"a": {"type": "object"}},
             "required": ["a"], "additionalProperties": false});
         assert!(!strict_ok(&nested_open));
+        let mut all_of = closed.clone();
+        all_of["allOf"] = json!([{"required": ["a"]}]);
+        assert!(!strict_ok(&all_of));
     }
 
     #[test]

@@ -455,11 +455,12 @@ fn without_native_support_the_schema_is_in_the_system_prompt_and_still_checked()
     );
 }
 
-/// The body ag-llm sends for `model` with `extra` flags (the server refuses,
-/// so the call ends after one request).
+/// The body ag-llm sends for `model` with `extra` flags (the server answers
+/// 404, which is neither retried nor taken for a refused schema field, so
+/// the call ends after one request).
 fn llm_body(env: &Env, model: &str, extra: &[&str]) -> Value {
     let s = Server::start(vec![Reply::Body(
-        400,
+        404,
         vec![("content-type", "application/json".into())],
         br#"{"error":{"message":"scripted refusal"}}"#.to_vec(),
     )]);
@@ -470,10 +471,9 @@ fn llm_body(env: &Env, model: &str, extra: &[&str]) -> Value {
         .env("AG_LLM_RETRY_BASE_MS", "1");
     let r = run(c, None);
     r.expect_code(1);
-    s.seen()
-        .pop()
-        .unwrap_or_else(|| panic!("no request\n{r}"))
-        .body
+    let seen = s.seen();
+    assert_eq!(seen.len(), 1, "{r}");
+    seen[0].body.clone()
 }
 
 #[test]
@@ -701,5 +701,47 @@ fn an_identity_gives_the_schema_and_the_session_keeps_the_output() {
             .stdout()
             .contains("output: {\"answer\":5,\"why\":\"w\"}"),
         "{shown}"
+    );
+}
+
+#[test]
+fn a_server_that_refuses_the_schema_field_gets_it_in_the_prompt_from_then_on() {
+    let env = Env::new();
+    env.write("schema.json", SCHEMA);
+    env.write("notes.txt", "the answer is 42\n");
+    let s = Server::start(vec![
+        Reply::Body(
+            400,
+            vec![("content-type", "application/json".into())],
+            br#"{"error":{"message":"unknown field: response_format","type":"invalid_request_error"}}"#
+                .to_vec(),
+        ),
+        sse(stream("chat", &Say::Call("read", json!({"file_path": "notes.txt"})))),
+        sse(stream("chat", &Say::Text(r#"{"answer": 42, "why": "notes"}"#))),
+    ]);
+    let r = ag_loop(&env, &s, "vllm/old", &["--json", "what?"]);
+    r.ok();
+    assert_eq!(agent_end(&r)["output"]["answer"], 42, "{r}");
+    let seen = s.seen();
+    assert_eq!(seen.len(), 3, "{r}");
+    assert!(seen[0].body.get("response_format").is_some());
+    for later in &seen[1..] {
+        assert!(
+            later.body.get("response_format").is_none(),
+            "{}",
+            later.body
+        );
+        let system = later.body["messages"][0]["content"].as_str().unwrap();
+        assert!(
+            system.contains("JSON Schema of the final answer"),
+            "{system}"
+        );
+    }
+    assert_eq!(
+        r.stderr()
+            .matches("refused the request with the output schema")
+            .count(),
+        1,
+        "{r}"
     );
 }

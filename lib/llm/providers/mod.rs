@@ -45,14 +45,16 @@ pub fn build(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
     // model the schema, and llama.cpp ignores it in a request with tools.
     let prompted;
     let req = match output_plan(t, req) {
-        Some((schema, plan)) if plan == Plan::Prompted || t.model.api == Api::OpenAiChat => {
-            let mut r = req.clone();
-            let text = structured::instruction(schema);
-            r.system = Some(match r.system.as_deref().filter(|s| !s.trim().is_empty()) {
-                Some(s) => format!("{s}\n\n{text}"),
-                None => text,
-            });
-            prompted = r;
+        Some((_, Plan::Prompted)) => {
+            prompted = structured::prompted(req);
+            &prompted
+        }
+        Some(_) if t.model.api == Api::OpenAiChat => {
+            // The schema stays for `response_format`.
+            prompted = LlmRequest {
+                output_schema: req.output_schema.clone(),
+                ..structured::prompted(req)
+            };
             &prompted
         }
         _ => req,
