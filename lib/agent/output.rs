@@ -7,6 +7,9 @@
 //!
 //! The schema reaches the provider natively where the model supports it
 //! (see [`crate::llm::structured`]); the answer is judged here either way.
+//! Which source gives the schema (flag, identity, config) is weighed here
+//! rather than in [`super::setup`], since a relative path is read from the
+//! directory of the file that named it, which only set-up knows.
 
 use std::path::{Path, PathBuf};
 
