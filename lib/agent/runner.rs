@@ -55,6 +55,9 @@ pub struct AgentSettings {
     pub interactive: bool,
     /// The session's id, for gates.
     pub session_id: Option<String>,
+    // Checkpoints (issue 20).
+    /// Records the working tree before turns that may change it.
+    pub checkpoints: super::checkpoints::CheckpointState,
 }
 
 /// The agent: settings, the conversation so far and where events go.
@@ -188,6 +191,7 @@ impl Agent {
                 self.compact(window, &mut turns, cancel).await?;
             }
             self.emitter.emit(AgentEvent::TurnStart)?;
+            self.note_turn_start();
             let assistant = self.model_call(cancel).await?;
             turns.usage.add(&assistant.usage);
             let message = Message::Assistant(assistant.clone());
@@ -261,6 +265,7 @@ impl Agent {
                     error: None,
                 };
             }
+            self.checkpoint_before_tools(&calls)?;
             let results = self.run_tools(&mut turns, calls, control, cancel).await?;
             self.emitter.emit(AgentEvent::TurnEnd {
                 message: assistant.clone(),
@@ -289,6 +294,7 @@ impl Agent {
                 )?;
             }
         };
+        self.checkpoint_at_end()?;
         self.emitter.emit(AgentEvent::AgentEnd {
             messages: turns.new,
             outcome: end.outcome,

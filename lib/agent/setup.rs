@@ -134,6 +134,11 @@ pub struct LoopConfig {
     pub sequential: bool,
     /// How to shorten the conversation.
     pub compact: CompactMode,
+    // Checkpoints (issue 20).
+    /// Record the tree before turns that may change it.
+    pub checkpoints: bool,
+    /// Files larger than this are left out of checkpoints.
+    pub checkpoint_max_file_bytes: u64,
 }
 
 impl LoopConfig {
@@ -210,6 +215,10 @@ impl LoopConfig {
             max_cost: args.max_cost,
             sequential: args.sequential,
             compact: args.compact,
+            checkpoints: !args.no_checkpoints && config.checkpoints != Some(false),
+            checkpoint_max_file_bytes: config
+                .checkpoint_max_file_size
+                .unwrap_or(crate::checkpoint::DEFAULT_MAX_FILE_BYTES),
         })
     }
 }

@@ -293,6 +293,26 @@ impl Checkpoints {
             .text())
     }
 
+    /// The trees of these commits (an empty string for one not stored).
+    pub fn trees_of(&self, commits: &[String]) -> Result<Vec<String>, Error> {
+        if commits.is_empty() {
+            return Ok(Vec::new());
+        }
+        let input: String = commits.iter().map(|c| format!("{c}^{{tree}}\n")).collect();
+        let ran = self.git.ok_with(
+            &["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+            input.into_bytes(),
+        )?;
+        Ok(ran
+            .text()
+            .lines()
+            .map(|l| match l.split_once(' ') {
+                Some((id, "tree")) => id.to_string(),
+                _ => String::new(),
+            })
+            .collect())
+    }
+
     /// Whether `commit` is stored in the repository.
     pub fn exists(&self, commit: &str) -> Result<bool, Error> {
         let spec = format!("{commit}^{{commit}}");
@@ -337,6 +357,14 @@ impl Checkpoints {
             }
         }
         Ok(())
+    }
+
+    /// Every checkpoint ref of the repository (of any session).
+    pub fn refs(&self) -> Result<Vec<String>, Error> {
+        let ran = self
+            .git
+            .ok(&["for-each-ref", "--format=%(refname)", REF_PREFIX])?;
+        Ok(ran.text().lines().map(str::to_string).collect())
     }
 
     /// The pathspecs that leave ag's files out.
