@@ -219,6 +219,9 @@ pub struct Checkpoints {
     git: Git,
     /// Paths (relative to the work tree) never recorded nor restored.
     excluded: Vec<String>,
+    /// Pathspecs leaving out those of `excluded` that .gitignore does not
+    /// already leave out (git refuses a pathspec naming an ignored path).
+    specs: std::sync::OnceLock<Vec<String>>,
 }
 
 impl Checkpoints {
@@ -248,6 +251,7 @@ impl Checkpoints {
             session_id: session_id.to_string(),
             max_file_bytes,
             excluded,
+            specs: std::sync::OnceLock::new(),
         }
     }
 
@@ -368,11 +372,20 @@ impl Checkpoints {
     }
 
     /// The pathspecs that leave ag's files out.
-    fn exclude_specs(&self) -> Vec<String> {
-        self.excluded
-            .iter()
-            .map(|p| format!(":(exclude,literal){p}"))
-            .collect()
+    fn exclude_specs(&self) -> Result<Vec<String>, Error> {
+        if let Some(specs) = self.specs.get() {
+            return Ok(specs.clone());
+        }
+        let mut specs = Vec::new();
+        for p in &self.excluded {
+            let ignored = self
+                .git
+                .run(&["check-ignore", "-q", "--no-index", "--", p.as_str()])?;
+            if !ignored.success() {
+                specs.push(format!(":(exclude,literal){p}"));
+            }
+        }
+        Ok(self.specs.get_or_init(|| specs).clone())
     }
 
     fn is_excluded(&self, path: &str) -> bool {

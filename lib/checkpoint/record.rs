@@ -122,7 +122,7 @@ impl Checkpoints {
     /// the private index, and returns its tree.
     pub fn snapshot(&self) -> Result<Snapshot, Error> {
         self.seed_index()?;
-        let excludes = self.exclude_specs();
+        let excludes = self.exclude_specs()?;
         // Candidates for the size limit: changed and untracked files.
         let mut args = vec![
             "ls-files",

@@ -133,16 +133,17 @@ impl Timeline {
             .or_else(|| self.marks.iter().find(|m| m.turn > n))
     }
 
-    /// Checks that turn `n` exists.
+    /// Checks that turn `n` exists, or is one past the last (the tree the
+    /// session left).
     pub fn check_turn(&self, n: u64) -> Result<(), Failed> {
-        if n == 0 || n > self.turns() {
+        if n == 0 || n > self.turns() + 1 {
             return Err((
                 ExitStatus::Input,
                 format!(
-                    "session {} has {} turn(s); give --turn between 1 and {}",
+                    "session {} has {} turn(s); give --turn between 1 and {} (one past the last is the tree the session left)",
                     self.header.id,
                     self.turns(),
-                    self.turns().max(1)
+                    self.turns() + 1
                 ),
             ));
         }
@@ -260,10 +261,7 @@ pub fn diff(store: &Store, id: &str, from: Option<u64>, to: Option<u64>) -> Resu
         match n {
             None => Ok(None),
             Some(n) => {
-                // One past the last turn is the tree the session left.
-                if n != t.turns() + 1 {
-                    t.check_turn(n)?;
-                }
+                t.check_turn(n)?;
                 Ok(t.mark_for(n).map(|m| m.id.clone()))
             }
         }

@@ -173,11 +173,16 @@ fn indent(lines: &[String]) -> String {
 /// first of its prompt, the prompt is left out too, so that the next prompt
 /// takes its place.
 fn fork_before(store: &Store, t: &Timeline, n: u64) -> Result<String, Failed> {
-    let start = t.turn_starts[(n - 1) as usize];
-    let run_start = t.agent_starts.iter().rev().find(|a| **a < start).copied();
-    let cut = match run_start {
-        Some(a) if !t.turn_starts.iter().any(|s| *s > a && *s < start) => a,
-        _ => start,
+    let cut = match t.turn_starts.get((n - 1) as usize) {
+        // One past the last turn: the whole conversation.
+        None => usize::MAX,
+        Some(&start) => {
+            let run_start = t.agent_starts.iter().rev().find(|a| **a < start).copied();
+            match run_start {
+                Some(a) if !t.turn_starts.iter().any(|s| *s > a && *s < start) => a,
+                _ => start,
+            }
+        }
     };
     let cwd = PathBuf::from(&t.header.cwd);
     let (new, _) = store
