@@ -9,7 +9,7 @@ complete -c ag-loop -l idle-timeout -d 'Give up on a model response that sends n
 complete -c ag-loop -l max-tokens -d 'Output token limit per model call (default: the model\'s `max_output` from the model table or models.json)' -r
 complete -c ag-loop -l max-turns -d 'Model calls per prompt before the agent stops (default 100)' -r
 complete -c ag-loop -l max-failed-calls -d 'Stop a prompt\'s run once N tool calls in a row have failed, of any kind (default 8; 0 for no limit). The model is warned from half of N on. Apart from that, a call that fails the same way (same tool, arguments and error) is pointed out from its second failure and stops the run at its fifth, however many turns and successful calls lie in between. The run stops after the turn\'s results, with the outcome repeated_failure' -r
-complete -c ag-loop -l config -d 'Read defaults from FILE instead of $AG_HOME/config.toml (model, tools, mcp, gate, after, tool, max_turns, max_failed_calls, pass_env; flags win, lists are added to)' -r -F
+complete -c ag-loop -l config -d 'Read defaults from FILE instead of $AG_HOME/config.toml (model, tools, mcp, gate, after, tool, max_turns, max_failed_calls, pass_env, checkpoints, checkpoint_max_file_size; flags win, lists are added to)' -r -F
 complete -c ag-loop -l max-cost -d 'Stop a prompt once it has cost this many US dollars' -r
 complete -c ag-loop -l cwd -d 'The working directory of the agent and its tools' -r -F
 complete -c ag-loop -l tools -l toolset -d 'The tools to offer: a set (full, minimal, readonly, chat) or ag tool names, comma-separated (default: full, the ag tools that are installed)' -r
@@ -34,5 +34,6 @@ complete -c ag-loop -l list-agents -d 'List the agent identities that --agent ca
 complete -c ag-loop -l json -d 'Print events as JSONL even on a terminal'
 complete -c ag-loop -l pretty -d 'Print the readable view (streamed text, tool calls in short, usage) even when stdout is a pipe or a file; colour only on a terminal'
 complete -c ag-loop -s q -l quiet -d 'Print only the final answer (for `$(ag-loop --quiet ...)`)'
+complete -c ag-loop -l no-checkpoints -d 'Do not record the working tree before turns that may change files (also `checkpoints = false` in the config file). By default, before a turn\'s tool calls (unless all are read-only) and at the end of a run whose tools may have changed files, the tree is recorded as a git commit on refs/ag/checkpoints/<session-id> (a shadow repository under $AG_HOME/checkpoints/repos when the directory has no git), without touching HEAD, the index, the stash or any branch, and a `checkpoint` event is emitted; `ag-session rewind ID --turn N` puts a turn\'s tree back. Untracked files are included, ignored ones and files over `checkpoint_max_file_size` bytes (config file, default 10 MB) are not. There are none without a session file (--no-session)'
 complete -c ag-loop -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-loop -s V -l version -d 'Print version'
