@@ -325,7 +325,25 @@ mod tests {
             max_failed_calls: Some(3),
             pass_env: strings(&["CONFIG_KEY"]),
             idle_timeout: Some(12.5),
+            ..Default::default()
         }
+    }
+
+    #[test]
+    fn checkpoints_on_unless_the_flag_or_the_config_says_off() {
+        let none = Config::default();
+        let c = resolve(&[], &none, None);
+        assert!(c.checkpoints);
+        assert_eq!(c.checkpoint_max_file_bytes, 10 * 1024 * 1024);
+        assert!(!resolve(&["--no-checkpoints"], &none, None).checkpoints);
+        let off = Config {
+            checkpoints: Some(false),
+            checkpoint_max_file_size: Some(5),
+            ..Default::default()
+        };
+        let c = resolve(&[], &off, None);
+        assert!(!c.checkpoints);
+        assert_eq!(c.checkpoint_max_file_bytes, 5);
     }
 
     #[test]
