@@ -117,7 +117,8 @@ impl Ran {
 
 /// Runs git with `args` in `dir` without naming a repository (discovery).
 pub fn plain(dir: &Path, args: &[&str]) -> Result<Ran, Error> {
-    let mut cmd = base().arg("-C").arg(dir);
+    // Looking at the user's repository must not rewrite its index.
+    let mut cmd = base().env("GIT_OPTIONAL_LOCKS", "0").arg("-C").arg(dir);
     for a in args {
         cmd = cmd.arg(a);
     }
@@ -203,7 +204,6 @@ fn base() -> proc::Command {
         cmd = cmd.env_remove(v);
     }
     cmd.env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_AUTHOR_NAME", "ag")
         .env("GIT_AUTHOR_EMAIL", "ag@localhost")
         .env("GIT_COMMITTER_NAME", "ag")

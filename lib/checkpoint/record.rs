@@ -7,6 +7,10 @@ use std::path::Path;
 use super::git::check;
 use super::{Checkpoints, Error};
 
+/// Above this many changed files, one `git add -A` of the whole tree is
+/// cheaper than matching each file against a pathspec of its own.
+const MANY: usize = 200;
+
 /// Files added, changed and deleted between two trees, as paths relative to
 /// the top of the working tree.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -120,63 +124,104 @@ impl Recorded {
 impl Checkpoints {
     /// Writes the working tree as it is now into the object store, through
     /// the private index, and returns its tree.
+    ///
+    /// `git status` (one walk of the tree, helped by the stat cache and the
+    /// untracked cache in the private index, which it refreshes) names what
+    /// changed since the last snapshot; only those files are then added, so
+    /// that files over the size limit can be left out before git hashes
+    /// them. Many changes at once (a session's first snapshot) take one
+    /// `git add -A` of the whole tree instead.
     pub fn snapshot(&self) -> Result<Snapshot, Error> {
         self.seed_index()?;
         let excludes = self.exclude_specs()?;
-        // Candidates for the size limit: changed and untracked files.
         let mut args = vec![
-            "ls-files",
+            "status",
+            "--porcelain=v1",
             "-z",
-            "-m",
-            "-o",
-            "--exclude-standard",
+            "--untracked-files=all",
+            "--no-renames",
+            "--ignore-submodules=all",
             "--",
             ".",
         ];
         args.extend(excludes.iter().map(String::as_str));
         let listed = self.git.ok(&args)?.stdout;
-        let mut too_large = Vec::new();
-        for raw in listed.split(|b| *b == 0).filter(|p| !p.is_empty()) {
-            let rel = String::from_utf8_lossy(raw).into_owned();
-            if let Ok(meta) = self.place.work_tree.join(&rel).symlink_metadata()
-                && meta.is_file()
-                && meta.len() > self.max_file_bytes
-                && !too_large.iter().any(|(p, _)| *p == rel)
-            {
-                too_large.push((rel, meta.len()));
+        let mut paths = Vec::new();
+        for rec in listed.split(|b| *b == 0).filter(|r| r.len() > 3) {
+            // `XY path`: X is the index against HEAD (not ours to care
+            // about), Y the tree against the index; `??` is untracked.
+            let (xy, path) = rec.split_at(3);
+            if xy[1] != b' ' {
+                let path = String::from_utf8_lossy(path);
+                paths.push(path.trim_end_matches('/').to_string());
             }
         }
-        let big_excludes: Vec<String> = too_large
-            .iter()
-            .map(|(p, _)| format!(":(exclude,literal){p}"))
-            .collect();
-        let mut args = vec!["add", "-A", "--ignore-errors", "--", "."];
-        args.extend(excludes.iter().map(String::as_str));
-        args.extend(big_excludes.iter().map(String::as_str));
-        let added = self.git.run(&args)?;
-        let mut unreadable = Vec::new();
-        if !added.success() {
-            // --ignore-errors: files it could not read are skipped, the rest
-            // is added, and the status says so; anything else is fatal.
-            for line in added.stderr.lines() {
-                if let Some(rest) = line.strip_prefix("error: open(\"")
-                    && let Some((path, _)) = rest.split_once("\")")
-                {
-                    unreadable.push(path.to_string());
+        let mut too_large = Vec::new();
+        let mut small = Vec::new();
+        for rel in paths {
+            match self.place.work_tree.join(&rel).symlink_metadata() {
+                Ok(meta) if meta.is_file() && meta.len() > self.max_file_bytes => {
+                    too_large.push((rel, meta.len()));
                 }
+                _ => small.push(rel),
             }
-            if unreadable.is_empty() {
-                check(added, &["add", "-A"])?;
+        }
+        let mut unreadable = Vec::new();
+        if !small.is_empty() {
+            let added = if small.len() > MANY {
+                let big: Vec<String> = too_large
+                    .iter()
+                    .map(|(p, _)| format!(":(exclude,literal){p}"))
+                    .collect();
+                let mut args = vec!["add", "-A", "--ignore-errors", "--", "."];
+                args.extend(excludes.iter().map(String::as_str));
+                args.extend(big.iter().map(String::as_str));
+                self.git.run(&args)?
+            } else {
+                let mut input = Vec::new();
+                for p in &small {
+                    input.extend_from_slice(p.as_bytes());
+                    input.push(0);
+                }
+                self.git.run_with(
+                    &[
+                        "--literal-pathspecs",
+                        "add",
+                        "-A",
+                        "--ignore-errors",
+                        "--pathspec-from-file=-",
+                        "--pathspec-file-nul",
+                    ],
+                    crate::proc::Input::Bytes(input),
+                )?
+            };
+            if !added.success() {
+                // --ignore-errors: files it could not read are skipped, the
+                // rest is added, and the status says so; anything else is
+                // fatal.
+                for line in added.stderr.lines() {
+                    if let Some(rest) = line.strip_prefix("error: open(\"")
+                        && let Some((path, _)) = rest.split_once("\")")
+                    {
+                        unreadable.push(path.to_string());
+                    }
+                }
+                if unreadable.is_empty() {
+                    check(added, &["add", "-A"])?;
+                }
             }
         }
         if !too_large.is_empty() {
             // A file that grew past the limit leaves its old version behind.
-            let literal: Vec<String> = too_large
-                .iter()
-                .map(|(p, _)| format!(":(literal){p}"))
-                .collect();
-            let mut args = vec!["rm", "--cached", "-q", "--ignore-unmatch", "--"];
-            args.extend(literal.iter().map(String::as_str));
+            let mut args = vec![
+                "--literal-pathspecs",
+                "rm",
+                "--cached",
+                "-q",
+                "--ignore-unmatch",
+                "--",
+            ];
+            args.extend(too_large.iter().map(|(p, _)| p.as_str()));
             self.git.ok(&args)?;
         }
         let tree = self.git.ok(&["write-tree"])?.text();
