@@ -2,6 +2,8 @@
 //! index (files over the size limit left out), `write-tree`, and a commit on
 //! the session's ref when the tree differs from the last checkpoint's.
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::git::check;
@@ -51,8 +53,10 @@ pub struct Entry {
     pub new_blob: String,
     /// A, D, M or T.
     pub status: char,
-    /// Relative to the top of the working tree.
+    /// Relative to the top of the working tree, for messages.
     pub path: String,
+    /// The same as git wrote it (a file name need not be UTF-8).
+    pub raw: Vec<u8>,
 }
 
 /// The working tree as it is now, written as a tree object.
@@ -146,43 +150,43 @@ impl Checkpoints {
         ];
         args.extend(excludes.iter().map(String::as_str));
         let listed = self.git.ok(&args)?.stdout;
-        let mut paths = Vec::new();
+        let mut paths: Vec<&[u8]> = Vec::new();
         for rec in listed.split(|b| *b == 0).filter(|r| r.len() > 3) {
             // `XY path`: X is the index against HEAD (not ours to care
             // about), Y the tree against the index; `??` is untracked.
             let (xy, path) = rec.split_at(3);
             if xy[1] != b' ' {
-                let path = String::from_utf8_lossy(path);
-                paths.push(path.trim_end_matches('/').to_string());
+                paths.push(path.strip_suffix(b"/").unwrap_or(path));
             }
         }
         let mut too_large = Vec::new();
+        let mut large_raw = Vec::new();
         let mut small = Vec::new();
         for rel in paths {
-            match self.place.work_tree.join(&rel).symlink_metadata() {
+            let path = self.place.work_tree.join(OsStr::from_bytes(rel));
+            match path.symlink_metadata() {
                 Ok(meta) if meta.is_file() && meta.len() > self.max_file_bytes => {
-                    too_large.push((rel, meta.len()));
+                    too_large.push((String::from_utf8_lossy(rel).into_owned(), meta.len()));
+                    large_raw.push(rel);
                 }
                 _ => small.push(rel),
             }
         }
         let mut unreadable = Vec::new();
         if !small.is_empty() {
-            let added = if small.len() > MANY {
-                let big: Vec<String> = too_large
-                    .iter()
-                    .map(|(p, _)| format!(":(exclude,literal){p}"))
-                    .collect();
+            let big: Vec<String> = too_large
+                .iter()
+                .map(|(p, _)| format!(":(exclude,literal){p}"))
+                .collect();
+            let whole = || {
                 let mut args = vec!["add", "-A", "--ignore-errors", "--", "."];
                 args.extend(excludes.iter().map(String::as_str));
                 args.extend(big.iter().map(String::as_str));
-                self.git.run(&args)?
+                self.git.run(&args)
+            };
+            let mut added = if small.len() > MANY {
+                whole()?
             } else {
-                let mut input = Vec::new();
-                for p in &small {
-                    input.extend_from_slice(p.as_bytes());
-                    input.push(0);
-                }
                 self.git.run_with(
                     &[
                         "--literal-pathspecs",
@@ -192,9 +196,14 @@ impl Checkpoints {
                         "--pathspec-from-file=-",
                         "--pathspec-file-nul",
                     ],
-                    crate::proc::Input::Bytes(input),
+                    crate::proc::Input::Bytes(nul_list(&small)),
                 )?
             };
+            if added.code == Some(128) {
+                // A path git will not take alone (a file whose directory
+                // became a symlink): the whole tree sorts it out.
+                added = whole()?;
+            }
             if !added.success() {
                 // --ignore-errors: files it could not read are skipped, the
                 // rest is added, and the status says so; anything else is
@@ -211,18 +220,18 @@ impl Checkpoints {
                 }
             }
         }
-        if !too_large.is_empty() {
+        if !large_raw.is_empty() {
             // A file that grew past the limit leaves its old version behind.
-            let mut args = vec![
+            let args = [
                 "--literal-pathspecs",
                 "rm",
                 "--cached",
                 "-q",
                 "--ignore-unmatch",
-                "--",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
             ];
-            args.extend(too_large.iter().map(|(p, _)| p.as_str()));
-            self.git.ok(&args)?;
+            self.git.ok_with(&args, nul_list(&large_raw))?;
         }
         let tree = self.git.ok(&["write-tree"])?.text();
         Ok(Snapshot {
@@ -325,6 +334,16 @@ impl Checkpoints {
     }
 }
 
+/// Paths for `--pathspec-from-file=- --pathspec-file-nul`.
+fn nul_list(paths: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in paths {
+        out.extend_from_slice(p);
+        out.push(0);
+    }
+    out
+}
+
 fn newest_file(dir: &Path) -> Option<std::path::PathBuf> {
     std::fs::read_dir(dir)
         .ok()?
@@ -360,6 +379,7 @@ fn parse_raw(out: &[u8]) -> Vec<Entry> {
             new_blob: parts[3].to_string(),
             status: parts[4].chars().next().unwrap_or('M'),
             path: String::from_utf8_lossy(path).into_owned(),
+            raw: path.to_vec(),
         });
     }
     entries

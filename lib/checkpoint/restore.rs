@@ -45,7 +45,7 @@ impl Checkpoints {
                     .push(format!("{} (a submodule: left as it is)", e.path));
                 continue;
             }
-            self.remove_path(&e.path)?;
+            self.remove_path(&e.raw)?;
             if e.status == 'D' {
                 out.changes.deleted.push(e.path.clone());
             }
@@ -127,36 +127,40 @@ impl Checkpoints {
             let body = rest
                 .get(nl + 1..nl + 1 + size)
                 .ok_or_else(|| short_output(&e.path))?;
-            self.write_file(&e.path, &e.new_mode, body)?;
+            self.write_file(&e.raw, &e.new_mode, body)?;
             rest = rest.get(nl + 2 + size..).unwrap_or(&[]);
         }
         Ok(())
     }
 
-    /// The absolute path of `rel`, after checking that no directory on the
-    /// way is a symlink (which could lead outside the working tree).
-    fn checked_path(&self, rel: &str) -> Result<PathBuf, Error> {
-        let path = self.place.work_tree.join(rel);
+    /// The absolute path of `rel` (as git wrote it), after checking that
+    /// no directory on the way is a symlink (which could lead outside the
+    /// working tree).
+    fn checked_path(&self, rel: &[u8]) -> Result<PathBuf, Error> {
+        let shown = String::from_utf8_lossy(rel);
+        let parts: Vec<&[u8]> = rel.split(|b| *b == b'/').collect();
+        if parts
+            .iter()
+            .any(|p| p.is_empty() || *p == b"." || *p == b".." || *p == b".git")
+        {
+            return Err(Error::Refused(format!("refusing the path `{shown}`")));
+        }
         let mut dir = self.place.work_tree.clone();
-        let parts: Vec<&str> = rel.split('/').collect();
-        for part in &parts[..parts.len().saturating_sub(1)] {
-            if part.is_empty() || *part == "." || *part == ".." {
-                return Err(Error::Refused(format!("refusing the path `{rel}`")));
-            }
-            dir.push(part);
+        for part in &parts[..parts.len() - 1] {
+            dir.push(std::ffi::OsStr::from_bytes(part));
             if let Ok(meta) = dir.symlink_metadata()
                 && meta.file_type().is_symlink()
             {
                 return Err(Error::Refused(format!(
-                    "not restoring `{rel}`: `{}` is a symlink now; move it away and rewind again",
+                    "not restoring `{shown}`: `{}` is a symlink now; move it away and rewind again",
                     dir.display()
                 )));
             }
         }
-        Ok(path)
+        Ok(self.place.work_tree.join(std::ffi::OsStr::from_bytes(rel)))
     }
 
-    fn remove_path(&self, rel: &str) -> Result<(), Error> {
+    fn remove_path(&self, rel: &[u8]) -> Result<(), Error> {
         let path = self.checked_path(rel)?;
         match path.symlink_metadata() {
             Err(_) => return Ok(()),
@@ -181,7 +185,7 @@ impl Checkpoints {
         Ok(())
     }
 
-    fn write_file(&self, rel: &str, mode: &str, body: &[u8]) -> Result<(), Error> {
+    fn write_file(&self, rel: &[u8], mode: &str, body: &[u8]) -> Result<(), Error> {
         let path = self.checked_path(rel)?;
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;

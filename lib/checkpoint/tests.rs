@@ -166,3 +166,37 @@ fn a_bare_repository_is_refused() {
     let err = Place::find(&dir, &tmp.path().join("home")).unwrap_err();
     assert!(err.to_string().contains("bare"), "{err}");
 }
+
+#[test]
+fn odd_names_come_back_and_nothing_is_written_through_a_symlink() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let dir = root.join("repo");
+    let outside = root.join("outside");
+    let home = root.join("home");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q"]);
+    let odd = std::ffi::OsStr::from_bytes(b"caf\xe9 -n :(glob)*\nx");
+    std::fs::write(dir.join(odd), "latin-1 name").unwrap();
+    write(&dir, "d/f", "inside");
+    let cp = Checkpoints::new(Place::find(&dir, &home).unwrap(), "s", &home, 1000);
+    let first = cp.record("1").unwrap();
+    let before = tree(&dir, "");
+    std::fs::remove_file(dir.join(odd)).unwrap();
+    // The directory becomes a symlink to a directory outside the tree.
+    std::fs::remove_dir_all(dir.join("d")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("d")).unwrap();
+    let second = cp.record("2").unwrap();
+    assert!(second.new);
+    let now = cp.snapshot().unwrap();
+    cp.restore(&now.tree, &first.tree).unwrap();
+    assert_eq!(tree(&dir, ""), before);
+    assert!(dir.join("d").symlink_metadata().unwrap().is_dir());
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "nothing written outside"
+    );
+}

@@ -39,9 +39,9 @@ pub struct Timeline {
     pub file: SessionFile,
     /// Its header.
     pub header: SessionHeader,
-    /// The ordinal (0-based, among events) of each `turn_start`.
+    /// The line of each `turn_start` in the file.
     pub turn_starts: Vec<usize>,
-    /// The ordinal of each `agent_start`.
+    /// The line of each `agent_start`.
     pub agent_starts: Vec<usize>,
     /// The checkpoints in order.
     pub marks: Vec<Mark>,
@@ -62,34 +62,32 @@ impl Timeline {
             .ok_or_else(|| fail(format!("`{}` has no session header", file.path.display())))?;
         let home = checkpoint_home();
         let (mut turn_starts, mut agent_starts, mut marks) = (Vec::new(), Vec::new(), Vec::new());
-        let mut ordinal = 0usize;
+        // Only these lines are parsed: a long session is mostly updates.
+        let kinds = ["\"turn_start\"", "\"agent_start\"", "\"checkpoint\""];
         reader
-            .for_each_event(|_, rec| {
-                match rec.event {
-                    AgentEvent::TurnStart => turn_starts.push(ordinal),
-                    AgentEvent::AgentStart => agent_starts.push(ordinal),
-                    AgentEvent::Checkpoint {
+            .for_each_event_of(&kinds, |line, rec| match rec.event {
+                AgentEvent::TurnStart => turn_starts.push(line),
+                AgentEvent::AgentStart => agent_starts.push(line),
+                AgentEvent::Checkpoint {
+                    id,
+                    turn,
+                    work_tree,
+                    git_dir,
+                    ..
+                } => {
+                    let git_dir = PathBuf::from(git_dir);
+                    marks.push(Mark {
                         id,
                         turn,
-                        work_tree,
-                        git_dir,
-                        ..
-                    } => {
-                        let git_dir = PathBuf::from(git_dir);
-                        marks.push(Mark {
-                            id,
-                            turn,
-                            timestamp: rec.timestamp,
-                            place: Place {
-                                shadow: git_dir.starts_with(home.join("repos")),
-                                work_tree: PathBuf::from(work_tree),
-                                git_dir,
-                            },
-                        });
-                    }
-                    _ => {}
+                        timestamp: rec.timestamp,
+                        place: Place {
+                            shadow: git_dir.starts_with(home.join("repos")),
+                            work_tree: PathBuf::from(work_tree),
+                            git_dir,
+                        },
+                    });
                 }
-                ordinal += 1;
+                _ => {}
             })
             .map_err(fail)?;
         Ok(Timeline {

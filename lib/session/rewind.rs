@@ -134,7 +134,12 @@ fn rewind_files(
         ));
     }
     let target_tree = cp.tree_of(&target.id).map_err(fail)?;
-    let restored = cp.restore(&now.tree, &target_tree).map_err(fail)?;
+    let restored = cp.restore(&now.tree, &target_tree).map_err(|e| {
+        fail(format!(
+            "{e}\nhint: the tree may be partly rewound; its state before this rewind is a checkpoint of the session (`ag-session checkpoints {}` lists them), so a rewind with --force puts it back",
+            t.header.id
+        ))
+    })?;
     let lines = restored.changes.lines();
     notes.push(if lines.is_empty() {
         format!("the working tree was already as before turn {n}")
@@ -191,17 +196,15 @@ fn fork_before(store: &Store, t: &Timeline, n: u64) -> Result<String, Failed> {
     let mut writer = Writer::open(&new.path).map_err(fail)?;
     let mut reader = Reader::open(&t.file.path).map_err(fail)?;
     reader.header().map_err(fail)?;
-    let mut ordinal = 0usize;
     let mut err = None;
     reader
-        .for_each_event(|_, rec| {
-            if ordinal < cut
+        .for_each_event(|line, rec| {
+            if line < cut
                 && err.is_none()
                 && let Err(e) = writer.append(&rec)
             {
                 err = Some(e);
             }
-            ordinal += 1;
         })
         .map_err(fail)?;
     if let Some(e) = err {

@@ -326,10 +326,17 @@ fn a_directory_without_git_is_checkpointed_in_a_shadow_repository() {
             "edit",
             json!({"file_path": "a.txt", "old_string": "alpha", "new_string": "ALPHA"}),
         )]),
-        Turn::Tools(vec![(
-            "bash",
-            json!({"command": "rm b.txt && mv keep.txt moved.txt && chmod +x script.sh"}),
-        )]),
+        // Two calls run in parallel: one checkpoint before both.
+        Turn::Tools(vec![
+            (
+                "bash",
+                json!({"command": "rm b.txt && mv keep.txt moved.txt && chmod +x script.sh"}),
+            ),
+            (
+                "write",
+                json!({"file_path": "p.txt", "content": "parallel\n"}),
+            ),
+        ]),
         Turn::Text("done"),
     ]);
     let r = ag_loop(&env, env.path(), &server, &[], "task");
