@@ -128,7 +128,7 @@ impl Agent {
 
     /// Records the tree before a turn's tool calls, unless all of them are
     /// read-only.
-    pub(super) fn checkpoint_before_tools(
+    pub(super) async fn checkpoint_before_tools(
         &mut self,
         calls: &[(String, String, Value)],
     ) -> io::Result<()> {
@@ -139,24 +139,23 @@ impl Agent {
             return Ok(());
         }
         let turn = self.settings.checkpoints.turns;
-        self.record_checkpoint(turn)?;
+        self.record_checkpoint(turn).await?;
         self.settings.checkpoints.dirty = Some(turn);
         Ok(())
     }
 
     /// Records the tree the run leaves, when its tools may have changed it:
     /// the tree before the turn after the last one that changed files.
-    pub(super) fn checkpoint_at_end(&mut self) -> io::Result<()> {
+    pub(super) async fn checkpoint_at_end(&mut self) -> io::Result<()> {
         match self.settings.checkpoints.dirty.take() {
-            Some(turn) => self.record_checkpoint(turn + 1),
+            Some(turn) => self.record_checkpoint(turn + 1).await,
             None => Ok(()),
         }
     }
 
-    fn record_checkpoint(&mut self, turn: u64) -> io::Result<()> {
-        let state = &mut self.settings.checkpoints;
-        let cp = match state.get() {
-            Ok(Some(cp)) => cp,
+    async fn record_checkpoint(&mut self, turn: u64) -> io::Result<()> {
+        let cp = match self.settings.checkpoints.get() {
+            Ok(Some(cp)) => cp.clone(),
             Ok(None) => return Ok(()),
             Err(e) => {
                 return self.emitter.emit(AgentEvent::Error {
@@ -164,8 +163,18 @@ impl Agent {
                 });
             }
         };
+        // git may take a while on a large tree (a session's first
+        // checkpoint): off the runtime's thread, so that stdin and signals
+        // are still read meanwhile.
         let message = format!("ag checkpoint: session {}, turn {turn}", cp.session_id);
-        let event = match cp.record(&message) {
+        let recorded = tokio::task::spawn_blocking(move || {
+            let r = cp.record(&message);
+            (cp, r)
+        })
+        .await
+        .map_err(|e| io::Error::other(format!("the checkpoint task failed: {e}")))?;
+        let (cp, result) = recorded;
+        let event = match result {
             Ok(r) => {
                 let note = r.note(cp.max_file_bytes);
                 let (added, changed, deleted, more) = listed(r.changes);
@@ -185,6 +194,8 @@ impl Agent {
                 message: format!("the checkpoint before turn {turn} failed: {e}"),
             },
         };
+        // Back, with what it learnt on the way (the pathspecs it checked).
+        self.settings.checkpoints.open = Some(cp);
         self.emitter.emit(event)
     }
 }

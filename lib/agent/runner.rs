@@ -265,7 +265,7 @@ impl Agent {
                     error: None,
                 };
             }
-            self.checkpoint_before_tools(&calls)?;
+            self.checkpoint_before_tools(&calls).await?;
             let results = self.run_tools(&mut turns, calls, control, cancel).await?;
             self.emitter.emit(AgentEvent::TurnEnd {
                 message: assistant.clone(),
@@ -294,7 +294,7 @@ impl Agent {
                 )?;
             }
         };
-        self.checkpoint_at_end()?;
+        self.checkpoint_at_end().await?;
         self.emitter.emit(AgentEvent::AgentEnd {
             messages: turns.new,
             outcome: end.outcome,
