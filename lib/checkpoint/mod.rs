@@ -345,12 +345,15 @@ impl Checkpoints {
         Ok(String::from_utf8_lossy(&self.git.ok(&args)?.stdout).into_owned())
     }
 
-    /// Removes the session's ref and private index (pruning a session).
+    /// Removes the session's ref and private index (pruning a session); a
+    /// repository that is gone leaves only the index to remove.
     pub fn remove(&self) -> Result<(), Error> {
-        let name = self.ref_name();
-        let ran = self.git.run(&["update-ref", "-d", name.as_str()])?;
-        if !ran.success() && self.head()?.is_some() {
-            git::check(ran, &["update-ref", "-d"])?;
+        if self.place.git_dir.exists() {
+            let name = self.ref_name();
+            let ran = self.git.run(&["update-ref", "-d", name.as_str()])?;
+            if !ran.success() && self.head()?.is_some() {
+                git::check(ran, &["update-ref", "-d"])?;
+            }
         }
         if let Some(index) = &self.git.index {
             match std::fs::remove_file(index) {

@@ -13,6 +13,9 @@ use super::{Checkpoints, Error};
 /// cheaper than matching each file against a pathspec of its own.
 const MANY: usize = 200;
 
+/// A lock on the private index older than this was left by a killed git.
+const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
 /// Files added, changed and deleted between two trees, as paths relative to
 /// the top of the working tree.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -319,6 +322,20 @@ impl Checkpoints {
         let Some(index) = &self.git.index else {
             return Ok(());
         };
+        // A lock left by a git that was killed (with ag-loop) would stop
+        // every later checkpoint; no git works on this index for so long.
+        let mut lock = index.clone().into_os_string();
+        lock.push(".lock");
+        let lock = std::path::PathBuf::from(lock);
+        if let Ok(meta) = lock.metadata()
+            && meta
+                .modified()
+                .ok()
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|age| age > STALE_LOCK)
+        {
+            let _ = std::fs::remove_file(&lock);
+        }
         if index.exists() {
             return Ok(());
         }

@@ -200,3 +200,86 @@ fn odd_names_come_back_and_nothing_is_written_through_a_symlink() {
         "nothing written outside"
     );
 }
+
+#[test]
+fn a_lock_left_by_a_killed_git_goes_once_it_is_old() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("plain");
+    let home = tmp.path().canonicalize().unwrap().join("home");
+    write(&dir, "f.txt", "1");
+    let cp = Checkpoints::new(Place::find(&dir, &home).unwrap(), "s", &home, 1000);
+    cp.record("1").unwrap();
+    let index = home
+        .join("checkpoints/index")
+        .join(cp.place.key())
+        .join("s");
+    let lock = index.with_file_name("s.lock");
+    let file = std::fs::File::create(&lock).unwrap();
+    write(&dir, "f.txt", "2");
+    // A fresh lock may belong to a git at work: it stays, and git says so.
+    let err = cp.record("2").unwrap_err();
+    assert!(err.to_string().contains("lock"), "{err}");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    file.set_modified(old).unwrap();
+    assert!(cp.record("2").unwrap().new);
+}
+
+#[test]
+fn the_repositorys_own_settings_run_nothing_and_change_no_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let dir = root.join("repo");
+    let home = root.join("home");
+    let marker = root.join("ran");
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q"]);
+    let touch = format!("touch {}", marker.display());
+    git(&dir, &["config", "core.fsmonitor", &touch]);
+    git(
+        &dir,
+        &[
+            "config",
+            "filter.evil.clean",
+            &format!("{touch}; tr a-z A-Z"),
+        ],
+    );
+    git(&dir, &["config", "filter.evil.required", "true"]);
+    git(&dir, &["config", "core.autocrlf", "true"]);
+    git(
+        &dir,
+        &[
+            "config",
+            "core.hooksPath",
+            dir.join("hooks").to_str().unwrap(),
+        ],
+    );
+    write(
+        &dir,
+        "hooks/post-index-change",
+        &format!("#!/bin/sh\n{touch}\n"),
+    );
+    std::fs::set_permissions(
+        dir.join("hooks/post-index-change"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    write(
+        &dir,
+        ".gitattributes",
+        "*.txt filter=evil\n*.txt text eol=lf\n",
+    );
+    write(&dir, "a.txt", "crlf\r\nlower\r\n");
+    let cp = Checkpoints::new(Place::find(&dir, &home).unwrap(), "s", &home, 1000);
+    let first = cp.record("1").unwrap();
+    write(&dir, "a.txt", "changed\n");
+    let now = cp.snapshot().unwrap();
+    cp.restore(&now.tree, &first.tree).unwrap();
+    assert_eq!(
+        std::fs::read(dir.join("a.txt")).unwrap(),
+        b"crlf\r\nlower\r\n"
+    );
+    assert!(
+        !marker.exists(),
+        "the repository's configuration ran a command"
+    );
+}

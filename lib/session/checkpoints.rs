@@ -300,12 +300,9 @@ pub fn forget(file: &SessionFile) -> Result<(), Failed> {
     places.dedup();
     let home = ag_home();
     for place in places {
-        if !place.git_dir.exists() {
-            continue;
-        }
         let cp = Checkpoints::new(place.clone(), &t.header.id, &home, 0);
         cp.remove().map_err(fail)?;
-        if place.shadow && cp.refs().map_err(fail)?.is_empty() {
+        if place.shadow && place.git_dir.exists() && cp.refs().map_err(fail)?.is_empty() {
             std::fs::remove_dir_all(&place.git_dir).map_err(fail)?;
         }
     }
