@@ -10,7 +10,6 @@ mod control;
 mod emit;
 pub mod error;
 pub mod gates;
-mod hashes;
 pub mod identity;
 mod model;
 mod prompt;

@@ -13,7 +13,6 @@ use super::compact::{self, CompactMode};
 use super::control::Control;
 use super::emit::Emitter;
 use super::gates::{Gates, Verdict};
-use super::hashes::FileHashes;
 use super::model::ModelClient;
 use super::repeats::FailureGuard;
 use super::toolset::{CallEnv, ToolSet, aborted_result, cap_output};
@@ -22,6 +21,7 @@ use crate::protocol::{
     Outcome, Reasoning, StopReason, ToolResult, ToolResultMessage, Usage, UserContent,
 };
 use crate::tool_protocol::exec::error_result;
+use crate::tool_protocol::hashes::FileHashes;
 
 /// Settings of a run.
 pub struct AgentSettings {
@@ -432,11 +432,6 @@ impl Agent {
         let mut prepared = Vec::new();
         for (i, (id, name, args)) in calls.iter().enumerate() {
             let mut args = args.clone();
-            self.emitter.emit(AgentEvent::ToolExecutionStart {
-                tool_call_id: id.clone(),
-                tool_name: name.clone(),
-                arguments: args.clone(),
-            })?;
             let check = match self.tools.get(name) {
                 None => Err((
                     "call.unknown_tool",
@@ -449,6 +444,15 @@ impl Agent {
                     .validate(&mut args)
                     .map_err(|msg| ("call.invalid_arguments", msg)),
             };
+            // The event shows what the call runs with (the arguments after
+            // leniency), or what the model sent when they were refused; the
+            // model's own text is in its message either way. The read-hash
+            // guard's value is added only after, as the model never sees it.
+            self.emitter.emit(AgentEvent::ToolExecutionStart {
+                tool_call_id: id.clone(),
+                tool_name: name.clone(),
+                arguments: args.clone(),
+            })?;
             match check {
                 Err((code, msg)) => {
                     let mut r = error_result(id, code, msg);

@@ -84,6 +84,9 @@ enum Command {
         json: bool,
     },
     /// Appends the events read from stdin (ag-loop's JSONL output) to a session.
+    ///
+    /// The values of the provider key variables set here, and of keys in
+    /// models.json, are replaced by `[NAME redacted]` in what is written.
     Append {
         /// Session id, a unique prefix or suffix of it, or a path.
         id: String,
@@ -505,6 +508,9 @@ fn table(rows: &[Summary], ids: &[String], all: bool) -> String {
 
 fn append(f: &SessionFile) -> Result<(), Failure> {
     let mut writer = Writer::open(&f.path)?;
+    // Events made elsewhere may carry a provider key that ag-loop would
+    // have hidden; the session file gets them with the key hidden too.
+    let redactor = crate::llm::keys::Redactor::for_this_machine();
     let mut rejected = 0usize;
     for (i, line) in io::stdin().lock().split(b'\n').enumerate() {
         let line = line?;
@@ -513,7 +519,7 @@ fn append(f: &SessionFile) -> Result<(), Failure> {
         if text.is_empty() {
             continue;
         }
-        let value: serde_json::Value = match serde_json::from_str(text) {
+        let mut value: serde_json::Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(e) => {
                 warn(
@@ -527,6 +533,7 @@ fn append(f: &SessionFile) -> Result<(), Failure> {
         if value.get("type").and_then(|t| t.as_str()) == Some("session") {
             continue;
         }
+        redactor.value(&mut value);
         let record = match serde_json::from_value::<AgentEventRecord>(value.clone()) {
             Ok(r) => r,
             // An event without a timestamp gets one.

@@ -56,7 +56,7 @@ complete -c ag-session -n "__fish_ag_session_using_subcommand latest" -s h -l he
 complete -c ag-session -n "__fish_ag_session_using_subcommand new" -l cwd -d 'The working directory it belongs to (default: the current one)' -r -F
 complete -c ag-session -n "__fish_ag_session_using_subcommand new" -l json -d 'Print `{"id","path"}` as JSON instead'
 complete -c ag-session -n "__fish_ag_session_using_subcommand new" -s h -l help -d 'Print help'
-complete -c ag-session -n "__fish_ag_session_using_subcommand append" -s h -l help -d 'Print help'
+complete -c ag-session -n "__fish_ag_session_using_subcommand append" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-session -n "__fish_ag_session_using_subcommand fork" -l at -d 'How many events to keep (default: all)' -r
 complete -c ag-session -n "__fish_ag_session_using_subcommand fork" -s h -l help -d 'Print help'
 complete -c ag-session -n "__fish_ag_session_using_subcommand rm" -s y -l yes -d 'Do not ask'
