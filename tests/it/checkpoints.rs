@@ -295,6 +295,29 @@ fn a_rewind_after_a_user_edit_is_refused_then_forced_and_can_be_undone() {
     assert_eq!(tree(env.path()), edited, "a refused rewind changed files");
     assert!(refused.stdout().is_empty());
 
+    // Confused callers: no such turn, no such session, both halves off.
+    let past = session(&env, env.path(), &["rewind", &id, "--turn", "9", "--force"]);
+    past.expect_code(2);
+    assert!(past.stderr().contains("between 1 and 6"), "{past}");
+    let zero = session(&env, env.path(), &["rewind", &id, "--turn", "0"]);
+    zero.expect_code(2);
+    session(
+        &env,
+        env.path(),
+        &["rewind", "no-such-session", "--turn", "1"],
+    )
+    .expect_code(1);
+    let both = [
+        "rewind",
+        &id,
+        "--turn",
+        "1",
+        "--files-only",
+        "--conversation-only",
+    ];
+    session(&env, env.path(), &both).expect_code(2);
+    assert_eq!(tree(env.path()), edited, "a refused rewind changed files");
+
     let forced = session(&env, env.path(), &["rewind", &id, "--turn", "1", "--force"]);
     forced.ok();
     assert_eq!(tree(env.path()), expected(&start)[0]);
