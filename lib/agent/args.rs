@@ -73,7 +73,7 @@ pub struct Args {
     pub max_failed_calls: Option<u32>,
     /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
     /// mcp, gate, after, tool, max_turns, max_failed_calls, pass_env, idle_timeout, output_schema,
-    /// output_retries; flags win, lists are added to).
+    /// output_retries, checkpoints, checkpoint_max_file_size; flags win, lists are added to).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Stop a prompt once it has cost this many US dollars.
@@ -180,4 +180,18 @@ pub struct Args {
     /// `output_retries` in the config file).
     #[arg(long, value_name = "N")]
     pub output_retries: Option<u32>,
+    // Checkpoints (issue 20).
+    /// Do not record the working tree before turns that may change files
+    /// (also `checkpoints = false` in the config file). By default, before a
+    /// turn's tool calls (unless all are read-only) and at the end of a run
+    /// whose tools may have changed files, the tree is recorded as a git
+    /// commit on refs/ag/checkpoints/<session-id> (a shadow repository under
+    /// $AG_HOME/checkpoints/repos when the directory has no git), without
+    /// touching HEAD, the index, the stash or any branch, and a `checkpoint`
+    /// event is emitted; `ag-session rewind ID --turn N` puts a turn's tree
+    /// back. Untracked files are included, ignored ones and files over
+    /// `checkpoint_max_file_size` bytes (config file, default 10 MB) are not.
+    /// There are none without a session file (--no-session).
+    #[arg(long)]
+    pub no_checkpoints: bool,
 }

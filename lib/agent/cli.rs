@@ -18,6 +18,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 pub use super::args::Args;
+use super::checkpoints::CheckpointState;
 use super::config;
 use super::control::Control;
 use super::emit::Emitter;
@@ -96,6 +97,12 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     let redactor = withhold_keys(args.api_key.as_deref(), &resolved.pass_env, &model);
     let tools = Arc::new(load_tools(&resolved, &cwd).await?);
     let session = open_session(&resolved, &cwd, &tools, found_window)?;
+    let checkpoints = match (&session.id, &session.writer) {
+        (Some(id), Some(w)) if resolved.checkpoints => {
+            CheckpointState::on(&cwd, id, Some(w.path()), resolved.checkpoint_max_file_bytes)
+        }
+        _ => CheckpointState::off(),
+    };
     let mut tool_env = vec![
         // Background jobs that tools start (ag-bash) end with this process.
         ("AG_SESSION_PID".to_string(), std::process::id().to_string()),
@@ -140,6 +147,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         interactive: resolved.interactive,
         session_id: session.id,
         output,
+        checkpoints,
     };
     Ok(Some(Agent::new(
         settings,

@@ -16,6 +16,8 @@
 //! idle_timeout = 300
 //! output_schema = "answer.schema.json"
 //! output_retries = 2
+//! checkpoints = true
+//! checkpoint_max_file_size = 10485760
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -61,6 +63,11 @@ pub struct Config {
     pub output_schema: Option<String>,
     /// Retries after a final answer that does not match the schema.
     pub output_retries: Option<u32>,
+    // Checkpoints (issue 20).
+    /// `false` turns checkpoints off, as `--no-checkpoints` does.
+    pub checkpoints: Option<bool>,
+    /// Files larger than this many bytes are left out of checkpoints.
+    pub checkpoint_max_file_size: Option<u64>,
 }
 
 /// The default config file.

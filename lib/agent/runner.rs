@@ -59,6 +59,9 @@ pub struct AgentSettings {
     // Structured output (--output-schema).
     /// The schema the final answer must match, and the retries allowed.
     pub output: Option<super::output::OutputSpec>,
+    // Checkpoints (issue 20).
+    /// Records the working tree before turns that may change it.
+    pub checkpoints: super::checkpoints::CheckpointState,
 }
 
 /// The agent: settings, the conversation so far and where events go.
@@ -194,6 +197,7 @@ impl Agent {
                 self.compact(window, &mut turns, cancel).await?;
             }
             self.emitter.emit(AgentEvent::TurnStart)?;
+            self.note_turn_start();
             let assistant = self.model_call(cancel).await?;
             turns.usage.add(&assistant.usage);
             let message = Message::Assistant(assistant.clone());
@@ -287,6 +291,7 @@ impl Agent {
                     error: None,
                 };
             }
+            self.checkpoint_before_tools(&calls).await?;
             let results = self.run_tools(&mut turns, calls, control, cancel).await?;
             self.emitter.emit(AgentEvent::TurnEnd {
                 message: assistant.clone(),
@@ -315,6 +320,7 @@ impl Agent {
                 )?;
             }
         };
+        self.checkpoint_at_end().await?;
         self.emitter.emit(AgentEvent::AgentEnd {
             messages: turns.new,
             outcome: end.outcome,

@@ -17,6 +17,8 @@ mod read;
 mod session;
 // ag-loop.
 mod agent;
+// Checkpoints and rewind: ag-loop records the tree, ag-session puts turns back.
+mod checkpoints;
 // ag-todo.
 mod todo;
 // ag-write.
