@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::planner::{self, Planner};
-use super::sketch;
+use super::sketch::{self, How};
 use crate::tool_protocol::{Note, ToolError};
 use crate::tools::fileops::plural;
 use crate::tools::matching::lines::LineEdit;
@@ -95,7 +95,16 @@ fn describe(p: sketch::Placement) -> Sketched {
                 plural(w as u64)
             ),
         };
-        parts.push(what);
+        match s.how {
+            How::Body { opener } => {
+                parts.push(format!("{what} (the body of the block at line {opener})"));
+                notes.push(Note::notice(format!(
+                    "code_edit lines {}-{} had no unchanged line after the change, and the marker after them is indented no deeper than the line they are indented under (line {opener}), so they replaced that block's body rather than being inserted at its start (to insert, indent the marker like the body). Check the diff in details.",
+                    s.sketch_lines.0, s.sketch_lines.1
+                )));
+            }
+            _ => parts.push(what),
+        }
         if s.fuzz != Fuzz::Exact {
             notes.push(Note::notice(format!(
                 "the unchanged lines around code_edit lines {}-{} did not match exactly; {}. Check the diff in details.",
@@ -121,14 +130,24 @@ fn describe(p: sketch::Placement) -> Sketched {
         details: json!({
             "placed_by": if p.whole_file { "whole_file" } else { "anchors" },
             "segments": p.segment_count,
-            "changes": p.segments.iter().map(|s| json!({
-                "code_edit_lines": [s.sketch_lines.0, s.sketch_lines.1],
-                "start_line": s.start,
-                "lines_replaced": s.replaced,
-                "lines_new": s.with,
-                "match": s.fuzz.name(),
-            })).collect::<Vec<_>>(),
+            "changes": p.segments.iter().map(change).collect::<Vec<_>>(),
         }),
         edits: p.edits,
     }
+}
+
+/// One entry of `details.sketch.changes`.
+fn change(s: &sketch::SegmentPlace) -> Value {
+    let mut v = json!({
+        "code_edit_lines": [s.sketch_lines.0, s.sketch_lines.1],
+        "start_line": s.start,
+        "lines_replaced": s.replaced,
+        "lines_new": s.with,
+        "match": s.fuzz.name(),
+        "placement": s.how.name(),
+    });
+    if let How::Body { opener } = s.how {
+        v["block_line"] = json!(opener);
+    }
+    v
 }
