@@ -381,10 +381,13 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
             })
             .collect();
         let (head_missing, tail_missing) = (heads.is_empty(), tails.is_empty());
-        if head_missing && seg.head_free && cursor == 0 {
+        // Whether the file's own start or end stands in for a missing end.
+        let heads_edge = head_missing && seg.head_free && cursor == 0;
+        let tails_edge = tail_missing && seg.tail_free;
+        if heads_edge {
             heads.push(End { at: 0, run: 0 });
         }
-        if tail_missing && seg.tail_free {
+        if tails_edge {
             tails.push(End { at: n, run: 0 });
         }
         // One end missing: the segment's new lines go after its head (or
@@ -438,6 +441,11 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
                 });
             }
             [one] => {
+                let edge = (heads_edge && one.start == 0 && one.head == 0)
+                    || (tails_edge && one.end == n && one.tail == 0);
+                if edge && let Some(why) = one_sided::past_the_edge(file, &lines, one) {
+                    return Err(why);
+                }
                 return Ok(Placed {
                     end: one.end,
                     spot: *one,

@@ -118,7 +118,7 @@ fn weighty(line: &str) -> bool {
 
 /// Indentation width (a tab counts as four columns). Only compared within
 /// the sketch or within the file, never across.
-fn width(line: &str) -> usize {
+pub(super) fn width(line: &str) -> usize {
     indent(line)
         .chars()
         .map(|c| if c == '\t' { 4 } else { 1 })
@@ -196,6 +196,55 @@ fn after_head(
         ));
     }
     Ok((end, How::Body { opener: o + 1 }))
+}
+
+/// Why a segment placed between an anchor and the file's start or end
+/// (no marker on that side, and its line there not in the file) must not
+/// go there. It replaces what lies between, which a model that forgot the
+/// marker did not mean to remove, so that is taken only when every line
+/// removed is indented under the anchor (the rest of the last block
+/// rewritten), or when it removes no more lines than it writes and the
+/// segment's outermost line looks like a changed version of the outermost
+/// line it removes.
+pub(super) fn past_the_edge(file: &FileLines, lines: &[&str], s: &Spot) -> Option<String> {
+    let m = lines.len();
+    let new = m - s.head - s.tail;
+    let (from, to) = (s.start + s.head, s.end - s.tail);
+    let kept: Vec<usize> = (from..to).filter(|&k| !blank(&file.lines[k])).collect();
+    let (Some(&first), Some(&last)) = (kept.first(), kept.last()) else {
+        return None;
+    };
+    let to_end = s.tail == 0 && s.head > 0;
+    if to_end {
+        let aw = width(&file.lines[from - 1]);
+        if kept.iter().all(|&k| width(&file.lines[k]) > aw) {
+            return None;
+        }
+    }
+    let (theirs, ours) = if to_end {
+        (lines[m - 1 - s.tail], &file.lines[last])
+    } else {
+        (lines[s.head], &file.lines[first])
+    };
+    if kept.len() <= new && similarity(theirs, ours) >= CHANGED_LINE {
+        return None;
+    }
+    let (side, stays) = if to_end {
+        (
+            "after its new lines and no marker after them, so it would replace the end of the file",
+            "If the code after it stays, put a `... existing code ...` marker line after it",
+        )
+    } else {
+        (
+            "before its new lines and no marker before them, so it would replace the start of the file",
+            "If the code before it stays, put a `... existing code ...` marker line before it",
+        )
+    };
+    Some(format!(
+        "it has no unchanged line {side}, lines {}-{to} (`{}`), which it does not show. {stays}; to replace that code, use old_string and new_string",
+        from + 1,
+        ours.trim()
+    ))
 }
 
 #[cfg(test)]
