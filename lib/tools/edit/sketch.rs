@@ -1,19 +1,23 @@
 //! Code sketches (seed 001's `edit_file`): the new code, with unchanged
 //! stretches left out behind marker lines such as `// ... existing code ...`
-//! (in any comment syntax), placed deterministically.
+//! (in any comment syntax, see [`marker`]), placed deterministically.
 //!
-//! The sketch is cut at its markers into segments. Each segment must begin
-//! and end with lines that are in the file (its anchors): the file lines
-//! between the anchors are replaced by the segment's lines between them.
-//! Segments are placed in order, each after the one before; among the
-//! places a segment's anchors allow, the one that removes the fewest file
-//! lines wins (a sketch shows every line it keeps, so the tightest reading
-//! is the intended one), more matched anchor lines breaking ties, and a tie
-//! beyond that is refused as ambiguous. Anchors match exactly, else
-//! ignoring trailing whitespace, else indentation (re-indenting the new
-//! lines). A first segment without a marker before it may start at the top
-//! of the file when its first line is new, and a last segment without a
-//! marker after it may run to the end of the file likewise.
+//! The sketch is cut at its markers into segments. A segment that begins
+//! and ends with lines that are in the file (its anchors) replaces the
+//! file lines between the anchors with its lines between them. Segments
+//! are placed in order, each after the one before; among the places a
+//! segment's anchors allow, the one that removes the fewest file lines
+//! wins (a sketch shows every line it keeps, so the tightest reading is
+//! the intended one), more matched anchor lines breaking ties, and a tie
+//! beyond that is refused as ambiguous. Anchors match
+//! exactly, else ignoring trailing whitespace, else indentation
+//! (re-indenting the new lines). A first segment without a marker before
+//! it may start at the top of the file when its first line is new, and a
+//! last segment without a marker after it may run to the end of the file
+//! likewise, if what it replaces there is visibly what it rewrites
+//! ([`one_sided::past_the_edge`]). A segment anchored on one end only
+//! inserts, or replaces the body of the block it is indented under, by the
+//! rule in [`one_sided`].
 //!
 //! A sketch without markers replaces the whole file only when it is
 //! clearly the whole file: it starts and ends with the file's first and
@@ -27,6 +31,8 @@ use crate::tools::matching::seek::{FileLines, Fuzz, indent_pairs, reindent};
 
 mod marker;
 mod one_sided;
+#[cfg(test)]
+mod props;
 
 pub use marker::is_marker;
 
@@ -411,6 +417,13 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
                 let cut = over.min(tail);
                 tail -= cut;
                 head -= over - cut;
+                if h.run > 0 && head == 0 {
+                    // The head left with no line of its own: the tail comes
+                    // before it (`}` just above `fn b() {`), which would
+                    // insert the whole segment there. (A tail inside the
+                    // head's run leaves an insertion after the head.)
+                    continue;
+                }
                 let spot = Spot {
                     start: h.at,
                     end: t.at,
