@@ -151,3 +151,59 @@ fn change(s: &sketch::SegmentPlace) -> Value {
     }
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str =
+        "def a():\n    value = compute()\n    return value\n\n\ndef b():\n    return 2\n";
+
+    fn placed(code: &str) -> Sketched {
+        resolve("m.py", FILE.as_bytes(), code, None, None).unwrap()
+    }
+
+    #[test]
+    fn details_say_whether_new_lines_were_inserted_or_replaced_a_body() {
+        // The marker is not indented under `def a():`: a new body.
+        let s = placed("def a():\n    return value * 10\n# ... existing code ...\n");
+        let change = &s.details["changes"][0];
+        assert_eq!(change["placement"], "replaced_block_body", "{}", s.details);
+        assert_eq!(change["block_line"], 1);
+        assert_eq!(change["start_line"], 2);
+        assert_eq!(change["lines_replaced"], 2);
+        assert!(
+            s.summary.contains("the body of the block at line 1"),
+            "{}",
+            s.summary
+        );
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| n.text.contains("replaced that block's body")),
+            "{:?}",
+            s.notes
+        );
+        // The marker is indented like the body: inserted at its start.
+        let s = placed("def a():\n    log('a')\n    # ... existing code ...\n");
+        let change = &s.details["changes"][0];
+        assert_eq!(
+            change["placement"], "inserted_after_anchor",
+            "{}",
+            s.details
+        );
+        assert_eq!(change["lines_replaced"], 0);
+        assert!(change.get("block_line").is_none());
+        assert!(s.notes.is_empty(), "{:?}", s.notes);
+        // Both ends anchored.
+        let s = placed("# ...\ndef b():\n    return 3\n");
+        assert_eq!(s.details["changes"][0]["placement"], "between_anchors");
+        // Before a lone anchor, after a marker.
+        let s = placed("# ... existing code ...\nimport sys\ndef a():\n# ... existing code ...\n");
+        assert_eq!(
+            s.details["changes"][0]["placement"], "inserted_before_anchor",
+            "{}",
+            s.details
+        );
+    }
+}

@@ -398,10 +398,11 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
         }
         // One end missing: the segment's new lines go after its head (or
         // before its tail), or replace the body its head opens.
-        if seg.one_sided && heads.is_empty() != tails.is_empty() {
-            if let Some(placed) = one_sided::place(file, seg, &lines, &heads, &tails, fuzz) {
-                return placed;
-            }
+        if seg.one_sided
+            && heads.is_empty() != tails.is_empty()
+            && let Some(placed) = one_sided::place(file, seg, &lines, &heads, &tails, fuzz)
+        {
+            return placed;
         }
         let mut best: Vec<Spot> = Vec::new();
         for h in &heads {

@@ -140,6 +140,7 @@ mod tests {
             "// existing code",
             "# Existing code here",
             "// rest of the code unchanged",
+            "# rest unchanged",
             "... existing code ...",
             "...rest of the file unchanged",
             "[... existing code ...]",
