@@ -355,7 +355,7 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
     let lines: Vec<&str> = seg.lines.iter().map(String::as_str).collect();
     let n = file.len();
     let mut why = String::new();
-    for fuzz in [Fuzz::Exact, Fuzz::TrailingWhitespace, Fuzz::Indentation] {
+    for fuzz in Fuzz::ALL {
         // The whole segment as it is in the file: nothing to change.
         if let Some(&at) = file.find(&lines, cursor, fuzz, 1).first() {
             return Ok(Placed {
@@ -387,9 +387,26 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
             })
             .collect();
         let (head_missing, tail_missing) = (heads.is_empty(), tails.is_empty());
-        // Whether the file's own start or end stands in for a missing end.
-        let heads_edge = head_missing && seg.head_free && cursor == 0;
-        let tails_edge = tail_missing && seg.tail_free;
+        // A missing end is read as the file's own start or end, or leaves
+        // the segment anchored on one end, only when it is in the file at
+        // no level: a tolerated anchor wins over those readings.
+        let nowhere = |l: &str| {
+            Fuzz::ALL
+                .iter()
+                .all(|&f| file.find(&[l], cursor, f, 1).is_empty())
+        };
+        let (head_nowhere, tail_nowhere) = (
+            head_missing && nowhere(lines[0]),
+            tail_missing && nowhere(lines[m - 1]),
+        );
+        if head_missing != head_nowhere || tail_missing != tail_nowhere {
+            // An end missing here is in the file at a looser level: read
+            // the segment as anchored on both ends there rather than on
+            // one here.
+            continue;
+        }
+        let heads_edge = head_nowhere && seg.head_free && cursor == 0;
+        let tails_edge = tail_nowhere && seg.tail_free;
         if heads_edge {
             heads.push(End { at: 0, run: 0 });
         }
