@@ -19,17 +19,10 @@ const CLOSERS: [&str; 12] = [
     "--}}", "-->", "*/}", "}}", "*/", "*)", "#}", "-}", "%>", "*@", "]]", "\"",
 ];
 
-/// Words that, with a bare ellipsis or none, say the line stands for code
-/// left out rather than being code or a comment about the code.
-/// (`rest of` and `remaining` are left out: `// rest of args` is a real
-/// comment.)
-const LEFT_OUT: [&str; 5] = [
-    "existing code",
-    "unchanged",
-    "omitted",
-    "as before",
-    "stays the same",
-];
+/// How many words a comment without an ellipsis that ends like a marker
+/// may have: `// rest of the code unchanged` is one, a sentence that
+/// happens to end with `unchanged` is a real comment.
+const MAX_PLAIN_WORDS: usize = 6;
 
 /// Whether `line` is a marker for left-out code: a comment (in any of the
 /// syntaxes above) holding an ellipsis and at most a few plain words, or a
@@ -50,7 +43,7 @@ pub fn is_marker(line: &str) -> bool {
             let words = plain_words(body);
             match words {
                 Some(w) if has_ellipsis(body) => w.len() <= 80,
-                Some(w) => says_left_out(w) && w.split_whitespace().count() <= 8,
+                Some(w) => says_left_out(w),
                 None => false,
             }
         }
@@ -94,9 +87,21 @@ fn plain_words(body: &str) -> Option<&str> {
     (plain && !quoted).then_some(words)
 }
 
+/// Whether words (without an ellipsis, or after a bare one) say the line
+/// stands for code left out: they begin with `existing code` (at most four
+/// words) or end with `unchanged`, `omitted`, `as before`, `stays the
+/// same`. (`rest of` alone is not enough: `// rest of args` is a comment.)
 fn says_left_out(words: &str) -> bool {
-    let w = words.to_lowercase();
-    LEFT_OUT.iter().any(|k| w.contains(k))
+    let w = words
+        .to_lowercase()
+        .trim_end_matches(|c: char| !c.is_alphanumeric())
+        .to_string();
+    let n = w.split_whitespace().count();
+    (w.starts_with("existing code") && n <= 4)
+        || (["unchanged", "omitted", "as before", "stays the same"]
+            .iter()
+            .any(|e| w.ends_with(e))
+            && n <= MAX_PLAIN_WORDS)
 }
 
 #[cfg(test)]
@@ -167,6 +172,8 @@ mod tests {
             "{...state}",
             "// Rest of args",
             "// existing clients need the old path, so the flag stays on by default for now",
+            "// reuse existing code paths for old clients",
+            "# the cache is unchanged between runs when the key did not change at all",
             "#!/bin/sh",
             "/* eslint-disable */",
             "-->",
