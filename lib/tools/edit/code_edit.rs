@@ -37,6 +37,23 @@ pub fn resolve(
         Ok(p) => return Ok(describe(p)),
         Err(why) => why,
     };
+    let escaped = Escaped::of(code, content);
+    if let Escaped::Decoded(decoded) = &escaped
+        && let Ok(p) = sketch::place(content, decoded)
+    {
+        let mut s = describe(p);
+        s.notes.push(Note::notice(
+            "code_edit was one line holding `\\n` escapes, which the file does not hold, so they were read as line breaks (and `\\t`, `\\\"`, `\\\\` as a tab, a quote, a backslash). Send real line breaks; check the diff in details.",
+        ));
+        s.details["unescaped"] = Value::Bool(true);
+        return Ok(s);
+    }
+    let why = match escaped {
+        Escaped::Literal => format!(
+            "{why} code_edit is one line holding `\\n` sequences, and the file holds such sequences too, so they were taken literally: send the sketch with real line breaks."
+        ),
+        _ => why,
+    };
     let Some(planner) = planner else {
         return Err(ToolError::new(
             "edit.sketch_unplaced",
@@ -71,6 +88,50 @@ pub fn resolve(
         }),
         edits,
     })
+}
+
+/// A sketch that a model double-encoded: one line with `\n` escapes
+/// where line breaks were meant.
+enum Escaped {
+    /// Not such a sketch.
+    No,
+    /// Such a sketch, but the file holds literal `\n` too, so the escapes
+    /// may be meant (a C string): it stays as it is.
+    Literal,
+    /// Such a sketch, decoded.
+    Decoded(String),
+}
+
+impl Escaped {
+    fn of(code: &str, content: &[u8]) -> Escaped {
+        if code.contains('\n') || !code.contains("\\n") {
+            return Escaped::No;
+        }
+        if content.windows(2).any(|w| w == b"\\n") {
+            return Escaped::Literal;
+        }
+        let mut out = String::with_capacity(code.len());
+        let mut chars = code.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('r') => {}
+                Some('"') => out.push('"'),
+                Some('\\') => out.push('\\'),
+                Some(other) => {
+                    out.push('\\');
+                    out.push(other);
+                }
+                None => out.push('\\'),
+            }
+        }
+        Escaped::Decoded(out)
+    }
 }
 
 fn describe(p: sketch::Placement) -> Sketched {
