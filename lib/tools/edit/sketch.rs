@@ -66,6 +66,11 @@ pub enum How {
     After,
     /// Inserted right before its only anchor.
     Before,
+    /// Inserted at the top of the file: no line of it is in the file, and
+    /// no marker stands before it.
+    FileStart,
+    /// Appended at the end of the file, likewise.
+    FileEnd,
     /// Replacing the body of the block its only anchor opens (1-based
     /// line of the opener): see [`one_sided`].
     Body {
@@ -81,6 +86,8 @@ impl How {
             How::Between => "between_anchors",
             How::After => "inserted_after_anchor",
             How::Before => "inserted_before_anchor",
+            How::FileStart => "inserted_at_file_start",
+            How::FileEnd => "appended_at_file_end",
             How::Body { .. } => "replaced_block_body",
         }
     }

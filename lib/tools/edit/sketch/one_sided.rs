@@ -76,7 +76,21 @@ pub(super) fn place(
     {
         return Some(Err(near));
     }
-    let spot = if from_head {
+    let spot = if one.run == 0 {
+        let how = if from_head {
+            How::FileStart
+        } else {
+            How::FileEnd
+        };
+        Spot {
+            start: one.at,
+            end: one.at,
+            head: 0,
+            tail: 0,
+            fuzz,
+            how,
+        }
+    } else if from_head {
         let (end, how) = match after_head(file, lines, seg.marker_after.as_deref(), one) {
             Ok(v) => v,
             Err(e) => return Some(Err(e)),
