@@ -639,6 +639,18 @@ mod tests {
     }
 
     #[test]
+    fn a_tail_above_the_head_is_no_place() {
+        // The `}` of fn a ends right where `fn b() {` starts: pairing them
+        // would insert the whole segment there, a second fn b.
+        let out = apply(
+            "fn a() {\n}\nfn b() {\n    x();\n}\n",
+            "// ...\nfn b() {\n}\n// ...\n",
+        )
+        .unwrap();
+        assert_eq!(out, "fn a() {\n}\nfn b() {\n}\n");
+    }
+
+    #[test]
     fn file_ends_anchor_a_new_first_or_last_line() {
         let out = apply("b\nc\n", "a\nb\n// ... existing code ...\n").unwrap();
         assert_eq!(out, "a\nb\nc\n");
