@@ -24,8 +24,15 @@ const ALPHABET: [&str; 10] = [
     "end",
 ];
 
-/// New lines: never in the file.
-const NEW: [&str; 4] = ["NEW one", "NEW two", "    NEW deeper", "  NEW half"];
+/// New lines: never in the file (`    return 10` looks like a changed
+/// `    return 1`, so that new bodies are placed too).
+const NEW: [&str; 5] = [
+    "NEW one",
+    "NEW two",
+    "    NEW deeper",
+    "  NEW half",
+    "    return 10",
+];
 
 fn lines(s: &[&str]) -> String {
     s.iter().map(|l| format!("{l}\n")).collect()
@@ -158,5 +165,48 @@ proptest! {
                 })
         });
         prop_assert!(valid, "changed more than a body:\nfile {file:?}\nsketch {sketch:?}\ngot {got:?}");
+    }
+
+    /// A new body after an opener, the marker outside the block: it
+    /// replaces the whole body of one copy of the opener (every line up to
+    /// the next one indented like the opener), or is inserted right after
+    /// it, or is refused; it never reaches past the block.
+    #[test]
+    fn a_new_body_replaces_one_whole_body(
+        blocks in prop::collection::vec(
+            (
+                prop::sample::select(&["def f():", "def g():", "x = 1"][..]),
+                prop::collection::vec(
+                    prop::sample::select(&["    return 1", "    y = 2", "        z", ""][..]),
+                    0..4,
+                ),
+            ),
+            1..6,
+        ),
+        opener in prop::sample::select(&["def f():", "def g():"][..]),
+    ) {
+        let file: Vec<&str> = blocks
+            .iter()
+            .flat_map(|(head, body)| std::iter::once(*head).chain(body.iter().copied()))
+            .collect();
+        let n = file.len();
+        let sketch = [
+            "# ... existing code ...",
+            opener,
+            "    return 10",
+            "# ... existing code ...",
+        ];
+        let Some(got) = applied(&file, &lines(&sketch)) else {
+            return Ok(());
+        };
+        let valid = (1..=n).any(|a| {
+            file[a - 1] == opener
+                && (a..=n).any(|b| {
+                    let body = file[a..b].iter().all(|l| l.trim().is_empty() || l.starts_with(' '));
+                    let whole = b == n || !file[b].starts_with(' ') || b == a;
+                    body && whole && got == spliced(&file, a, &["    return 10"], b)
+                })
+        });
+        prop_assert!(valid, "not one whole body:\nfile {file:?}\nsketch {sketch:?}\ngot {got:?}");
     }
 }
