@@ -310,6 +310,20 @@ pub fn forget(file: &SessionFile) -> Result<(), Failed> {
     Ok(())
 }
 
+/// [`forget`], with a failure only warned about: a session is deleted even
+/// when its checkpoints cannot be (git gone, repository moved).
+pub fn forget_or_warn(file: &SessionFile) {
+    if let Err((_, message)) = forget(file) {
+        crate::cli::warn(
+            "ag-session",
+            &format!(
+                "the checkpoints of session {} were not removed: {message}",
+                file.id
+            ),
+        );
+    }
+}
+
 /// A duration as `30d`, `12h`, `2w`, `90m` or `45s`.
 pub fn parse_age(text: &str) -> Result<std::time::Duration, String> {
     let text = text.trim();
@@ -344,7 +358,7 @@ pub fn prune(store: &Store, age: std::time::Duration, dry_run: bool) -> Result<S
             continue;
         }
         if !dry_run {
-            forget(&f)?;
+            forget_or_warn(&f);
             let dir = f.path.with_extension("d");
             if dir.is_dir() {
                 std::fs::remove_dir_all(&dir).map_err(fail)?;
