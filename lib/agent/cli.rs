@@ -88,6 +88,8 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         None => None,
     };
     let resolved = LoopConfig::resolve(args, &config, ident.as_ref(), &Env::from_process())?;
+    let config_path = args.config.clone().unwrap_or_else(config::default_path);
+    let output = super::output::from_setup(args, &config, ident.as_ref(), &config_path)?;
     let (model, found_window) = model_client(args, &resolved).await?;
     let context_window = resolved
         .context_window
@@ -114,8 +116,9 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         tool_env.push(("AG_SESSION_ID".to_string(), id.clone()));
         tool_env.push(("AG_SESSION_DIR".to_string(), session.dir.clone()));
     }
-    let emitter =
-        Emitter::new(resolved.output, session.writer, resolved.color).with_redactor(redactor);
+    let emitter = Emitter::new(resolved.output, session.writer, resolved.color)
+        .with_redactor(redactor)
+        .with_structured_output(output.is_some());
     let system = system_prompt(
         &cwd,
         resolved.system_prompt.as_deref(),
@@ -143,6 +146,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         },
         interactive: resolved.interactive,
         session_id: session.id,
+        output,
         checkpoints,
     };
     Ok(Some(Agent::new(

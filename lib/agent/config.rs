@@ -14,6 +14,8 @@
 //! max_failed_calls = 8
 //! pass_env = ["OPENAI_API_KEY"]
 //! idle_timeout = 300
+//! output_schema = "answer.schema.json"
+//! output_retries = 2
 //! checkpoints = true
 //! checkpoint_max_file_size = 10485760
 //! ```
@@ -55,6 +57,12 @@ pub struct Config {
     /// retried (0: wait forever); a provider's `idle_timeout` in
     /// models.json wins over it.
     pub idle_timeout: Option<f64>,
+    // Structured output (--output-schema).
+    /// A JSON Schema the final answer must match: a file (relative to this
+    /// config file's directory) or inline JSON starting with `{`.
+    pub output_schema: Option<String>,
+    /// Retries after a final answer that does not match the schema.
+    pub output_retries: Option<u32>,
     // Checkpoints (issue 20).
     /// `false` turns checkpoints off, as `--no-checkpoints` does.
     pub checkpoints: Option<bool>,

@@ -12,6 +12,7 @@ pub mod error;
 pub mod gates;
 pub mod identity;
 mod model;
+pub mod output;
 mod prompt;
 mod render;
 mod repeats;

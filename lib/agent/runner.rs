@@ -14,6 +14,7 @@ use super::control::Control;
 use super::emit::Emitter;
 use super::gates::{Gates, Verdict};
 use super::model::ModelClient;
+use super::output::Judgement;
 use super::repeats::FailureGuard;
 use super::toolset::{CallEnv, ToolSet, aborted_result, cap_output};
 use crate::protocol::{
@@ -55,6 +56,9 @@ pub struct AgentSettings {
     pub interactive: bool,
     /// The session's id, for gates.
     pub session_id: Option<String>,
+    // Structured output (--output-schema).
+    /// The schema the final answer must match, and the retries allowed.
+    pub output: Option<super::output::OutputSpec>,
     // Checkpoints (issue 20).
     /// Records the working tree before turns that may change it.
     pub checkpoints: super::checkpoints::CheckpointState,
@@ -155,6 +159,8 @@ impl Agent {
         )?;
         let mut turn = 0u32;
         let mut overflow_retried = false;
+        // Structured output: the valid answer, and the wrong ones so far.
+        let (mut output, mut wrong_answers) = (None, 0u32);
         let end = loop {
             if cancel.is_cancelled() {
                 self.emitter.emit(AgentEvent::Interrupted)?;
@@ -260,6 +266,26 @@ impl Agent {
                     message: assistant.clone(),
                     tool_results: Vec::new(),
                 })?;
+                if let Some(spec) = &self.settings.output {
+                    match spec.judge(&assistant.text(), wrong_answers) {
+                        Judgement::Valid(value) => output = Some(value),
+                        Judgement::Retry(problems) => {
+                            wrong_answers += 1;
+                            let retry = Message::User {
+                                content: UserContent::Text(problems),
+                                timestamp: Some(crate::session::now()),
+                            };
+                            self.push(&mut turns, retry)?;
+                            continue;
+                        }
+                        Judgement::Invalid(reason) => {
+                            break RunEnd {
+                                outcome: Outcome::InvalidOutput,
+                                error: Some(reason),
+                            };
+                        }
+                    }
+                }
                 break RunEnd {
                     outcome: Outcome::Finished,
                     error: None,
@@ -300,6 +326,7 @@ impl Agent {
             outcome: end.outcome,
             usage: turns.usage,
             error: end.error.clone(),
+            output,
         })?;
         Ok(end)
     }
@@ -314,6 +341,11 @@ impl Agent {
             max_tokens: self.settings.max_tokens,
             temperature: None,
             base_url: None,
+            output_schema: self
+                .settings
+                .output
+                .as_ref()
+                .map(|o| o.schema.schema.clone()),
         };
         self.emitter.emit(AgentEvent::MessageStart {
             message: Message::Assistant(AssistantMessage {

@@ -325,7 +325,7 @@ mod tests {
             max_failed_calls: Some(3),
             pass_env: strings(&["CONFIG_KEY"]),
             idle_timeout: Some(12.5),
-            ..Default::default()
+            ..Config::default()
         }
     }
 

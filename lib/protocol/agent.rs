@@ -107,6 +107,11 @@ pub enum AgentEvent {
         /// The reason, when it did not finish.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// Structured output (`--output-schema`): the final answer as the
+        /// JSON value it is, valid against the schema; absent without a
+        /// schema or when the run did not finish with a valid answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<Value>,
     },
     /// The running work was interrupted.
     Interrupted,
@@ -209,6 +214,9 @@ pub enum Outcome {
     ModelError,
     /// The model kept making the same failing tool call.
     RepeatedFailure,
+    /// The final answer still did not match `--output-schema` after the
+    /// retries (`--output-retries`).
+    InvalidOutput,
 }
 
 /// A message as `message_start` shows it: an assistant message's stop

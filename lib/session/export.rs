@@ -101,13 +101,18 @@ fn run_lines(e: &Ending) -> Vec<String> {
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            format!(
+            let line = format!(
                 "run {}: {}; {} tokens, ${:.4}",
                 i + 1,
                 outcome(r),
                 r.usage.total_tokens(),
                 r.usage.cost.total
-            )
+            );
+            // Structured output: the run's answer as the value it is.
+            match &r.output {
+                Some(v) => format!("{line}; output: {v}"),
+                None => line,
+            }
         })
         .collect();
     if e.unfinished {

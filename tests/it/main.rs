@@ -91,3 +91,5 @@ mod agent_repeats;
 mod agent_budget;
 // ag-loop's command line and stdin: --pretty, lines that are not UTF-8.
 mod agent_cli;
+// Structured output (--output-schema) on every API's wire shape, ag-loop and ag-llm.
+mod output_schema;
