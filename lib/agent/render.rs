@@ -147,6 +147,7 @@ impl Renderer {
                     Outcome::CostLimit => "stopped at the cost limit",
                     Outcome::ModelError => "model error",
                     Outcome::RepeatedFailure => "stopped: tool calls kept failing",
+                    Outcome::InvalidOutput => "stopped: the answer did not match the output schema",
                 };
                 let reason = error.as_ref().map(|e| format!(": {e}")).unwrap_or_default();
                 format!(
@@ -158,6 +159,16 @@ impl Renderer {
                             usage.input, usage.output, usage.cache_read, usage.cost.total
                         )
                     )
+                )
+            }
+            // Checkpoints (issue 20): silent, unless something was left out.
+            AgentEvent::Checkpoint {
+                note: Some(note), ..
+            } => {
+                let nl = self.newline_if_needed();
+                format!(
+                    "{nl}{}\n",
+                    self.style("2", &format!("[checkpoint: {note}]"))
                 )
             }
             _ => String::new(),
@@ -187,4 +198,30 @@ pub fn final_answer(messages: &[Message]) -> String {
             _ => None,
         })
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checkpoint_shows_only_what_it_left_out() {
+        let event = |note: Option<&str>| AgentEvent::Checkpoint {
+            id: "abc".into(),
+            turn: 2,
+            added: vec!["a".into()],
+            changed: Vec::new(),
+            deleted: Vec::new(),
+            more: 0,
+            work_tree: "/w".into(),
+            git_dir: "/w/.git".into(),
+            note: note.map(str::to_string),
+        };
+        let mut r = Renderer::new(false);
+        assert_eq!(r.render(&event(None)), "");
+        assert_eq!(
+            r.render(&event(Some("1 file(s) over the limit left out: big"))),
+            "[checkpoint: 1 file(s) over the limit left out: big]\n"
+        );
+    }
 }

@@ -82,7 +82,7 @@ pub struct EditArgs {
     #[serde(default)]
     #[schemars(description = "end_line = start_line - 1 inserts.")]
     pub line_edits: Vec<LineEdit>,
-    /// A code sketch: the new code of the changed part, with unchanged code left out behind marker lines such as `// ... existing code ...` (in the file's comment syntax: `# ...`, `<!-- ... -->`, ...). Begin and end each changed stretch with unchanged lines copied from the file, so it can be placed. Without markers it must be the whole file. Use it instead of old_string/new_string.
+    /// A code sketch: the new code of the changed part, with unchanged code left out behind marker lines such as `// ... existing code ...` (in the file's comment syntax: `# ...`, `<!-- ... -->`, `/* ... */`, ...). Begin and end each changed stretch with unchanged lines copied from the file, so it can be placed. A stretch with an unchanged line only before it is inserted right after that line, unless its lines are indented under that line and the marker after them is not: then they replace the rest of that block's body, if their last line looks like a changed version of the body's last line (else refused). Without markers it must be the whole file. Use it instead of old_string/new_string.
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     #[serde(default)]
     #[schemars(description = "")]
