@@ -557,6 +557,7 @@ impl Agent {
                 session_id: self.settings.session_id.clone(),
                 tool_call_id: Some(id.clone()),
                 interactive: self.settings.interactive,
+                sandbox: None,
             };
             let (verdict, problems) = self.settings.gates.check(request).await;
             for p in problems {
