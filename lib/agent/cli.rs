@@ -359,7 +359,7 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
             Some(Input::Unreadable(message)) => {
                 // Reported in the stream, in order with the prompts around it.
                 warn(BIN, &message);
-                if let Err(e) = agent.emitter.emit(AgentEvent::Error { message }) {
+                if let Err(e) = agent.emitter.emit(AgentEvent::error(message)) {
                     error_line(BIN, &format!("cannot write an event: {e}"), None);
                     return ExitStatus::Input;
                 }

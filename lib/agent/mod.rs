@@ -1,6 +1,7 @@
 //! The agent loop behind `ag-loop`: prompts in, events out, every tool call
 //! run as a subprocess of a tool binary, every event appended to the session.
 
+mod approval;
 mod args;
 pub mod cli;
 pub mod compact;

@@ -73,7 +73,7 @@ pub struct Agent {
     /// Failing calls counted over the current prompt.
     guard: FailureGuard,
     /// Tools the person approved for the rest of the run ("always").
-    always: Vec<String>,
+    pub(super) always: Vec<String>,
 }
 
 /// How a prompt ended, for the exit status.
@@ -373,12 +373,10 @@ impl Agent {
                         Some(reply.text())
                     }
                     _ => {
-                        self.emitter.emit(AgentEvent::Error {
-                            message: format!(
-                                "the summary for compaction failed ({}); dropping the older turns instead",
-                                reply.error_message.as_deref().unwrap_or("no text")
-                            ),
-                        })?;
+                        self.emitter.emit(AgentEvent::error(format!(
+                            "the summary for compaction failed ({}); dropping the older turns instead",
+                            reply.error_message.as_deref().unwrap_or("no text")
+                        )))?;
                         None
                     }
                 }
@@ -561,7 +559,7 @@ impl Agent {
             };
             let (verdict, problems) = self.settings.gates.check(request).await;
             for p in problems {
-                self.emitter.emit(AgentEvent::Error { message: p })?;
+                self.emitter.emit(AgentEvent::error(p))?;
             }
             let refused = match verdict {
                 Verdict::Allow(a) => {
@@ -598,47 +596,6 @@ impl Agent {
         Ok(out)
     }
 
-    /// Asks a person to approve a call: on the terminal, or by an
-    /// `approval` command on stdin. An interrupt counts as no.
-    async fn ask_person(
-        &mut self,
-        id: &str,
-        name: &str,
-        arguments: &Value,
-        reason: &str,
-        control: &Control,
-        cancel: &CancellationToken,
-    ) -> io::Result<bool> {
-        // Listen before asking, so that a quick answer is not missed.
-        let rx = (!self.settings.interactive).then(|| control.await_approval(id));
-        self.emitter.emit(AgentEvent::ApprovalRequest {
-            tool_call_id: id.to_string(),
-            tool_name: name.to_string(),
-            arguments: arguments.clone(),
-            reason: reason.to_string(),
-        })?;
-        let Some(rx) = rx else {
-            let question = format!(
-                "Allow {name} {}? ({reason}) [y]es / [n]o / [a]lways for {name}: ",
-                crate::session::export::short_args(arguments)
-            );
-            let answer = tokio::select! {
-                _ = cancel.cancelled() => return Ok(false),
-                a = tokio::task::spawn_blocking(move || ask_tty(&question)) => a.unwrap_or_default(),
-            };
-            let answer = answer.trim().to_lowercase();
-            if answer == "a" || answer == "always" {
-                self.always.push(name.to_string());
-                return Ok(true);
-            }
-            return Ok(answer == "y" || answer == "yes");
-        };
-        Ok(tokio::select! {
-            _ = cancel.cancelled() => false,
-            a = rx => a.unwrap_or(false),
-        })
-    }
-
     /// Passes a result through the after-hooks.
     async fn after_hooks(
         &mut self,
@@ -664,7 +621,7 @@ impl Agent {
         };
         let (output, is_error, problems) = self.settings.gates.after(request).await;
         for p in problems {
-            self.emitter.emit(AgentEvent::Error { message: p })?;
+            self.emitter.emit(AgentEvent::error(p))?;
         }
         r.output = output;
         r.is_error = is_error;
@@ -737,24 +694,6 @@ impl Agent {
         }
         Ok(())
     }
-}
-
-/// Asks on the controlling terminal and reads one line from it.
-fn ask_tty(question: &str) -> String {
-    use std::io::{BufRead, Write};
-    let Ok(tty) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-    else {
-        return String::new();
-    };
-    let mut writer = &tty;
-    let _ = writer.write_all(question.as_bytes());
-    let _ = writer.flush();
-    let mut line = String::new();
-    let _ = std::io::BufReader::new(&tty).read_line(&mut line);
-    line
 }
 
 fn to_message(name: &str, r: ToolResult) -> ToolResultMessage {

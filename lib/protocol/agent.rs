@@ -151,7 +151,21 @@ pub enum AgentEvent {
     Error {
         /// What went wrong.
         message: String,
+        /// A stable code for what went wrong, for clients that act on it
+        /// (`sandbox.unavailable`: tools run unconfined); absent on most.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
     },
+}
+
+impl AgentEvent {
+    /// An `error` event without a code.
+    pub fn error(message: impl Into<String>) -> AgentEvent {
+        AgentEvent::Error {
+            message: message.into(),
+            code: None,
+        }
+    }
 }
 
 /// How an agent run ended.
