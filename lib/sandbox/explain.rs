@@ -133,6 +133,10 @@ pub fn explain_in(policy: &Policy, cwd: &Path, output: &str) -> Vec<Denial> {
             out.push(d);
         }
     }
+    // A connect named with its address says all the bare one says.
+    if out.iter().any(|d| d.op == Op::Network && d.addr.is_some()) {
+        out.retain(|d| d.op != Op::Network || d.addr.is_some());
+    }
     out
 }
 
