@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// Hook files larger than this are remembered by hash only: a change to
-/// one is reported but cannot be undone.
+/// Hook files larger than this are not kept: a change to one is reported
+/// but cannot be undone.
 const MAX_KEPT: u64 = 4 << 20;
 
 /// What happened to a guarded path during a call.
@@ -39,10 +39,16 @@ pub struct HookChange {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Node {
+    /// A file is known by its inode, size, mode and change time (which no
+    /// call can set back), so the check after a call reads no contents;
+    /// the contents are kept to put it back, except for git's `*.sample`
+    /// files, which git never runs.
     File {
         mode: u32,
+        ino: u64,
+        len: u64,
+        ctime: (i64, i64),
         data: Option<Vec<u8>>,
-        hash: u64,
     },
     Link(PathBuf),
     Dir(BTreeMap<OsString, Node>),
@@ -67,7 +73,7 @@ impl HooksGuard {
         let hooks = git.join("hooks");
         let config = git.join("config");
         HooksGuard {
-            before: read_node(&hooks),
+            before: read_node(&hooks, true),
             config_before: std::fs::read(&config).ok(),
             hooks,
             config,
@@ -77,7 +83,7 @@ impl HooksGuard {
     /// Puts back what changed since the snapshot and says what it was.
     pub fn restore(self) -> Vec<HookChange> {
         let mut out = Vec::new();
-        let after = read_node(&self.hooks);
+        let after = read_node(&self.hooks, false);
         diff_undo(&self.hooks, self.before.as_ref(), after.as_ref(), &mut out);
         self.restore_config(&mut out);
         out
@@ -129,7 +135,7 @@ fn git_dir(workspace: &Path) -> PathBuf {
     }
 }
 
-fn read_node(p: &Path) -> Option<Node> {
+fn read_node(p: &Path, with_data: bool) -> Option<Node> {
     let meta = std::fs::symlink_metadata(p).ok()?;
     let t = meta.file_type();
     Some(if t.is_symlink() {
@@ -137,18 +143,21 @@ fn read_node(p: &Path) -> Option<Node> {
     } else if t.is_dir() {
         let mut map = BTreeMap::new();
         for e in std::fs::read_dir(p).ok()?.flatten() {
-            if let Some(n) = read_node(&e.path()) {
+            if let Some(n) = read_node(&e.path(), with_data) {
                 map.insert(e.file_name(), n);
             }
         }
         Node::Dir(map)
     } else if t.is_file() {
-        let data = std::fs::read(p).ok()?;
-        let hash = xxhash_rust::xxh3::xxh3_64(&data);
+        use std::os::unix::fs::MetadataExt;
+        let keep =
+            with_data && meta.len() <= MAX_KEPT && !p.extension().is_some_and(|e| e == "sample");
         Node::File {
             mode: meta.permissions().mode(),
-            data: (meta.len() <= MAX_KEPT).then_some(data),
-            hash,
+            ino: meta.ino(),
+            len: meta.len(),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            data: if keep { std::fs::read(p).ok() } else { None },
         }
     } else {
         Node::Other
@@ -159,15 +168,28 @@ fn same(a: &Node, b: &Node) -> bool {
     match (a, b) {
         (
             Node::File {
-                mode: m1, hash: h1, ..
+                mode: m1,
+                ino: i1,
+                len: l1,
+                ctime: c1,
+                ..
             },
             Node::File {
-                mode: m2, hash: h2, ..
+                mode: m2,
+                ino: i2,
+                len: l2,
+                ctime: c2,
+                ..
             },
-        ) => m1 == m2 && h1 == h2,
+        ) => (m1, i1, l1, c1) == (m2, i2, l2, c2),
         (Node::Dir(_), Node::Dir(_)) => true,
         _ => a == b,
     }
+}
+
+/// Whether a change at this path can matter: git never runs `*.sample`.
+fn inert(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "sample")
 }
 
 fn diff_undo(p: &Path, before: Option<&Node>, after: Option<&Node>, out: &mut Vec<HookChange>) {
@@ -184,6 +206,7 @@ fn diff_undo(p: &Path, before: Option<&Node>, after: Option<&Node>, out: &mut Ve
             }
         }
         (Some(b), Some(a)) if same(b, a) => {}
+        _ if inert(p) => {}
         (None, Some(_)) => {
             let r = remove(p);
             push(out, p, "added", r);

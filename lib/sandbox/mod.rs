@@ -84,7 +84,9 @@ pub struct Policy {
     /// Whether the network is allowed.
     #[serde(default)]
     pub net: bool,
-    /// The private `$TMPDIR`, once [`Prepared`] made one.
+    /// The private `$TMPDIR` (workspace-write mode): given, to share one
+    /// across calls ([`workspace_tmpdir`]), or else made by [`Prepared`]
+    /// and removed with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tmpdir: Option<PathBuf>,
 }
@@ -276,8 +278,8 @@ pub struct Prepared {
 
 impl Prepared {
     /// Builds the ruleset and filter for this policy, making the private
-    /// `$TMPDIR` in workspace-write mode. Does not look at [`support`]: use
-    /// [`prepare`] for that.
+    /// `$TMPDIR` in workspace-write mode unless the policy names one. Does
+    /// not look at [`support`]: use [`prepare`] for that.
     pub fn new(policy: &Policy) -> Result<Prepared, Error> {
         let mut policy = policy.clone();
         if policy.mode == Mode::ReadOnly && !policy.write.is_empty() {
@@ -291,22 +293,28 @@ impl Prepared {
             .iter()
             .map(|d| canonical_dir(d, "cannot make writable"))
             .collect::<Result<_, _>>()?;
-        let tmp = match policy.mode {
-            Mode::WorkspaceWrite => Some(
-                tempfile::Builder::new()
+        let tmp = match (policy.mode, &policy.tmpdir) {
+            (Mode::ReadOnly, _) => {
+                policy.tmpdir = None;
+                None
+            }
+            (Mode::WorkspaceWrite, Some(given)) => {
+                policy.tmpdir = Some(canonical_dir(given, "cannot use the private TMPDIR")?);
+                None
+            }
+            (Mode::WorkspaceWrite, None) => {
+                let t = tempfile::Builder::new()
                     .prefix("ag-sandbox-")
                     .tempdir()
                     .map_err(|source| Error::Path {
                         context: "cannot make the private TMPDIR in",
                         path: std::env::temp_dir(),
                         source,
-                    })?,
-            ),
-            Mode::ReadOnly => None,
+                    })?;
+                policy.tmpdir = Some(canonical_dir(t.path(), "cannot use the private TMPDIR")?);
+                Some(t)
+            }
         };
-        if let Some(t) = &tmp {
-            policy.tmpdir = Some(canonical_dir(t.path(), "cannot use the private TMPDIR")?);
-        }
         #[cfg(target_os = "linux")]
         let confinement = {
             let abi = support().landlock_abi;
@@ -398,6 +406,37 @@ pub fn warn_unconfined(reason: &str) {
             &format!("the sandbox is unavailable, commands run unconfined: {reason} (`--sandbox require` refuses instead, `--sandbox off` silences this)"),
         );
     });
+}
+
+/// A private `$TMPDIR` for confined commands in this workspace that lasts
+/// across calls (as `/tmp` does): `ag-sandbox-<uid>-<hash of the
+/// workspace>` in the system's temporary directory, made `0700` on first
+/// use. Making and removing a directory per call costs milliseconds on some
+/// file systems; a tool call should cost less. One that someone else made,
+/// or that others may enter, is refused.
+pub fn workspace_tmpdir(workspace: &Path) -> Result<PathBuf, Error> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let uid = nix::unistd::geteuid().as_raw();
+    let ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let hash = xxhash_rust::xxh3::xxh3_64(ws.as_os_str().as_encoded_bytes());
+    let dir = std::env::temp_dir().join(format!("ag-sandbox-{uid}-{hash:016x}"));
+    let err = |source| Error::Path {
+        context: "cannot use the private TMPDIR",
+        path: dir.clone(),
+        source,
+    };
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => return Ok(dir),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(err(e)),
+    }
+    let meta = std::fs::symlink_metadata(&dir).map_err(err)?;
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+        return Err(err(std::io::Error::other(
+            "it exists but is not a directory of this user's that only this user can enter",
+        )));
+    }
+    Ok(dir)
 }
 
 fn canonical_dir(p: &Path, context: &'static str) -> Result<PathBuf, Error> {

@@ -412,3 +412,27 @@ fn a_command_that_ag_sandbox_cannot_find_is_exit_2() {
     r.expect_code(2);
     assert!(r.stderr().contains("no-such-program-here"), "{r}");
 }
+
+#[test]
+fn ag_bash_gives_each_workspace_one_private_tmpdir_that_lasts_across_calls() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = setup();
+    let flags = ["--sandbox", "require"];
+    let res = bash_call(
+        &env,
+        &flags,
+        json!({"command": "echo kept > \"$TMPDIR/f\" && echo \"$TMPDIR\""}),
+    );
+    let out = res["output"].as_str().unwrap();
+    let tmp = out.lines().next().unwrap().to_string();
+    assert!(tmp.contains("/ag-sandbox-"), "{res}");
+    let meta = std::fs::metadata(&tmp).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+    let res = bash_call(&env, &flags, json!({"command": "cat \"$TMPDIR/f\""}));
+    assert!(res["output"].as_str().unwrap().starts_with("kept\n"), "{res}");
+    // One that others may enter is not used.
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let res = bash_call(&env, &flags, json!({"command": "true"}));
+    assert_eq!(res["is_error"], json!(true), "{res}");
+    assert!(res["output"].as_str().unwrap().contains("private TMPDIR"), "{res}");
+}

@@ -47,6 +47,17 @@ impl Flags {
 fn process_flags() -> &'static Flags {
     static FLAGS: OnceLock<Flags> = OnceLock::new();
     FLAGS.get_or_init(|| {
+        // Parsing the command line again costs a little; most runs have no
+        // sandbox flag at all.
+        let named = std::env::args_os().skip(1).any(|a| {
+            let a = a.to_string_lossy();
+            ["--sandbox", "--write", "--deny-read", "--allow-net"]
+                .iter()
+                .any(|f| a.starts_with(f))
+        });
+        if !named {
+            return Flags::default();
+        }
         let cmd = crate::tool_protocol::tool_command::<BashTool>().mut_args(|a| a.required(false));
         cmd.try_get_matches()
             .ok()
@@ -91,6 +102,12 @@ fixed when ag-bash starts and cannot be changed by a call; call again without th
     policy.write = flags.write.clone();
     policy.deny_read.extend(flags.deny_read.iter().cloned());
     policy.net = flags.allow_net;
+    if policy.mode == sandbox::Mode::WorkspaceWrite {
+        policy.tmpdir = Some(
+            sandbox::workspace_tmpdir(&policy.workspace)
+                .map_err(|e| ToolError::new(e.code(), e.to_string()))?,
+        );
+    }
     let prepared = sandbox::prepare(&policy, enforcement)
         .map_err(|e| ToolError::new(e.code(), e.to_string()))?;
     let guard = prepared
