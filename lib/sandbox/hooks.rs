@@ -150,8 +150,7 @@ fn read_node(p: &Path, with_data: bool) -> Option<Node> {
         Node::Dir(map)
     } else if t.is_file() {
         use std::os::unix::fs::MetadataExt;
-        let keep =
-            with_data && meta.len() <= MAX_KEPT && !p.extension().is_some_and(|e| e == "sample");
+        let keep = with_data && meta.len() <= MAX_KEPT && !inert(p);
         Node::File {
             mode: meta.permissions().mode(),
             ino: meta.ino(),

@@ -429,10 +429,16 @@ fn ag_bash_gives_each_workspace_one_private_tmpdir_that_lasts_across_calls() {
     let meta = std::fs::metadata(&tmp).unwrap();
     assert_eq!(meta.permissions().mode() & 0o777, 0o700);
     let res = bash_call(&env, &flags, json!({"command": "cat \"$TMPDIR/f\""}));
-    assert!(res["output"].as_str().unwrap().starts_with("kept\n"), "{res}");
+    assert!(
+        res["output"].as_str().unwrap().starts_with("kept\n"),
+        "{res}"
+    );
     // One that others may enter is not used.
     std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o777)).unwrap();
     let res = bash_call(&env, &flags, json!({"command": "true"}));
     assert_eq!(res["is_error"], json!(true), "{res}");
-    assert!(res["output"].as_str().unwrap().contains("private TMPDIR"), "{res}");
+    assert!(
+        res["output"].as_str().unwrap().contains("private TMPDIR"),
+        "{res}"
+    );
 }
