@@ -3,7 +3,10 @@
 //! counted wherever it comes, in one turn or across turns and whatever
 //! succeeds in between; and so is the streak of failed calls of any kind.
 //! The model reads a note on the failing result (the event carries the
-//! same text), and past a limit the run stops after the turn.
+//! same text), and past a limit the run stops after the turn. A call that
+//! succeeds but returns what it returned before (a test run whose failure
+//! the model keeps re-running without a change in between) earns a note
+//! too, never a stop: waiting on something outside can look the same.
 
 use std::collections::HashMap;
 
@@ -16,6 +19,9 @@ use crate::tool_protocol::exec::ABORTED;
 pub const SAME_WARN: u32 = 2;
 /// Identical failing calls that stop the run.
 pub const SAME_STOP: u32 = 5;
+/// Identical successful calls with identical output before the model is
+/// told that nothing changed.
+pub const SAME_OUTPUT_WARN: u32 = 3;
 /// The default limit on failed calls in a row, of any kind.
 pub const DEFAULT_MAX_FAILED: u32 = 8;
 
@@ -45,7 +51,9 @@ impl Stop {
 /// Counts of one run.
 #[derive(Debug, Default)]
 pub struct FailureGuard {
-    same: HashMap<String, u32>,
+    /// Calls seen, by tool, arguments, error code and output; the output
+    /// is hashed, so a long run keeps a few bytes a call.
+    same: HashMap<(String, u64), u32>,
     streak: u32,
     /// Failed calls in a row that stop the run; 0 for no limit.
     max_failed: u32,
@@ -77,22 +85,30 @@ impl FailureGuard {
         if r.error_code.as_deref() == Some(ABORTED) {
             return;
         }
-        if !r.is_error {
-            self.streak = 0;
-            return;
-        }
-        self.streak += 1;
-        let key = format!(
-            "{name}\0{}\0{}\0{}",
-            canonical(args),
-            r.error_code.as_deref().unwrap_or(""),
-            without_digits(&r.output)
+        let key = (
+            format!(
+                "{name}\0{}\0{}\0{}",
+                r.is_error,
+                canonical(args),
+                r.error_code.as_deref().unwrap_or("")
+            ),
+            xxhash_rust::xxh3::xxh3_64(without_digits(&r.output).as_bytes()),
         );
         let n = {
             let n = self.same.entry(key).or_insert(0);
             *n += 1;
             *n
         };
+        if !r.is_error {
+            self.streak = 0;
+            if n >= SAME_OUTPUT_WARN {
+                r.output.push_str(&format!(
+                    "\n\nThis exact call has now returned the same output {n} times: nothing it looks at changed in between. Repeating it will not change the result; make a change first, or try a different approach."
+                ));
+            }
+            return;
+        }
+        self.streak += 1;
         let mut notes = Vec::new();
         if n >= SAME_WARN {
             notes.push(format!(
@@ -213,6 +229,31 @@ mod tests {
             }
         }
         assert_eq!(g.stop(), Some(&Stop::Same(5)));
+    }
+
+    #[test]
+    fn the_same_output_again_and_again_is_pointed_out_but_never_stops() {
+        let mut g = FailureGuard::new(2);
+        let test_run = |out: &str| ToolResult {
+            output: out.into(),
+            ..succeeded()
+        };
+        let args = json!({"command": "cargo test"});
+        for i in 1..=8 {
+            let mut r = test_run("1 failed (in 0.42 s)");
+            g.note("bash", &args, &mut r);
+            assert_eq!(
+                r.output.contains("same output"),
+                i >= SAME_OUTPUT_WARN,
+                "call {i}: {}",
+                r.output
+            );
+        }
+        assert_eq!(g.stop(), None);
+        // Another output (the model changed something) starts afresh.
+        let mut r = test_run("all passed");
+        g.note("bash", &args, &mut r);
+        assert_eq!(r.output, "all passed");
     }
 
     #[test]

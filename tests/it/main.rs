@@ -89,3 +89,5 @@ mod agent_repeats;
 mod agent_budget;
 // ag-loop's command line and stdin: --pretty, lines that are not UTF-8.
 mod agent_cli;
+// ag-sandbox and ag-bash --sandbox: Landlock and seccomp on this kernel.
+mod sandbox;
