@@ -162,4 +162,7 @@ pub struct Args {
     /// Print only the final answer (for `$(ag-loop --quiet ...)`).
     #[arg(short, long)]
     pub quiet: bool,
+    // The sandbox (issue 19).
+    #[command(flatten)]
+    pub sandbox: super::sandbox::SandboxArgs,
 }

@@ -87,13 +87,16 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         None => None,
     };
     let resolved = LoopConfig::resolve(args, &config, ident.as_ref(), &Env::from_process())?;
+    let mut sandbox_plan = super::sandbox::Plan::new(&resolved.sandbox, &cwd)?;
     let (model, found_window) = model_client(args, &resolved).await?;
     let context_window = resolved
         .context_window
         .or(found_window.as_ref().map(|w| w.0));
     let redactor = withhold_keys(args.api_key.as_deref(), &resolved.pass_env, &model);
-    let tools = Arc::new(load_tools(&resolved, &cwd).await?);
+    let tools = Arc::new(load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?).await?);
     let session = open_session(&resolved, &cwd, &tools, found_window)?;
+    let session_dir = session.id.as_ref().map(|_| PathBuf::from(&session.dir));
+    let sandbox = sandbox_plan.for_tools(session_dir.as_deref())?;
     let mut tool_env = vec![
         // Background jobs that tools start (ag-bash) end with this process.
         ("AG_SESSION_PID".to_string(), std::process::id().to_string()),
@@ -107,8 +110,9 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         tool_env.push(("AG_SESSION_ID".to_string(), id.clone()));
         tool_env.push(("AG_SESSION_DIR".to_string(), session.dir.clone()));
     }
-    let emitter =
+    let mut emitter =
         Emitter::new(resolved.output, session.writer, resolved.color).with_redactor(redactor);
+    super::sandbox::announce(&sandbox_plan, &resolved.sandbox, &mut emitter)?;
     let system = system_prompt(
         &cwd,
         resolved.system_prompt.as_deref(),
@@ -136,6 +140,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         },
         interactive: resolved.interactive,
         session_id: session.id,
+        sandbox,
     };
     Ok(Some(Agent::new(
         settings,
@@ -223,11 +228,15 @@ async fn model_client(
 
 /// The ag tools, the extra commands and the MCP servers' tools; ag tools
 /// of the default set that are not installed are left out with a warning.
-async fn load_tools(resolved: &LoopConfig, cwd: &Path) -> Result<ToolSet, SetupError> {
+async fn load_tools(
+    resolved: &LoopConfig,
+    cwd: &Path,
+    mcp_sandbox: Option<Arc<crate::sandbox::Prepared>>,
+) -> Result<ToolSet, SetupError> {
     let names = &resolved.tools;
     let mut tools =
         ToolSet::load(names, resolved.tools_explicit, &resolved.extra_tools, cwd).await?;
-    tools.add_mcp(&resolved.mcp, cwd).await?;
+    tools.add_mcp(&resolved.mcp, cwd, mcp_sandbox).await?;
     if !resolved.tools_explicit {
         let missing: Vec<&str> = names
             .iter()

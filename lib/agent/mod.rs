@@ -9,6 +9,7 @@ pub mod config;
 mod control;
 mod emit;
 pub mod error;
+mod escalate;
 pub mod gates;
 mod hashes;
 pub mod identity;
@@ -17,6 +18,7 @@ mod prompt;
 mod render;
 mod repeats;
 mod runner;
+pub mod sandbox;
 pub mod setup;
 mod toolset;
 

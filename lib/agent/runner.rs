@@ -55,6 +55,9 @@ pub struct AgentSettings {
     pub interactive: bool,
     /// The session's id, for gates.
     pub session_id: Option<String>,
+    // The sandbox (issue 19).
+    /// What confines every tool call, when the sandbox is on.
+    pub sandbox: Option<Arc<super::sandbox::LoopSandbox>>,
 }
 
 /// The agent: settings, the conversation so far and where events go.
@@ -460,16 +463,19 @@ impl Agent {
             let tools = self.tools.clone();
             let cwd = self.settings.cwd.clone();
             let env = self.settings.tool_env.clone();
+            let sandbox = self.settings.sandbox.clone();
             move |id: String, name: String, args: Value, cancel: CancellationToken| {
                 let tools = tools.clone();
                 let cwd = cwd.clone();
                 let env = env.clone();
+                let sandbox = sandbox.clone();
                 async move {
                     match tools.get(&name) {
                         Some(spec) => {
                             let call_env = CallEnv {
                                 cwd: &cwd,
                                 env: &env,
+                                sandbox: sandbox.as_deref(),
                             };
                             spec.call(&id, &args, &call_env, &cancel).await
                         }
@@ -490,6 +496,7 @@ impl Agent {
                 } else {
                     run_one(id.clone(), name.clone(), args.clone(), cancel.clone()).await
                 };
+                let r = self.escalate(&id, &name, &args, r, control, cancel).await?;
                 let mut r = self.after_hooks(&id, &name, &args, r).await?;
                 self.end_call(&id, &name, &calls[i].2, &mut r)?;
                 finished_args.push((i, name, args));
@@ -510,6 +517,7 @@ impl Agent {
                 };
                 let mut r = r;
                 if let Some((_, id, name, args)) = meta.iter().find(|(j, ..)| *j == i) {
+                    r = self.escalate(id, name, args, r, control, cancel).await?;
                     r = self.after_hooks(id, name, args, r).await?;
                     self.end_call(id, name, &calls[i].2, &mut r)?;
                     finished_args.push((i, name.clone(), args.clone()));
@@ -555,7 +563,7 @@ impl Agent {
                 session_id: self.settings.session_id.clone(),
                 tool_call_id: Some(id.clone()),
                 interactive: self.settings.interactive,
-                sandbox: None,
+                sandbox: self.settings.sandbox.as_ref().map(|s| s.gate(None)),
             };
             let (verdict, problems) = self.settings.gates.check(request).await;
             for p in problems {

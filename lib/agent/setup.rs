@@ -134,6 +134,9 @@ pub struct LoopConfig {
     pub sequential: bool,
     /// How to shorten the conversation.
     pub compact: CompactMode,
+    // The sandbox (issue 19).
+    /// How tool calls are confined.
+    pub sandbox: super::sandbox::SandboxChoice,
 }
 
 impl LoopConfig {
@@ -210,6 +213,7 @@ impl LoopConfig {
             max_cost: args.max_cost,
             sequential: args.sequential,
             compact: args.compact,
+            sandbox: super::sandbox::resolve(&args.sandbox, config, ident)?,
         })
     }
 }
@@ -316,6 +320,7 @@ mod tests {
             max_failed_calls: Some(3),
             pass_env: strings(&["CONFIG_KEY"]),
             idle_timeout: Some(12.5),
+            ..Config::default()
         }
     }
 

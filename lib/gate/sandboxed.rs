@@ -8,14 +8,16 @@
 //!
 //! | danger | workspace-write | read-only |
 //! | --- | --- | --- |
-//! | recursive delete, write or delete outside the working directory, disk tool, crontab | passed | passed |
+//! | recursive delete, write or delete outside the working directory, disk tool, crontab, git hooks and config | passed | passed |
 //! | `curl ... \| sh` | passed without net | passed without net |
-//! | git reset --hard, clean -f, discarded changes, stash drop, branch -D, history loss, git hooks and config | asked | passed |
+//! | git reset --hard, clean -f, discarded changes, stash drop, branch -D, history loss | asked | passed |
 //! | force push, remote delete, sudo and friends, chmod -R 777, chown -R, shutdown, kill all, fork bomb, unreadable code | asked | asked |
 //!
 //! Why each row: Landlock denies writes and deletes outside the writable
 //! set, and every write in read-only mode; devices and the crontab spool
-//! are outside it (and `no_new_privs` disarms crontab's setgid bit). With
+//! are outside it (and `no_new_privs` disarms crontab's setgid bit); what
+//! a call changes in git's hooks and command-running settings is undone
+//! after it (`sandbox::HooksGuard`), before git could run it. With
 //! the network off a download cannot happen. Landlock does not cover
 //! chmod, chown, signals or Unix sockets (a push can go through an ssh
 //! control socket, `run0` through D-Bus), and inside the workspace a git
@@ -32,8 +34,8 @@ pub fn passes(danger: Danger, sandbox: &GateSandbox) -> bool {
     match danger {
         RecursiveDelete | WriteOutside | DeleteOutside | DiskTool | Crontab => true,
         PipeToShell => !sandbox.net,
-        HardReset | GitClean | DiscardChanges | StashDrop | BranchDelete | HistoryLoss
-        | GitHooks => read_only,
+        GitHooks => true,
+        HardReset | GitClean | DiscardChanges | StashDrop | BranchDelete | HistoryLoss => read_only,
         ForcePush | RemoteDelete | Privilege | WorldWritable | RecursiveChown | Shutdown
         | KillAll | ForkBomb | PipedScript | Unchecked | TooDeep => false,
     }
@@ -85,6 +87,7 @@ mod tests {
             DeleteOutside,
             DiskTool,
             Crontab,
+            GitHooks,
         ] {
             assert!(every.iter().all(|s| passes(d, s)), "{d:?}");
         }
@@ -97,7 +100,6 @@ mod tests {
             StashDrop,
             BranchDelete,
             HistoryLoss,
-            GitHooks,
         ] {
             assert!(!passes(d, &ww) && !passes(d, &ww_net), "{d:?}");
             assert!(passes(d, &ro) && passes(d, &ro_net), "{d:?}");

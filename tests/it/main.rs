@@ -91,3 +91,5 @@ mod agent_budget;
 mod agent_cli;
 // ag-sandbox and ag-bash --sandbox: Landlock and seccomp on this kernel.
 mod sandbox;
+// ag-loop's sandbox: blocked calls, escalation, no Landlock, MCP servers, git hooks.
+mod sandbox_loop;
