@@ -234,6 +234,7 @@ impl Plan {
                 policy.write.push(expand_home(dir));
             }
         }
+        keep_writable(&mut policy);
         if let Some(reason) = sandbox::support().missing(&policy) {
             plan.fall_back(reason)?;
             return Ok(plan);
@@ -307,6 +308,47 @@ impl Plan {
                 Ok(None)
             }
         }
+    }
+}
+
+/// Leaves out of the deny list what lies inside a writable directory, and
+/// says so. Landlock only grants, and a grant covers all beneath, so a
+/// denied path inside the workspace (ag-loop run in `~`, which holds
+/// `~/.ssh`) would cost the workspace its own directory: no file could be
+/// made, replaced (ag-write and ag-edit write a temporary file beside the
+/// target and rename it) or removed at its top. The workspace comes first;
+/// the warning says what is left readable.
+fn keep_writable(policy: &mut Policy) {
+    let writable: Vec<PathBuf> = policy.writable().iter().map(|p| real(p)).collect();
+    let (inside, outside): (Vec<PathBuf>, Vec<PathBuf>) = std::mem::take(&mut policy.deny_read)
+        .into_iter()
+        .partition(|d| writable.iter().any(|w| real(d).starts_with(w)));
+    policy.deny_read = outside;
+    let present: Vec<String> = inside
+        .iter()
+        .filter(|p| p.exists())
+        .map(|p| format!("`{}`", p.display()))
+        .collect();
+    if !present.is_empty() {
+        crate::cli::warn(
+            "ag-loop",
+            &format!(
+                "the sandbox leaves {} readable and writable: it lies inside the workspace `{}`, all of which the tools may change\nhint: run ag-loop in a project directory rather than one that holds your home",
+                present.join(", "),
+                policy.workspace.display()
+            ),
+        );
+    }
+}
+
+/// A path with symlinks resolved as far as it exists.
+fn real(p: &Path) -> PathBuf {
+    if let Ok(c) = p.canonicalize() {
+        return c;
+    }
+    match (p.parent(), p.file_name()) {
+        (Some(parent), Some(name)) => real(parent).join(name),
+        _ => p.to_path_buf(),
     }
 }
 
@@ -755,6 +797,21 @@ mod tests {
             git_dirs(&wt),
             vec![repo.join(".git/worktrees/wt"), repo.join(".git")]
         );
+    }
+
+    #[test]
+    fn denied_paths_inside_the_workspace_leave_the_deny_list() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().canonicalize().unwrap();
+        let mut policy = Policy::new(Mode::WorkspaceWrite, ws.clone());
+        policy.deny_read = vec![ws.join(".home/.ssh"), PathBuf::from("/elsewhere/.ssh")];
+        keep_writable(&mut policy);
+        assert_eq!(policy.deny_read, vec![PathBuf::from("/elsewhere/.ssh")]);
+        // In read-only mode nothing is writable, so nothing leaves.
+        let mut policy = Policy::new(Mode::ReadOnly, ws.clone());
+        policy.deny_read = vec![ws.join(".home/.ssh")];
+        keep_writable(&mut policy);
+        assert_eq!(policy.deny_read, vec![ws.join(".home/.ssh")]);
     }
 
     #[test]

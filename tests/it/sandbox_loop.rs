@@ -13,10 +13,10 @@ use crate::model_server::{ModelServer, Turn};
 use crate::util::{Env, Run, run};
 use serde_json::{Value, json};
 
-/// A test directory (the workspace) and a home outside it. With the home
-/// inside the workspace, the default deny list (`~/.ssh`, ...) would lie
-/// inside it too, and a workspace holding a denied path cannot be granted
-/// whole: new files at its top would be refused (see ag-sandbox(1)).
+/// A test directory (the workspace) and a home outside it, as a project's
+/// is: with the home inside the workspace, ag-loop would leave the deny
+/// list's paths there (`~/.ssh`, ...) out of it, so as to grant the
+/// workspace whole.
 fn world() -> (Env, tempfile::TempDir) {
     (Env::new(), tempfile::tempdir().unwrap())
 }
