@@ -26,6 +26,12 @@ complete -c ag-loop -l session -d 'Resume the session with this id (or unique pr
 complete -c ag-loop -l agent -d 'Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning and tools, its body the system prompt; flags given here still win' -r
 complete -c ag-loop -l system-prompt -d 'Replace the built-in system prompt' -r
 complete -c ag-loop -l append-system-prompt -d 'Add to the system prompt' -r
+complete -c ag-loop -l sandbox -d 'Confine every tool call and MCP stdio server by the kernel (Landlock, seccomp, no_new_privs): auto (the default) confines where the kernel can, else warns, emits one `error` event with code sandbox.unavailable and runs unconfined; require refuses to start (exit 2) instead; off runs unconfined (also `sandbox` in the config file and the identity)' -r -f -a "auto\t'Confine where the kernel allows; elsewhere warn once and run unconfined'
+require\t'Confine, or refuse to run'
+off\t'Run unconfined'"
+complete -c ag-loop -l sandbox-mode -d 'What confined calls may write: workspace-write (the default: the repository the working directory is in, else the working directory, plus the session\'s directory and a private TMPDIR) or read-only (also `sandbox_mode`)' -r -f -a "read-only\t'Nothing, except `/dev/null`-style devices'
+workspace-write\t'The workspace, the `--write` directories and a private `$TMPDIR`'"
+complete -c ag-loop -l sandbox-write -d 'Let confined calls write DIR too, such as a build cache outside the workspace (repeatable; also `sandbox_write`)' -r -F
 complete -c ag-loop -l no-gate -d 'Run tool calls without any gate, not even ag-gate'
 complete -c ag-loop -l sequential -d 'Run a message\'s tool calls one after another instead of in parallel'
 complete -c ag-loop -s c -l continue -d 'Resume the latest session of the working directory'
@@ -34,5 +40,7 @@ complete -c ag-loop -l list-agents -d 'List the agent identities that --agent ca
 complete -c ag-loop -l json -d 'Print events as JSONL even on a terminal'
 complete -c ag-loop -l pretty -d 'Print the readable view (streamed text, tool calls in short, usage) even when stdout is a pipe or a file; colour only on a terminal'
 complete -c ag-loop -s q -l quiet -d 'Print only the final answer (for `$(ag-loop --quiet ...)`)'
+complete -c ag-loop -l allow-net -d 'Let confined calls use the network (TCP, UDP); without it only Unix sockets work (also `allow_net`)'
+complete -c ag-loop -l mcp-unconfined -d 'Start MCP stdio servers outside the sandbox (for servers that need the network or write elsewhere; also `mcp_unconfined`)'
 complete -c ag-loop -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-loop -s V -l version -d 'Print version'
