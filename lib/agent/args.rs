@@ -71,7 +71,8 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub max_failed_calls: Option<u32>,
     /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
-    /// mcp, gate, after, tool, max_turns, max_failed_calls, pass_env; flags win, lists are added to).
+    /// mcp, gate, after, tool, max_turns, max_failed_calls, pass_env, sandbox, sandbox_mode,
+    /// allow_net, sandbox_write, mcp_unconfined; flags win, lists are added to).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Stop a prompt once it has cost this many US dollars.
@@ -139,8 +140,10 @@ pub struct Args {
     #[arg(long)]
     pub no_session: bool,
     /// Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then
-    /// `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning and tools,
-    /// its body the system prompt; flags given here still win.
+    /// `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning, tools and
+    /// the sandbox (sandbox, sandbox_mode, allow_net: one found in the project may
+    /// make it stricter, not looser), its body the system prompt; flags given here
+    /// still win.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
     /// List the agent identities that --agent can load, and exit.

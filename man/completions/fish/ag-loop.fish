@@ -9,7 +9,7 @@ complete -c ag-loop -l idle-timeout -d 'Give up on a model response that sends n
 complete -c ag-loop -l max-tokens -d 'Output token limit per model call (default: the model\'s `max_output` from the model table or models.json)' -r
 complete -c ag-loop -l max-turns -d 'Model calls per prompt before the agent stops (default 100)' -r
 complete -c ag-loop -l max-failed-calls -d 'Stop a prompt\'s run once N tool calls in a row have failed, of any kind (default 8; 0 for no limit). The model is warned from half of N on. Apart from that, a call that fails the same way (same tool, arguments and error) is pointed out from its second failure and stops the run at its fifth, however many turns and successful calls lie in between. The run stops after the turn\'s results, with the outcome repeated_failure' -r
-complete -c ag-loop -l config -d 'Read defaults from FILE instead of $AG_HOME/config.toml (model, tools, mcp, gate, after, tool, max_turns, max_failed_calls, pass_env; flags win, lists are added to)' -r -F
+complete -c ag-loop -l config -d 'Read defaults from FILE instead of $AG_HOME/config.toml (model, tools, mcp, gate, after, tool, max_turns, max_failed_calls, pass_env, sandbox, sandbox_mode, allow_net, sandbox_write, mcp_unconfined; flags win, lists are added to)' -r -F
 complete -c ag-loop -l max-cost -d 'Stop a prompt once it has cost this many US dollars' -r
 complete -c ag-loop -l cwd -d 'The working directory of the agent and its tools' -r -F
 complete -c ag-loop -l tools -l toolset -d 'The tools to offer: a set (full, minimal, readonly, chat) or ag tool names, comma-separated (default: full, the ag tools that are installed)' -r
@@ -23,7 +23,7 @@ complete -c ag-loop -l mcp -d 'Offer the tools of an MCP server: `\'CMD ARGS\'` 
 complete -c ag-loop -l llm-cmd -d 'Hand each model request to CMD (run with sh -c), which must speak ag-llm\'s protocol' -r
 complete -c ag-loop -l pass-env -d 'Let tools, gates, after-hooks and MCP servers inherit the provider key variable NAME (repeatable; also `pass_env` in the config file). By default none of the key variables ag knows (the built-in providers\' *_API_KEY names and every `api_key_env` of models.json) reaches them' -r
 complete -c ag-loop -l session -d 'Resume the session with this id (or unique prefix)' -r
-complete -c ag-loop -l agent -d 'Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning and tools, its body the system prompt; flags given here still win' -r
+complete -c ag-loop -l agent -d 'Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning, tools and the sandbox (sandbox, sandbox_mode, allow_net: one found in the project may make it stricter, not looser), its body the system prompt; flags given here still win' -r
 complete -c ag-loop -l system-prompt -d 'Replace the built-in system prompt' -r
 complete -c ag-loop -l append-system-prompt -d 'Add to the system prompt' -r
 complete -c ag-loop -l sandbox -d 'Confine every tool call and MCP stdio server by the kernel (Landlock, seccomp, no_new_privs): auto (the default) confines where the kernel can, else warns, emits one `error` event with code sandbox.unavailable and runs unconfined; require refuses to start (exit 2) instead; off runs unconfined (also `sandbox` in the config file and the identity)' -r -f -a "auto\t'Confine where the kernel allows; elsewhere warn once and run unconfined'
