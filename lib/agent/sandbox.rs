@@ -32,7 +32,12 @@ pub struct SandboxArgs {
     /// can, else warns, emits one `error` event with code
     /// sandbox.unavailable and runs unconfined; require refuses to start
     /// (exit 2) instead; off runs unconfined (also `sandbox` in the config
-    /// file and the identity).
+    /// file and the identity). A call the sandbox blocks may run again
+    /// outside it: the gates are asked again (ag-gate asks a person through
+    /// an approval_request, whose "always" covers the command's prefix for
+    /// the session; under approval mode never, or with nobody to answer, the
+    /// call stays confined and the model is told why). With the sandbox on,
+    /// ag-gate does not ask about what the kernel stops (ag-gate(1)).
     #[arg(long, value_enum, value_name = "WHEN")]
     pub sandbox: Option<Enforcement>,
     /// What confined calls may write: workspace-write (the default: the
