@@ -18,6 +18,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 pub use super::args::Args;
+use super::checkpoints::CheckpointState;
 use super::config;
 use super::control::Control;
 use super::emit::Emitter;
@@ -88,6 +89,8 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     };
     let resolved = LoopConfig::resolve(args, &config, ident.as_ref(), &Env::from_process())?;
     let mut sandbox_plan = super::sandbox::Plan::new(&resolved.sandbox, &cwd)?;
+    let config_path = args.config.clone().unwrap_or_else(config::default_path);
+    let output = super::output::from_setup(args, &config, ident.as_ref(), &config_path)?;
     let (model, found_window) = model_client(args, &resolved).await?;
     let context_window = resolved
         .context_window
@@ -97,6 +100,12 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     let session = open_session(&resolved, &cwd, &tools, found_window)?;
     let session_dir = session.id.as_ref().map(|_| PathBuf::from(&session.dir));
     let sandbox = sandbox_plan.for_tools(session_dir.as_deref())?;
+    let checkpoints = match (&session.id, &session.writer) {
+        (Some(id), Some(w)) if resolved.checkpoints => {
+            CheckpointState::on(&cwd, id, Some(w.path()), resolved.checkpoint_max_file_bytes)
+        }
+        _ => CheckpointState::off(),
+    };
     let mut tool_env = vec![
         // Background jobs that tools start (ag-bash) end with this process.
         ("AG_SESSION_PID".to_string(), std::process::id().to_string()),
@@ -110,8 +119,9 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         tool_env.push(("AG_SESSION_ID".to_string(), id.clone()));
         tool_env.push(("AG_SESSION_DIR".to_string(), session.dir.clone()));
     }
-    let mut emitter =
-        Emitter::new(resolved.output, session.writer, resolved.color).with_redactor(redactor);
+    let mut emitter = Emitter::new(resolved.output, session.writer, resolved.color)
+        .with_redactor(redactor)
+        .with_structured_output(output.is_some());
     super::sandbox::announce(&sandbox_plan, &resolved.sandbox, &mut emitter)?;
     let system = system_prompt(
         &cwd,
@@ -141,6 +151,8 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         interactive: resolved.interactive,
         session_id: session.id,
         sandbox,
+        output,
+        checkpoints,
     };
     Ok(Some(Agent::new(
         settings,

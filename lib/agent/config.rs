@@ -19,6 +19,10 @@
 //! allow_net = false
 //! sandbox_write = ["~/.cargo"]
 //! mcp_unconfined = false
+//! output_schema = "answer.schema.json"
+//! output_retries = 2
+//! checkpoints = true
+//! checkpoint_max_file_size = 10485760
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -70,6 +74,17 @@ pub struct Config {
     pub sandbox_write: Vec<PathBuf>,
     /// Start MCP stdio servers outside the sandbox.
     pub mcp_unconfined: Option<bool>,
+    // Structured output (--output-schema).
+    /// A JSON Schema the final answer must match: a file (relative to this
+    /// config file's directory) or inline JSON starting with `{`.
+    pub output_schema: Option<String>,
+    /// Retries after a final answer that does not match the schema.
+    pub output_retries: Option<u32>,
+    // Checkpoints (issue 20).
+    /// `false` turns checkpoints off, as `--no-checkpoints` does.
+    pub checkpoints: Option<bool>,
+    /// Files larger than this many bytes are left out of checkpoints.
+    pub checkpoint_max_file_size: Option<u64>,
 }
 
 /// The default config file.

@@ -66,7 +66,7 @@ pub enum SetupError {
     },
     /// A front matter key ag-loop does not know.
     #[error(
-        "`{}` line {line}: unknown key `{key}` (known: name, role, model, reasoning, tools, sandbox, sandbox_mode, allow_net)",
+        "`{}` line {line}: unknown key `{key}` (known: name, role, model, reasoning, tools, output_schema, sandbox, sandbox_mode, allow_net)",
         path.display()
     )]
     IdentityKey {
@@ -169,4 +169,13 @@ pub enum SetupError {
         "{0}\nhint: `--sandbox auto` runs the tools unconfined with a warning, `--sandbox off` without one"
     )]
     Sandbox(String),
+    // Structured output (--output-schema).
+    /// The output schema cannot be read, is not JSON or is no JSON Schema.
+    #[error("{origin}: {reason}")]
+    OutputSchema {
+        /// Who gave it: the flag, the config file, the identity.
+        origin: String,
+        /// What is wrong with it.
+        reason: String,
+    },
 }

@@ -3,6 +3,7 @@
 
 mod approval;
 mod args;
+mod checkpoints;
 pub mod cli;
 pub mod compact;
 pub mod config;
@@ -11,9 +12,9 @@ mod emit;
 pub mod error;
 mod escalate;
 pub mod gates;
-mod hashes;
 pub mod identity;
 mod model;
+pub mod output;
 mod prompt;
 mod render;
 mod repeats;
@@ -22,6 +23,7 @@ pub mod sandbox;
 pub mod setup;
 mod toolset;
 
+pub use checkpoints::CheckpointState;
 pub use control::Control;
 pub use emit::{Emitter, OutputMode};
 pub use model::{Accumulator, ModelClient};

@@ -17,6 +17,8 @@ mod read;
 mod session;
 // ag-loop.
 mod agent;
+// Checkpoints and rewind: ag-loop records the tree, ag-session puts turns back.
+mod checkpoints;
 // ag-todo.
 mod todo;
 // ag-write.
@@ -93,3 +95,5 @@ mod agent_cli;
 mod sandbox;
 // ag-loop's sandbox: blocked calls, escalation, no Landlock, MCP servers, git hooks.
 mod sandbox_loop;
+// Structured output (--output-schema) on every API's wire shape, ag-loop and ag-llm.
+mod output_schema;
