@@ -457,18 +457,23 @@ impl LoopSandbox {
 
     /// True when a person answered "always" for what this call runs.
     pub fn always_covers(&self, tool: &str, arguments: &Value) -> bool {
-        let Some(wanted) = prefixes(tool, arguments) else {
+        let Some(wanted) = super::escalate::prefixes(tool, arguments) else {
             return false;
         };
         let Ok(always) = self.always.lock() else {
             return false;
         };
-        wanted.iter().all(|w| always.iter().any(|a| covers(a, w)))
+        wanted
+            .iter()
+            .all(|w| always.iter().any(|a| super::escalate::covers(a, w)))
     }
 
     /// Remembers "always" for what this call runs.
     pub fn allow_always(&self, tool: &str, arguments: &Value) {
-        if let (Some(new), Ok(mut always)) = (prefixes(tool, arguments), self.always.lock()) {
+        if let (Some(new), Ok(mut always)) = (
+            super::escalate::prefixes(tool, arguments),
+            self.always.lock(),
+        ) {
             for p in new {
                 if !always.contains(&p) {
                     always.push(p);
@@ -476,68 +481,6 @@ impl LoopSandbox {
             }
         }
     }
-}
-
-/// What an "always" answer for this call covers: for bash, the command
-/// prefix of each simple command it runs (`npm install`, `touch`); for
-/// other tools the tool. `None` when a bash command holds code that cannot
-/// be read before it runs, which no prefix can vouch for.
-pub fn prefixes(tool: &str, arguments: &Value) -> Option<Vec<String>> {
-    if tool != "bash" {
-        return Some(vec![format!("tool:{tool}")]);
-    }
-    let command = arguments.get("command").and_then(Value::as_str)?;
-    let root = Path::new("/");
-    let place = crate::gate::place::Place::new(root, None, None);
-    let shell = arguments.get("shell").and_then(Value::as_str);
-    let stdin = arguments.get("stdin").and_then(Value::as_str);
-    let analysis = crate::gate::analyse_bash_call(command, shell, stdin, root, &place);
-    if analysis.findings.iter().any(|f| {
-        matches!(
-            f.danger,
-            crate::gate::Danger::Unchecked
-                | crate::gate::Danger::TooDeep
-                | crate::gate::Danger::PipedScript
-        )
-    }) || analysis.segments.is_empty()
-    {
-        return None;
-    }
-    let mut out: Vec<String> = Vec::new();
-    for segment in &analysis.segments {
-        let p = prefix(segment);
-        if !out.contains(&p) {
-            out.push(p);
-        }
-    }
-    Some(out)
-}
-
-/// A simple command's prefix: its program, and the next word when it is a
-/// subcommand (`git push`, `npm install`) rather than an option or a path.
-fn prefix(segment: &str) -> String {
-    let mut words = segment.split_whitespace();
-    let program = words.next().unwrap_or_default();
-    match words.next() {
-        Some(sub)
-            if sub
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-                && !sub.starts_with('-') =>
-        {
-            format!("{program} {sub}")
-        }
-        _ => program.to_string(),
-    }
-}
-
-/// True when the approved prefix `approved` covers the prefix `wanted`:
-/// the same, or `wanted` is `approved` and a subcommand.
-fn covers(approved: &str, wanted: &str) -> bool {
-    wanted == approved
-        || wanted
-            .strip_prefix(approved)
-            .is_some_and(|rest| rest.starts_with(' '))
 }
 
 /// ag's tools that only look.
@@ -577,21 +520,6 @@ pub fn undo_hooks(guard: sandbox::HooksGuard, r: &mut ToolResult) {
         }
         Value::Null => r.details = serde_json::json!({"sandbox": {"hooks": note}}),
         _ => {}
-    }
-}
-
-/// The prefixes an "always" answer names, for the question.
-pub fn describe_prefixes(tool: &str, arguments: &Value) -> String {
-    match prefixes(tool, arguments) {
-        Some(p) => p
-            .iter()
-            .map(|p| match p.strip_prefix("tool:") {
-                Some(t) => format!("every {t} call"),
-                None => format!("`{p}`"),
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-        None => "this exact call".into(),
     }
 }
 
@@ -819,26 +747,70 @@ mod tests {
         assert_eq!(policy.deny_read, vec![ws.join(".home/.ssh")]);
     }
 
+    fn loop_sandbox(ws: &Path) -> LoopSandbox {
+        LoopSandbox::new(
+            Prepared::new(&Policy::new(Mode::WorkspaceWrite, ws.to_path_buf())).unwrap(),
+        )
+    }
+
+    fn result(output: &str, details: Value, is_error: bool) -> ToolResult {
+        ToolResult {
+            id: None,
+            output: output.into(),
+            details,
+            is_error,
+            error_code: None,
+            images: Vec::new(),
+        }
+    }
+
     #[test]
-    fn always_covers_the_command_prefixes_and_nothing_hidden() {
+    fn a_result_is_blocked_when_a_denial_shows_and_an_unattributed_one_only_when_it_failed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let sb = loop_sandbox(tmp.path());
+        let cwd = tmp.path();
+        let write =
+            json!({"sandbox": {"denied": [{"op": "write", "path": "/etc/x"}]}, "exit_code": 0});
+        assert_eq!(
+            sb.blocked(&result("", write, false), cwd).as_deref(),
+            Some("write to `/etc/x`")
+        );
+        let unknown = |code: i64| json!({"sandbox": {"denied": [{"op": "unknown", "line": "x: Permission denied"}]}, "exit_code": code});
+        assert_eq!(sb.blocked(&result("", unknown(0), false), cwd), None);
+        assert!(sb.blocked(&result("", unknown(1), false), cwd).is_some());
+        // Another tool's error is read against the policy.
+        let denied =
+            "cannot create a temporary file beside `/etc/hosts`: Permission denied (os error 13)";
+        let b = sb.blocked(&result(denied, Value::Null, true), cwd).unwrap();
+        assert!(b.contains("/etc/hosts"), "{b}");
+        assert_eq!(sb.blocked(&result(denied, Value::Null, false), cwd), None);
+        let own = format!("cannot write `{}/a`: Permission denied", cwd.display());
+        assert_eq!(
+            sb.blocked(&result(&own, Value::Null, true), cwd),
+            None,
+            "inside the workspace: the tool's own failure"
+        );
+        assert_eq!(
+            sb.blocked(&result("no such file", Value::Null, true), cwd),
+            None
+        );
+    }
+
+    #[test]
+    fn always_is_remembered_by_prefix_for_the_session() {
+        let tmp = tempfile::tempdir().unwrap();
+        let sb = loop_sandbox(tmp.path());
         let bash = |c: &str| json!({ "command": c });
-        assert_eq!(
-            prefixes("bash", &bash("npm install left-pad && touch /x/y")),
-            Some(vec!["npm install".to_string(), "touch".to_string()])
-        );
-        assert_eq!(prefixes("bash", &bash("eval \"$X\"")), None);
-        assert_eq!(
-            prefixes("write", &json!({})),
-            Some(vec!["tool:write".into()])
-        );
-        assert!(covers("git push", "git push"));
-        assert!(covers("touch", "touch"));
-        assert!(!covers("git push", "git pushy"));
-        assert!(!covers("npm install", "npm"));
-        assert_eq!(
-            describe_prefixes("bash", &bash("git push origin main")),
-            "`git push`"
-        );
-        assert_eq!(describe_prefixes("write", &json!({})), "every write call");
+        assert!(!sb.always_covers("bash", &bash("git push origin main")));
+        sb.allow_always("bash", &bash("git push origin main"));
+        assert!(sb.always_covers("bash", &bash("git push origin dev")));
+        assert!(!sb.always_covers("bash", &bash("cd .. && git push")));
+        assert!(!sb.always_covers("bash", &bash("git push && rm -rf /x")));
+        assert!(!sb.always_covers("bash", &bash("git pull")));
+        assert!(!sb.always_covers("bash", &bash("eval \"git push\"")));
+        assert!(!sb.always_covers("write", &json!({})));
+        sb.allow_always("write", &json!({"file_path": "/x"}));
+        assert!(sb.always_covers("write", &json!({"file_path": "/y"})));
+        assert!(!sb.always_covers("edit", &json!({})));
     }
 }
