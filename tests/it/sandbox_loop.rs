@@ -122,7 +122,9 @@ fn escalate(approved: bool) -> (tempfile::TempDir, Vec<Value>, Value) {
     ]);
     let gate = format!("{} --approval dangerous", bin!("ag-gate"));
     let mut c = ag_loop(&w, &server, &["--tools", "bash", "--gate", &gate]);
-    c.stdin(Stdio::piped()).stdout(Stdio::piped());
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
     let mut child = c.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"go\n").unwrap();
@@ -349,4 +351,31 @@ fn a_hook_written_by_a_confined_call_does_not_survive_it() {
         end["details"]["sandbox"]["hooks"][0]["undone"], true,
         "{end}"
     );
+}
+
+#[test]
+fn a_sandbox_write_directory_is_writable_and_only_it() {
+    let w = world();
+    let (granted, other) = (outside(), outside());
+    let command = format!(
+        "echo a > {}/f.txt; echo b > {}/f.txt",
+        granted.path().display(),
+        other.path().display()
+    );
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![("bash", json!({ "command": command }))]),
+        Turn::Text("done"),
+    ]);
+    let dir = granted.path().display().to_string();
+    let r = run(
+        ag_loop(
+            &w,
+            &server,
+            &["--tools", "bash", "--sandbox-write", &dir, "go"],
+        ),
+        None,
+    );
+    r.ok();
+    assert_eq!(std::fs::read(granted.path().join("f.txt")).unwrap(), b"a\n");
+    assert!(!other.path().join("f.txt").exists());
 }
