@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::runner::Agent;
-use crate::checkpoint::{Changes, Checkpoints, Error, Place};
+use crate::checkpoint::{Checkpoints, Error, Place};
 use crate::protocol::AgentEvent;
 
 /// Tools that never change the working tree.
@@ -177,13 +177,13 @@ impl Agent {
         let event = match result {
             Ok(r) => {
                 let note = r.note(cp.max_file_bytes);
-                let (added, changed, deleted, more) = listed(r.changes);
+                let (c, more) = r.changes.capped(LISTED);
                 AgentEvent::Checkpoint {
                     id: r.commit,
                     turn,
-                    added,
-                    changed,
-                    deleted,
+                    added: c.added,
+                    changed: c.changed,
+                    deleted: c.deleted,
                     more,
                     work_tree: cp.place.work_tree.display().to_string(),
                     git_dir: cp.place.git_dir.display().to_string(),
@@ -196,20 +196,4 @@ impl Agent {
         self.settings.checkpoints.open = Some(cp);
         self.emitter.emit(event)
     }
-}
-
-/// The three lists cut to [`LISTED`] paths each, and how many were cut.
-fn listed(c: Changes) -> (Vec<String>, Vec<String>, Vec<String>, u64) {
-    let mut more = 0u64;
-    let mut cut = |mut v: Vec<String>| {
-        if v.len() > LISTED {
-            more += (v.len() - LISTED) as u64;
-            v.truncate(LISTED);
-        }
-        v
-    };
-    let a = cut(c.added);
-    let m = cut(c.changed);
-    let d = cut(c.deleted);
-    (a, m, d, more)
 }

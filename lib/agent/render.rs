@@ -161,6 +161,16 @@ impl Renderer {
                     )
                 )
             }
+            // Checkpoints (issue 20): silent, unless something was left out.
+            AgentEvent::Checkpoint {
+                note: Some(note), ..
+            } => {
+                let nl = self.newline_if_needed();
+                format!(
+                    "{nl}{}\n",
+                    self.style("2", &format!("[checkpoint: {note}]"))
+                )
+            }
             _ => String::new(),
         };
         if !text.is_empty() {
@@ -188,4 +198,30 @@ pub fn final_answer(messages: &[Message]) -> String {
             _ => None,
         })
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checkpoint_shows_only_what_it_left_out() {
+        let event = |note: Option<&str>| AgentEvent::Checkpoint {
+            id: "abc".into(),
+            turn: 2,
+            added: vec!["a".into()],
+            changed: Vec::new(),
+            deleted: Vec::new(),
+            more: 0,
+            work_tree: "/w".into(),
+            git_dir: "/w/.git".into(),
+            note: note.map(str::to_string),
+        };
+        let mut r = Renderer::new(false);
+        assert_eq!(r.render(&event(None)), "");
+        assert_eq!(
+            r.render(&event(Some("1 file(s) over the limit left out: big"))),
+            "[checkpoint: 1 file(s) over the limit left out: big]\n"
+        );
+    }
 }

@@ -334,7 +334,9 @@ impl Checkpoints {
             "--no-renames",
         ];
         if stat {
+            // --summary: a mode change or a new file says so beside the counts.
             args.push("--stat=100");
+            args.push("--summary");
         }
         if patch {
             args.push("-p");

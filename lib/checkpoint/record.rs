@@ -34,6 +34,19 @@ impl Changes {
         self.added.is_empty() && self.changed.is_empty() && self.deleted.is_empty()
     }
 
+    /// The three lists cut to `n` paths each, and how many were cut: for
+    /// an event, which must stay small when a command deletes a whole tree.
+    pub fn capped(mut self, n: usize) -> (Changes, u64) {
+        let mut more = 0u64;
+        for v in [&mut self.added, &mut self.changed, &mut self.deleted] {
+            if v.len() > n {
+                more += (v.len() - n) as u64;
+                v.truncate(n);
+            }
+        }
+        (self, more)
+    }
+
     /// Every path, each with its letter (A, M, D), sorted by path.
     pub fn lines(&self) -> Vec<String> {
         let mut all: Vec<(&str, char)> = Vec::new();
@@ -405,6 +418,21 @@ fn parse_raw(out: &[u8]) -> Vec<Entry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_are_capped_and_the_rest_counted() {
+        let many = |p: &str| (0..5).map(|i| format!("{p}{i}")).collect::<Vec<_>>();
+        let c = Changes {
+            added: many("a"),
+            changed: many("c")[..2].to_vec(),
+            deleted: many("d"),
+        };
+        let (c, more) = c.capped(3);
+        assert_eq!(c.added, vec!["a0", "a1", "a2"]);
+        assert_eq!(c.changed.len(), 2);
+        assert_eq!(c.deleted.len(), 3);
+        assert_eq!(more, 4);
+    }
 
     #[test]
     fn raw_diff_lines_are_parsed() {

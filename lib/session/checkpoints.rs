@@ -155,15 +155,16 @@ impl Timeline {
         r: &crate::checkpoint::Recorded,
     ) -> Result<(), Failed> {
         let mut writer = Writer::open(&self.file.path).map_err(fail)?;
+        let (c, more) = r.changes.clone().capped(100);
         let record = AgentEventRecord {
             timestamp: super::now(),
             event: AgentEvent::Checkpoint {
                 id: r.commit.clone(),
                 turn: self.turns() + 1,
-                added: r.changes.added.clone(),
-                changed: r.changes.changed.clone(),
-                deleted: r.changes.deleted.clone(),
-                more: 0,
+                added: c.added,
+                changed: c.changed,
+                deleted: c.deleted,
+                more,
                 work_tree: cp.place.work_tree.display().to_string(),
                 git_dir: cp.place.git_dir.display().to_string(),
                 note: r.note(cp.max_file_bytes),
@@ -309,6 +310,20 @@ pub fn forget(file: &SessionFile) -> Result<(), Failed> {
     Ok(())
 }
 
+/// [`forget`], with a failure only warned about: a session is deleted even
+/// when its checkpoints cannot be (git gone, repository moved).
+pub fn forget_or_warn(file: &SessionFile) {
+    if let Err((_, message)) = forget(file) {
+        crate::cli::warn(
+            "ag-session",
+            &format!(
+                "the checkpoints of session {} were not removed: {message}",
+                file.id
+            ),
+        );
+    }
+}
+
 /// A duration as `30d`, `12h`, `2w`, `90m` or `45s`.
 pub fn parse_age(text: &str) -> Result<std::time::Duration, String> {
     let text = text.trim();
@@ -343,7 +358,7 @@ pub fn prune(store: &Store, age: std::time::Duration, dry_run: bool) -> Result<S
             continue;
         }
         if !dry_run {
-            forget(&f)?;
+            forget_or_warn(&f);
             let dir = f.path.with_extension("d");
             if dir.is_dir() {
                 std::fs::remove_dir_all(&dir).map_err(fail)?;

@@ -346,7 +346,7 @@ fn run(args: Args) -> Result<(), Failure> {
                     return Err(Failure(ExitStatus::Failure, "not deleted".into()));
                 }
             }
-            checkpoints::forget(&f).map_err(|(s, m)| Failure(s, m))?;
+            checkpoints::forget_or_warn(&f);
             std::fs::remove_file(&f.path).map_err(|e| {
                 Failure(
                     ExitStatus::Failure,

@@ -51,7 +51,8 @@ pub fn rewind(
     let mut new_head: Option<String> = None;
     if halves != Halves::Conversation {
         new_head = Some(rewind_files(&t, n, force, halves, &mut out.notes)?);
-    } else if let Ok(cp) = t.checkpoints()
+    } else if !t.marks.is_empty()
+        && let Ok(cp) = t.checkpoints()
         && let Ok(Some((head, _))) = cp.head()
     {
         // The tree stays as it is: the new session goes on from the last one.

@@ -378,7 +378,7 @@ fn plain_notes_go_to_stderr_and_stay_in_the_model_text() {
     r.ok();
     assert_eq!(
         r.stdout(),
-        "Replaced 1 occurrence in a.js (2 lines changed)\n",
+        "Replaced 1 occurrence in a.js (1 line changed)\n",
         "{r}"
     );
     assert!(
@@ -386,7 +386,7 @@ fn plain_notes_go_to_stderr_and_stay_in_the_model_text() {
             .starts_with("ag-edit: note: old_string did not match exactly;"),
         "{r}"
     );
-    assert_eq!(env.read("a.js"), b"function f() {\n  return 2;\n}\n");
+    assert_eq!(env.read("a.js"), b"function f() {  \n  return 2;\n}\n");
     env.write("b.js", "function g() {  \n  return 1;\n}\n");
     let r = edit(
         &env,
@@ -394,7 +394,7 @@ fn plain_notes_go_to_stderr_and_stay_in_the_model_text() {
     );
     let out = r["output"].as_str().unwrap();
     assert!(
-        out.starts_with("Replaced 1 occurrence in b.js (2 lines changed)\n\nNote: old_string did not match exactly;"),
+        out.starts_with("Replaced 1 occurrence in b.js (1 line changed)\n\nNote: old_string did not match exactly;"),
         "{out}"
     );
 }

@@ -39,6 +39,8 @@ mod hostile_input;
 mod patch_kill;
 // Scenario folders for ag-edit, ag-patch, ag-write and ag-delete (tests/fixtures/<tool>/).
 mod scenarios;
+// Tolerant matching scenarios for ag-edit, ag-patch and code sketches (tests/fixtures/edit_scenarios/).
+mod edit_scenarios;
 // ag-grep.
 mod grep;
 // ag-find.

@@ -19,13 +19,13 @@ use crate::bin;
 use crate::util::{Env, run};
 
 #[derive(Debug, PartialEq, Eq)]
-enum Node {
+pub(crate) enum Node {
     Dir,
     File { content: Vec<u8>, executable: bool },
     Link(PathBuf),
 }
 
-fn tree(root: &Path) -> BTreeMap<String, Node> {
+pub(crate) fn tree(root: &Path) -> BTreeMap<String, Node> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -55,7 +55,7 @@ fn tree(root: &Path) -> BTreeMap<String, Node> {
 }
 
 /// Copies a tree, keeping symlinks as symlinks and the executable bit.
-fn copy_tree(from: &Path, to: &Path) {
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
@@ -95,7 +95,7 @@ fn has_subset(actual: &Value, wanted: &Value) -> bool {
     }
 }
 
-fn describe(tree: &BTreeMap<String, Node>) -> String {
+pub(crate) fn describe(tree: &BTreeMap<String, Node>) -> String {
     tree.iter()
         .map(|(k, v)| match v {
             Node::Dir => format!("  {k}/"),

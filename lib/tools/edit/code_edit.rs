@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::planner::{self, Planner};
-use super::sketch;
+use super::sketch::{self, How};
 use crate::tool_protocol::{Note, ToolError};
 use crate::tools::fileops::plural;
 use crate::tools::matching::lines::LineEdit;
@@ -36,6 +36,23 @@ pub fn resolve(
     let why = match sketch::place(content, code) {
         Ok(p) => return Ok(describe(p)),
         Err(why) => why,
+    };
+    let escaped = Escaped::of(code, content);
+    if let Escaped::Decoded(decoded) = &escaped
+        && let Ok(p) = sketch::place(content, decoded)
+    {
+        let mut s = describe(p);
+        s.notes.push(Note::notice(
+            "code_edit was one line holding `\\n` escapes, which the file does not hold, so they were read as line breaks (and `\\t`, `\\\"`, `\\\\` as a tab, a quote, a backslash). Send real line breaks; check the diff in details.",
+        ));
+        s.details["unescaped"] = Value::Bool(true);
+        return Ok(s);
+    }
+    let why = match escaped {
+        Escaped::Literal => format!(
+            "{why} code_edit is one line holding `\\n` sequences, and the file holds such sequences too, so they were taken literally: send the sketch with real line breaks."
+        ),
+        _ => why,
     };
     let Some(planner) = planner else {
         return Err(ToolError::new(
@@ -73,6 +90,50 @@ pub fn resolve(
     })
 }
 
+/// A sketch that a model double-encoded: one line with `\n` escapes
+/// where line breaks were meant.
+enum Escaped {
+    /// Not such a sketch.
+    No,
+    /// Such a sketch, but the file holds literal `\n` too, so the escapes
+    /// may be meant (a C string): it stays as it is.
+    Literal,
+    /// Such a sketch, decoded.
+    Decoded(String),
+}
+
+impl Escaped {
+    fn of(code: &str, content: &[u8]) -> Escaped {
+        if code.contains('\n') || !code.contains("\\n") {
+            return Escaped::No;
+        }
+        if content.windows(2).any(|w| w == b"\\n") {
+            return Escaped::Literal;
+        }
+        let mut out = String::with_capacity(code.len());
+        let mut chars = code.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('r') => {}
+                Some('"') => out.push('"'),
+                Some('\\') => out.push('\\'),
+                Some(other) => {
+                    out.push('\\');
+                    out.push(other);
+                }
+                None => out.push('\\'),
+            }
+        }
+        Escaped::Decoded(out)
+    }
+}
+
 fn describe(p: sketch::Placement) -> Sketched {
     let mut notes = Vec::new();
     let mut parts = Vec::new();
@@ -95,7 +156,16 @@ fn describe(p: sketch::Placement) -> Sketched {
                 plural(w as u64)
             ),
         };
-        parts.push(what);
+        match s.how {
+            How::Body { opener } => {
+                parts.push(format!("{what} (the body of the block at line {opener})"));
+                notes.push(Note::notice(format!(
+                    "code_edit lines {}-{} had no unchanged line after the change, and the marker after them is indented no deeper than the line they are indented under (line {opener}), so they replaced that block's body rather than being inserted at its start (to insert, indent the marker like the body). Check the diff in details.",
+                    s.sketch_lines.0, s.sketch_lines.1
+                )));
+            }
+            _ => parts.push(what),
+        }
         if s.fuzz != Fuzz::Exact {
             notes.push(Note::notice(format!(
                 "the unchanged lines around code_edit lines {}-{} did not match exactly; {}. Check the diff in details.",
@@ -121,14 +191,80 @@ fn describe(p: sketch::Placement) -> Sketched {
         details: json!({
             "placed_by": if p.whole_file { "whole_file" } else { "anchors" },
             "segments": p.segment_count,
-            "changes": p.segments.iter().map(|s| json!({
-                "code_edit_lines": [s.sketch_lines.0, s.sketch_lines.1],
-                "start_line": s.start,
-                "lines_replaced": s.replaced,
-                "lines_new": s.with,
-                "match": s.fuzz.name(),
-            })).collect::<Vec<_>>(),
+            "changes": p.segments.iter().map(change).collect::<Vec<_>>(),
         }),
         edits: p.edits,
+    }
+}
+
+/// One entry of `details.sketch.changes`.
+fn change(s: &sketch::SegmentPlace) -> Value {
+    let mut v = json!({
+        "code_edit_lines": [s.sketch_lines.0, s.sketch_lines.1],
+        "start_line": s.start,
+        "lines_replaced": s.replaced,
+        "lines_new": s.with,
+        "match": s.fuzz.name(),
+        "placement": s.how.name(),
+    });
+    if let How::Body { opener } = s.how {
+        v["block_line"] = json!(opener);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str =
+        "def a():\n    value = compute()\n    return value\n\n\ndef b():\n    return 2\n";
+
+    fn placed(code: &str) -> Sketched {
+        resolve("m.py", FILE.as_bytes(), code, None, None).unwrap()
+    }
+
+    #[test]
+    fn details_say_whether_new_lines_were_inserted_or_replaced_a_body() {
+        // The marker is not indented under `def a():`: a new body.
+        let s = placed("def a():\n    return value * 10\n# ... existing code ...\n");
+        let change = &s.details["changes"][0];
+        assert_eq!(change["placement"], "replaced_block_body", "{}", s.details);
+        assert_eq!(change["block_line"], 1);
+        assert_eq!(change["start_line"], 2);
+        assert_eq!(change["lines_replaced"], 2);
+        assert!(
+            s.summary.contains("the body of the block at line 1"),
+            "{}",
+            s.summary
+        );
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| n.text.contains("replaced that block's body")),
+            "{:?}",
+            s.notes
+        );
+        // The marker is indented like the body: inserted at its start.
+        let s = placed("def a():\n    log('a')\n    # ... existing code ...\n");
+        let change = &s.details["changes"][0];
+        assert_eq!(
+            change["placement"], "inserted_after_anchor",
+            "{}",
+            s.details
+        );
+        assert_eq!(change["lines_replaced"], 0);
+        assert!(change.get("block_line").is_none());
+        assert!(s.notes.is_empty(), "{:?}", s.notes);
+        // Both ends anchored.
+        let s = placed("# ...\ndef b():\n    return 3\n");
+        assert_eq!(s.details["changes"][0]["placement"], "between_anchors");
+        // Before a lone anchor, after a marker.
+        let s = placed("# ... existing code ...\nimport sys\ndef a():\n# ... existing code ...\n");
+        assert_eq!(
+            s.details["changes"][0]["placement"], "inserted_before_anchor",
+            "{}",
+            s.details
+        );
     }
 }

@@ -27,10 +27,11 @@ use super::fileops::{
     Target, check_hash, check_writable, hard_link_note, io_failed, not_found, plural,
     resolve_target, write_failed,
 };
+use super::matching::ladder::Step;
 use super::matching::{closest, diff, lines, text};
 use crate::fsutil::{BINARY_PROBE, content_hash, looks_binary};
 use crate::tool_protocol::{Context, Note, Tool, ToolError, ToolOutput};
-use replace::{Miss, Replacement, Tolerance};
+use replace::{Miss, Replacement};
 
 /// Largest file edited; larger ones are better changed with a streaming tool.
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024 * 1024;
@@ -81,7 +82,7 @@ pub struct EditArgs {
     #[serde(default)]
     #[schemars(description = "end_line = start_line - 1 inserts.")]
     pub line_edits: Vec<LineEdit>,
-    /// A code sketch: the new code of the changed part, with unchanged code left out behind marker lines such as `// ... existing code ...` (in the file's comment syntax: `# ...`, `<!-- ... -->`, ...). Begin and end each changed stretch with unchanged lines copied from the file, so it can be placed. Without markers it must be the whole file. Use it instead of old_string/new_string.
+    /// A code sketch: the new code of the changed part, with unchanged code left out behind marker lines such as `// ... existing code ...` (in the file's comment syntax: `# ...`, `<!-- ... -->`, `/* ... */`, ...). Begin and end each changed stretch with unchanged lines copied from the file, so it can be placed. A stretch with an unchanged line only before it is inserted right after that line, unless its lines are indented under that line and the marker after them is not: then they replace the rest of that block's body, if their last line looks like a changed version of the body's last line (else refused). Without markers it must be the whole file. Use it instead of old_string/new_string.
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     #[serde(default)]
     #[schemars(description = "")]
@@ -406,8 +407,9 @@ struct Outcome {
     content: Vec<u8>,
     /// Occurrences replaced, over all string edits.
     matches: usize,
-    /// (edit number, how) for each edit matched tolerantly.
-    tolerances: Vec<(usize, Tolerance)>,
+    /// (edit number, step) for each step of the matching ladder an edit
+    /// took to be matched tolerantly.
+    tolerances: Vec<(usize, Step)>,
 }
 
 fn apply(original: &[u8], plan: &Plan) -> Result<Outcome, ToolError> {
@@ -443,9 +445,7 @@ fn apply(original: &[u8], plan: &Plan) -> Result<Outcome, ToolError> {
         match replace::replace(current, rep) {
             Ok(done) => {
                 matches += done.count;
-                if let Some(t) = done.tolerance {
-                    tolerances.push((i + 1, t));
-                }
+                tolerances.extend(done.tolerance.iter().map(|&t| (i + 1, t)));
                 content = Some(done.content);
             }
             Err(miss) => {
@@ -499,9 +499,11 @@ fn miss_error(
         } => {
             let listed: Vec<String> = lines.iter().map(u64::to_string).collect();
             let more = if count > lines.len() { ", ..." } else { "" };
-            let how = match tolerance {
-                Some(t) => format!(" (found only after {}: no exact match)", t.describe()),
-                None => String::new(),
+            let how = if tolerance.is_empty() {
+                String::new()
+            } else {
+                let steps: Vec<&str> = tolerance.iter().map(|t| t.describe()).collect();
+                format!(" (found only after {}: no exact match)", steps.join("; "))
             };
             ToolError::new(
                 "edit.ambiguous",
@@ -512,6 +514,10 @@ fn miss_error(
             )
             .with_details(json!({"match_count": count, "lines": lines}))
         }
+        Miss::BadElision(why) => ToolError::new(
+            "edit.bad_elision",
+            format!("{which}{why}{all_or_nothing}"),
+        ),
         Miss::AlreadyApplied { line } => ToolError::new(
             "edit.already_applied",
             format!(

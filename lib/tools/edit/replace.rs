@@ -1,18 +1,12 @@
-//! One string replacement on a file's bytes: the exact match first (with
-//! memmem, so a large file costs one pass), then the same text with the
-//! file's line endings, then tolerant matching; and when all fail, why.
-
-use std::borrow::Cow;
+//! One string replacement on a file's bytes: every exact occurrence for
+//! `replace_all` (with the file's line endings if need be), otherwise the
+//! one place the matching ladder finds (`matching::ladder`); and when
+//! nothing is found, whether the edit looks already applied.
 
 use memchr::memmem;
 
-use crate::tools::matching::text::{
-    CRLF, LF, bom_len, crlf_to_lf, eol_near, has_crlf, lines_of, with_eol,
-};
-use crate::tools::matching::tolerant::{self, Level};
-
-/// Lines of an ambiguous match listed in the error.
-const MAX_LISTED: usize = 20;
+use crate::tools::matching::ladder::{self, Search, Step, fit_eol};
+use crate::tools::matching::text::{CRLF, LF, bom_len, crlf_to_lf, has_crlf, lines_of, with_eol};
 
 /// One replacement to make.
 #[derive(Debug, Clone, Copy)]
@@ -25,35 +19,6 @@ pub struct Replacement<'a> {
     pub all: bool,
 }
 
-/// How a match that was not exact was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tolerance {
-    /// `old_string` had other line endings than the file.
-    LineEndings,
-    /// A tolerant match.
-    Lenient(Level),
-}
-
-impl Tolerance {
-    /// What was ignored, for the result message.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Tolerance::LineEndings => {
-                "old_string was matched with the file's line endings (CRLF and LF), which were kept"
-            }
-            Tolerance::Lenient(level) => level.describe(),
-        }
-    }
-
-    /// A short name for details.
-    pub fn name(self) -> &'static str {
-        match self {
-            Tolerance::LineEndings => "line_endings",
-            Tolerance::Lenient(level) => level.name(),
-        }
-    }
-}
-
 /// A replacement made.
 #[derive(Debug)]
 pub struct Done {
@@ -61,8 +26,14 @@ pub struct Done {
     pub content: Vec<u8>,
     /// Occurrences replaced.
     pub count: usize,
-    /// Set when the match was not exact.
-    pub tolerance: Option<Tolerance>,
+    /// The ladder's steps taken when the match was not exact, in order.
+    pub tolerance: Vec<Step>,
+    /// The byte ranges of the original content that were replaced.
+    #[cfg_attr(
+        not(test),
+        allow(dead_code, reason = "the property test checks edits stay inside them")
+    )]
+    pub ranges: Vec<(usize, usize)>,
 }
 
 /// Why a replacement could not be made.
@@ -78,9 +49,11 @@ pub enum Miss {
         count: usize,
         /// Lines of the first ones.
         lines: Vec<u64>,
-        /// Set when the occurrences were found by tolerant matching.
-        tolerance: Option<Tolerance>,
+        /// The steps it took to find them (empty when exact).
+        tolerance: Vec<Step>,
     },
+    /// `old_string` elides lines with `...` in a way that cannot be applied.
+    BadElision(String),
     /// `old_string` is not there but `new_string` is.
     AlreadyApplied {
         /// Where `new_string` is.
@@ -95,71 +68,64 @@ pub fn replace(content: &[u8], r: Replacement) -> Result<Done, Miss> {
     if r.old == r.new {
         return Err(Miss::Unchanged);
     }
+    let bom = bom_len(content);
     if r.old.is_empty() {
         // An empty file can be filled by replacing its (empty) content.
-        let bom = bom_len(content);
         if content.len() == bom {
             let mut out = content.to_vec();
             out.extend_from_slice(r.new.as_bytes());
             return Ok(Done {
                 content: out,
                 count: 1,
-                tolerance: None,
+                tolerance: Vec::new(),
+                ranges: vec![(bom, bom)],
             });
         }
         return Err(Miss::EmptyOld);
     }
-    if let Some(res) = exact(content, r.old.as_bytes(), r.new, r.all, None) {
-        return res;
-    }
-    if r.old.contains('\n') {
-        let variant: Option<Cow<[u8]>> = if r.old.contains("\r\n") {
-            Some(Cow::Owned(crlf_to_lf(r.old).into_owned().into_bytes()))
+    if r.all {
+        // Tolerant matching only ever picks one place; replace_all needs the
+        // exact text so that it cannot touch lines the model did not mean.
+        if let Some(done) = replace_every(content, r.old.as_bytes(), r.new, Vec::new()) {
+            return Ok(done);
+        }
+        let variant = if !r.old.contains('\n') {
+            None
+        } else if r.old.contains("\r\n") {
+            Some(crlf_to_lf(r.old).into_owned().into_bytes())
         } else if has_crlf(content) {
-            Some(with_eol(r.old.as_bytes(), CRLF))
+            Some(with_eol(r.old.as_bytes(), CRLF).into_owned())
         } else {
             None
         };
-        if let Some(v) = variant
-            && let Some(res) = exact(content, &v, r.new, r.all, Some(Tolerance::LineEndings))
+        if let Some(variant) = variant
+            && let Some(done) = replace_every(content, &variant, r.new, vec![Step::LineEndings])
         {
-            return res;
+            return Ok(done);
         }
-    }
-    // Tolerant matching only ever picks one place; replace_all needs the
-    // exact text so that it cannot touch lines the model did not mean.
-    if !r.all {
-        let bom = bom_len(content);
-        if let Ok(text) = std::str::from_utf8(&content[bom..]) {
-            for level in Level::ALL {
-                let found = tolerant::find(text, r.old, r.new, level);
-                let tolerance = Some(Tolerance::Lenient(level));
-                match found.len() {
-                    0 => continue,
-                    1 => {
-                        let f = &found[0];
-                        let (start, end) = (bom + f.start, bom + f.end);
-                        let new = fit_eol(content, start, &f.replacement);
-                        return Ok(Done {
-                            content: splice(content, start, end, &new),
-                            count: 1,
-                            tolerance,
-                        });
-                    }
-                    n => {
-                        let starts: Vec<usize> = found
-                            .iter()
-                            .take(MAX_LISTED)
-                            .map(|f| bom + f.start)
-                            .collect();
-                        return Err(Miss::Ambiguous {
-                            count: n,
-                            lines: lines_of(content, &starts),
-                            tolerance,
-                        });
-                    }
-                }
+    } else {
+        match ladder::search(content, bom, r.old, r.new) {
+            Search::Found(hit) => {
+                return Ok(Done {
+                    content: hit.apply(content),
+                    count: 1,
+                    ranges: hit.pieces.iter().map(|p| (p.start, p.end)).collect(),
+                    tolerance: hit.steps,
+                });
             }
+            Search::Ambiguous {
+                count,
+                lines,
+                steps,
+            } => {
+                return Err(Miss::Ambiguous {
+                    count,
+                    lines,
+                    tolerance: steps,
+                });
+            }
+            Search::BadElision(why) => return Err(Miss::BadElision(why)),
+            Search::Missing => {}
         }
     }
     if looks_applied(r.new) {
@@ -182,78 +148,27 @@ fn looks_applied(new: &str) -> bool {
     !t.is_empty() && (t.contains('\n') || t.len() >= 8)
 }
 
-/// Exact occurrences of `old`; `None` when there are none.
-fn exact(
-    content: &[u8],
-    old: &[u8],
-    new: &str,
-    all: bool,
-    tolerance: Option<Tolerance>,
-) -> Option<Result<Done, Miss>> {
+/// Every exact occurrence of `old` replaced; `None` when there are none.
+fn replace_every(content: &[u8], old: &[u8], new: &str, tolerance: Vec<Step>) -> Option<Done> {
     let finder = memmem::Finder::new(old);
     let first = finder.find(content)?;
     let new_bytes = fit_eol(content, first, new);
-    if all {
-        let mut out = Vec::with_capacity(content.len());
-        let mut last = 0;
-        let mut count = 0;
-        for pos in finder.find_iter(&content[first..]).map(|p| p + first) {
-            out.extend_from_slice(&content[last..pos]);
-            out.extend_from_slice(&new_bytes);
-            last = pos + old.len();
-            count += 1;
-        }
-        out.extend_from_slice(&content[last..]);
-        return Some(Ok(Done {
-            content: out,
-            count,
-            tolerance,
-        }));
+    let mut out = Vec::with_capacity(content.len());
+    let mut last = 0;
+    let mut ranges = Vec::new();
+    for pos in finder.find_iter(&content[first..]).map(|p| p + first) {
+        out.extend_from_slice(&content[last..pos]);
+        out.extend_from_slice(&new_bytes);
+        last = pos + old.len();
+        ranges.push((pos, last));
     }
-    let after = first + old.len();
-    let mut more = finder.find_iter(&content[after..]).map(|p| p + after);
-    match more.next() {
-        None => Some(Ok(Done {
-            content: splice(content, first, after, &new_bytes),
-            count: 1,
-            tolerance,
-        })),
-        Some(second) => {
-            let mut starts = vec![first, second];
-            let mut count = 2;
-            for p in more {
-                if starts.len() < MAX_LISTED {
-                    starts.push(p);
-                }
-                count += 1;
-            }
-            Some(Err(Miss::Ambiguous {
-                count,
-                lines: lines_of(content, &starts),
-                tolerance,
-            }))
-        }
-    }
-}
-
-/// `new` with the line ending in use where it goes (CRLF files stay CRLF).
-fn fit_eol<'a>(content: &[u8], at: usize, new: &'a str) -> Cow<'a, [u8]> {
-    let eol = eol_near(content, at);
-    if eol == CRLF {
-        with_eol(new.as_bytes(), CRLF)
-    } else if new.contains("\r\n") && !has_crlf(content) {
-        Cow::Owned(crlf_to_lf(new).into_owned().into_bytes())
-    } else {
-        Cow::Borrowed(new.as_bytes())
-    }
-}
-
-fn splice(content: &[u8], start: usize, end: usize, with: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(content.len() - (end - start) + with.len());
-    out.extend_from_slice(&content[..start]);
-    out.extend_from_slice(with);
-    out.extend_from_slice(&content[end..]);
-    out
+    out.extend_from_slice(&content[last..]);
+    Some(Done {
+        content: out,
+        count: ranges.len(),
+        tolerance,
+        ranges,
+    })
 }
 
 #[cfg(test)]
@@ -276,14 +191,14 @@ mod tests {
     fn exact_unique_and_ambiguous() {
         let d = replace(b"a = 1;\nb = 2;\n", one("b = 2", "b = 3")).unwrap();
         assert_eq!(text(&d), "a = 1;\nb = 3;\n");
-        assert_eq!((d.count, d.tolerance), (1, None));
+        assert_eq!((d.count, d.tolerance.is_empty()), (1, true));
         let miss = replace(b"x\ny\nx\n", one("x", "z")).unwrap_err();
         assert_eq!(
             miss,
             Miss::Ambiguous {
                 count: 2,
                 lines: vec![1, 3],
-                tolerance: None
+                tolerance: vec![]
             }
         );
         let all = Replacement {
@@ -299,11 +214,11 @@ mod tests {
     fn crlf_files_stay_crlf() {
         let d = replace(b"one\r\ntwo\r\nthree\r\n", one("one\ntwo\n", "1\n2\n2b\n")).unwrap();
         assert_eq!(text(&d), "1\r\n2\r\n2b\r\nthree\r\n");
-        assert_eq!(d.tolerance, Some(Tolerance::LineEndings));
+        assert_eq!(d.tolerance, vec![Step::LineEndings]);
         // An exact single-line match still gets CRLF in its new lines.
         let d = replace(b"a\r\nb\r\n", one("a", "a\nx")).unwrap();
         assert_eq!(text(&d), "a\r\nx\r\nb\r\n");
-        assert_eq!(d.tolerance, None);
+        assert!(d.tolerance.is_empty());
     }
 
     #[test]
@@ -313,10 +228,13 @@ mod tests {
             one("if x {\n    go();", "if y {\n    go();"),
         )
         .unwrap();
-        assert_eq!(text(&d), "if y {\n    go();\n}\n");
+        // Only the changed part is rewritten: the line keeps its trailing spaces.
+        assert_eq!(text(&d), "if y {   \n    go();\n}\n");
         assert_eq!(
             d.tolerance,
-            Some(Tolerance::Lenient(Level::TrailingWhitespace))
+            vec![Step::Level(
+                crate::tools::matching::normalize::Fuzz::TrailingWhitespace
+            )]
         );
     }
 
@@ -333,5 +251,228 @@ mod tests {
         assert_eq!(replace(b"abc", one("", "q")).unwrap_err(), Miss::EmptyOld);
         assert_eq!(text(&replace(b"", one("", "q")).unwrap()), "q");
         assert_eq!(replace(b"abc", one("a", "a")).unwrap_err(), Miss::Unchanged);
+    }
+
+    /// Random files and edits: a tolerated match never changes text
+    /// outside the stretch it matched, lands where the model's text came
+    /// from when that is the only place it can mean, and an exact
+    /// `old_string` always wins over a tolerated one.
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn line(id: Option<usize>) -> impl Strategy<Value = String> {
+            let indent = prop::sample::select(vec!["", "    ", "\t", "        "]);
+            let words = prop::collection::vec(
+                prop::sample::select(vec![
+                    "let",
+                    "x",
+                    "=",
+                    "1;",
+                    "\u{201c}a\u{201d}",
+                    "'b'",
+                    "a\u{2013}b",
+                    "a-b",
+                    "foo(x)",
+                    "{",
+                    "}",
+                    "\"c\"",
+                ]),
+                1..5,
+            );
+            let seps = prop::collection::vec(prop::sample::select(vec![" ", "  ", "\t"]), 5);
+            let trail = prop::sample::select(vec!["", "", " ", "\t"]);
+            (indent, words, seps, trail).prop_map(move |(i, w, s, t)| {
+                let mut l = i.to_string();
+                if let Some(id) = id {
+                    l.push_str(&format!("id{id};"));
+                    l.push_str(s[4]);
+                }
+                for (k, word) in w.iter().enumerate() {
+                    if k > 0 {
+                        l.push_str(s[k - 1]);
+                    }
+                    l.push_str(word);
+                }
+                l.push_str(t);
+                l
+            })
+        }
+
+        /// What a model gets wrong when it copies lines, each maybe.
+        #[derive(Debug, Clone)]
+        struct Slips {
+            trailing: bool,
+            indentation: bool,
+            look_alikes: bool,
+            no_break_space: bool,
+            spaces: bool,
+            edges: bool,
+            escapes: bool,
+        }
+
+        fn slips() -> impl Strategy<Value = Slips> {
+            (any::<[bool; 7]>()).prop_map(|b| Slips {
+                trailing: b[0],
+                indentation: b[1],
+                look_alikes: b[2],
+                no_break_space: b[3],
+                spaces: b[4],
+                edges: b[5],
+                escapes: b[6] && b[0],
+            })
+        }
+
+        fn slip(lines: &[String], s: &Slips) -> String {
+            let mut out: Vec<String> = lines
+                .iter()
+                .map(|l| {
+                    let mut l = l.clone();
+                    if s.trailing {
+                        l = l.trim_end().to_string();
+                    }
+                    if s.indentation {
+                        l = l.trim_start().to_string();
+                    }
+                    if s.look_alikes {
+                        l = l
+                            .replace(['\u{201c}', '\u{201d}'], "\"")
+                            .replace('\u{2013}', "-");
+                    }
+                    if s.spaces {
+                        let ind = l.len() - l.trim_start().len();
+                        let body: Vec<&str> = l[ind..]
+                            .split([' ', '\t'])
+                            .filter(|w| !w.is_empty())
+                            .collect();
+                        l = format!("{}{}", &l[..ind], body.join(" "));
+                    }
+                    if s.no_break_space {
+                        l = l.replacen("= ", "=\u{a0}", 1);
+                    }
+                    l
+                })
+                .collect();
+            if s.edges {
+                out.insert(0, String::new());
+                out.push(String::new());
+            }
+            let text = out.join("\n");
+            if s.escapes {
+                text.replace('\\', "\\\\")
+                    .replace('\n', "\\n")
+                    .replace('\t', "\\t")
+                    .replace('"', "\\\"")
+            } else {
+                text
+            }
+        }
+
+        fn file_of(lines: &[String]) -> String {
+            lines.iter().map(|l| format!("{l}\n")).collect()
+        }
+
+        /// Byte span of lines `a..b` of a file made by `file_of`.
+        fn span(lines: &[String], a: usize, b: usize) -> (usize, usize) {
+            let start: usize = lines[..a].iter().map(|l| l.len() + 1).sum();
+            let len: usize = lines[a..b].iter().map(|l| l.len() + 1).sum();
+            (start, start + len)
+        }
+
+        fn unchanged_outside(before: &[u8], after: &[u8], lo: usize, hi: usize) -> bool {
+            after.len() + (hi - lo) >= before.len()
+                && after[..lo] == before[..lo]
+                && after.ends_with(&before[hi..])
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+            /// Every line distinct (an id in each): an edit copied with
+            /// slips lands on the lines it was copied from, and changes
+            /// nothing else.
+            #[test]
+            fn tolerated_edits_land_where_they_came_from(
+                lines in prop::collection::vec(0usize..1, 2..10)
+                    .prop_flat_map(|v| {
+                        let n = v.len();
+                        (0..n).map(|i| line(Some(i)).boxed()).collect::<Vec<_>>()
+                    }),
+                pick in (0usize..100, 1usize..4),
+                s in slips(),
+                change in prop::sample::select(vec![" // new", ";", " x"]),
+            ) {
+                let n = lines.len();
+                let a = pick.0 % n;
+                let b = (a + pick.1).min(n);
+                let old = slip(&lines[a..b], &s);
+                let mut changed = lines[a..b].to_vec();
+                changed[0].push_str(change);
+                let new = slip(&changed, &s);
+                let before = file_of(&lines);
+                let done = replace(before.as_bytes(), one(&old, &new))
+                    .map_err(|m| TestCaseError::fail(format!("{m:?}\nfile: {before:?}\nold: {old:?}")))?;
+                // A match may reach into the line before or after when
+                // old_string begins or ends with a newline; it puts back
+                // what it takes (checked line by line below).
+                let (lo, hi) = span(&lines, a.saturating_sub(1), (b + 1).min(n));
+                for &(start, end) in &done.ranges {
+                    prop_assert!(lo <= start && end <= hi, "matched {start}..{end}, not in {lo}..{hi}\nfile: {before:?}\nold: {old:?}");
+                }
+                prop_assert!(unchanged_outside(before.as_bytes(), &done.content, lo, hi));
+                // The line the model changed has the change; the others are
+                // as the file had them, byte for byte.
+                let after = String::from_utf8(done.content.clone()).unwrap();
+                let after_lines: Vec<&str> = after.lines().collect();
+                prop_assert_eq!(after_lines.len(), n);
+                prop_assert!(after_lines[a].ends_with(change.trim_start()) || after_lines[a].contains(change.trim()), "{:?}", after_lines[a]);
+                for k in (0..n).filter(|&k| k != a) {
+                    prop_assert_eq!(after_lines[k], lines[k].as_str(), "line {}\nold: {:?}", k, old);
+                }
+            }
+
+            /// Lines that repeat and look alike: whatever happens, text
+            /// outside the replaced stretch stays, and an exact old_string
+            /// wins over any tolerated one.
+            #[test]
+            fn exact_wins_and_nothing_outside_changes(
+                lines in prop::collection::vec(line(None), 1..10),
+                pick in (0usize..100, 1usize..4),
+                s in slips(),
+                new in line(None),
+            ) {
+                let n = lines.len();
+                let a = pick.0 % n;
+                let b = (a + pick.1).min(n);
+                let old = slip(&lines[a..b], &s);
+                prop_assume!(old != new && !old.is_empty());
+                let before = file_of(&lines);
+                let exact = before.matches(old.as_str()).count();
+                match replace(before.as_bytes(), one(&old, &new)) {
+                    Ok(done) => {
+                        if exact > 0 {
+                            prop_assert_eq!(exact, 1);
+                            prop_assert!(done.tolerance.is_empty());
+                            prop_assert_eq!(
+                                String::from_utf8(done.content).unwrap(),
+                                before.replacen(old.as_str(), &new, 1)
+                            );
+                        } else {
+                            prop_assert!(!done.tolerance.is_empty());
+                            let lo = done.ranges.iter().map(|r| r.0).min().unwrap();
+                            let hi = done.ranges.iter().map(|r| r.1).max().unwrap();
+                            prop_assert!(unchanged_outside(before.as_bytes(), &done.content, lo, hi));
+                        }
+                    }
+                    Err(Miss::Ambiguous { tolerance, count, .. }) => {
+                        if exact > 0 {
+                            prop_assert!(tolerance.is_empty());
+                            prop_assert_eq!(count, exact);
+                        }
+                    }
+                    Err(other) => prop_assert!(exact == 0, "{other:?} with an exact match"),
+                }
+            }
+        }
     }
 }

@@ -1,19 +1,23 @@
 //! Code sketches (seed 001's `edit_file`): the new code, with unchanged
 //! stretches left out behind marker lines such as `// ... existing code ...`
-//! (in any comment syntax), placed deterministically.
+//! (in any comment syntax, see [`marker`]), placed deterministically.
 //!
-//! The sketch is cut at its markers into segments. Each segment must begin
-//! and end with lines that are in the file (its anchors): the file lines
-//! between the anchors are replaced by the segment's lines between them.
-//! Segments are placed in order, each after the one before; among the
-//! places a segment's anchors allow, the one that removes the fewest file
-//! lines wins (a sketch shows every line it keeps, so the tightest reading
-//! is the intended one), more matched anchor lines breaking ties, and a tie
-//! beyond that is refused as ambiguous. Anchors match exactly, else
-//! ignoring trailing whitespace, else indentation (re-indenting the new
-//! lines). A first segment without a marker before it may start at the top
-//! of the file when its first line is new, and a last segment without a
-//! marker after it may run to the end of the file likewise.
+//! The sketch is cut at its markers into segments. A segment that begins
+//! and ends with lines that are in the file (its anchors) replaces the
+//! file lines between the anchors with its lines between them. Segments
+//! are placed in order, each after the one before; among the places a
+//! segment's anchors allow, the one that removes the fewest file lines
+//! wins (a sketch shows every line it keeps, so the tightest reading is
+//! the intended one), more matched anchor lines breaking ties, and a tie
+//! beyond that is refused as ambiguous. Anchors match
+//! exactly, else ignoring trailing whitespace, else indentation
+//! (re-indenting the new lines). A first segment without a marker before
+//! it may start at the top of the file when its first line is new, and a
+//! last segment without a marker after it may run to the end of the file
+//! likewise, if what it replaces there is visibly what it rewrites
+//! ([`one_sided::past_the_edge`]). A segment anchored on one end only
+//! inserts, or replaces the body of the block it is indented under, by the
+//! rule in [`one_sided`].
 //!
 //! A sketch without markers replaces the whole file only when it is
 //! clearly the whole file: it starts and ends with the file's first and
@@ -25,38 +29,15 @@ use std::collections::HashSet;
 use crate::tools::matching::lines::LineEdit;
 use crate::tools::matching::seek::{FileLines, Fuzz, indent_pairs, reindent};
 
+mod marker;
+mod one_sided;
+#[cfg(test)]
+mod props;
+
+pub use marker::is_marker;
+
 /// Anchor candidates looked at for one end of a segment.
 const MAX_CANDIDATES: usize = 2000;
-
-/// Whether `line` is a marker for left-out code: a comment (`//`, `#`,
-/// `--`, `/* */`, `<!-- -->`, `;`, `%`, `{/* */}`, `(* *)`) holding an
-/// ellipsis and at most a few plain words: `// ... existing code ...`,
-/// `# ... rest of file ...`, `<!-- … -->`, `/* ... */`.
-pub fn is_marker(line: &str) -> bool {
-    let t = line.trim();
-    const OPENERS: [&str; 10] = ["<!--", "{/*", "/*", "(*", "//", "--", "#", ";", "%", "'"];
-    let Some(body) = OPENERS.iter().find_map(|o| t.strip_prefix(o)) else {
-        return false;
-    };
-    let body = body.trim_start_matches(['/', '#', ';', '*', '-', '%']);
-    let body = ["-->", "*/}", "*/", "*)"]
-        .iter()
-        .find_map(|c| body.trim_end().strip_suffix(c))
-        .unwrap_or(body)
-        .trim();
-    let has_ellipsis = body.starts_with("...")
-        || body.starts_with('…')
-        || body.ends_with("...")
-        || body.ends_with('…');
-    if !has_ellipsis {
-        return false;
-    }
-    let words = body.trim_matches(|c: char| c == '.' || c == '…' || c.is_whitespace());
-    words.len() <= 80
-        && words
-            .chars()
-            .all(|c| c.is_alphanumeric() || c.is_whitespace() || "-_,:'()/`.…&".contains(c))
-}
 
 /// Where one segment went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +53,44 @@ pub struct SegmentPlace {
     pub with: usize,
     /// How loosely its anchors matched.
     pub fuzz: Fuzz,
+    /// Which reading placed it.
+    pub how: How,
+}
+
+/// How a segment's place was read from its anchors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum How {
+    /// Between a head and a tail anchor (or the file's start or end).
+    Between,
+    /// Inserted right after its only anchor.
+    After,
+    /// Inserted right before its only anchor.
+    Before,
+    /// Inserted at the top of the file: no line of it is in the file, and
+    /// no marker stands before it.
+    FileStart,
+    /// Appended at the end of the file, likewise.
+    FileEnd,
+    /// Replacing the body of the block its only anchor opens (1-based
+    /// line of the opener): see [`one_sided`].
+    Body {
+        /// The opener's line.
+        opener: usize,
+    },
+}
+
+impl How {
+    /// A short name for details.
+    pub fn name(self) -> &'static str {
+        match self {
+            How::Between => "between_anchors",
+            How::After => "inserted_after_anchor",
+            How::Before => "inserted_before_anchor",
+            How::FileStart => "inserted_at_file_start",
+            How::FileEnd => "appended_at_file_end",
+            How::Body { .. } => "replaced_block_body",
+        }
+    }
 }
 
 /// A sketch placed.
@@ -97,6 +116,8 @@ struct Segment {
     tail_free: bool,
     /// It may be anchored on one end only (then it inserts).
     one_sided: bool,
+    /// The marker line right after it, if any.
+    marker_after: Option<String>,
 }
 
 /// Places a sketch on the file's content; the error is a message for the
@@ -190,6 +211,7 @@ fn split(lines: &[&str], marker: &dyn Fn(&str) -> bool, has_markers: bool) -> Ve
                 head_free: has_markers && start == 0,
                 tail_free: has_markers && i == n,
                 one_sided: has_markers,
+                marker_after: (i < n).then(|| lines[i].to_string()),
             });
         }
         start = i + 1;
@@ -239,6 +261,7 @@ fn whole_file(file: &FileLines, lines: &[&str]) -> Option<Placement> {
             replaced: file.len(),
             with: lines.len(),
             fuzz: Fuzz::Exact,
+            how: How::Between,
         }],
         whole_file: true,
         segment_count: 1,
@@ -254,6 +277,7 @@ struct Spot {
     head: usize,
     tail: usize,
     fuzz: Fuzz,
+    how: How,
 }
 
 impl Spot {
@@ -305,6 +329,7 @@ impl Spot {
             replaced: to - from,
             with: new.len(),
             fuzz: self.fuzz,
+            how: self.how,
         };
         Some((edit, place))
     }
@@ -324,14 +349,12 @@ impl Placed {
 }
 
 /// One end of a segment placed in the file: where (the head's first line,
-/// or the line after the tail), how many of its lines match there, and
-/// whether it is an anchor (matched lines, or the file's own start or
-/// end) rather than only the other end's neighbour.
+/// or the line after the tail), and how many of its lines match there (0
+/// for the file's own start or end).
 #[derive(Debug, Clone, Copy)]
 struct End {
     at: usize,
     run: usize,
-    anchor: bool,
 }
 
 fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Placed, String> {
@@ -339,7 +362,7 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
     let lines: Vec<&str> = seg.lines.iter().map(String::as_str).collect();
     let n = file.len();
     let mut why = String::new();
-    for fuzz in [Fuzz::Exact, Fuzz::TrailingWhitespace, Fuzz::Indentation] {
+    for fuzz in Fuzz::ALL {
         // The whole segment as it is in the file: nothing to change.
         if let Some(&at) = file.find(&lines, cursor, fuzz, 1).first() {
             return Ok(Placed {
@@ -350,6 +373,7 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
                     head: m,
                     tail: 0,
                     fuzz,
+                    how: How::Between,
                 },
             });
         }
@@ -359,7 +383,6 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
             .map(|p| End {
                 at: p,
                 run: run_forward(file, &lines, p, fuzz),
-                anchor: true,
             })
             .collect();
         let mut tails: Vec<End> = file
@@ -368,61 +391,46 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
             .map(|q| End {
                 at: q + 1,
                 run: run_backward(file, &lines, q + 1, cursor, fuzz),
-                anchor: true,
             })
             .collect();
         let (head_missing, tail_missing) = (heads.is_empty(), tails.is_empty());
-        if head_missing && seg.head_free && cursor == 0 {
-            heads.push(End {
-                at: 0,
-                run: 0,
-                anchor: true,
-            });
-        }
-        if tail_missing && seg.tail_free {
-            tails.push(End {
-                at: n,
-                run: 0,
-                anchor: true,
-            });
-        }
-        // One end missing: the segment's new lines go right after its head
-        // (or right before its tail), removing nothing; only a distinctive
-        // anchor may place them alone (a lone `}` could be any block's end).
-        let distinctive = |e: &End, from_start: bool| {
-            let line = if from_start { lines[0] } else { lines[m - 1] };
-            e.run >= 2 || (e.at == 0 && e.run == 0) || (e.at == n && e.run == 0) || {
-                let t = line.trim();
-                t.len() >= 10 && t.chars().any(char::is_alphanumeric)
-            }
+        // A missing end is read as the file's own start or end, or leaves
+        // the segment anchored on one end, only when it is in the file at
+        // no level: a tolerated anchor wins over those readings.
+        let nowhere = |l: &str| {
+            Fuzz::ALL
+                .iter()
+                .all(|&f| file.find(&[l], cursor, f, 1).is_empty())
         };
-        if seg.one_sided && tails.is_empty() {
-            tails = heads
-                .iter()
-                .filter(|h| distinctive(h, true))
-                .map(|h| End {
-                    at: h.at + h.run,
-                    run: 0,
-                    anchor: false,
-                })
-                .collect();
-        } else if seg.one_sided && heads.is_empty() {
-            heads = tails
-                .iter()
-                .filter(|t| distinctive(t, false))
-                .map(|t| End {
-                    at: t.at - t.run,
-                    run: 0,
-                    anchor: false,
-                })
-                .collect();
+        let (head_nowhere, tail_nowhere) = (
+            head_missing && nowhere(lines[0]),
+            tail_missing && nowhere(lines[m - 1]),
+        );
+        if head_missing != head_nowhere || tail_missing != tail_nowhere {
+            // An end missing here is in the file at a looser level: read
+            // the segment as anchored on both ends there rather than on
+            // one here.
+            continue;
+        }
+        let heads_edge = head_nowhere && seg.head_free && cursor == 0;
+        let tails_edge = tail_nowhere && seg.tail_free;
+        if heads_edge {
+            heads.push(End { at: 0, run: 0 });
+        }
+        if tails_edge {
+            tails.push(End { at: n, run: 0 });
+        }
+        // One end missing: the segment's new lines go after its head (or
+        // before its tail), or replace the body its head opens.
+        if seg.one_sided
+            && heads.is_empty() != tails.is_empty()
+            && let Some(placed) = one_sided::place(file, seg, &lines, &heads, &tails, fuzz)
+        {
+            return placed;
         }
         let mut best: Vec<Spot> = Vec::new();
         for h in &heads {
             for t in &tails {
-                if !(h.anchor || t.anchor) {
-                    continue;
-                }
                 if t.at < h.at {
                     continue;
                 }
@@ -434,12 +442,20 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
                 let cut = over.min(tail);
                 tail -= cut;
                 head -= over - cut;
+                if h.run > 0 && head == 0 {
+                    // The head left with no line of its own: the tail comes
+                    // before it (`}` just above `fn b() {`), which would
+                    // insert the whole segment there. (A tail inside the
+                    // head's run leaves an insertion after the head.)
+                    continue;
+                }
                 let spot = Spot {
                     start: h.at,
                     end: t.at,
                     head,
                     tail,
                     fuzz,
+                    how: How::Between,
                 };
                 let key = |s: &Spot| (s.removed(), usize::MAX - (s.head + s.tail));
                 match best.first().map(|b| key(&spot).cmp(&key(b))) {
@@ -463,23 +479,18 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
                 });
             }
             [one] => {
+                let edge = (heads_edge && one.start == 0 && one.head == 0)
+                    || (tails_edge && one.end == n && one.tail == 0);
+                if edge && let Some(why) = one_sided::past_the_edge(file, &lines, one) {
+                    return Err(why);
+                }
                 return Ok(Placed {
                     end: one.end,
                     spot: *one,
                 });
             }
             many => {
-                let places: Vec<String> = many
-                    .iter()
-                    .take(5)
-                    .map(|s| format!("after line {}", s.start + s.head))
-                    .collect();
-                return Err(format!(
-                    "it fits {} places equally well ({}{}). Include one or two more unchanged lines before and after the change, copied from the file, so that it fits one place",
-                    many.len(),
-                    places.join(", "),
-                    if many.len() > 5 { ", ..." } else { "" }
-                ));
+                return Err(ambiguous(many.iter().map(|s| s.start + s.head).collect()));
             }
         }
         if why.is_empty() {
@@ -517,6 +528,22 @@ fn place_segment(file: &FileLines, seg: &Segment, cursor: usize) -> Result<Place
         }
     }
     Err(why)
+}
+
+/// The refusal of a segment that fits several places equally well, each
+/// given by the 0-based line its new lines would start at.
+fn ambiguous(places: Vec<usize>) -> String {
+    let listed: Vec<String> = places
+        .iter()
+        .take(5)
+        .map(|p| format!("after line {p}"))
+        .collect();
+    format!(
+        "it fits {} places equally well ({}{}). Include one or two more unchanged lines before and after the change, copied from the file, so that it fits one place",
+        places.len(),
+        listed.join(", "),
+        if places.len() > 5 { ", ..." } else { "" }
+    )
 }
 
 /// How alike a line must be to a file line to be taken for a changed
@@ -578,36 +605,6 @@ mod tests {
         .unwrap())
     }
 
-    #[test]
-    fn markers_in_any_comment_syntax() {
-        for m in [
-            "// ... existing code ...",
-            "    // ... existing code ...",
-            "# ... rest of file ...",
-            "# ... keep existing ...",
-            "-- ... existing code ...",
-            "/* ... */",
-            "<!-- ... existing markup ... -->",
-            "; ... existing code ...",
-            "{/* ... existing JSX ... */}",
-            "// …",
-            "// ...existing code...",
-            "// rest of the function ...",
-        ] {
-            assert!(is_marker(m), "{m}");
-        }
-        for not in [
-            "...",
-            "x = foo(...)",
-            "// TODO: fix this",
-            "# comment",
-            "// see foo(a, b); ...",
-            "print('...')",
-        ] {
-            assert!(!is_marker(not), "{not}");
-        }
-    }
-
     const FILE: &str = "use std::io;\n\nfn a() {\n    one();\n}\n\nfn b() {\n    two();\n}\n\nfn main() {\n    a();\n    b();\n}\n";
 
     #[test]
@@ -639,6 +636,18 @@ mod tests {
         );
         let err = apply("a\n}\nb\na\n}\nb\n", "// ...\n}\nNEW\nb\n// ...\n").unwrap_err();
         assert!(err.contains("fits 2 places"), "{err}");
+    }
+
+    #[test]
+    fn a_tail_above_the_head_is_no_place() {
+        // The `}` of fn a ends right where `fn b() {` starts: pairing them
+        // would insert the whole segment there, a second fn b.
+        let out = apply(
+            "fn a() {\n}\nfn b() {\n    x();\n}\n",
+            "// ...\nfn b() {\n}\n// ...\n",
+        )
+        .unwrap();
+        assert_eq!(out, "fn a() {\n}\nfn b() {\n}\n");
     }
 
     #[test]

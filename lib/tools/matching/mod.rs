@@ -8,7 +8,9 @@
 
 pub(crate) mod closest;
 pub(crate) mod diff;
+pub(crate) mod ladder;
 pub(crate) mod lines;
+pub(crate) mod normalize;
 pub(crate) mod seek;
 pub(crate) mod text;
 pub(crate) mod tolerant;

@@ -1,6 +1,5 @@
-//! Finding a run of whole lines in a file, exactly or with the whitespace
-//! differences a model makes when it copies code: trailing whitespace,
-//! indentation, then runs of spaces and typographic punctuation. Patches
+//! Finding a run of whole lines in a file, exactly or at the looser line
+//! levels of the matching ladder ([`Fuzz`], defined in `normalize`). Patches
 //! (ag-patch's hunks) and code sketches (ag-edit's `code_edit`) are placed
 //! with it; the callers decide which matches are unique enough to use.
 //! Also the re-indentation of new lines when a match ignored indentation.
@@ -8,107 +7,14 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
-/// How loosely two lines are compared; each level also ignores what the
-/// ones before it do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Fuzz {
-    /// Byte for byte (a carriage return at the end aside).
-    Exact,
-    /// Whitespace at the ends of lines ignored.
-    TrailingWhitespace,
-    /// Indentation ignored too; new lines are re-indented.
-    Indentation,
-    /// Runs of whitespace inside lines, typographic quotes and dashes and
-    /// no-break spaces ignored too.
-    Punctuation,
-}
-
-impl Fuzz {
-    /// Every level, strictest first.
-    pub const ALL: [Fuzz; 4] = [
-        Fuzz::Exact,
-        Fuzz::TrailingWhitespace,
-        Fuzz::Indentation,
-        Fuzz::Punctuation,
-    ];
-
-    /// What was ignored, for result messages.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Fuzz::Exact => "matched exactly",
-            Fuzz::TrailingWhitespace => "trailing whitespace was ignored",
-            Fuzz::Indentation => {
-                "indentation was ignored (the new lines were re-indented to match the file)"
-            }
-            Fuzz::Punctuation => {
-                "whitespace and typographic quotes and dashes were ignored (new lines re-indented)"
-            }
-        }
-    }
-
-    /// A short name for details.
-    pub fn name(self) -> &'static str {
-        match self {
-            Fuzz::Exact => "exact",
-            Fuzz::TrailingWhitespace => "trailing_whitespace",
-            Fuzz::Indentation => "indentation",
-            Fuzz::Punctuation => "whitespace_and_punctuation",
-        }
-    }
-
-    /// Whether new lines should be re-indented after a match at this level.
-    pub fn reindents(self) -> bool {
-        self >= Fuzz::Indentation
-    }
-
-    /// `line` as this level compares it.
-    pub fn norm(self, line: &str) -> Cow<'_, str> {
-        match self {
-            Fuzz::Exact => Cow::Borrowed(line),
-            Fuzz::TrailingWhitespace => Cow::Borrowed(line.trim_end()),
-            Fuzz::Indentation => Cow::Borrowed(line.trim()),
-            Fuzz::Punctuation => Cow::Owned(loosen(line)),
-        }
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
-/// Whitespace runs as one space, the ends trimmed, typographic punctuation
-/// as ASCII.
-fn loosen(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut space = false;
-    for c in line.trim().chars() {
-        let c = match c {
-            '\u{2018}' | '\u{2019}' | '\u{201a}' | '\u{201b}' | '\u{2032}' => '\'',
-            '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{201f}' | '\u{2033}' => '"',
-            '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}'
-            | '\u{2212}' => '-',
-            c if c.is_whitespace() => ' ',
-            c => c,
-        };
-        if c == ' ' {
-            if !space {
-                out.push(' ');
-            }
-            space = true;
-        } else {
-            out.push(c);
-            space = false;
-        }
-    }
-    out
-}
+pub use super::normalize::Fuzz;
 
 /// A file's lines (without line endings or BOM), with their normalised
 /// forms computed when first needed.
 pub struct FileLines {
     /// The lines.
     pub lines: Vec<String>,
-    norms: [OnceCell<Vec<String>>; 3],
+    norms: [OnceCell<Vec<String>>; Fuzz::ALL.len() - 1],
 }
 
 impl FileLines {
@@ -145,7 +51,7 @@ impl FileLines {
     fn normalized(&self, fuzz: Fuzz) -> &[String] {
         match fuzz {
             Fuzz::Exact => &self.lines,
-            _ => self.norms[fuzz.index() - 1].get_or_init(|| {
+            _ => self.norms[fuzz as usize - 1].get_or_init(|| {
                 self.lines
                     .iter()
                     .map(|l| fuzz.norm(l).into_owned())
@@ -267,10 +173,22 @@ mod tests {
             vec![0]
         );
         assert_eq!(f.find(&["    x = “1”;"], 0, Fuzz::Indentation, 5), vec![1]);
-        assert_eq!(f.find(&["x  =  \"1\";"], 0, Fuzz::Punctuation, 5), vec![1]);
+        assert_eq!(
+            f.find(&["x = \"1\";"], 0, Fuzz::Unicode, 5),
+            Vec::<usize>::new()
+        );
+        assert_eq!(f.find(&["\tx = \"1\";"], 0, Fuzz::Unicode, 5), vec![1]);
+        assert_eq!(
+            f.find(&["x  =  \"1\";"], 0, Fuzz::InnerWhitespace, 5),
+            vec![1]
+        );
         assert_eq!(
             f.find_first(&["fn a() {", "  x = \"1\";", "}"], 0),
-            Some((0, Fuzz::Punctuation))
+            Some((0, Fuzz::Indentation))
+        );
+        assert_eq!(
+            f.find_first(&["fn a() {", "  x  = \"1\";", "}"], 0),
+            Some((0, Fuzz::InnerWhitespace))
         );
         assert!(f.matches_at(&["}"], 2, Fuzz::Exact));
         assert!(!f.matches_at(&["}", "x"], 2, Fuzz::Exact));

@@ -1,51 +1,27 @@
-//! Tolerant matching: when `old_string` is not in the file exactly, find
-//! where it would be if small differences a model often makes were ignored,
-//! in growing order of leniency: trailing whitespace, then typographic
-//! quotes, then indentation. The caller uses a match only when it is the
-//! only one at its level, and says that it was used.
+//! Tolerant matching of a string: when `old_string` is not in the file
+//! exactly, find where it would be at one of the ladder's looser line
+//! levels ([`Fuzz`]), and build what to put there so that the lines the
+//! model did not mean to change keep the file's own bytes.
 //!
 //! Matching is by line: the first line of `old_string` must end a file line,
 //! the middle lines must equal file lines, the last must begin one (all
-//! after normalising both sides), so the region found has exact byte bounds
-//! in the original text.
+//! after normalising both sides); a single line may also match inside a
+//! line when the level folds characters. The region found has exact byte
+//! bounds in the original text.
+//!
+//! The replacement undoes the tolerance where the model did not change
+//! anything: a line of `new_string` equal to its line of `old_string` is
+//! written as the file has it (its quotes, dashes, spaces, indentation and
+//! trailing whitespace); a changed line keeps the file's bytes in the part
+//! before and after the change, and other new lines are re-indented when
+//! the level ignored indentation.
 
 use std::borrow::Cow;
 
-/// How lenient a match is; each level also ignores what the ones before it do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    /// Whitespace at the ends of lines.
-    TrailingWhitespace,
-    /// Also typographic quotes (‘ ’ “ ”) against straight ones.
-    Quotes,
-    /// Also the indentation of each line; `new_string` is re-indented.
-    Indentation,
-}
+use similar::{Algorithm, DiffOp, capture_diff_slices};
 
-impl Level {
-    /// Every level, most exact first.
-    pub const ALL: [Level; 3] = [Level::TrailingWhitespace, Level::Quotes, Level::Indentation];
-
-    /// What was ignored, for the result message.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Level::TrailingWhitespace => "trailing whitespace was ignored",
-            Level::Quotes => "typographic quotes were matched as straight quotes",
-            Level::Indentation => {
-                "indentation was ignored and new_string was re-indented to match the file"
-            }
-        }
-    }
-
-    /// A short name for details.
-    pub fn name(self) -> &'static str {
-        match self {
-            Level::TrailingWhitespace => "trailing_whitespace",
-            Level::Quotes => "quotes",
-            Level::Indentation => "indentation",
-        }
-    }
-}
+use super::normalize::{Fuzz, Mapped};
+use super::seek::{indent, indent_pairs, reindent};
 
 /// A region of the text that matches, and what to put there.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,146 +30,158 @@ pub struct Found {
     pub start: usize,
     /// End of the byte range (exclusive).
     pub end: usize,
-    /// The replacement, re-indented when the level asks for it.
+    /// The replacement.
     pub replacement: String,
 }
 
 /// Matches found beyond this are only counted as "more".
 const MAX_FOUND: usize = 20;
 
-/// Where `old` matches `text` at `level`: at most `MAX_FOUND + 1` regions.
-pub fn find(text: &str, old: &str, new: &str, level: Level) -> Vec<Found> {
-    let old_lines: Vec<&str> = old.split('\n').collect();
-    if old.trim().is_empty() {
-        return Vec::new();
-    }
-    let starts = line_starts(text);
-    let file_lines: Vec<&str> = starts
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| {
-            let end = starts.get(i + 1).map_or(text.len(), |&n| n - 1);
-            &text[s..end]
-        })
-        .collect();
-    let mut found = Vec::new();
-    if old_lines.len() == 1 {
-        find_single(&starts, &file_lines, old, new, level, &mut found);
-    } else {
-        find_multi(&starts, &file_lines, &old_lines, new, level, &mut found);
-    }
-    found.sort_by_key(|f| (f.start, f.end));
-    found.dedup_by_key(|f| (f.start, f.end));
-    found
+/// Where a match lies before its replacement is built.
+#[derive(Debug, Clone, Copy)]
+struct Region {
+    /// Index of the first file line.
+    j: usize,
+    start: usize,
+    end: usize,
+    /// The first line of `old_string` covers the whole content of its line.
+    first_whole: bool,
+    /// The last line (of several) equals the whole content of its line.
+    last_whole: bool,
 }
 
-fn line_starts(text: &str) -> Vec<usize> {
-    let mut v = vec![0];
-    v.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
-    v
+/// A text cut into lines (without their `\n`; a `\r` stays).
+struct Lines<'a> {
+    starts: Vec<usize>,
+    lines: Vec<&'a str>,
+}
+
+impl<'a> Lines<'a> {
+    fn new(text: &'a str) -> Lines<'a> {
+        let mut starts = vec![0];
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        let lines = starts
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                let end = starts.get(i + 1).map_or(text.len(), |&n| n - 1);
+                &text[s..end]
+            })
+            .collect();
+        Lines { starts, lines }
+    }
+}
+
+/// Where `old` matches `text` at `fuzz` (a level looser than exact): at
+/// most `MAX_FOUND + 1` regions, each with its replacement built from `new`.
+pub fn find(text: &str, old: &str, new: &str, fuzz: Fuzz) -> Vec<Found> {
+    if old.trim().is_empty() || fuzz == Fuzz::Exact {
+        return Vec::new();
+    }
+    let old_lines: Vec<&str> = old.split('\n').collect();
+    let file = Lines::new(text);
+    let norms: Vec<Cow<str>> = file.lines.iter().map(|l| fuzz.norm(l)).collect();
+    let mut regions = Vec::new();
+    if old_lines.len() == 1 {
+        find_single(&file, &norms, old, fuzz, &mut regions);
+    } else {
+        find_multi(&file, &norms, &old_lines, fuzz, &mut regions);
+    }
+    regions.sort_by_key(|r| (r.start, r.end));
+    regions.dedup_by_key(|r| (r.start, r.end));
+    regions
+        .into_iter()
+        .map(|r| build(text, &file, r, &old_lines, new, fuzz))
+        .collect()
 }
 
 fn find_multi(
-    starts: &[usize],
-    file_lines: &[&str],
+    file: &Lines,
+    norms: &[Cow<str>],
     old_lines: &[&str],
-    new: &str,
-    level: Level,
-    found: &mut Vec<Found>,
+    fuzz: Fuzz,
+    found: &mut Vec<Region>,
 ) {
     let k = old_lines.len();
-    if file_lines.len() < k {
+    if file.lines.len() < k {
         return;
     }
-    let first = norm(old_lines[0], level);
-    let middle: Vec<Cow<str>> = old_lines[1..k - 1].iter().map(|l| norm(l, level)).collect();
+    let first = fuzz.mapped(old_lines[0], true, true).text;
+    let middle: Vec<Cow<str>> = old_lines[1..k - 1].iter().map(|l| fuzz.norm(l)).collect();
     // The last line of old_string may stop inside a file line, so its end
     // is not trimmed unless it then equals the whole line.
-    let last_open = norm_open_end(old_lines[k - 1], level);
-    let last_full = norm(old_lines[k - 1], level);
-    let normalized: Vec<Cow<str>> = file_lines.iter().map(|l| norm(l, level)).collect();
-    for j in 0..=file_lines.len() - k {
-        if !normalized[j].ends_with(&*first) {
+    let last_open = fuzz.mapped(old_lines[k - 1], true, false).text;
+    let last_full = fuzz.norm(old_lines[k - 1]);
+    for j in 0..=file.lines.len() - k {
+        if !norms[j].ends_with(first.as_str()) {
             continue;
         }
-        if !middle
-            .iter()
-            .enumerate()
-            .all(|(i, m)| normalized[j + 1 + i] == *m)
-        {
+        if !middle.iter().zip(&norms[j + 1..]).all(|(m, l)| m == l) {
             continue;
         }
-        let last = &normalized[j + k - 1];
-        let last_len = if last.starts_with(&*last_open) {
-            last_open.len()
-        } else if *last == last_full {
-            last.len()
+        let last_line = file.lines[j + k - 1];
+        let (end_in_line, last_whole) = if old_lines[k - 1].is_empty() {
+            (Some(0), false)
+        } else if norms[j + k - 1] == last_full {
+            let m = fuzz.mapped(last_line, true, true);
+            (m.orig(m.text.len()), true)
+        } else if norms[j + k - 1].starts_with(last_open.as_str()) {
+            (
+                fuzz.mapped(last_line, true, true).orig(last_open.len()),
+                false,
+            )
         } else {
             continue;
         };
-        // Exact byte bounds from the normalised positions.
-        let (first_map, first_norm_len) = offsets(file_lines[j], level);
-        let start_in_line = first_map[first_norm_len - first.len()];
-        let last_line = file_lines[j + k - 1];
-        let end_in_line = if last_open.is_empty() {
-            0
-        } else {
-            offsets(last_line, level).0[last_len]
+        let fm = fuzz.mapped(file.lines[j], true, true);
+        let q = fm.text.len() - first.len();
+        let (Some(start_in_line), Some(end_in_line)) = (fm.orig(q), end_in_line) else {
+            continue;
         };
-        let mut m = Found {
-            start: starts[j] + start_in_line,
-            end: starts[j + k - 1] + end_in_line,
-            replacement: new.to_string(),
-        };
-        if level == Level::Indentation {
-            reindent(&mut m, starts[j], file_lines, j, old_lines, start_in_line);
-        }
-        found.push(m);
+        found.push(Region {
+            j,
+            start: file.starts[j] + start_in_line,
+            end: file.starts[j + k - 1] + end_in_line,
+            first_whole: q == 0,
+            last_whole,
+        });
         if found.len() > MAX_FOUND {
             return;
         }
     }
 }
 
-fn find_single(
-    starts: &[usize],
-    file_lines: &[&str],
-    old: &str,
-    new: &str,
-    level: Level,
-    found: &mut Vec<Found>,
-) {
-    let whole = norm(old, level);
-    // Quotes can differ anywhere in a line, not only at whole-line matches.
-    let quoted = (level != Level::TrailingWhitespace && has_quotes(old)).then(|| map_quotes(old));
-    for (j, line) in file_lines.iter().enumerate() {
-        let n = norm(line, level);
-        if *n == *whole {
-            let (map, len) = offsets(line, level);
-            let mut m = Found {
-                start: starts[j] + map[0],
-                end: starts[j] + map[len],
-                replacement: new.to_string(),
-            };
-            if level == Level::Indentation {
-                reindent(&mut m, starts[j], file_lines, j, &[old], map[0]);
-            }
-            found.push(m);
-        } else if let Some(q) = &quoted {
-            let mapped = map_quotes(line);
-            if matches!(mapped, Cow::Borrowed(_)) && q.as_ref() == old {
-                // No typographic quote on either side: an exact search
-                // has looked here already.
-                continue;
-            }
-            let (map, _) = quote_offsets(line);
-            for (i, _) in mapped.match_indices(q.as_ref()) {
-                found.push(Found {
-                    start: starts[j] + map[i],
-                    end: starts[j] + map[i + q.len()],
-                    replacement: new.to_string(),
+fn find_single(file: &Lines, norms: &[Cow<str>], old: &str, fuzz: Fuzz, found: &mut Vec<Region>) {
+    let whole = fuzz.norm(old);
+    // Levels that fold characters can match inside a line too.
+    let inside = matches!(fuzz, Fuzz::Unicode | Fuzz::InnerWhitespace)
+        .then(|| fuzz.mapped(old, false, false).text)
+        .filter(|s| !s.is_empty());
+    for (j, line) in file.lines.iter().enumerate() {
+        if norms[j] == whole {
+            let m = fuzz.mapped(line, true, true);
+            if let (Some(a), Some(b)) = (m.orig(0), m.orig(m.text.len())) {
+                found.push(Region {
+                    j,
+                    start: file.starts[j] + a,
+                    end: file.starts[j] + b,
+                    first_whole: true,
+                    last_whole: true,
                 });
             }
+        } else if let Some(sub) = &inside {
+            let m = fuzz.mapped(line, false, false);
+            for (i, _) in m.text.match_indices(sub.as_str()) {
+                if let (Some(a), Some(b)) = (m.orig(i), m.orig(i + sub.len())) {
+                    found.push(Region {
+                        j,
+                        start: file.starts[j] + a,
+                        end: file.starts[j] + b,
+                        first_whole: false,
+                        last_whole: false,
+                    });
+                }
+            }
         }
         if found.len() > MAX_FOUND {
             return;
@@ -201,162 +189,185 @@ fn find_single(
     }
 }
 
-/// Re-indents the replacement of a match found by ignoring indentation.
-/// Each line of `old_string` that matched a whole file line pairs its
-/// indentation with the file's; every line of `new_string` then has its
-/// indentation translated by the pair with the longest matching prefix,
-/// so relative indentation inside `new_string` is kept.
-fn reindent(
-    m: &mut Found,
-    first_line_start: usize,
-    file_lines: &[&str],
-    j: usize,
-    old_lines: &[&str],
-    start_in_line: usize,
-) {
+/// The replacement for a region: see the module's notes.
+fn build(text: &str, file: &Lines, r: Region, old_lines: &[&str], new: &str, fuzz: Fuzz) -> Found {
     let k = old_lines.len();
-    let at_content_start = file_lines[j][..start_in_line].trim().is_empty();
-    let mut pairs: Vec<(&str, &str)> = Vec::new();
-    for (i, old) in old_lines.iter().enumerate() {
-        let whole = if i == 0 {
-            at_content_start
-                && (k > 1
-                    || norm(old, Level::Indentation) == norm(file_lines[j], Level::Indentation))
+    let mut start = r.start;
+    // A first line matched whole at a level that ignores indentation takes
+    // its indentation along, so that a re-indented first line fits.
+    if fuzz.reindents() && r.first_whole {
+        start = file.starts[r.j];
+    }
+    let line_end = |i: usize| file.starts[r.j + i] + file.lines[r.j + i].len();
+    // What the file has for each line of old_string.
+    let segs: Vec<&str> = (0..k)
+        .map(|i| {
+            let a = if i == 0 { start } else { file.starts[r.j + i] };
+            let b = if i + 1 == k { r.end } else { line_end(i) };
+            &text[a..b]
+        })
+        .collect();
+    // Whether line i of old_string matched a whole file line.
+    let whole = |i: usize| {
+        if i == 0 {
+            r.first_whole && (k > 1 || r.last_whole)
         } else if i + 1 == k {
-            norm(old, Level::Indentation) == norm(file_lines[j + i], Level::Indentation)
+            r.last_whole
         } else {
             true
-        };
-        if !whole || old.trim().is_empty() {
-            continue;
         }
-        let (o, f) = (indent(old), indent(file_lines[j + i]));
-        if !pairs.iter().any(|(seen, _)| *seen == o) {
-            pairs.push((o, f));
-        }
-    }
-    if pairs.is_empty() || (!at_content_start && pairs.iter().all(|(o, f)| o == f)) {
-        return;
-    }
-    let mut out = String::with_capacity(m.replacement.len() + 64);
-    for (n, line) in m.replacement.split('\n').enumerate() {
-        if n > 0 {
-            out.push('\n');
-        }
-        let translated = if (n == 0 && !at_content_start) || line.trim().is_empty() {
-            None
+    };
+    let pairs = if fuzz.reindents() {
+        let (theirs, ours): (Vec<&str>, Vec<&str>) = (0..k)
+            .filter(|&i| whole(i))
+            .map(|i| (old_lines[i], file.lines[r.j + i]))
+            .unzip();
+        indent_pairs(&theirs, &ours)
+    } else {
+        Vec::new()
+    };
+    let new_lines: Vec<&str> = new.split('\n').collect();
+    // The first line placed after a fragment stays as written.
+    let fresh = |n: usize, line: &str| {
+        if n == 0 && !(r.first_whole && fuzz.reindents()) {
+            line.to_string()
         } else {
-            let ind = indent(line);
-            pairs
-                .iter()
-                .filter(|(o, _)| ind.starts_with(o))
-                .max_by_key(|(o, _)| o.len())
-                .map(|(o, f)| (o.len(), *f))
-        };
-        match translated {
-            Some((cut, to)) => {
-                out.push_str(to);
-                out.push_str(&line[cut..]);
+            reindent(&pairs, line)
+        }
+    };
+    let mut out: Vec<Cow<str>> = Vec::with_capacity(new_lines.len());
+    for op in capture_diff_slices(Algorithm::Myers, old_lines, &new_lines) {
+        match op {
+            DiffOp::Equal { old_index, len, .. } => {
+                // The same lines as old_string's: the file's own bytes.
+                out.extend(
+                    segs[old_index..old_index + len]
+                        .iter()
+                        .map(|s| Cow::Borrowed(*s)),
+                );
             }
-            None => out.push_str(line),
+            DiffOp::Delete { .. } => {}
+            DiffOp::Insert {
+                new_index, new_len, ..
+            } => {
+                for (n, line) in new_lines.iter().enumerate().skip(new_index).take(new_len) {
+                    out.push(Cow::Owned(fresh(n, line)));
+                }
+            }
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                for t in 0..new_len {
+                    let n = new_index + t;
+                    let kept = (old_len == new_len && whole(old_index + t))
+                        .then(|| {
+                            let i = old_index + t;
+                            keep_unchanged_ends(
+                                old_lines[i],
+                                new_lines[n],
+                                file.lines[r.j + i],
+                                fuzz,
+                            )
+                        })
+                        .flatten();
+                    out.push(Cow::Owned(kept.unwrap_or_else(|| fresh(n, new_lines[n]))));
+                }
+            }
         }
     }
-    m.replacement = out;
-    if at_content_start {
-        // The first line's indentation is now part of the replacement.
-        m.start = first_line_start;
+    let mut end = r.end;
+    // A whole last line that is changed takes its trailing part along.
+    if k > 1 && r.last_whole && out.last().map(|l| l.as_ref()) != Some(segs[k - 1]) {
+        end = line_end(k - 1) - usize::from(file.lines[r.j + k - 1].ends_with('\r'));
+    }
+    if k == 1 && r.first_whole && r.last_whole && out.len() == 1 && out[0] != segs[0] {
+        end = line_end(0) - usize::from(file.lines[r.j].ends_with('\r'));
+    }
+    Found {
+        start,
+        end,
+        replacement: out.join("\n"),
     }
 }
 
-fn indent(line: &str) -> &str {
-    &line[..line.len() - line.trim_start().len()]
+/// A changed line written with the file's bytes around the change: the
+/// part before and after it, equal to the old line at `fuzz`, is taken from
+/// the file line (keeping its indentation, look-alikes and trailing
+/// whitespace). `None` when that does not apply: the indentation changed,
+/// or the change is only in what the level ignores (then the model meant
+/// it, and its line is written as given).
+fn keep_unchanged_ends(old: &str, new: &str, file_line: &str, fuzz: Fuzz) -> Option<String> {
+    if indent(old) != indent(new) {
+        return None;
+    }
+    let file_line = file_line.strip_suffix('\r').unwrap_or(file_line);
+    let (o, n, f) = (
+        fuzz.mapped(old, true, true),
+        fuzz.mapped(new, true, true),
+        fuzz.mapped(file_line, true, true),
+    );
+    if o.text != f.text || o.text == n.text {
+        return None;
+    }
+    let (p, s) = common_ends(&o.text, &n.text);
+    let (f_a, n_a) = boundary_down(&f, &n, p)?;
+    let (f_b, n_b) = boundary_up(&f, &n, f.text.len() - s, n.text.len() - s)?;
+    // Past a change that reaches the end, the file's trailing whitespace
+    // goes with the rewritten text.
+    let tail = if s == 0 { "" } else { &file_line[f_b..] };
+    Some(format!(
+        "{}{}{tail}",
+        &file_line[..f_a],
+        &new[n_a..n_b.max(n_a)],
+    ))
 }
 
-/// The byte bounds `[a, b)` of a line that a level keeps.
-fn bounds(line: &str, level: Level, trim_end: bool) -> (usize, usize) {
-    let b = if trim_end {
-        line.trim_end().len()
-    } else {
-        line.len()
-    };
-    let a = if level == Level::Indentation {
-        b - line[..b].trim_start().len()
-    } else {
-        0
-    };
-    (a, b)
+/// Lengths of the common prefix and suffix of `a` and `b` (not
+/// overlapping in either), on character boundaries.
+fn common_ends(a: &str, b: &str) -> (usize, usize) {
+    let p: usize = a
+        .chars()
+        .zip(b.chars())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x.len_utf8())
+        .sum();
+    let room = a.len().min(b.len()) - p;
+    let mut s = 0;
+    for (x, y) in a[p..].chars().rev().zip(b[p..].chars().rev()) {
+        if x != y || s + x.len_utf8() > room {
+            break;
+        }
+        s += x.len_utf8();
+    }
+    (p, s)
 }
 
-fn norm(line: &str, level: Level) -> Cow<'_, str> {
-    normalize(line, level, true)
-}
-
-fn norm_open_end(line: &str, level: Level) -> Cow<'_, str> {
-    normalize(line, level, false)
-}
-
-fn normalize(line: &str, level: Level, trim_end: bool) -> Cow<'_, str> {
-    let (a, b) = bounds(line, level, trim_end);
-    let kept = &line[a..b];
-    if level != Level::TrailingWhitespace {
-        map_quotes(kept)
-    } else {
-        Cow::Borrowed(kept)
+/// The largest position at most `q` that both texts map back from.
+fn boundary_down(f: &Mapped, n: &Mapped, mut q: usize) -> Option<(usize, usize)> {
+    loop {
+        if let (Some(a), Some(b)) = (f.orig(q), n.orig(q)) {
+            return Some((a, b));
+        }
+        q = q.checked_sub(1)?;
     }
 }
 
-/// For each byte of the normalised line, its offset in the line, and one
-/// more entry for the end; with the normalised length.
-fn offsets(line: &str, level: Level) -> (Vec<usize>, usize) {
-    let (a, b) = bounds(line, level, true);
-    let quotes = level != Level::TrailingWhitespace;
-    let mut map = Vec::with_capacity(b - a + 1);
-    for (i, c) in line[a..b].char_indices() {
-        let width = if quotes && straight(c).is_some() {
-            1
-        } else {
-            c.len_utf8()
-        };
-        map.extend(std::iter::repeat_n(a + i, width));
+/// The smallest positions from `qf` in `f` and `qn` in `n` (moved
+/// together) that both texts map back from.
+fn boundary_up(f: &Mapped, n: &Mapped, mut qf: usize, mut qn: usize) -> Option<(usize, usize)> {
+    loop {
+        if let (Some(a), Some(b)) = (f.orig(qf), n.orig(qn)) {
+            return Some((a, b));
+        }
+        qf += 1;
+        qn += 1;
+        if qf > f.text.len() || qn > n.text.len() {
+            return None;
+        }
     }
-    let len = map.len();
-    map.push(b);
-    (map, len)
-}
-
-fn quote_offsets(line: &str) -> (Vec<usize>, usize) {
-    let mut map = Vec::with_capacity(line.len() + 1);
-    for (i, c) in line.char_indices() {
-        let width = if straight(c).is_some() {
-            1
-        } else {
-            c.len_utf8()
-        };
-        map.extend(std::iter::repeat_n(i, width));
-    }
-    let len = map.len();
-    map.push(line.len());
-    (map, len)
-}
-
-fn straight(c: char) -> Option<char> {
-    match c {
-        '\u{2018}' | '\u{2019}' | '\u{201a}' | '\u{201b}' | '\u{2032}' => Some('\''),
-        '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{201f}' | '\u{2033}' => Some('"'),
-        _ => None,
-    }
-}
-
-fn has_quotes(s: &str) -> bool {
-    s.chars()
-        .any(|c| straight(c).is_some() || c == '\'' || c == '"')
-}
-
-fn map_quotes(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(|c| straight(c).is_some()) {
-        return Cow::Borrowed(s);
-    }
-    Cow::Owned(s.chars().map(|c| straight(c).unwrap_or(c)).collect())
 }
 
 #[cfg(test)]
@@ -368,25 +379,38 @@ mod tests {
     }
 
     #[test]
-    fn trailing_whitespace() {
+    fn trailing_whitespace_kept_on_unchanged_lines() {
         let text = "fn a() {  \n    x();\t\n}\n";
         let f = find(
             text,
             "fn a() {\n    x();\n}",
-            "fn b() {\n    y();\n}",
-            Level::TrailingWhitespace,
+            "fn a() {\n    y();\n}",
+            Fuzz::TrailingWhitespace,
         );
         assert_eq!(f.len(), 1);
-        assert_eq!(apply(text, &f[0]), "fn b() {\n    y();\n}\n");
+        assert_eq!(apply(text, &f[0]), "fn a() {  \n    y();\t\n}\n");
     }
 
     #[test]
     fn quotes_inside_a_line() {
         let text = "say(“hello”);\nsay(“hello”, 2);\n";
-        let f = find(text, "say(\"hello\", 2)", "say(\"bye\", 2)", Level::Quotes);
+        let f = find(text, "say(\"hello\", 2)", "say(\"bye\", 2)", Fuzz::Unicode);
         assert_eq!(f.len(), 1);
         assert_eq!(apply(text, &f[0]), "say(“hello”);\nsay(\"bye\", 2);\n");
-        assert!(find(text, "say(\"hello\", 2)", "x", Level::TrailingWhitespace).is_empty());
+        assert!(find(text, "say(\"hello\", 2)", "x", Fuzz::TrailingWhitespace).is_empty());
+    }
+
+    #[test]
+    fn look_alikes_kept_around_a_change() {
+        let text = "a\nlet s = “x — y”; // n=1\nb\n";
+        let f = find(
+            text,
+            "a\nlet s = \"x - y\"; // n=1\nb",
+            "a\nlet s = \"x - y\"; // n=2\nb",
+            Fuzz::Unicode,
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(apply(text, &f[0]), "a\nlet s = “x — y”; // n=2\nb\n");
     }
 
     #[test]
@@ -396,7 +420,7 @@ mod tests {
             text,
             "fn f() {\n    g();\n}",
             "fn f() {\n    h();\n    i();\n}",
-            Level::Indentation,
+            Fuzz::Indentation,
         );
         assert_eq!(f.len(), 1);
         assert_eq!(
@@ -412,7 +436,7 @@ mod tests {
             text,
             "fn main() {\n    let x = 1;\n}",
             "fn main() {\n    let x = 2;\n    go(x);\n}",
-            Level::Indentation,
+            Fuzz::Indentation,
         );
         assert_eq!(
             apply(text, &f[0]),
@@ -423,7 +447,7 @@ mod tests {
             text,
             "fn f() {\na();\n}",
             "fn f() {\n    if c {\n        a();\n    }\n}",
-            Level::Indentation,
+            Fuzz::Indentation,
         );
         assert_eq!(
             apply(text, &f[0]),
@@ -432,9 +456,18 @@ mod tests {
     }
 
     #[test]
+    fn runs_of_spaces_inside_lines() {
+        let text = "const  x   =  1;\nconst y = 2;\n";
+        let f = find(text, "const x = 1;", "const x = 3;", Fuzz::InnerWhitespace);
+        assert_eq!(f.len(), 1);
+        assert_eq!(apply(text, &f[0]), "const  x   =  3;\nconst y = 2;\n");
+        assert!(find(text, "const x = 1;", "q", Fuzz::Indentation).is_empty());
+    }
+
+    #[test]
     fn old_string_ending_in_newline_ends_at_line_start() {
         let text = "a  \n    b\nc\n";
-        let f = find(text, "a\n", "z\n", Level::TrailingWhitespace);
+        let f = find(text, "a\n", "z\n", Fuzz::TrailingWhitespace);
         assert_eq!(f.len(), 1);
         assert_eq!(apply(text, &f[0]), "z\n    b\nc\n");
     }
@@ -442,14 +475,14 @@ mod tests {
     #[test]
     fn ambiguous_matches_are_all_reported() {
         let text = "x = 1  \ny\nx = 1 \ny\n";
-        let f = find(text, "x = 1\ny", "q", Level::TrailingWhitespace);
+        let f = find(text, "x = 1\ny", "q", Fuzz::TrailingWhitespace);
         assert_eq!(f.len(), 2);
     }
 
     #[test]
     fn last_line_may_stop_inside_a_line() {
         let text = "one  \ntwo three\n";
-        let f = find(text, "one\ntwo", "1\n2", Level::TrailingWhitespace);
+        let f = find(text, "one\ntwo", "1\n2", Fuzz::TrailingWhitespace);
         assert_eq!(f.len(), 1);
         assert_eq!(apply(text, &f[0]), "1\n2 three\n");
     }
