@@ -165,9 +165,7 @@ pub enum SetupError {
     },
     /// `--sandbox require` on a kernel that cannot confine the tools, or a
     /// sandbox that could not be set up.
-    #[error(
-        "{0}\nhint: `--sandbox auto` runs the tools unconfined with a warning, `--sandbox off` without one"
-    )]
+    #[error("{0}")]
     Sandbox(String),
     // Structured output (--output-schema).
     /// The output schema cannot be read, is not JSON or is no JSON Schema.

@@ -252,7 +252,7 @@ impl Plan {
     fn fall_back(&mut self, reason: String) -> Result<(), SetupError> {
         if self.choice.enforcement == Enforcement::Require {
             return Err(SetupError::Sandbox(format!(
-                "--sandbox require: cannot confine the tools: {reason}"
+                "--sandbox require: cannot confine the tools: {reason}\nhint: `--sandbox auto` runs the tools unconfined with a warning, `--sandbox off` without one"
             )));
         }
         sandbox::warn_unconfined(&reason);
@@ -305,9 +305,15 @@ impl Plan {
         Ok(Some(Arc::new(sandbox)))
     }
 
+    /// The kernel refusing is what `auto` falls back from; a path that
+    /// cannot be used (a `--sandbox-write` directory that does not exist)
+    /// is a mistake to fix, not a reason to run unconfined.
     fn prepare(&mut self, policy: &Policy) -> Result<Option<Prepared>, SetupError> {
         match Prepared::new(policy) {
             Ok(p) => Ok(Some(p)),
+            Err(e @ (sandbox::Error::Path { .. } | sandbox::Error::Policy(_))) => {
+                Err(SetupError::Sandbox(format!("the sandbox: {e}")))
+            }
             Err(e) => {
                 self.fall_back(e.to_string())?;
                 Ok(None)

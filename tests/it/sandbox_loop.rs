@@ -379,3 +379,18 @@ fn a_sandbox_write_directory_is_writable_and_only_it() {
     assert_eq!(std::fs::read(granted.path().join("f.txt")).unwrap(), b"a\n");
     assert!(!other.path().join("f.txt").exists());
 }
+
+#[test]
+fn a_sandbox_write_directory_that_does_not_exist_stops_the_start_rather_than_the_sandbox() {
+    let w = world();
+    let server = ModelServer::start(vec![Turn::Text("never asked")]);
+    let missing = w.1.path().join("no-such-dir").display().to_string();
+    let r = run(
+        ag_loop(&w, &server, &["--sandbox-write", &missing, "go"]),
+        None,
+    );
+    assert_eq!(r.code(), Some(2), "{}", r.stderr());
+    assert!(r.stderr().contains("no-such-dir"), "{}", r.stderr());
+    assert!(!r.stderr().contains("unconfined"), "{}", r.stderr());
+    assert!(server.requests().is_empty());
+}
