@@ -12,6 +12,7 @@ pub mod llm;
 pub mod mcp;
 pub mod proc;
 pub mod protocol;
+pub mod sandbox;
 pub mod schema;
 pub mod session;
 pub mod tool_protocol;

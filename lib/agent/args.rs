@@ -73,7 +73,8 @@ pub struct Args {
     pub max_failed_calls: Option<u32>,
     /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
     /// mcp, gate, after, tool, max_turns, max_failed_calls, pass_env, idle_timeout, output_schema,
-    /// output_retries, checkpoints, checkpoint_max_file_size; flags win, lists are added to).
+    /// output_retries, checkpoints, checkpoint_max_file_size, sandbox, sandbox_mode, allow_net,
+    /// sandbox_write, mcp_unconfined; flags win, lists are added to).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Stop a prompt once it has cost this many US dollars.
@@ -141,8 +142,10 @@ pub struct Args {
     #[arg(long)]
     pub no_session: bool,
     /// Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then
-    /// `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning and tools,
-    /// its body the system prompt; flags given here still win.
+    /// `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning, tools and
+    /// the sandbox (sandbox, sandbox_mode, allow_net: one found in the project may
+    /// make it stricter, not looser), its body the system prompt; flags given here
+    /// still win.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
     /// List the agent identities that --agent can load, and exit.
@@ -165,6 +168,9 @@ pub struct Args {
     /// --output-schema, exactly the answer's JSON value on one line.
     #[arg(short, long)]
     pub quiet: bool,
+    // The sandbox (issue 19).
+    #[command(flatten)]
+    pub sandbox: super::sandbox::SandboxArgs,
     // Structured output (--output-schema).
     /// Make the final answer one JSON value valid against this JSON Schema: a
     /// file, or inline JSON starting with `{` (also `output_schema` in the config

@@ -158,9 +158,9 @@ impl Agent {
             Ok(Some(cp)) => cp.clone(),
             Ok(None) => return Ok(()),
             Err(e) => {
-                return self.emitter.emit(AgentEvent::Error {
-                    message: format!("checkpoints are off for this run: {e}"),
-                });
+                return self.emitter.emit(AgentEvent::error(format!(
+                    "checkpoints are off for this run: {e}"
+                )));
             }
         };
         // git may take a while on a large tree (a session's first
@@ -190,9 +190,7 @@ impl Agent {
                     note,
                 }
             }
-            Err(e) => AgentEvent::Error {
-                message: format!("the checkpoint before turn {turn} failed: {e}"),
-            },
+            Err(e) => AgentEvent::error(format!("the checkpoint before turn {turn} failed: {e}")),
         };
         // Back, with what it learnt on the way (the pathspecs it checked).
         self.settings.checkpoints.open = Some(cp);

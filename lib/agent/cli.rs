@@ -88,6 +88,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         None => None,
     };
     let resolved = LoopConfig::resolve(args, &config, ident.as_ref(), &Env::from_process())?;
+    let mut sandbox_plan = super::sandbox::Plan::new(&resolved.sandbox, &cwd)?;
     let config_path = args.config.clone().unwrap_or_else(config::default_path);
     let output = super::output::from_setup(args, &config, ident.as_ref(), &config_path)?;
     let (model, found_window) = model_client(args, &resolved).await?;
@@ -95,8 +96,10 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         .context_window
         .or(found_window.as_ref().map(|w| w.0));
     let redactor = withhold_keys(args.api_key.as_deref(), &resolved.pass_env, &model);
-    let tools = Arc::new(load_tools(&resolved, &cwd).await?);
+    let tools = Arc::new(load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?).await?);
     let session = open_session(&resolved, &cwd, &tools, found_window)?;
+    let session_dir = session.id.as_ref().map(|_| PathBuf::from(&session.dir));
+    let sandbox = sandbox_plan.for_tools(session_dir.as_deref())?;
     let checkpoints = match (&session.id, &session.writer) {
         (Some(id), Some(w)) if resolved.checkpoints => {
             CheckpointState::on(&cwd, id, Some(w.path()), resolved.checkpoint_max_file_bytes)
@@ -116,9 +119,10 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         tool_env.push(("AG_SESSION_ID".to_string(), id.clone()));
         tool_env.push(("AG_SESSION_DIR".to_string(), session.dir.clone()));
     }
-    let emitter = Emitter::new(resolved.output, session.writer, resolved.color)
+    let mut emitter = Emitter::new(resolved.output, session.writer, resolved.color)
         .with_redactor(redactor)
         .with_structured_output(output.is_some());
+    super::sandbox::announce(&sandbox_plan, &resolved.sandbox, &mut emitter)?;
     let system = system_prompt(
         &cwd,
         resolved.system_prompt.as_deref(),
@@ -146,6 +150,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         },
         interactive: resolved.interactive,
         session_id: session.id,
+        sandbox,
         output,
         checkpoints,
     };
@@ -235,11 +240,15 @@ async fn model_client(
 
 /// The ag tools, the extra commands and the MCP servers' tools; ag tools
 /// of the default set that are not installed are left out with a warning.
-async fn load_tools(resolved: &LoopConfig, cwd: &Path) -> Result<ToolSet, SetupError> {
+async fn load_tools(
+    resolved: &LoopConfig,
+    cwd: &Path,
+    mcp_sandbox: Option<Arc<crate::sandbox::Prepared>>,
+) -> Result<ToolSet, SetupError> {
     let names = &resolved.tools;
     let mut tools =
         ToolSet::load(names, resolved.tools_explicit, &resolved.extra_tools, cwd).await?;
-    tools.add_mcp(&resolved.mcp, cwd).await?;
+    tools.add_mcp(&resolved.mcp, cwd, mcp_sandbox).await?;
     if !resolved.tools_explicit {
         let missing: Vec<&str> = names
             .iter()
@@ -371,7 +380,7 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
             Some(Input::Unreadable(message)) => {
                 // Reported in the stream, in order with the prompts around it.
                 warn(BIN, &message);
-                if let Err(e) = agent.emitter.emit(AgentEvent::Error { message }) {
+                if let Err(e) = agent.emitter.emit(AgentEvent::error(message)) {
                     error_line(BIN, &format!("cannot write an event: {e}"), None);
                     return ExitStatus::Input;
                 }

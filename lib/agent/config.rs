@@ -14,6 +14,11 @@
 //! max_failed_calls = 8
 //! pass_env = ["OPENAI_API_KEY"]
 //! idle_timeout = 300
+//! sandbox = "auto"
+//! sandbox_mode = "workspace-write"
+//! allow_net = false
+//! sandbox_write = ["~/.cargo"]
+//! mcp_unconfined = false
 //! output_schema = "answer.schema.json"
 //! output_retries = 2
 //! checkpoints = true
@@ -57,6 +62,18 @@ pub struct Config {
     /// retried (0: wait forever); a provider's `idle_timeout` in
     /// models.json wins over it.
     pub idle_timeout: Option<f64>,
+    // The sandbox (issue 19).
+    /// Confine tool calls: auto, require or off.
+    pub sandbox: Option<crate::sandbox::Enforcement>,
+    /// What confined calls may write: workspace-write or read-only.
+    pub sandbox_mode: Option<crate::sandbox::Mode>,
+    /// Let confined calls use the network.
+    pub allow_net: Option<bool>,
+    /// More directories confined calls may write (added to `--sandbox-write`).
+    #[serde(default)]
+    pub sandbox_write: Vec<PathBuf>,
+    /// Start MCP stdio servers outside the sandbox.
+    pub mcp_unconfined: Option<bool>,
     // Structured output (--output-schema).
     /// A JSON Schema the final answer must match: a file (relative to this
     /// config file's directory) or inline JSON starting with `{`.

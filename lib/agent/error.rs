@@ -66,7 +66,7 @@ pub enum SetupError {
     },
     /// A front matter key ag-loop does not know.
     #[error(
-        "`{}` line {line}: unknown key `{key}` (known: name, role, model, reasoning, tools, output_schema)",
+        "`{}` line {line}: unknown key `{key}` (known: name, role, model, reasoning, tools, output_schema, sandbox, sandbox_mode, allow_net)",
         path.display()
     )]
     IdentityKey {
@@ -150,6 +150,23 @@ pub enum SetupError {
         "the default gate: {0}; fix the file (its format is in `man ag-gate`), or pass --gate CMD or --no-gate"
     )]
     DefaultGate(#[source] crate::gate::config::ConfigError),
+    // The sandbox (issue 19).
+    /// An identity's sandbox key has a value ag-loop does not know.
+    #[error("`{}`: `{key}: {value}` is not one of {known}", path.display())]
+    SandboxValue {
+        /// The identity file.
+        path: PathBuf,
+        /// The key.
+        key: &'static str,
+        /// What it says.
+        value: String,
+        /// The values there are.
+        known: &'static str,
+    },
+    /// `--sandbox require` on a kernel that cannot confine the tools, or a
+    /// sandbox that could not be set up.
+    #[error("{0}")]
+    Sandbox(String),
     // Structured output (--output-schema).
     /// The output schema cannot be read, is not JSON or is no JSON Schema.
     #[error("{origin}: {reason}")]

@@ -1,5 +1,5 @@
 //! Agent identities: markdown files whose front matter chooses the name,
-//! role, model, reasoning and tools, and whose body becomes the system
+//! role, model, reasoning, tools and sandbox, and whose body becomes the system
 //! prompt. Looked up in the project's `.ag/agents/` (from the working
 //! directory up to the repository root), then `$AG_HOME/agents/`.
 
@@ -24,6 +24,14 @@ pub struct Identity {
     pub prompt: String,
     /// Where it was found.
     pub path: PathBuf,
+    // The sandbox (issue 19): the front matter's words, checked by
+    // `super::sandbox::resolve`.
+    /// `sandbox`: auto, require or off.
+    pub sandbox: Option<String>,
+    /// `sandbox_mode`: workspace-write or read-only.
+    pub sandbox_mode: Option<String>,
+    /// `allow_net`: true or false.
+    pub allow_net: Option<String>,
     /// Structured output: a JSON Schema file (relative to the identity's
     /// directory) or inline JSON that the final answer must match.
     pub output_schema: Option<String>,
@@ -144,6 +152,9 @@ pub fn parse(stem: &str, text: &str, path: &Path) -> Result<Identity, SetupError
                         .collect(),
                 );
             }
+            "sandbox" => id.sandbox = Some(value),
+            "sandbox_mode" | "sandbox-mode" => id.sandbox_mode = Some(value),
+            "allow_net" | "allow-net" => id.allow_net = Some(value),
             other => {
                 return Err(SetupError::IdentityKey {
                     path: path.to_path_buf(),

@@ -1,6 +1,7 @@
 //! The agent loop behind `ag-loop`: prompts in, events out, every tool call
 //! run as a subprocess of a tool binary, every event appended to the session.
 
+mod approval;
 mod args;
 mod checkpoints;
 pub mod cli;
@@ -9,6 +10,7 @@ pub mod config;
 mod control;
 mod emit;
 pub mod error;
+mod escalate;
 pub mod gates;
 pub mod identity;
 mod model;
@@ -17,6 +19,7 @@ mod prompt;
 mod render;
 mod repeats;
 mod runner;
+pub mod sandbox;
 pub mod setup;
 mod toolset;
 

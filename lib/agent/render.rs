@@ -129,7 +129,7 @@ impl Renderer {
                 let nl = self.newline_if_needed();
                 format!("{nl}{}\n", self.style("33", "interrupted"))
             }
-            AgentEvent::Error { message } => {
+            AgentEvent::Error { message, .. } => {
                 let nl = self.newline_if_needed();
                 format!("{nl}{}\n", self.style("31", &format!("error: {message}")))
             }

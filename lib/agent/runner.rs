@@ -56,6 +56,9 @@ pub struct AgentSettings {
     pub interactive: bool,
     /// The session's id, for gates.
     pub session_id: Option<String>,
+    // The sandbox (issue 19).
+    /// What confines every tool call, when the sandbox is on.
+    pub sandbox: Option<Arc<super::sandbox::LoopSandbox>>,
     // Structured output (--output-schema).
     /// The schema the final answer must match, and the retries allowed.
     pub output: Option<super::output::OutputSpec>,
@@ -80,7 +83,7 @@ pub struct Agent {
     /// Failing calls counted over the current prompt.
     guard: FailureGuard,
     /// Tools the person approved for the rest of the run ("always").
-    always: Vec<String>,
+    pub(super) always: Vec<String>,
 }
 
 /// How a prompt ended, for the exit status.
@@ -411,12 +414,10 @@ impl Agent {
                         Some(reply.text())
                     }
                     _ => {
-                        self.emitter.emit(AgentEvent::Error {
-                            message: format!(
-                                "the summary for compaction failed ({}); dropping the older turns instead",
-                                reply.error_message.as_deref().unwrap_or("no text")
-                            ),
-                        })?;
+                        self.emitter.emit(AgentEvent::error(format!(
+                            "the summary for compaction failed ({}); dropping the older turns instead",
+                            reply.error_message.as_deref().unwrap_or("no text")
+                        )))?;
                         None
                     }
                 }
@@ -504,16 +505,19 @@ impl Agent {
             let tools = self.tools.clone();
             let cwd = self.settings.cwd.clone();
             let env = self.settings.tool_env.clone();
+            let sandbox = self.settings.sandbox.clone();
             move |id: String, name: String, args: Value, cancel: CancellationToken| {
                 let tools = tools.clone();
                 let cwd = cwd.clone();
                 let env = env.clone();
+                let sandbox = sandbox.clone();
                 async move {
                     match tools.get(&name) {
                         Some(spec) => {
                             let call_env = CallEnv {
                                 cwd: &cwd,
                                 env: &env,
+                                sandbox: sandbox.as_deref(),
                             };
                             spec.call(&id, &args, &call_env, &cancel).await
                         }
@@ -534,6 +538,7 @@ impl Agent {
                 } else {
                     run_one(id.clone(), name.clone(), args.clone(), cancel.clone()).await
                 };
+                let r = self.escalate(&id, &name, &args, r, control, cancel).await?;
                 let mut r = self.after_hooks(&id, &name, &args, r).await?;
                 self.end_call(&id, &name, &calls[i].2, &mut r)?;
                 finished_args.push((i, name, args));
@@ -554,6 +559,7 @@ impl Agent {
                 };
                 let mut r = r;
                 if let Some((_, id, name, args)) = meta.iter().find(|(j, ..)| *j == i) {
+                    r = self.escalate(id, name, args, r, control, cancel).await?;
                     r = self.after_hooks(id, name, args, r).await?;
                     self.end_call(id, name, &calls[i].2, &mut r)?;
                     finished_args.push((i, name.clone(), args.clone()));
@@ -599,10 +605,11 @@ impl Agent {
                 session_id: self.settings.session_id.clone(),
                 tool_call_id: Some(id.clone()),
                 interactive: self.settings.interactive,
+                sandbox: self.settings.sandbox.as_ref().map(|s| s.gate(None)),
             };
             let (verdict, problems) = self.settings.gates.check(request).await;
             for p in problems {
-                self.emitter.emit(AgentEvent::Error { message: p })?;
+                self.emitter.emit(AgentEvent::error(p))?;
             }
             let refused = match verdict {
                 Verdict::Allow(a) => {
@@ -639,47 +646,6 @@ impl Agent {
         Ok(out)
     }
 
-    /// Asks a person to approve a call: on the terminal, or by an
-    /// `approval` command on stdin. An interrupt counts as no.
-    async fn ask_person(
-        &mut self,
-        id: &str,
-        name: &str,
-        arguments: &Value,
-        reason: &str,
-        control: &Control,
-        cancel: &CancellationToken,
-    ) -> io::Result<bool> {
-        // Listen before asking, so that a quick answer is not missed.
-        let rx = (!self.settings.interactive).then(|| control.await_approval(id));
-        self.emitter.emit(AgentEvent::ApprovalRequest {
-            tool_call_id: id.to_string(),
-            tool_name: name.to_string(),
-            arguments: arguments.clone(),
-            reason: reason.to_string(),
-        })?;
-        let Some(rx) = rx else {
-            let question = format!(
-                "Allow {name} {}? ({reason}) [y]es / [n]o / [a]lways for {name}: ",
-                crate::session::export::short_args(arguments)
-            );
-            let answer = tokio::select! {
-                _ = cancel.cancelled() => return Ok(false),
-                a = tokio::task::spawn_blocking(move || ask_tty(&question)) => a.unwrap_or_default(),
-            };
-            let answer = answer.trim().to_lowercase();
-            if answer == "a" || answer == "always" {
-                self.always.push(name.to_string());
-                return Ok(true);
-            }
-            return Ok(answer == "y" || answer == "yes");
-        };
-        Ok(tokio::select! {
-            _ = cancel.cancelled() => false,
-            a = rx => a.unwrap_or(false),
-        })
-    }
-
     /// Passes a result through the after-hooks.
     async fn after_hooks(
         &mut self,
@@ -705,7 +671,7 @@ impl Agent {
         };
         let (output, is_error, problems) = self.settings.gates.after(request).await;
         for p in problems {
-            self.emitter.emit(AgentEvent::Error { message: p })?;
+            self.emitter.emit(AgentEvent::error(p))?;
         }
         r.output = output;
         r.is_error = is_error;
@@ -778,24 +744,6 @@ impl Agent {
         }
         Ok(())
     }
-}
-
-/// Asks on the controlling terminal and reads one line from it.
-fn ask_tty(question: &str) -> String {
-    use std::io::{BufRead, Write};
-    let Ok(tty) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-    else {
-        return String::new();
-    };
-    let mut writer = &tty;
-    let _ = writer.write_all(question.as_bytes());
-    let _ = writer.flush();
-    let mut line = String::new();
-    let _ = std::io::BufReader::new(&tty).read_line(&mut line);
-    line
 }
 
 fn to_message(name: &str, r: ToolResult) -> ToolResultMessage {

@@ -134,6 +134,9 @@ pub struct LoopConfig {
     pub sequential: bool,
     /// How to shorten the conversation.
     pub compact: CompactMode,
+    // The sandbox (issue 19).
+    /// How tool calls are confined.
+    pub sandbox: super::sandbox::SandboxChoice,
     // Checkpoints (issue 20).
     /// Record the tree before turns that may change it.
     pub checkpoints: bool,
@@ -215,6 +218,7 @@ impl LoopConfig {
             max_cost: args.max_cost,
             sequential: args.sequential,
             compact: args.compact,
+            sandbox: super::sandbox::resolve(&args.sandbox, config, ident)?,
             checkpoints: !args.no_checkpoints && config.checkpoints != Some(false),
             checkpoint_max_file_bytes: config
                 .checkpoint_max_file_size

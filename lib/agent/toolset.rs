@@ -141,10 +141,17 @@ impl ToolSet {
     /// Connects to MCP servers (`CMD ARGS` over stdio, or an http(s) URL) and
     /// adds their tools. A tool whose name is taken, or not acceptable to
     /// model APIs, is named `server__tool`.
-    pub async fn add_mcp(&mut self, specs: &[String], cwd: &Path) -> Result<(), SetupError> {
+    /// `sandbox` confines the stdio servers.
+    pub async fn add_mcp(
+        &mut self,
+        specs: &[String],
+        cwd: &Path,
+        sandbox: Option<Arc<crate::sandbox::Prepared>>,
+    ) -> Result<(), SetupError> {
         for spec in specs {
             let options = ConnectOptions {
                 cwd: Some(cwd.to_path_buf()),
+                sandbox: sandbox.clone(),
                 ..Default::default()
             };
             let client = McpClient::connect_with(spec, options)
@@ -206,6 +213,8 @@ pub struct CallEnv<'a> {
     pub cwd: &'a Path,
     /// Extra environment (`AG_SESSION_ID`, `AG_SESSION_DIR`).
     pub env: &'a [(String, String)],
+    /// The sandbox that confines the call, if any.
+    pub sandbox: Option<&'a super::sandbox::LoopSandbox>,
 }
 
 impl ToolSpec {
@@ -221,9 +230,30 @@ impl ToolSpec {
         self.check.prepare(&self.definition.name, arguments)
     }
 
+    /// True for a tool of an MCP server, whose calls run inside the
+    /// server's process (confined or not as the server is).
+    pub fn is_mcp(&self) -> bool {
+        matches!(self.runs, Runs::Mcp(..))
+    }
+
     /// Runs one call as a subprocess (or on its MCP server); an interrupt
     /// ends it and its group.
     pub async fn call(
+        &self,
+        id: &str,
+        arguments: &Value,
+        env: &CallEnv<'_>,
+        cancel: &CancellationToken,
+    ) -> ToolResult {
+        let guard = env.sandbox.and_then(|s| s.guard(&self.definition.name));
+        let mut r = self.run(id, arguments, env, cancel).await;
+        if let Some(guard) = guard {
+            super::sandbox::undo_hooks(guard, &mut r);
+        }
+        r
+    }
+
+    async fn run(
         &self,
         id: &str,
         arguments: &Value,
@@ -237,6 +267,7 @@ impl ToolSpec {
                     cwd: Some(env.cwd),
                     env: env.env,
                     aborted: INTERRUPTED,
+                    sandbox: env.sandbox.map(|s| s.prepared()),
                 };
                 let name = &self.definition.name;
                 program.call(name, id, arguments, &options, cancel).await

@@ -73,6 +73,8 @@ rule is denied; (2) a tool on the allow list (--allow, config `allow`) is allowe
 the reason kept in the decision); (4) under `always` every other call is asked unless `allow` \
 rules cover it; (5) the rest is allowed. Tool names match with or without the `ag-` prefix.
 
+With the sandbox: a request whose \"sandbox\" says the call runs in ag-loop's sandbox ({\"mode\": \"workspace-write\" or \"read-only\", \"workspace\": \"/project\", \"net\": false}) does not ask about what the kernel stops: recursive deletes, writes and deletes outside the working directory, disk tools, crontab, writes to .git/hooks and .git/config, and (without net) `curl | sh`; in read-only mode also the git commands that drop work. Force pushes, sudo, chmod -R 777, chown -R, kill -9 -1, shutdown, fork bombs and code that cannot be read are asked as before. A request whose sandbox also says \"blocked\": \"...\" asks whether a call the sandbox blocked may run again outside it: asked whatever the allow lists say, denied under never.
+
 The classifier flags bash commands (tool `bash`, `arguments.command`) that: delete recursively \
 (rm -r/-R/--recursive, find -delete, find -exec rm, xargs rm, rsync --delete); force push (git push -f, \
 --force, --force-with-lease, --mirror, +refspec); delete a remote branch (git push --delete, \

@@ -14,6 +14,7 @@ mod glob;
 pub mod place;
 pub mod policy;
 mod runtime;
+pub mod sandboxed;
 pub mod shell;
 mod wrappers;
 

@@ -69,6 +69,8 @@ pub struct ConnectOptions {
     pub startup_timeout: Duration,
     /// The working directory of a stdio server (default: this process's).
     pub cwd: Option<PathBuf>,
+    /// The sandbox that confines a stdio server (ag-loop's `--sandbox`).
+    pub sandbox: Option<std::sync::Arc<crate::sandbox::Prepared>>,
 }
 
 impl Default for ConnectOptions {
@@ -76,6 +78,7 @@ impl Default for ConnectOptions {
         ConnectOptions {
             startup_timeout: Duration::from_secs(60),
             cwd: None,
+            sandbox: None,
         }
     }
 }
@@ -396,6 +399,9 @@ async fn start(
                 .stdin(Input::Pipe);
             if let Some(dir) = &options.cwd {
                 command = command.cwd(dir);
+            }
+            if let Some(sandbox) = &options.sandbox {
+                command = command.sandbox(sandbox);
             }
             let limits = LineLimits {
                 max_line: MAX_LINE,

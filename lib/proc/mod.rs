@@ -35,10 +35,13 @@
 //! line (tools, gates, after-hooks).
 
 mod answer;
+mod attached;
 mod cancel;
 mod capture;
 mod child;
 mod clock;
+#[cfg(target_os = "linux")]
+mod confine;
 mod lines;
 mod run;
 mod secrets;
@@ -61,6 +64,8 @@ pub use answer::{AnswerError, answer};
 pub use cancel::{Cancel, CancelReason};
 pub use capture::{CaptureLimit, Captured};
 pub use child::{Ended, Running, Streaming};
+#[cfg(target_os = "linux")]
+pub use confine::{Confinement, landlock_abi, seccomp_filter_available};
 pub use lines::{Line, LineError, LineLimits, Lines};
 pub use nix::sys::signal::Signal;
 pub use secrets::{withheld_env, withhold_env};
@@ -120,6 +125,9 @@ pub struct Command {
     kill_leftovers: bool,
     cancel: Option<Cancel>,
     on_spawn: Option<Box<dyn FnOnce(u32) + Send>>,
+    // The sandbox (lib/sandbox): applied between fork and exec.
+    #[cfg(target_os = "linux")]
+    confinement: Option<Arc<Confinement>>,
 }
 
 impl Command {
@@ -142,6 +150,8 @@ impl Command {
             kill_leftovers: true,
             cancel: None,
             on_spawn: None,
+            #[cfg(target_os = "linux")]
+            confinement: None,
         }
     }
 
@@ -248,9 +258,26 @@ impl Command {
         self
     }
 
+    /// Confines the child (and all it starts) by this Landlock ruleset and
+    /// seccomp filter, with `no_new_privs`, applied between fork and exec;
+    /// if the kernel refuses them, the command does not start. `lib/sandbox`
+    /// builds the confinement from a policy (`Command::sandbox`).
+    #[cfg(target_os = "linux")]
+    pub fn confine(mut self, confinement: Arc<Confinement>) -> Command {
+        self.confinement = Some(confinement);
+        self
+    }
+
     /// Runs the command to its end (or its time limit, or cancellation).
     pub fn run(self) -> Result<Outcome, Error> {
         run::run(self)
+    }
+
+    /// Runs the command attached to this terminal: stdio inherited, in this
+    /// process's group, no time limit or capture; SIGINT, SIGTERM and SIGHUP
+    /// sent to this process are passed on to it (see `attached.rs`).
+    pub fn run_attached(self) -> Result<Status, Error> {
+        attached::run_attached(self)
     }
 
     /// Starts the command and returns its pid at once, without waiting. The

@@ -121,6 +121,10 @@ pub(super) fn prepare(cmd: &mut Command, detached: bool) -> Result<Prepared, Err
     } else {
         super::watchdog::watch_std(&mut c);
     }
+    #[cfg(target_os = "linux")]
+    if let Some(confinement) = &cmd.confinement {
+        super::confine::confine(&mut c, std::sync::Arc::clone(confinement));
+    }
     let input = std::mem::take(&mut cmd.stdin);
     c.stdin(match (&input, detached) {
         (Input::Bytes(_) | Input::Pipe, false) => Stdio::piped(),

@@ -156,6 +156,10 @@ pub enum AgentEvent {
     Error {
         /// What went wrong.
         message: String,
+        /// A stable code for what went wrong, for clients that act on it
+        /// (`sandbox.unavailable`: tools run unconfined); absent on most.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
     },
     // Checkpoints (issue 20).
     /// The working tree was recorded before a turn's tool calls (or at the
@@ -196,6 +200,16 @@ pub enum AgentEvent {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+impl AgentEvent {
+    /// An `error` event without a code.
+    pub fn error(message: impl Into<String>) -> AgentEvent {
+        AgentEvent::Error {
+            message: message.into(),
+            code: None,
+        }
+    }
 }
 
 /// How an agent run ended.

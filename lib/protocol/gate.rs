@@ -27,6 +27,42 @@ pub struct GateRequest {
     /// client answers approvals).
     #[serde(default)]
     pub interactive: bool,
+    // The sandbox (issue 19).
+    /// The OS sandbox the call runs in (`ag-loop --sandbox`); absent when it
+    /// runs unconfined. A gate may pass what the kernel stops anyway;
+    /// ag-gate's default policy does (see its man page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<GateSandbox>,
+}
+
+/// The sandbox a tool call runs in, as a gate sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateSandbox {
+    /// What the call may write.
+    pub mode: SandboxMode,
+    /// The directory writes are confined to in `workspace-write` mode.
+    pub workspace: String,
+    /// True when the network is open (`--allow-net`); otherwise TCP, UDP
+    /// and raw sockets are denied (Unix sockets stay open).
+    #[serde(default)]
+    pub net: bool,
+    /// Set when the call already ran confined and the sandbox blocked it:
+    /// what was denied (such as: write to `/etc/hosts`). The gate is asked whether
+    /// to run the call again outside the sandbox: allow runs it unconfined,
+    /// ask puts the question to a person, deny keeps it confined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<String>,
+}
+
+/// What a confined call may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Nothing at all.
+    ReadOnly,
+    /// The workspace, the directories ag's tools keep their files in, a
+    /// private temporary directory and devices such as `/dev/null`.
+    WorkspaceWrite,
 }
 
 /// A gate's answer to one request: one JSON object per line.

@@ -89,6 +89,8 @@ pub struct CallOptions<'a> {
     /// Why a cancelled call stopped, for the model ([`CANCELLED`], or the
     /// caller's own words such as "the user interrupted ...").
     pub aborted: &'a str,
+    /// The sandbox that confines the call (ag-loop's `--sandbox`).
+    pub sandbox: Option<&'a crate::sandbox::Prepared>,
 }
 
 impl Default for CallOptions<'_> {
@@ -97,6 +99,7 @@ impl Default for CallOptions<'_> {
             cwd: None,
             env: &[],
             aborted: CANCELLED,
+            sandbox: None,
         }
     }
 }
@@ -208,6 +211,9 @@ impl ToolProgram {
             .stdin(Input::Bytes(line.into_bytes()));
         for (k, v) in options.env {
             cmd = cmd.env(k, v);
+        }
+        if let Some(sandbox) = options.sandbox {
+            cmd = cmd.sandbox(sandbox);
         }
         match cmd.collect(cancel).await {
             Err(e @ proc::Error::Spawn { .. }) => error_result(

@@ -989,6 +989,9 @@ fn a_dangerous_command_waits_for_approval_by_jsonl() {
             "--no-session",
             "--gate",
             &gate,
+            // The sandbox would stop what the gate asks about here.
+            "--sandbox",
+            "off",
         ]);
         c.stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped());

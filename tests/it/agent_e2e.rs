@@ -345,7 +345,7 @@ fn a_dangerous_command_is_asked_about_on_the_terminal() {
                 .unwrap()
         };
         let cmd = format!(
-            "cd '{}' && AG_HOME='{}' NO_COLOR=1 '{}' -m ollama/scripted --base-url '{}' --no-session 'clean up'; echo EXIT=$?; sleep 60",
+            "cd '{}' && AG_HOME='{}' NO_COLOR=1 '{}' -m ollama/scripted --base-url '{}' --no-session --sandbox off 'clean up'; echo EXIT=$?; sleep 60",
             env.path().display(),
             env.join(".home/.ag").display(),
             bin!("ag-loop"),

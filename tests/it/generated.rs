@@ -30,6 +30,7 @@ fn all_commands() -> Vec<clap::Command> {
         tool_command::<tools::notify::NotifyTool>(),
         <ag::gate::cli::Args as clap::CommandFactory>::command(),
         <ag::mcp::cli::Args as clap::CommandFactory>::command(),
+        <ag::sandbox::cli::Args as clap::CommandFactory>::command(),
         ag::llm::cli::command(),
         <ag::agent::cli::Args as clap::CommandFactory>::command(),
         <ag::session::cli::Args as clap::CommandFactory>::command(),

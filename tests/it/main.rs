@@ -93,5 +93,9 @@ mod agent_repeats;
 mod agent_budget;
 // ag-loop's command line and stdin: --pretty, lines that are not UTF-8.
 mod agent_cli;
+// ag-sandbox and ag-bash --sandbox: Landlock and seccomp on this kernel.
+mod sandbox;
+// ag-loop's sandbox: blocked calls, escalation, no Landlock, MCP servers, git hooks.
+mod sandbox_loop;
 // Structured output (--output-schema) on every API's wire shape, ag-loop and ag-llm.
 mod output_schema;

@@ -107,7 +107,13 @@ fn all_jobs() -> Result<Vec<(PathBuf, JobRecord)>, ToolError> {
 }
 
 /// Starts a background job.
-pub fn start(command: &str, cwd: &Path, shell: &str, keep: bool) -> Result<ToolOutput, ToolError> {
+pub fn start(
+    command: &str,
+    cwd: &Path,
+    shell: &str,
+    keep: bool,
+    sandbox: Option<crate::sandbox::Policy>,
+) -> Result<ToolOutput, ToolError> {
     let root = jobs_dir()?;
     let io_err =
         |what: String, e: io::Error| ToolError::new("bash.io", format!("cannot {what}: {e}"));
@@ -139,8 +145,14 @@ pub fn start(command: &str, cwd: &Path, shell: &str, keep: bool) -> Result<ToolO
     File::create(dir.join(LOG)).map_err(|e| io_err("create the job's log".into(), e))?;
     let exe =
         supervisor::ag_bash_exe().map_err(|e| io_err("find the ag-bash program".into(), e))?;
-    proc::Command::new(&exe)
-        .env(supervisor::SUPERVISE_ENV, &dir)
+    let mut supervisor = proc::Command::new(&exe).env(supervisor::SUPERVISE_ENV, &dir);
+    // The supervisor confines the job's command itself (it stays free to
+    // write the job's record).
+    supervisor = match &sandbox {
+        Some(p) => supervisor.env(super::sandbox::JOB_SANDBOX_ENV, p.to_env()),
+        None => supervisor.env_remove(super::sandbox::JOB_SANDBOX_ENV),
+    };
+    supervisor
         .new_session()
         .spawn_detached()
         .map_err(|e| ToolError::new(e.code(), format!("cannot start job {id}: {e}")))?;

@@ -6,6 +6,7 @@
 pub mod jobs;
 mod record;
 mod render;
+mod sandbox;
 mod supervisor;
 
 use std::path::PathBuf;
@@ -125,6 +126,41 @@ pub struct BashArgs {
     #[schemars(range(min = 1, max = 1000))]
     #[schemars(description = "")]
     pub lines: Option<u64>,
+
+    // The sandbox (issue 19): flags of the process, never of a call (see
+    // sandbox.rs), hidden from the model.
+    /// Confine each command (Landlock, seccomp; see ag-sandbox(1)): `auto`
+    /// where the kernel can, else warn once and run unconfined; `require`
+    /// refuses to run unconfined; `off` (the default) runs unconfined. The
+    /// workspace is --root, else the working directory. A blocked
+    /// operation is named in the result ("blocked by the sandbox: write to
+    /// `/etc/hosts`", `details.sandbox.denied`), also when ag-bash itself
+    /// runs confined (by ag-loop or ag-sandbox).
+    #[arg(long, value_enum, value_name = "WHEN")]
+    #[serde(default)]
+    #[schemars(skip)]
+    pub sandbox: Option<crate::sandbox::Enforcement>,
+    /// With --sandbox: `workspace-write` (default) or `read-only`.
+    #[arg(long, value_enum, value_name = "MODE")]
+    #[serde(default)]
+    #[schemars(skip)]
+    pub sandbox_mode: Option<crate::sandbox::Mode>,
+    /// With --sandbox: also allow writes beneath DIR (repeatable).
+    #[arg(long, value_name = "DIR")]
+    #[serde(default)]
+    #[schemars(skip)]
+    pub write: Vec<PathBuf>,
+    /// With --sandbox: also deny reading PATH (repeatable), on top of the
+    /// default deny list (ag-sandbox(1)).
+    #[arg(long, value_name = "PATH")]
+    #[serde(default)]
+    #[schemars(skip)]
+    pub deny_read: Vec<PathBuf>,
+    /// With --sandbox: allow the network.
+    #[arg(long)]
+    #[serde(default)]
+    #[schemars(skip)]
+    pub allow_net: bool,
 }
 
 /// A job id as a string, also when a model sends it as a number.
@@ -148,6 +184,8 @@ impl Tool for BashTool {
     type Args = BashArgs;
     const NAME: &'static str = "bash";
     const BIN: &'static str = "ag-bash";
+    const PROCESS_FLAGS: &'static [&'static str] =
+        &["sandbox", "sandbox_mode", "write", "deny_read", "allow_net"];
     const ABOUT: &'static str =
         "Run a shell command with a time limit, an output cap and clean cancellation";
     const LABEL: &'static str = "Execute Shell Command";
@@ -218,10 +256,11 @@ fn bash(ctx: &Context, args: BashArgs) -> Result<ToolOutput, ToolError> {
     }
     let cwd = resolve_cwd(ctx, args.cwd.as_deref())?;
     let shell = shell_of(args.shell.as_deref())?;
+    let confined = sandbox::setup(ctx, &args)?;
     if args.background {
-        return jobs::start(&command, &cwd, &shell, args.keep);
+        return jobs::start(&command, &cwd, &shell, args.keep, confined.job_policy());
     }
-    run_foreground(ctx, &args, &command, &cwd, &shell)
+    run_foreground(ctx, &args, &command, &cwd, &shell, confined)
 }
 
 /// Refuses a call that asks for two things at once, or for nothing, naming
@@ -367,6 +406,7 @@ fn run_foreground(
     command: &str,
     cwd: &std::path::Path,
     shell: &str,
+    confined: sandbox::Confined,
 ) -> Result<ToolOutput, ToolError> {
     let timeout = timeout_of(args)?;
     let limit = CaptureLimit::new(max_output_of(args)?).spill_to(spill_dir());
@@ -397,6 +437,7 @@ fn run_foreground(
     if let Some(input) = &args.stdin {
         cmd = cmd.stdin(Input::Bytes(input.clone().into_bytes()));
     }
+    cmd = confined.apply(cmd);
     let outcome = cmd.run().map_err(|e| match e {
         proc::Error::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
             ToolError::new(
@@ -408,7 +449,9 @@ fn run_foreground(
         }
         other => ToolError::new(other.code(), format!("{other}; try the call again")),
     })?;
-    Ok(report(ctx, command, cwd, timeout, &outcome, args.raw))
+    Ok(report(
+        ctx, command, cwd, timeout, &outcome, args.raw, confined,
+    ))
 }
 
 /// The most output kept under a caller's output budget (ag-loop's
@@ -441,6 +484,7 @@ fn report(
     timeout: Duration,
     o: &proc::Outcome,
     raw: bool,
+    confined: sandbox::Confined,
 ) -> ToolOutput {
     let r = render::render(&o.stdout, raw);
     let mut text = String::with_capacity(r.head.len() + 256);
@@ -468,6 +512,10 @@ fn report(
     }
     end_line(&mut text);
     text.push('\n');
+    let sandboxed = confined.finish(cwd, &text);
+    if let Some((said, _)) = &sandboxed {
+        text.push_str(said);
+    }
     if r.lossy {
         text.push_str("note: the output is not valid UTF-8; invalid bytes are shown as U+FFFD.\n");
     }
@@ -538,6 +586,9 @@ meant to keep running.\n",
     }
     if r.lossy {
         details["lossy"] = json!(true);
+    }
+    if let Some((_, value)) = sandboxed {
+        details["sandbox"] = value;
     }
     ToolOutput::new(text, details)
 }

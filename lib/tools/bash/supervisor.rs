@@ -97,16 +97,27 @@ fn supervise(dir: &Path) -> ExitCode {
             let _ = r.save(&dir);
         }
     };
-    let outcome = proc::Command::new(&record.shell)
+    let confined = match super::sandbox::for_job() {
+        Ok(c) => c,
+        Err(why) => return fail(&mut record, why),
+    };
+    let mut cmd = proc::Command::new(&record.shell)
         .arg("-c")
         .arg(&record.command)
         .cwd(&record.cwd)
         .env_remove(SUPERVISE_ENV)
+        .env_remove(super::sandbox::JOB_SANDBOX_ENV)
         .output(Output::File(log))
         .grace(GRACE)
         .cancel(&cancel)
-        .on_spawn(running)
-        .run();
+        .on_spawn(running);
+    if let Some((prepared, _)) = &confined {
+        cmd = cmd.sandbox(prepared);
+    }
+    let outcome = cmd.run();
+    if let Some((_, Some(guard))) = confined {
+        note_hooks(&log_path, guard.restore());
+    }
     done.store(true, Ordering::SeqCst);
     // Re-read: the record now holds the pid written at spawn.
     if let Ok(r) = JobRecord::load(dir) {
@@ -177,4 +188,24 @@ pub(super) fn mark_log_cut(log: &mut File, cut: u64) -> io::Result<()> {
         "[ag-bash: the log reached {} and was emptied; older output is gone]",
         super::human_bytes(cut)
     )
+}
+
+/// Tells in the job's log which hook changes of a confined job were undone.
+fn note_hooks(log_path: &Path, changes: Vec<crate::sandbox::HookChange>) {
+    let Ok(mut log) = OpenOptions::new().append(true).open(log_path) else {
+        return;
+    };
+    for c in changes {
+        let _ = writeln!(
+            log,
+            "[ag-bash: blocked by the sandbox: `{}` was {} by the job and {}]",
+            c.path.display(),
+            c.change,
+            if c.undone {
+                "has been put back"
+            } else {
+                "could NOT be put back"
+            }
+        );
+    }
 }

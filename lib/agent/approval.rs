@@ -1,0 +1,114 @@
+//! Asking a person whether a tool call may run: an `approval_request`
+//! event, then the answer from the terminal or from an `approval` command
+//! on stdin. The gates ask through it, and so does the sandbox before a
+//! blocked call runs outside it.
+
+use std::io;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::control::Control;
+use super::runner::Agent;
+use crate::protocol::AgentEvent;
+
+impl Agent {
+    /// Asks a person to approve a call: on the terminal, or by an
+    /// `approval` command on stdin. An interrupt counts as no.
+    pub(super) async fn ask_person(
+        &mut self,
+        id: &str,
+        name: &str,
+        arguments: &Value,
+        reason: &str,
+        control: &Control,
+        cancel: &CancellationToken,
+    ) -> io::Result<bool> {
+        let question = format!(
+            "Allow {name} {}? ({reason}) [y]es / [n]o / [a]lways for {name}: ",
+            crate::session::export::short_args(arguments)
+        );
+        Ok(
+            match self
+                .ask(id, name, arguments, reason, question, control, cancel)
+                .await?
+            {
+                Answer::Always => {
+                    self.always.push(name.to_string());
+                    true
+                }
+                Answer::Yes => true,
+                Answer::No => false,
+            },
+        )
+    }
+
+    /// Emits an `approval_request` and waits for the answer: on the
+    /// terminal (`question`, where `always` is an answer), else by an
+    /// `approval` command on stdin. An interrupt counts as no.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn ask(
+        &mut self,
+        id: &str,
+        name: &str,
+        arguments: &Value,
+        reason: &str,
+        question: String,
+        control: &Control,
+        cancel: &CancellationToken,
+    ) -> io::Result<Answer> {
+        // Listen before asking, so that a quick answer is not missed.
+        let rx = (!self.settings.interactive).then(|| control.await_approval(id));
+        self.emitter.emit(AgentEvent::ApprovalRequest {
+            tool_call_id: id.to_string(),
+            tool_name: name.to_string(),
+            arguments: arguments.clone(),
+            reason: reason.to_string(),
+        })?;
+        let Some(rx) = rx else {
+            let answer = tokio::select! {
+                _ = cancel.cancelled() => return Ok(Answer::No),
+                a = tokio::task::spawn_blocking(move || ask_tty(&question)) => a.unwrap_or_default(),
+            };
+            return Ok(match answer.trim().to_lowercase().as_str() {
+                "a" | "always" => Answer::Always,
+                "y" | "yes" => Answer::Yes,
+                _ => Answer::No,
+            });
+        };
+        let yes = tokio::select! {
+            _ = cancel.cancelled() => false,
+            a = rx => a.unwrap_or(false),
+        };
+        Ok(if yes { Answer::Yes } else { Answer::No })
+    }
+}
+
+/// A person's answer to an approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Not approved.
+    No,
+    /// Approved, this once.
+    Yes,
+    /// Approved, and the like for the rest of the session.
+    Always,
+}
+
+/// Asks on the controlling terminal and reads one line from it.
+fn ask_tty(question: &str) -> String {
+    use std::io::{BufRead, Write};
+    let Ok(tty) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+    else {
+        return String::new();
+    };
+    let mut writer = &tty;
+    let _ = writer.write_all(question.as_bytes());
+    let _ = writer.flush();
+    let mut line = String::new();
+    let _ = std::io::BufReader::new(&tty).read_line(&mut line);
+    line
+}

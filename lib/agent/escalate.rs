@@ -1,0 +1,237 @@
+//! A call the sandbox blocked may run again outside it, as Codex does it:
+//! the gates are asked once more with the denial in the request's
+//! `sandbox.blocked`; ag-gate's policy puts the question to a person (an
+//! `approval_request` whose reason names the denial), or, with nobody to
+//! ask (approval mode never), keeps the call confined. A person's "always"
+//! covers the command's prefix for the rest of the session. Without a gate
+//! (`--no-gate`) nobody can approve, so the call stays confined. Whatever
+//! is decided, the model reads it in the result.
+
+use std::io;
+use std::path::Path;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::approval::Answer;
+use super::control::Control;
+use super::gates::Verdict;
+use super::runner::Agent;
+use super::toolset::CallEnv;
+use crate::gate::sandboxed::stays_confined;
+use crate::protocol::{AgentEvent, GateRequest, ToolResult};
+
+impl Agent {
+    /// Runs a blocked call again outside the sandbox when a gate or a
+    /// person allows it; otherwise tells the model why it stays confined.
+    /// Any other result is returned as it is.
+    pub(super) async fn escalate(
+        &mut self,
+        id: &str,
+        name: &str,
+        arguments: &Value,
+        result: ToolResult,
+        control: &Control,
+        cancel: &CancellationToken,
+    ) -> io::Result<ToolResult> {
+        let Some(sandbox) = self.settings.sandbox.clone() else {
+            return Ok(result);
+        };
+        if cancel.is_cancelled() {
+            return Ok(result);
+        }
+        let mcp = self.tools.get(name).is_some_and(|t| t.is_mcp());
+        if mcp && !sandbox.mcp_confined {
+            return Ok(result);
+        }
+        let Some(blocked) = sandbox.blocked(&result, &self.settings.cwd) else {
+            return Ok(result);
+        };
+        if mcp {
+            let why = "it is a tool of an MCP server, which runs confined as a whole (ag-loop --mcp-unconfined starts servers outside the sandbox)";
+            return Ok(noted(result, &stays_confined(&blocked, why)));
+        }
+        if !sandbox.always_covers(name, arguments) {
+            if self.settings.gates.before.is_empty() {
+                let why = "no gate runs (--no-gate), so nobody can approve that";
+                return Ok(noted(result, &stays_confined(&blocked, why)));
+            }
+            let request = GateRequest {
+                tool: name.to_string(),
+                arguments: arguments.clone(),
+                cwd: self.settings.cwd.display().to_string(),
+                session_id: self.settings.session_id.clone(),
+                tool_call_id: Some(id.to_string()),
+                interactive: self.settings.interactive,
+                sandbox: Some(sandbox.gate(Some(blocked.clone()))),
+            };
+            let (verdict, problems) = self.settings.gates.check(request).await;
+            for p in problems {
+                self.emitter.emit(AgentEvent::error(p))?;
+            }
+            match verdict {
+                // A gate may let it out by itself; it then runs as the
+                // model asked (a rewrite is for the confined run).
+                Verdict::Allow(_) => {}
+                Verdict::Deny(reason) => return Ok(noted(result, &reason)),
+                Verdict::Ask(_, reason) => {
+                    let question = format!(
+                        "Run {name} {} outside the sandbox? ({reason}) [y]es / [n]o / [a]lways for {}: ",
+                        crate::session::export::short_args(arguments),
+                        describe_prefixes(name, arguments)
+                    );
+                    match self
+                        .ask(id, name, arguments, &reason, question, control, cancel)
+                        .await?
+                    {
+                        Answer::Always => sandbox.allow_always(name, arguments),
+                        Answer::Yes => {}
+                        Answer::No if cancel.is_cancelled() => return Ok(result),
+                        Answer::No => {
+                            let why = "the user did not approve that (or nobody answered)";
+                            return Ok(noted(result, &stays_confined(&blocked, why)));
+                        }
+                    }
+                }
+            }
+        }
+        let Some(spec) = self.tools.get(name) else {
+            return Ok(result);
+        };
+        let env = CallEnv {
+            cwd: &self.settings.cwd,
+            env: &self.settings.tool_env,
+            sandbox: None,
+        };
+        let mut again = spec.call(id, arguments, &env, cancel).await;
+        again.output = format!(
+            "[The sandbox blocked this call ({blocked}); it ran again outside the sandbox, as approved.]\n{}",
+            again.output
+        );
+        let note = json!({"ran_outside": true, "blocked": blocked});
+        match &mut again.details {
+            Value::Object(map) => {
+                map.insert("sandbox".into(), note);
+            }
+            Value::Null => again.details = json!({ "sandbox": note }),
+            _ => {}
+        }
+        Ok(again)
+    }
+}
+
+/// The confined result, with why it was not run outside the sandbox.
+fn noted(mut result: ToolResult, why: &str) -> ToolResult {
+    if !result.output.is_empty() {
+        result.output.push_str("\n\n");
+    }
+    result.output.push_str(why);
+    result
+}
+
+/// What an "always" answer for this call covers: for bash, the command
+/// prefix of each simple command it runs (`npm install`, `touch`); for
+/// other tools the tool. `None` when a bash command holds code that cannot
+/// be read before it runs, which no prefix can vouch for.
+pub fn prefixes(tool: &str, arguments: &Value) -> Option<Vec<String>> {
+    if tool != "bash" {
+        return Some(vec![format!("tool:{tool}")]);
+    }
+    let command = arguments.get("command").and_then(Value::as_str)?;
+    let root = Path::new("/");
+    let place = crate::gate::place::Place::new(root, None, None);
+    let shell = arguments.get("shell").and_then(Value::as_str);
+    let stdin = arguments.get("stdin").and_then(Value::as_str);
+    let analysis = crate::gate::analyse_bash_call(command, shell, stdin, root, &place);
+    if analysis.findings.iter().any(|f| {
+        matches!(
+            f.danger,
+            crate::gate::Danger::Unchecked
+                | crate::gate::Danger::TooDeep
+                | crate::gate::Danger::PipedScript
+        )
+    }) || analysis.segments.is_empty()
+    {
+        return None;
+    }
+    let mut out: Vec<String> = Vec::new();
+    for segment in &analysis.segments {
+        let p = prefix(segment);
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    Some(out)
+}
+
+/// A simple command's prefix: its program, and the next word when it is a
+/// subcommand (`git push`, `npm install`) rather than an option or a path.
+fn prefix(segment: &str) -> String {
+    let mut words = segment.split_whitespace();
+    let program = words.next().unwrap_or_default();
+    match words.next() {
+        Some(sub)
+            if sub
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                && !sub.starts_with('-') =>
+        {
+            format!("{program} {sub}")
+        }
+        _ => program.to_string(),
+    }
+}
+
+/// True when the approved prefix `approved` covers the prefix `wanted`:
+/// the same, or `wanted` is `approved` and a subcommand.
+pub fn covers(approved: &str, wanted: &str) -> bool {
+    wanted == approved
+        || wanted
+            .strip_prefix(approved)
+            .is_some_and(|rest| rest.starts_with(' '))
+}
+
+/// The prefixes an "always" answer names, for the question.
+pub fn describe_prefixes(tool: &str, arguments: &Value) -> String {
+    match prefixes(tool, arguments) {
+        Some(p) => p
+            .iter()
+            .map(|p| match p.strip_prefix("tool:") {
+                Some(t) => format!("every {t} call"),
+                None => format!("`{p}`"),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => "this exact call".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn always_covers_the_command_prefixes_and_nothing_hidden() {
+        let bash = |c: &str| json!({ "command": c });
+        assert_eq!(
+            prefixes("bash", &bash("npm install left-pad && touch /x/y")),
+            Some(vec!["npm install".to_string(), "touch".to_string()])
+        );
+        assert_eq!(prefixes("bash", &bash("eval \"$X\"")), None);
+        assert_eq!(
+            prefixes("write", &json!({})),
+            Some(vec!["tool:write".into()])
+        );
+        assert!(covers("git push", "git push"));
+        assert!(covers("touch", "touch"));
+        assert!(!covers("git push", "git pushy"));
+        assert!(!covers("npm install", "npm"));
+        assert_eq!(
+            describe_prefixes("bash", &bash("git push origin main")),
+            "`git push`"
+        );
+        assert_eq!(describe_prefixes("write", &json!({})), "every write call");
+    }
+}
