@@ -40,6 +40,21 @@ pub(super) fn set_adopting() {
     ADOPTING.store(true, Ordering::SeqCst);
 }
 
+/// Whether this process adopts orphans and no run is in flight, so that
+/// every child that is not detached was adopted.
+pub(super) fn adopting_idle() -> bool {
+    ADOPTING.load(Ordering::SeqCst) && RUNNING.load(Ordering::SeqCst) == 0
+}
+
+/// The pids of the detached children still running.
+pub(super) fn detached_pids() -> Vec<u32> {
+    reap_detached();
+    DETACHED
+        .lock()
+        .map(|l| l.iter().map(Child::id).collect())
+        .unwrap_or_default()
+}
+
 struct Running;
 
 impl Running {
