@@ -80,9 +80,11 @@ binaries gain nothing. Children, background jobs and processes that leave the se
 so that nothing confined outlives the checks below. The confined command sees its policy as JSON \
 in $AG_SANDBOX.
 
-A write to the workspace's .git/hooks, or a change to .git/config that makes git run a command \
-(core.hooksPath, core.fsmonitor, filters, ! aliases, includes, ...), is undone when CMD ends \
-and reported on stderr: a hook planted now would run later, outside the sandbox.
+A write to .git/hooks, or a change to .git/config that makes git run a command (core.hooksPath, \
+core.fsmonitor, filters, ! aliases, includes, ...), is undone when CMD ends and reported on \
+stderr: a hook planted now would run later, outside the sandbox. Watched are the workspace's \
+repository and those one level below it (DIR/*/.git), with their submodules, including \
+repositories CMD creates there.
 
 When a permission error in CMD's output cannot be told apart from the command's own failure, \
 ag-sandbox says nothing: it does not capture the output. ag-bash --sandbox does, and names the \
