@@ -461,3 +461,25 @@ fn ag_bash_gives_each_workspace_one_private_tmpdir_that_lasts_across_calls() {
         "{res}"
     );
 }
+
+#[test]
+fn setuid_and_setgid_modes_are_refused_and_plain_chmod_works() {
+    let env = setup();
+    env.write("ws/tool", "#!/bin/sh\n");
+    for flags in [&[][..], &["--net"][..]] {
+        let r = sandbox(
+            &env,
+            flags,
+            "chmod u+s tool; chmod g+s tool; chmod 6755 tool; chmod 755 tool && echo ok",
+        );
+        r.ok();
+        assert_eq!(r.stdout(), "ok\n", "{r}");
+        assert_eq!(r.stderr().matches("Permission denied").count(), 3, "{r}");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(env.join("ws/tool"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o7777, 0o755);
+    }
+}
