@@ -23,8 +23,9 @@ use crate::llm::cli::ReasoningArg;
 #[command(
     name = "ag-loop",
     version,
-    after_help = "Exit status: 0 the agent finished every prompt, 1 a model error or a limit stopped it, \
-2 usage or set-up error, 130 interrupted.\n\nSIGINT or {\"type\":\"interrupt\"} stops the model and the running \
+    after_help = "Exit status: 0 the agent finished every prompt, 1 a model error or a limit stopped it \
+(or the final answer never matched --output-schema: outcome invalid_output), 2 usage or set-up error (a \
+broken --output-schema among them), 130 interrupted.\n\nSIGINT or {\"type\":\"interrupt\"} stops the model and the running \
 tools; a second SIGINT quits.\n\nShould ag-loop be killed outright (SIGKILL, the OOM killer, a CI job's time \
 limit), a watchdog process it started with its first child (ag-watchdog in ps) ends everything it started (tool \
 calls, gates, after-hooks, --llm-cmd, MCP servers, and their children): SIGTERM, then SIGKILL 2 s later. It finds \
@@ -71,7 +72,8 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub max_failed_calls: Option<u32>,
     /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
-    /// mcp, gate, after, tool, max_turns, max_failed_calls, pass_env; flags win, lists are added to).
+    /// mcp, gate, after, tool, max_turns, max_failed_calls, pass_env, idle_timeout, output_schema,
+    /// output_retries, checkpoints, checkpoint_max_file_size; flags win, lists are added to).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Stop a prompt once it has cost this many US dollars.
@@ -159,7 +161,37 @@ pub struct Args {
     /// even when stdout is a pipe or a file; colour only on a terminal.
     #[arg(long, conflicts_with = "quiet")]
     pub pretty: bool,
-    /// Print only the final answer (for `$(ag-loop --quiet ...)`).
+    /// Print only the final answer (for `$(ag-loop --quiet ...)`); with
+    /// --output-schema, exactly the answer's JSON value on one line.
     #[arg(short, long)]
     pub quiet: bool,
+    // Structured output (--output-schema).
+    /// Make the final answer one JSON value valid against this JSON Schema: a
+    /// file, or inline JSON starting with `{` (also `output_schema` in the config
+    /// file or an identity's front matter). The model may use tools first; its
+    /// answer is checked (a ```json fence around it is accepted), sent to the
+    /// provider natively where the model supports it. The value is `output` in
+    /// agent_end; --quiet prints it on one line. A broken schema exits 2.
+    #[arg(long, value_name = "FILE|JSON")]
+    pub output_schema: Option<String>,
+    /// How many times a final answer that does not match --output-schema is
+    /// sent back with its validation errors before the run ends with the
+    /// outcome invalid_output and exit status 1 (default 2; also
+    /// `output_retries` in the config file).
+    #[arg(long, value_name = "N")]
+    pub output_retries: Option<u32>,
+    // Checkpoints (issue 20).
+    /// Do not record the working tree before turns that may change files
+    /// (also `checkpoints = false` in the config file). By default, before a
+    /// turn's tool calls (unless all are read-only) and at the end of a run
+    /// whose tools may have changed files, the tree is recorded as a git
+    /// commit on refs/ag/checkpoints/<session-id> (a shadow repository under
+    /// $AG_HOME/checkpoints/repos when the directory has no git), without
+    /// touching HEAD, the index, the stash or any branch, and a `checkpoint`
+    /// event is emitted; `ag-session rewind ID --turn N` puts a turn's tree
+    /// back. Untracked files are included, ignored ones and files over
+    /// `checkpoint_max_file_size` bytes (config file, default 10 MB) are not.
+    /// There are none without a session file (--no-session).
+    #[arg(long)]
+    pub no_checkpoints: bool,
 }

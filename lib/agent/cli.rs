@@ -18,6 +18,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 pub use super::args::Args;
+use super::checkpoints::CheckpointState;
 use super::config;
 use super::control::Control;
 use super::emit::Emitter;
@@ -87,6 +88,8 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         None => None,
     };
     let resolved = LoopConfig::resolve(args, &config, ident.as_ref(), &Env::from_process())?;
+    let config_path = args.config.clone().unwrap_or_else(config::default_path);
+    let output = super::output::from_setup(args, &config, ident.as_ref(), &config_path)?;
     let (model, found_window) = model_client(args, &resolved).await?;
     let context_window = resolved
         .context_window
@@ -94,6 +97,12 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     let redactor = withhold_keys(args.api_key.as_deref(), &resolved.pass_env, &model);
     let tools = Arc::new(load_tools(&resolved, &cwd).await?);
     let session = open_session(&resolved, &cwd, &tools, found_window)?;
+    let checkpoints = match (&session.id, &session.writer) {
+        (Some(id), Some(w)) if resolved.checkpoints => {
+            CheckpointState::on(&cwd, id, Some(w.path()), resolved.checkpoint_max_file_bytes)
+        }
+        _ => CheckpointState::off(),
+    };
     let mut tool_env = vec![
         // Background jobs that tools start (ag-bash) end with this process.
         ("AG_SESSION_PID".to_string(), std::process::id().to_string()),
@@ -107,8 +116,9 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         tool_env.push(("AG_SESSION_ID".to_string(), id.clone()));
         tool_env.push(("AG_SESSION_DIR".to_string(), session.dir.clone()));
     }
-    let emitter =
-        Emitter::new(resolved.output, session.writer, resolved.color).with_redactor(redactor);
+    let emitter = Emitter::new(resolved.output, session.writer, resolved.color)
+        .with_redactor(redactor)
+        .with_structured_output(output.is_some());
     let system = system_prompt(
         &cwd,
         resolved.system_prompt.as_deref(),
@@ -136,6 +146,8 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         },
         interactive: resolved.interactive,
         session_id: session.id,
+        output,
+        checkpoints,
     };
     Ok(Some(Agent::new(
         settings,

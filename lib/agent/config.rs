@@ -14,6 +14,10 @@
 //! max_failed_calls = 8
 //! pass_env = ["OPENAI_API_KEY"]
 //! idle_timeout = 300
+//! output_schema = "answer.schema.json"
+//! output_retries = 2
+//! checkpoints = true
+//! checkpoint_max_file_size = 10485760
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -53,6 +57,17 @@ pub struct Config {
     /// retried (0: wait forever); a provider's `idle_timeout` in
     /// models.json wins over it.
     pub idle_timeout: Option<f64>,
+    // Structured output (--output-schema).
+    /// A JSON Schema the final answer must match: a file (relative to this
+    /// config file's directory) or inline JSON starting with `{`.
+    pub output_schema: Option<String>,
+    /// Retries after a final answer that does not match the schema.
+    pub output_retries: Option<u32>,
+    // Checkpoints (issue 20).
+    /// `false` turns checkpoints off, as `--no-checkpoints` does.
+    pub checkpoints: Option<bool>,
+    /// Files larger than this many bytes are left out of checkpoints.
+    pub checkpoint_max_file_size: Option<u64>,
 }
 
 /// The default config file.

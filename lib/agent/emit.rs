@@ -32,6 +32,8 @@ pub struct Emitter {
     stdout_closed: bool,
     /// Key values that no event may carry.
     redactor: Arc<Redactor>,
+    /// Structured output is asked for: `--quiet` prints its value or nothing.
+    structured: bool,
 }
 
 impl Emitter {
@@ -44,7 +46,15 @@ impl Emitter {
             renderer: Renderer::new(color),
             stdout_closed: false,
             redactor: Arc::default(),
+            structured: false,
         }
+    }
+
+    /// With an output schema, `--quiet` prints only a valid answer's value:
+    /// never prose that a pipeline would take for it.
+    pub fn with_structured_output(mut self, on: bool) -> Self {
+        self.structured = on;
+        self
     }
 
     /// Hides these secrets in every event from now on.
@@ -88,6 +98,12 @@ impl Emitter {
                 }
             }
             OutputMode::Quiet => match &record.event {
+                // Structured output: exactly the value, on one line.
+                AgentEvent::AgentEnd {
+                    output: Some(value),
+                    ..
+                } => self.out.write_all_flush(format!("{value}\n").as_bytes()),
+                AgentEvent::AgentEnd { .. } if self.structured => Ok(()),
                 AgentEvent::AgentEnd { messages, .. } => {
                     let answer = super::render::final_answer(messages);
                     if answer.is_empty() {

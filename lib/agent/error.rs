@@ -66,7 +66,7 @@ pub enum SetupError {
     },
     /// A front matter key ag-loop does not know.
     #[error(
-        "`{}` line {line}: unknown key `{key}` (known: name, role, model, reasoning, tools)",
+        "`{}` line {line}: unknown key `{key}` (known: name, role, model, reasoning, tools, output_schema)",
         path.display()
     )]
     IdentityKey {
@@ -150,4 +150,13 @@ pub enum SetupError {
         "the default gate: {0}; fix the file (its format is in `man ag-gate`), or pass --gate CMD or --no-gate"
     )]
     DefaultGate(#[source] crate::gate::config::ConfigError),
+    // Structured output (--output-schema).
+    /// The output schema cannot be read, is not JSON or is no JSON Schema.
+    #[error("{origin}: {reason}")]
+    OutputSchema {
+        /// Who gave it: the flag, the config file, the identity.
+        origin: String,
+        /// What is wrong with it.
+        reason: String,
+    },
 }

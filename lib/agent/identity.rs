@@ -24,6 +24,9 @@ pub struct Identity {
     pub prompt: String,
     /// Where it was found.
     pub path: PathBuf,
+    /// Structured output: a JSON Schema file (relative to the identity's
+    /// directory) or inline JSON that the final answer must match.
+    pub output_schema: Option<String>,
 }
 
 /// The directories searched, first match wins.
@@ -131,6 +134,7 @@ pub fn parse(stem: &str, text: &str, path: &Path) -> Result<Identity, SetupError
             "role" | "description" => id.role = Some(value),
             "model" => id.model = Some(value),
             "reasoning" => id.reasoning = Some(value),
+            "output_schema" => id.output_schema = Some(value),
             "tools" | "toolset" => {
                 let list = value.trim_start_matches('[').trim_end_matches(']');
                 id.tools = Some(

@@ -2,6 +2,7 @@
 //! run as a subprocess of a tool binary, every event appended to the session.
 
 mod args;
+mod checkpoints;
 pub mod cli;
 pub mod compact;
 pub mod config;
@@ -9,9 +10,9 @@ mod control;
 mod emit;
 pub mod error;
 pub mod gates;
-mod hashes;
 pub mod identity;
 mod model;
+pub mod output;
 mod prompt;
 mod render;
 mod repeats;
@@ -19,6 +20,7 @@ mod runner;
 pub mod setup;
 mod toolset;
 
+pub use checkpoints::CheckpointState;
 pub use control::Control;
 pub use emit::{Emitter, OutputMode};
 pub use model::{Accumulator, ModelClient};

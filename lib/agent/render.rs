@@ -147,6 +147,7 @@ impl Renderer {
                     Outcome::CostLimit => "stopped at the cost limit",
                     Outcome::ModelError => "model error",
                     Outcome::RepeatedFailure => "stopped: tool calls kept failing",
+                    Outcome::InvalidOutput => "stopped: the answer did not match the output schema",
                 };
                 let reason = error.as_ref().map(|e| format!(": {e}")).unwrap_or_default();
                 format!(

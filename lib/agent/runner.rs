@@ -13,8 +13,8 @@ use super::compact::{self, CompactMode};
 use super::control::Control;
 use super::emit::Emitter;
 use super::gates::{Gates, Verdict};
-use super::hashes::FileHashes;
 use super::model::ModelClient;
+use super::output::Judgement;
 use super::repeats::FailureGuard;
 use super::toolset::{CallEnv, ToolSet, aborted_result, cap_output};
 use crate::protocol::{
@@ -22,6 +22,7 @@ use crate::protocol::{
     Outcome, Reasoning, StopReason, ToolResult, ToolResultMessage, Usage, UserContent,
 };
 use crate::tool_protocol::exec::error_result;
+use crate::tool_protocol::hashes::FileHashes;
 
 /// Settings of a run.
 pub struct AgentSettings {
@@ -55,6 +56,12 @@ pub struct AgentSettings {
     pub interactive: bool,
     /// The session's id, for gates.
     pub session_id: Option<String>,
+    // Structured output (--output-schema).
+    /// The schema the final answer must match, and the retries allowed.
+    pub output: Option<super::output::OutputSpec>,
+    // Checkpoints (issue 20).
+    /// Records the working tree before turns that may change it.
+    pub checkpoints: super::checkpoints::CheckpointState,
 }
 
 /// The agent: settings, the conversation so far and where events go.
@@ -152,6 +159,8 @@ impl Agent {
         )?;
         let mut turn = 0u32;
         let mut overflow_retried = false;
+        // Structured output: the valid answer, and the wrong ones so far.
+        let (mut output, mut wrong_answers) = (None, 0u32);
         let end = loop {
             if cancel.is_cancelled() {
                 self.emitter.emit(AgentEvent::Interrupted)?;
@@ -188,6 +197,7 @@ impl Agent {
                 self.compact(window, &mut turns, cancel).await?;
             }
             self.emitter.emit(AgentEvent::TurnStart)?;
+            self.note_turn_start();
             let assistant = self.model_call(cancel).await?;
             turns.usage.add(&assistant.usage);
             let message = Message::Assistant(assistant.clone());
@@ -256,11 +266,32 @@ impl Agent {
                     message: assistant.clone(),
                     tool_results: Vec::new(),
                 })?;
+                if let Some(spec) = &self.settings.output {
+                    match spec.judge(&assistant.text(), wrong_answers) {
+                        Judgement::Valid(value) => output = Some(value),
+                        Judgement::Retry(problems) => {
+                            wrong_answers += 1;
+                            let retry = Message::User {
+                                content: UserContent::Text(problems),
+                                timestamp: Some(crate::session::now()),
+                            };
+                            self.push(&mut turns, retry)?;
+                            continue;
+                        }
+                        Judgement::Invalid(reason) => {
+                            break RunEnd {
+                                outcome: Outcome::InvalidOutput,
+                                error: Some(reason),
+                            };
+                        }
+                    }
+                }
                 break RunEnd {
                     outcome: Outcome::Finished,
                     error: None,
                 };
             }
+            self.checkpoint_before_tools(&calls).await?;
             let results = self.run_tools(&mut turns, calls, control, cancel).await?;
             self.emitter.emit(AgentEvent::TurnEnd {
                 message: assistant.clone(),
@@ -289,11 +320,13 @@ impl Agent {
                 )?;
             }
         };
+        self.checkpoint_at_end().await?;
         self.emitter.emit(AgentEvent::AgentEnd {
             messages: turns.new,
             outcome: end.outcome,
             usage: turns.usage,
             error: end.error.clone(),
+            output,
         })?;
         Ok(end)
     }
@@ -308,6 +341,11 @@ impl Agent {
             max_tokens: self.settings.max_tokens,
             temperature: None,
             base_url: None,
+            output_schema: self
+                .settings
+                .output
+                .as_ref()
+                .map(|o| o.schema.schema.clone()),
         };
         self.emitter.emit(AgentEvent::MessageStart {
             message: Message::Assistant(AssistantMessage {
@@ -426,11 +464,6 @@ impl Agent {
         let mut prepared = Vec::new();
         for (i, (id, name, args)) in calls.iter().enumerate() {
             let mut args = args.clone();
-            self.emitter.emit(AgentEvent::ToolExecutionStart {
-                tool_call_id: id.clone(),
-                tool_name: name.clone(),
-                arguments: args.clone(),
-            })?;
             let check = match self.tools.get(name) {
                 None => Err((
                     "call.unknown_tool",
@@ -443,6 +476,15 @@ impl Agent {
                     .validate(&mut args)
                     .map_err(|msg| ("call.invalid_arguments", msg)),
             };
+            // The event shows what the call runs with (the arguments after
+            // leniency), or what the model sent when they were refused; the
+            // model's own text is in its message either way. The read-hash
+            // guard's value is added only after, as the model never sees it.
+            self.emitter.emit(AgentEvent::ToolExecutionStart {
+                tool_call_id: id.clone(),
+                tool_name: name.clone(),
+                arguments: args.clone(),
+            })?;
             match check {
                 Err((code, msg)) => {
                     let mut r = error_result(id, code, msg);

@@ -134,6 +134,11 @@ pub struct LoopConfig {
     pub sequential: bool,
     /// How to shorten the conversation.
     pub compact: CompactMode,
+    // Checkpoints (issue 20).
+    /// Record the tree before turns that may change it.
+    pub checkpoints: bool,
+    /// Files larger than this are left out of checkpoints.
+    pub checkpoint_max_file_bytes: u64,
 }
 
 impl LoopConfig {
@@ -210,6 +215,10 @@ impl LoopConfig {
             max_cost: args.max_cost,
             sequential: args.sequential,
             compact: args.compact,
+            checkpoints: !args.no_checkpoints && config.checkpoints != Some(false),
+            checkpoint_max_file_bytes: config
+                .checkpoint_max_file_size
+                .unwrap_or(crate::checkpoint::DEFAULT_MAX_FILE_BYTES),
         })
     }
 }
@@ -316,7 +325,25 @@ mod tests {
             max_failed_calls: Some(3),
             pass_env: strings(&["CONFIG_KEY"]),
             idle_timeout: Some(12.5),
+            ..Config::default()
         }
+    }
+
+    #[test]
+    fn checkpoints_on_unless_the_flag_or_the_config_says_off() {
+        let none = Config::default();
+        let c = resolve(&[], &none, None);
+        assert!(c.checkpoints);
+        assert_eq!(c.checkpoint_max_file_bytes, 10 * 1024 * 1024);
+        assert!(!resolve(&["--no-checkpoints"], &none, None).checkpoints);
+        let off = Config {
+            checkpoints: Some(false),
+            checkpoint_max_file_size: Some(5),
+            ..Default::default()
+        };
+        let c = resolve(&[], &off, None);
+        assert!(!c.checkpoints);
+        assert_eq!(c.checkpoint_max_file_bytes, 5);
     }
 
     #[test]

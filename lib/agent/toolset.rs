@@ -15,6 +15,7 @@ use crate::mcp::client::{ConnectOptions, McpClient, SERVER_GONE};
 use crate::protocol::{ToolDefinition, ToolResult};
 use crate::tool_protocol::ArgsCheck;
 use crate::tool_protocol::exec::{self, CallOptions, ToolProgram};
+use crate::tool_protocol::hashes;
 
 /// The ag tools offered by default, by tool name (binary `ag-<name>`).
 pub const DEFAULT_TOOLS: &[&str] = &[
@@ -64,22 +65,6 @@ pub struct ToolSpec {
     /// fills in itself: the model never sees a hash, so one it sends is a
     /// guess and is dropped.
     loop_hash: bool,
-}
-
-/// The stale-edit guard's field, which only ag-loop fills in.
-const HASH_FIELD: &str = "expected_hash";
-
-/// Removes a field from a parameter schema; true if it was there.
-fn hide_field(schema: &mut Value, field: &str) -> bool {
-    let removed = schema
-        .get_mut("properties")
-        .and_then(Value::as_object_mut)
-        .and_then(|p| p.remove(field))
-        .is_some();
-    if let Some(Value::Array(required)) = schema.get_mut("required") {
-        required.retain(|r| r != field);
-    }
-    removed
 }
 
 /// Where a tool's calls go.
@@ -141,7 +126,7 @@ impl ToolSet {
                 // The check keeps the whole schema: the tool still takes
                 // the hash the loop passes itself (see `FileHashes::guard`).
                 let check = ArgsCheck::new(definition.parameters.clone());
-                let loop_hash = own && hide_field(&mut definition.parameters, HASH_FIELD);
+                let loop_hash = own && hashes::hide_hash_field(&mut definition.parameters);
                 ToolSpec {
                     check,
                     definition,
@@ -231,7 +216,7 @@ impl ToolSpec {
         if self.loop_hash
             && let Some(map) = arguments.as_object_mut()
         {
-            map.remove(HASH_FIELD);
+            hashes::drop_guessed_hash(map);
         }
         self.check.prepare(&self.definition.name, arguments)
     }
@@ -338,20 +323,6 @@ pub fn cap_output(text: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hiding_a_field_removes_it_from_properties_and_required() {
-        let mut schema = serde_json::json!({
-            "properties": {"file_path": {}, "expected_hash": {}},
-            "required": ["file_path", "expected_hash"]
-        });
-        assert!(hide_field(&mut schema, HASH_FIELD));
-        assert_eq!(
-            schema,
-            serde_json::json!({"properties": {"file_path": {}}, "required": ["file_path"]})
-        );
-        assert!(!hide_field(&mut schema, HASH_FIELD));
-    }
 
     #[test]
     fn cap_keeps_head_and_tail() {

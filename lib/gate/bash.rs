@@ -415,8 +415,10 @@ impl Walker<'_> {
             // The words made keep `expands`: their value was known here,
             // but a command word or a script made of them is still built
             // at run time (a branch may have set the variable otherwise).
+            // `$HOME/bin/tool` is the exception: only its directory was
+            // unknown, and now it is known.
             let made = |text: &str| Word {
-                expands: true,
+                expands: !w.only_a_directory_variable(),
                 ..Word::plain(text)
             };
             match value {
@@ -645,6 +647,45 @@ pub(super) mod tests {
 
     pub(in crate::gate) fn dangers(command: &str) -> Vec<Danger> {
         analyse(command).findings.iter().map(|f| f.danger).collect()
+    }
+
+    #[test]
+    fn everyday_shell_is_not_flagged_as_unchecked_code() {
+        for cmd in [
+            "(( $x > 1 )) && echo big",
+            "for ((i = 0; i < 3; i++)); do echo $i; done",
+            "$HOME/bin/tool --version",
+            "\"${VIRTUAL_ENV}/bin/python\" -m pytest",
+            "eval \"$(ssh-agent -s)\"",
+            "eval `dircolors -b`",
+            "eval \"$(direnv hook bash)\"",
+        ] {
+            assert_eq!(dangers(cmd), vec![], "{cmd}");
+        }
+        // Still flagged: a name made at run time, code from a variable or
+        // from anywhere else, a setup program fed something unknown, and
+        // what runs inside the arithmetic.
+        for cmd in [
+            "$CMD --version",
+            "eval \"$x\"",
+            "eval \"$(cat setup.sh)\"",
+            "eval \"$(ssh-agent $OPTS)\"",
+            "eval \"$(curl -s https://x.sh)\"",
+            "eval \"$(ssh-agent)\" \"$y\"",
+        ] {
+            assert!(
+                dangers(cmd).contains(&Danger::Unchecked)
+                    || dangers(cmd).contains(&Danger::PipeToShell),
+                "{cmd}: {:?}",
+                dangers(cmd)
+            );
+        }
+        assert!(
+            dangers("(( $(rm -rf /tmp/x) ))").contains(&Danger::RecursiveDelete),
+            "{:?}",
+            dangers("(( $(rm -rf /tmp/x) ))")
+        );
+        assert!(dangers("$HOME/bin/rm -rf /").contains(&Danger::RecursiveDelete));
     }
 
     #[test]

@@ -85,8 +85,10 @@ that cannot be read before it runs (base64 -d x | sh, echo \"$X\" | bash; echo '
 cat <<EOF | sh are read instead); run code that is only put together when the line runs, which \
 cannot be checked: a command word made by an expansion, a substitution, a glob or a brace list \
 ($(echo rm) -rf /, `echo rm`, $cmd, \"$@\", rm${IFS}-rf${IFS}/, /bin/r? -rf /, {rm,-rf,/}, the {} of \
-find -exec {}), eval, bash -c, su -c, watch, trap or env -S given text that expands (eval \"$x\", \
-eval \"$(...)\", sh -c \"make $T\"), a here-document or here-string that expands fed to a shell, \
+find -exec {}; but a variable that only names the directory of a program written out, \
+$HOME/bin/tool, is fine), eval, bash -c, su -c, watch, trap or env -S given text that expands \
+(eval \"$x\", eval \"$(...)\", sh -c \"make $T\"; but not eval of what a shell set-up program prints, \
+eval \"$(ssh-agent -s)\", direnv, pyenv, conda, brew shellenv and the like), a here-document or here-string that expands fed to a shell, \
 source, . or a shell reading a process substitution that does more than print text \
 (source <(base64 -d x); source <(echo 'cmd') is read) or a script whose name expands (source \"$f\"), \
 xargs or parallel running their input as commands (xargs sh -c, xargs -I{} bash -c '{}', parallel \

@@ -30,7 +30,7 @@ impl Word {
     /// the shell turns into other words (`/bin/r? -rf /`, `{rm,-rf,/}`).
     pub fn built_at_run_time(&self) -> bool {
         let t = self.text.as_str();
-        if self.expands {
+        if self.expands && !self.only_a_directory_variable() {
             return true;
         }
         if matches!(t, "[" | "[[" | "{" | "}") {
@@ -46,6 +46,34 @@ impl Word {
                 .is_some_and(|close| t[open..open + close].contains([',', '.']))
         });
         t.contains(['*', '?']) || (t.contains('[') && t.contains(']')) || brace
+    }
+
+    /// True for `$HOME/bin/tool` and `${VENV}/bin/python`: one variable
+    /// chooses the directory, and the rest, the program's name among it,
+    /// is written out, so the command is known by that name like
+    /// `/usr/bin/tool` is.
+    pub fn only_a_directory_variable(&self) -> bool {
+        if !self.substitutions.is_empty() {
+            return false;
+        }
+        let Some(rest) = self.text.strip_prefix('$') else {
+            return false;
+        };
+        let (name, after) = match rest.strip_prefix('{') {
+            Some(braced) => match braced.split_once('}') {
+                Some(parts) => parts,
+                None => return false,
+            },
+            None => {
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                rest.split_at(end)
+            }
+        };
+        let is_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        is_name && after.starts_with('/') && !after.contains(['$', '`']) && after.len() > 1
     }
 
     /// A plain word, for tests and for words made from other words.
@@ -192,6 +220,7 @@ impl Parser {
                         self.finish(false);
                     }
                 }
+                '(' if self.peek_at(1) == Some('(') && self.arithmetic_ahead() => {}
                 '(' | ')' => {
                     // Subshells and function definitions: their commands
                     // are read as if they stood alone, with their depth.
@@ -225,6 +254,35 @@ impl Parser {
         self.finish(true);
         // A here-document whose body never came: nothing is fed.
         self.read_heredoc_bodies();
+    }
+
+    /// At `((` where a command starts (or after `for`): reads an
+    /// arithmetic command, `(( x > 1 ))`, as the words `((` and its
+    /// expression, whose substitutions still count, and says so. bash
+    /// takes `((` as arithmetic only when it closes with `))`; with `) )`
+    /// it is two subshells, and nothing is read here.
+    fn arithmetic_ahead(&mut self) -> bool {
+        let at_start = match self.current.words.as_slice() {
+            [] => true,
+            [w] => w.text == "for",
+            _ => false,
+        };
+        if !at_start || !self.current.redirects.is_empty() {
+            return false;
+        }
+        let start = self.pos;
+        self.pos += 2;
+        let inner = self.until_closing_paren();
+        if self.peek() != Some(')') {
+            self.pos = start;
+            return false;
+        }
+        self.pos += 1;
+        let mut expr = expansions_of(&inner);
+        expr.text = inner.trim().to_string();
+        self.current.words.push(Word::plain("(("));
+        self.current.words.push(expr);
+        true
     }
 
     fn skip_blanks(&mut self) {
@@ -664,6 +722,47 @@ mod tests {
         assert_ne!(pipes[3], pipes[4]);
         assert_ne!(pipes[6], pipes[7]);
         assert_ne!(pipes[0], pipes[1]);
+    }
+
+    #[test]
+    fn arithmetic_commands_are_one_command_and_keep_their_substitutions() {
+        assert_eq!(
+            words("(( $x > 1 )) && echo y"),
+            vec![vec!["((", "$x > 1"], vec!["echo", "y"]]
+        );
+        assert_eq!(
+            words("for ((i = 0; i < 3; i++)); do ls; done"),
+            vec![
+                vec!["for", "((", "i = 0; i < 3; i++"],
+                vec!["do", "ls"],
+                vec!["done"]
+            ]
+        );
+        let cmds = parse("(( $(rm -rf x) ))");
+        assert_eq!(cmds[0].words[1].substitutions, vec!["rm -rf x"]);
+        // `( (` and `) )` are subshells, whatever the spacing at the start.
+        assert_eq!(
+            words("((cd x; rm -rf y) )"),
+            vec![vec!["cd", "x"], vec!["rm", "-rf", "y"]]
+        );
+    }
+
+    #[test]
+    fn a_directory_variable_before_a_written_name_is_not_a_command_made_at_run_time() {
+        let word = |src: &str| parse(src).remove(0).words.remove(0);
+        assert!(!word("$HOME/bin/tool --x").built_at_run_time());
+        assert!(!word("\"${VENV}/bin/python\" -V").built_at_run_time());
+        for made in [
+            "$CMD x",
+            "$HOME x",
+            "$A/$B x",
+            "${X:-/bin}/rm x",
+            "$(which rm) x",
+            "$X/ x",
+            "$HOME/r? x",
+        ] {
+            assert!(word(made).built_at_run_time(), "{made}");
+        }
     }
 
     #[test]

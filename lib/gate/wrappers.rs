@@ -348,6 +348,8 @@ pub(super) fn unwrap(words: &[Word]) -> Option<(Inner<'_>, Option<Danger>)> {
             let inner = script.map_or(Inner::Nothing, |w| script_of(&[w]));
             return Some((inner, Some(Danger::Privilege)));
         }
+        // The substitution itself is read as a command like any other.
+        "eval" if evals_shell_setup(args) => Inner::Nothing,
         "eval" => script_of(args),
         "trap" => {
             // `trap 'rm -rf x' EXIT` runs its first argument later.
@@ -459,6 +461,59 @@ fn skip_options<'a>(args: &'a [Word], with_value: &[&str]) -> &'a [Word] {
 }
 
 /// A script made of words joined by spaces, literal unless one expands.
+/// Programs that print shell code for the shell to `eval`, to set itself
+/// up: `eval "$(ssh-agent -s)"`, `eval "$(direnv hook bash)"`. What they
+/// print is theirs, not data from outside, so such an eval is no more
+/// unknown than running the program.
+const SHELL_SETUP: &[&str] = &[
+    "ssh-agent",
+    "gpg-agent",
+    "keychain",
+    "direnv",
+    "dircolors",
+    "pyenv",
+    "rbenv",
+    "nodenv",
+    "goenv",
+    "jenv",
+    "plenv",
+    "conda",
+    "mamba",
+    "micromamba",
+    "opam",
+    "brew",
+    "fnm",
+    "mise",
+    "rtx",
+    "zoxide",
+    "starship",
+    "luarocks",
+];
+
+/// `eval "$(ssh-agent -s)"`: the whole argument is the output of one
+/// command of [`SHELL_SETUP`], itself written out in full.
+fn evals_shell_setup(args: &[Word]) -> bool {
+    let [arg] = args else { return false };
+    let [sub] = arg.substitutions.as_slice() else {
+        return false;
+    };
+    let whole = arg
+        .text
+        .strip_prefix("$(")
+        .and_then(|t| t.strip_suffix(')'))
+        == Some(sub.as_str())
+        || arg.text.strip_prefix('`').and_then(|t| t.strip_suffix('`')) == Some(sub.as_str());
+    let cmds = super::shell::parse(sub);
+    let [cmd] = cmds.as_slice() else { return false };
+    whole
+        && cmd.redirects.is_empty()
+        && cmd
+            .words
+            .first()
+            .is_some_and(|w| SHELL_SETUP.contains(&command_name(w)) && !w.built_at_run_time())
+        && cmd.words.iter().all(|w| !w.expands)
+}
+
 fn script_of(words: &[Word]) -> Inner<'static> {
     Inner::Script {
         src: join(words),

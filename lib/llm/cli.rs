@@ -14,9 +14,12 @@ use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::structured::{self, OutputSchema};
 use super::{Llm, LlmOptions};
 use crate::cli::{ExitStatus, Stdout, error_line, warn};
-use crate::protocol::{LlmEvent, LlmRequest, Message, Reasoning, StopReason, ToolDefinition};
+use crate::protocol::{
+    AssistantMessage, LlmEvent, LlmRequest, Message, Reasoning, StopReason, ToolDefinition,
+};
 
 const BIN: &str = "ag-llm";
 
@@ -68,7 +71,7 @@ as the server having gone silent. A local server that is not running (connection
 SIGINT or SIGTERM ends the call at once: the event stream ends with `done`, stop reason `aborted`, \
 holding what had arrived.
 
-Exit status: 0 success, 1 the model call failed, 2 usage, input or set-up error (an unknown \
+Exit status: 0 success, 1 the model call failed (or its answer did not match --output-schema), 2 usage, input or set-up error (an unknown \
 provider or model id, a missing key: reported before any event), 128+N ended by signal N."
 )]
 pub struct LlmArgs {
@@ -123,6 +126,15 @@ pub struct LlmArgs {
     /// own; 0 waits forever.
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub idle_timeout: Option<std::time::Duration>,
+    /// Make the answer one JSON value valid against this JSON Schema: a file, or
+    /// inline JSON starting with `{` (a request's `output_schema` field says the
+    /// same). Sent in the provider's own structured-output field where the model
+    /// supports it (`--list-models` shows which), else as an instruction in the
+    /// system prompt. The answer is checked (a ```json fence around it is
+    /// accepted); one that does not match exits 1 with the problems on stderr.
+    /// A broken schema exits 2.
+    #[arg(long, value_name = "FILE|JSON")]
+    pub output_schema: Option<String>,
 }
 
 /// Parses a number of seconds, fractions allowed, 0 or more.
@@ -273,7 +285,13 @@ async fn call(llm: Llm, req: LlmRequest, json: bool) -> ExitStatus {
             0 => ExitStatus::Failure,
             n => ExitStatus::Signal(n),
         },
-        _ => ExitStatus::Success,
+        _ => match output_problems(&req, &msg) {
+            Some(problems) => {
+                error_line(BIN, &problems, None);
+                ExitStatus::Failure
+            }
+            None => ExitStatus::Success,
+        },
     }
 }
 
@@ -461,7 +479,30 @@ fn build_request(args: &LlmArgs) -> Result<(LlmRequest, bool), InputError> {
     if let Some(path) = &args.tools {
         req.tools = read_tools(path)?;
     }
+    let here = std::env::current_dir().unwrap_or_default();
+    if let Some(spec) = &args.output_schema {
+        let schema = OutputSchema::load(spec, &here).map_err(|e| (e, None))?;
+        req.output_schema = Some(schema.schema);
+    } else if let Some(s) = req.output_schema.take() {
+        let schema = OutputSchema::new(s)
+            .map_err(|e| (format!("the request's `output_schema`: {e}"), None))?;
+        req.output_schema = Some(schema.schema);
+    }
     Ok((req, json))
+}
+
+/// An answer that must match an output schema and does not: the problems,
+/// for stderr. Tool calls are no answer yet, so nothing to check.
+fn output_problems(req: &LlmRequest, msg: &AssistantMessage) -> Option<String> {
+    let schema = OutputSchema::new(req.output_schema.clone()?).ok()?;
+    if msg.tool_calls().next().is_some() {
+        return None;
+    }
+    let problems = schema.check(&msg.text()).err()?;
+    Some(format!(
+        "the answer does not match the output schema:\n- {}",
+        problems.join("\n- ")
+    ))
 }
 
 fn read_stdin() -> Result<String, InputError> {
@@ -554,40 +595,57 @@ fn list_models(llm: &Llm, json: bool) -> ExitStatus {
             _ => "missing",
         }
     };
+    // Native structured output (--output-schema), by the model's rule.
+    let schema_state = |m: &super::ModelInfo| {
+        table
+            .provider(&m.provider)
+            .map_or(structured::Support::No, |p| structured::support(m, p))
+    };
     let mut out = Vec::new();
     if json {
         for m in table.models() {
             let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
             v["model"] = Value::String(m.full_id());
             v["key"] = Value::String(key_state(&m.provider).into());
+            v["structured_output"] = Value::String(schema_state(m).as_str().into());
             out.push(v.to_string());
         }
     } else {
         out.push(format!(
-            "{:<40} {:<17} {:>9} {:>8} {:>8} {:>8}  key",
-            "model", "api", "context", "max out", "$in/M", "$out/M"
+            "{:<40} {:<17} {:>9} {:>8} {:>8} {:>8}  {:<13}  key",
+            "model", "api", "context", "max out", "$in/M", "$out/M", "schema"
         ));
         for m in table.models() {
             out.push(format!(
-                "{:<40} {:<17} {:>9} {:>8} {:>8} {:>8}  {}",
+                "{:<40} {:<17} {:>9} {:>8} {:>8} {:>8}  {:<13}  {}",
                 m.full_id(),
                 m.api.as_str(),
                 m.context_window,
                 m.max_output,
                 m.prices.input,
                 m.prices.output,
+                schema_state(m).as_str(),
                 key_state(&m.provider)
             ));
         }
         for p in table.providers() {
+            // Claude and Gemini go by the version in the model's id.
+            let schema = match p.api {
+                super::Api::Anthropic | super::Api::Gemini => "by model",
+                _ => table
+                    .resolve(&format!("{}/-", p.id))
+                    .map_or(structured::Support::No, |m| structured::support(&m, p))
+                    .as_str(),
+            };
             out.push(format!(
-                "{:<40} {:<17} {:>9} {:>8} {:>8} {:>8}  {}",
+                "{:<40} {:<17} {:>9} {:>8} {:>8} {:>8}  {:<13}  {}",
                 format!("{}/*", p.id),
                 p.api.as_str(),
                 "-",
                 "-",
                 "-",
                 "-",
+                schema,
                 key_state(&p.id)
             ));
         }

@@ -60,6 +60,16 @@ impl Redactor {
         r
     }
 
+    /// A redactor for the keys this machine holds: the key variables set
+    /// here and the keys of `$AG_HOME/models.json` (the built-in table when
+    /// that file cannot be read). For tools that handle events they did not
+    /// make (`ag-session append`, exports).
+    pub fn for_this_machine() -> Redactor {
+        let table = ModelTable::load(&super::models::default_ag_home())
+            .unwrap_or_else(|_| ModelTable::builtin());
+        Redactor::for_keys(&table, &[])
+    }
+
     /// Adds a secret; `label` names it in the replacement (never the value).
     pub fn add(&mut self, value: &str, label: &str) {
         let value = value.trim();

@@ -16,6 +16,7 @@ pub mod parse;
 pub mod providers;
 pub mod record;
 pub mod retry;
+pub mod structured;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -63,6 +64,9 @@ pub struct Llm {
     idle_default: Option<Duration>,
     /// Context windows asked of servers, by `provider/model` (`None`: asked, no answer).
     windows: std::sync::Mutex<std::collections::HashMap<String, Option<discover::Window>>>,
+    /// Models whose provider refused an output schema in its own field:
+    /// their later calls send it in the system prompt from the start.
+    schema_refused: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 /// Bytes of an error body kept for the message.
@@ -126,6 +130,7 @@ impl Llm {
             idle_flag: None,
             idle_default: None,
             windows: Default::default(),
+            schema_refused: Default::default(),
         })
     }
 
@@ -307,7 +312,19 @@ impl Llm {
             base_url,
             key: key.as_deref(),
         };
-        let http = providers::build(&target, req);
+        // Structured output: a provider that refuses the schema in its own
+        // field gets it once more in the system prompt, and so from then on;
+        // the answer is checked by the caller either way.
+        let refused = self
+            .schema_refused
+            .lock()
+            .is_ok_and(|s| s.contains(&info.full_id()));
+        let mut http = if refused {
+            providers::build(&target, &structured::prompted(req))
+        } else {
+            providers::build(&target, req)
+        };
+        let mut schema_fallback = !refused && providers::native_schema(&target, req).is_some();
         let names = Names {
             provider: provider.id.clone(),
             model: info.id.clone(),
@@ -347,6 +364,22 @@ impl Llm {
                     let wait = (!had_output && f.kind.retryable() && attempt < self.retry.retries)
                         .then(|| self.retry.delay(attempt + 1, f.retry_after))
                         .flatten();
+                    if schema_fallback && !had_output && f.kind == FailureKind::BadRequest {
+                        schema_fallback = false;
+                        if let Ok(mut s) = self.schema_refused.lock() {
+                            s.insert(info.full_id());
+                        }
+                        crate::cli::warn(
+                            "ag-llm",
+                            &format!(
+                                "{} refused the request with the output schema in its structured-output field ({}); sending the schema in the system prompt instead",
+                                provider.id,
+                                f.message.lines().next().unwrap_or("")
+                            ),
+                        );
+                        http = providers::build(&target, &structured::prompted(req));
+                        continue;
+                    }
                     let Some(wait) = wait else {
                         let mut f = f;
                         if attempt > 0 {

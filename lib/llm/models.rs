@@ -72,6 +72,10 @@ pub struct Compat {
     pub short_tool_ids: bool,
     /// Send `store: false` (OpenAI).
     pub store_false: bool,
+    /// Send an output schema as `response_format` (`json_schema`); off for
+    /// servers that refuse it with streaming or tools (Groq) or know only
+    /// `json_object` (DeepSeek), which then get it in the system prompt.
+    pub structured_output: bool,
 }
 
 impl Default for Compat {
@@ -82,6 +86,7 @@ impl Default for Compat {
             reasoning_effort: "flat".into(),
             short_tool_ids: false,
             store_false: false,
+            structured_output: true,
         }
     }
 }
@@ -137,6 +142,10 @@ pub struct ModelInfo {
     pub prices: Prices,
     /// False when the model is not in any table (prices are then zero).
     pub known: bool,
+    /// Native structured output as models.json sets it (`structured_output`);
+    /// `None` leaves it to [`super::structured::support`].
+    #[serde(skip)]
+    pub structured_output: Option<super::structured::Support>,
 }
 
 impl ModelInfo {
@@ -294,6 +303,9 @@ fn builtin_compat(provider: &str) -> Compat {
             c.reasoning_effort = "none".into();
             c.short_tool_ids = true;
         }
+        // Groq: no structured output with streaming or tools; DeepSeek:
+        // `json_object` only.
+        "groq" | "deepseek" => c.structured_output = false,
         "ollama" | "vllm" | "llamacpp" | "lmstudio" => c.reasoning_effort = "none".into(),
         _ => {}
     }
@@ -403,6 +415,8 @@ struct ConfigModel {
     reasoning: Option<bool>,
     images: Option<bool>,
     prices: Option<Prices>,
+    /// `yes`, `without_tools` or `no`: whether an output schema is sent natively.
+    structured_output: Option<super::structured::Support>,
 }
 
 /// Providers and models, built in and configured.
@@ -450,6 +464,7 @@ impl ModelTable {
                     cache_write: cw,
                 },
                 known: true,
+                structured_output: None,
             });
         }
         t
@@ -565,6 +580,7 @@ impl ModelTable {
                     images: true,
                     prices: Prices::default(),
                     known: true,
+                    structured_output: None,
                 });
                 self.models.push(ModelInfo {
                     api,
@@ -575,6 +591,7 @@ impl ModelTable {
                     images: m.images.unwrap_or(base.images),
                     prices: m.prices.unwrap_or(base.prices),
                     known: true,
+                    structured_output: m.structured_output.or(base.structured_output),
                     ..base
                 });
             }
@@ -650,6 +667,7 @@ impl ModelTable {
             images: true,
             prices: Prices::default(),
             known: false,
+            structured_output: None,
         })
     }
 }

@@ -24,7 +24,11 @@ const BIN: &str = "ag-mcp";
 /// the call's whole process group, and so does ag-mcp's end, even by
 /// SIGKILL (a watchdog process, ag-watchdog in ps, outlives ag-mcp just long
 /// enough to end the running calls). Relative paths resolve against the
-/// directory ag-mcp runs in. Every request whose id can be read gets
+/// directory ag-mcp runs in. The stale-edit guard is the server's: write,
+/// edit and delete do not offer `expected_hash` (the client's model never
+/// sees a hash); ag-mcp passes the hash of the client's last read of the
+/// file itself, so a change of a file edited on disk since is refused.
+/// Every request whose id can be read gets
 /// exactly one response with that id, malformed or not, with JSON-RPC's
 /// error codes (-32700 not JSON, -32600 not a valid request, -32601 unknown
 /// method, -32602 params that do not fit the method, among them bytes that

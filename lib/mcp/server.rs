@@ -5,7 +5,8 @@
 //! SIGTERM/SIGINT), and the server waits for those groups to be gone
 //! before it exits.
 
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
@@ -19,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::convert::{to_mcp_result, to_mcp_tool};
 use super::tools::ToolBox;
 use super::wire::LineTransport;
+use crate::tool_protocol::hashes::FileHashes;
 
 /// How results are shaped.
 #[derive(Debug, Clone, Copy)]
@@ -44,6 +46,11 @@ pub struct AgServer {
     /// Each running call holds a read guard; the write guard is had once
     /// every call has ended (and its process group is gone).
     running: Arc<RwLock<()>>,
+    /// What the client read, for the stale-edit guard: one server serves
+    /// one client, so this is that client's view of the files.
+    hashes: Arc<Mutex<FileHashes>>,
+    /// Where relative paths resolve (the tools run here).
+    cwd: PathBuf,
 }
 
 impl AgServer {
@@ -60,6 +67,8 @@ impl AgServer {
             options,
             shutdown: CancellationToken::new(),
             running: Arc::new(RwLock::new(())),
+            hashes: Arc::default(),
+            cwd: std::env::current_dir().unwrap_or_default(),
         }
     }
 
@@ -68,6 +77,12 @@ impl AgServer {
     pub async fn stop_calls(&self) {
         self.shutdown.cancel();
         let _all_done = self.running.write().await;
+    }
+
+    /// The guard's memory; a call that panicked while holding it left
+    /// nothing half-done in it (each change is one map operation).
+    fn file_hashes(&self) -> std::sync::MutexGuard<'_, FileHashes> {
+        self.hashes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn instructions(&self) -> String {
@@ -134,6 +149,14 @@ impl ServerHandler for AgServer {
                 crate::tool_protocol::exec::error_result(&id, "call.invalid_arguments", message);
             return Ok(to_mcp_result(result, self.options.details).into());
         }
+        if tool.server_hash {
+            let mut value = serde_json::Value::Object(std::mem::take(&mut arguments));
+            self.file_hashes()
+                .guard(&request.name, &self.cwd, &mut value);
+            if let serde_json::Value::Object(map) = value {
+                arguments = map;
+            }
+        }
         let _running = self.running.read().await;
         // The request's own token is cancelled by `notifications/cancelled`;
         // the server's by the end of the session.
@@ -146,6 +169,13 @@ impl ServerHandler for AgServer {
         });
         let result = tool.call(&id, &arguments, &cancel).await;
         linker.abort();
+        self.file_hashes().learn(
+            &request.name,
+            &self.cwd,
+            &serde_json::Value::Object(arguments),
+            &result.details,
+            result.is_error,
+        );
         Ok(to_mcp_result(result, self.options.details).into())
     }
 }

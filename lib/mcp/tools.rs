@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::protocol::{ToolDefinition, ToolResult};
 use crate::tool_protocol::ArgsCheck;
 use crate::tool_protocol::exec::{self, CallOptions, SchemaError, ToolProgram};
+use crate::tool_protocol::hashes;
 
 /// The ag tools served when `--tools` is not given, by tool name (binary
 /// `ag-<name>`); those not installed are left out. ag-todo and ag-notify
@@ -74,6 +75,9 @@ pub struct ToolCommand {
     pub definition: ToolDefinition,
     /// True for ag tools that change nothing.
     pub read_only: bool,
+    /// An ag tool whose `expected_hash` the server hides from the client
+    /// and fills in itself (see [`crate::tool_protocol::hashes`]).
+    pub server_hash: bool,
     check: ArgsCheck,
 }
 
@@ -89,8 +93,8 @@ impl ToolBox {
     /// Finds the selected tools and asks each for its definition (all at
     /// once: a slow tool does not hold up the others).
     pub async fn load(selection: &Selection) -> Result<ToolBox, LoadError> {
-        // (how to run it, read only, required)
-        let mut wanted: Vec<(ToolProgram, bool, bool)> = Vec::new();
+        // (how to run it, (read only, required, one of ag's own))
+        let mut wanted: Vec<(ToolProgram, (bool, bool, bool))> = Vec::new();
         let explicit = selection.names.is_some();
         let names: Vec<String> = match &selection.names {
             Some(n) => n.clone(),
@@ -104,8 +108,7 @@ impl ToolBox {
             match ToolProgram::ag(name) {
                 Some(p) => wanted.push((
                     p.with_args(root_args.iter().cloned()),
-                    READ_ONLY_TOOLS.contains(&name.as_str()),
-                    explicit,
+                    (READ_ONLY_TOOLS.contains(&name.as_str()), explicit, true),
                 )),
                 None if explicit => return Err(LoadError::NotFound { name: name.clone() }),
                 None => {}
@@ -113,15 +116,15 @@ impl ToolBox {
         }
         for cmd in &selection.commands {
             let program = ToolProgram::shell(cmd).ok_or(LoadError::EmptyCommand)?;
-            wanted.push((program, false, true));
+            wanted.push((program, (false, true, false)));
         }
-        let (programs, flags): (Vec<ToolProgram>, Vec<(bool, bool)>) =
-            wanted.into_iter().map(|(p, r, q)| (p, (r, q))).unzip();
+        let (programs, flags): (Vec<ToolProgram>, Vec<(bool, bool, bool)>) =
+            wanted.into_iter().unzip();
         let answers = exec::load_schemas(programs, None).await;
         let mut tools: Vec<ToolCommand> = Vec::new();
         let mut skipped: Vec<LoadError> = Vec::new();
-        for ((program, answer), (read_only, required)) in answers.into_iter().zip(flags) {
-            let definition = match answer {
+        for ((program, answer), (read_only, required, own)) in answers.into_iter().zip(flags) {
+            let mut definition = match answer {
                 Ok(d) => d,
                 Err(e) if !required => {
                     skipped.push(e.into());
@@ -136,11 +139,15 @@ impl ToolBox {
                     second: program.label().to_string(),
                 });
             }
+            // The check keeps the whole schema: the tool still takes the
+            // hash the server passes itself.
             let check = ArgsCheck::new(definition.parameters.clone());
+            let server_hash = own && hashes::hide_hash_field(&mut definition.parameters);
             tools.push(ToolCommand {
                 program,
                 definition,
                 read_only,
+                server_hash,
                 check,
             });
         }
@@ -164,6 +171,9 @@ impl ToolCommand {
     /// The arguments are normalized in place first (see
     /// [`crate::tool_protocol::lenient`]): the tool is called with what the model meant.
     pub fn validate(&self, arguments: &mut Map<String, Value>) -> Result<(), String> {
+        if self.server_hash {
+            hashes::drop_guessed_hash(arguments);
+        }
         let mut value = Value::Object(std::mem::take(arguments));
         let checked = self.check.prepare(&self.definition.name, &mut value);
         if let Value::Object(map) = value {

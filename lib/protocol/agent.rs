@@ -107,6 +107,11 @@ pub enum AgentEvent {
         /// The reason, when it did not finish.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// Structured output (`--output-schema`): the final answer as the
+        /// JSON value it is, valid against the schema; absent without a
+        /// schema or when the run did not finish with a valid answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<Value>,
     },
     /// The running work was interrupted.
     Interrupted,
@@ -152,6 +157,45 @@ pub enum AgentEvent {
         /// What went wrong.
         message: String,
     },
+    // Checkpoints (issue 20).
+    /// The working tree was recorded before a turn's tool calls (or at the
+    /// end of a run whose tools changed files): `ag-session rewind ID --turn N`
+    /// puts it back. A tree that did not change since the last checkpoint
+    /// keeps the last one's id.
+    Checkpoint {
+        /// The checkpoint: a git commit on `refs/ag/checkpoints/<session-id>`
+        /// in `git_dir`.
+        id: String,
+        /// The turn of the session (counting every `turn_start` of the
+        /// session file, from 1) whose tool calls come after this state; at
+        /// the end of a run, the number of the turn after the last one whose
+        /// tools may have changed files.
+        turn: u64,
+        /// Files added since the previous checkpoint (relative to `work_tree`).
+        #[serde(default)]
+        added: Vec<String>,
+        /// Files whose content or mode changed since the previous checkpoint.
+        #[serde(default)]
+        changed: Vec<String>,
+        /// Files deleted since the previous checkpoint.
+        #[serde(default)]
+        deleted: Vec<String>,
+        /// Paths left out of the three lists above (they stop at 100 each).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        more: u64,
+        /// The top of the recorded working tree.
+        work_tree: String,
+        /// The repository holding the checkpoint (a shadow repository under
+        /// `$AG_HOME/checkpoints/repos` when the directory has no git).
+        git_dir: String,
+        /// What was left out (files over the size limit, unreadable files).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// How an agent run ended.
@@ -170,6 +214,9 @@ pub enum Outcome {
     ModelError,
     /// The model kept making the same failing tool call.
     RepeatedFailure,
+    /// The final answer still did not match `--output-schema` after the
+    /// retries (`--output-retries`).
+    InvalidOutput,
 }
 
 /// A message as `message_start` shows it: an assistant message's stop

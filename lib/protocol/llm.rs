@@ -31,6 +31,11 @@ pub struct LlmRequest {
     /// Overrides the provider's base URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// Structured output (`--output-schema`): a JSON Schema the answer's
+    /// text must be one JSON value of. Sent in the provider's own field
+    /// where the model supports it, else as an instruction in the system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<serde_json::Value>,
 }
 
 /// Reasoning effort.

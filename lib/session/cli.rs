@@ -6,16 +6,18 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 use serde_json::json;
 
+use super::checkpoints;
 use super::reader::Reader;
+use super::rewind::{Halves, rewind};
 use super::store::{SessionFile, Store, short_ids};
 use super::summary::Summary;
 use super::{ExportFormat, Writer, ending, export_session, messages, now, stats};
-use crate::cli::{ExitStatus, Stdout, error_line, warn};
+use crate::cli::{ExitStatus, Stdout, error_line, note, warn};
 use crate::protocol::{AgentEvent, AgentEventRecord, SessionHeader};
 
 const BIN: &str = "ag-session";
 
-/// List, show, resume, fork, export and account ag sessions.
+/// List, show, resume, fork, rewind, export and account ag sessions.
 ///
 /// Sessions live in `$AG_HOME/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl`
 /// (`AG_HOME` defaults to `~/.ag`): a header line, then the events ag-loop
@@ -82,6 +84,9 @@ enum Command {
         json: bool,
     },
     /// Appends the events read from stdin (ag-loop's JSONL output) to a session.
+    ///
+    /// The values of the provider key variables set here, and of keys in
+    /// models.json, are replaced by `[NAME redacted]` in what is written.
     Append {
         /// Session id, a unique prefix or suffix of it, or a path.
         id: String,
@@ -123,6 +128,63 @@ enum Command {
         /// One JSON object per row instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    // Checkpoints (issue 20).
+    /// Puts the working tree back as it was before turn N (from the checkpoints ag-loop took) and forks the
+    /// conversation before that turn into a new session (parent = ID), whose id it prints: `ag-loop --session NEW`
+    /// goes on from there. Files created since are removed, deleted ones come back, modes are kept; ignored files and
+    /// files left out of checkpoints are not touched. When turn N is the first of its prompt, the prompt is left out
+    /// of the new session too. Refuses, listing what would be lost, when the tree changed after the session's last
+    /// checkpoint, unless --force.
+    Rewind {
+        /// Session id, a unique prefix or suffix of it, or a path.
+        id: String,
+        /// The turn to go back to (as `ag-session checkpoints` numbers them).
+        #[arg(long, value_name = "N")]
+        turn: u64,
+        /// Put the files back only; no new session (a checkpoint of the result is added to ID).
+        #[arg(long, conflicts_with = "conversation_only")]
+        files_only: bool,
+        /// Fork the conversation only; no file is touched.
+        #[arg(long)]
+        conversation_only: bool,
+        /// Rewind even though the tree changed after the last checkpoint, recording those changes first as a
+        /// checkpoint of ID (so that the rewind can be undone).
+        #[arg(long)]
+        force: bool,
+    },
+    /// A session's checkpoints: the turn each was taken before, its id and time, and the diffstat from the one before.
+    Checkpoints {
+        /// Session id, a unique prefix or suffix of it, or a path.
+        id: String,
+    },
+    /// A unified diff from the tree before turn N (default: the session's last checkpoint) to the tree before turn M
+    /// (default: the working tree now). One past the last turn is the tree the session left.
+    Diff {
+        /// Session id, a unique prefix or suffix of it, or a path.
+        id: String,
+        /// From the tree before this turn.
+        #[arg(long, value_name = "N")]
+        turn: Option<u64>,
+        /// To the tree before this turn.
+        #[arg(long, value_name = "M")]
+        to: Option<u64>,
+    },
+    /// Records the working tree now as a checkpoint of the session (a `checkpoint` event is appended) and prints its id.
+    Checkpoint {
+        /// Session id, a unique prefix or suffix of it, or a path.
+        id: String,
+    },
+    /// Deletes the sessions not written to for AGE (their files and `.d` directories) and their checkpoints: the
+    /// refs/ag/checkpoints/<id> refs, ag's private indexes, and shadow repositories no session uses any more. git
+    /// removes the objects only reachable from those refs at its next `git gc` once they have expired.
+    Prune {
+        /// The age: 30d, 12h, 2w, 90m, 45s.
+        #[arg(long, value_name = "AGE", value_parser = super::checkpoints::parse_age)]
+        older_than: std::time::Duration,
+        /// Say what would be deleted, and delete nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
 }
 
@@ -284,6 +346,7 @@ fn run(args: Args) -> Result<(), Failure> {
                     return Err(Failure(ExitStatus::Failure, "not deleted".into()));
                 }
             }
+            checkpoints::forget(&f).map_err(|(s, m)| Failure(s, m))?;
             std::fs::remove_file(&f.path).map_err(|e| {
                 Failure(
                     ExitStatus::Failure,
@@ -308,6 +371,37 @@ fn run(args: Args) -> Result<(), Failure> {
                 None => out(&page),
             }
         }
+        Command::Rewind {
+            id,
+            turn,
+            files_only,
+            conversation_only,
+            force,
+        } => {
+            let halves = match (files_only, conversation_only) {
+                (true, _) => Halves::Files,
+                (_, true) => Halves::Conversation,
+                _ => Halves::Both,
+            };
+            let done = rewind(&store, &id, turn, halves, force).map_err(|(s, m)| Failure(s, m))?;
+            for n in &done.notes {
+                note(BIN, n);
+            }
+            out(&done.new_id.map(|i| format!("{i}\n")).unwrap_or_default())
+        }
+        Command::Checkpoints { id } => {
+            out(&checkpoints::list(&store, &id).map_err(|(s, m)| Failure(s, m))?)
+        }
+        Command::Diff { id, turn, to } => {
+            out(&checkpoints::diff(&store, &id, turn, to).map_err(|(s, m)| Failure(s, m))?)
+        }
+        Command::Checkpoint { id } => {
+            out(&checkpoints::record_now(&store, &id).map_err(|(s, m)| Failure(s, m))?)
+        }
+        Command::Prune {
+            older_than,
+            dry_run,
+        } => out(&checkpoints::prune(&store, older_than, dry_run).map_err(|(s, m)| Failure(s, m))?),
         Command::Stats { id, all, json } => {
             let files = match (id, all) {
                 (Some(id), _) => vec![store.find(&id)?],
@@ -414,6 +508,9 @@ fn table(rows: &[Summary], ids: &[String], all: bool) -> String {
 
 fn append(f: &SessionFile) -> Result<(), Failure> {
     let mut writer = Writer::open(&f.path)?;
+    // Events made elsewhere may carry a provider key that ag-loop would
+    // have hidden; the session file gets them with the key hidden too.
+    let redactor = crate::llm::keys::Redactor::for_this_machine();
     let mut rejected = 0usize;
     for (i, line) in io::stdin().lock().split(b'\n').enumerate() {
         let line = line?;
@@ -422,7 +519,7 @@ fn append(f: &SessionFile) -> Result<(), Failure> {
         if text.is_empty() {
             continue;
         }
-        let value: serde_json::Value = match serde_json::from_str(text) {
+        let mut value: serde_json::Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(e) => {
                 warn(
@@ -436,6 +533,7 @@ fn append(f: &SessionFile) -> Result<(), Failure> {
         if value.get("type").and_then(|t| t.as_str()) == Some("session") {
             continue;
         }
+        redactor.value(&mut value);
         let record = match serde_json::from_value::<AgentEventRecord>(value.clone()) {
             Ok(r) => r,
             // An event without a timestamp gets one.

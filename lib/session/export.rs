@@ -43,9 +43,7 @@ pub fn export_session(
 /// ag-loop hid them, or events appended from elsewhere) is hidden on the
 /// page too: the values of the key variables set here, and of models.json.
 fn without_keys(page: String) -> String {
-    use crate::llm::{ModelTable, keys::Redactor, models::default_ag_home};
-    let table = ModelTable::load(&default_ag_home()).unwrap_or_else(|_| ModelTable::builtin());
-    match Redactor::for_keys(&table, &[]).text(&page) {
+    match crate::llm::keys::Redactor::for_this_machine().text(&page) {
         std::borrow::Cow::Owned(hidden) => hidden,
         std::borrow::Cow::Borrowed(_) => page,
     }
@@ -103,13 +101,18 @@ fn run_lines(e: &Ending) -> Vec<String> {
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            format!(
+            let line = format!(
                 "run {}: {}; {} tokens, ${:.4}",
                 i + 1,
                 outcome(r),
                 r.usage.total_tokens(),
                 r.usage.cost.total
-            )
+            );
+            // Structured output: the run's answer as the value it is.
+            match &r.output {
+                Some(v) => format!("{line}; output: {v}"),
+                None => line,
+            }
         })
         .collect();
     if e.unfinished {

@@ -2,8 +2,10 @@
 //! the append-only writer and streaming reader every user of them shares
 //! (ag-loop writes through it, ag-session reads and manages).
 
+pub mod checkpoints;
 pub mod export;
 mod reader;
+pub mod rewind;
 mod store;
 mod summary;
 mod writer;

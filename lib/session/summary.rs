@@ -132,6 +132,9 @@ pub struct RunEnd {
     pub error: Option<String>,
     /// Tokens and cost of the run.
     pub usage: Usage,
+    /// Structured output (`--output-schema`): the run's valid answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<serde_json::Value>,
 }
 
 /// How a session's runs ended, and its totals.
@@ -165,6 +168,7 @@ pub fn ending(path: &Path) -> io::Result<Ending> {
                 outcome,
                 usage,
                 error,
+                output,
                 ..
             } => {
                 e.unfinished = false;
@@ -174,6 +178,7 @@ pub fn ending(path: &Path) -> io::Result<Ending> {
                     outcome,
                     error,
                     usage,
+                    output,
                 });
             }
             AgentEvent::MessageEnd {

@@ -7,6 +7,7 @@
 mod args_check;
 pub mod binary;
 pub mod exec;
+pub mod hashes;
 pub mod lenient;
 mod output;
 mod paths;

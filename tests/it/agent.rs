@@ -1170,3 +1170,45 @@ fn the_config_file_sets_defaults_and_flags_win() {
     bad.expect_code(2);
     assert!(bad.stderr().contains("config.toml"), "{bad}");
 }
+
+#[test]
+fn tool_execution_start_shows_the_arguments_the_call_runs_with() {
+    let env = Env::new();
+    env.write("a.txt", "one\n");
+    // What a small model sends: empty defaults, a number as a string, and a
+    // guessed hash that ag-loop's own guard replaces.
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[(
+                "c1",
+                "read",
+                json!({"file_path": "a.txt", "offset": "", "limit": "5", "explanation": "look"}),
+            )]),
+            text_turn("ok"),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["--llm-cmd", &model, "--tools", "read", "--no-session", "go"]);
+    let r = run(c, None);
+    r.ok();
+    let events = r.json_lines();
+    let start = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_start")
+        .unwrap();
+    assert_eq!(
+        start["arguments"],
+        json!({"file_path": "a.txt", "limit": 5}),
+        "{start}"
+    );
+    // The model's own text stays in its message.
+    let asked = events
+        .iter()
+        .find(|e| e["type"] == "message_end" && e["message"]["role"] == "assistant")
+        .unwrap();
+    assert_eq!(
+        asked["message"]["content"][0]["arguments"]["limit"], "5",
+        "{asked}"
+    );
+}

@@ -17,6 +17,8 @@ mod read;
 mod session;
 // ag-loop.
 mod agent;
+// Checkpoints and rewind: ag-loop records the tree, ag-session puts turns back.
+mod checkpoints;
 // ag-todo.
 mod todo;
 // ag-write.
@@ -91,3 +93,5 @@ mod agent_budget;
 mod agent_cli;
 // ag-sandbox and ag-bash --sandbox: Landlock and seccomp on this kernel.
 mod sandbox;
+// Structured output (--output-schema) on every API's wire shape, ag-loop and ag-llm.
+mod output_schema;

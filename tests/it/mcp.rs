@@ -534,3 +534,47 @@ fn a_default_tool_that_cannot_be_loaded_is_left_out_with_a_warning() {
     // Asked for by name, it is an error.
     run_args(&env, &mcp, &["--tools", "read,ls"]).expect_code(2);
 }
+
+#[test]
+fn the_server_keeps_the_stale_edit_guard_and_never_asks_the_client_for_a_hash() {
+    let env = Env::new();
+    env.write("a.txt", "one\ntwo\n");
+    env.write("b.txt", "bee\n");
+    let (mut s, _) = Session::ready(&env, &["--tools", "read,edit,write,delete"]);
+    // The client's model sees the text, never a hash: no tool offers it.
+    let list = s.request(2, "tools/list", json!({}));
+    for tool in list["result"]["tools"].as_array().unwrap() {
+        assert!(
+            tool["inputSchema"]["properties"]
+                .get("expected_hash")
+                .is_none(),
+            "{tool}"
+        );
+    }
+    s.call(3, "read", json!({"file_path": "a.txt"}));
+    // Someone changes the file after the model read it.
+    env.write("a.txt", "one\nTWO\n");
+    let r = s.call(
+        4,
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "one", "new_string": "1"}),
+    );
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(env.read("a.txt"), b"one\nTWO\n");
+    // After reading again the edit goes through; a guessed hash is dropped.
+    s.call(5, "read", json!({"file_path": "a.txt"}));
+    let r = s.call(
+        6,
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "one", "new_string": "1",
+               "expected_hash": "xxh3:00000000000000000000000000000000"}),
+    );
+    assert_eq!(r["isError"], false, "{r}");
+    assert_eq!(env.read("a.txt"), b"1\nTWO\n");
+    // A delete of a file that changed since it was read is refused too.
+    s.call(7, "read", json!({"file_path": "b.txt"}));
+    env.write("b.txt", "changed\n");
+    let r = s.call(8, "delete", json!({"path": "b.txt"}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(env.join("b.txt").exists());
+}

@@ -318,3 +318,19 @@ fn show_and_export_say_how_each_run_ended_and_the_totals() {
     // Its model calls still count.
     assert!(show.stdout().contains("- totals: 110 tokens"), "{show}");
 }
+
+#[test]
+fn append_hides_a_provider_key_in_events_made_elsewhere() {
+    let env = Env::new();
+    let (id, path) = make_session(&env, "p", &[]);
+    let key = "sk-test-0123456789abcdef";
+    let mut c = env.cmd(bin!("ag-session"));
+    c.env("OPENAI_API_KEY", key).args(["append", &id]);
+    let line = ev(
+        json!({"type": "message_end", "message": {"role": "user", "content": format!("my key is {key}")}}),
+    );
+    run(c, Some(format!("{line}\n").as_bytes())).ok();
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(!text.contains(key), "{text}");
+    assert!(text.contains("[OPENAI_API_KEY redacted]"), "{text}");
+}

@@ -15,7 +15,7 @@ use super::super::convert::{self, IdRule};
 use super::super::error::{Failure, classify_stream_error};
 use super::super::frames::Frame;
 use super::stream::{Complete, Names, StreamParser, json_of, u64_at};
-use super::{HttpRequest, Target, join_url, max_tokens};
+use super::{HttpRequest, Target, join_url, max_tokens, native_schema};
 use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason};
 
 const ID_RULE: IdRule = IdRule::Word(64);
@@ -154,6 +154,14 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
     } else if let Some(temp) = req.temperature {
         // Anthropic refuses a temperature together with thinking.
         body.insert("temperature".into(), json!(temp));
+    }
+    // Structured outputs, generally available: no beta header (the beta's
+    // `output_format` moved here).
+    if let Some((schema, _)) = native_schema(t, req) {
+        body.insert(
+            "output_config".into(),
+            json!({"format": {"type": "json_schema", "schema": schema}}),
+        );
     }
     let base = t.base_url.trim_end_matches('/');
     let url = if base.ends_with("/v1") {

@@ -11,7 +11,7 @@ use super::super::convert;
 use super::super::error::{Failure, FailureKind, classify_stream_error};
 use super::super::frames::Frame;
 use super::stream::{Complete, Names, StreamParser, json_of, u64_at};
-use super::{HttpRequest, Target, join_url, max_tokens};
+use super::{HttpRequest, Target, join_url, max_tokens, native_schema};
 use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason};
 
 /// Gemini 3 accepts this in place of a signature it never issued
@@ -150,6 +150,12 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
     };
     if let Some(th) = thinking {
         config.insert("thinkingConfig".into(), th);
+    }
+    // `responseJsonSchema` takes JSON Schema as written; the older
+    // `responseSchema` takes only an OpenAPI subset.
+    if let Some((schema, _)) = native_schema(t, req) {
+        config.insert("responseMimeType".into(), json!("application/json"));
+        config.insert("responseJsonSchema".into(), schema.clone());
     }
     if !config.is_empty() {
         body.insert("generationConfig".into(), Value::Object(config));

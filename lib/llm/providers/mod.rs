@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use self::stream::{Names, StreamParser};
 use super::models::{Api, ModelInfo, Provider};
+use super::structured::{self, Plan};
 use crate::protocol::{LlmRequest, Reasoning};
 
 /// An HTTP request ready to send: the key is only ever in `headers`.
@@ -38,6 +39,26 @@ pub struct Target<'a> {
 
 /// Builds the HTTP request for the model's API.
 pub fn build(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
+    // A schema the API does not take natively is told in the system prompt;
+    // so is one sent to a Chat Completions server: the local ones (llama.cpp,
+    // vLLM, Ollama) constrain decoding with a grammar but never show the
+    // model the schema, and llama.cpp ignores it in a request with tools.
+    let prompted;
+    let req = match output_plan(t, req) {
+        Some((_, Plan::Prompted)) => {
+            prompted = structured::prompted(req);
+            &prompted
+        }
+        Some(_) if t.model.api == Api::OpenAiChat => {
+            // The schema stays for `response_format`.
+            prompted = LlmRequest {
+                output_schema: req.output_schema.clone(),
+                ..structured::prompted(req)
+            };
+            &prompted
+        }
+        _ => req,
+    };
     let mut r = match t.model.api {
         Api::OpenAiChat => openai_chat::request(t, req),
         Api::OpenAiResponses => openai_responses::request(t, req),
@@ -48,6 +69,21 @@ pub fn build(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
         r.headers.push((k.clone(), v.clone()));
     }
     r
+}
+
+/// The request's output schema and how it travels; `None` without one.
+pub fn output_plan<'r>(t: &Target<'_>, req: &'r LlmRequest) -> Option<(&'r Value, Plan)> {
+    let schema = req.output_schema.as_ref()?;
+    let plan = structured::plan(t.model, t.provider, schema, !req.tools.is_empty());
+    Some((schema, plan))
+}
+
+/// The schema to send in the API's own field, and whether strictly.
+pub fn native_schema<'r>(t: &Target<'_>, req: &'r LlmRequest) -> Option<(&'r Value, bool)> {
+    match output_plan(t, req)? {
+        (schema, Plan::Native { strict }) => Some((schema, strict)),
+        (_, Plan::Prompted) => None,
+    }
 }
 
 /// The parser for an API's stream.

@@ -14,8 +14,11 @@ use super::super::assemble::Builder;
 use super::super::convert::{self, IdRule};
 use super::super::error::{Failure, classify_stream_error};
 use super::super::frames::Frame;
+use super::super::structured;
 use super::stream::{Complete, Names, StreamParser, json_of, u64_at};
-use super::{HttpRequest, Target, arguments_text, data_url, effort, join_url, max_tokens};
+use super::{
+    HttpRequest, Target, arguments_text, data_url, effort, join_url, max_tokens, native_schema,
+};
 use crate::protocol::{ContentBlock, LlmRequest, Message, StopReason, Usage};
 
 /// The request.
@@ -172,6 +175,13 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
     }
     if compat.store_false {
         body.insert("store".into(), json!(false));
+    }
+    if let Some((schema, strict)) = native_schema(t, req) {
+        body.insert(
+            "response_format".into(),
+            json!({"type": "json_schema", "json_schema": {
+                "name": structured::schema_name(schema), "schema": schema, "strict": strict}}),
+        );
     }
     let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
     if let Some(key) = t.key {

@@ -14,8 +14,11 @@ use super::super::assemble::Builder;
 use super::super::convert::{self, IdRule};
 use super::super::error::{Failure, FailureKind, classify_stream_error};
 use super::super::frames::Frame;
+use super::super::structured;
 use super::stream::{Complete, Names, StreamParser, json_of, u64_at};
-use super::{HttpRequest, Target, arguments_text, data_url, effort, join_url, max_tokens};
+use super::{
+    HttpRequest, Target, arguments_text, data_url, effort, join_url, max_tokens, native_schema,
+};
 use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason};
 
 const ID_RULE: IdRule = IdRule::Word(64);
@@ -143,6 +146,13 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some((schema, strict)) = native_schema(t, req) {
+        body.insert(
+            "text".into(),
+            json!({"format": {"type": "json_schema", "name": structured::schema_name(schema),
+                              "schema": schema, "strict": strict}}),
+        );
     }
     let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
     if let Some(key) = t.key {

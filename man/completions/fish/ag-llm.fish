@@ -12,6 +12,7 @@ complete -c ag-llm -l tools -d 'Tool definitions the model may call: a JSON arra
 complete -c ag-llm -l record -d 'Save each request and the raw response stream in DIR' -r -F
 complete -c ag-llm -l replay -d 'Answer from the recordings in DIR (made with --record), with no network' -r -F
 complete -c ag-llm -l idle-timeout -d 'Give up on a response that sends nothing (no byte, before or after its headers) for SECONDS; the attempt is retried like a dropped connection. Default 300, enough for a CPU server\'s silent prompt processing; a provider\'s `idle_timeout` in models.json sets its own; 0 waits forever' -r
+complete -c ag-llm -l output-schema -d 'Make the answer one JSON value valid against this JSON Schema: a file, or inline JSON starting with `{` (a request\'s `output_schema` field says the same). Sent in the provider\'s own structured-output field where the model supports it (`--list-models` shows which), else as an instruction in the system prompt. The answer is checked (a ```json fence around it is accepted); one that does not match exits 1 with the problems on stderr. A broken schema exits 2' -r
 complete -c ag-llm -l json -d 'Print the JSONL event stream instead of the answer\'s text'
 complete -c ag-llm -l list-models -d 'List the configured providers and models, and exit'
 complete -c ag-llm -s h -l help -d 'Print help (see more with \'--help\')'

@@ -9,7 +9,7 @@ complete -c ag-loop -l idle-timeout -d 'Give up on a model response that sends n
 complete -c ag-loop -l max-tokens -d 'Output token limit per model call (default: the model\'s `max_output` from the model table or models.json)' -r
 complete -c ag-loop -l max-turns -d 'Model calls per prompt before the agent stops (default 100)' -r
 complete -c ag-loop -l max-failed-calls -d 'Stop a prompt\'s run once N tool calls in a row have failed, of any kind (default 8; 0 for no limit). The model is warned from half of N on. Apart from that, a call that fails the same way (same tool, arguments and error) is pointed out from its second failure and stops the run at its fifth, however many turns and successful calls lie in between. The run stops after the turn\'s results, with the outcome repeated_failure' -r
-complete -c ag-loop -l config -d 'Read defaults from FILE instead of $AG_HOME/config.toml (model, tools, mcp, gate, after, tool, max_turns, max_failed_calls, pass_env; flags win, lists are added to)' -r -F
+complete -c ag-loop -l config -d 'Read defaults from FILE instead of $AG_HOME/config.toml (model, tools, mcp, gate, after, tool, max_turns, max_failed_calls, pass_env, idle_timeout, output_schema, output_retries, checkpoints, checkpoint_max_file_size; flags win, lists are added to)' -r -F
 complete -c ag-loop -l max-cost -d 'Stop a prompt once it has cost this many US dollars' -r
 complete -c ag-loop -l cwd -d 'The working directory of the agent and its tools' -r -F
 complete -c ag-loop -l tools -l toolset -d 'The tools to offer: a set (full, minimal, readonly, chat) or ag tool names, comma-separated (default: full, the ag tools that are installed)' -r
@@ -26,6 +26,8 @@ complete -c ag-loop -l session -d 'Resume the session with this id (or unique pr
 complete -c ag-loop -l agent -d 'Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning and tools, its body the system prompt; flags given here still win' -r
 complete -c ag-loop -l system-prompt -d 'Replace the built-in system prompt' -r
 complete -c ag-loop -l append-system-prompt -d 'Add to the system prompt' -r
+complete -c ag-loop -l output-schema -d 'Make the final answer one JSON value valid against this JSON Schema: a file, or inline JSON starting with `{` (also `output_schema` in the config file or an identity\'s front matter). The model may use tools first; its answer is checked (a ```json fence around it is accepted), sent to the provider natively where the model supports it. The value is `output` in agent_end; --quiet prints it on one line. A broken schema exits 2' -r
+complete -c ag-loop -l output-retries -d 'How many times a final answer that does not match --output-schema is sent back with its validation errors before the run ends with the outcome invalid_output and exit status 1 (default 2; also `output_retries` in the config file)' -r
 complete -c ag-loop -l no-gate -d 'Run tool calls without any gate, not even ag-gate'
 complete -c ag-loop -l sequential -d 'Run a message\'s tool calls one after another instead of in parallel'
 complete -c ag-loop -s c -l continue -d 'Resume the latest session of the working directory'
@@ -33,6 +35,7 @@ complete -c ag-loop -l no-session -d 'Keep no session file'
 complete -c ag-loop -l list-agents -d 'List the agent identities that --agent can load, and exit'
 complete -c ag-loop -l json -d 'Print events as JSONL even on a terminal'
 complete -c ag-loop -l pretty -d 'Print the readable view (streamed text, tool calls in short, usage) even when stdout is a pipe or a file; colour only on a terminal'
-complete -c ag-loop -s q -l quiet -d 'Print only the final answer (for `$(ag-loop --quiet ...)`)'
+complete -c ag-loop -s q -l quiet -d 'Print only the final answer (for `$(ag-loop --quiet ...)`); with --output-schema, exactly the answer\'s JSON value on one line'
+complete -c ag-loop -l no-checkpoints -d 'Do not record the working tree before turns that may change files (also `checkpoints = false` in the config file). By default, before a turn\'s tool calls (unless all are read-only) and at the end of a run whose tools may have changed files, the tree is recorded as a git commit on refs/ag/checkpoints/<session-id> (a shadow repository under $AG_HOME/checkpoints/repos when the directory has no git), without touching HEAD, the index, the stash or any branch, and a `checkpoint` event is emitted; `ag-session rewind ID --turn N` puts a turn\'s tree back. Untracked files are included, ignored ones and files over `checkpoint_max_file_size` bytes (config file, default 10 MB) are not. There are none without a session file (--no-session)'
 complete -c ag-loop -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-loop -s V -l version -d 'Print version'

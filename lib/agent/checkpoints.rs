@@ -1,0 +1,217 @@
+//! ag-loop's side of checkpoints (issue 20): before a turn's tool calls,
+//! when any of them may change files (any tool but the read-only ones), the
+//! working tree is recorded (see [`crate::checkpoint`]) and a `checkpoint`
+//! event says so; at the end of a run whose tools may have changed files it
+//! is recorded once more (numbered as the turn after the last one that
+//! changed files), so that the session's last checkpoint is the tree the
+//! agent left. Tools running in parallel in one turn are all covered by
+//! the checkpoint taken before the turn.
+//!
+//! Turns are numbered over the whole session file (every `turn_start`,
+//! those of earlier runs included), which is how `ag-session rewind --turn`
+//! counts them. A directory that cannot have checkpoints (a bare
+//! repository, no git installed) gets one `error` event and none after.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::runner::Agent;
+use crate::checkpoint::{Changes, Checkpoints, Error, Place};
+use crate::protocol::AgentEvent;
+
+/// Tools that never change the working tree.
+const READ_ONLY: &[&str] = &["read", "grep", "find", "ls", "todo", "notify"];
+
+/// Paths listed per kind in a `checkpoint` event.
+const LISTED: usize = 100;
+
+/// Checkpoints of one ag-loop run.
+#[derive(Debug, Default)]
+pub struct CheckpointState {
+    /// Set when checkpoints are on and not yet refused.
+    want: Option<Wanted>,
+    /// Found on first use.
+    open: Option<Checkpoints>,
+    /// `turn_start` events of the session so far.
+    turns: u64,
+    /// The last turn whose tools may have changed files, when none has
+    /// been recorded after it.
+    dirty: Option<u64>,
+}
+
+#[derive(Debug)]
+struct Wanted {
+    cwd: PathBuf,
+    session_id: String,
+    home: PathBuf,
+    max_file_bytes: u64,
+}
+
+impl CheckpointState {
+    /// Checkpoints off (`--no-checkpoints`, `checkpoints = false`, or no session).
+    pub fn off() -> CheckpointState {
+        CheckpointState::default()
+    }
+
+    /// Checkpoints of the session `session_id` (its file at `session`, whose
+    /// turns are counted) for the working directory `cwd`.
+    pub fn on(
+        cwd: &Path,
+        session_id: &str,
+        session: Option<&Path>,
+        max_file_bytes: u64,
+    ) -> CheckpointState {
+        CheckpointState {
+            want: Some(Wanted {
+                cwd: cwd.to_path_buf(),
+                session_id: session_id.to_string(),
+                home: crate::session::ag_home(),
+                max_file_bytes,
+            }),
+            open: None,
+            turns: session.map(count_turns).unwrap_or(0),
+            dirty: None,
+        }
+    }
+
+    /// Opens the checkpoints on first use; `Err` once with why they are off.
+    fn get(&mut self) -> Result<Option<&Checkpoints>, Error> {
+        if self.open.is_none() {
+            let Some(w) = &self.want else {
+                return Ok(None);
+            };
+            let home = w.home.canonicalize().unwrap_or_else(|_| w.home.clone());
+            match Place::find(&w.cwd, &home) {
+                Ok(place) => {
+                    self.open = Some(Checkpoints::new(
+                        place,
+                        &w.session_id,
+                        &home,
+                        w.max_file_bytes,
+                    ));
+                }
+                Err(e) => {
+                    self.want = None;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(self.open.as_ref())
+    }
+}
+
+/// The `turn_start` events of a session file.
+fn count_turns(path: &Path) -> u64 {
+    #[derive(serde::Deserialize)]
+    struct Kind {
+        #[serde(rename = "type")]
+        kind: String,
+    }
+    let mut n = 0;
+    if let Ok(mut reader) = crate::session::Reader::open(path) {
+        let _ = reader.for_each_line_of_unchecked::<Kind>(&["\"turn_start\""], |_, k| {
+            if k.kind == "turn_start" {
+                n += 1;
+            }
+        });
+    }
+    n
+}
+
+impl Agent {
+    /// Counts a `turn_start` just emitted.
+    pub(super) fn note_turn_start(&mut self) {
+        self.settings.checkpoints.turns += 1;
+    }
+
+    /// Records the tree before a turn's tool calls, unless all of them are
+    /// read-only.
+    pub(super) async fn checkpoint_before_tools(
+        &mut self,
+        calls: &[(String, String, Value)],
+    ) -> io::Result<()> {
+        if calls
+            .iter()
+            .all(|(_, name, _)| READ_ONLY.contains(&name.as_str()))
+        {
+            return Ok(());
+        }
+        let turn = self.settings.checkpoints.turns;
+        self.record_checkpoint(turn).await?;
+        self.settings.checkpoints.dirty = Some(turn);
+        Ok(())
+    }
+
+    /// Records the tree the run leaves, when its tools may have changed it:
+    /// the tree before the turn after the last one that changed files.
+    pub(super) async fn checkpoint_at_end(&mut self) -> io::Result<()> {
+        match self.settings.checkpoints.dirty.take() {
+            Some(turn) => self.record_checkpoint(turn + 1).await,
+            None => Ok(()),
+        }
+    }
+
+    async fn record_checkpoint(&mut self, turn: u64) -> io::Result<()> {
+        let cp = match self.settings.checkpoints.get() {
+            Ok(Some(cp)) => cp.clone(),
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                return self.emitter.emit(AgentEvent::Error {
+                    message: format!("checkpoints are off for this run: {e}"),
+                });
+            }
+        };
+        // git may take a while on a large tree (a session's first
+        // checkpoint): off the runtime's thread, so that stdin and signals
+        // are still read meanwhile.
+        let message = format!("ag checkpoint: session {}, turn {turn}", cp.session_id);
+        let recorded = tokio::task::spawn_blocking(move || {
+            let r = cp.record(&message);
+            (cp, r)
+        })
+        .await
+        .map_err(|e| io::Error::other(format!("the checkpoint task failed: {e}")))?;
+        let (cp, result) = recorded;
+        let event = match result {
+            Ok(r) => {
+                let note = r.note(cp.max_file_bytes);
+                let (added, changed, deleted, more) = listed(r.changes);
+                AgentEvent::Checkpoint {
+                    id: r.commit,
+                    turn,
+                    added,
+                    changed,
+                    deleted,
+                    more,
+                    work_tree: cp.place.work_tree.display().to_string(),
+                    git_dir: cp.place.git_dir.display().to_string(),
+                    note,
+                }
+            }
+            Err(e) => AgentEvent::Error {
+                message: format!("the checkpoint before turn {turn} failed: {e}"),
+            },
+        };
+        // Back, with what it learnt on the way (the pathspecs it checked).
+        self.settings.checkpoints.open = Some(cp);
+        self.emitter.emit(event)
+    }
+}
+
+/// The three lists cut to [`LISTED`] paths each, and how many were cut.
+fn listed(c: Changes) -> (Vec<String>, Vec<String>, Vec<String>, u64) {
+    let mut more = 0u64;
+    let mut cut = |mut v: Vec<String>| {
+        if v.len() > LISTED {
+            more += (v.len() - LISTED) as u64;
+            v.truncate(LISTED);
+        }
+        v
+    };
+    let a = cut(c.added);
+    let m = cut(c.changed);
+    let d = cut(c.deleted);
+    (a, m, d, more)
+}

@@ -1,0 +1,419 @@
+//! Recording the working tree: `git add -A` into the session's private
+//! index (files over the size limit left out), `write-tree`, and a commit on
+//! the session's ref when the tree differs from the last checkpoint's.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use super::git::check;
+use super::{Checkpoints, Error};
+
+/// Above this many changed files, one `git add -A` of the whole tree is
+/// cheaper than matching each file against a pathspec of its own.
+const MANY: usize = 200;
+
+/// A lock on the private index older than this was left by a killed git.
+const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
+/// Files added, changed and deleted between two trees, as paths relative to
+/// the top of the working tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Files the second tree has and the first has not.
+    pub added: Vec<String>,
+    /// Files whose content, mode or type differ.
+    pub changed: Vec<String>,
+    /// Files the first tree has and the second has not.
+    pub deleted: Vec<String>,
+}
+
+impl Changes {
+    /// True when nothing differs.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.changed.is_empty() && self.deleted.is_empty()
+    }
+
+    /// Every path, each with its letter (A, M, D), sorted by path.
+    pub fn lines(&self) -> Vec<String> {
+        let mut all: Vec<(&str, char)> = Vec::new();
+        all.extend(self.added.iter().map(|p| (p.as_str(), 'A')));
+        all.extend(self.changed.iter().map(|p| (p.as_str(), 'M')));
+        all.extend(self.deleted.iter().map(|p| (p.as_str(), 'D')));
+        all.sort();
+        all.into_iter().map(|(p, c)| format!("{c} {p}")).collect()
+    }
+}
+
+/// One file that differs between two trees (`git diff-tree --raw`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Its mode in the first tree (`000000` when absent).
+    pub old_mode: String,
+    /// Its mode in the second tree (`000000` when absent).
+    pub new_mode: String,
+    /// Its blob in the second tree.
+    pub new_blob: String,
+    /// A, D, M or T.
+    pub status: char,
+    /// Relative to the top of the working tree, for messages.
+    pub path: String,
+    /// The same as git wrote it (a file name need not be UTF-8).
+    pub raw: Vec<u8>,
+}
+
+/// The working tree as it is now, written as a tree object.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// The tree.
+    pub tree: String,
+    /// Files left out for their size, with it.
+    pub too_large: Vec<(String, u64)>,
+    /// Files git could not read, left out.
+    pub unreadable: Vec<String>,
+}
+
+/// What [`Checkpoints::record`] did.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// The checkpoint: a new commit, or the previous one when nothing changed.
+    pub commit: String,
+    /// Its tree.
+    pub tree: String,
+    /// False when the tree was the same as the last checkpoint's.
+    pub new: bool,
+    /// Differences from the previous checkpoint (empty for the first).
+    pub changes: Changes,
+    /// Files left out for their size, with it.
+    pub too_large: Vec<(String, u64)>,
+    /// Files git could not read, left out.
+    pub unreadable: Vec<String>,
+}
+
+impl Recorded {
+    /// A note on what was left out, if anything was.
+    pub fn note(&self, limit: u64) -> Option<String> {
+        let mut parts = Vec::new();
+        if !self.too_large.is_empty() {
+            let names: Vec<String> = self
+                .too_large
+                .iter()
+                .take(10)
+                .map(|(p, s)| format!("{p} ({s} bytes)"))
+                .collect();
+            parts.push(format!(
+                "{} file(s) over the {limit}-byte limit left out: {}{}",
+                self.too_large.len(),
+                names.join(", "),
+                if self.too_large.len() > 10 {
+                    ", ..."
+                } else {
+                    ""
+                }
+            ));
+        }
+        if !self.unreadable.is_empty() {
+            parts.push(format!(
+                "{} unreadable file(s) left out: {}",
+                self.unreadable.len(),
+                self.unreadable
+                    .iter()
+                    .take(10)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+impl Checkpoints {
+    /// Writes the working tree as it is now into the object store, through
+    /// the private index, and returns its tree.
+    ///
+    /// `git status` (one walk of the tree, helped by the stat cache and the
+    /// untracked cache in the private index, which it refreshes) names what
+    /// changed since the last snapshot; only those files are then added, so
+    /// that files over the size limit can be left out before git hashes
+    /// them. Many changes at once (a session's first snapshot) take one
+    /// `git add -A` of the whole tree instead.
+    pub fn snapshot(&self) -> Result<Snapshot, Error> {
+        self.seed_index()?;
+        let excludes = self.exclude_specs()?;
+        let mut args = vec![
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            "--ignore-submodules=all",
+            "--",
+            ".",
+        ];
+        args.extend(excludes.iter().map(String::as_str));
+        let listed = self.git.ok(&args)?.stdout;
+        let mut paths: Vec<&[u8]> = Vec::new();
+        for rec in listed.split(|b| *b == 0).filter(|r| r.len() > 3) {
+            // `XY path`: X is the index against HEAD (not ours to care
+            // about), Y the tree against the index; `??` is untracked.
+            let (xy, path) = rec.split_at(3);
+            if xy[1] != b' ' {
+                paths.push(path.strip_suffix(b"/").unwrap_or(path));
+            }
+        }
+        let mut too_large = Vec::new();
+        let mut large_raw = Vec::new();
+        let mut small = Vec::new();
+        for rel in paths {
+            let path = self.place.work_tree.join(OsStr::from_bytes(rel));
+            match path.symlink_metadata() {
+                Ok(meta) if meta.is_file() && meta.len() > self.max_file_bytes => {
+                    too_large.push((String::from_utf8_lossy(rel).into_owned(), meta.len()));
+                    large_raw.push(rel);
+                }
+                _ => small.push(rel),
+            }
+        }
+        let mut unreadable = Vec::new();
+        if !small.is_empty() {
+            let big: Vec<String> = too_large
+                .iter()
+                .map(|(p, _)| format!(":(exclude,literal){p}"))
+                .collect();
+            let whole = || {
+                let mut args = vec!["add", "-A", "--ignore-errors", "--", "."];
+                args.extend(excludes.iter().map(String::as_str));
+                args.extend(big.iter().map(String::as_str));
+                self.git.run(&args)
+            };
+            let mut added = if small.len() > MANY {
+                whole()?
+            } else {
+                self.git.run_with(
+                    &[
+                        "--literal-pathspecs",
+                        "add",
+                        "-A",
+                        "--ignore-errors",
+                        "--pathspec-from-file=-",
+                        "--pathspec-file-nul",
+                    ],
+                    crate::proc::Input::Bytes(nul_list(&small)),
+                )?
+            };
+            if added.code == Some(128) {
+                // A path git will not take alone (a file whose directory
+                // became a symlink): the whole tree sorts it out.
+                added = whole()?;
+            }
+            if !added.success() {
+                // --ignore-errors: files it could not read are skipped, the
+                // rest is added, and the status says so; anything else is
+                // fatal.
+                for line in added.stderr.lines() {
+                    if let Some(rest) = line.strip_prefix("error: open(\"")
+                        && let Some((path, _)) = rest.split_once("\")")
+                    {
+                        unreadable.push(path.to_string());
+                    }
+                }
+                if unreadable.is_empty() {
+                    check(added, &["add", "-A"])?;
+                }
+            }
+        }
+        if !large_raw.is_empty() {
+            // A file that grew past the limit leaves its old version behind.
+            let args = [
+                "--literal-pathspecs",
+                "rm",
+                "--cached",
+                "-q",
+                "--ignore-unmatch",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+            ];
+            self.git.ok_with(&args, nul_list(&large_raw))?;
+        }
+        let tree = self.git.ok(&["write-tree"])?.text();
+        Ok(Snapshot {
+            tree,
+            too_large,
+            unreadable,
+        })
+    }
+
+    /// Records the working tree as the session's next checkpoint, unless it
+    /// is the same as the last one.
+    pub fn record(&self, message: &str) -> Result<Recorded, Error> {
+        let snap = self.snapshot()?;
+        let head = self.head()?;
+        if let Some((commit, tree)) = &head
+            && *tree == snap.tree
+        {
+            return Ok(Recorded {
+                commit: commit.clone(),
+                tree: tree.clone(),
+                new: false,
+                changes: Changes::default(),
+                too_large: snap.too_large,
+                unreadable: snap.unreadable,
+            });
+        }
+        let mut args = vec!["commit-tree", "--no-gpg-sign", snap.tree.as_str()];
+        if let Some((parent, _)) = &head {
+            args.push("-p");
+            args.push(parent.as_str());
+        }
+        args.push("-m");
+        args.push(message);
+        let commit = self.git.ok(&args)?.text();
+        let name = self.ref_name();
+        // Only if the ref is still where it was read: another writer wins.
+        let old = head.as_ref().map(|(c, _)| c.as_str()).unwrap_or("");
+        self.git
+            .ok(&["update-ref", name.as_str(), commit.as_str(), old])?;
+        let changes = match &head {
+            Some((_, tree)) => self.changes(tree, &snap.tree)?,
+            None => Changes::default(),
+        };
+        Ok(Recorded {
+            commit,
+            tree: snap.tree,
+            new: true,
+            changes,
+            too_large: snap.too_large,
+            unreadable: snap.unreadable,
+        })
+    }
+
+    /// The files that differ between two trees, one entry each.
+    pub fn entries(&self, from: &str, to: &str) -> Result<Vec<Entry>, Error> {
+        let ran = self.git.ok(&[
+            "diff-tree",
+            "-r",
+            "-z",
+            "--raw",
+            "--no-renames",
+            "--no-abbrev",
+            from,
+            to,
+        ])?;
+        Ok(parse_raw(&ran.stdout))
+    }
+
+    /// Added, changed and deleted files between two trees.
+    pub fn changes(&self, from: &str, to: &str) -> Result<Changes, Error> {
+        let mut out = Changes::default();
+        for e in self.entries(from, to)? {
+            match e.status {
+                'A' => out.added.push(e.path),
+                'D' => out.deleted.push(e.path),
+                _ => out.changed.push(e.path),
+            }
+        }
+        Ok(out)
+    }
+
+    /// A new session's index starts as a copy of the newest index of the
+    /// same place, so that its first checkpoint need not hash every file.
+    fn seed_index(&self) -> Result<(), Error> {
+        let Some(index) = &self.git.index else {
+            return Ok(());
+        };
+        // A lock left by a git that was killed (with ag-loop) would stop
+        // every later checkpoint; no git works on this index for so long.
+        let mut lock = index.clone().into_os_string();
+        lock.push(".lock");
+        let lock = std::path::PathBuf::from(lock);
+        if let Ok(meta) = lock.metadata()
+            && meta
+                .modified()
+                .ok()
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|age| age > STALE_LOCK)
+        {
+            let _ = std::fs::remove_file(&lock);
+        }
+        if index.exists() {
+            return Ok(());
+        }
+        let Some(dir) = index.parent() else {
+            return Ok(());
+        };
+        std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+        if let Some(newest) = newest_file(dir) {
+            // A copy that fails only costs time: git rebuilds the index.
+            let _ = std::fs::copy(&newest, index);
+        }
+        Ok(())
+    }
+}
+
+/// Paths for `--pathspec-from-file=- --pathspec-file-nul`.
+fn nul_list(paths: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in paths {
+        out.extend_from_slice(p);
+        out.push(0);
+    }
+    out
+}
+
+fn newest_file(dir: &Path) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !name.ends_with(".lock") && e.file_type().is_ok_and(|t| t.is_file())
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max()
+        .map(|(_, p)| p)
+}
+
+/// Parses `git diff-tree -r -z --raw` output:
+/// `:<old mode> <new mode> <old> <new> <status>\0<path>\0`.
+fn parse_raw(out: &[u8]) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    let mut fields = out.split(|b| *b == 0);
+    while let Some(meta) = fields.next() {
+        let Some(path) = fields.next() else { break };
+        let meta = String::from_utf8_lossy(meta);
+        let Some(meta) = meta.strip_prefix(':') else {
+            continue;
+        };
+        let parts: Vec<&str> = meta.split(' ').collect();
+        if parts.len() < 5 {
+            continue;
+        }
+        entries.push(Entry {
+            old_mode: parts[0].to_string(),
+            new_mode: parts[1].to_string(),
+            new_blob: parts[3].to_string(),
+            status: parts[4].chars().next().unwrap_or('M'),
+            path: String::from_utf8_lossy(path).into_owned(),
+            raw: path.to_vec(),
+        });
+    }
+    entries
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_diff_lines_are_parsed() {
+        let out = b":100644 100755 aaaa bbbb M\0a b.txt\0:000000 120000 0000 cccc A\0l\0";
+        let e = parse_raw(out);
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].path, "a b.txt");
+        assert_eq!(e[0].new_mode, "100755");
+        assert_eq!(e[1].status, 'A');
+        assert_eq!(e[1].new_blob, "cccc");
+    }
+}

@@ -1,0 +1,285 @@
+//! Recording and restoring on real temporary repositories.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use super::*;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// Every file under `dir` but `.git` and `skip`: path, mode, content.
+fn tree(dir: &Path, skip: &str) -> Vec<(String, u32, Vec<u8>)> {
+    let mut out = Vec::new();
+    fn walk(root: &Path, dir: &Path, skip: &str, out: &mut Vec<(String, u32, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if rel == ".git" || rel == skip {
+                continue;
+            }
+            let m = p.symlink_metadata().unwrap();
+            if m.is_dir() {
+                walk(root, &p, skip, out);
+            } else if m.file_type().is_symlink() {
+                let t = std::fs::read_link(&p).unwrap();
+                out.push((rel, 0o120000, t.to_string_lossy().as_bytes().to_vec()));
+            } else {
+                out.push((
+                    rel,
+                    m.permissions().mode() & 0o111,
+                    std::fs::read(&p).unwrap(),
+                ));
+            }
+        }
+    }
+    walk(dir, dir, skip, &mut out);
+    out.sort();
+    out
+}
+
+#[test]
+fn record_then_restore_puts_back_every_kind_of_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("repo");
+    let home = tmp.path().canonicalize().unwrap().join("home");
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q"]);
+    write(&dir, "a.txt", "one\r\n");
+    write(&dir, "sub/b.txt", "b\n");
+    write(&dir, ".gitignore", "ignored/\n");
+    write(&dir, "ignored/x", "x");
+    write(&dir, "big.bin", &"z".repeat(100));
+    std::os::unix::fs::symlink("a.txt", dir.join("link")).unwrap();
+    git(&dir, &["add", "a.txt", ".gitignore"]);
+    git(&dir, &["commit", "-qm", "start"]);
+    let user_index = std::fs::read(dir.join(".git/index")).unwrap();
+    let place = Place::find(&dir.join("sub"), &home).unwrap();
+    assert_eq!(place.work_tree, dir);
+    assert!(!place.shadow);
+    let cp = Checkpoints::new(place, "s1", &home, 50);
+    let first = cp.record("turn 1").unwrap();
+    assert!(first.new);
+    assert_eq!(first.too_large.len(), 1, "{:?}", first.too_large);
+    let before = tree(&dir, "ignored");
+
+    // Every kind of change.
+    write(&dir, "a.txt", "two\n");
+    std::fs::remove_file(dir.join("sub/b.txt")).unwrap();
+    write(&dir, "new/c.txt", "c\n");
+    std::fs::set_permissions(dir.join("a.txt"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::remove_file(dir.join("link")).unwrap();
+    write(&dir, "link", "now a file");
+    write(&dir, "ignored/y", "y");
+    let second = cp.record("turn 2").unwrap();
+    assert!(second.new);
+    assert_eq!(second.changes.added, vec!["new/c.txt"]);
+    assert_eq!(second.changes.deleted, vec!["sub/b.txt"]);
+    assert_eq!(second.changes.changed, vec!["a.txt", "link"]);
+    // Nothing changed: no new commit.
+    let again = cp.record("turn 3").unwrap();
+    assert!(!again.new);
+    assert_eq!(again.commit, second.commit);
+
+    let now = cp.snapshot().unwrap();
+    cp.restore(&now.tree, &first.tree).unwrap();
+    assert_eq!(tree(&dir, "ignored"), before);
+    assert!(!dir.join("new").exists(), "emptied directories go");
+    assert!(
+        dir.join("ignored/y").exists(),
+        "ignored files are left alone"
+    );
+    assert!(
+        dir.join("big.bin").exists(),
+        "files left out are left alone"
+    );
+    // The user's git state is untouched.
+    assert_eq!(std::fs::read(dir.join(".git/index")).unwrap(), user_index);
+    let refs = git(&dir, &["for-each-ref", "--format=%(refname)"]);
+    let refs: Vec<&str> = refs.lines().collect();
+    assert_eq!(refs.len(), 2, "{refs:?}");
+    assert_eq!(refs[0], "refs/ag/checkpoints/s1");
+    assert!(refs[1].starts_with("refs/heads/"));
+}
+
+#[test]
+fn a_directory_without_git_gets_a_shadow_repository() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("plain");
+    let home = tmp.path().canonicalize().unwrap().join("home");
+    write(&dir, "f.txt", "1");
+    let place = Place::find(&dir, &home).unwrap();
+    assert!(place.shadow);
+    assert!(place.git_dir.starts_with(&home));
+    let cp = Checkpoints::new(place, "s", &home, DEFAULT_MAX_FILE_BYTES);
+    let first = cp.record("1").unwrap();
+    write(&dir, "f.txt", "2");
+    write(&dir, "g.txt", "3");
+    let now = cp.snapshot().unwrap();
+    cp.restore(&now.tree, &first.tree).unwrap();
+    assert_eq!(std::fs::read_to_string(dir.join("f.txt")).unwrap(), "1");
+    assert!(!dir.join("g.txt").exists());
+    assert!(!dir.join(".git").exists());
+}
+
+#[test]
+fn ag_home_inside_the_tree_is_neither_recorded_nor_removed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    let home = dir.join(".ag");
+    write(&dir, "f.txt", "1");
+    write(&home, "sessions/x.jsonl", "{}");
+    let cp = Checkpoints::new(Place::find(&dir, &home).unwrap(), "s", &home, 1000);
+    let first = cp.record("1").unwrap();
+    write(&home, "sessions/y.jsonl", "{}");
+    let second = cp.record("2").unwrap();
+    assert!(!second.new, "{:?}", second.changes);
+    let now = cp.snapshot().unwrap();
+    cp.restore(&now.tree, &first.tree).unwrap();
+    assert!(home.join("sessions/y.jsonl").exists());
+}
+
+#[test]
+fn a_bare_repository_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("bare.git");
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q", "--bare"]);
+    let err = Place::find(&dir, &tmp.path().join("home")).unwrap_err();
+    assert!(err.to_string().contains("bare"), "{err}");
+}
+
+#[test]
+fn odd_names_come_back_and_nothing_is_written_through_a_symlink() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let dir = root.join("repo");
+    let outside = root.join("outside");
+    let home = root.join("home");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q"]);
+    let odd = std::ffi::OsStr::from_bytes(b"caf\xe9 -n :(glob)*\nx");
+    std::fs::write(dir.join(odd), "latin-1 name").unwrap();
+    write(&dir, "d/f", "inside");
+    let cp = Checkpoints::new(Place::find(&dir, &home).unwrap(), "s", &home, 1000);
+    let first = cp.record("1").unwrap();
+    let before = tree(&dir, "");
+    std::fs::remove_file(dir.join(odd)).unwrap();
+    // The directory becomes a symlink to a directory outside the tree.
+    std::fs::remove_dir_all(dir.join("d")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("d")).unwrap();
+    let second = cp.record("2").unwrap();
+    assert!(second.new);
+    let now = cp.snapshot().unwrap();
+    cp.restore(&now.tree, &first.tree).unwrap();
+    assert_eq!(tree(&dir, ""), before);
+    assert!(dir.join("d").symlink_metadata().unwrap().is_dir());
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "nothing written outside"
+    );
+}
+
+#[test]
+fn a_lock_left_by_a_killed_git_goes_once_it_is_old() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("plain");
+    let home = tmp.path().canonicalize().unwrap().join("home");
+    write(&dir, "f.txt", "1");
+    let cp = Checkpoints::new(Place::find(&dir, &home).unwrap(), "s", &home, 1000);
+    cp.record("1").unwrap();
+    let index = home
+        .join("checkpoints/index")
+        .join(cp.place.key())
+        .join("s");
+    let lock = index.with_file_name("s.lock");
+    let file = std::fs::File::create(&lock).unwrap();
+    write(&dir, "f.txt", "2");
+    // A fresh lock may belong to a git at work: it stays, and git says so.
+    let err = cp.record("2").unwrap_err();
+    assert!(err.to_string().contains("lock"), "{err}");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    file.set_modified(old).unwrap();
+    assert!(cp.record("2").unwrap().new);
+}
+
+#[test]
+fn the_repositorys_own_settings_run_nothing_and_change_no_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let dir = root.join("repo");
+    let home = root.join("home");
+    let marker = root.join("ran");
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q"]);
+    let touch = format!("touch {}", marker.display());
+    git(&dir, &["config", "core.fsmonitor", &touch]);
+    git(
+        &dir,
+        &[
+            "config",
+            "filter.evil.clean",
+            &format!("{touch}; tr a-z A-Z"),
+        ],
+    );
+    git(&dir, &["config", "filter.evil.required", "true"]);
+    git(&dir, &["config", "core.autocrlf", "true"]);
+    git(
+        &dir,
+        &[
+            "config",
+            "core.hooksPath",
+            dir.join("hooks").to_str().unwrap(),
+        ],
+    );
+    write(
+        &dir,
+        "hooks/post-index-change",
+        &format!("#!/bin/sh\n{touch}\n"),
+    );
+    std::fs::set_permissions(
+        dir.join("hooks/post-index-change"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    write(
+        &dir,
+        ".gitattributes",
+        "*.txt filter=evil\n*.txt text eol=lf\n",
+    );
+    write(&dir, "a.txt", "crlf\r\nlower\r\n");
+    let cp = Checkpoints::new(Place::find(&dir, &home).unwrap(), "s", &home, 1000);
+    let first = cp.record("1").unwrap();
+    write(&dir, "a.txt", "changed\n");
+    let now = cp.snapshot().unwrap();
+    cp.restore(&now.tree, &first.tree).unwrap();
+    assert_eq!(
+        std::fs::read(dir.join("a.txt")).unwrap(),
+        b"crlf\r\nlower\r\n"
+    );
+    assert!(
+        !marker.exists(),
+        "the repository's configuration ran a command"
+    );
+}
