@@ -55,10 +55,25 @@ pub(super) fn detached_pids() -> Vec<u32> {
         .unwrap_or_default()
 }
 
-struct Running;
+/// Held while a child is being started, and by [`super::end_adopted`]
+/// for its whole sweep, so that no child starts while adopted ones are
+/// being told apart from the rest.
+static SPAWN_GATE: Mutex<()> = Mutex::new(());
+
+/// The gate (see [`SPAWN_GATE`]).
+pub(super) fn spawn_gate() -> std::sync::MutexGuard<'static, ()> {
+    SPAWN_GATE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A run in flight (sync or async): while any is, no child of this
+/// process is taken for an adopted orphan.
+pub(super) struct Running;
 
 impl Running {
-    fn start() -> Running {
+    pub(super) fn start() -> Running {
+        let _gate = spawn_gate();
         RUNNING.fetch_add(1, Ordering::SeqCst);
         Running
     }
@@ -240,6 +255,8 @@ fn spawn(cmd: &mut Command, detached: bool) -> Result<Spawned, Error> {
 
 pub(super) fn spawn_detached(mut cmd: Command) -> Result<u32, Error> {
     reap_detached();
+    // Listed before the gate opens again, so never taken for an orphan.
+    let _gate = spawn_gate();
     let spawned = spawn(&mut cmd, true)?;
     let pid = spawned.child.id();
     if let Some(f) = cmd.on_spawn.take() {

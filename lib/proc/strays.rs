@@ -25,6 +25,7 @@ const ROUNDS: usize = 64;
 /// adopts orphans and no other run is in flight (whose own children must
 /// not be taken).
 pub fn end_adopted(since: u32) -> usize {
+    let _gate = super::run::spawn_gate();
     if !super::run::adopting_idle() {
         return 0;
     }
