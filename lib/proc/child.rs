@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use super::capture::Capture;
 use super::clock::{Clock, FINAL_WAIT};
 use super::lines::{LineLimits, Lines, Splitter};
-use super::run::{Prepared, io_err, prepare, spawn_error};
+use super::run::{Prepared, Running as InFlight, io_err, prepare, spawn_error};
 use super::{CancelReason, CaptureLimit, Command, Error, Input, Outcome, Output, Status};
 
 /// Bytes read from a pipe at a time.
@@ -195,6 +195,8 @@ struct Engine {
     status: Option<Status>,
     /// Cleared once the group is known to be ended.
     armed: bool,
+    /// Counts this run as in flight (see `run.rs`).
+    _running: InFlight,
 }
 
 impl Drop for Engine {
@@ -213,6 +215,7 @@ impl Engine {
         lines: Option<Splitter>,
         cancel: CancellationToken,
     ) -> Result<(Engine, Option<ChildStdin>), Error> {
+        let running = InFlight::start();
         let Prepared {
             command,
             input,
@@ -233,6 +236,7 @@ impl Engine {
         let stderr = child.stderr.take();
         let stdin = child.stdin.take();
         let mut engine = Engine {
+            _running: running,
             child,
             pid,
             pgid,

@@ -46,6 +46,7 @@ mod lines;
 mod run;
 mod secrets;
 mod signals;
+mod strays;
 mod tree;
 #[cfg(target_os = "linux")]
 mod watchdog;
@@ -70,6 +71,7 @@ pub use lines::{Line, LineError, LineLimits, Lines};
 pub use nix::sys::signal::Signal;
 pub use secrets::{withheld_env, withhold_env};
 pub use signals::{TerminationGuard, termination_signal};
+pub use strays::end_adopted;
 pub use tree::{foreign_group_alive, process_alive, session_of, signal_group, signal_process};
 
 /// Time a group gets between SIGTERM and SIGKILL, unless a command says

@@ -40,10 +40,40 @@ pub(super) fn set_adopting() {
     ADOPTING.store(true, Ordering::SeqCst);
 }
 
-struct Running;
+/// Whether this process adopts orphans and no run is in flight, so that
+/// every child that is not detached was adopted.
+pub(super) fn adopting_idle() -> bool {
+    ADOPTING.load(Ordering::SeqCst) && RUNNING.load(Ordering::SeqCst) == 0
+}
+
+/// The pids of the detached children still running.
+pub(super) fn detached_pids() -> Vec<u32> {
+    reap_detached();
+    DETACHED
+        .lock()
+        .map(|l| l.iter().map(Child::id).collect())
+        .unwrap_or_default()
+}
+
+/// Held while a child is being started, and by [`super::end_adopted`]
+/// for its whole sweep, so that no child starts while adopted ones are
+/// being told apart from the rest.
+static SPAWN_GATE: Mutex<()> = Mutex::new(());
+
+/// The gate (see [`SPAWN_GATE`]).
+pub(super) fn spawn_gate() -> std::sync::MutexGuard<'static, ()> {
+    SPAWN_GATE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A run in flight (sync or async): while any is, no child of this
+/// process is taken for an adopted orphan.
+pub(super) struct Running;
 
 impl Running {
-    fn start() -> Running {
+    pub(super) fn start() -> Running {
+        let _gate = spawn_gate();
         RUNNING.fetch_add(1, Ordering::SeqCst);
         Running
     }
@@ -225,6 +255,8 @@ fn spawn(cmd: &mut Command, detached: bool) -> Result<Spawned, Error> {
 
 pub(super) fn spawn_detached(mut cmd: Command) -> Result<u32, Error> {
     reap_detached();
+    // Listed before the gate opens again, so never taken for an orphan.
+    let _gate = spawn_gate();
     let spawned = spawn(&mut cmd, true)?;
     let pid = spawned.child.id();
     if let Some(f) = cmd.on_spawn.take() {

@@ -129,6 +129,14 @@ fn token() -> Option<String> {
     Some(token)
 }
 
+/// The watchdog's pid, when one runs.
+pub(crate) fn pid() -> Option<u32> {
+    let state = WATCHDOG.lock().unwrap_or_else(PoisonError::into_inner);
+    state
+        .as_ref()
+        .and_then(|w| u32::try_from(w.pid.as_raw()).ok())
+}
+
 /// Marks a std command's child (and so its descendants) for the watchdog.
 pub(crate) fn watch_std(cmd: &mut std::process::Command) {
     if let Some(t) = token() {

@@ -7,3 +7,8 @@ pub(crate) const VAR: &str = "AG_WATCHDOG";
 
 /// Nothing to mark.
 pub(crate) fn watch_std(_cmd: &mut std::process::Command) {}
+
+/// No watchdog here.
+pub(crate) fn pid() -> Option<u32> {
+    None
+}

@@ -74,13 +74,18 @@ except the deny list: ~/.ssh, ~/.gnupg, ~/.aws, ~/.azure, ~/.config/gcloud, ~/.c
 and $AG_HOME/models.json, plus each --deny-read (names in a denied directory can still be \
 listed, contents not read). The network is off unless --net: Landlock refuses TCP connect and \
 bind, and a seccomp filter refuses creating AF_INET, AF_INET6 and AF_PACKET sockets (so UDP and \
-raw sockets too) and io_uring; Unix sockets stay allowed. no_new_privs is set, so setuid \
+raw sockets too) and io_uring; Unix sockets stay allowed. Making a file setuid or setgid (chmod) and \
+setting extended attributes (file capabilities) are refused with or without --net. no_new_privs is set, so setuid \
 binaries gain nothing. Children, background jobs and processes that leave the session \
-(setsid, nohup) stay confined. The confined command sees its policy as JSON in $AG_SANDBOX.
+(setsid, nohup) stay confined, and what is still running when CMD ends is ended with it (killed), \
+so that nothing confined outlives the checks below. The confined command sees its policy as JSON \
+in $AG_SANDBOX.
 
-A write to the workspace's .git/hooks, or a change to .git/config that makes git run a command \
-(core.hooksPath, core.fsmonitor, filters, ! aliases, includes, ...), is undone when CMD ends \
-and reported on stderr: a hook planted now would run later, outside the sandbox.
+A write to .git/hooks, or a change to .git/config that makes git run a command (core.hooksPath, \
+core.fsmonitor, filters, ! aliases, includes, ...), is undone when CMD ends and reported on \
+stderr: a hook planted now would run later, outside the sandbox. Watched are the workspace's \
+repository and those one level below it (DIR/*/.git), with their submodules, including \
+repositories CMD creates there.
 
 When a permission error in CMD's output cannot be told apart from the command's own failure, \
 ag-sandbox says nothing: it does not capture the output. ag-bash --sandbox does, and names the \
@@ -145,8 +150,15 @@ fn run(args: Args) -> ExitCode {
     let mut cmd = proc::Command::new(program).args(rest);
     if let Some(p) = &prepared {
         cmd = cmd.sandbox(p);
+        // What the command leaves running outside its group (setsid) comes
+        // back here when its parents end, and is ended with it: else it
+        // could plant a hook once the guard has looked.
+        let _ = proc::adopt_orphans();
     }
     let result = cmd.run_attached();
+    if prepared.is_some() {
+        proc::end_adopted(0);
+    }
     if let Some(g) = guard {
         for c in g.restore() {
             let undone = if c.undone {

@@ -9,7 +9,9 @@
 //! filters, `!` aliases, includes, ...): a change to one of those keys puts
 //! the file back as it was (or, for a repository the call created, drops
 //! those lines), while other config changes (`git remote add`) stand.
-//! Not covered: files of the project itself that run later (a Makefile,
+//! Watched: the workspace's repository and those one level below it, with
+//! their submodules and worktree configs. Not covered: repositories deeper
+//! down, and files of the project itself that run later (a Makefile,
 //! `.husky/`, `package.json` scripts), which a review of the diff catches.
 
 use std::collections::BTreeMap;
@@ -55,65 +57,146 @@ enum Node {
     Other,
 }
 
-/// A snapshot of a workspace's `.git/hooks` and `.git/config`, taken before
-/// a call; [`HooksGuard::restore`] after it.
+/// A snapshot of the hooks directories and config files of a workspace's
+/// repositories, taken before a call; [`HooksGuard::restore`] after it.
+/// Watched: the workspace's own repository and those one level below it
+/// (`ws/*/.git`), with their submodules (`.git/modules/...`) and worktree
+/// configs; a repository the call creates there is checked too (its hooks
+/// all count as added).
 #[derive(Debug)]
 pub struct HooksGuard {
-    hooks: PathBuf,
-    before: Option<Node>,
-    config: PathBuf,
-    config_before: Option<Vec<u8>>,
+    workspace: PathBuf,
+    hooks: Vec<(PathBuf, Option<Node>)>,
+    configs: Vec<(PathBuf, Option<Vec<u8>>)>,
 }
 
 impl HooksGuard {
-    /// Takes the snapshot of the repository at `workspace` (also when it has
-    /// none yet: then hooks that a call creates are removed).
+    /// Takes the snapshot of the repositories at `workspace` (also when it
+    /// has none yet: then hooks that a call creates are removed).
     pub fn snapshot(workspace: &Path) -> HooksGuard {
-        let git = git_dir(workspace);
-        let hooks = git.join("hooks");
-        let config = git.join("config");
+        let (hooks, configs) = watched(workspace);
         HooksGuard {
-            before: read_node(&hooks, true),
-            config_before: std::fs::read(&config).ok(),
-            hooks,
-            config,
+            workspace: workspace.to_path_buf(),
+            hooks: hooks
+                .into_iter()
+                .map(|h| {
+                    let n = read_node(&h, true);
+                    (h, n)
+                })
+                .collect(),
+            configs: configs
+                .into_iter()
+                .map(|c| {
+                    let b = std::fs::read(&c).ok();
+                    (c, b)
+                })
+                .collect(),
         }
     }
 
     /// Puts back what changed since the snapshot and says what it was.
     pub fn restore(self) -> Vec<HookChange> {
         let mut out = Vec::new();
-        let after = read_node(&self.hooks, false);
-        diff_undo(&self.hooks, self.before.as_ref(), after.as_ref(), &mut out);
-        self.restore_config(&mut out);
+        let (hooks_now, configs_now) = watched(&self.workspace);
+        let mut hooks = self.hooks;
+        for h in hooks_now {
+            if !hooks.iter().any(|(p, _)| *p == h) {
+                hooks.push((h, None));
+            }
+        }
+        for (path, before) in &hooks {
+            let after = read_node(path, false);
+            diff_undo(path, before.as_ref(), after.as_ref(), &mut out);
+        }
+        let mut configs = self.configs;
+        for c in configs_now {
+            if !configs.iter().any(|(p, _)| *p == c) {
+                configs.push((c, None));
+            }
+        }
+        for (path, before) in &configs {
+            restore_config(path, before.as_deref(), &mut out);
+        }
         out
     }
+}
 
-    fn restore_config(&self, out: &mut Vec<HookChange>) {
-        let after = std::fs::read(&self.config).ok();
-        if after == self.config_before {
-            return;
+fn restore_config(path: &Path, before: Option<&[u8]>, out: &mut Vec<HookChange>) {
+    let after = std::fs::read(path).ok();
+    if after.as_deref() == before {
+        return;
+    }
+    let risky_before = before.map(risky_entries).unwrap_or_default();
+    let Some(after) = after else { return };
+    if risky_entries(&after) == risky_before {
+        return;
+    }
+    let fixed = match before {
+        Some(b) => b.to_vec(),
+        None => drop_risky_lines(&after),
+    };
+    let result = std::fs::write(path, fixed);
+    out.push(HookChange {
+        path: path.to_path_buf(),
+        change: "changed".to_string(),
+        undone: result.is_ok(),
+        error: result.err().map(|e| e.to_string()),
+    });
+}
+
+/// The hooks directories and config files to watch in a workspace.
+fn watched(workspace: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut hooks = Vec::new();
+    let mut configs = Vec::new();
+    repository(&git_dir(workspace), 0, &mut hooks, &mut configs);
+    if let Ok(entries) = std::fs::read_dir(workspace) {
+        for e in entries.flatten() {
+            if e.file_name() == ".git" || !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let sub = e.path();
+            if std::fs::symlink_metadata(sub.join(".git")).is_ok() {
+                repository(&git_dir(&sub), 0, &mut hooks, &mut configs);
+            }
         }
-        let risky_before = self
-            .config_before
-            .as_deref()
-            .map(risky_entries)
-            .unwrap_or_default();
-        let Some(after) = after else { return };
-        if risky_entries(&after) == risky_before {
-            return;
+    }
+    (hooks, configs)
+}
+
+/// One repository's hooks and configs, and its submodules' (nested up to
+/// a bound, as `.git/modules/<name>` and deeper for names with slashes).
+fn repository(git: &Path, depth: usize, hooks: &mut Vec<PathBuf>, configs: &mut Vec<PathBuf>) {
+    if depth > 8 || hooks.iter().any(|h| h.parent() == Some(git)) {
+        return;
+    }
+    hooks.push(git.join("hooks"));
+    configs.push(git.join("config"));
+    configs.push(git.join("config.worktree"));
+    if let Ok(entries) = std::fs::read_dir(git.join("worktrees")) {
+        for e in entries.flatten() {
+            configs.push(e.path().join("config.worktree"));
         }
-        let fixed = match &self.config_before {
-            Some(b) => b.clone(),
-            None => drop_risky_lines(&after),
-        };
-        let result = std::fs::write(&self.config, fixed);
-        out.push(HookChange {
-            path: self.config.clone(),
-            change: "changed".to_string(),
-            undone: result.is_ok(),
-            error: result.err().map(|e| e.to_string()),
-        });
+    }
+    modules(&git.join("modules"), depth, hooks, configs);
+}
+
+fn modules(dir: &Path, depth: usize, hooks: &mut Vec<PathBuf>, configs: &mut Vec<PathBuf>) {
+    if depth > 8 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let p = e.path();
+        if p.join("HEAD").is_file() {
+            repository(&p, depth + 1, hooks, configs);
+        } else {
+            modules(&p, depth + 1, hooks, configs);
+        }
     }
 }
 
@@ -206,6 +289,13 @@ fn diff_undo(p: &Path, before: Option<&Node>, after: Option<&Node>, out: &mut Ve
         }
         (Some(b), Some(a)) if same(b, a) => {}
         _ if inert(p) => {}
+        // A new directory (a repository made by the call): what matters is
+        // what it holds; git's samples may stay.
+        (None, Some(Node::Dir(a))) => {
+            for (name, an) in a {
+                diff_undo(&p.join(name), None, Some(an), out);
+            }
+        }
         (None, Some(_)) => {
             let r = remove(p);
             push(out, p, "added", r);
@@ -389,6 +479,45 @@ mod tests {
         assert!(!hooks.join("pre-push").exists());
         assert!(
             !std::fs::read_to_string(t.path().join(".git/config"))
+                .unwrap()
+                .contains("fsmonitor")
+        );
+    }
+
+    #[test]
+    fn nested_repositories_submodules_and_new_repositories_are_watched() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = t.path();
+        std::fs::create_dir_all(ws.join(".git/modules/lib/a/hooks")).unwrap();
+        std::fs::write(ws.join(".git/modules/lib/a/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::create_dir_all(ws.join("other/.git/hooks")).unwrap();
+        let g = HooksGuard::snapshot(ws);
+        std::fs::write(ws.join(".git/modules/lib/a/hooks/pre-commit"), "evil").unwrap();
+        std::fs::write(ws.join("other/.git/hooks/post-checkout"), "evil").unwrap();
+        // A repository made during the call, with git's samples and a hook.
+        std::fs::create_dir_all(ws.join("fresh/.git/hooks")).unwrap();
+        std::fs::write(ws.join("fresh/.git/hooks/pre-push.sample"), "sample").unwrap();
+        std::fs::write(ws.join("fresh/.git/hooks/pre-push"), "evil").unwrap();
+        std::fs::write(ws.join("fresh/.git/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+        let mut changed: Vec<String> = g
+            .restore()
+            .into_iter()
+            .map(|c| c.path.strip_prefix(ws).unwrap().display().to_string())
+            .collect();
+        changed.sort();
+        assert_eq!(
+            changed,
+            vec![
+                ".git/modules/lib/a/hooks/pre-commit",
+                "fresh/.git/config",
+                "fresh/.git/hooks/pre-push",
+                "other/.git/hooks/post-checkout",
+            ]
+        );
+        assert!(ws.join("fresh/.git/hooks/pre-push.sample").exists());
+        assert!(!ws.join("fresh/.git/hooks/pre-push").exists());
+        assert!(
+            !std::fs::read_to_string(ws.join("fresh/.git/config"))
                 .unwrap()
                 .contains("fsmonitor")
         );

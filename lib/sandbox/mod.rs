@@ -323,10 +323,12 @@ impl Prepared {
             } else {
                 None
             };
-            let filter = if policy.net {
+            // With the network allowed, a kernel without seccomp loses only
+            // the refusal of setuid modes and extended attributes.
+            let filter = if policy.net && !support().seccomp {
                 Vec::new()
             } else {
-                seccomp::filter()?
+                seccomp::filter(policy.net)?
             };
             Arc::new(crate::proc::Confinement::new(ruleset, filter))
         };

@@ -204,17 +204,36 @@ fn a_grandchild_that_leaves_the_session_stays_confined() {
         &env,
         &[],
         "setsid bash -c 'sleep 0.3; echo late > ../outside/late 2> escaped.err; echo $? > done' \
-         > /dev/null 2>&1 < /dev/null & exit 0",
+         > /dev/null 2>&1 < /dev/null & \
+         for _ in $(seq 200); do [ -s done ] && break; sleep 0.05; done; exit 0",
     );
     r.ok();
     assert!(
-        wait_for(&env.join("ws/done")),
+        env.join("ws/done").exists(),
         "the grandchild never finished\n{r}"
     );
-    // `done` may exist before its content is written.
-    std::thread::sleep(Duration::from_millis(50));
     assert!(!env.join("outside/late").exists());
     assert_eq!(String::from_utf8_lossy(&env.read("ws/done")).trim(), "1");
+}
+
+#[test]
+fn what_leaves_the_session_ends_with_the_call_so_it_cannot_plant_a_hook_later() {
+    let env = setup();
+    env.write("ws/.git/hooks/pre-commit", "#!/bin/sh\nexit 0\n");
+    // The call ends only once the grandchild has left the group.
+    let late = "rm -f ready; setsid bash -c 'touch ready; sleep 0.5; echo evil > .git/hooks/pre-commit; \
+                touch planted' > /dev/null 2>&1 < /dev/null & \
+                for _ in $(seq 200); do [ -e ready ] && break; sleep 0.01; done; exit 0";
+    let r = sandbox(&env, &[], late);
+    r.ok();
+    let res = bash_call(&env, &["--sandbox", "require"], json!({ "command": late }));
+    // The setsid bash and, once it is gone, its sleep.
+    let strays = res["details"]["sandbox"]["stopped_strays"].as_u64();
+    assert!(strays.is_some_and(|n| n >= 1), "{res}");
+    // Long enough for the late writers, had they survived.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!env.join("ws/planted").exists(), "{r}");
+    assert_eq!(env.read("ws/.git/hooks/pre-commit"), b"#!/bin/sh\nexit 0\n");
 }
 
 #[test]
@@ -441,4 +460,26 @@ fn ag_bash_gives_each_workspace_one_private_tmpdir_that_lasts_across_calls() {
         res["output"].as_str().unwrap().contains("private TMPDIR"),
         "{res}"
     );
+}
+
+#[test]
+fn setuid_and_setgid_modes_are_refused_and_plain_chmod_works() {
+    let env = setup();
+    env.write("ws/tool", "#!/bin/sh\n");
+    for flags in [&[][..], &["--net"][..]] {
+        let r = sandbox(
+            &env,
+            flags,
+            "chmod u+s tool; chmod g+s tool; chmod 6755 tool; chmod 755 tool && echo ok",
+        );
+        r.ok();
+        assert_eq!(r.stdout(), "ok\n", "{r}");
+        assert_eq!(r.stderr().matches("Permission denied").count(), 3, "{r}");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(env.join("ws/tool"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o7777, 0o755);
+    }
 }

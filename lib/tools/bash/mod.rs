@@ -512,7 +512,7 @@ fn report(
     }
     end_line(&mut text);
     text.push('\n');
-    let sandboxed = confined.finish(cwd, &text);
+    let sandboxed = confined.finish(cwd, &text, o.pid);
     if let Some((said, _)) = &sandboxed {
         text.push_str(said);
     }

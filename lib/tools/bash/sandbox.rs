@@ -139,10 +139,22 @@ impl Confined {
         }
     }
 
-    /// After the run: undoes hook changes, reads the output for denials,
-    /// and returns the lines for the text and the `details.sandbox` value,
-    /// if there is anything to say.
-    pub(super) fn finish(self, cwd: &Path, output: &str) -> Option<(String, Value)> {
+    /// Whether the command ran confined (by ag-bash or around it).
+    pub(super) fn confined(&self) -> bool {
+        self.prepared.is_some() || self.policy.is_some()
+    }
+
+    /// After the run: ends what the command left running outside its group
+    /// (else it could change the hooks after the guard has looked), undoes
+    /// hook changes, reads the output for denials, and returns the lines
+    /// for the text and the `details.sandbox` value, if there is anything
+    /// to say.
+    pub(super) fn finish(self, cwd: &Path, output: &str, pid: u32) -> Option<(String, Value)> {
+        let strays = if self.confined() {
+            proc::end_adopted(pid)
+        } else {
+            0
+        };
         let hooks: Vec<HookChange> = self.guard.map(HooksGuard::restore).unwrap_or_default();
         let denied: Vec<Denial> = self
             .policy
@@ -150,10 +162,17 @@ impl Confined {
             .map(|p| sandbox::explain_in(p, cwd, output))
             .unwrap_or_default();
         drop(self.prepared);
-        if hooks.is_empty() && denied.is_empty() {
+        if hooks.is_empty() && denied.is_empty() && strays == 0 {
             return None;
         }
         let mut text = String::new();
+        if strays > 0 {
+            text.push_str(&format!(
+                "note: {strays} process(es) the command left running outside its process group (setsid, \
+a double fork) were stopped: in the sandbox nothing outlives the call. Start servers and watchers \
+with background=true.\n"
+            ));
+        }
         let attributed: Vec<String> = denied
             .iter()
             .filter(|d| d.op != Op::Unknown)
@@ -193,6 +212,9 @@ settings in .git/config cannot be changed from the sandbox.\n",
         let mut details = json!({ "denied": denied });
         if !hooks.is_empty() {
             details["hooks"] = json!(hooks);
+        }
+        if strays > 0 {
+            details["stopped_strays"] = json!(strays);
         }
         Some((text, details))
     }
