@@ -44,6 +44,14 @@ pub fn main() -> ExitCode {
         Ok(a) => a,
         Err(e) => return ExitStatus::from_clap(e, BIN).code(),
     };
+    // Before any thread exists: a tool must not read the provider keys in
+    // this process's /proc/PID/environ (see `hide_own_environment`).
+    if let Err(e) = crate::proc::hide_own_environment() {
+        warn(
+            BIN,
+            &format!("cannot hide the provider keys in /proc from the tools: {e}"),
+        );
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

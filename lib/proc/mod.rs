@@ -69,7 +69,7 @@ pub use child::{Ended, Running, Streaming};
 pub use confine::{Confinement, landlock_abi, seccomp_filter_available};
 pub use lines::{Line, LineError, LineLimits, Lines};
 pub use nix::sys::signal::Signal;
-pub use secrets::{withheld_env, withhold_env};
+pub use secrets::{hide_own_environment, withheld_env, withhold_env};
 pub use signals::{TerminationGuard, termination_signal};
 pub use strays::end_adopted;
 pub use tree::{foreign_group_alive, process_alive, session_of, signal_group, signal_process};

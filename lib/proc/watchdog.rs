@@ -238,9 +238,15 @@ fn argv_area() -> Option<(usize, usize)> {
 }
 
 fn parse_argv_area(stat: &str) -> Option<(usize, usize)> {
+    parse_area(stat, 48)
+}
+
+/// The range of memory given by fields `first` and `first + 1` of a
+/// `/proc/PID/stat` line (48: the arguments, 50: the environment).
+pub(super) fn parse_area(stat: &str, first: usize) -> Option<(usize, usize)> {
     // After "(comm)" come the fields from the third on; comm may hold ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace().skip(48 - 3);
+    let mut fields = rest.split_whitespace().skip(first - 3);
     let start: usize = fields.next()?.parse().ok()?;
     let end: usize = fields.next()?.parse().ok()?;
     (start > 0 && end > start && end - start < (1 << 20)).then_some((start, end))

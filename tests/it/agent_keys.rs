@@ -227,3 +227,61 @@ fn a_key_already_in_a_session_is_hidden_in_show_and_export() {
         assert!(!e.stdout().contains(OPENAI), "{args:?}\n{e}");
     }
 }
+
+#[test]
+fn a_tool_cannot_read_the_keys_in_ag_loops_proc_environ() {
+    // A tool is not handed the keys, but ag-loop itself holds them: its
+    // /proc/PID/environ must not show them to the tools it runs.
+    let env = Env::new();
+    let script = "p=$PPID; while [ \"$p\" -gt 1 ]; do \
+        c=$(cat /proc/$p/comm); [ \"$c\" = ag-loop ] && break; \
+        p=$(awk '{print $4}' /proc/$p/stat); done; \
+        echo \"loop=$c\"; tr '\\0' '\\n' < /proc/$p/environ | grep -c '^OPENAI_API_KEY=' ; echo read-done";
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![("bash", json!({ "command": script }))]),
+        Turn::Text("ok"),
+    ]);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("OPENAI_API_KEY", OPENAI)
+        .args(["-m", "ollama/scripted", "--base-url", &server.base_url()])
+        .args([
+            "--json",
+            "--no-gate",
+            "--no-session",
+            "--sandbox",
+            "off",
+            "go",
+        ]);
+    let r = run(c, None);
+    r.ok();
+    let output = bash_output(&r.json_lines());
+    assert!(output.contains("loop=ag-loop"), "{r}");
+    // ag-loop itself still had its key and its other variables (HOME
+    // places the session store; the model call needs nothing else here).
+    assert!(output.contains("\n0\n"), "{r}");
+    assert!(output.contains("read-done"), "{r}");
+    // Root reads /proc past any permission; what it reads holds no key.
+    assert!(!output.contains("\n1\n"), "{r}");
+}
+
+#[test]
+fn ag_loop_still_sends_its_key_after_hiding_its_environment() {
+    use crate::llm_server::{Server, fixture, sse};
+    let env = Env::new();
+    let server = Server::start(vec![sse(fixture("openai__chat_text_basic.sse"))]);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("DEEPSEEK_API_KEY", "k-from-the-environment-1234")
+        .args([
+            "-m",
+            "deepseek/deepseek-chat",
+            "--base-url",
+            &server.url("/v1"),
+        ])
+        .args(["--json", "--no-session", "hello"]);
+    run(c, None).ok();
+    let seen = server.seen();
+    assert_eq!(
+        seen[0].header("authorization"),
+        Some("Bearer k-from-the-environment-1234")
+    );
+}
