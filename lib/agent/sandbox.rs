@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::config::Config;
 use super::error::SetupError;
 use super::identity::Identity;
-use crate::protocol::{GateSandbox, SandboxMode, ToolResult};
+use crate::protocol::{GateSandbox, ToolResult};
 use crate::sandbox::{self, Denial, Enforcement, Mode, Op, Policy, Prepared};
 
 /// The code of the `error` event that says tools run unconfined.
@@ -405,10 +405,7 @@ impl LoopSandbox {
     pub fn gate(&self, blocked: Option<String>) -> GateSandbox {
         let p = self.policy();
         GateSandbox {
-            mode: match p.mode {
-                Mode::ReadOnly => SandboxMode::ReadOnly,
-                Mode::WorkspaceWrite => SandboxMode::WorkspaceWrite,
-            },
+            mode: p.mode,
             workspace: p.workspace.display().to_string(),
             net: p.net,
             blocked,

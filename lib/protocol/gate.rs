@@ -54,14 +54,18 @@ pub struct GateSandbox {
     pub blocked: Option<String>,
 }
 
-/// What a confined call may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// What a confined call may write (`--sandbox-mode`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
-    /// Nothing at all.
+    /// Nothing, except `/dev/null`-style devices.
     ReadOnly,
-    /// The workspace, the directories ag's tools keep their files in, a
-    /// private temporary directory and devices such as `/dev/null`.
+    /// The workspace, the directories given to be writable (ag-loop adds
+    /// those its tools keep their files in), a private `$TMPDIR` and devices
+    /// such as `/dev/null`.
+    #[default]
     WorkspaceWrite,
 }
 

@@ -57,16 +57,9 @@ pub enum Enforcement {
     Off,
 }
 
-/// How much a confined command may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// Nothing, except `/dev/null`-style devices.
-    ReadOnly,
-    /// The workspace, the `--write` directories and a private `$TMPDIR`.
-    #[default]
-    WorkspaceWrite,
-}
+/// How much a confined command may write: the protocol's type, since a
+/// gate request carries it too.
+pub use crate::protocol::SandboxMode as Mode;
 
 /// What a confined command may do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

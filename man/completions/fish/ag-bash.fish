@@ -9,7 +9,7 @@ complete -c ag-bash -l sandbox -d 'Confine each command (Landlock, seccomp; see 
 require\t'Confine, or refuse to run'
 off\t'Run unconfined'"
 complete -c ag-bash -l sandbox-mode -d 'With --sandbox: `workspace-write` (default) or `read-only`' -r -f -a "read-only\t'Nothing, except `/dev/null`-style devices'
-workspace-write\t'The workspace, the `--write` directories and a private `$TMPDIR`'"
+workspace-write\t'The workspace, the directories given to be writable (ag-loop adds those its tools keep their files in), a private `$TMPDIR` and devices such as `/dev/null`'"
 complete -c ag-bash -l write -d 'With --sandbox: also allow writes beneath DIR (repeatable)' -r -F
 complete -c ag-bash -l deny-read -d 'With --sandbox: also deny reading PATH (repeatable), on top of the default deny list (ag-sandbox(1))' -r -F
 complete -c ag-bash -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused. Each file is opened from DIR in one step (openat2 RESOLVE_BENEATH, or a walk with O_NOFOLLOW where the kernel lacks it, or when AG_NO_OPENAT2=1), so a symlink swapped mid-call cannot lead outside; symlinks that stay inside DIR work' -r -F

@@ -30,7 +30,7 @@ complete -c ag-loop -l sandbox -d 'Confine every tool call and MCP stdio server 
 require\t'Confine, or refuse to run'
 off\t'Run unconfined'"
 complete -c ag-loop -l sandbox-mode -d 'What confined calls may write: workspace-write (the default: the repository the working directory is in, else the working directory, plus the session\'s directory and a private TMPDIR) or read-only (also `sandbox_mode`)' -r -f -a "read-only\t'Nothing, except `/dev/null`-style devices'
-workspace-write\t'The workspace, the `--write` directories and a private `$TMPDIR`'"
+workspace-write\t'The workspace, the directories given to be writable (ag-loop adds those its tools keep their files in), a private `$TMPDIR` and devices such as `/dev/null`'"
 complete -c ag-loop -l sandbox-write -d 'Let confined calls write DIR too, such as a build cache outside the workspace (repeatable; also `sandbox_write`)' -r -F
 complete -c ag-loop -l output-schema -d 'Make the final answer one JSON value valid against this JSON Schema: a file, or inline JSON starting with `{` (also `output_schema` in the config file or an identity\'s front matter). The model may use tools first; its answer is checked (a ```json fence around it is accepted), sent to the provider natively where the model supports it. The value is `output` in agent_end; --quiet prints it on one line. A broken schema exits 2' -r
 complete -c ag-loop -l output-retries -d 'How many times a final answer that does not match --output-schema is sent back with its validation errors before the run ends with the outcome invalid_output and exit status 1 (default 2; also `output_retries` in the config file)' -r
