@@ -15,3 +15,4 @@ pub mod schema;
 pub mod session;
 pub mod tool_protocol;
 pub mod tools;
+pub mod tui;
