@@ -26,7 +26,7 @@ pub enum Effect {
         session: Vec<String>,
         /// A model to switch to.
         model: Option<String>,
-        /// Replay this session file's events into the view first.
+        /// Replay this session's events (an id or a file) into the view first.
         replay: Option<String>,
     },
     /// Show the tools recorded in this session's header.
@@ -126,7 +126,7 @@ impl App {
         let new: Vec<_> = self.state.approvals.iter().skip(asked).cloned().collect();
         for a in new {
             if self.always.contains(&a.tool_name) {
-                self.state.answered(&a.tool_call_id);
+                self.state.answered(&a.tool_call_id, true);
                 effects.push(Effect::Send(AgentCommand::Approval {
                     tool_call_id: a.tool_call_id,
                     approved: true,
@@ -177,7 +177,7 @@ impl App {
                 }
                 _ => return Vec::new(),
             };
-            self.state.answered(&a.tool_call_id);
+            self.state.answered(&a.tool_call_id, approved);
             return vec![Effect::Send(AgentCommand::Approval {
                 tool_call_id: a.tool_call_id,
                 approved,
@@ -415,16 +415,28 @@ impl App {
                     Then::Pick,
                 )];
             }
-            Slash::Rewind(turn) => {
+            Slash::Rewind(None) => {
+                let turns: Vec<String> = self
+                    .state
+                    .checkpoints
+                    .iter()
+                    .filter_map(|c| c.get("turn").map(Value::to_string))
+                    .collect();
+                let text = if turns.is_empty() {
+                    "no checkpoint recorded in this run; /rewind N rewinds to before turn N".into()
+                } else {
+                    format!("checkpoints before turns {}: /rewind N", turns.join(", "))
+                };
+                self.state.notice(NoticeKind::Info, text);
+            }
+            Slash::Rewind(Some(n)) => {
                 let Some(id) = need_session(self) else {
                     return Vec::new();
                 };
-                let mut args = vec!["rewind".into(), id];
-                if let Some(n) = turn {
-                    args.push("--turn".into());
-                    args.push(n.to_string());
-                }
-                return vec![Effect::Session(args, Then::Show)];
+                // The files go back, the conversation forks at that turn,
+                // and the TUI goes on in the fork.
+                let args = vec!["rewind".into(), id, "--turn".into(), n.to_string()];
+                return vec![Effect::Session(args, Then::Continue)];
             }
         }
         Vec::new()
@@ -483,13 +495,17 @@ impl App {
                 }
             }
             Then::Continue => {
-                // `fork` prints "ID<TAB>PATH".
-                let mut parts = stdout.trim().split('\t');
-                if let (Some(id), Some(path)) = (parts.next(), parts.next()) {
+                // `fork` prints "ID<TAB>PATH", `rewind` the new id.
+                let id = stdout.split_whitespace().next().unwrap_or("");
+                if id.is_empty() {
                     self.state
-                        .notice(NoticeKind::Info, format!("forked into {}", short(id)));
-                    return self.switch_to(id.to_string(), Some(path.to_string()));
+                        .notice(NoticeKind::Error, "ag-session printed no session id".into());
+                    return Vec::new();
                 }
+                let effects = self.switch_to(id.to_string(), Some(id.to_string()));
+                self.state
+                    .notice(NoticeKind::Info, format!("now in session {}", short(id)));
+                return effects;
             }
             Then::Show => {
                 let text = if stdout.trim().is_empty() {
@@ -517,4 +533,185 @@ fn first_line(s: &str) -> &str {
 
 fn short(id: &str) -> &str {
     id.get(..13).unwrap_or(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    fn typed(app: &mut App, s: &str) {
+        for c in s.chars() {
+            assert!(app.on_key(key(KeyCode::Char(c))).is_empty());
+        }
+    }
+
+    fn prompt_of(e: &Effect) -> Option<&str> {
+        match e {
+            Effect::Send(AgentCommand::Prompt {
+                content: UserContent::Text(t),
+            }) => Some(t),
+            _ => None,
+        }
+    }
+
+    fn line(app: &mut App, v: Value) -> Vec<Effect> {
+        app.on_line(&v.to_string())
+    }
+
+    #[test]
+    fn enter_sends_alt_enter_breaks_the_line() {
+        let mut app = App::new(Editor::default());
+        typed(&mut app, "one");
+        app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+        typed(&mut app, "two");
+        let e = app.on_key(key(KeyCode::Enter));
+        assert_eq!(prompt_of(&e[0]), Some("one\ntwo"));
+        assert!(app.editor.is_empty());
+        // An empty line sends nothing.
+        assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+    }
+
+    #[test]
+    fn prompts_typed_while_working_queue_then_go_when_the_run_ends_or_steer() {
+        let mut app = App::new(Editor::default());
+        line(&mut app, json!({"type": "agent_start"}));
+        typed(&mut app, "next task");
+        assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+        typed(&mut app, "later task");
+        app.on_key(key(KeyCode::Enter));
+        assert_eq!(app.queue, ["next task", "later task"]);
+        // Ctrl+S with nothing typed steers with the first queued prompt.
+        let e = app.on_key(ctrl('s'));
+        assert_eq!(
+            e,
+            [Effect::Send(AgentCommand::Steer {
+                content: UserContent::Text("next task".into())
+            })]
+        );
+        let e = line(
+            &mut app,
+            json!({"type": "agent_end", "messages": [], "outcome": "finished", "usage": {}}),
+        );
+        assert_eq!(prompt_of(&e[0]), Some("later task"));
+        assert!(app.queue.is_empty());
+    }
+
+    #[test]
+    fn esc_interrupts_only_a_running_turn_and_ctrl_c_clears_then_quits() {
+        let mut app = App::new(Editor::default());
+        assert!(app.on_key(key(KeyCode::Esc)).is_empty());
+        line(&mut app, json!({"type": "agent_start"}));
+        assert_eq!(
+            app.on_key(key(KeyCode::Esc)),
+            [Effect::Send(AgentCommand::Interrupt)]
+        );
+        typed(&mut app, "draft");
+        assert!(app.on_key(ctrl('c')).is_empty());
+        assert!(app.editor.is_empty());
+        assert_eq!(app.on_key(ctrl('c')), [Effect::Quit]);
+    }
+
+    #[test]
+    fn approvals_take_y_n_and_always_which_answers_later_requests_itself() {
+        let mut app = App::new(Editor::default());
+        let ask = |id: &str, tool: &str| json!({"type": "approval_request", "tool_call_id": id, "tool_name": tool, "arguments": {}, "reason": "r"});
+        line(&mut app, ask("1", "bash"));
+        // Other keys do not answer.
+        assert!(app.on_key(key(KeyCode::Char('x'))).is_empty());
+        assert_eq!(
+            app.on_key(key(KeyCode::Char('n'))),
+            [Effect::Send(AgentCommand::Approval {
+                tool_call_id: "1".into(),
+                approved: false
+            })]
+        );
+        line(&mut app, ask("2", "bash"));
+        assert_eq!(
+            app.on_key(key(KeyCode::Char('a'))),
+            [Effect::Send(AgentCommand::Approval {
+                tool_call_id: "2".into(),
+                approved: true
+            })]
+        );
+        assert_eq!(
+            line(&mut app, ask("3", "bash")),
+            [Effect::Send(AgentCommand::Approval {
+                tool_call_id: "3".into(),
+                approved: true
+            })]
+        );
+        assert!(app.state.approvals.is_empty());
+        // Always is per tool.
+        assert!(line(&mut app, ask("4", "write")).is_empty());
+        assert_eq!(app.state.approvals.len(), 1);
+    }
+
+    #[test]
+    fn resume_lists_sessions_and_the_pick_restarts_with_its_history() {
+        let mut app = App::new(Editor::default());
+        typed(&mut app, "/resume");
+        let e = app.on_key(key(KeyCode::Enter));
+        assert_eq!(
+            e,
+            [Effect::Session(
+                vec!["list".into(), "--json".into()],
+                Then::Pick
+            )]
+        );
+        let listed = [
+            json!({"id": "0195-new", "path": "/s/new.jsonl", "timestamp": "2026-01-02T10:00:00Z", "first_prompt": "second"}),
+            json!({"id": "0195-old", "path": "/s/old.jsonl", "timestamp": "2026-01-01T10:00:00Z", "first_prompt": "first"}),
+        ]
+        .map(|v| v.to_string())
+        .join("\n");
+        assert!(
+            app.on_session_output(Then::Pick, true, &listed, "")
+                .is_empty()
+        );
+        app.on_key(key(KeyCode::Down));
+        let e = app.on_key(key(KeyCode::Enter));
+        assert_eq!(
+            e,
+            [Effect::Restart {
+                session: vec!["--session".into(), "0195-old".into()],
+                model: None,
+                replay: Some("/s/old.jsonl".into())
+            }]
+        );
+        assert!(app.picker.is_none());
+        assert_eq!(app.session.as_deref(), Some("0195-old"));
+    }
+
+    #[test]
+    fn session_commands_need_a_session_and_say_so() {
+        let mut app = App::new(Editor::default());
+        typed(&mut app, "/fork");
+        assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+        assert!(matches!(
+            app.state.entries.last(),
+            Some(super::super::state::Entry::Notice(NoticeKind::Error, _))
+        ));
+        app.session = Some("abc".into());
+        typed(&mut app, "/fork");
+        assert_eq!(
+            app.on_key(key(KeyCode::Enter)),
+            [Effect::Session(
+                vec!["fork".into(), "abc".into()],
+                Then::Continue
+            )]
+        );
+        let e = app.on_session_output(Then::Continue, true, "def\t/s/def.jsonl\n", "");
+        assert!(
+            matches!(&e[0], Effect::Restart { session, .. } if session == &["--session", "def"])
+        );
+    }
 }

@@ -18,6 +18,18 @@ const EXPANDED_MAX: usize = 400;
 #[derive(Debug, Default)]
 pub struct Cache {
     slots: Vec<Option<Slot>>,
+    /// Entries rendered so far, and markdown bytes parsed: what the
+    /// incremental rendering saves is measured by these.
+    pub work: Work,
+}
+
+/// Rendering done, counted.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Work {
+    /// Entries rendered.
+    pub entries: u64,
+    /// Markdown bytes parsed.
+    pub bytes: u64,
 }
 
 #[derive(Debug)]
@@ -67,7 +79,8 @@ impl Cache {
             let mut stable = slot
                 .take()
                 .and_then(|s| s.stable.filter(|_| s.width == width));
-            let rows = render_entry(entry, width, theme, &mut stable);
+            let rows = render_entry(entry, width, theme, &mut stable, &mut self.work);
+            self.work.entries += 1;
             *slot = Some(Slot {
                 rev,
                 width,
@@ -84,6 +97,7 @@ fn render_entry(
     width: usize,
     theme: &Theme,
     stable: &mut Option<Stable>,
+    work: &mut Work,
 ) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     match entry {
@@ -96,7 +110,7 @@ fn render_entry(
                 ]));
             }
         }
-        Entry::Assistant(a) => return answer_rows(a, width, theme, stable),
+        Entry::Assistant(a) => return answer_rows(a, width, theme, stable, work),
         Entry::Tool(t) => tool_lines(t, width, theme, &mut lines),
         Entry::Notice(kind, text) => {
             let style = match kind {
@@ -121,6 +135,7 @@ fn answer_rows(
     width: usize,
     theme: &Theme,
     stable: &mut Option<Stable>,
+    work: &mut Work,
 ) -> Vec<Line<'static>> {
     let mut rows = Vec::new();
     let last = a.blocks.len().saturating_sub(1);
@@ -143,14 +158,14 @@ fn answer_rows(
                         ..Stable::default()
                     };
                 }
-                advance_stable(s, t, width, theme);
+                advance_stable(s, t, width, theme, work);
                 rows.extend(s.rows.iter().cloned());
                 if !s.rows.is_empty() && s.upto < t.len() {
                     rows.push(Line::default());
                 }
-                markdown_rows(&t[s.upto..], width, theme, &mut rows);
+                markdown_rows(&t[s.upto..], width, theme, &mut rows, work);
             }
-            Block::Text(t) => markdown_rows(t, width, theme, &mut rows),
+            Block::Text(t) => markdown_rows(t, width, theme, &mut rows, work),
         }
     }
     if a.done {
@@ -165,7 +180,7 @@ fn answer_rows(
 
 /// Renders the paragraphs of `text` past `s.upto` that are complete: those
 /// followed by a blank line outside a code fence.
-fn advance_stable(s: &mut Stable, text: &str, width: usize, theme: &Theme) {
+fn advance_stable(s: &mut Stable, text: &str, width: usize, theme: &Theme, work: &mut Work) {
     if s.upto > text.len() || !text.is_char_boundary(s.upto) {
         *s = Stable {
             block: s.block,
@@ -195,13 +210,20 @@ fn advance_stable(s: &mut Stable, text: &str, width: usize, theme: &Theme) {
         if !s.rows.is_empty() {
             s.rows.push(Line::default());
         }
-        markdown_rows(&text[s.upto..cut], width, theme, &mut s.rows);
+        markdown_rows(&text[s.upto..cut], width, theme, &mut s.rows, work);
         s.upto = cut;
         s.in_fence = in_fence;
     }
 }
 
-fn markdown_rows(text: &str, width: usize, theme: &Theme, rows: &mut Vec<Line<'static>>) {
+fn markdown_rows(
+    text: &str,
+    width: usize,
+    theme: &Theme,
+    rows: &mut Vec<Line<'static>>,
+    work: &mut Work,
+) {
+    work.bytes += text.len() as u64;
     for l in render(text, theme) {
         wrap(&l, width, rows);
     }

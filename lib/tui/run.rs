@@ -347,8 +347,13 @@ async fn apply_effects(
                 stop(old);
                 // The render cache needs no reset: revisions only grow, so
                 // a cleared conversation's entries are never taken for old ones.
-                if let Some(path) = file {
-                    replay(app, Path::new(&path));
+                if let Some(wanted) = file {
+                    match Store::from_env().find(&wanted) {
+                        Ok(f) => replay(app, &f.path),
+                        Err(e) => app
+                            .state
+                            .notice(NoticeKind::Error, format!("session `{wanted}`: {e}")),
+                    }
                 }
                 *agent = start(args, app, &session, model.as_deref());
             }
@@ -398,7 +403,21 @@ fn start(args: &Args, app: &mut App, session: &[String], model: Option<&str>) ->
             .arg(format!("{line} \"$@\""))
             .arg("sh")
             .args(&extra),
-        None => Command::new(sibling("ag-loop")).arg("--json").args(&extra),
+        None => {
+            let mut c = Command::new(sibling("ag-loop")).arg("--json");
+            if !args
+                .loop_args
+                .iter()
+                .any(|a| a == "--no-gate" || a == "--gate" || a.starts_with("--gate="))
+            {
+                // ag-loop asks a person only when its stdin is a terminal;
+                // here a person answers through the TUI, so the default
+                // policy runs as a gate that asks for flagged calls.
+                let gate = format!("{} --approval dangerous", shell_quote(&sibling("ag-gate")));
+                c = c.arg("--gate").arg(gate);
+            }
+            c.args(&extra)
+        }
     };
     // A session of its own: nothing the child runs can take the terminal
     // (an ssh password prompt would write over the screen).
@@ -534,6 +553,11 @@ fn show_tools(app: &mut App, id: &str) {
             "the session does not record its tools".into(),
         ),
     }
+}
+
+/// A path as one word of a shell command line.
+fn shell_quote(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
 }
 
 /// `ag-NAME` beside this executable, else on `PATH`.

@@ -22,7 +22,9 @@ pub enum Slash {
     Fork,
     /// Picks a session of this directory to continue.
     Resume,
-    /// Restores the files as they were before a turn (`ag-session rewind`).
+    /// Restores the files as they were before turn N and goes on in a fork
+    /// of the conversation at that point (`ag-session rewind`); without N,
+    /// lists the checkpoints seen.
     Rewind(Option<u64>),
 }
 

@@ -297,7 +297,12 @@ impl State {
                     arguments: arguments.clone(),
                     reason: reason.clone(),
                 });
-                if self.tool_index(tool_call_id).is_none() {
+                if let Some(i) = self.tool_index(tool_call_id) {
+                    if let Entry::Tool(t) = &mut self.entries[i] {
+                        t.status = ToolStatus::Asking;
+                    }
+                    self.touch(i);
+                } else {
                     self.push(Entry::Tool(Box::new(ToolCall {
                         id: tool_call_id.clone(),
                         name: tool_name.clone(),
@@ -394,9 +399,16 @@ impl State {
         self.push(Entry::Notice(kind, text));
     }
 
-    /// The person answered an approval request.
-    pub fn answered(&mut self, tool_call_id: &str) {
+    /// The person answered an approval request: an approved call runs, a
+    /// refused one stays asking until its end marks it denied.
+    pub fn answered(&mut self, tool_call_id: &str, approved: bool) {
         self.approvals.retain(|a| a.tool_call_id != tool_call_id);
+        if approved && let Some(i) = self.tool_index(tool_call_id) {
+            if let Entry::Tool(t) = &mut self.entries[i] {
+                t.status = ToolStatus::Running;
+            }
+            self.touch(i);
+        }
     }
 
     /// Expands or collapses a tool call's entry.
@@ -462,4 +474,207 @@ fn elapsed(from: &str, to: &str) -> Option<Duration> {
     let b: jiff::Timestamp = to.parse().ok()?;
     let span = b.duration_since(a);
     Duration::try_from(span).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn feed(state: &mut State, events: &[Value]) {
+        for e in events {
+            state.apply_line(&e.to_string());
+        }
+    }
+
+    fn at(s: u32, e: Value) -> Value {
+        let mut e = e;
+        e["timestamp"] = json!(format!("2026-01-01T00:00:{s:02}.500Z"));
+        e
+    }
+
+    #[test]
+    fn a_streamed_answer_grows_by_deltas_then_takes_the_final_message() {
+        let mut s = State::default();
+        feed(
+            &mut s,
+            &[
+                json!({"type": "agent_start"}),
+                json!({"type": "message_start", "message": {"role": "user", "content": "hi"}}),
+                json!({"type": "message_start", "message": {"role": "assistant", "content": []}}),
+                json!({"type": "message_update", "event": {"type": "thinking_delta", "index": 0, "delta": "let me"}}),
+                json!({"type": "message_update", "event": {"type": "text_delta", "index": 1, "delta": "Hel"}}),
+                json!({"type": "message_update", "event": {"type": "text_delta", "index": 1, "delta": "lo"}}),
+            ],
+        );
+        assert!(s.working);
+        assert_eq!(s.entries[0], Entry::User("hi".into()));
+        let Entry::Assistant(a) = &s.entries[1] else {
+            panic!("{:?}", s.entries)
+        };
+        assert!(!a.done);
+        assert_eq!(
+            a.blocks,
+            [
+                (0, Block::Thinking("let me".into())),
+                (1, Block::Text("Hello".into()))
+            ]
+        );
+        let rev = s.revs[1];
+        feed(
+            &mut s,
+            &[
+                json!({"type": "message_end", "message": {"role": "assistant", "content": [{"type": "text", "text": "Hello!"}],
+                    "usage": {"input": 100, "output": 7, "cost": {"total": 0.5}}, "stop_reason": "stop", "model": "p/m"}}),
+                json!({"type": "agent_end", "messages": [], "outcome": "finished", "usage": {}}),
+            ],
+        );
+        assert!(s.revs[1] > rev, "a changed entry gets a new revision");
+        assert_eq!(
+            s.entries[1],
+            Entry::Assistant(Answer {
+                blocks: vec![(0, Block::Text("Hello!".into()))],
+                done: true,
+                error: None
+            })
+        );
+        assert!(!s.working);
+        assert_eq!((s.usage.input, s.usage.output, s.context), (100, 7, 107));
+        assert_eq!(s.model.as_deref(), Some("p/m"));
+        assert_eq!(s.entries.len(), 2, "a finished run adds no notice");
+    }
+
+    #[test]
+    fn tool_calls_get_status_and_duration_from_their_events() {
+        let mut s = State::default();
+        feed(
+            &mut s,
+            &[
+                at(
+                    1,
+                    json!({"type": "tool_execution_start", "tool_call_id": "a", "tool_name": "bash", "arguments": {"command": "ls"}}),
+                ),
+                at(
+                    1,
+                    json!({"type": "tool_execution_start", "tool_call_id": "b", "tool_name": "read", "arguments": {}}),
+                ),
+                at(
+                    3,
+                    json!({"type": "tool_execution_end", "tool_call_id": "b", "tool_name": "read", "output": "no such file", "is_error": true}),
+                ),
+                at(
+                    4,
+                    json!({"type": "tool_execution_end", "tool_call_id": "a", "tool_name": "bash", "output": "x\ny", "is_error": false}),
+                ),
+                // Refused by a gate: an end without a start.
+                at(
+                    4,
+                    json!({"type": "tool_execution_end", "tool_call_id": "c", "tool_name": "bash", "output": "This call was not run", "is_error": true}),
+                ),
+            ],
+        );
+        let tools: Vec<(&str, ToolStatus, Option<Duration>)> = s
+            .entries
+            .iter()
+            .map(|e| match e {
+                Entry::Tool(t) => (t.id.as_str(), t.status, t.duration),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            tools,
+            [
+                ("a", ToolStatus::Done, Some(Duration::from_secs(3))),
+                ("b", ToolStatus::Failed, Some(Duration::from_secs(2))),
+                ("c", ToolStatus::Denied, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_approval_request_waits_until_answered_or_ended() {
+        let mut s = State::default();
+        feed(
+            &mut s,
+            &[
+                json!({"type": "agent_start"}),
+                json!({"type": "approval_request", "tool_call_id": "a", "tool_name": "bash", "arguments": {"command": "rm -rf build"}, "reason": "recursive delete"}),
+            ],
+        );
+        assert_eq!(s.approvals.len(), 1);
+        assert!(matches!(&s.entries[0], Entry::Tool(t) if t.status == ToolStatus::Asking));
+        s.answered("a", true);
+        assert!(s.approvals.is_empty());
+        feed(
+            &mut s,
+            &[
+                json!({"type": "tool_execution_start", "tool_call_id": "a", "tool_name": "bash", "arguments": {"command": "rm -rf build"}}),
+            ],
+        );
+        assert_eq!(s.entries.len(), 1, "the asked call's line is reused");
+        assert!(matches!(&s.entries[0], Entry::Tool(t) if t.status == ToolStatus::Running));
+        // Started before it was asked about, then refused: denied, not failed.
+        feed(
+            &mut s,
+            &[
+                json!({"type": "tool_execution_start", "tool_call_id": "b", "tool_name": "bash", "arguments": {}}),
+                json!({"type": "approval_request", "tool_call_id": "b", "tool_name": "bash", "arguments": {}, "reason": "r"}),
+            ],
+        );
+        s.answered("b", false);
+        feed(
+            &mut s,
+            &[
+                json!({"type": "tool_execution_end", "tool_call_id": "b", "tool_name": "bash", "output": "The user did not approve", "is_error": true}),
+            ],
+        );
+        assert!(matches!(&s.entries[1], Entry::Tool(t) if t.status == ToolStatus::Denied));
+    }
+
+    #[test]
+    fn an_interrupt_ends_the_stream_and_says_so() {
+        let mut s = State::default();
+        feed(
+            &mut s,
+            &[
+                json!({"type": "agent_start"}),
+                json!({"type": "message_start", "message": {"role": "assistant", "content": []}}),
+                json!({"type": "message_update", "event": {"type": "text_delta", "index": 0, "delta": "partial"}}),
+                json!({"type": "interrupted"}),
+                json!({"type": "agent_end", "messages": [], "outcome": "interrupted", "usage": {}}),
+            ],
+        );
+        assert!(matches!(&s.entries[0], Entry::Assistant(a) if a.done));
+        assert_eq!(
+            s.entries[1],
+            Entry::Notice(NoticeKind::Warning, "interrupted".into())
+        );
+        assert!(!s.working);
+    }
+
+    #[test]
+    fn lines_it_does_not_know_are_shown_not_dropped() {
+        let mut s = State::default();
+        s.apply_line("garbage {");
+        s.apply_line(r#"{"type":"checkpoint","turn":1,"timestamp":"x"}"#);
+        s.apply_line(r#"{"type":"something_new","timestamp":"x"}"#);
+        s.apply_line(r#"{"type":"agent_end","outcome":"turn_limit","messages":[],"usage":{},"error":"100 turns"}"#);
+        assert_eq!(s.checkpoints.len(), 1);
+        let texts: Vec<&str> = s
+            .entries
+            .iter()
+            .map(|e| match e {
+                Entry::Notice(_, t) => t.as_str(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "not an event: garbage {",
+                "event `something_new`",
+                "stopped: the turn limit was reached: 100 turns"
+            ]
+        );
+    }
 }

@@ -89,3 +89,7 @@ mod agent_repeats;
 mod agent_budget;
 // ag-loop's command line and stdin: --pretty, lines that are not UTF-8.
 mod agent_cli;
+// ag-tui's frames (TestBackend and insta snapshots) and its render cache.
+mod tui_frames;
+// ag-tui end to end in tmux with a scripted model: keys in, the screen read back.
+mod tui;
