@@ -44,7 +44,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/resume", "pick a session of this directory to continue"),
     (
         "/rewind",
-        "restore the files as before turn N: /rewind [N] (ag-session rewind)",
+        "files and conversation as before turn N: /rewind N",
     ),
 ];
 
