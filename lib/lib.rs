@@ -17,3 +17,4 @@ pub mod schema;
 pub mod session;
 pub mod tool_protocol;
 pub mod tools;
+pub mod tui;

@@ -34,6 +34,7 @@ fn all_commands() -> Vec<clap::Command> {
         ag::llm::cli::command(),
         <ag::agent::cli::Args as clap::CommandFactory>::command(),
         <ag::session::cli::Args as clap::CommandFactory>::command(),
+        <ag::tui::Args as clap::CommandFactory>::command(),
     ]
 }
 
