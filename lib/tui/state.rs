@@ -272,6 +272,9 @@ impl State {
                     Outcome::RepeatedFailure => {
                         Some("stopped: the model kept making failing calls")
                     }
+                    Outcome::InvalidOutput => {
+                        Some("stopped: the final answer did not match --output-schema")
+                    }
                 };
                 if let Some(why) = why {
                     let text = match error {
@@ -338,18 +341,18 @@ impl State {
                 };
                 self.notice(kind, format!("notify: {message}"));
             }
-            AgentEvent::Error { message } => self.notice(NoticeKind::Error, message.clone()),
+            AgentEvent::Error { message, .. } => self.notice(NoticeKind::Error, message.clone()),
+            AgentEvent::Checkpoint { .. } => {
+                if let Ok(v) = serde_json::to_value(event) {
+                    self.checkpoints.push(v);
+                }
+            }
         }
     }
 
-    /// Events of kinds newer than this TUI (a `checkpoint`): kept when
-    /// useful, shown by their type otherwise.
+    /// Events of kinds newer than this TUI: shown by their type.
     fn apply_unknown(&mut self, value: &Value) {
         let kind = value.get("type").and_then(Value::as_str).unwrap_or("?");
-        if kind == "checkpoint" {
-            self.checkpoints.push(value.clone());
-            return;
-        }
         self.notice(NoticeKind::Info, format!("event `{kind}`"));
     }
 
@@ -656,7 +659,9 @@ mod tests {
     fn lines_it_does_not_know_are_shown_not_dropped() {
         let mut s = State::default();
         s.apply_line("garbage {");
-        s.apply_line(r#"{"type":"checkpoint","turn":1,"timestamp":"x"}"#);
+        s.apply_line(
+            r#"{"type":"checkpoint","id":"5f1c2d3e","turn":1,"added":[],"changed":["a.txt"],"deleted":[],"work_tree":"/p","git_dir":"/p/.git","timestamp":"x"}"#,
+        );
         s.apply_line(r#"{"type":"something_new","timestamp":"x"}"#);
         s.apply_line(r#"{"type":"agent_end","outcome":"turn_limit","messages":[],"usage":{},"error":"100 turns"}"#);
         assert_eq!(s.checkpoints.len(), 1);
