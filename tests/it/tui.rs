@@ -113,9 +113,11 @@ impl Drop for Tmux {
     }
 }
 
+/// The sandbox is off: the approval asked for `rm -rf build` is what is
+/// tested, and with the sandbox on the gate lets the kernel judge it.
 fn tui_command(env: &Env, model: &str, extra: &str) -> String {
     format!(
-        "cd '{}' && HOME='{}' AG_HOME='{}' NO_COLOR=1 '{}' {extra} -- --llm-cmd '{model}' --tools read,bash; echo EXIT=$?; sleep 60",
+        "cd '{}' && HOME='{}' AG_HOME='{}' NO_COLOR=1 '{}' {extra} -- --llm-cmd '{model}' --tools read,bash --sandbox off; echo EXIT=$?; sleep 60",
         env.path().display(),
         env.join(".home").display(),
         env.join(".home/.ag").display(),
