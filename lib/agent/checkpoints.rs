@@ -24,9 +24,6 @@ use crate::protocol::AgentEvent;
 /// Tools that never change the working tree.
 const READ_ONLY: &[&str] = &["read", "grep", "find", "ls", "todo", "notify"];
 
-/// Paths listed per kind in a `checkpoint` event.
-const LISTED: usize = 100;
-
 /// Checkpoints of one ag-loop run.
 #[derive(Debug, Default)]
 pub struct CheckpointState {
@@ -175,21 +172,7 @@ impl Agent {
         .map_err(|e| io::Error::other(format!("the checkpoint task failed: {e}")))?;
         let (cp, result) = recorded;
         let event = match result {
-            Ok(r) => {
-                let note = r.note(cp.max_file_bytes);
-                let (c, more) = r.changes.capped(LISTED);
-                AgentEvent::Checkpoint {
-                    id: r.commit,
-                    turn,
-                    added: c.added,
-                    changed: c.changed,
-                    deleted: c.deleted,
-                    more,
-                    work_tree: cp.place.work_tree.display().to_string(),
-                    git_dir: cp.place.git_dir.display().to_string(),
-                    note,
-                }
-            }
+            Ok(r) => cp.event(&r, turn),
             Err(e) => AgentEvent::error(format!("the checkpoint before turn {turn} failed: {e}")),
         };
         // Back, with what it learnt on the way (the pathspecs it checked).

@@ -103,6 +103,28 @@ pub struct Recorded {
     pub unreadable: Vec<String>,
 }
 
+/// Names listed per kind (added, changed, deleted) in a `checkpoint`
+/// event; the rest are counted in its `more`.
+pub const LISTED: usize = 100;
+
+impl Checkpoints {
+    /// The `checkpoint` event for what `r` recorded before `turn`.
+    pub fn event(&self, r: &Recorded, turn: u64) -> crate::protocol::AgentEvent {
+        let (c, more) = r.changes.clone().capped(LISTED);
+        crate::protocol::AgentEvent::Checkpoint {
+            id: r.commit.clone(),
+            turn,
+            added: c.added,
+            changed: c.changed,
+            deleted: c.deleted,
+            more,
+            work_tree: self.place.work_tree.display().to_string(),
+            git_dir: self.place.git_dir.display().to_string(),
+            note: r.note(self.max_file_bytes),
+        }
+    }
+}
+
 impl Recorded {
     /// A note on what was left out, if anything was.
     pub fn note(&self, limit: u64) -> Option<String> {

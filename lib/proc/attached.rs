@@ -11,29 +11,15 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use super::run::{io_err, spawn_error};
+use super::run::{confine_std, io_err, spawn_error, std_command};
 use super::{Cancel, Command, Error, Status, TerminationGuard};
 
 /// How often a signal received is checked for, to pass it on.
 const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
 pub(super) fn run_attached(cmd: Command) -> Result<Status, Error> {
-    let mut c = std::process::Command::new(&cmd.program);
-    c.args(&cmd.args);
-    if let Some(dir) = &cmd.cwd {
-        c.current_dir(dir);
-    }
-    super::secrets::apply_std(&mut c);
-    for (key, value) in &cmd.env {
-        match value {
-            Some(v) => c.env(key, v),
-            None => c.env_remove(key),
-        };
-    }
-    #[cfg(target_os = "linux")]
-    if let Some(confinement) = &cmd.confinement {
-        super::confine::confine(&mut c, std::sync::Arc::clone(confinement));
-    }
+    let mut c = std_command(&cmd);
+    confine_std(&cmd, &mut c);
     let cancel = Cancel::new().map_err(io_err("cannot set up signal handling"))?;
     let guard =
         TerminationGuard::install(&cancel).map_err(io_err("cannot set up signal handling"))?;

@@ -112,6 +112,34 @@ pub(super) fn io_err(context: &'static str) -> impl FnOnce(io::Error) -> Error {
     }
 }
 
+/// The program, its arguments, directory and environment (the withheld
+/// variables removed first, so that an explicit `env` of the caller still
+/// wins), before any way of running it is chosen.
+pub(super) fn std_command(cmd: &Command) -> std::process::Command {
+    let mut c = std::process::Command::new(&cmd.program);
+    c.args(&cmd.args);
+    if let Some(dir) = &cmd.cwd {
+        c.current_dir(dir);
+    }
+    super::secrets::apply_std(&mut c);
+    for (key, value) in &cmd.env {
+        match value {
+            Some(v) => c.env(key, v),
+            None => c.env_remove(key),
+        };
+    }
+    c
+}
+
+/// Confines the child when the command asks for the sandbox: the last of
+/// the steps between fork and exec, after the group or session is set.
+pub(super) fn confine_std(cmd: &Command, c: &mut std::process::Command) {
+    #[cfg(target_os = "linux")]
+    if let Some(confinement) = &cmd.confinement {
+        super::confine::confine(c, std::sync::Arc::clone(confinement));
+    }
+}
+
 /// A command set up as every child of this module is (its own group or
 /// session, the withheld variables removed, the watchdog's mark), with its
 /// stdio; the sync loop and the async one spawn it each their own way.
@@ -126,19 +154,7 @@ pub(super) struct Prepared {
 }
 
 pub(super) fn prepare(cmd: &mut Command, detached: bool) -> Result<Prepared, Error> {
-    let mut c = std::process::Command::new(&cmd.program);
-    c.args(&cmd.args);
-    if let Some(dir) = &cmd.cwd {
-        c.current_dir(dir);
-    }
-    // Withheld first, so that an explicit `env` of the caller still wins.
-    super::secrets::apply_std(&mut c);
-    for (key, value) in &cmd.env {
-        match value {
-            Some(v) => c.env(key, v),
-            None => c.env_remove(key),
-        };
-    }
+    let mut c = std_command(cmd);
     if cmd.new_session {
         tree::new_session(&mut c);
     } else {
@@ -151,10 +167,7 @@ pub(super) fn prepare(cmd: &mut Command, detached: bool) -> Result<Prepared, Err
     } else {
         super::watchdog::watch_std(&mut c);
     }
-    #[cfg(target_os = "linux")]
-    if let Some(confinement) = &cmd.confinement {
-        super::confine::confine(&mut c, std::sync::Arc::clone(confinement));
-    }
+    confine_std(cmd, &mut c);
     let input = std::mem::take(&mut cmd.stdin);
     c.stdin(match (&input, detached) {
         (Input::Bytes(_) | Input::Pipe, false) => Stdio::piped(),

@@ -361,15 +361,7 @@ fn risky_entries(text: &[u8]) -> Vec<String> {
     for line in text.lines() {
         let l = line.trim();
         if l.starts_with('[') {
-            section = l
-                .trim_start_matches('[')
-                .split(']')
-                .next()
-                .unwrap_or("")
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_ascii_lowercase();
+            section = section_name(l);
             continue;
         }
         if let Some(entry) = risky_line(&section, l) {
@@ -378,6 +370,19 @@ fn risky_entries(text: &[u8]) -> Vec<String> {
     }
     out.sort();
     out
+}
+
+/// The section a `[section "subsection"]` header opens, lower-cased.
+fn section_name(header: &str) -> String {
+    header
+        .trim_start_matches('[')
+        .split(']')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase()
 }
 
 fn risky_line(section: &str, line: &str) -> Option<String> {
@@ -411,15 +416,7 @@ fn drop_risky_lines(text: &[u8]) -> Vec<u8> {
     for line in text.lines() {
         let l = line.trim();
         if l.starts_with('[') {
-            section = l
-                .trim_start_matches('[')
-                .split(']')
-                .next()
-                .unwrap_or("")
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_ascii_lowercase();
+            section = section_name(l);
         } else if risky_line(&section, l).is_some() {
             continue;
         }

@@ -155,20 +155,9 @@ impl Timeline {
         r: &crate::checkpoint::Recorded,
     ) -> Result<(), Failed> {
         let mut writer = Writer::open(&self.file.path).map_err(fail)?;
-        let (c, more) = r.changes.clone().capped(100);
         let record = AgentEventRecord {
             timestamp: super::now(),
-            event: AgentEvent::Checkpoint {
-                id: r.commit.clone(),
-                turn: self.turns() + 1,
-                added: c.added,
-                changed: c.changed,
-                deleted: c.deleted,
-                more,
-                work_tree: cp.place.work_tree.display().to_string(),
-                git_dir: cp.place.git_dir.display().to_string(),
-                note: r.note(cp.max_file_bytes),
-            },
+            event: cp.event(r, self.turns() + 1),
         };
         writer.append(&record).map_err(fail)
     }
