@@ -191,7 +191,7 @@ pub struct Args {
     /// (also `checkpoints = false` in the config file). By default, before a
     /// turn's tool calls (unless all are read-only) and at the end of a run
     /// whose tools may have changed files, the tree is recorded as a git
-    /// commit on refs/ag/checkpoints/<session-id> (a shadow repository under
+    /// commit on `refs/ag/checkpoints/<session-id>` (a shadow repository under
     /// $AG_HOME/checkpoints/repos when the directory has no git), without
     /// touching HEAD, the index, the stash or any branch, and a `checkpoint`
     /// event is emitted; `ag-session rewind ID --turn N` puts a turn's tree

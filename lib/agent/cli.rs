@@ -18,7 +18,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 pub use super::args::Args;
-use super::checkpoints::CheckpointState;
+use super::checkpoint_state::CheckpointState;
 use super::config;
 use super::control::Control;
 use super::emit::Emitter;

@@ -3,6 +3,7 @@
 
 mod approval;
 mod args;
+mod checkpoint_state;
 mod checkpoints;
 pub mod cli;
 pub mod compact;
@@ -15,6 +16,7 @@ pub mod gates;
 pub mod identity;
 mod model;
 pub mod output;
+mod prefixes;
 mod prompt;
 mod render;
 mod repeats;
@@ -23,7 +25,7 @@ pub mod sandbox;
 pub mod setup;
 mod toolset;
 
-pub use checkpoints::CheckpointState;
+pub use checkpoint_state::CheckpointState;
 pub use control::Control;
 pub use emit::{Emitter, OutputMode};
 pub use model::{Accumulator, ModelClient};

@@ -64,7 +64,7 @@ pub struct AgentSettings {
     pub output: Option<super::output::OutputSpec>,
     // Checkpoints (issue 20).
     /// Records the working tree before turns that may change it.
-    pub checkpoints: super::checkpoints::CheckpointState,
+    pub checkpoints: super::checkpoint_state::CheckpointState,
 }
 
 /// The agent: settings, the conversation so far and where events go.

@@ -4,7 +4,7 @@
 //! directory for ag-bash's jobs and logs and ag-todo's list, git's
 //! directory when the checkout is a worktree), what happens when the
 //! kernel cannot confine, and how a result tells that the sandbox blocked
-//! the call (for [`super::escalate`]).
+//! the call (for `escalate.rs`).
 //!
 //! Every tool call and every MCP stdio server (unless `--mcp-unconfined`)
 //! runs under the same policy; the servers get one of their own, prepared
@@ -460,7 +460,7 @@ impl LoopSandbox {
 
     /// True when a person answered "always" for what this call runs.
     pub fn always_covers(&self, tool: &str, arguments: &Value) -> bool {
-        let Some(wanted) = super::escalate::prefixes(tool, arguments) else {
+        let Some(wanted) = super::prefixes::prefixes(tool, arguments) else {
             return false;
         };
         let Ok(always) = self.always.lock() else {
@@ -468,13 +468,13 @@ impl LoopSandbox {
         };
         wanted
             .iter()
-            .all(|w| always.iter().any(|a| super::escalate::covers(a, w)))
+            .all(|w| always.iter().any(|a| super::prefixes::covers(a, w)))
     }
 
     /// Remembers "always" for what this call runs.
     pub fn allow_always(&self, tool: &str, arguments: &Value) {
         if let (Some(new), Ok(mut always)) = (
-            super::escalate::prefixes(tool, arguments),
+            super::prefixes::prefixes(tool, arguments),
             self.always.lock(),
         ) {
             for p in new {

@@ -40,6 +40,22 @@ use git::Git;
 /// The default size above which a file is left out of a checkpoint.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
+/// The size limit set in a config file (`checkpoint_max_file_size`, the
+/// key ag-loop reads too), else the default: for `ag-session`, which takes
+/// checkpoints outside ag-loop and reads only this key of the file. An
+/// unreadable file or value gives the default.
+pub fn configured_max_file_bytes(config: &Path) -> u64 {
+    #[derive(serde::Deserialize)]
+    struct Limit {
+        checkpoint_max_file_size: Option<u64>,
+    }
+    std::fs::read_to_string(config)
+        .ok()
+        .and_then(|text| toml::from_str::<Limit>(&text).ok())
+        .and_then(|l| l.checkpoint_max_file_size)
+        .unwrap_or(DEFAULT_MAX_FILE_BYTES)
+}
+
 /// The prefix of every checkpoint ref.
 pub const REF_PREFIX: &str = "refs/ag/checkpoints/";
 

@@ -283,3 +283,24 @@ fn the_repositorys_own_settings_run_nothing_and_change_no_byte() {
         "the repository's configuration ran a command"
     );
 }
+
+#[test]
+fn the_size_limit_comes_from_the_config_file_or_the_default() {
+    let t = tempfile::tempdir().unwrap();
+    let config = t.path().join("config.toml");
+    assert_eq!(
+        super::configured_max_file_bytes(&config),
+        super::DEFAULT_MAX_FILE_BYTES
+    );
+    std::fs::write(
+        &config,
+        "model = \"x/y\"\ncheckpoint_max_file_size = 1234\n",
+    )
+    .unwrap();
+    assert_eq!(super::configured_max_file_bytes(&config), 1234);
+    std::fs::write(&config, "checkpoint_max_file_size = \"big\"\n").unwrap();
+    assert_eq!(
+        super::configured_max_file_bytes(&config),
+        super::DEFAULT_MAX_FILE_BYTES
+    );
+}

@@ -145,7 +145,7 @@ pub struct ModelInfo {
     /// Native structured output as models.json sets it (`structured_output`);
     /// `None` leaves it to [`super::structured::support`].
     #[serde(skip)]
-    pub structured_output: Option<super::structured::Support>,
+    pub structured_output: Option<Support>,
 }
 
 impl ModelInfo {
@@ -416,7 +416,7 @@ struct ConfigModel {
     images: Option<bool>,
     prices: Option<Prices>,
     /// `yes`, `without_tools` or `no`: whether an output schema is sent natively.
-    structured_output: Option<super::structured::Support>,
+    structured_output: Option<Support>,
 }
 
 /// Providers and models, built in and configured.
@@ -703,6 +703,29 @@ pub fn default_ag_home() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_default();
     home.join(".ag")
+}
+
+/// Whether a model can be given a schema natively.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Support {
+    /// The API constrains the answer, with or without tools in the request.
+    Yes,
+    /// Only in a request without tools (Gemini before 3 refuses both at once).
+    WithoutTools,
+    /// Not at all: the schema goes into the system prompt.
+    No,
+}
+
+impl Support {
+    /// The word shown in the model table.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Support::Yes => "yes",
+            Support::WithoutTools => "without_tools",
+            Support::No => "no",
+        }
+    }
 }
 
 #[cfg(test)]

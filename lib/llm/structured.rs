@@ -13,33 +13,11 @@
 use std::path::Path;
 
 use jsonschema::{Draft, Validator};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::models::{Api, ModelInfo, Provider};
 
-/// Whether a model can be given a schema natively.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Support {
-    /// The API constrains the answer, with or without tools in the request.
-    Yes,
-    /// Only in a request without tools (Gemini before 3 refuses both at once).
-    WithoutTools,
-    /// Not at all: the schema goes into the system prompt.
-    No,
-}
-
-impl Support {
-    /// The word shown in the model table.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Support::Yes => "yes",
-            Support::WithoutTools => "without_tools",
-            Support::No => "no",
-        }
-    }
-}
+pub use super::models::Support;
 
 /// What a model supports when neither models.json nor the table says:
 /// OpenAI Responses always; Chat Completions servers unless the provider's

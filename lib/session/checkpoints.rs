@@ -175,10 +175,7 @@ fn checkpoint_home() -> PathBuf {
 
 /// The size limit of the config file, as ag-loop used it.
 fn max_file_bytes() -> u64 {
-    crate::agent::config::load(None)
-        .ok()
-        .and_then(|c| c.checkpoint_max_file_size)
-        .unwrap_or(crate::checkpoint::DEFAULT_MAX_FILE_BYTES)
+    crate::checkpoint::configured_max_file_bytes(&super::ag_home().join("config.toml"))
 }
 
 fn short(id: &str) -> &str {
