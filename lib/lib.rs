@@ -18,3 +18,4 @@ pub mod session;
 pub mod tool_protocol;
 pub mod tools;
 pub mod tui;
+pub mod workspace;

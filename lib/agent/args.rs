@@ -74,7 +74,7 @@ pub struct Args {
     /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
     /// mcp, gate, after, tool, max_turns, max_failed_calls, pass_env, idle_timeout, output_schema,
     /// output_retries, checkpoints, checkpoint_max_file_size, sandbox, sandbox_mode, allow_net,
-    /// sandbox_write, mcp_unconfined; flags win, lists are added to).
+    /// sandbox_write, mcp_unconfined, workspace; flags win, lists are added to).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Stop a prompt once it has cost this many US dollars.
@@ -144,8 +144,8 @@ pub struct Args {
     /// Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then
     /// `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning, tools and
     /// the sandbox (sandbox, sandbox_mode, allow_net: one found in the project may
-    /// make it stricter, not looser), its body the system prompt; flags given here
-    /// still win.
+    /// make it stricter, not looser) and the workspace (only a personal
+    /// identity's), its body the system prompt; flags given here still win.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
     /// List the agent identities that --agent can load, and exit.
@@ -200,4 +200,21 @@ pub struct Args {
     /// There are none without a session file (--no-session).
     #[arg(long)]
     pub no_checkpoints: bool,
+    // Tools in another workspace (issue 22).
+    /// Run every ag tool call in another workspace: ssh://[user@]host[:port]/path,
+    /// docker://container/path, podman://container/path or
+    /// kubectl://[namespace/]pod[:container]/path (with three or more segments the
+    /// first is the namespace; kubectl:///pod/a/b keeps the context's). Calls go
+    /// through `ssh` (one ControlMaster connection for the session; more options
+    /// in $AG_SSH_OPTIONS, e.g. "-i KEY -o StrictHostKeyChecking=accept-new"),
+    /// `docker exec -i`, `podman exec -i` or `kubectl exec -i`, and use the ag
+    /// tools found there on PATH or in ~/.cache/ag/VERSION/; where they are missing
+    /// or of another version and the machine and glibc allow, this ag-loop's own
+    /// are copied there once (a notify event says so), else ag-loop exits 2
+    /// saying what to install. The model sees the workspace's directory and its
+    /// AGENTS.md; gates, after-hooks, --tool commands and MCP servers still run
+    /// here; the sandbox and checkpoints do not apply there. Also `workspace` in
+    /// the config file or a personal identity ($AG_HOME/agents).
+    #[arg(long, value_name = "URI")]
+    pub workspace: Option<String>,
 }

@@ -26,7 +26,7 @@ use super::error::SetupError;
 use super::gates::{Gate, Gates};
 use super::identity;
 use super::model::ModelClient;
-use super::prompt::system_prompt;
+use super::prompt::system_prompt_with;
 use super::runner::{Agent, AgentSettings};
 use super::setup::{Env, GateChoice, LoopConfig, SessionChoice};
 use super::toolset::ToolSet;
@@ -104,12 +104,17 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         .context_window
         .or(found_window.as_ref().map(|w| w.0));
     let redactor = withhold_keys(args.api_key.as_deref(), &resolved.pass_env, &model);
-    let tools = Arc::new(load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?).await?);
+    let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?).await?;
+    let workspace = super::workspace::open(&resolved.workspace, &mut tools, &cwd).await?;
+    let tools = Arc::new(tools);
     let session = open_session(&resolved, &cwd, &tools, found_window)?;
     let session_dir = session.id.as_ref().map(|_| PathBuf::from(&session.dir));
-    let sandbox = sandbox_plan.for_tools(session_dir.as_deref())?;
+    // Neither confines nor records anything in another workspace.
+    let sandbox = sandbox_plan
+        .for_tools(session_dir.as_deref())?
+        .filter(|_| workspace.is_none());
     let checkpoints = match (&session.id, &session.writer) {
-        (Some(id), Some(w)) if resolved.checkpoints => {
+        (Some(id), Some(w)) if resolved.checkpoints && workspace.is_none() => {
             CheckpointState::on(&cwd, id, Some(w.path()), resolved.checkpoint_max_file_bytes)
         }
         _ => CheckpointState::off(),
@@ -131,8 +136,11 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         .with_redactor(redactor)
         .with_structured_output(output.is_some());
     super::sandbox::announce(&sandbox_plan, &resolved.sandbox, &mut emitter)?;
-    let system = system_prompt(
+    super::workspace::announce(workspace.as_deref(), &mut emitter)?;
+    let (cwd, project_files) = super::workspace::cwd_and_files(workspace.as_deref(), &cwd);
+    let system = system_prompt_with(
         &cwd,
+        &project_files,
         resolved.system_prompt.as_deref(),
         resolved.append_system_prompt.as_deref(),
         &tools.names(),

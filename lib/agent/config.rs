@@ -23,6 +23,7 @@
 //! output_retries = 2
 //! checkpoints = true
 //! checkpoint_max_file_size = 10485760
+//! workspace = "ssh://me@build-box/home/me/project"
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -85,6 +86,9 @@ pub struct Config {
     pub checkpoints: Option<bool>,
     /// Files larger than this many bytes are left out of checkpoints.
     pub checkpoint_max_file_size: Option<u64>,
+    // Tools in another workspace (issue 22).
+    /// Run the ag tools in this workspace (`--workspace URI`).
+    pub workspace: Option<String>,
 }
 
 /// The default config file.

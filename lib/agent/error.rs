@@ -176,4 +176,9 @@ pub enum SetupError {
         /// What is wrong with it.
         reason: String,
     },
+    // Tools in another workspace (issue 22).
+    /// The workspace URI is bad, or the workspace could not be reached or
+    /// given the tools.
+    #[error("{0}")]
+    Workspace(String),
 }

@@ -35,6 +35,9 @@ pub struct Identity {
     /// Structured output: a JSON Schema file (relative to the identity's
     /// directory) or inline JSON that the final answer must match.
     pub output_schema: Option<String>,
+    // Tools in another workspace (issue 22).
+    /// `workspace`: a workspace URI; only a personal identity's counts.
+    pub workspace: Option<String>,
 }
 
 /// The directories searched, first match wins.
@@ -155,6 +158,7 @@ pub fn parse(stem: &str, text: &str, path: &Path) -> Result<Identity, SetupError
             "sandbox" => id.sandbox = Some(value),
             "sandbox_mode" | "sandbox-mode" => id.sandbox_mode = Some(value),
             "allow_net" | "allow-net" => id.allow_net = Some(value),
+            "workspace" => id.workspace = Some(value),
             other => {
                 return Err(SetupError::IdentityKey {
                     path: path.to_path_buf(),

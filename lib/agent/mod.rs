@@ -24,6 +24,7 @@ mod runner;
 pub mod sandbox;
 pub mod setup;
 mod toolset;
+mod workspace;
 
 pub use checkpoint_state::CheckpointState;
 pub use control::Control;

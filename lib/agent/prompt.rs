@@ -42,10 +42,31 @@ pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The project instruction files of `cwd` with their text.
+pub fn local_project_files(cwd: &Path) -> Vec<(PathBuf, String)> {
+    project_files(cwd)
+        .into_iter()
+        .filter_map(|f| std::fs::read_to_string(&f).ok().map(|t| (f, t)))
+        .collect()
+}
+
 /// Builds the system prompt. The tools are not listed: the request carries
 /// their definitions, and the prompt only says so when there are none.
 pub fn system_prompt(
     cwd: &Path,
+    replace: Option<&str>,
+    append: Option<&str>,
+    tool_names: &[&str],
+) -> String {
+    let files = local_project_files(cwd);
+    system_prompt_with(cwd, &files, replace, append, tool_names)
+}
+
+/// [`system_prompt`] with the project files given (read in a workspace
+/// elsewhere, `--workspace`).
+pub fn system_prompt_with(
+    cwd: &Path,
+    files: &[(PathBuf, String)],
     replace: Option<&str>,
     append: Option<&str>,
     tool_names: &[&str],
@@ -59,14 +80,12 @@ pub fn system_prompt(
     if tool_names.is_empty() {
         out.push_str("\nNo tools are available in this run: answer from what you know.");
     }
-    for f in project_files(cwd) {
-        if let Ok(text) = std::fs::read_to_string(&f) {
-            out.push_str(&format!(
-                "\n\n# Project instructions from {}\n\n{}",
-                f.display(),
-                text.trim()
-            ));
-        }
+    for (f, text) in files {
+        out.push_str(&format!(
+            "\n\n# Project instructions from {}\n\n{}",
+            f.display(),
+            text.trim()
+        ));
     }
     if let Some(a) = append {
         out.push_str("\n\n");

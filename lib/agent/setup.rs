@@ -142,6 +142,9 @@ pub struct LoopConfig {
     pub checkpoints: bool,
     /// Files larger than this are left out of checkpoints.
     pub checkpoint_max_file_bytes: u64,
+    // Tools in another workspace (issue 22).
+    /// Where the ag tools run, and a project identity's workspace set aside.
+    pub workspace: super::workspace::Choice,
 }
 
 impl LoopConfig {
@@ -223,6 +226,7 @@ impl LoopConfig {
             checkpoint_max_file_bytes: config
                 .checkpoint_max_file_size
                 .unwrap_or(crate::checkpoint::DEFAULT_MAX_FILE_BYTES),
+            workspace: super::workspace::resolve(args, config, ident),
         })
     }
 }

@@ -65,6 +65,9 @@ pub struct ToolSpec {
     /// fills in itself: the model never sees a hash, so one it sends is a
     /// guess and is dropped.
     loop_hash: bool,
+    // Tools in another workspace (issue 22).
+    /// The binary of an ag tool (`ag-read`), which can run in a workspace.
+    ag_binary: Option<String>,
 }
 
 /// Where a tool's calls go.
@@ -73,6 +76,12 @@ enum Runs {
     Program(ToolProgram),
     /// A tool of an MCP server: the server and the tool's own name there.
     Mcp(Arc<RwLock<McpClient>>, String),
+    // Tools in another workspace (issue 22).
+    /// An ag tool run in another workspace: its binary there.
+    Remote(Arc<crate::workspace::Workspace>, String),
+    /// A `--tool` command that stays here while the ag tools run in a
+    /// workspace: the local directory it runs in.
+    Here(ToolProgram, std::path::PathBuf),
 }
 
 /// The tools of a run, in the order they are offered.
@@ -127,11 +136,13 @@ impl ToolSet {
                 // the hash the loop passes itself (see `FileHashes::guard`).
                 let check = ArgsCheck::new(definition.parameters.clone());
                 let loop_hash = own && hashes::hide_hash_field(&mut definition.parameters);
+                let ag_binary = own.then(|| program.label().to_string());
                 ToolSpec {
                     check,
                     definition,
                     runs: Runs::Program(program),
                     loop_hash,
+                    ag_binary,
                 }
             })
             .collect();
@@ -182,10 +193,37 @@ impl ToolSet {
                     check,
                     runs: Runs::Mcp(shared.clone(), remote),
                     loop_hash: false,
+                    ag_binary: None,
                 });
             }
         }
         Ok(())
+    }
+
+    // Tools in another workspace (issue 22).
+    /// The binaries of the ag tools (`ag-read`, ...), which a workspace needs.
+    pub fn ag_binaries(&self) -> Vec<String> {
+        self.tools
+            .iter()
+            .filter_map(|t| t.ag_binary.clone())
+            .collect()
+    }
+
+    /// Runs the ag tools' calls in `workspace` from now on; `--tool`
+    /// commands (in `here`, since the calls' directory becomes the
+    /// workspace's) and MCP servers stay here.
+    pub fn run_in(&mut self, workspace: Arc<crate::workspace::Workspace>, here: &Path) {
+        for t in &mut self.tools {
+            let runs = std::mem::replace(
+                &mut t.runs,
+                Runs::Program(ToolProgram::new("", Vec::new(), "")),
+            );
+            t.runs = match (runs, &t.ag_binary) {
+                (Runs::Program(_), Some(binary)) => Runs::Remote(workspace.clone(), binary.clone()),
+                (Runs::Program(p), None) => Runs::Here(p, here.to_path_buf()),
+                (other, _) => other,
+            };
+        }
     }
 
     /// The definitions, for the model.
@@ -262,15 +300,29 @@ impl ToolSpec {
     ) -> ToolResult {
         match &self.runs {
             Runs::Mcp(server, remote) => call_mcp(server, remote, id, arguments, cancel).await,
-            Runs::Program(program) => {
+            Runs::Program(program) | Runs::Here(program, _) => {
+                let cwd = match &self.runs {
+                    Runs::Here(_, here) => here.as_path(),
+                    _ => env.cwd,
+                };
                 let options = CallOptions {
-                    cwd: Some(env.cwd),
+                    cwd: Some(cwd),
                     env: env.env,
                     aborted: INTERRUPTED,
                     sandbox: env.sandbox.map(|s| s.prepared()),
                 };
                 let name = &self.definition.name;
                 program.call(name, id, arguments, &options, cancel).await
+            }
+            Runs::Remote(workspace, binary) => {
+                let call = crate::workspace::Call {
+                    name: &self.definition.name,
+                    binary,
+                    id,
+                    env: env.env,
+                    aborted: INTERRUPTED,
+                };
+                workspace.call(call, arguments, cancel).await
             }
         }
     }

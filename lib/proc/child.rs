@@ -189,6 +189,10 @@ struct Engine {
     stdout: Option<Pipe>,
     stderr: Option<Pipe>,
     feed: Option<(ChildStdin, Vec<u8>)>,
+    /// With [`Input::BytesKeepOpen`]: stdin once fed, kept open until the
+    /// run is over.
+    held: Option<ChildStdin>,
+    hold: bool,
     captures: Vec<Capture>,
     lines: Option<Splitter>,
     cancel: CancellationToken,
@@ -243,6 +247,8 @@ impl Engine {
             stdout: stdout.map(|p| Box::pin(p) as Pipe),
             stderr: stderr.map(|p| Box::pin(p) as Pipe),
             feed: None,
+            held: None,
+            hold: false,
             captures,
             lines,
             cancel,
@@ -261,6 +267,15 @@ impl Engine {
         let stdin = match (stdin, input) {
             (Some(pipe), Input::Bytes(data)) => {
                 if !data.is_empty() {
+                    engine.feed = Some((pipe, data));
+                }
+                None
+            }
+            (Some(pipe), Input::BytesKeepOpen(data)) => {
+                engine.hold = true;
+                if data.is_empty() {
+                    engine.held = Some(pipe);
+                } else {
                     engine.feed = Some((pipe, data));
                 }
                 None
@@ -313,8 +328,12 @@ impl Engine {
                 },
                 more = feed(&mut self.feed, &mut feed_pos) => {
                     if !more {
-                        // Closing stdin is how the child sees the end.
-                        self.feed = None;
+                        // Closing stdin is how the child sees the end,
+                        // unless the end would mean "the caller is gone".
+                        let fed = self.feed.take();
+                        if self.hold {
+                            self.held = fed.map(|(pipe, _)| pipe);
+                        }
                     }
                 },
             }
@@ -336,6 +355,7 @@ impl Engine {
             l.finish();
         }
         self.feed = None;
+        self.held = None;
         let status = match self.status {
             Some(s) => s,
             // Not even SIGKILL ended it within the final wait (a process

@@ -91,6 +91,12 @@ pub enum Input {
     /// [`Command::collect`]) has no one to write, so its child sees end of
     /// input at once.
     Pipe,
+    // Tools in another workspace (issue 22).
+    /// These bytes, then stdin held open until the run is over (async runs;
+    /// a synchronous run closes it like [`Input::Bytes`]): for a transport
+    /// (`ssh`, `docker exec -i`) whose remote end takes the end of input as
+    /// the caller gone, and ends the remote call then.
+    BytesKeepOpen(Vec<u8>),
 }
 
 /// Where the child's stdout and stderr go.

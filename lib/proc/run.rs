@@ -170,7 +170,7 @@ pub(super) fn prepare(cmd: &mut Command, detached: bool) -> Result<Prepared, Err
     confine_std(cmd, &mut c);
     let input = std::mem::take(&mut cmd.stdin);
     c.stdin(match (&input, detached) {
-        (Input::Bytes(_) | Input::Pipe, false) => Stdio::piped(),
+        (Input::Bytes(_) | Input::BytesKeepOpen(_) | Input::Pipe, false) => Stdio::piped(),
         _ => Stdio::null(),
     });
     let mut captures = Vec::new();
@@ -247,7 +247,9 @@ fn spawn(cmd: &mut Command, detached: bool) -> Result<Spawned, Error> {
         add(err.into(), 1)?;
     }
     let mut feeder = None;
-    if let (Some(stdin), Input::Bytes(data)) = (child.stdin.take(), input) {
+    if let (Some(stdin), Input::Bytes(data) | Input::BytesKeepOpen(data)) =
+        (child.stdin.take(), input)
+    {
         let fd: OwnedFd = stdin.into();
         set_nonblocking(fd.as_fd()).map_err(io_err("cannot set up the input pipe"))?;
         if !data.is_empty() {

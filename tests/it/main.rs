@@ -103,3 +103,5 @@ mod output_schema;
 mod tui_frames;
 // ag-tui end to end in tmux with a scripted model: keys in, the screen read back.
 mod tui;
+// ag-loop --workspace: the tools in another workspace, over a real sshd and fake docker/kubectl clients.
+mod workspace;

@@ -1,0 +1,506 @@
+//! `ag-loop --workspace URI`: the ag tools run in another workspace. Over
+//! ssh against a real sshd that the test starts on 127.0.0.1 (its own host
+//! key, authorized key and config, the remote HOME and PATH set by the
+//! sshd config, so the tools are missing there and get copied); docker and
+//! kubectl through fake clients on PATH that run the command here, which
+//! checks the arguments each transport is given.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::bin;
+use crate::model_server::{ModelServer, Turn};
+use crate::util::{Env, run};
+
+/// A private sshd on a free port of 127.0.0.1, running as this user.
+struct Sshd {
+    dir: tempfile::TempDir,
+    port: u16,
+    child: Child,
+}
+
+impl Sshd {
+    fn start() -> Sshd {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |rel: &str| dir.path().join(rel);
+        for key in ["host", "client"] {
+            let st = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", ""])
+                .arg("-f")
+                .arg(p(key))
+                .status()
+                .expect("ssh-keygen (openssh-client) is needed");
+            assert!(st.success());
+        }
+        std::fs::copy(p("client.pub"), p("authorized_keys")).unwrap();
+        std::fs::create_dir(p("home")).unwrap();
+        // As root sshd insists on its privilege separation directory, which
+        // a container may lack.
+        if nix_is_root() && !Path::new("/run/sshd").exists() {
+            let _ = std::fs::create_dir_all("/run/sshd");
+        }
+        let port = free_port();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {host}\nAuthorizedKeysFile {keys}\nPidFile none\n\
+             StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             PermitRootLogin yes\nSetEnv HOME={home} PATH=/usr/bin:/bin\nLogLevel ERROR\n",
+            host = p("host").display(),
+            keys = p("authorized_keys").display(),
+            home = p("home").display(),
+        );
+        std::fs::write(p("sshd_config"), config).unwrap();
+        let sshd = ["/usr/sbin/sshd", "/usr/bin/sshd"]
+            .into_iter()
+            .find(|s| Path::new(s).exists())
+            .expect("sshd (openssh-server) is needed");
+        let child = Command::new(sshd)
+            .args(["-D", "-e", "-f"])
+            .arg(p("sshd_config"))
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "sshd did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Sshd { dir, port, child }
+    }
+
+    /// `$AG_SSH_OPTIONS` for this server.
+    fn options(&self) -> String {
+        format!(
+            "-F /dev/null -i {} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
+            self.dir.path().join("client").display()
+        )
+    }
+
+    fn uri(&self, path: &Path) -> String {
+        format!("ssh://127.0.0.1:{}{}", self.port, path.display())
+    }
+
+    /// The remote HOME (where binaries are copied).
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// Kills the server and every connection it serves: a dropped link.
+    fn kill_all(&mut self) {
+        let mut pids = vec![self.child.id()];
+        let mut i = 0;
+        while i < pids.len() {
+            let out = Command::new("pgrep")
+                .args(["-P", &pids[i].to_string()])
+                .output()
+                .unwrap();
+            for line in String::from_utf8_lossy(&out.stdout).lines() {
+                if let Ok(p) = line.trim().parse() {
+                    pids.push(p);
+                }
+            }
+            i += 1;
+        }
+        // Only the connection handlers: the user's processes below them
+        // must see the link drop, as on a real host.
+        let handlers: Vec<String> = pids
+            .iter()
+            .filter(|p| is_sshd(**p))
+            .map(|p| p.to_string())
+            .collect();
+        Command::new("kill")
+            .arg("-KILL")
+            .args(&handlers)
+            .status()
+            .unwrap();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn is_sshd(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sshd")
+}
+
+fn nix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find(|l| l.starts_with("Uid:"))
+            .is_some_and(|l| l.split_whitespace().nth(1) == Some("0"))
+    })
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn alive(pattern: &str) -> bool {
+    let out = Command::new("pgrep")
+        .args(["-f", pattern])
+        .output()
+        .unwrap();
+    !out.stdout.is_empty()
+}
+
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "waited too long for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// ag-loop against the scripted model, in `workspace`, extra environment.
+fn ag_loop(env: &Env, server: &ModelServer, workspace: &str, vars: &[(&str, &str)]) -> Command {
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "-m",
+        "ollama/scripted",
+        "--base-url",
+        &server.base_url(),
+        "--json",
+        "--no-gate",
+        "--workspace",
+        workspace,
+    ]);
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    c
+}
+
+fn tool_ends(events: &[Value]) -> Vec<&Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .collect()
+}
+
+fn copied_notes(events: &[Value]) -> usize {
+    events
+        .iter()
+        .filter(|e| e["type"] == "notify" && e["message"].as_str().unwrap().contains("copied"))
+        .count()
+}
+
+#[test]
+fn over_ssh_the_calls_change_the_remote_directory_and_the_tools_are_copied_once() {
+    let sshd = Sshd::start();
+    let env = Env::new();
+    let remote = tempfile::tempdir().unwrap();
+    let rdir = remote.path().canonicalize().unwrap();
+    std::fs::write(rdir.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    std::fs::write(rdir.join("AGENTS.md"), "Remote rules: say ahoy.\n").unwrap();
+    env.write("AGENTS.md", "Local rules, not for this run.\n");
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![("read", json!({"file_path": "notes.txt"}))]),
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.txt", "old_string": "beta", "new_string": "gamma"}),
+        )]),
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "made.txt", "content": "made remotely\n"}),
+        )]),
+        Turn::Tools(vec![("bash", json!({"command": "pwd; cat made.txt"}))]),
+        Turn::Text("done"),
+        // The second run: one call, with the tools already there.
+        Turn::Tools(vec![("read", json!({"file_path": "made.txt"}))]),
+        Turn::Text("done again"),
+    ]);
+    let uri = sshd.uri(&rdir);
+    let options = sshd.options();
+    let vars = [("AG_SSH_OPTIONS", options.as_str())];
+    let mut c = ag_loop(&env, &server, &uri, &vars);
+    c.arg("change the notes");
+    let r = run(c, None);
+    r.ok();
+    let events = r.json_lines();
+    let ends = tool_ends(&events);
+    assert_eq!(ends.len(), 4, "{r}");
+    assert!(ends.iter().all(|e| e["is_error"] == false), "{ends:?}");
+    // The files changed there, and nothing was made here.
+    assert_eq!(
+        std::fs::read_to_string(rdir.join("notes.txt")).unwrap(),
+        "alpha\ngamma\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(rdir.join("made.txt")).unwrap(),
+        "made remotely\n"
+    );
+    assert!(!env.join("made.txt").exists());
+    let bash = ends[3]["output"].as_str().unwrap();
+    assert!(
+        bash.contains(&rdir.display().to_string()) && bash.contains("made remotely"),
+        "{bash}"
+    );
+    // The binaries were copied into the remote cache, and it was said.
+    assert_eq!(copied_notes(&events), 1, "{events:?}");
+    let cache = sshd
+        .home()
+        .join(".cache/ag")
+        .join(env!("CARGO_PKG_VERSION"));
+    let read_bin = cache.join("ag-read");
+    assert!(read_bin.is_file(), "{}", cache.display());
+    let first_copy = std::fs::metadata(&read_bin).unwrap().modified().unwrap();
+    // The model saw the remote directory and its AGENTS.md, not the local one.
+    let system = server.requests()[0]["messages"][0]["content"].to_string();
+    assert!(
+        system.contains(&format!("Working directory: {}", rdir.display())),
+        "{system}"
+    );
+    assert!(system.contains("Remote rules: say ahoy."), "{system}");
+    assert!(!system.contains("Local rules"), "{system}");
+
+    // A second session finds the tools there: no second copy.
+    let mut c = ag_loop(&env, &server, &uri, &vars);
+    c.arg("read it");
+    let r = run(c, None);
+    r.ok();
+    let events = r.json_lines();
+    assert_eq!(copied_notes(&events), 0, "{events:?}");
+    let ends = tool_ends(&events);
+    assert_eq!(ends[0]["is_error"], false, "{r}");
+    assert!(
+        ends[0]["output"]
+            .as_str()
+            .unwrap()
+            .contains("made remotely")
+    );
+    assert_eq!(
+        std::fs::metadata(&read_bin).unwrap().modified().unwrap(),
+        first_copy
+    );
+}
+
+/// Runs ag-loop on a prompt whose bash call starts `sleep MARKER` there,
+/// and gives the running child, its stdin and the events read until the
+/// sleep runs.
+fn start_sleeping(
+    env: &Env,
+    server: &ModelServer,
+    uri: &str,
+    vars: &[(&str, &str)],
+    marker: &str,
+) -> (
+    Child,
+    std::process::ChildStdin,
+    Vec<Value>,
+    BufReader<std::process::ChildStdout>,
+) {
+    let mut c = ag_loop(env, server, uri, vars);
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"sleep there\n").unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut events = Vec::new();
+    let mut line = String::new();
+    while out.read_line(&mut line).unwrap() > 0 {
+        let e: Value = serde_json::from_str(&line).unwrap();
+        line.clear();
+        let started = e["type"] == "tool_execution_start";
+        events.push(e);
+        if started {
+            break;
+        }
+    }
+    wait_for("the remote sleep", || alive(marker));
+    (child, stdin, events, out)
+}
+
+fn rest(out: BufReader<std::process::ChildStdout>, events: &mut Vec<Value>) {
+    for line in out.lines() {
+        events.push(serde_json::from_str(&line.unwrap()).unwrap());
+    }
+}
+
+#[test]
+fn over_ssh_an_interrupt_ends_the_remote_command_and_everything_it_started() {
+    let sshd = Sshd::start();
+    let env = Env::new();
+    let remote = tempfile::tempdir().unwrap();
+    let marker = format!("sleep {}", 7000 + std::process::id() % 1000);
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": format!("{marker} & {marker}")}),
+        )]),
+        Turn::Text("stopped"),
+    ]);
+    let options = sshd.options();
+    let vars = [("AG_SSH_OPTIONS", options.as_str())];
+    let uri = sshd.uri(remote.path());
+    let (mut child, mut stdin, mut events, out) =
+        start_sleeping(&env, &server, &uri, &vars, &marker);
+    stdin.write_all(b"{\"type\":\"interrupt\"}\n").unwrap();
+    drop(stdin);
+    rest(out, &mut events);
+    child.wait().unwrap();
+    let ends = tool_ends(&events);
+    assert_eq!(ends.len(), 1, "{events:?}");
+    assert!(
+        ends[0]["output"].as_str().unwrap().contains("interrupted"),
+        "{:?}",
+        ends[0]
+    );
+    // The remote side ends it once the channel closes; give it the
+    // remote grace period.
+    wait_for("the remote sleeps to end", || !alive(&marker));
+}
+
+#[test]
+fn over_ssh_a_dropped_connection_is_a_tool_error_that_says_so() {
+    let mut sshd = Sshd::start();
+    let env = Env::new();
+    let remote = tempfile::tempdir().unwrap();
+    let marker = format!("sleep {}", 8000 + std::process::id() % 1000);
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![("bash", json!({"command": marker.clone()}))]),
+        Turn::Text("the link went down"),
+    ]);
+    let options = sshd.options();
+    let vars = [("AG_SSH_OPTIONS", options.as_str())];
+    let uri = sshd.uri(remote.path());
+    let (mut child, stdin, mut events, out) = start_sleeping(&env, &server, &uri, &vars, &marker);
+    sshd.kill_all();
+    drop(stdin);
+    rest(out, &mut events);
+    child.wait().unwrap();
+    let ends = tool_ends(&events);
+    assert_eq!(ends.len(), 1, "{events:?}");
+    assert_eq!(ends[0]["is_error"], true);
+    let text = ends[0]["output"].as_str().unwrap();
+    assert!(
+        text.contains("connection to ssh host `127.0.0.1` failed or was lost")
+            && text.contains("not repeated"),
+        "{text}"
+    );
+    // The remote call did not outlive its connection either.
+    wait_for("the orphaned remote sleep to end", || !alive(&marker));
+}
+
+#[test]
+fn a_bad_or_unreachable_workspace_stops_ag_loop_before_any_event() {
+    let env = Env::new();
+    for (uri, says) in [
+        ("build-box:/src", "not a workspace URI"),
+        ("ftp://h/src", "unknown transport `ftp`"),
+        ("ssh://h", "no directory"),
+        ("ssh://-oProxyCommand=x/src", "starts with `-`"),
+    ] {
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.args(["--llm-cmd", "true", "--workspace", uri, "hi"]);
+        let r = run(c, None);
+        r.expect_code(2);
+        assert!(r.stdout().is_empty(), "{r}");
+        assert!(r.stderr().contains(says), "{uri}: {r}");
+    }
+    // Nothing listens on this port.
+    let port = free_port();
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "--llm-cmd",
+        "true",
+        "--workspace",
+        &format!("ssh://127.0.0.1:{port}/src"),
+        "hi",
+    ]);
+    c.env("AG_SSH_OPTIONS", "-F /dev/null -o ConnectTimeout=5");
+    let r = run(c, None);
+    r.expect_code(2);
+    assert!(r.stderr().contains("cannot connect"), "{r}");
+}
+
+/// A fake `NAME` client on PATH that logs its arguments up to the script
+/// and runs `sh -c SCRIPT` here, as `docker exec -i` would in a container.
+fn fake_client(env: &Env, name: &str, skip: usize) -> PathBuf {
+    let dir = env.join(".fake-bin");
+    let log = env.join(&format!(".fake-{name}.log"));
+    env.write(
+        &format!(".fake-bin/{name}"),
+        format!(
+            "#!/bin/sh\nn=0\nfor a in \"$@\"; do [ $n -lt {skip} ] && printf '%s ' \"$a\" >> '{log}'; n=$((n+1)); done\necho >> '{log}'\nshift {skip}\nexec \"$@\"\n",
+            log = log.display()
+        ),
+    );
+    let path = dir.join(name);
+    let mut perm = std::fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&path, perm).unwrap();
+    dir
+}
+
+fn with_fake_on_path(c: &mut Command, dir: &Path) {
+    let path = std::env::var("PATH").unwrap_or_default();
+    c.env("PATH", format!("{}:{path}", dir.display()));
+}
+
+#[test]
+fn docker_and_kubectl_get_the_exec_arguments_and_the_calls_run_in_the_path() {
+    for (uri_prefix, client, skip, expect) in [
+        ("docker://dev_box", "docker", 3, "exec -i dev_box "),
+        (
+            "kubectl://team/pod-1:app",
+            "kubectl",
+            8,
+            "exec -i -n team pod-1 -c app -- ",
+        ),
+    ] {
+        let env = Env::new();
+        let fake = fake_client(&env, client, skip);
+        let remote = tempfile::tempdir().unwrap();
+        let rdir = remote.path().canonicalize().unwrap();
+        let server = ModelServer::start(vec![
+            Turn::Tools(vec![(
+                "write",
+                json!({"file_path": "in-container.txt", "content": "hi\n"}),
+            )]),
+            Turn::Text("done"),
+        ]);
+        let uri = format!("{uri_prefix}{}", rdir.display());
+        let mut c = ag_loop(&env, &server, &uri, &[]);
+        with_fake_on_path(&mut c, &fake);
+        c.arg("write it");
+        let r = run(c, None);
+        r.ok();
+        let ends = r.json_lines();
+        let ends = tool_ends(&ends);
+        assert_eq!(ends[0]["is_error"], false, "{r}");
+        assert_eq!(
+            std::fs::read_to_string(rdir.join("in-container.txt")).unwrap(),
+            "hi\n"
+        );
+        let log = String::from_utf8(env.read(&format!(".fake-{client}.log"))).unwrap();
+        assert!(!log.is_empty());
+        // Every exec (probe, copies, calls) named the same target the same way.
+        for line in log.lines() {
+            assert_eq!(line, expect, "{log}");
+        }
+    }
+    eprintln!(
+        "note: docker, podman and kubectl were tested through fake clients that run the command here; no end-to-end run against a real daemon or cluster"
+    );
+}
