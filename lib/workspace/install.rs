@@ -8,10 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use tokio_util::sync::CancellationToken;
-
 use super::{Workspace, WorkspaceError, fail, script};
-use crate::proc::{self, CaptureLimit, Input, Output, Status};
+use crate::proc::Input;
 use crate::tool_protocol::exec::find_tool_binary;
 
 /// The version the tools must report (`ag-read 0.1.0`).
@@ -84,10 +82,20 @@ pub(super) async fn prepare(ws: &mut Workspace, tools: &[String]) -> Result<(), 
     let mut probe = Probe::parse(&ws.step("look at it", &probe_script, Input::Null).await?);
     let missing: Vec<&String> = tools.iter().filter(|t| probe.found(t).is_none()).collect();
     if !missing.is_empty() {
-        check_compatible(ws, &probe, &missing).await?;
-        let mut bytes = 0u64;
+        let mut local = Vec::new();
         for binary in &missing {
-            bytes += copy(ws, binary).await?;
+            local.push((binary.as_str(), read_local(ws, binary)?));
+        }
+        check_compatible(ws, &probe, &local)?;
+        let mut bytes = 0u64;
+        for (binary, content) in local {
+            bytes += content.len() as u64;
+            ws.step(
+                &format!("copy `{binary}` there"),
+                &script::install(VERSION, binary),
+                Input::Bytes(content),
+            )
+            .await?;
         }
         let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
         ws.notes.push(format!(
@@ -122,22 +130,18 @@ pub(super) async fn prepare(ws: &mut Workspace, tools: &[String]) -> Result<(), 
     Ok(())
 }
 
-/// The binaries can run there: same machine, and a C library at least as
-/// new as the one here (the binaries need no newer one than where they
-/// run now); else an error saying what to install.
-async fn check_compatible(
+/// The binaries can run there: the same machine, and a glibc at least as
+/// new as the newest symbol version they ask for (none for a static
+/// build); else an error saying what to install.
+fn check_compatible(
     ws: &Workspace,
     probe: &Probe,
-    missing: &[&String],
+    local: &[(&str, Vec<u8>)],
 ) -> Result<(), WorkspaceError> {
     let install = || {
         format!(
             "install the ag {VERSION} tools ({}) on the PATH there, or put them in ~/.cache/ag/{VERSION}/",
-            missing
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            local.iter().map(|(b, _)| *b).collect::<Vec<_>>().join(", ")
         )
     };
     let remote_arch = probe.get("arch").map(normal_arch).unwrap_or("unknown");
@@ -151,18 +155,17 @@ async fn check_compatible(
             ),
         ));
     }
-    let Some(local) = local_glibc().await else {
-        // A static (musl) build runs on any Linux of its machine.
+    let Some(floor) = local.iter().filter_map(|(_, b)| glibc_floor(b)).max() else {
         return Ok(());
     };
     match probe.get("libc").and_then(glibc_version) {
-        Some(remote) if remote >= local => Ok(()),
+        Some(remote) if remote >= floor => Ok(()),
         other => Err(fail(
             &ws.uri,
             format!(
                 "the ag tools are missing there, and this ag-loop's cannot be copied: they need glibc {}.{} or newer, and the C library there is {}\nhint: {}",
-                local.0,
-                local.1,
+                floor.0,
+                floor.1,
                 match other {
                     Some(v) => format!("glibc {}.{}", v.0, v.1),
                     None => "not glibc".into(),
@@ -173,8 +176,8 @@ async fn check_compatible(
     }
 }
 
-/// Copies the local `binary` into the workspace's cache; its size.
-async fn copy(ws: &Workspace, binary: &str) -> Result<u64, WorkspaceError> {
+/// This ag-loop's own `binary`, to copy.
+fn read_local(ws: &Workspace, binary: &str) -> Result<Vec<u8>, WorkspaceError> {
     let local = binary
         .strip_prefix("ag-")
         .and_then(find_tool_binary)
@@ -184,20 +187,36 @@ async fn copy(ws: &Workspace, binary: &str) -> Result<u64, WorkspaceError> {
                 format!("`{binary}` is not installed here either, so it cannot be copied"),
             )
         })?;
-    let bytes = std::fs::read(&local).map_err(|e| {
+    std::fs::read(&local).map_err(|e| {
         fail(
             &ws.uri,
             format!("cannot read `{}` to copy it: {e}", local.display()),
         )
-    })?;
-    let size = bytes.len() as u64;
-    ws.step(
-        &format!("copy `{binary}` there"),
-        &script::install(VERSION, binary),
-        Input::Bytes(bytes),
-    )
-    .await?;
-    Ok(size)
+    })
+}
+
+/// The newest glibc symbol version a dynamically linked binary asks for
+/// (its `GLIBC_2.N` version names), `None` for one that names none (a
+/// static build).
+pub fn glibc_floor(binary: &[u8]) -> Option<(u32, u32)> {
+    const TAG: &[u8] = b"GLIBC_";
+    let mut best = None;
+    let mut i = 0;
+    while let Some(at) = binary[i..].windows(TAG.len()).position(|w| w == TAG) {
+        let start = i + at + TAG.len();
+        let digits: Vec<u8> = binary[start..]
+            .iter()
+            .take(12)
+            .take_while(|b| b.is_ascii_digit() || **b == b'.')
+            .copied()
+            .collect();
+        let text = format!("glibc {}", String::from_utf8_lossy(&digits));
+        if let Some(v) = glibc_version(&text) {
+            best = best.max(Some(v));
+        }
+        i = start;
+    }
+    best
 }
 
 /// `uname -m` in Rust's words.
@@ -226,23 +245,6 @@ pub fn glibc_version(text: &str) -> Option<(u32, u32)> {
         })
         .unwrap_or(0);
     Some((major, minor))
-}
-
-/// This machine's glibc, `None` when it has none (a static build).
-async fn local_glibc() -> Option<(u32, u32)> {
-    let out = proc::Command::new("getconf")
-        .arg("GNU_LIBC_VERSION")
-        .output(Output::Separate {
-            stdout: CaptureLimit::new(4096),
-            stderr: CaptureLimit::new(4096),
-        })
-        .collect(&CancellationToken::new())
-        .await
-        .ok()?;
-    if out.status != Status::Exited(0) {
-        return None;
-    }
-    glibc_version(&out.stdout.lossy())
 }
 
 #[cfg(test)]
@@ -285,5 +287,18 @@ mod tests {
         assert!((2, 31) < (2, 36) && (3, 0) > (2, 36));
         assert_eq!(normal_arch("arm64\n"), "aarch64");
         assert_eq!(normal_arch("x86_64"), "x86_64");
+    }
+
+    #[test]
+    fn the_glibc_floor_is_the_newest_version_named() {
+        let bin = b"\x7fELF..GLIBC_2.2.5\0GLIBC_2.34\0GLIBC_2.17\0GLIBC_PRIVATE\0";
+        assert_eq!(glibc_floor(bin), Some((2, 34)));
+        assert_eq!(glibc_floor(b"\x7fELF static"), None);
+        // The binaries built here.
+        let me = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let here = glibc_floor(&me);
+        if cfg!(target_env = "gnu") {
+            assert!(here.is_some_and(|v| v >= (2, 2)), "{here:?}");
+        }
     }
 }
