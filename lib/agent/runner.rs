@@ -400,7 +400,9 @@ impl Agent {
     /// replace.
     pub async fn compact_now(&mut self, control: &Control) -> io::Result<()> {
         let cancel = control.begin();
-        let tokens = compact::estimate_tokens(&self.messages);
+        // Measured as split_point measures, so that the recent share kept
+        // is a share of this conversation, whatever the usage reported.
+        let tokens = compact::text_tokens(&self.messages);
         let as_if = (tokens as f64 / compact::THRESHOLD) as u64;
         let window = match self.settings.context_window.filter(|w| *w > 0) {
             Some(w) => w.min(as_if),
