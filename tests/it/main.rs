@@ -103,3 +103,5 @@ mod output_schema;
 mod tui_frames;
 // ag-tui end to end in tmux with a scripted model: keys in, the screen read back.
 mod tui;
+// scripts/fanout: tasks files through GNU parallel and ag-loop; the Kubernetes Job example.
+mod fanout;

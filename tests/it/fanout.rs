@@ -1,0 +1,355 @@
+//! scripts/fanout: tasks files run through GNU parallel and ag-loop against a
+//! model server that answers by the task's prompt (so that tasks running in
+//! any order get their own script), the result lines, the summary, the
+//! diffs, a kill and `--resume`; and the Kubernetes Job example.
+
+use std::collections::BTreeMap;
+use std::io::{BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use ag::proc::{Signal, signal_group};
+use serde_json::{Value, json};
+
+use crate::bin;
+use crate::model_server::{Turn, sse};
+use crate::util::{Env, Run, run};
+
+/// The repository's root (scripts/fanout, examples/).
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// GNU parallel is a test dependency (.ci/run installs the Debian package):
+/// without it these tests fail rather than pass having checked nothing.
+fn require_parallel() {
+    let found = Command::new("parallel")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        found,
+        "GNU parallel is not installed: install it (Debian: apt-get install parallel) to run the scripts/fanout tests"
+    );
+}
+
+/// Requests of tasks whose prompt starts with `slow ` wait while held.
+#[derive(Default)]
+struct Hold {
+    held: bool,
+    waiting: usize,
+}
+
+/// A model whose answer depends only on the conversation: `write FILE TEXT`
+/// writes the file, `commit` commits a file with bash, `spin` calls a tool
+/// for ever; after a tool result it says `done`. Every answer costs $1 with
+/// the prices of [`models_json`].
+struct PromptServer {
+    port: u16,
+    hold: Arc<(Mutex<Hold>, Condvar)>,
+}
+
+impl PromptServer {
+    fn start() -> PromptServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let hold: Arc<(Mutex<Hold>, Condvar)> = Arc::default();
+        let h = hold.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { continue };
+                let h = h.clone();
+                std::thread::spawn(move || serve(conn, &h));
+            }
+        });
+        PromptServer { port, hold }
+    }
+
+    fn set_held(&self, held: bool) {
+        let (m, c) = &*self.hold;
+        m.lock().unwrap().held = held;
+        c.notify_all();
+    }
+
+    fn waiting(&self) -> usize {
+        self.hold.0.lock().unwrap().waiting
+    }
+}
+
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+fn answer(request: &Value) -> Turn {
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let prompt = messages
+        .iter()
+        .find(|m| m["role"] == "user")
+        .map(|m| text_of(&m["content"]))
+        .unwrap_or_default();
+    let prompt = prompt.strip_prefix("slow ").unwrap_or(&prompt).to_string();
+    let after_tool = messages.last().is_some_and(|m| m["role"] == "tool");
+    if prompt == "spin" {
+        return Turn::Tools(vec![("bash", json!({"command": "true"}))]);
+    }
+    if after_tool {
+        return Turn::Text("done");
+    }
+    let words: Vec<&str> = prompt.splitn(3, ' ').collect();
+    match words.as_slice() {
+        ["write", file, text] => Turn::Tools(vec![(
+            "write",
+            json!({"file_path": file, "content": format!("{text}\n")}),
+        )]),
+        ["commit"] => Turn::Tools(vec![(
+            "bash",
+            json!({"command": "echo c > c.txt && git add c.txt && git -c user.name=t -c user.email=t@e commit -qm c"}),
+        )]),
+        _ => Turn::Text("no script for this prompt"),
+    }
+}
+
+fn serve(conn: TcpStream, hold: &(Mutex<Hold>, Condvar)) {
+    let mut reader = BufReader::new(conn.try_clone().unwrap());
+    let mut out = conn;
+    while let Some((_, path, body)) = crate::util::read_http_request(&mut reader) {
+        if !path.ends_with("/chat/completions") {
+            let nf = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
+            if out.write_all(nf.as_bytes()).is_err() {
+                return;
+            }
+            continue;
+        }
+        let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let first = request["messages"]
+            .as_array()
+            .and_then(|ms| ms.iter().find(|m| m["role"] == "user"))
+            .map(|m| text_of(&m["content"]))
+            .unwrap_or_default();
+        if first.starts_with("slow ") {
+            let (m, c) = hold;
+            let mut h = m.lock().unwrap();
+            h.waiting += 1;
+            while h.held {
+                h = c.wait(h).unwrap();
+            }
+            h.waiting -= 1;
+        }
+        // n = 0: every answer reports the same usage (100 tokens in).
+        let text = sse(&answer(&request), 0);
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+            text.len()
+        );
+        if out.write_all(head.as_bytes()).is_err() || out.write_all(text.as_bytes()).is_err() {
+            return;
+        }
+        let _ = out.flush();
+    }
+}
+
+/// `fake/m` on the server, at $10,000 per million input tokens: $1 a call.
+fn models_json(env: &Env, server: &PromptServer) {
+    env.write(
+        ".home/.ag/models.json",
+        json!({"providers": {"fake": {
+            "base_url": format!("http://127.0.0.1:{}/v1", server.port),
+            "api": "openai-chat",
+            "api_key_env": "FAKE_KEY",
+            "models": [{"id": "m", "context_window": 100000, "max_output": 4096,
+                        "prices": {"input": 10000.0, "output": 0.0}}]
+        }}})
+        .to_string(),
+    );
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A git repository `rel` with one commit of README.md.
+fn repo(env: &Env, rel: &str) -> PathBuf {
+    env.write(&format!("{rel}/README.md"), "# r\n");
+    let dir = env.join(rel);
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "."]);
+    git(&dir, &["commit", "-qm", "start"]);
+    dir
+}
+
+/// scripts/fanout with the built binaries first on PATH.
+fn fanout(env: &Env, args: &[&str]) -> Command {
+    let bins = Path::new(bin!("ag-loop")).parent().unwrap().to_path_buf();
+    let mut path = std::ffi::OsString::from(bins);
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    let mut c = env.cmd("python3");
+    c.arg(root().join("scripts/fanout"))
+        .args(args)
+        .env("PATH", path)
+        .env("FAKE_KEY", "k");
+    c
+}
+
+/// The result lines of a run, by task id, and its summary line.
+fn results(stdout: &str) -> (BTreeMap<String, Value>, Option<Value>) {
+    let mut by_id = BTreeMap::new();
+    let mut summary = None;
+    for line in stdout.lines() {
+        let v: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        match v["type"].as_str() {
+            Some("result") => {
+                let id = v["id"].as_str().unwrap().to_string();
+                assert!(by_id.insert(id, v.clone()).is_none(), "twice: {line}");
+            }
+            Some("summary") => summary = Some(v),
+            _ => panic!("unexpected line: {line}"),
+        }
+    }
+    (by_id, summary)
+}
+
+fn check_ran(r: &Run) {
+    assert!(
+        matches!(r.code(), Some(0 | 1)),
+        "fanout could not run\n{r}"
+    );
+}
+
+#[test]
+fn fanout_reports_every_task_even_broken_ones_with_diffs_and_a_summary() {
+    require_parallel();
+    let env = Env::new();
+    let server = PromptServer::start();
+    models_json(&env, &server);
+    repo(&env, "r1");
+    let r2 = repo(&env, "r2");
+    // r2 is dirty before its task: that is not the task's diff.
+    env.write("r2/README.md", "# r, edited by hand\n");
+    repo(&env, "r3");
+    env.write("plain/old.txt", "old\n");
+    let tasks = [
+        json!({"id": "a", "dir": "r1", "prompt": "write hello.txt hi", "model": "fake/m"}).to_string(),
+        String::new(),
+        json!({"dir": "r2", "prompt": "commit", "model": "fake/m"}).to_string(),
+        r#"{"dir": "r3", "prompt": "#.to_string(),
+        json!({"id": "gone", "dir": "missing", "prompt": "write a b", "model": "fake/m"}).to_string(),
+        json!({"id": "spin", "dir": "r3", "prompt": "spin", "model": "fake/m", "args": ["--max-turns", "2"]}).to_string(),
+        json!({"id": "plain", "dir": "plain", "prompt": "write new.txt n", "model": "fake/m"}).to_string(),
+        json!({"id": "a", "dir": "r3", "prompt": "write x y", "model": "fake/m"}).to_string(),
+        json!({"id": "typo", "dir": "r3", "promt": "write x y"}).to_string(),
+        "# a comment".to_string(),
+    ];
+    env.write("tasks.jsonl", tasks.join("\n") + "\n");
+
+    let r = run(fanout(&env, &["-j", "3", "tasks.jsonl"]), None);
+    check_ran(&r);
+    r.expect_code(1);
+    let (by_id, summary) = results(&r.stdout());
+    // Results of lines that are no task are keyed by their line number.
+    let ids: Vec<&str> = by_id.keys().map(String::as_str).collect();
+    assert_eq!(
+        ids,
+        ["3", "4", "8", "9", "a", "gone", "plain", "spin"],
+        "{r}"
+    );
+
+    let a = &by_id["a"];
+    assert_eq!(a["line"], 1);
+    assert_eq!(a["outcome"], "finished", "{a}");
+    assert_eq!(a["exit"], 0);
+    assert_eq!(a["cost"], 2.0, "{a}");
+    assert_eq!(a["model"], "fake/m");
+    let diff = a["diff"].as_str().unwrap();
+    assert!(diff.contains("+++ b/hello.txt") && diff.contains("+hi"), "{diff}");
+    assert!(!diff.contains("README"), "{diff}");
+    // Its session exists, and holds this run.
+    let session = a["session"].as_str().unwrap();
+    let show = run(
+        {
+            let mut c = env.cmd(bin!("ag-session"));
+            c.args(["show", session]).current_dir(env.join("r1"));
+            c
+        },
+        None,
+    );
+    show.ok();
+    assert!(show.stdout().contains("hello.txt"), "{show}");
+
+    // The task's own commit is in its diff; the hand edit before it is not.
+    let c = &by_id["3"];
+    assert_eq!(c["outcome"], "finished", "{c}");
+    let diff = c["diff"].as_str().unwrap();
+    assert!(diff.contains("+++ b/c.txt"), "{diff}");
+    assert!(!diff.contains("README"), "{diff}");
+    assert_eq!(
+        std::fs::read_to_string(r2.join("README.md")).unwrap(),
+        "# r, edited by hand\n"
+    );
+
+    let bad = &by_id["4"];
+    assert_eq!(bad["outcome"], "invalid_task", "{bad}");
+    assert!(bad["error"].as_str().unwrap().starts_with("line 4: not JSON"), "{bad}");
+
+    let gone = &by_id["gone"];
+    assert_eq!(gone["outcome"], "no_directory", "{gone}");
+    assert!(gone["error"].as_str().unwrap().contains("missing"), "{gone}");
+    assert_eq!(gone["session"], Value::Null);
+
+    let spin = &by_id["spin"];
+    assert_eq!(spin["outcome"], "turn_limit", "{spin}");
+    assert_eq!(spin["exit"], 1, "{spin}");
+    assert_eq!(spin["cost"], 2.0, "{spin}");
+    assert_eq!(spin["diff"], "", "{spin}");
+
+    // A directory that is not a repository: its diff through a snapshot,
+    // and no .git left behind.
+    let plain = &by_id["plain"];
+    assert_eq!(plain["outcome"], "finished", "{plain}");
+    let diff = plain["diff"].as_str().unwrap();
+    assert!(diff.contains("+++ b/new.txt") && !diff.contains("old.txt"), "{diff}");
+    assert!(!env.join("plain/.git").exists());
+
+    let typo = &by_id["9"];
+    assert_eq!(typo["outcome"], "invalid_task");
+    assert!(typo["error"].as_str().unwrap().contains("line 9: unknown field `promt`"), "{typo}");
+
+    // Line 8 takes an id that line 1 has: refused, so that results and
+    // --summary never mix two tasks up.
+    let dup = &by_id["8"];
+    assert_eq!(dup["outcome"], "invalid_task");
+    assert!(dup["error"].as_str().unwrap().contains("id `a` is already the id of line 1"), "{dup}");
+    assert!(!env.join("r3/x").exists());
+
+    let summary = summary.unwrap();
+    assert_eq!(summary["tasks"], 8, "{summary}");
+    assert_eq!(summary["cost"], 8.0, "{summary}");
+    assert_eq!(summary["failed"], 5, "{summary}");
+    assert_eq!(
+        summary["outcomes"],
+        json!({"finished": 3, "invalid_task": 3, "no_directory": 1, "turn_limit": 1}),
+        "{summary}"
+    );
+    assert!(r.stderr().contains("fanout: 8 tasks"), "{}", r.stderr());
+}
