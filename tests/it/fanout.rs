@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use ag::proc::{Signal, signal_group};
+use ag::proc::{Signal, signal_process};
 use serde_json::{Value, json};
 
 use crate::bin;
@@ -122,6 +122,17 @@ fn answer(request: &Value) -> Turn {
     }
 }
 
+/// Whether the client closed the connection.
+fn gone(conn: &TcpStream) -> bool {
+    conn.set_nonblocking(true).unwrap();
+    let peeked = conn.peek(&mut [0u8]);
+    conn.set_nonblocking(false).unwrap();
+    match peeked {
+        Ok(n) => n == 0,
+        Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
+    }
+}
+
 fn serve(conn: TcpStream, hold: &(Mutex<Hold>, Condvar)) {
     let mut reader = BufReader::new(conn.try_clone().unwrap());
     let mut out = conn;
@@ -144,7 +155,12 @@ fn serve(conn: TcpStream, hold: &(Mutex<Hold>, Condvar)) {
             let mut h = m.lock().unwrap();
             h.waiting += 1;
             while h.held {
-                h = c.wait(h).unwrap();
+                h = c.wait_timeout(h, Duration::from_millis(50)).unwrap().0;
+                // A client that went away is no longer waiting.
+                if gone(&out) {
+                    h.waiting -= 1;
+                    return;
+                }
             }
             h.waiting -= 1;
         }
@@ -231,10 +247,7 @@ fn results(stdout: &str) -> (BTreeMap<String, Value>, Option<Value>) {
 }
 
 fn check_ran(r: &Run) {
-    assert!(
-        matches!(r.code(), Some(0 | 1)),
-        "fanout could not run\n{r}"
-    );
+    assert!(matches!(r.code(), Some(0 | 1)), "fanout could not run\n{r}");
 }
 
 #[test]
@@ -282,7 +295,10 @@ fn fanout_reports_every_task_even_broken_ones_with_diffs_and_a_summary() {
     assert_eq!(a["cost"], 2.0, "{a}");
     assert_eq!(a["model"], "fake/m");
     let diff = a["diff"].as_str().unwrap();
-    assert!(diff.contains("+++ b/hello.txt") && diff.contains("+hi"), "{diff}");
+    assert!(
+        diff.contains("+++ b/hello.txt") && diff.contains("+hi"),
+        "{diff}"
+    );
     assert!(!diff.contains("README"), "{diff}");
     // Its session exists, and holds this run.
     let session = a["session"].as_str().unwrap();
@@ -310,11 +326,20 @@ fn fanout_reports_every_task_even_broken_ones_with_diffs_and_a_summary() {
 
     let bad = &by_id["4"];
     assert_eq!(bad["outcome"], "invalid_task", "{bad}");
-    assert!(bad["error"].as_str().unwrap().starts_with("line 4: not JSON"), "{bad}");
+    assert!(
+        bad["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("line 4: not JSON"),
+        "{bad}"
+    );
 
     let gone = &by_id["gone"];
     assert_eq!(gone["outcome"], "no_directory", "{gone}");
-    assert!(gone["error"].as_str().unwrap().contains("missing"), "{gone}");
+    assert!(
+        gone["error"].as_str().unwrap().contains("missing"),
+        "{gone}"
+    );
     assert_eq!(gone["session"], Value::Null);
 
     let spin = &by_id["spin"];
@@ -328,18 +353,33 @@ fn fanout_reports_every_task_even_broken_ones_with_diffs_and_a_summary() {
     let plain = &by_id["plain"];
     assert_eq!(plain["outcome"], "finished", "{plain}");
     let diff = plain["diff"].as_str().unwrap();
-    assert!(diff.contains("+++ b/new.txt") && !diff.contains("old.txt"), "{diff}");
+    assert!(
+        diff.contains("+++ b/new.txt") && !diff.contains("old.txt"),
+        "{diff}"
+    );
     assert!(!env.join("plain/.git").exists());
 
     let typo = &by_id["9"];
     assert_eq!(typo["outcome"], "invalid_task");
-    assert!(typo["error"].as_str().unwrap().contains("line 9: unknown field `promt`"), "{typo}");
+    assert!(
+        typo["error"]
+            .as_str()
+            .unwrap()
+            .contains("line 9: unknown field `promt`"),
+        "{typo}"
+    );
 
     // Line 8 takes an id that line 1 has: refused, so that results and
     // --summary never mix two tasks up.
     let dup = &by_id["8"];
     assert_eq!(dup["outcome"], "invalid_task");
-    assert!(dup["error"].as_str().unwrap().contains("id `a` is already the id of line 1"), "{dup}");
+    assert!(
+        dup["error"]
+            .as_str()
+            .unwrap()
+            .contains("id `a` is already the id of line 1"),
+        "{dup}"
+    );
     assert!(!env.join("r3/x").exists());
 
     let summary = summary.unwrap();
@@ -352,4 +392,146 @@ fn fanout_reports_every_task_even_broken_ones_with_diffs_and_a_summary() {
         "{summary}"
     );
     assert!(r.stderr().contains("fanout: 8 tasks"), "{}", r.stderr());
+}
+
+/// Lines of a file that are JSON results (none when it does not exist).
+fn result_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == "result")
+        .collect()
+}
+
+/// Waits (for at most two minutes, then fails saying what it waited for).
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !done() {
+        assert!(Instant::now() < deadline, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn fanout_interrupted_and_resumed_runs_every_task_exactly_once() {
+    require_parallel();
+    let env = Env::new();
+    let server = PromptServer::start();
+    models_json(&env, &server);
+    // Tasks 9 to 20 wait at their first model call until released, so the
+    // interrupt comes with 8 tasks done and 4 running.
+    let mut tasks = String::new();
+    for i in 1..=20 {
+        repo(&env, &format!("r{i}"));
+        let slow = if i > 8 { "slow " } else { "" };
+        let prompt = format!("{slow}write done.txt task-{i}");
+        tasks += &json!({"id": format!("t{i}"), "dir": format!("r{i}"), "prompt": prompt, "model": "fake/m"}).to_string();
+        tasks += "\n";
+    }
+    env.write("tasks.jsonl", tasks);
+    server.set_held(true);
+
+    let first = env.join("first.jsonl");
+    let joblog = env.join("jobs.log");
+    let mut c = fanout(&env, &["-j", "4", "--joblog", "jobs.log", "tasks.jsonl"]);
+    c.stdout(std::fs::File::create(&first).unwrap())
+        .stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    let finished = |log: &Path| {
+        std::fs::read_to_string(log)
+            .unwrap_or_default()
+            .lines()
+            .skip(1)
+            .count()
+    };
+    wait_for("8 tasks in the job log and 4 waiting", || {
+        finished(&joblog) == 8 && server.waiting() == 4
+    });
+    assert!(signal_process(child.id(), Signal::SIGTERM));
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(128 + 15), "{stderr}");
+    assert!(stderr.contains("--resume"), "{stderr}");
+    // The running tasks were ended with it: nothing waits at the server.
+    wait_for("the interrupted tasks to go", || server.waiting() == 0);
+    let done: Vec<Value> = result_lines(&first);
+    let ids: Vec<&str> = done.iter().map(|v| v["id"].as_str().unwrap()).collect();
+    let mut sorted = ids.clone();
+    sorted.sort_by_key(|id| id[1..].parse::<u32>().unwrap());
+    assert_eq!(sorted, (1..=8).map(|i| format!("t{i}")).collect::<Vec<_>>());
+    assert_eq!(finished(&joblog), 8);
+
+    server.set_held(false);
+    let second = env.join("second.jsonl");
+    let c = fanout(
+        &env,
+        &["-j", "4", "--joblog", "jobs.log", "--resume", "tasks.jsonl"],
+    );
+    let r = run(c, None);
+    r.ok();
+    std::fs::write(&second, r.stdout()).unwrap();
+    let mut all: Vec<String> = result_lines(&first)
+        .into_iter()
+        .chain(result_lines(&second))
+        .map(|v| {
+            assert_eq!(v["outcome"], "finished", "{v}");
+            v["id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    all.sort_by_key(|id| id[1..].parse::<u32>().unwrap());
+    assert_eq!(all, (1..=20).map(|i| format!("t{i}")).collect::<Vec<_>>());
+    // Each task's change was made once, and its diff is exactly it.
+    for v in result_lines(&second) {
+        let i = &v["id"].as_str().unwrap()[1..];
+        assert_eq!(
+            std::fs::read_to_string(env.join(&format!("r{i}/done.txt"))).unwrap(),
+            format!("task-{i}\n")
+        );
+        assert!(
+            v["diff"].as_str().unwrap().contains(&format!("+task-{i}")),
+            "{v}"
+        );
+    }
+
+    // The summary over both files counts every task once.
+    let s = run(
+        fanout(
+            &env,
+            &[
+                "--summary",
+                first.to_str().unwrap(),
+                second.to_str().unwrap(),
+            ],
+        ),
+        None,
+    );
+    s.ok();
+    let summary = s.json();
+    assert_eq!(summary["tasks"], 20, "{summary}");
+    assert_eq!(summary["outcomes"], json!({"finished": 20}));
+    assert_eq!(summary["cost"], 40.0);
+}
+
+#[test]
+fn fanout_without_gnu_parallel_says_to_install_it() {
+    let env = Env::new();
+    // A PATH with python3 and nothing else.
+    let out = Command::new("sh")
+        .args(["-c", "command -v python3"])
+        .output()
+        .unwrap();
+    let python = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(out.status.success(), "python3 is not installed");
+    std::fs::create_dir(env.join("bin")).unwrap();
+    std::os::unix::fs::symlink(&python, env.join("bin/python3")).unwrap();
+    env.write("tasks.jsonl", "{}\n");
+    let mut c = env.cmd(&python);
+    c.arg(root().join("scripts/fanout"))
+        .args(["-j", "2", "tasks.jsonl"])
+        .env("PATH", env.join("bin"));
+    let r = run(c, None);
+    r.expect_code(2);
+    assert!(r.stderr().contains("GNU parallel is not installed"), "{r}");
+    assert!(r.stderr().contains("apt-get install parallel"), "{r}");
 }
