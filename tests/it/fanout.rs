@@ -517,8 +517,9 @@ fn fanout_interrupted_and_resumed_runs_every_task_exactly_once() {
 fn fanout_without_gnu_parallel_says_to_install_it() {
     let env = Env::new();
     // A PATH with python3 and nothing else.
-    let out = Command::new("sh")
-        .args(["-c", "command -v python3"])
+    // The interpreter itself, not a wrapper such as pyenv's shim.
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
         .output()
         .unwrap();
     let python = String::from_utf8(out.stdout).unwrap().trim().to_string();
