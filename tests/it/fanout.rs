@@ -902,3 +902,32 @@ fn the_kubernetes_example_is_an_indexed_job_running_one_task_per_index() {
         run(c, None).expect_code(expect);
     }
 }
+
+#[test]
+fn fanout_passes_options_to_parallel_and_keeps_its_stdout_json() {
+    require_parallel();
+    let env = Env::new();
+    env.write(
+        "tasks.jsonl",
+        "{\"id\": \"x\", \"dir\": \"nowhere\", \"prompt\": \"p\"}\n[1]\n",
+    );
+    // `--sshlogin :` is parallel's name for this machine: the jobs run the
+    // command as it is sent to a remote one.
+    let r = run(fanout(&env, &["--sshlogin", ":", "tasks.jsonl"]), None);
+    r.expect_code(1);
+    let (by_id, summary) = results(&r.stdout());
+    assert_eq!(by_id["x"]["outcome"], "no_directory", "{r}");
+    assert_eq!(by_id["2"]["error"], "line 2: not a JSON object", "{r}");
+    assert_eq!(summary.unwrap()["failed"], 2);
+
+    // parallel refusing an option is a usage error, and its usage text does
+    // not land among the results.
+    let r = run(fanout(&env, &["--no-such-option", "tasks.jsonl"]), None);
+    r.expect_code(2);
+    assert_eq!(r.stdout(), "", "{r}");
+    assert!(r.stderr().contains("no-such-option"), "{r}");
+
+    let r = run(fanout(&env, &["--task", "3", "tasks.jsonl"]), None);
+    r.expect_code(2);
+    assert!(r.stderr().contains("has 2 lines"), "{r}");
+}
