@@ -273,6 +273,13 @@ fn fanout_reports_every_task_even_broken_ones_with_diffs_and_a_summary() {
         json!({"id": "a", "dir": "r3", "prompt": "write x y", "model": "fake/m"}).to_string(),
         json!({"id": "typo", "dir": "r3", "promt": "write x y"}).to_string(),
         "# a comment".to_string(),
+        // A prompt that looks like a flag is still the prompt.
+        json!({"id": "dash", "dir": "r3", "prompt": "--version", "model": "fake/m"}).to_string(),
+        // Repositories to clone: into a directory that stays, into a
+        // temporary one, and one that is not there.
+        json!({"id": "cl", "repo": "r1", "dir": "clone1", "prompt": "write cl.txt c", "model": "fake/m"}).to_string(),
+        json!({"id": "tmpclone", "repo": "r1", "prompt": "write t.txt t", "model": "fake/m"}).to_string(),
+        json!({"id": "badclone", "repo": "no-such-repo", "prompt": "write t.txt t"}).to_string(),
     ];
     env.write("tasks.jsonl", tasks.join("\n") + "\n");
 
@@ -284,7 +291,9 @@ fn fanout_reports_every_task_even_broken_ones_with_diffs_and_a_summary() {
     let ids: Vec<&str> = by_id.keys().map(String::as_str).collect();
     assert_eq!(
         ids,
-        ["3", "4", "8", "9", "a", "gone", "plain", "spin"],
+        [
+            "3", "4", "8", "9", "a", "badclone", "cl", "dash", "gone", "plain", "spin", "tmpclone"
+        ],
         "{r}"
     );
 
@@ -382,16 +391,41 @@ fn fanout_reports_every_task_even_broken_ones_with_diffs_and_a_summary() {
     );
     assert!(!env.join("r3/x").exists());
 
+    let dash = &by_id["dash"];
+    assert_eq!(dash["outcome"], "finished", "{dash}");
+    assert_eq!(dash["cost"], 1.0, "{dash}");
+
+    let cl = &by_id["cl"];
+    assert_eq!(cl["outcome"], "finished", "{cl}");
+    assert!(
+        cl["diff"].as_str().unwrap().contains("+++ b/cl.txt"),
+        "{cl}"
+    );
+    assert!(env.join("clone1/cl.txt").exists() && !env.join("r1/cl.txt").exists());
+    let tmp = &by_id["tmpclone"];
+    assert_eq!(tmp["outcome"], "finished", "{tmp}");
+    assert!(
+        tmp["diff"].as_str().unwrap().contains("+++ b/t.txt"),
+        "{tmp}"
+    );
+    assert!(!Path::new(tmp["dir"].as_str().unwrap()).exists(), "{tmp}");
+    let bad = &by_id["badclone"];
+    assert_eq!(bad["outcome"], "clone_failed", "{bad}");
+    assert!(
+        bad["error"].as_str().unwrap().contains("no-such-repo"),
+        "{bad}"
+    );
+
     let summary = summary.unwrap();
-    assert_eq!(summary["tasks"], 8, "{summary}");
-    assert_eq!(summary["cost"], 8.0, "{summary}");
-    assert_eq!(summary["failed"], 5, "{summary}");
+    assert_eq!(summary["tasks"], 12, "{summary}");
+    assert_eq!(summary["cost"], 13.0, "{summary}");
+    assert_eq!(summary["failed"], 6, "{summary}");
     assert_eq!(
         summary["outcomes"],
-        json!({"finished": 3, "invalid_task": 3, "no_directory": 1, "turn_limit": 1}),
+        json!({"finished": 6, "invalid_task": 3, "no_directory": 1, "turn_limit": 1, "clone_failed": 1}),
         "{summary}"
     );
-    assert!(r.stderr().contains("fanout: 8 tasks"), "{}", r.stderr());
+    assert!(r.stderr().contains("fanout: 12 tasks"), "{}", r.stderr());
 }
 
 /// Lines of a file that are JSON results (none when it does not exist).
