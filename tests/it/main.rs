@@ -17,6 +17,7 @@ mod read;
 mod session;
 // ag-loop.
 mod agent;
+pub(crate) mod loop_stdin;
 // Checkpoints and rewind: ag-loop records the tree, ag-session puts turns back.
 mod checkpoints;
 // ag-todo.
