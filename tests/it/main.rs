@@ -104,3 +104,7 @@ mod output_schema;
 mod tui_frames;
 // ag-tui end to end in tmux with a scripted model: keys in, the screen read back.
 mod tui;
+// scripts/fanout: tasks files through GNU parallel and ag-loop, interrupted and resumed.
+mod fanout;
+// examples/k8s: the indexed Job running scripts/fanout, as kubectl reads it.
+mod fanout_k8s;
