@@ -301,13 +301,24 @@ impl Checkpoints {
     pub fn record(&self, message: &str) -> Result<Recorded, Error> {
         let snap = self.snapshot()?;
         let cached = self.cached_head();
+        let mut listed = None;
         let outcome = match &cached {
-            Some(head) if head.tree != snap.tree => self.commit_onto(Some(head), &snap, message),
+            Some(head) if head.tree != snap.tree => {
+                // The list of changes needs only the two trees: git works
+                // it out on another thread while the commit is made.
+                std::thread::scope(|scope| {
+                    let diff = scope.spawn(|| self.changes(&head.tree, &snap.tree));
+                    let made = self.commit_onto(Some(head), &snap, message);
+                    listed = diff.join().ok();
+                    made
+                })
+            }
             _ => Err(None),
         };
         let (head, commit) = match outcome {
             Ok(commit) => (cached, commit),
             Err(e) => {
+                listed = None;
                 // No cache, a tree that seems unchanged, or a ref that moved
                 // (or was deleted) under the cache: the ref says.
                 let head = self.head()?.map(|(commit, tree)| Head { commit, tree });
@@ -349,9 +360,10 @@ impl Checkpoints {
             commit: commit.clone(),
             tree: snap.tree.clone(),
         }));
-        let changes = match &head {
-            Some(h) => self.changes(&h.tree, &snap.tree)?,
-            None => Changes::default(),
+        let changes = match (listed, &head) {
+            (Some(changes), _) => changes?,
+            (None, Some(h)) => self.changes(&h.tree, &snap.tree)?,
+            (None, None) => Changes::default(),
         };
         Ok(Recorded {
             commit,
