@@ -231,6 +231,8 @@ impl Checkpoints {
             };
             let mut added = if small.len() > MANY {
                 whole()?
+            } else if let Some(done) = self.update_index(&small)? {
+                done
             } else {
                 self.git.run_with(
                     &[
@@ -288,6 +290,27 @@ impl Checkpoints {
             too_large,
             unreadable,
         })
+    }
+
+    /// Puts the few files `git status` named into the private index with
+    /// `update-index`, which, unlike `add`, neither scans their directories
+    /// for untracked files nor hashes every name of the index to do so.
+    /// `None` when git refused any of them (a file it cannot read, a path
+    /// beyond a symlink, a repository inside the tree without a commit):
+    /// it then changed nothing, and `add` takes over with its own rules.
+    fn update_index(&self, paths: &[&[u8]]) -> Result<Option<super::git::Ran>, Error> {
+        let ran = self.git.run_with(
+            &[
+                "update-index",
+                "--add",
+                "--remove",
+                "--replace",
+                "-z",
+                "--stdin",
+            ],
+            crate::proc::Input::Bytes(nul_list(paths)),
+        )?;
+        Ok(ran.success().then_some(ran))
     }
 
     /// Records the working tree as the session's next checkpoint, unless it

@@ -443,3 +443,79 @@ fn a_deleted_ref_or_a_lying_cache_starts_the_ref_again() {
     let t = cp.record("5").unwrap();
     assert_eq!(parent(&dir, &t.commit), Some(first.commit));
 }
+
+/// The tree `git add -A` into a fresh index makes of the working tree.
+fn tree_by_add(dir: &Path) -> String {
+    let index = dir.join(".git/ag-test-index");
+    let _ = std::fs::remove_file(&index);
+    let run = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("GIT_INDEX_FILE", &index)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    run(&["add", "-A"]);
+    let tree = run(&["write-tree"]);
+    std::fs::remove_file(&index).unwrap();
+    tree
+}
+
+#[test]
+fn a_few_changes_of_every_shape_give_the_tree_add_would() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("repo");
+    let home = tmp.path().canonicalize().unwrap().join("home");
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q"]);
+    write(&dir, ".gitignore", "*.log\n");
+    write(&dir, "file", "f\n");
+    write(&dir, "gone", "g\n");
+    write(&dir, "d/inner", "i\n");
+    write(&dir, "mode.sh", "echo\n");
+    write(&dir, "e/x", "x\n");
+    std::os::unix::fs::symlink("file", dir.join("link")).unwrap();
+    let cp = Checkpoints::new(Place::find(&dir, &home).unwrap(), "s", &home, 1000);
+    cp.record("1").unwrap();
+    assert_eq!(cp.snapshot().unwrap().tree, tree_by_add(&dir));
+
+    // A file becomes a directory, a file goes, one appears deep down, a
+    // mode and a symlink's target change, an ignored file appears.
+    std::fs::remove_file(dir.join("file")).unwrap();
+    write(&dir, "file/now", "a dir\n");
+    std::fs::remove_file(dir.join("gone")).unwrap();
+    write(&dir, "new/deep/er", "n\n");
+    std::fs::set_permissions(dir.join("mode.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::remove_file(dir.join("link")).unwrap();
+    std::os::unix::fs::symlink("e/x", dir.join("link")).unwrap();
+    write(&dir, "noise.log", "ignored\n");
+    let r = cp.record("2").unwrap();
+    assert_eq!(r.tree, tree_by_add(&dir));
+    assert_eq!(r.changes.deleted, vec!["file", "gone"]);
+    assert_eq!(r.changes.added, vec!["file/now", "new/deep/er"]);
+    assert_eq!(r.changes.changed, vec!["link", "mode.sh"]);
+
+    // A directory becomes a symlink to one that holds a file of the old
+    // name, which must not be read through the link.
+    std::fs::remove_dir_all(dir.join("d")).unwrap();
+    write(&dir, "real/inner", "through a link\n");
+    std::os::unix::fs::symlink("real", dir.join("d")).unwrap();
+    let r = cp.record("3").unwrap();
+    assert_eq!(r.tree, tree_by_add(&dir));
+    assert_eq!(r.changes.deleted, vec!["d/inner"]);
+    assert_eq!(r.changes.added, vec!["d", "real/inner"]);
+
+    // And back: the directory a file again, the symlink a directory.
+    std::fs::remove_dir_all(dir.join("file")).unwrap();
+    write(&dir, "file", "f again\n");
+    std::fs::remove_file(dir.join("d")).unwrap();
+    write(&dir, "d/inner", "i\n");
+    let r = cp.record("4").unwrap();
+    assert_eq!(r.tree, tree_by_add(&dir));
+}
