@@ -1,6 +1,7 @@
-//! Recording the working tree: `git add -A` into the session's private
-//! index (files over the size limit left out), `write-tree`, and a commit on
-//! the session's ref when the tree differs from the last checkpoint's.
+//! Recording the working tree: what `git status` names as changed goes into
+//! the session's private index (files over the size limit left out),
+//! `write-tree`, and a commit on the session's ref when the tree differs
+//! from the last checkpoint's (remembered in `head.rs`, checked by git).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -170,10 +171,10 @@ impl Checkpoints {
     ///
     /// `git status` (one walk of the tree, helped by the stat cache and the
     /// untracked cache in the private index, which it refreshes) names what
-    /// changed since the last snapshot; only those files are then added, so
-    /// that files over the size limit can be left out before git hashes
-    /// them. Many changes at once (a session's first snapshot) take one
-    /// `git add -A` of the whole tree instead.
+    /// changed since the last snapshot; only those files are then added
+    /// (`update-index`, else `add`), so that files over the size limit can
+    /// be left out before git hashes them. Many changes at once (a session's
+    /// first snapshot) take one `git add -A` of the whole tree instead.
     pub fn snapshot(&self) -> Result<Snapshot, Error> {
         self.seed_index()?;
         let excludes = self.exclude_specs()?;
