@@ -251,10 +251,8 @@ fn update(
     Ok(())
 }
 
-/// A placed hunk as the result reports it: (number from 1, 1-based
-/// line, offset from the header's number, how loosely it matched, whether
-/// blank context lines at its start were left out).
-type PlacedInfo = (usize, usize, Option<isize>, Fuzz, bool);
+/// A placed hunk (or part of one) as the result reports it.
+type PlacedInfo = super::stage::HunkPlace;
 
 /// Applies hunks to a file's content: the new content and where each went.
 fn apply_hunks(
@@ -291,8 +289,13 @@ fn apply_hunks(
     }
     let info = placed
         .iter()
-        .enumerate()
-        .map(|(k, p)| (k + 1, p.at + 1, p.offset, p.fuzz, p.edges))
+        .map(|p| PlacedInfo {
+            hunk: p.index + 1,
+            line: p.at + 1,
+            offset: p.offset,
+            fuzz: p.fuzz,
+            steps: p.steps.clone(),
+        })
         .collect();
     Ok((new, info))
 }
@@ -313,6 +316,44 @@ fn miss_error(shown: &str, hunks: &[Hunk], miss: Miss, content: &[u8]) -> ToolEr
             format!("the hunk{head}")
         }
     };
+    match miss {
+        Miss::Elided {
+            hunk,
+            parts,
+            part,
+            miss,
+        } => {
+            let whole = which(hunk);
+            let count = parts.len();
+            let name = move |i: usize| {
+                format!("part {} of {count} (around its `...` lines) of {whole}", i + 1)
+            };
+            let mut e = miss_named(shown, &parts, *miss, content, &name);
+            e.details["hunk"] = json!(hunk + 1);
+            e.details["part"] = json!(part + 1);
+            e
+        }
+        Miss::LooseAddition { hunk, part } => ToolError::new(
+            "patch.hunk_failed",
+            format!(
+                "`{shown}`: part {part} (around its `...` lines) of {} adds lines but has no context or removed line, so there is no place to put them. {NOTHING}\nhint: begin or end the hunk with a line copied from the file instead of `...`, or give the lines around the added ones as context.",
+                which(hunk)
+            ),
+        )
+        .with_details(json!({"file": shown, "hunk": hunk + 1, "part": part})),
+        miss => miss_named(shown, hunks, miss, content, &which),
+    }
+}
+
+/// The error for a hunk (or part of one) that did not fit; `which` names
+/// hunk `k` of `hunks`.
+fn miss_named(
+    shown: &str,
+    hunks: &[Hunk],
+    miss: Miss,
+    content: &[u8],
+    which: &dyn Fn(usize) -> String,
+) -> ToolError {
     let after = |k: usize, from: usize| match (k, from) {
         (_, 0) => String::new(),
         (0, f) => format!(" after line {f}"),
@@ -378,5 +419,9 @@ fn miss_error(shown: &str, hunks: &[Hunk], miss: Miss, content: &[u8]) -> ToolEr
             ),
         )
         .with_details(json!({"file": shown, "hunk": hunk + 1, "line": line})),
+        // Never nested (parts are placed without elision); said as for a hunk.
+        m @ (Miss::Elided { .. } | Miss::LooseAddition { .. }) => {
+            miss_error(shown, hunks, m, content)
+        }
     }
 }

@@ -10,6 +10,7 @@
 //! lines are placed by their content alone.
 
 use super::model::{Change, FilePatch, Format, Hunk, HunkLine, Op, Patch, content_of, split_lines};
+use crate::tools::matching::ladder::is_elision;
 
 /// A parse error: the 1-based line of the patch and what is wrong there.
 pub type ParseError = (usize, String);
@@ -398,6 +399,9 @@ fn hunk(lines: &[(&str, bool)], first: usize) -> Result<(Hunk, usize), ParseErro
             Some(b' ') => (Op::Context, &l[1..]),
             Some(b'-') => (Op::Remove, &l[1..]),
             Some(b'+') => (Op::Add, &l[1..]),
+            // aider's `...` for lines left out, without the context
+            // line's space: placed by the ladder's elision.
+            Some(_) if is_elision(l) => (Op::Context, l.trim()),
             // Anything else ends the hunk (garbage between files).
             Some(_) => break,
         };
