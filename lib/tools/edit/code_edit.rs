@@ -9,6 +9,7 @@ use super::planner::{self, Planner};
 use super::sketch::{self, How};
 use crate::tool_protocol::{Note, ToolError};
 use crate::tools::fileops::plural;
+use crate::tools::matching::ladder::Step;
 use crate::tools::matching::lines::LineEdit;
 use crate::tools::matching::seek::Fuzz;
 
@@ -23,6 +24,9 @@ pub struct Sketched {
     pub notes: Vec<Note>,
     /// `details.sketch`.
     pub details: Value,
+    /// What the ladder tolerated in placing it, for
+    /// `details.tolerant_matches` (as ag-edit's other forms report it).
+    pub tolerant: Vec<Value>,
 }
 
 /// Turns `code` into line edits for `content`.
@@ -46,6 +50,7 @@ pub fn resolve(
             "code_edit was one line holding `\\n` escapes, which the file does not hold, so they were read as line breaks (and `\\t`, `\\\"`, `\\\\` as a tab, a quote, a backslash). Send real line breaks; check the diff in details.",
         ));
         s.details["unescaped"] = Value::Bool(true);
+        s.tolerant.insert(0, json!({"kind": Step::Escapes.name()}));
         return Ok(s);
     }
     let why = match escaped {
@@ -87,6 +92,7 @@ pub fn resolve(
             "edits": edits.iter().map(|e| json!({"start_line": e.start_line, "end_line": e.end_line})).collect::<Vec<_>>(),
         }),
         edits,
+        tolerant: Vec::new(),
     })
 }
 
@@ -180,6 +186,17 @@ fn describe(p: sketch::Placement) -> Sketched {
             "code_edit has no `... existing code ...` markers and starts and ends like the file, so it replaced the whole file.",
         ));
     }
+    let tolerant = p
+        .segments
+        .iter()
+        .filter(|s| s.fuzz != Fuzz::Exact)
+        .map(|s| {
+            json!({
+                "code_edit_lines": [s.sketch_lines.0, s.sketch_lines.1],
+                "kind": s.fuzz.name(),
+            })
+        })
+        .collect();
     let summary = if p.whole_file {
         "the whole file replaced".to_string()
     } else {
@@ -194,6 +211,7 @@ fn describe(p: sketch::Placement) -> Sketched {
             "changes": p.segments.iter().map(change).collect::<Vec<_>>(),
         }),
         edits: p.edits,
+        tolerant,
     }
 }
 
@@ -266,5 +284,27 @@ mod tests {
             "{}",
             s.details
         );
+    }
+
+    #[test]
+    fn what_was_tolerated_is_listed_like_other_edits() {
+        // Anchors that match only with their quotes made plain.
+        let file = "const greeting = \"hello\";\nconst width = 80;\n";
+        let code =
+            "const greeting = \u{201c}hello\u{201d};\nconst height = 24;\nconst width = 80;\n";
+        let s = resolve("g.js", file.as_bytes(), code, None, None).unwrap();
+        assert_eq!(
+            serde_json::to_value(&s.tolerant).unwrap(),
+            json!([{"code_edit_lines": [1, 3], "kind": "unicode"}])
+        );
+        // An exact sketch tolerates nothing.
+        assert!(
+            placed("def a():\n    log('a')\n    # ... existing code ...\n")
+                .tolerant
+                .is_empty()
+        );
+        // A double-encoded sketch.
+        let s = placed("# ... existing code ...\\ndef b():\\n    return 3\\n");
+        assert_eq!(s.tolerant[0]["kind"], "escapes", "{:?}", s.tolerant);
     }
 }

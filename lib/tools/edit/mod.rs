@@ -646,6 +646,14 @@ fn report(
     if let Some(s) = sketched {
         notes.extend(s.notes.iter().cloned());
         details["sketch"] = s.details.clone();
+        if !s.tolerant.is_empty() {
+            let mut all = details["tolerant_matches"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            all.extend(s.tolerant.iter().cloned());
+            details["tolerant_matches"] = Value::Array(all);
+        }
     }
     ToolOutput::new(output, details).with_notes(notes)
 }
