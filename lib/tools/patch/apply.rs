@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::model::{Change, Format, Hunk, Op, Patch};
 use super::place::{self, Miss};
+use super::report::hunk_words;
 use super::stage::{Kind, Stage};
 use crate::tool_protocol::ToolError;
 use crate::tools::fileops::{check_writable, not_found};
@@ -329,6 +330,9 @@ fn miss_error(shown: &str, hunks: &[Hunk], miss: Miss, content: &[u8]) -> ToolEr
                 format!("part {} of {count} (around its `...` lines) of {whole}", i + 1)
             };
             let mut e = miss_named(shown, &parts, *miss, content, &name);
+            e.message.push_str(
+                "\n(The parts of a hunk around its `...` lines are placed in order, each after the one before it, and must each fit one place there.)",
+            );
             e.details["hunk"] = json!(hunk + 1);
             e.details["part"] = json!(part + 1);
             e
@@ -357,7 +361,7 @@ fn miss_named(
     let after = |k: usize, from: usize| match (k, from) {
         (_, 0) => String::new(),
         (0, f) => format!(" after line {f}"),
-        (k, f) => format!(" after line {f}, where hunk {k} ends"),
+        (k, f) => format!(" after line {f}, where {} ends", which(k - 1)),
     };
     match miss {
         Miss::Anchor { hunk, anchor, from } => ToolError::new(
@@ -393,11 +397,21 @@ fn miss_named(
             )
             .with_details(json!({"file": shown, "hunk": hunk + 1}))
         }
-        Miss::Ambiguous { hunk, lines, fuzz } => {
-            let how = if fuzz == Fuzz::Exact {
+        Miss::Ambiguous {
+            hunk,
+            lines,
+            fuzz,
+            steps,
+        } => {
+            let mut tolerated: Vec<String> = Vec::new();
+            if fuzz != Fuzz::Exact {
+                tolerated.push(fuzz.describe().to_string());
+            }
+            tolerated.extend(steps.iter().map(|s| hunk_words(s.describe())));
+            let how = if tolerated.is_empty() {
                 String::new()
             } else {
-                format!(" (only after {})", fuzz.describe())
+                format!(" (only after {})", tolerated.join("; "))
             };
             let listed: Vec<String> = lines.iter().map(usize::to_string).collect();
             ToolError::new(

@@ -79,6 +79,8 @@ pub enum Miss {
         lines: Vec<usize>,
         /// At what level.
         fuzz: Fuzz,
+        /// The ladder's further steps taken to find them.
+        steps: Vec<Step>,
     },
     /// The old lines are missing but the new ones are there.
     AlreadyApplied {
@@ -180,10 +182,9 @@ fn place_elided(
             continue;
         }
         match place_one(file, part, from, offset, &[], k) {
-            Ok(mut p) => {
-                p.steps.push(Step::Elision);
+            Ok(p) => {
                 from = p.at + p.hunk.old().len();
-                out.push(p);
+                out.push(p.with_step(Step::Elision));
             }
             Err(miss) => {
                 return Err(Miss::Elided {
@@ -201,7 +202,31 @@ fn place_elided(
     Ok(out)
 }
 
+impl Placed {
+    /// The same place, found with `step` too.
+    fn with_step(mut self, step: Step) -> Placed {
+        add_step(&mut self.steps, step);
+        self
+    }
+}
+
+/// `step` in `steps`, kept in ladder order and once.
+fn add_step(steps: &mut Vec<Step>, step: Step) {
+    if !steps.contains(&step) {
+        steps.push(step);
+        steps.sort();
+    }
+}
+
 impl Miss {
+    /// The same miss, found with `step` too (for an ambiguous match).
+    fn with_step(mut self, step: Step) -> Miss {
+        if let Miss::Ambiguous { steps, .. } = &mut self {
+            add_step(steps, step);
+        }
+        self
+    }
+
     /// The same miss about hunk `k` (searched for from line `from`).
     fn renumbered(self, k: usize, from: usize) -> Miss {
         match self {
@@ -211,10 +236,13 @@ impl Miss {
                 from,
             },
             Miss::NotFound { .. } => Miss::NotFound { hunk: k, from },
-            Miss::Ambiguous { lines, fuzz, .. } => Miss::Ambiguous {
+            Miss::Ambiguous {
+                lines, fuzz, steps, ..
+            } => Miss::Ambiguous {
                 hunk: k,
                 lines,
                 fuzz,
+                steps,
             },
             Miss::AlreadyApplied { line, .. } => Miss::AlreadyApplied { hunk: k, line },
             m => m,
@@ -257,11 +285,8 @@ fn place_one(
     // The literal text is nowhere, so escapes were likely double-encoded.
     if let Some(decoded) = h.decoded() {
         match place_levels(file, &decoded, from, offset, rest, k) {
-            Ok(mut p) => {
-                p.steps.push(Step::Escapes);
-                return Ok(p);
-            }
-            Err(m @ Miss::Ambiguous { .. }) => return Err(m),
+            Ok(p) => return Ok(p.with_step(Step::Escapes)),
+            Err(m @ Miss::Ambiguous { .. }) => return Err(m.with_step(Step::Escapes)),
             Err(_) => {}
         }
     }
@@ -327,6 +352,7 @@ fn place_levels(
                     hunk: k,
                     lines: cands.iter().map(|c| c + 1).collect(),
                     fuzz,
+                    steps: Vec::new(),
                 });
             }
             first
@@ -347,18 +373,15 @@ fn place_levels(
         && !trimmed.old().is_empty()
         && let Ok(p) = place_levels(file, &trimmed, from, offset, rest, k)
     {
-        return Ok(p);
+        return Ok(p.with_step(Step::EdgeWhitespace));
     }
     if let Some((trimmed, lead)) = h.without_blank_edges()
         && lead > 0
         && !trimmed.old().is_empty()
     {
         match place_levels(file, &trimmed, from, offset, rest, k) {
-            Ok(mut p) => {
-                p.steps.insert(0, Step::EdgeWhitespace);
-                return Ok(p);
-            }
-            Err(m @ Miss::Ambiguous { .. }) => return Err(m),
+            Ok(p) => return Ok(p.with_step(Step::EdgeWhitespace)),
+            Err(m @ Miss::Ambiguous { .. }) => return Err(m.with_step(Step::EdgeWhitespace)),
             Err(_) => {}
         }
     }
@@ -542,7 +565,8 @@ mod tests {
             Miss::Ambiguous {
                 hunk: 0,
                 lines: vec![1, 3],
-                fuzz: Fuzz::Exact
+                fuzz: Fuzz::Exact,
+                steps: Vec::new(),
             }
         );
     }

@@ -173,7 +173,7 @@ pub fn report(stage: &Stage, format: Format, dry_run: bool) -> ToolOutput {
 
 /// A ladder step's description, which speaks of `old_string` and
 /// `new_string`, said of a hunk.
-fn hunk_words(text: &str) -> String {
+pub(super) fn hunk_words(text: &str) -> String {
     text.replace("old_string's", "the hunk's")
         .replace("old_string", "the hunk's context and removed lines")
         .replace("new_string", "its added lines")
