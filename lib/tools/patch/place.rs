@@ -812,6 +812,64 @@ mod tests {
                 let want = format!("{}{} // new", lines[a].trim_end(), &t[t.trim_end().len()..]);
                 prop_assert_eq!(got[a], want.as_str());
             }
+
+            /// The last two steps of the ladder: a hunk whose lines were
+            /// double-encoded, or whose middle lines were left out behind
+            /// `...`, lands where it was copied from and changes no other
+            /// line; copied as it is, it takes neither step.
+            #[test]
+            fn escaped_or_elided_hunks_land_where_they_came_from(
+                lines in (3usize..10).prop_flat_map(|n| (0..n).map(|i| {
+                    (prop::sample::select(vec!["", "\t", "    "]), prop::sample::select(vec!["a", "b c", "x\ty"]))
+                        .prop_map(move |(ind, w)| format!("{ind}call{i}(\"{w}\");"))
+                        .boxed()
+                }).collect::<Vec<_>>()),
+                pick in (0usize..100, 0usize..100),
+                escape in any::<bool>(),
+                elide in any::<bool>(),
+            ) {
+                let n = lines.len();
+                let a = pick.0 % (n - 1);
+                let b = a + 1 + pick.1 % (n - a - 1);
+                let elided = elide && b > a + 1;
+                let enc = |l: &str| {
+                    if escape {
+                        l.replace('\t', "\\t").replace('"', "\\\"")
+                    } else {
+                        l.to_string()
+                    }
+                };
+                let mut spec = format!("-{}\n+{}\n", enc(&lines[a]), enc(&format!("{} // new", lines[a])));
+                if elided {
+                    spec.push_str(" ...\n");
+                    spec.push_str(&format!(" {}\n", enc(&lines[b])));
+                } else {
+                    for l in &lines[a + 1..=b] {
+                        spec.push_str(&format!(" {}\n", enc(l)));
+                    }
+                }
+                let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+                let file = FileLines::new(text.as_bytes());
+                let h = hunk(spec.trim_end_matches('\n'));
+                let placed = place(&file, std::slice::from_ref(&h))
+                    .map_err(|m| TestCaseError::fail(format!("{m:?}\n{text:?}\n{spec}")))?;
+                prop_assert_eq!(placed[0].at, a);
+                for p in &placed {
+                    prop_assert_eq!(p.steps.contains(&Step::Escapes), escape);
+                    prop_assert_eq!(p.steps.contains(&Step::Elision), elided);
+                    prop_assert_eq!(p.fuzz, Fuzz::Exact);
+                }
+                let out = String::from_utf8(
+                    crate::tools::matching::lines::apply(text.as_bytes(), &edits(&file, &placed)).unwrap(),
+                )
+                .unwrap();
+                let got: Vec<&str> = out.lines().collect();
+                prop_assert_eq!(got.len(), n);
+                for k in (0..n).filter(|&k| k != a) {
+                    prop_assert_eq!(got[k], lines[k].as_str());
+                }
+                prop_assert_eq!(got[a].to_string(), format!("{} // new", lines[a]));
+            }
         }
     }
 }
