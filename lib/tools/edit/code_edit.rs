@@ -41,23 +41,27 @@ pub fn resolve(
         Ok(p) => return Ok(describe(p)),
         Err(why) => why,
     };
-    let escaped = Escaped::of(code, content);
-    if let Escaped::Decoded(decoded) = &escaped
-        && let Ok(p) = sketch::place(content, decoded)
-    {
-        let mut s = describe(p);
-        s.notes.push(Note::notice(
-            "code_edit was one line holding `\\n` escapes, which the file does not hold, so they were read as line breaks (and `\\t`, `\\\"`, `\\\\` as a tab, a quote, a backslash). Send real line breaks; check the diff in details.",
-        ));
-        s.details["unescaped"] = Value::Bool(true);
-        s.tolerant.insert(0, json!({"kind": Step::Escapes.name()}));
-        return Ok(s);
-    }
-    let why = match escaped {
+    let why = match Escaped::of(code, content) {
+        Escaped::Decoded(decoded) => match sketch::place(content, &decoded) {
+            Ok(p) => {
+                let mut s = describe(p);
+                s.notes.push(Note::notice(
+                    "code_edit was one line holding `\\n` escapes, which the file does not hold, so they were read as line breaks (and `\\t`, `\\\"`, `\\\\` as a tab, a quote, a backslash). Send real line breaks; check the diff in details.",
+                ));
+                s.details["unescaped"] = Value::Bool(true);
+                s.tolerant.insert(0, json!({"kind": Step::Escapes.name()}));
+                return Ok(s);
+            }
+            // As one line it fits nowhere, so say why the lines it meant
+            // do not fit either.
+            Err(decoded_why) => format!(
+                "code_edit is one line holding `\\n` escapes, which were read as line breaks; then: {decoded_why}"
+            ),
+        },
         Escaped::Literal => format!(
             "{why} code_edit is one line holding `\\n` sequences, and the file holds such sequences too, so they were taken literally: send the sketch with real line breaks."
         ),
-        _ => why,
+        Escaped::No => why,
     };
     let Some(planner) = planner else {
         return Err(ToolError::new(
@@ -186,17 +190,16 @@ fn describe(p: sketch::Placement) -> Sketched {
             "code_edit has no `... existing code ...` markers and starts and ends like the file, so it replaced the whole file.",
         ));
     }
-    let tolerant = p
-        .segments
-        .iter()
-        .filter(|s| s.fuzz != Fuzz::Exact)
-        .map(|s| {
-            json!({
-                "code_edit_lines": [s.sketch_lines.0, s.sketch_lines.1],
-                "kind": s.fuzz.name(),
-            })
-        })
-        .collect();
+    let mut tolerant = Vec::new();
+    for s in &p.segments {
+        let lines = [s.sketch_lines.0, s.sketch_lines.1];
+        if s.edge_blanks {
+            tolerant.push(json!({"code_edit_lines": lines, "kind": Step::EdgeWhitespace.name()}));
+        }
+        if s.fuzz != Fuzz::Exact {
+            tolerant.push(json!({"code_edit_lines": lines, "kind": s.fuzz.name()}));
+        }
+    }
     let summary = if p.whole_file {
         "the whole file replaced".to_string()
     } else {
@@ -296,6 +299,20 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&s.tolerant).unwrap(),
             json!([{"code_edit_lines": [1, 3], "kind": "unicode"}])
+        );
+        // Blank lines before the sketch's first line, which the file
+        // does not have there.
+        let s = resolve(
+            "g.js",
+            file.as_bytes(),
+            "\n\nconst greeting = \"hello\";\nconst height = 24;\n// ...\n",
+            None,
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(&s.tolerant).unwrap(),
+            json!([{"code_edit_lines": [3, 4], "kind": "edge_whitespace"}])
         );
         // An exact sketch tolerates nothing.
         assert!(
