@@ -813,6 +813,58 @@ mod tests {
                 prop_assert_eq!(got[a], want.as_str());
             }
 
+            /// Lines that repeat and look alike: an exact hunk wins over
+            /// any tolerated place (several exact places are refused), and
+            /// whatever is placed changes no line but the one it changes.
+            #[test]
+            fn exact_hunks_win_and_nothing_outside_changes(
+                lines in prop::collection::vec((0usize..3).prop_flat_map(line), 2..9),
+                pick in (0usize..100, 0usize..3),
+                s in any::<[bool; 4]>(),
+            ) {
+                let n = lines.len();
+                let a = pick.0 % n;
+                let b = (a + 1 + pick.1).min(n);
+                let old: Vec<String> = lines[a..b].iter().map(|l| slip(l, s)).collect();
+                let mut spec = format!("-{}\n+{} // new\n", old[0], old[0]);
+                for t in &old[1..] {
+                    spec.push_str(&format!(" {t}\n"));
+                }
+                let len = old.len();
+                let exact = (0..=n - len).filter(|&i| lines[i..i + len] == old[..]).count();
+                let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+                let file = FileLines::new(text.as_bytes());
+                let h = hunk(spec.trim_end_matches('\n'));
+                match place(&file, std::slice::from_ref(&h)) {
+                    Ok(placed) => {
+                        prop_assert!(exact <= 1, "{exact} exact places, yet placed");
+                        let at = placed[0].at;
+                        if exact == 1 {
+                            prop_assert_eq!(placed[0].fuzz, Fuzz::Exact);
+                            prop_assert!(placed[0].steps.is_empty());
+                            prop_assert_eq!(&lines[at..at + len], &old[..]);
+                        }
+                        let out = String::from_utf8(
+                            crate::tools::matching::lines::apply(text.as_bytes(), &edits(&file, &placed)).unwrap(),
+                        )
+                        .unwrap();
+                        let got: Vec<&str> = out.lines().collect();
+                        prop_assert_eq!(got.len(), n);
+                        for k in (0..n).filter(|&k| k != at) {
+                            prop_assert_eq!(got[k], lines[k].as_str());
+                        }
+                        prop_assert!(got[at].ends_with(" // new"), "{:?}", got[at]);
+                    }
+                    Err(Miss::Ambiguous { fuzz, .. }) => {
+                        prop_assert!(exact != 1, "one exact place, yet refused");
+                        if exact > 1 {
+                            prop_assert_eq!(fuzz, Fuzz::Exact);
+                        }
+                    }
+                    Err(other) => prop_assert!(exact == 0, "{other:?} with an exact place"),
+                }
+            }
+
             /// The last two steps of the ladder: a hunk whose lines were
             /// double-encoded, or whose middle lines were left out behind
             /// `...`, lands where it was copied from and changes no other
