@@ -544,7 +544,10 @@ fn ambiguous(places: Vec<usize>) -> String {
     let listed: Vec<String> = places
         .iter()
         .take(5)
-        .map(|p| format!("after line {p}"))
+        .map(|&p| match p {
+            0 => "at the top of the file".to_string(),
+            p => format!("after line {p}"),
+        })
         .collect();
     format!(
         "it fits {} places equally well ({}{}). Include one or two more unchanged lines before and after the change, copied from the file, so that it fits one place",
