@@ -22,6 +22,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
+use crate::tools::matching::ladder::unescape;
 use model::{Format, Patch, unwrap};
 use stage::Stage;
 
@@ -103,6 +104,14 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
         ));
     }
     let text = patch_text(&args)?;
+    // A patch that is one line holding `\n` escapes (a model that encoded
+    // its JSON twice) is no patch as it is: its escapes are decoded, as the
+    // matching ladder's escapes step decodes an old_string.
+    let unescaped = (!text.trim_end().contains('\n'))
+        .then(|| unescape(&text))
+        .flatten()
+        .filter(|t| t.trim_end().contains('\n'));
+    let text = unescaped.clone().unwrap_or(text);
     let patch = parse(ctx, &text, args.strip)?;
     if patch.files.is_empty() {
         return Err(ToolError::new(
@@ -121,7 +130,11 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
     if !args.dry_run {
         stage.commit()?;
     }
-    Ok(report::report(&stage, patch.format, args.dry_run).with_notes(stage.recovered.clone()))
+    let mut out = report::report(&stage, patch.format, args.dry_run);
+    if unescaped.is_some() {
+        report::unescaped(&mut out);
+    }
+    Ok(out.with_notes(stage.recovered.clone()))
 }
 
 /// The patch text from the call, a file, or stdin.

@@ -171,6 +171,20 @@ pub fn report(stage: &Stage, format: Format, dry_run: bool) -> ToolOutput {
     ToolOutput::new(output, details).with_notes(notes)
 }
 
+/// Marks a result whose patch came as one line of `\n` escapes, decoded.
+pub fn unescaped(out: &mut ToolOutput) {
+    out.details["unescaped"] = Value::Bool(true);
+    let mut all = out.details["tolerant_matches"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    all.insert(0, json!({"kind": Step::Escapes.name()}));
+    out.details["tolerant_matches"] = Value::Array(all);
+    out.notes.push(Note::notice(
+        "the patch was one line holding `\\n` escapes, so they were read as line breaks (and `\\t`, `\\\"`, `\\\\` as a tab, a quote, a backslash). Send real line breaks; check the diff in details.",
+    ));
+}
+
 /// A ladder step's description, which speaks of `old_string` and
 /// `new_string`, said of a hunk.
 pub(super) fn hunk_words(text: &str) -> String {
