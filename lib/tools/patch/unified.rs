@@ -385,7 +385,8 @@ fn hunk(lines: &[(&str, bool)], first: usize) -> Result<(Hunk, usize), ParseErro
             // The header's counts are used up. A model that miscounted
             // goes on with more hunk lines; anything else ends the hunk.
             // (`-- ` alone is the signature line `git format-patch` ends with.)
-            let more = matches!(l.as_bytes().first(), Some(b' ' | b'+' | b'-')) && l != "-- ";
+            let more = (matches!(l.as_bytes().first(), Some(b' ' | b'+' | b'-')) && l != "-- ")
+                || is_elision(l);
             if !more || is_header(lines, i) {
                 break;
             }
@@ -530,6 +531,21 @@ rename to to.txt
         .unwrap();
         match &p.files[0].change {
             Change::Update { hunks, .. } => assert_eq!(hunks[0].old(), vec!["-- x", "keep"]),
+            c => panic!("{c:?}"),
+        }
+        // A bare `...` line (lines left out) is context, even past the
+        // header's counts: the lines after it stay in the hunk.
+        let p = parse(
+            "--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def f():\n-    a = 1\n+    a = 10\n...\n-    return a\n+    return a + c\n",
+            None,
+            &none,
+        )
+        .unwrap();
+        match &p.files[0].change {
+            Change::Update { hunks, .. } => assert_eq!(
+                hunks[0].old(),
+                vec!["def f():", "    a = 1", "...", "    return a"]
+            ),
             c => panic!("{c:?}"),
         }
     }
