@@ -8,7 +8,7 @@ use std::io;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::control::Control;
+use super::control::{Answer, Control};
 use super::runner::Agent;
 use crate::protocol::AgentEvent;
 
@@ -28,9 +28,18 @@ impl Agent {
             "Allow {name} {}? ({reason}) [y]es / [n]o / [a]lways for {name}: ",
             crate::session::export::short_args(arguments)
         );
+        let always = format!("every {name} call");
         Ok(
             match self
-                .ask(id, name, arguments, reason, question, control, cancel)
+                .ask(
+                    id,
+                    name,
+                    arguments,
+                    reason,
+                    (question, always),
+                    control,
+                    cancel,
+                )
                 .await?
             {
                 Answer::Always => {
@@ -44,8 +53,9 @@ impl Agent {
     }
 
     /// Emits an `approval_request` and waits for the answer: on the
-    /// terminal (`question`, where `always` is an answer), else by an
-    /// `approval` command on stdin. An interrupt counts as no.
+    /// terminal (`question.0`), else by an `approval` command on stdin.
+    /// `question.1` says what an "always" answer covers. An interrupt
+    /// counts as no.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn ask(
         &mut self,
@@ -53,7 +63,7 @@ impl Agent {
         name: &str,
         arguments: &Value,
         reason: &str,
-        question: String,
+        (question, always): (String, String),
         control: &Control,
         cancel: &CancellationToken,
     ) -> io::Result<Answer> {
@@ -64,35 +74,20 @@ impl Agent {
             tool_name: name.to_string(),
             arguments: arguments.clone(),
             reason: reason.to_string(),
+            always: Some(always),
         })?;
         let Some(rx) = rx else {
             let answer = tokio::select! {
                 _ = cancel.cancelled() => return Ok(Answer::No),
                 a = tokio::task::spawn_blocking(move || ask_tty(&question)) => a.unwrap_or_default(),
             };
-            return Ok(match answer.trim().to_lowercase().as_str() {
-                "a" | "always" => Answer::Always,
-                "y" | "yes" => Answer::Yes,
-                _ => Answer::No,
-            });
+            return Ok(Answer::from_word(&answer).unwrap_or(Answer::No));
         };
-        let yes = tokio::select! {
-            _ = cancel.cancelled() => false,
-            a = rx => a.unwrap_or(false),
-        };
-        Ok(if yes { Answer::Yes } else { Answer::No })
+        Ok(tokio::select! {
+            _ = cancel.cancelled() => Answer::No,
+            a = rx => a.unwrap_or(Answer::No),
+        })
     }
-}
-
-/// A person's answer to an approval request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
-    /// Not approved.
-    No,
-    /// Approved, this once.
-    Yes,
-    /// Approved, and the like for the rest of the session.
-    Always,
 }
 
 /// Asks on the controlling terminal and reads one line from it.

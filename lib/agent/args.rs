@@ -15,8 +15,11 @@ use crate::llm::cli::ReasoningArg;
 /// for, until the model answers without tools. Prompts come from the
 /// arguments, or from stdin one per line: a plain text line is a prompt, or a
 /// JSON command: {"type":"prompt","content":...}, {"type":"steer","content":...}
-/// (delivered after the running tool calls), {"type":"interrupt"}; a line
-/// that is not valid UTF-8 or not a command is skipped with an error event.
+/// (delivered after the running tool calls), {"type":"interrupt"},
+/// {"type":"approval","tool_call_id":...,"approved":true,"always":false}
+/// (the answer to an approval_request), {"type":"compact"} (shorten the
+/// conversation now); a line that is not valid UTF-8 or not a command is
+/// skipped with an error event.
 /// Events go to stdout as JSONL (readably on a terminal or with --pretty) and
 /// to the session file under $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
 #[derive(Debug, Parser)]
@@ -110,6 +113,14 @@ pub struct Args {
     /// Run tool calls without any gate, not even ag-gate.
     #[arg(long, conflicts_with = "gates")]
     pub no_gate: bool,
+    /// A client on stdin answers approvals (as ag-tui does): the gates ask
+    /// as they would on a terminal (ag-gate's approval mode `dangerous`),
+    /// and each `approval_request` waits for an `approval` line, or a typed
+    /// y, n or a. Without it, and without a terminal, nobody is asked:
+    /// ag-gate's approval mode is `never` (what no rule denies runs; a call
+    /// the sandbox blocked stays confined).
+    #[arg(long, conflicts_with = "prompts")]
+    pub approve_on_stdin: bool,
     /// A program that sees each tool result and may annotate it (repeatable).
     #[arg(long = "after", value_name = "CMD")]
     pub after: Vec<String>,

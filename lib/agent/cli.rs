@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 pub use super::args::Args;
 use super::checkpoint_state::CheckpointState;
 use super::config;
-use super::control::Control;
+use super::control::{Answer, Control};
 use super::emit::Emitter;
 use super::error::SetupError;
 use super::gates::{Gate, Gates};
@@ -165,6 +165,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
             timeout: resolved.gate_timeout,
         },
         interactive: resolved.interactive,
+        approve_on_stdin: resolved.approve_on_stdin,
         session_id: session.id,
         sandbox,
         output,
@@ -393,6 +394,13 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
         let content = match next {
             None => break,
             Some(Input::Prompt(content)) => content,
+            Some(Input::Compact) => {
+                if let Err(e) = agent.compact_now(&control).await {
+                    error_line(BIN, &format!("cannot write an event: {e}"), None);
+                    return ExitStatus::Input;
+                }
+                continue;
+            }
             Some(Input::Unreadable(message)) => {
                 // Reported in the stream, in order with the prompts around it.
                 warn(BIN, &message);
@@ -490,6 +498,8 @@ enum Input {
     Prompt(UserContent),
     /// A line that could not be read, reported as an `error` event.
     Unreadable(String),
+    /// A `compact` command.
+    Compact,
 }
 
 fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
@@ -515,12 +525,11 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                 continue;
             }
             if !text.starts_with('{') {
-                // A y/n typed while a call waits for approval answers it.
-                let answer = text.to_lowercase();
+                // A y, n or a typed while a call waits for approval answers it.
                 if control.awaiting_approval()
-                    && matches!(answer.as_str(), "y" | "yes" | "n" | "no")
+                    && let Some(answer) = Answer::from_word(text)
                 {
-                    control.approve_oldest(answer.starts_with('y'));
+                    control.approve_oldest(answer);
                     continue;
                 }
                 let _ = tx.send(Input::Prompt(UserContent::Text(line.clone())));
@@ -541,11 +550,15 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                 Ok(AgentCommand::Interrupt) => {
                     control.interrupt();
                 }
+                Ok(AgentCommand::Compact) => {
+                    let _ = tx.send(Input::Compact);
+                }
                 Ok(AgentCommand::Approval {
                     tool_call_id,
                     approved,
+                    always,
                 }) => {
-                    if !control.approve(&tool_call_id, approved) {
+                    if !control.approve(&tool_call_id, Answer::from_command(approved, always)) {
                         warn(
                             BIN,
                             &format!(
@@ -558,7 +571,7 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                     // Reported in the stream too: a client reading only
                     // stdout must learn that its line was not taken.
                     let _ = tx.send(Input::Unreadable(format!(
-                        "stdin line {n}: not a command ({e}), skipped; expected {{\"type\":\"prompt\",\"content\":...}}, steer, interrupt or approval, or a plain text line"
+                        "stdin line {n}: not a command ({e}), skipped; expected {{\"type\":\"prompt\",\"content\":...}}, steer, interrupt, approval or compact, or a plain text line"
                     )));
                 }
             }

@@ -50,6 +50,12 @@ pub fn estimate_tokens(messages: &[Message]) -> u64 {
         .sum::<u64>()
 }
 
+/// The conversation's size in tokens by its text alone (about four
+/// characters a token), the measure `split_point` cuts by.
+pub fn text_tokens(messages: &[Message]) -> u64 {
+    messages.iter().map(|m| message_chars(m) as u64 / 4).sum()
+}
+
 /// Where to cut: the index of the first kept message, an assistant message
 /// (so that no tool result is separated from its call), with the kept part
 /// under `keep_tokens`. None when there is nothing worth replacing.

@@ -13,7 +13,7 @@ use crate::protocol::UserContent;
 pub struct Control {
     current: Mutex<Option<CancellationToken>>,
     steer: Mutex<VecDeque<UserContent>>,
-    approvals: Mutex<Vec<(String, tokio::sync::oneshot::Sender<bool>)>>,
+    approvals: Mutex<Vec<(String, tokio::sync::oneshot::Sender<Answer>)>>,
     /// Set once no approval can arrive any more (stdin ended or is not read).
     input_closed: std::sync::atomic::AtomicBool,
     /// Cancelled when the whole process should stop.
@@ -70,7 +70,7 @@ impl Control {
     }
 
     /// Registers a call waiting for approval; the receiver gets the answer.
-    pub fn await_approval(&self, tool_call_id: &str) -> tokio::sync::oneshot::Receiver<bool> {
+    pub fn await_approval(&self, tool_call_id: &str) -> tokio::sync::oneshot::Receiver<Answer> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         // With no input left, the sender is dropped at once: the call is refused.
         if !self.input_closed.load(std::sync::atomic::Ordering::SeqCst)
@@ -99,22 +99,22 @@ impl Control {
     }
 
     /// Answers the call that has waited longest (a `y`/`n` typed at a prompt).
-    pub fn approve_oldest(&self, approved: bool) -> bool {
+    pub fn approve_oldest(&self, answer: Answer) -> bool {
         let tx = self.approvals.lock().ok().and_then(|mut w| {
             w.retain(|(_, tx)| !tx.is_closed());
             (!w.is_empty()).then(|| w.remove(0).1)
         });
-        tx.is_some_and(|tx| tx.send(approved).is_ok())
+        tx.is_some_and(|tx| tx.send(answer).is_ok())
     }
 
     /// Delivers an approval. Returns false when no call with that id waits.
-    pub fn approve(&self, tool_call_id: &str, approved: bool) -> bool {
+    pub fn approve(&self, tool_call_id: &str, answer: Answer) -> bool {
         let tx = self.approvals.lock().ok().and_then(|mut w| {
             let i = w.iter().position(|(id, _)| id == tool_call_id)?;
             Some(w.remove(i).1)
         });
         match tx {
-            Some(tx) => tx.send(approved).is_ok(),
+            Some(tx) => tx.send(answer).is_ok(),
             None => false,
         }
     }
@@ -125,5 +125,37 @@ impl Control {
             .lock()
             .map(|mut q| q.drain(..).collect())
             .unwrap_or_default()
+    }
+}
+
+/// A person's answer to an approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Not approved.
+    No,
+    /// Approved, this once.
+    Yes,
+    /// Approved, and the like for the rest of the session.
+    Always,
+}
+
+impl Answer {
+    /// The answer an `approval` command or a typed word gives.
+    pub fn from_command(approved: bool, always: bool) -> Self {
+        match (approved, always) {
+            (false, _) => Answer::No,
+            (true, false) => Answer::Yes,
+            (true, true) => Answer::Always,
+        }
+    }
+
+    /// The answer a typed word gives: y, n or a (always); None for any other.
+    pub fn from_word(word: &str) -> Option<Self> {
+        match word.trim().to_lowercase().as_str() {
+            "y" | "yes" => Some(Answer::Yes),
+            "a" | "always" => Some(Answer::Always),
+            "n" | "no" => Some(Answer::No),
+            _ => None,
+        }
     }
 }

@@ -12,8 +12,7 @@ use std::io;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::approval::Answer;
-use super::control::Control;
+use super::control::{Answer, Control};
 use super::gates::Verdict;
 use super::prefixes::describe_prefixes;
 use super::runner::Agent;
@@ -62,7 +61,7 @@ impl Agent {
                 cwd: self.settings.cwd.display().to_string(),
                 session_id: self.settings.session_id.clone(),
                 tool_call_id: Some(id.to_string()),
-                interactive: self.settings.interactive,
+                interactive: self.settings.someone_answers(),
                 sandbox: Some(sandbox.gate(Some(blocked.clone()))),
             };
             let (verdict, problems) = self.settings.gates.check(request).await;
@@ -75,13 +74,21 @@ impl Agent {
                 Verdict::Allow(_) => {}
                 Verdict::Deny(reason) => return Ok(noted(result, &reason)),
                 Verdict::Ask(_, reason) => {
+                    let always = describe_prefixes(name, arguments);
                     let question = format!(
-                        "Run {name} {} outside the sandbox? ({reason}) [y]es / [n]o / [a]lways for {}: ",
+                        "Run {name} {} outside the sandbox? ({reason}) [y]es / [n]o / [a]lways for {always}: ",
                         crate::session::export::short_args(arguments),
-                        describe_prefixes(name, arguments)
                     );
                     match self
-                        .ask(id, name, arguments, &reason, question, control, cancel)
+                        .ask(
+                            id,
+                            name,
+                            arguments,
+                            &reason,
+                            (question, always),
+                            control,
+                            cancel,
+                        )
                         .await?
                     {
                         Answer::Always => sandbox.allow_always(name, arguments),

@@ -54,6 +54,8 @@ pub struct AgentSettings {
     pub gates: Gates,
     /// Approvals are asked on the terminal (else by `approval` commands on stdin).
     pub interactive: bool,
+    /// A client on stdin answers approvals, so the gates may ask.
+    pub approve_on_stdin: bool,
     /// The session's id, for gates.
     pub session_id: Option<String>,
     // The sandbox (issue 19).
@@ -65,6 +67,14 @@ pub struct AgentSettings {
     // Checkpoints (issue 20).
     /// Records the working tree before turns that may change it.
     pub checkpoints: super::checkpoint_state::CheckpointState,
+}
+
+impl AgentSettings {
+    /// True when a person can answer an approval request, on the terminal
+    /// or through a client on stdin; the gates may ask only then.
+    pub fn someone_answers(&self) -> bool {
+        self.interactive || self.approve_on_stdin
+    }
 }
 
 /// The agent: settings, the conversation so far and where events go.
@@ -147,7 +157,9 @@ impl Agent {
         control: &Control,
         cancel: &CancellationToken,
     ) -> io::Result<RunEnd> {
-        self.emitter.emit(AgentEvent::AgentStart)?;
+        self.emitter.emit(AgentEvent::AgentStart {
+            session_id: self.settings.session_id.clone(),
+        })?;
         self.guard.reset();
         let mut turns = Turns {
             new: Vec::new(),
@@ -382,6 +394,36 @@ impl Agent {
         Ok(message)
     }
 
+    /// Compacts now, for a `compact` command: as if the conversation had
+    /// just reached the compaction threshold (or the window, if that is
+    /// smaller). Says so in an `error` event when there is too little to
+    /// replace.
+    pub async fn compact_now(&mut self, control: &Control) -> io::Result<()> {
+        let cancel = control.begin();
+        // Measured as split_point measures, so that the recent share kept
+        // is a share of this conversation, whatever the usage reported.
+        let tokens = compact::text_tokens(&self.messages);
+        let as_if = (tokens as f64 / compact::THRESHOLD) as u64;
+        let window = match self.settings.context_window.filter(|w| *w > 0) {
+            Some(w) => w.min(as_if),
+            None => as_if,
+        };
+        let mut turns = Turns {
+            new: Vec::new(),
+            usage: Usage::default(),
+        };
+        let before = self.messages.len();
+        let result = self.compact(window, &mut turns, &cancel).await;
+        control.end();
+        result?;
+        if self.messages.len() == before {
+            self.emitter.emit(AgentEvent::error(
+                "compact: nothing to compact yet; the conversation is only the latest turn",
+            ))?;
+        }
+        Ok(())
+    }
+
     /// Replaces the older part of the conversation by a summary (or a
     /// marker), keeping the recent turns, and records it in a `compaction` event.
     async fn compact(
@@ -604,7 +646,7 @@ impl Agent {
                 cwd: self.settings.cwd.display().to_string(),
                 session_id: self.settings.session_id.clone(),
                 tool_call_id: Some(id.clone()),
-                interactive: self.settings.interactive,
+                interactive: self.settings.someone_answers(),
                 sandbox: self.settings.sandbox.as_ref().map(|s| s.gate(None)),
             };
             let (verdict, problems) = self.settings.gates.check(request).await;

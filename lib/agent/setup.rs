@@ -126,6 +126,8 @@ pub struct LoopConfig {
     pub color: bool,
     /// Whether approvals are asked on the terminal.
     pub interactive: bool,
+    /// Whether a client on stdin answers approvals (`--approve-on-stdin`).
+    pub approve_on_stdin: bool,
     /// Output tokens per model call.
     pub max_tokens: Option<u64>,
     /// Dollars per prompt.
@@ -217,6 +219,7 @@ impl LoopConfig {
             color: env.stdout_tty && !env.no_color,
             // With prompts from the arguments nothing else reads the terminal.
             interactive: env.interactive && !args.prompts.is_empty(),
+            approve_on_stdin: args.approve_on_stdin,
             max_tokens: args.max_tokens,
             max_cost: args.max_cost,
             sequential: args.sequential,

@@ -10,7 +10,9 @@
 //! what makes a checkpoint of a large tree with one changed file cheap, so
 //! the index is kept across turns rather than rebuilt; a new session's index
 //! starts as a copy of the newest one of the same place. A tree that did not
-//! change since the last checkpoint costs no commit.
+//! change since the last checkpoint costs no commit. The last checkpoint's
+//! commit and tree are cached beside the index (`head.rs`), checked by git
+//! on every use, so that a checkpoint need not read the ref first.
 //!
 //! A directory that is not in a git working tree gets a shadow repository,
 //! `$AG_HOME/checkpoints/repos/<place>` (bare, run with `--git-dir` and
@@ -26,6 +28,7 @@
 //! have, and never writes through a symlinked directory.
 
 mod git;
+mod head;
 mod record;
 mod restore;
 
@@ -300,6 +303,7 @@ impl Checkpoints {
     /// it as parent and keeps it alive.
     pub fn set_head(&self, commit: &str) -> Result<(), Error> {
         let name = self.ref_name();
+        self.remember(None);
         self.git.ok(&["update-ref", name.as_str(), commit])?;
         Ok(())
     }
@@ -373,6 +377,7 @@ impl Checkpoints {
                 git::check(ran, &["update-ref", "-d"])?;
             }
         }
+        self.remember(None);
         if let Some(index) = &self.git.index {
             match std::fs::remove_file(index) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {

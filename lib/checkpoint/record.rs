@@ -1,12 +1,14 @@
-//! Recording the working tree: `git add -A` into the session's private
-//! index (files over the size limit left out), `write-tree`, and a commit on
-//! the session's ref when the tree differs from the last checkpoint's.
+//! Recording the working tree: what `git status` names as changed goes into
+//! the session's private index (files over the size limit left out),
+//! `write-tree`, and a commit on the session's ref when the tree differs
+//! from the last checkpoint's (remembered in `head.rs`, checked by git).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::git::check;
+use super::head::{self, Head};
 use super::{Checkpoints, Error};
 
 /// Above this many changed files, one `git add -A` of the whole tree is
@@ -169,24 +171,30 @@ impl Checkpoints {
     ///
     /// `git status` (one walk of the tree, helped by the stat cache and the
     /// untracked cache in the private index, which it refreshes) names what
-    /// changed since the last snapshot; only those files are then added, so
-    /// that files over the size limit can be left out before git hashes
-    /// them. Many changes at once (a session's first snapshot) take one
-    /// `git add -A` of the whole tree instead.
+    /// changed since the last snapshot; only those files are then added
+    /// (`update-index`, else `add`), so that files over the size limit can
+    /// be left out before git hashes them. Many changes at once (a session's
+    /// first snapshot) take one `git add -A` of the whole tree instead.
     pub fn snapshot(&self) -> Result<Snapshot, Error> {
         self.seed_index()?;
         let excludes = self.exclude_specs()?;
+        // The untracked cache serves `--untracked-files=all` only when the
+        // setting says `all` too, and never a status given a pathspec: so
+        // none unless ag's own files must be left out.
         let mut args = vec![
+            "-c",
+            "status.showUntrackedFiles=all",
             "status",
             "--porcelain=v1",
             "-z",
             "--untracked-files=all",
             "--no-renames",
             "--ignore-submodules=all",
-            "--",
-            ".",
         ];
-        args.extend(excludes.iter().map(String::as_str));
+        if !excludes.is_empty() {
+            args.extend(["--", "."]);
+            args.extend(excludes.iter().map(String::as_str));
+        }
         let listed = self.git.ok(&args)?.stdout;
         let mut paths: Vec<&[u8]> = Vec::new();
         for rec in listed.split(|b| *b == 0).filter(|r| r.len() > 3) {
@@ -224,9 +232,15 @@ impl Checkpoints {
             };
             let mut added = if small.len() > MANY {
                 whole()?
+            } else if let Some(done) = self.update_index(&small)? {
+                done
             } else {
                 self.git.run_with(
                     &[
+                        // Threads that lstat all the index to find the few
+                        // files named cost more than they save.
+                        "-c",
+                        "core.preloadIndex=false",
                         "--literal-pathspecs",
                         "add",
                         "-A",
@@ -279,39 +293,101 @@ impl Checkpoints {
         })
     }
 
+    /// Puts the few files `git status` named into the private index with
+    /// `update-index`, which, unlike `add`, neither scans their directories
+    /// for untracked files nor hashes every name of the index to do so.
+    /// `None` when git refused any of them (a file it cannot read, a path
+    /// beyond a symlink, a repository inside the tree without a commit):
+    /// it then changed nothing, and `add` takes over with its own rules.
+    fn update_index(&self, paths: &[&[u8]]) -> Result<Option<super::git::Ran>, Error> {
+        let ran = self.git.run_with(
+            &[
+                "update-index",
+                "--add",
+                "--remove",
+                "--replace",
+                "-z",
+                "--stdin",
+            ],
+            crate::proc::Input::Bytes(nul_list(paths)),
+        )?;
+        Ok(ran.success().then_some(ran))
+    }
+
     /// Records the working tree as the session's next checkpoint, unless it
     /// is the same as the last one.
+    ///
+    /// The last checkpoint is taken from the cached head (see `head.rs`)
+    /// when there is one, which saves reading the ref: the ref is only
+    /// moved from the cached commit, and a tree that seems unchanged is
+    /// checked against the ref. When the cache proves wrong, the ref is read
+    /// and the checkpoint made again from it.
     pub fn record(&self, message: &str) -> Result<Recorded, Error> {
         let snap = self.snapshot()?;
-        let head = self.head()?;
-        if let Some((commit, tree)) = &head
-            && *tree == snap.tree
-        {
-            return Ok(Recorded {
-                commit: commit.clone(),
-                tree: tree.clone(),
-                new: false,
-                changes: Changes::default(),
-                too_large: snap.too_large,
-                unreadable: snap.unreadable,
-            });
-        }
-        let mut args = vec!["commit-tree", "--no-gpg-sign", snap.tree.as_str()];
-        if let Some((parent, _)) = &head {
-            args.push("-p");
-            args.push(parent.as_str());
-        }
-        args.push("-m");
-        args.push(message);
-        let commit = self.git.ok(&args)?.text();
-        let name = self.ref_name();
-        // Only if the ref is still where it was read: another writer wins.
-        let old = head.as_ref().map(|(c, _)| c.as_str()).unwrap_or("");
-        self.git
-            .ok(&["update-ref", name.as_str(), commit.as_str(), old])?;
-        let changes = match &head {
-            Some((_, tree)) => self.changes(tree, &snap.tree)?,
-            None => Changes::default(),
+        let cached = self.cached_head();
+        let mut listed = None;
+        let outcome = match &cached {
+            Some(head) if head.tree != snap.tree => {
+                // The list of changes needs only the two trees: git works
+                // it out on another thread while the commit is made.
+                std::thread::scope(|scope| {
+                    let diff = scope.spawn(|| self.changes(&head.tree, &snap.tree));
+                    let made = self.commit_onto(Some(head), &snap, message);
+                    listed = diff.join().ok();
+                    made
+                })
+            }
+            _ => Err(None),
+        };
+        let (head, commit) = match outcome {
+            Ok(commit) => (cached, commit),
+            Err(e) => {
+                listed = None;
+                // No cache, a tree that seems unchanged, or a ref that moved
+                // (or was deleted) under the cache: the ref says.
+                let head = self.head()?.map(|(commit, tree)| Head { commit, tree });
+                if let Some(h) = &head
+                    && h.tree == snap.tree
+                {
+                    if cached.as_ref() != Some(h) {
+                        self.remember(Some(h));
+                    }
+                    return Ok(Recorded {
+                        commit: h.commit.clone(),
+                        tree: h.tree.clone(),
+                        new: false,
+                        changes: Changes::default(),
+                        too_large: snap.too_large,
+                        unreadable: snap.unreadable,
+                    });
+                }
+                if head == cached
+                    && let Some(e) = e
+                {
+                    // The ref was where the cache said: that failure was
+                    // not the cache's.
+                    return Err(e);
+                }
+                match self.commit_onto(head.as_ref(), &snap, message) {
+                    Ok(commit) => (head, commit),
+                    Err(e) => {
+                        self.remember(None);
+                        return Err(e.unwrap_or_else(|| Error::Git {
+                            command: "git commit-tree".into(),
+                            said: "no commit was made".into(),
+                        }));
+                    }
+                }
+            }
+        };
+        self.remember(Some(&Head {
+            commit: commit.clone(),
+            tree: snap.tree.clone(),
+        }));
+        let changes = match (listed, &head) {
+            (Some(changes), _) => changes?,
+            (None, Some(h)) => self.changes(&h.tree, &snap.tree)?,
+            (None, None) => Changes::default(),
         };
         Ok(Recorded {
             commit,
@@ -321,6 +397,43 @@ impl Checkpoints {
             too_large: snap.too_large,
             unreadable: snap.unreadable,
         })
+    }
+
+    /// Commits the snapshot with `parent` as parent and moves the ref onto
+    /// it, only if the ref is still at `parent` (absent, for none).
+    fn commit_onto(
+        &self,
+        parent: Option<&Head>,
+        snap: &Snapshot,
+        message: &str,
+    ) -> Result<String, Option<Error>> {
+        let mut args = vec!["commit-tree", "--no-gpg-sign", snap.tree.as_str()];
+        if let Some(p) = parent {
+            args.push("-p");
+            args.push(p.commit.as_str());
+        }
+        args.push("-m");
+        args.push(message);
+        let commit = self.git.ok(&args).map_err(Some)?.text();
+        let name = self.ref_name();
+        // Only if the ref is still where it was read: another writer wins.
+        let old = parent.map(|p| p.commit.as_str()).unwrap_or("");
+        self.git
+            .ok(&["update-ref", name.as_str(), commit.as_str(), old])
+            .map_err(Some)?;
+        Ok(commit)
+    }
+
+    /// The head cached beside the private index, if any.
+    fn cached_head(&self) -> Option<Head> {
+        self.git.index.as_deref().and_then(head::read)
+    }
+
+    /// Caches `head` as the session's last checkpoint (`None`: forget it).
+    pub(super) fn remember(&self, head: Option<&Head>) {
+        if let Some(index) = &self.git.index {
+            head::write(index, head);
+        }
     }
 
     /// The files that differ between two trees, one entry each.
@@ -403,7 +516,7 @@ fn newest_file(dir: &Path) -> Option<std::path::PathBuf> {
         .filter(|e| {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            !name.ends_with(".lock") && e.file_type().is_ok_and(|t| t.is_file())
+            !head::is_not_an_index(&name) && e.file_type().is_ok_and(|t| t.is_file())
         })
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .max()

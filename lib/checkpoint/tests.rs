@@ -304,3 +304,218 @@ fn the_size_limit_comes_from_the_config_file_or_the_default() {
         super::DEFAULT_MAX_FILE_BYTES
     );
 }
+
+/// The checkpoint's parent, if it has one.
+fn parent(dir: &Path, commit: &str) -> Option<String> {
+    let line = git(dir, &["rev-list", "--parents", "-n1", commit]);
+    line.split_whitespace().nth(1).map(str::to_string)
+}
+
+/// A repository with one file and a session that checkpointed it twice.
+fn two_checkpoints(tmp: &Path) -> (std::path::PathBuf, Checkpoints, Recorded, Recorded) {
+    let dir = tmp.canonicalize().unwrap().join("repo");
+    let home = tmp.canonicalize().unwrap().join("home");
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q"]);
+    write(&dir, "a.txt", "1\n");
+    let cp = Checkpoints::new(Place::find(&dir, &home).unwrap(), "s1", &home, 1000);
+    let first = cp.record("1").unwrap();
+    write(&dir, "a.txt", "2\n");
+    let second = cp.record("2").unwrap();
+    assert!(second.new);
+    (dir, cp, first, second)
+}
+
+#[test]
+fn the_cached_head_is_used_and_kept_in_step_with_the_ref() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, cp, first, second) = two_checkpoints(tmp.path());
+    let cached = head::read(cp.git.index.as_ref().unwrap());
+    assert_eq!(
+        cached,
+        Some(head::Head {
+            commit: second.commit.clone(),
+            tree: second.tree.clone()
+        })
+    );
+    assert_eq!(parent(&dir, &second.commit), Some(first.commit.clone()));
+    assert_eq!(second.changes.changed, vec!["a.txt"]);
+    // A second ag-loop on the session (another Checkpoints, same files)
+    // goes on from the first one's last checkpoint.
+    let other = Checkpoints::new(
+        cp.place.clone(),
+        "s1",
+        &tmp.path().canonicalize().unwrap().join("home"),
+        1000,
+    );
+    write(&dir, "b.txt", "b\n");
+    let third = other.record("3").unwrap();
+    assert_eq!(parent(&dir, &third.commit), Some(second.commit.clone()));
+    assert_eq!(third.changes.added, vec!["b.txt"]);
+    write(&dir, "b.txt", "bb\n");
+    let fourth = cp.record("4").unwrap();
+    assert_eq!(parent(&dir, &fourth.commit), Some(third.commit));
+    assert_eq!(fourth.changes.changed, vec!["b.txt"]);
+}
+
+#[test]
+fn a_ref_moved_back_under_an_unchanged_tree_gets_a_new_checkpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, cp, first, second) = two_checkpoints(tmp.path());
+    // The user (or a tool with another $AG_HOME) moves the ref back; the
+    // tree is still the cached one, but the ref's tree is not.
+    git(
+        &dir,
+        &["update-ref", "refs/ag/checkpoints/s1", &first.commit],
+    );
+    let r = cp.record("3").unwrap();
+    assert!(r.new, "the ref's checkpoint is not this tree");
+    assert_ne!(r.commit, second.commit);
+    assert_eq!(r.tree, second.tree);
+    assert_eq!(parent(&dir, &r.commit), Some(first.commit.clone()));
+    assert_eq!(r.changes.changed, vec!["a.txt"]);
+    let at = git(&dir, &["rev-parse", "refs/ag/checkpoints/s1"]);
+    assert_eq!(at.trim(), r.commit);
+}
+
+#[test]
+fn a_ref_moved_under_a_changed_tree_is_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, cp, first, _) = two_checkpoints(tmp.path());
+    git(
+        &dir,
+        &["update-ref", "refs/ag/checkpoints/s1", &first.commit],
+    );
+    write(&dir, "c.txt", "c\n");
+    let r = cp.record("3").unwrap();
+    assert!(r.new);
+    assert_eq!(parent(&dir, &r.commit), Some(first.commit.clone()));
+    // Against the ref's tree (a.txt was 1), not the cached one.
+    assert_eq!(r.changes.changed, vec!["a.txt"]);
+    assert_eq!(r.changes.added, vec!["c.txt"]);
+    let at = git(&dir, &["rev-parse", "refs/ag/checkpoints/s1"]);
+    assert_eq!(at.trim(), r.commit);
+}
+
+#[test]
+fn a_ref_moved_onto_this_very_tree_costs_no_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, cp, _, second) = two_checkpoints(tmp.path());
+    write(&dir, "a.txt", "3\n");
+    let tree = cp.snapshot().unwrap().tree;
+    let theirs = git(&dir, &["commit-tree", &tree, "-m", "someone else's"]);
+    let theirs = theirs.trim();
+    git(&dir, &["update-ref", "refs/ag/checkpoints/s1", theirs]);
+    let r = cp.record("3").unwrap();
+    assert!(!r.new);
+    assert_eq!(r.commit, theirs);
+    assert_ne!(r.commit, second.commit);
+    // And the cache follows: the next change goes onto their commit.
+    write(&dir, "a.txt", "4\n");
+    let next = cp.record("4").unwrap();
+    assert_eq!(parent(&dir, &next.commit).as_deref(), Some(theirs));
+}
+
+#[test]
+fn a_deleted_ref_or_a_lying_cache_starts_the_ref_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, cp, first, _) = two_checkpoints(tmp.path());
+    git(&dir, &["update-ref", "-d", "refs/ag/checkpoints/s1"]);
+    write(&dir, "a.txt", "3\n");
+    let r = cp.record("3").unwrap();
+    assert!(r.new);
+    assert_eq!(parent(&dir, &r.commit), None);
+    assert!(r.changes.is_empty(), "a first checkpoint lists nothing");
+    // A cache naming a commit that does not exist: the ref is read instead.
+    let index = cp.git.index.clone().unwrap();
+    std::fs::write(
+        head::path(&index),
+        format!("{} {}\n", "e".repeat(40), first.tree),
+    )
+    .unwrap();
+    write(&dir, "a.txt", "4\n");
+    let s = cp.record("4").unwrap();
+    assert_eq!(parent(&dir, &s.commit), Some(r.commit.clone()));
+    assert_eq!(s.changes.changed, vec!["a.txt"]);
+    // set_head (a rewind's fork) forgets the cache.
+    cp.set_head(&first.commit).unwrap();
+    assert_eq!(head::read(&index), None);
+    let t = cp.record("5").unwrap();
+    assert_eq!(parent(&dir, &t.commit), Some(first.commit));
+}
+
+/// The tree `git add -A` into a fresh index makes of the working tree.
+fn tree_by_add(dir: &Path) -> String {
+    let index = dir.join(".git/ag-test-index");
+    let _ = std::fs::remove_file(&index);
+    let run = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("GIT_INDEX_FILE", &index)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    run(&["add", "-A"]);
+    let tree = run(&["write-tree"]);
+    std::fs::remove_file(&index).unwrap();
+    tree
+}
+
+#[test]
+fn a_few_changes_of_every_shape_give_the_tree_add_would() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("repo");
+    let home = tmp.path().canonicalize().unwrap().join("home");
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q"]);
+    write(&dir, ".gitignore", "*.log\n");
+    write(&dir, "file", "f\n");
+    write(&dir, "gone", "g\n");
+    write(&dir, "d/inner", "i\n");
+    write(&dir, "mode.sh", "echo\n");
+    write(&dir, "e/x", "x\n");
+    std::os::unix::fs::symlink("file", dir.join("link")).unwrap();
+    let cp = Checkpoints::new(Place::find(&dir, &home).unwrap(), "s", &home, 1000);
+    cp.record("1").unwrap();
+    assert_eq!(cp.snapshot().unwrap().tree, tree_by_add(&dir));
+
+    // A file becomes a directory, a file goes, one appears deep down, a
+    // mode and a symlink's target change, an ignored file appears.
+    std::fs::remove_file(dir.join("file")).unwrap();
+    write(&dir, "file/now", "a dir\n");
+    std::fs::remove_file(dir.join("gone")).unwrap();
+    write(&dir, "new/deep/er", "n\n");
+    std::fs::set_permissions(dir.join("mode.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::remove_file(dir.join("link")).unwrap();
+    std::os::unix::fs::symlink("e/x", dir.join("link")).unwrap();
+    write(&dir, "noise.log", "ignored\n");
+    let r = cp.record("2").unwrap();
+    assert_eq!(r.tree, tree_by_add(&dir));
+    assert_eq!(r.changes.deleted, vec!["file", "gone"]);
+    assert_eq!(r.changes.added, vec!["file/now", "new/deep/er"]);
+    assert_eq!(r.changes.changed, vec!["link", "mode.sh"]);
+
+    // A directory becomes a symlink to one that holds a file of the old
+    // name, which must not be read through the link.
+    std::fs::remove_dir_all(dir.join("d")).unwrap();
+    write(&dir, "real/inner", "through a link\n");
+    std::os::unix::fs::symlink("real", dir.join("d")).unwrap();
+    let r = cp.record("3").unwrap();
+    assert_eq!(r.tree, tree_by_add(&dir));
+    assert_eq!(r.changes.deleted, vec!["d/inner"]);
+    assert_eq!(r.changes.added, vec!["d", "real/inner"]);
+
+    // And back: the directory a file again, the symlink a directory.
+    std::fs::remove_dir_all(dir.join("file")).unwrap();
+    write(&dir, "file", "f again\n");
+    std::fs::remove_file(dir.join("d")).unwrap();
+    write(&dir, "d/inner", "i\n");
+    let r = cp.record("4").unwrap();
+    assert_eq!(r.tree, tree_by_add(&dir));
+}

@@ -28,7 +28,14 @@ pub enum AgentCommand {
         tool_call_id: String,
         /// Whether it may run.
         approved: bool,
+        /// Approve the like for the rest of the session too (what the
+        /// request's `always` names); only with `approved`.
+        #[serde(default, skip_serializing_if = "is_false")]
+        always: bool,
     },
+    /// Shorten the conversation now, as ag-loop does when it nears the
+    /// context window (a `compaction` event follows); queued like a prompt.
+    Compact,
 }
 
 /// One line of ag-loop's stdout, and of a session file after its header.
@@ -46,7 +53,12 @@ pub struct AgentEventRecord {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
     /// The agent took a prompt.
-    AgentStart,
+    AgentStart {
+        /// The session the events are recorded in (absent with `--no-session`),
+        /// for `ag-session` commands on it while it runs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+    },
     /// A model call begins.
     TurnStart,
     /// A message begins (user, assistant or tool result).
@@ -125,6 +137,10 @@ pub enum AgentEvent {
         arguments: Value,
         /// Why approval is needed.
         reason: String,
+        /// What an answer with `always` approves for the rest of the
+        /// session (a tool, or the command prefixes of a bash call).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        always: Option<String>,
     },
     /// The conversation was shortened to fit the model's context window:
     /// from here on it is `summary` followed by the last `kept` messages.
@@ -196,6 +212,10 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -67,7 +67,7 @@ impl Timeline {
         reader
             .for_each_event_of(&kinds, |line, rec| match rec.event {
                 AgentEvent::TurnStart => turn_starts.push(line),
-                AgentEvent::AgentStart => agent_starts.push(line),
+                AgentEvent::AgentStart { .. } => agent_starts.push(line),
                 AgentEvent::Checkpoint {
                     id,
                     turn,

@@ -160,7 +160,7 @@ pub fn ending(path: &Path) -> io::Result<Ending> {
     reader.for_each_event_of(
         &["\"agent_start\"", "\"agent_end\"", "\"message_end\""],
         |_, rec| match rec.event {
-            AgentEvent::AgentStart => {
+            AgentEvent::AgentStart { .. } => {
                 e.unfinished = true;
                 running = Usage::default();
             }

@@ -85,8 +85,6 @@ pub struct App {
     pub editor: Editor,
     /// Prompts written while the agent worked, sent when it is done.
     pub queue: Vec<String>,
-    /// Tools the person allowed for the rest of the session.
-    pub always: Vec<String>,
     /// The `/resume` picker, when open.
     pub picker: Option<Picker>,
     /// Rows scrolled up from the bottom of the conversation.
@@ -106,7 +104,6 @@ impl App {
             state: State::default(),
             editor,
             queue: Vec::new(),
-            always: Vec::new(),
             picker: None,
             scroll: 0,
             child: Child::Running,
@@ -118,21 +115,11 @@ impl App {
     /// Takes one line of ag-loop's stdout.
     pub fn on_line(&mut self, line: &str) -> Vec<Effect> {
         let was_working = self.state.working;
-        let asked = self.state.approvals.len();
         self.state.apply_line(line);
-        let mut effects = Vec::new();
-        // A tool allowed with "always" is answered here, as ag-loop's own
-        // terminal prompt would have.
-        let new: Vec<_> = self.state.approvals.iter().skip(asked).cloned().collect();
-        for a in new {
-            if self.always.contains(&a.tool_name) {
-                self.state.answered(&a.tool_call_id, true);
-                effects.push(Effect::Send(AgentCommand::Approval {
-                    tool_call_id: a.tool_call_id,
-                    approved: true,
-                }));
-            }
+        if let Some(id) = self.state.started_session.take() {
+            self.session = Some(id);
         }
+        let mut effects = Vec::new();
         if was_working && !self.state.working && !self.queue.is_empty() {
             let next = self.queue.remove(0);
             effects.push(prompt(next));
@@ -168,19 +155,19 @@ impl App {
             && let Some(a) = self.state.approvals.first().cloned()
             && let KeyCode::Char(c) = key.code
         {
-            let approved = match c.to_ascii_lowercase() {
-                'y' => true,
-                'n' => false,
-                'a' => {
-                    self.always.push(a.tool_name.clone());
-                    true
-                }
+            // "Always" is remembered by ag-loop, which asks no more for
+            // what it covers.
+            let (approved, always) = match c.to_ascii_lowercase() {
+                'y' => (true, false),
+                'n' => (false, false),
+                'a' => (true, true),
                 _ => return Vec::new(),
             };
             self.state.answered(&a.tool_call_id, approved);
             return vec![Effect::Send(AgentCommand::Approval {
                 tool_call_id: a.tool_call_id,
                 approved,
+                always,
             })];
         }
         match key.code {
@@ -276,7 +263,6 @@ impl App {
     fn reset_view(&mut self) {
         self.state.clear();
         self.queue.clear();
-        self.always.clear();
         self.scroll = 0;
     }
 
@@ -403,6 +389,8 @@ impl App {
                     Then::Show,
                 )];
             }
+            // Queued by ag-loop behind a running prompt, like a prompt.
+            Slash::Compact => return vec![Effect::Send(AgentCommand::Compact)],
             Slash::Fork => {
                 let Some(id) = need_session(self) else {
                     return Vec::new();
@@ -621,9 +609,9 @@ mod tests {
     }
 
     #[test]
-    fn approvals_take_y_n_and_always_which_answers_later_requests_itself() {
+    fn approvals_take_y_n_and_always_which_ag_loop_remembers() {
         let mut app = App::new(Editor::default());
-        let ask = |id: &str, tool: &str| json!({"type": "approval_request", "tool_call_id": id, "tool_name": tool, "arguments": {}, "reason": "r"});
+        let ask = |id: &str, tool: &str| json!({"type": "approval_request", "tool_call_id": id, "tool_name": tool, "arguments": {}, "reason": "r", "always": "`rm`"});
         line(&mut app, ask("1", "bash"));
         // Other keys do not answer.
         assert!(app.on_key(key(KeyCode::Char('x'))).is_empty());
@@ -631,28 +619,37 @@ mod tests {
             app.on_key(key(KeyCode::Char('n'))),
             [Effect::Send(AgentCommand::Approval {
                 tool_call_id: "1".into(),
-                approved: false
+                approved: false,
+                always: false,
             })]
         );
         line(&mut app, ask("2", "bash"));
+        assert_eq!(app.state.approvals[0].always.as_deref(), Some("`rm`"));
         assert_eq!(
             app.on_key(key(KeyCode::Char('a'))),
             [Effect::Send(AgentCommand::Approval {
                 tool_call_id: "2".into(),
-                approved: true
-            })]
-        );
-        assert_eq!(
-            line(&mut app, ask("3", "bash")),
-            [Effect::Send(AgentCommand::Approval {
-                tool_call_id: "3".into(),
-                approved: true
+                approved: true,
+                always: true,
             })]
         );
         assert!(app.state.approvals.is_empty());
-        // Always is per tool.
-        assert!(line(&mut app, ask("4", "write")).is_empty());
+        // The TUI answers nothing by itself: a later request is a question.
+        assert!(line(&mut app, ask("3", "bash")).is_empty());
         assert_eq!(app.state.approvals.len(), 1);
+    }
+
+    #[test]
+    fn the_session_comes_from_agent_start() {
+        let mut app = App::new(Editor::default());
+        line(
+            &mut app,
+            json!({"type": "agent_start", "session_id": "0199-new"}),
+        );
+        assert_eq!(app.session.as_deref(), Some("0199-new"));
+        // Without a session (--no-session) the one known stays.
+        line(&mut app, json!({"type": "agent_start"}));
+        assert_eq!(app.session.as_deref(), Some("0199-new"));
     }
 
     #[test]

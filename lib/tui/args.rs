@@ -20,9 +20,9 @@ use clap::Parser;
 /// $AG_HOME/tui-history.jsonl), Ctrl+R searches it; Ctrl+A, Ctrl+E, Ctrl+W,
 /// Ctrl+U and Ctrl+K edit as in readline; Ctrl+C clears the line, or quits
 /// on an empty one; y, n or a answer an approval question (a: always, for
-/// that tool, for the rest of the session); Shift+Up/Down and
+/// what the question names, for the rest of the session); Shift+Up/Down and
 /// PageUp/PageDown scroll. /help lists the slash commands: /help /quit
-/// /clear /cost /model /tools /export /fork /resume /rewind.
+/// /clear /cost /model /tools /export /fork /resume /rewind /compact.
 #[derive(Debug, Parser)]
 #[command(
     name = "ag-tui",
@@ -46,8 +46,8 @@ pub struct Args {
     #[arg(short, long, value_name = "MODEL")]
     pub model: Option<String>,
     /// Run this shell command line instead of `ag-loop --json` (with sh -c;
-    /// the session and model flags and the arguments after `--` are
-    /// appended). It must print ag-loop's JSON events.
+    /// `--approve-on-stdin`, the session and model flags and the arguments
+    /// after `--` are appended). It must print ag-loop's JSON events.
     #[arg(long, value_name = "CMD")]
     pub loop_cmd: Option<String>,
     /// More ag-loop flags, after `--` (`ag-tui -- --tools readonly --max-cost 1`).

@@ -100,8 +100,6 @@ struct Agent {
     lines: Option<Lines>,
     stdin: Option<ChildStdin>,
     running: Option<Running>,
-    /// Lines of this child seen, to find its session on the first.
-    seen: u64,
 }
 
 /// What the key thread reads.
@@ -165,7 +163,6 @@ async fn run(args: Args) -> ExitStatus {
     });
     let (done_tx, mut done) = mpsc::unbounded_channel::<(Then, bool, String, String)>();
     let cancel = CancellationToken::new();
-    let local = args.loop_cmd.is_none();
 
     // The session to resume, shown as it stands before ag-loop adds to it.
     let mut first_session = Vec::new();
@@ -214,13 +211,13 @@ async fn run(args: Args) -> ExitStatus {
             line = next_line(&mut agent.lines) => {
                 match line {
                     Some(l) => {
-                        effects.extend(take_line(&mut app, &mut agent, l, local, &cwd));
+                        effects.extend(take_line(&mut app, l));
                         // Whatever else is already there, before drawing.
                         for _ in 0..BATCH {
                             let Some(lines) = agent.lines.as_mut() else { break };
                             let next = std::future::poll_fn(|cx| Poll::Ready(lines.poll_next(cx))).await;
                             match next {
-                                Poll::Ready(Some(l)) => effects.extend(take_line(&mut app, &mut agent, l, local, &cwd)),
+                                Poll::Ready(Some(l)) => effects.extend(take_line(&mut app, l)),
                                 Poll::Ready(None) => { agent.lines = None; break }
                                 Poll::Pending => break,
                             }
@@ -280,18 +277,7 @@ async fn run(args: Args) -> ExitStatus {
     ExitStatus::Success
 }
 
-fn take_line(
-    app: &mut App,
-    agent: &mut Agent,
-    line: crate::proc::Line,
-    local: bool,
-    cwd: &Path,
-) -> Vec<Effect> {
-    agent.seen += 1;
-    if agent.seen == 1 && local && app.session.is_none() {
-        // ag-loop made its session before its first event: the newest here.
-        app.session = Store::from_env().latest(cwd).ok().flatten().map(|f| f.id);
-    }
+fn take_line(app: &mut App, line: crate::proc::Line) -> Vec<Effect> {
     match line {
         Ok(bytes) => app.on_line(&String::from_utf8_lossy(&bytes)),
         Err(e) => {
@@ -341,7 +327,6 @@ async fn apply_effects(
                         lines: None,
                         stdin: None,
                         running: None,
-                        seen: 0,
                     },
                 );
                 stop(old);
@@ -396,6 +381,9 @@ fn start(args: &Args, app: &mut App, session: &[String], model: Option<&str>) ->
         extra.push(m.into());
     }
     extra.extend(session.iter().cloned());
+    // ag-loop asks a person only when its stdin is a terminal; here a
+    // person answers through the TUI.
+    extra.push("--approve-on-stdin".into());
     extra.extend(args.loop_args.iter().cloned());
     let cmd = match &args.loop_cmd {
         Some(line) => Command::new("sh")
@@ -403,21 +391,7 @@ fn start(args: &Args, app: &mut App, session: &[String], model: Option<&str>) ->
             .arg(format!("{line} \"$@\""))
             .arg("sh")
             .args(&extra),
-        None => {
-            let mut c = Command::new(sibling("ag-loop")).arg("--json");
-            if !args
-                .loop_args
-                .iter()
-                .any(|a| a == "--no-gate" || a == "--gate" || a.starts_with("--gate="))
-            {
-                // ag-loop asks a person only when its stdin is a terminal;
-                // here a person answers through the TUI, so the default
-                // policy runs as a gate that asks for flagged calls.
-                let gate = format!("{} --approval dangerous", shell_quote(&sibling("ag-gate")));
-                c = c.arg("--gate").arg(gate);
-            }
-            c.args(&extra)
-        }
+        None => Command::new(sibling("ag-loop")).arg("--json").args(&extra),
     };
     // A session of its own: nothing the child runs can take the terminal
     // (an ssh password prompt would write over the screen).
@@ -433,7 +407,6 @@ fn start(args: &Args, app: &mut App, session: &[String], model: Option<&str>) ->
             lines: Some(s.lines),
             stdin: s.stdin,
             running: Some(s.running),
-            seen: 0,
         },
         Err(e) => {
             app.child = Child::Ended(format!("cannot start ag-loop: {e}"));
@@ -441,7 +414,6 @@ fn start(args: &Args, app: &mut App, session: &[String], model: Option<&str>) ->
                 lines: None,
                 stdin: None,
                 running: None,
-                seen: 0,
             }
         }
     }
@@ -553,11 +525,6 @@ fn show_tools(app: &mut App, id: &str) {
             "the session does not record its tools".into(),
         ),
     }
-}
-
-/// A path as one word of a shell command line.
-fn shell_quote(p: &Path) -> String {
-    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
 }
 
 /// `ag-NAME` beside this executable, else on `PATH`.

@@ -26,6 +26,8 @@ pub enum Slash {
     /// of the conversation at that point (`ag-session rewind`); without N,
     /// lists the checkpoints seen.
     Rewind(Option<u64>),
+    /// Shortens the conversation now (ag-loop's `compact` command).
+    Compact,
 }
 
 /// Every command with its one-line help, in the order the help lists them.
@@ -45,6 +47,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "/rewind",
         "files and conversation as before turn N: /rewind N",
+    ),
+    (
+        "/compact",
+        "summarise the older turns now, keeping the recent ones",
     ),
 ];
 
@@ -86,6 +92,7 @@ pub fn parse(line: &str) -> Option<Result<Slash, String>> {
         "export" => Slash::Export(arg.clone()),
         "fork" => Slash::Fork,
         "resume" => Slash::Resume,
+        "compact" => Slash::Compact,
         "rewind" => match arg.as_deref().map(str::parse::<u64>) {
             None => Slash::Rewind(None),
             Some(Ok(n)) => Slash::Rewind(Some(n)),
@@ -149,6 +156,8 @@ mod tests {
             Some(Ok(Slash::Model(Some("openai/gpt-5".into()))))
         );
         assert_eq!(parse("/rewind 3"), Some(Ok(Slash::Rewind(Some(3)))));
+        assert_eq!(parse("/compact"), Some(Ok(Slash::Compact)));
+        assert!(matches!(parse("/compact now"), Some(Err(_))));
         assert!(matches!(parse("/rewind three"), Some(Err(_))));
         assert!(matches!(parse("/cost now"), Some(Err(_))));
         assert!(matches!(parse("/frobnicate"), Some(Err(_))));

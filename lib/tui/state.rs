@@ -103,6 +103,8 @@ pub struct Approval {
     pub arguments: Value,
     /// Why the gate asks.
     pub reason: String,
+    /// What answering "always" approves for the session, when ag-loop says.
+    pub always: Option<String>,
 }
 
 /// Everything the view needs.
@@ -127,6 +129,8 @@ pub struct State {
     streaming: Option<usize>,
     /// Checkpoints recorded (the raw events), for `/rewind`.
     pub checkpoints: Vec<Value>,
+    /// The session an `agent_start` named, until the app takes it.
+    pub started_session: Option<String>,
 }
 
 impl State {
@@ -151,7 +155,10 @@ impl State {
     /// Takes one event, with its timestamp when it had one.
     pub fn apply(&mut self, event: &AgentEvent, timestamp: Option<&str>) {
         match event {
-            AgentEvent::AgentStart => self.working = true,
+            AgentEvent::AgentStart { session_id } => {
+                self.working = true;
+                self.started_session.clone_from(session_id);
+            }
             AgentEvent::TurnStart | AgentEvent::TurnEnd { .. } => {}
             AgentEvent::MessageStart { message } => match message {
                 Message::User { content, .. } => {
@@ -293,12 +300,14 @@ impl State {
                 tool_name,
                 arguments,
                 reason,
+                always,
             } => {
                 self.approvals.push(Approval {
                     tool_call_id: tool_call_id.clone(),
                     tool_name: tool_name.clone(),
                     arguments: arguments.clone(),
                     reason: reason.clone(),
+                    always: always.clone(),
                 });
                 if let Some(i) = self.tool_index(tool_call_id) {
                     if let Entry::Tool(t) = &mut self.entries[i] {

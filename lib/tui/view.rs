@@ -189,7 +189,13 @@ impl View {
                     crate::session::export::short_args(&a.arguments)
                 )),
                 Span::styled(format!("({}) ", a.reason), t.dim),
-                Span::styled("[y]es / [n]o / [a]lways", t.warning),
+                Span::styled(
+                    match &a.always {
+                        Some(what) => format!("[y]es / [n]o / [a]lways for {what}"),
+                        None => "[y]es / [n]o / [a]lways".into(),
+                    },
+                    t.warning,
+                ),
             ]));
         }
         if let Some(s) = &app.editor.search {

@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 
 /// Writes a fake model for `--llm-cmd`: the Nth request is answered with
 /// the events of `turns[N]`, and every request is saved for inspection.
-fn scripted_model(env: &Env, turns: &[Vec<Value>]) -> String {
+pub(crate) fn scripted_model(env: &Env, turns: &[Vec<Value>]) -> String {
+    // A new script starts from its first turn.
+    let _ = std::fs::remove_file(env.join(".model/count"));
     for (i, events) in turns.iter().enumerate() {
         let text: String = events.iter().map(|e| e.to_string() + "\n").collect();
         env.write(&format!(".model/turn{i}.jsonl"), text);
@@ -24,7 +26,7 @@ fn usage(input: u64) -> Value {
            "cost": {"input": 0.001, "output": 0.001, "cache_read": 0.0, "cache_write": 0.0, "total": 0.002}})
 }
 
-fn tool_turn(calls: &[(&str, &str, Value)]) -> Vec<Value> {
+pub(crate) fn tool_turn(calls: &[(&str, &str, Value)]) -> Vec<Value> {
     let mut events = vec![json!({"type": "start", "model": "test/scripted"})];
     let mut content = Vec::new();
     for (i, (id, name, args)) in calls.iter().enumerate() {
@@ -38,7 +40,7 @@ fn tool_turn(calls: &[(&str, &str, Value)]) -> Vec<Value> {
     events
 }
 
-fn text_turn(text: &str) -> Vec<Value> {
+pub(crate) fn text_turn(text: &str) -> Vec<Value> {
     vec![
         json!({"type": "start", "model": "test/scripted"}),
         json!({"type": "text_delta", "index": 0, "delta": text}),

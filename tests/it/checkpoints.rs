@@ -631,6 +631,77 @@ fn pruning_old_sessions_removes_their_checkpoint_refs() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// The commit's parent, if it has one.
+fn parent_of(env: &Env, commit: &str) -> Option<String> {
+    let line = git(env, &["rev-list", "--parents", "-n1", commit]);
+    line.split_whitespace().nth(1).map(str::to_string)
+}
+
+#[test]
+fn a_checkpoint_after_the_ref_moved_behind_ag_loops_back_follows_the_ref() {
+    // Checkpoints remember the session's last one beside the private index
+    // rather than reading the ref each turn; whatever moves the ref behind
+    // that (the user, another tool) must win over the memory.
+    let env = Env::new();
+    user_repo(&env);
+    let state = user_state(&env, env.path());
+    let server = ModelServer::start(script());
+    let r = ag_loop(&env, env.path(), &server, &[], "do the task");
+    let events = r.json_lines();
+    let marks = checkpoints(&events);
+    let first = marks[0]["id"].as_str().unwrap().to_string();
+    let last = marks.last().unwrap()["id"].as_str().unwrap().to_string();
+    let id = latest(&env, env.path());
+    let name = format!("refs/ag/checkpoints/{id}");
+    assert_eq!(git(&env, &["rev-parse", &name]).trim(), last);
+
+    // The ref goes back to the first checkpoint; the tree is still the
+    // last one's, so this is a new checkpoint on top of the first, not "no
+    // change" with the last id.
+    git(&env, &["update-ref", &name, &first]);
+    let now = session(&env, env.path(), &["checkpoint", &id]);
+    now.ok();
+    let now = now.stdout().trim().to_string();
+    assert_ne!(
+        now, last,
+        "the remembered checkpoint was taken for the ref's"
+    );
+    assert_eq!(parent_of(&env, &now), Some(first.clone()));
+    let tree_of = |c: &str| git(&env, &["rev-parse", &format!("{c}^{{tree}}")]);
+    assert_eq!(tree_of(&now), tree_of(&last));
+    assert_eq!(git(&env, &["rev-parse", &name]).trim(), now);
+
+    // A second ag-loop on the session, after the ref moved again: its
+    // checkpoint goes onto where the ref is, and lists the changes from it.
+    git(&env, &["update-ref", &name, &first]);
+    let next = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "late.txt", "content": "late\n"}),
+        )]),
+        Turn::Text("done"),
+    ]);
+    let r2 = ag_loop(&env, env.path(), &next, &["--session", &id], "one more");
+    let events2 = r2.json_lines();
+    let marks2 = checkpoints(&events2);
+    assert_eq!(marks2.len(), 2, "{r2}");
+    let before = marks2[0]["id"].as_str().unwrap();
+    assert_eq!(parent_of(&env, before), Some(first.clone()), "{r2}");
+    // From the first checkpoint's tree: everything the task did shows.
+    let changed: Vec<&str> = marks2[0]["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(changed.contains(&"a.txt"), "{r2}");
+    let after = marks2[1]["id"].as_str().unwrap();
+    assert_eq!(parent_of(&env, after).as_deref(), Some(before));
+    assert_eq!(marks2[1]["added"], json!(["late.txt"]), "{r2}");
+    assert_eq!(git(&env, &["rev-parse", &name]).trim(), after);
+    assert_eq!(user_state(&env, env.path()), state);
+}
+
 fn walkdir(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     if let Ok(entries) = std::fs::read_dir(dir) {

@@ -17,6 +17,7 @@ mod read;
 mod session;
 // ag-loop.
 mod agent;
+pub(crate) mod loop_stdin;
 // Checkpoints and rewind: ag-loop records the tree, ag-session puts turns back.
 mod checkpoints;
 // ag-todo.
@@ -103,5 +104,9 @@ mod output_schema;
 mod tui_frames;
 // ag-tui end to end in tmux with a scripted model: keys in, the screen read back.
 mod tui;
+// scripts/fanout: tasks files through GNU parallel and ag-loop, interrupted and resumed.
+mod fanout;
+// examples/k8s: the indexed Job running scripts/fanout, as kubectl reads it.
+mod fanout_k8s;
 // ag-loop --workspace: the tools in another workspace, over a real sshd and fake docker/kubectl clients.
 mod workspace;

@@ -30,7 +30,7 @@ fn chunk(delta: Value, finish: Option<&str>) -> String {
     format!("data: {v}\n\n")
 }
 
-fn sse(turn: &Turn, n: usize) -> String {
+pub fn sse(turn: &Turn, n: usize) -> String {
     let mut body = chunk(json!({"role": "assistant", "content": ""}), None);
     let finish = match turn {
         Turn::Text(t) => {

@@ -175,6 +175,46 @@ fn an_approved_escalation_runs_the_blocked_call_outside_the_sandbox() {
 }
 
 #[test]
+fn always_on_stdin_lets_out_the_command_prefix_and_nothing_else() {
+    let w = world();
+    let out = outside();
+    let o = out.path().display();
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": format!("touch {o}/a.txt")}),
+        )]),
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": format!("touch {o}/b.txt")}),
+        )]),
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": format!("cp /dev/null {o}/c.txt")}),
+        )]),
+        Turn::Text("done"),
+    ]);
+    let c = ag_loop(&w, &server, &["--tools", "bash", "--approve-on-stdin"]);
+    let prompt = json!({"type": "prompt", "content": "go"});
+    // "always" for the first request, "no" for any other.
+    let events = crate::loop_stdin::converse(c, &[prompt], 1, |r| {
+        let first = r["tool_call_id"] == "call_0_0";
+        Some(
+            json!({"type": "approval", "tool_call_id": r["tool_call_id"],
+                    "approved": first, "always": first}),
+        )
+    });
+    let asked = of_type(&events, "approval_request");
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(asked[0]["always"], "`touch`", "{}", asked[0]);
+    assert_eq!(asked[1]["always"], "`cp`", "{}", asked[1]);
+    assert!(out.path().join("a.txt").exists());
+    // Covered by the `touch` prefix: out without a question.
+    assert!(out.path().join("b.txt").exists());
+    assert!(!out.path().join("c.txt").exists());
+}
+
+#[test]
 fn a_refused_escalation_keeps_the_call_confined() {
     let (out, events, _) = escalate(false);
     assert!(!out.path().join("f.txt").exists());

@@ -272,7 +272,7 @@ fn a_killed_child_is_reported_and_the_tui_stays() {
     let env = Env::new();
     let pidfile = env.join("loop.pid");
     let cmd = format!(
-        "cd '{}' && HOME='{}' AG_HOME='{}' NO_COLOR=1 '{}' --loop-cmd 'echo $$ > {}; exec sleep 60'; echo EXIT=$?; sleep 60",
+        "cd '{}' && HOME='{}' AG_HOME='{}' NO_COLOR=1 '{}' --loop-cmd 'echo $$ > {}; exec sleep 60 #'; echo EXIT=$?; sleep 60",
         env.path().display(),
         env.join(".home").display(),
         env.join(".home/.ag").display(),
@@ -300,4 +300,84 @@ fn a_killed_child_is_reported_and_the_tui_stays() {
     t.type_text("/quit");
     t.keys(&["Enter"]);
     assert!(t.wait_for("EXIT=").contains("EXIT=0"));
+}
+
+/// `/rewind` puts the files back as before a turn and goes on in the fork;
+/// `/compact` then summarises the older turns through ag-loop's command.
+#[test]
+fn rewind_and_compact_from_the_keyboard() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let env = Env::new();
+    env.write("a.txt", "v0\n");
+    // The script's state lives outside the directory a rewind puts back.
+    let script = Env::new();
+    let write = |content: &str| json!({"file_path": "a.txt", "content": content});
+    let model = scripted_model(
+        &script,
+        &[
+            (tool_turn("c1", "write", write("v1\n")), false),
+            (text_turn("Wrote v1."), false),
+            (tool_turn("c2", "write", write("v2\n")), false),
+            (text_turn("Wrote v2."), false),
+            // The summary /compact asks for.
+            (text_turn("SUMMARY of the work so far"), false),
+        ],
+    );
+    let cmd = format!(
+        "cd '{}' && HOME='{}' AG_HOME='{}' NO_COLOR=1 '{}' -- --llm-cmd '{model}' --tools read,write; echo EXIT=$?; sleep 60",
+        env.path().display(),
+        env.join(".home").display(),
+        env.join(".home/.ag").display(),
+        bin!("ag-tui"),
+    );
+    let t = Tmux::start("rewind", &cmd, 100, 30);
+    t.wait_for("ready");
+    t.type_text("write v1");
+    t.keys(&["Enter"]);
+    t.wait_for("Wrote v1.");
+    t.wait_for("ready");
+    t.type_text("write v2");
+    t.keys(&["Enter"]);
+    t.wait_for("Wrote v2.");
+    t.wait_for("ready");
+    assert_eq!(env.read("a.txt"), b"v2\n");
+
+    // The checkpoints seen, then back to before the second write.
+    t.type_text("/rewind");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("checkpoints before turns");
+    let line = s
+        .lines()
+        .find(|l| l.contains("checkpoints before turns"))
+        .unwrap();
+    let turns: Vec<u64> = line
+        .split("turns ")
+        .nth(1)
+        .unwrap()
+        .split(':')
+        .next()
+        .unwrap()
+        .split(", ")
+        .map(|n| n.trim().parse().unwrap())
+        .collect();
+    // One before each write's turn and one after it, for the text turn.
+    assert_eq!(turns, [1, 2, 3, 4], "{s}");
+    t.type_text("/rewind 3");
+    t.keys(&["Enter"]);
+    t.wait_for("now in session");
+    assert_eq!(env.read("a.txt"), b"v1\n");
+
+    // Compact in the fork: the summary call is the next model request.
+    t.type_text("/compact");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("context compacted");
+    assert!(s.contains("(summary)"), "{s}");
+
+    t.type_text("/quit");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("EXIT=");
+    assert!(s.contains("EXIT=0"), "{s}");
 }

@@ -9,6 +9,7 @@ use super::planner::{self, Planner};
 use super::sketch::{self, How};
 use crate::tool_protocol::{Note, ToolError};
 use crate::tools::fileops::plural;
+use crate::tools::matching::ladder::Step;
 use crate::tools::matching::lines::LineEdit;
 use crate::tools::matching::seek::Fuzz;
 
@@ -23,6 +24,9 @@ pub struct Sketched {
     pub notes: Vec<Note>,
     /// `details.sketch`.
     pub details: Value,
+    /// What the ladder tolerated in placing it, for
+    /// `details.tolerant_matches` (as ag-edit's other forms report it).
+    pub tolerant: Vec<Value>,
 }
 
 /// Turns `code` into line edits for `content`.
@@ -37,22 +41,27 @@ pub fn resolve(
         Ok(p) => return Ok(describe(p)),
         Err(why) => why,
     };
-    let escaped = Escaped::of(code, content);
-    if let Escaped::Decoded(decoded) = &escaped
-        && let Ok(p) = sketch::place(content, decoded)
-    {
-        let mut s = describe(p);
-        s.notes.push(Note::notice(
-            "code_edit was one line holding `\\n` escapes, which the file does not hold, so they were read as line breaks (and `\\t`, `\\\"`, `\\\\` as a tab, a quote, a backslash). Send real line breaks; check the diff in details.",
-        ));
-        s.details["unescaped"] = Value::Bool(true);
-        return Ok(s);
-    }
-    let why = match escaped {
+    let why = match Escaped::of(code, content) {
+        Escaped::Decoded(decoded) => match sketch::place(content, &decoded) {
+            Ok(p) => {
+                let mut s = describe(p);
+                s.notes.push(Note::notice(
+                    "code_edit was one line holding `\\n` escapes, which the file does not hold, so they were read as line breaks (and `\\t`, `\\\"`, `\\\\` as a tab, a quote, a backslash). Send real line breaks; check the diff in details.",
+                ));
+                s.details["unescaped"] = Value::Bool(true);
+                s.tolerant.insert(0, json!({"kind": Step::Escapes.name()}));
+                return Ok(s);
+            }
+            // As one line it fits nowhere, so say why the lines it meant
+            // do not fit either.
+            Err(decoded_why) => format!(
+                "code_edit is one line holding `\\n` escapes, which were read as line breaks; then: {decoded_why}"
+            ),
+        },
         Escaped::Literal => format!(
             "{why} code_edit is one line holding `\\n` sequences, and the file holds such sequences too, so they were taken literally: send the sketch with real line breaks."
         ),
-        _ => why,
+        Escaped::No => why,
     };
     let Some(planner) = planner else {
         return Err(ToolError::new(
@@ -87,6 +96,7 @@ pub fn resolve(
             "edits": edits.iter().map(|e| json!({"start_line": e.start_line, "end_line": e.end_line})).collect::<Vec<_>>(),
         }),
         edits,
+        tolerant: Vec::new(),
     })
 }
 
@@ -180,6 +190,16 @@ fn describe(p: sketch::Placement) -> Sketched {
             "code_edit has no `... existing code ...` markers and starts and ends like the file, so it replaced the whole file.",
         ));
     }
+    let mut tolerant = Vec::new();
+    for s in &p.segments {
+        let lines = [s.sketch_lines.0, s.sketch_lines.1];
+        if s.edge_blanks {
+            tolerant.push(json!({"code_edit_lines": lines, "kind": Step::EdgeWhitespace.name()}));
+        }
+        if s.fuzz != Fuzz::Exact {
+            tolerant.push(json!({"code_edit_lines": lines, "kind": s.fuzz.name()}));
+        }
+    }
     let summary = if p.whole_file {
         "the whole file replaced".to_string()
     } else {
@@ -194,6 +214,7 @@ fn describe(p: sketch::Placement) -> Sketched {
             "changes": p.segments.iter().map(change).collect::<Vec<_>>(),
         }),
         edits: p.edits,
+        tolerant,
     }
 }
 
@@ -266,5 +287,41 @@ mod tests {
             "{}",
             s.details
         );
+    }
+
+    #[test]
+    fn what_was_tolerated_is_listed_like_other_edits() {
+        // Anchors that match only with their quotes made plain.
+        let file = "const greeting = \"hello\";\nconst width = 80;\n";
+        let code =
+            "const greeting = \u{201c}hello\u{201d};\nconst height = 24;\nconst width = 80;\n";
+        let s = resolve("g.js", file.as_bytes(), code, None, None).unwrap();
+        assert_eq!(
+            serde_json::to_value(&s.tolerant).unwrap(),
+            json!([{"code_edit_lines": [1, 3], "kind": "unicode"}])
+        );
+        // Blank lines before the sketch's first line, which the file
+        // does not have there.
+        let s = resolve(
+            "g.js",
+            file.as_bytes(),
+            "\n\nconst greeting = \"hello\";\nconst height = 24;\n// ...\n",
+            None,
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(&s.tolerant).unwrap(),
+            json!([{"code_edit_lines": [3, 4], "kind": "edge_whitespace"}])
+        );
+        // An exact sketch tolerates nothing.
+        assert!(
+            placed("def a():\n    log('a')\n    # ... existing code ...\n")
+                .tolerant
+                .is_empty()
+        );
+        // A double-encoded sketch.
+        let s = placed("# ... existing code ...\\ndef b():\\n    return 3\\n");
+        assert_eq!(s.tolerant[0]["kind"], "escapes", "{:?}", s.tolerant);
     }
 }

@@ -158,8 +158,9 @@ impl Tool for EditTool {
 copied exactly from the file (without read's line-number prefix) and occur exactly once, unless `replace_all` is set. \
 For several changes to one file use `edits` (applied in order, all or nothing). `line_edits` replace line ranges \
 (numbers as read shows them; end_line = start_line - 1 inserts before start_line). If old_string is not found, \
-the error shows the closest text in the file; small whitespace or quote differences are tolerated when the match \
-is unique, and the result says so. Or give `code_edit`: the new code with unchanged parts left out behind \
+the error shows the closest text in the file. Differences models often make (line endings, whitespace, Unicode \
+look-alikes such as typographic quotes and dashes, double-encoded escapes, blank lines at the ends, a `...` line \
+for unchanged lines) are tolerated when the match is still unique, and `details.tolerant_matches` says which. Or give `code_edit`: the new code with unchanged parts left out behind \
 `// ... existing code ...` lines (any comment syntax); each changed stretch must begin and end with unchanged \
 lines from the file, which place it. The file's line endings, BOM and permissions are kept. \
 To create a file or replace all of it, use write.";
@@ -646,6 +647,14 @@ fn report(
     if let Some(s) = sketched {
         notes.extend(s.notes.iter().cloned());
         details["sketch"] = s.details.clone();
+        if !s.tolerant.is_empty() {
+            let mut all = details["tolerant_matches"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            all.extend(s.tolerant.iter().cloned());
+            details["tolerant_matches"] = Value::Array(all);
+        }
     }
     ToolOutput::new(output, details).with_notes(notes)
 }

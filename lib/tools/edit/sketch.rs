@@ -55,6 +55,9 @@ pub struct SegmentPlace {
     pub fuzz: Fuzz,
     /// Which reading placed it.
     pub how: How,
+    /// Blank lines at the start or end of the whole sketch (not next to a
+    /// marker) were left out: the ladder's edge step, reported as such.
+    pub edge_blanks: bool,
 }
 
 /// How a segment's place was read from its anchors.
@@ -118,6 +121,8 @@ struct Segment {
     one_sided: bool,
     /// The marker line right after it, if any.
     marker_after: Option<String>,
+    /// Blank lines at the sketch's own start or end were dropped.
+    edge_blanks: bool,
 }
 
 /// Places a sketch on the file's content; the error is a message for the
@@ -212,6 +217,7 @@ fn split(lines: &[&str], marker: &dyn Fn(&str) -> bool, has_markers: bool) -> Ve
                 tail_free: has_markers && i == n,
                 one_sided: has_markers,
                 marker_after: (i < n).then(|| lines[i].to_string()),
+                edge_blanks: (start == 0 && a > 0) || (i == n && b < n),
             });
         }
         start = i + 1;
@@ -262,6 +268,7 @@ fn whole_file(file: &FileLines, lines: &[&str]) -> Option<Placement> {
             with: lines.len(),
             fuzz: Fuzz::Exact,
             how: How::Between,
+            edge_blanks: false,
         }],
         whole_file: true,
         segment_count: 1,
@@ -330,6 +337,7 @@ impl Spot {
             with: new.len(),
             fuzz: self.fuzz,
             how: self.how,
+            edge_blanks: seg.edge_blanks,
         };
         Some((edit, place))
     }
@@ -536,7 +544,10 @@ fn ambiguous(places: Vec<usize>) -> String {
     let listed: Vec<String> = places
         .iter()
         .take(5)
-        .map(|p| format!("after line {p}"))
+        .map(|&p| match p {
+            0 => "at the top of the file".to_string(),
+            p => format!("after line {p}"),
+        })
         .collect();
     format!(
         "it fits {} places equally well ({}{}). Include one or two more unchanged lines before and after the change, copied from the file, so that it fits one place",

@@ -81,6 +81,13 @@ check that this is the right file, and read it again before editing."
     if window.len() > MAX_SHOWN {
         out.push_str(&format!("{:>width$}\t...\n", ""));
     }
+    if equal == old_lines.len() && k == old_lines.len() {
+        // Only a search that starts past it misses text that is there.
+        out.push_str(&format!(
+            "That is {what} exactly as written, but it was not looked for there: a hunk, or a part of one, is looked for only after the one before it. Check their order.\n"
+        ));
+        return out;
+    }
     out.push_str(&format!(
         "Where they differ (- {what}, + the file; · is a space, → a tab, ␍ a carriage return):\n"
     ));
@@ -215,6 +222,13 @@ mod tests {
         assert!(msg.contains("     2\t    let x = 1;"), "{msg}");
         assert!(msg.contains("-····let·x·=·2;\n+····let·x·=·1;"), "{msg}");
         assert!(!msg.contains("only in whitespace"), "{msg}");
+    }
+
+    #[test]
+    fn text_that_is_there_is_not_called_different() {
+        let e = explain_as(b"a\nb\nc\n", "b", "the hunk");
+        assert!(e.contains("That is the hunk exactly"), "{e}");
+        assert!(!e.contains("differ"), "{e}");
     }
 
     #[test]

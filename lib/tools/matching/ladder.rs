@@ -16,8 +16,11 @@
 //!    same `...` lines, its parts replacing them one for one.
 //!
 //! Several matches at the first step that finds any is a refusal that
-//! lists them: a wrong edit is worse than none. ag-patch places its hunks
-//! with the line levels (3 to 6) and its own blank-line rule; see `seek`.
+//! lists them: a wrong edit is worse than none. ag-patch climbs the same
+//! ladder for each hunk, on whole lines: the line levels (3 to 6) through
+//! `seek`, then blank context lines at the hunk's ends, then escapes and
+//! `...` lines decoded and split with this module's [`unescape`] and
+//! [`is_elision`] (see `tools/patch/place.rs`).
 
 use memchr::memmem;
 
@@ -333,8 +336,8 @@ fn trim_edges(old: &str, new: &str) -> Option<(String, String)> {
 
 /// `s` with the escapes a model double-encoded decoded: `\n`, `\t`, `\"`
 /// (and `\\`, `\'`, `\r` with them). `None` unless one of the first three
-/// was there.
-fn unescape(s: &str) -> Option<String> {
+/// was there. ag-patch decodes hunk lines with it too.
+pub(crate) fn unescape(s: &str) -> Option<String> {
     if !s.contains('\\') {
         return None;
     }
@@ -367,8 +370,8 @@ fn unescape(s: &str) -> Option<String> {
     changed.then_some(out)
 }
 
-/// Whether a line stands for lines left out.
-fn is_elision(line: &str) -> bool {
+/// Whether a line stands for lines left out (in patches too).
+pub(crate) fn is_elision(line: &str) -> bool {
     matches!(line.trim(), "..." | "\u{2026}")
 }
 

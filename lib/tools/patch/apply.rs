@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::model::{Change, Format, Hunk, Op, Patch};
 use super::place::{self, Miss};
+use super::report::hunk_words;
 use super::stage::{Kind, Stage};
 use crate::tool_protocol::ToolError;
 use crate::tools::fileops::{check_writable, not_found};
@@ -251,10 +252,8 @@ fn update(
     Ok(())
 }
 
-/// A placed hunk as the result reports it: (number from 1, 1-based
-/// line, offset from the header's number, how loosely it matched, whether
-/// blank context lines at its start were left out).
-type PlacedInfo = (usize, usize, Option<isize>, Fuzz, bool);
+/// A placed hunk (or part of one) as the result reports it.
+type PlacedInfo = super::stage::HunkPlace;
 
 /// Applies hunks to a file's content: the new content and where each went.
 fn apply_hunks(
@@ -291,8 +290,13 @@ fn apply_hunks(
     }
     let info = placed
         .iter()
-        .enumerate()
-        .map(|(k, p)| (k + 1, p.at + 1, p.offset, p.fuzz, p.edges))
+        .map(|p| PlacedInfo {
+            hunk: p.index + 1,
+            line: p.at + 1,
+            offset: p.offset,
+            fuzz: p.fuzz,
+            steps: p.steps.clone(),
+        })
         .collect();
     Ok((new, info))
 }
@@ -313,10 +317,51 @@ fn miss_error(shown: &str, hunks: &[Hunk], miss: Miss, content: &[u8]) -> ToolEr
             format!("the hunk{head}")
         }
     };
+    match miss {
+        Miss::Elided {
+            hunk,
+            parts,
+            part,
+            miss,
+        } => {
+            let whole = which(hunk);
+            let count = parts.len();
+            let name = move |i: usize| {
+                format!("part {} of {count} (around its `...` lines) of {whole}", i + 1)
+            };
+            let mut e = miss_named(shown, &parts, *miss, content, &name);
+            e.message.push_str(
+                "\n(The parts of a hunk around its `...` lines are placed in order, each after the one before it, and must each fit one place there.)",
+            );
+            e.details["hunk"] = json!(hunk + 1);
+            e.details["part"] = json!(part + 1);
+            e
+        }
+        Miss::LooseAddition { hunk, part } => ToolError::new(
+            "patch.hunk_failed",
+            format!(
+                "`{shown}`: part {part} (around its `...` lines) of {} adds lines but has no context or removed line, so there is no place to put them. {NOTHING}\nhint: begin or end the hunk with a line copied from the file instead of `...`, or give the lines around the added ones as context.",
+                which(hunk)
+            ),
+        )
+        .with_details(json!({"file": shown, "hunk": hunk + 1, "part": part})),
+        miss => miss_named(shown, hunks, miss, content, &which),
+    }
+}
+
+/// The error for a hunk (or part of one) that did not fit; `which` names
+/// hunk `k` of `hunks`.
+fn miss_named(
+    shown: &str,
+    hunks: &[Hunk],
+    miss: Miss,
+    content: &[u8],
+    which: &dyn Fn(usize) -> String,
+) -> ToolError {
     let after = |k: usize, from: usize| match (k, from) {
         (_, 0) => String::new(),
         (0, f) => format!(" after line {f}"),
-        (k, f) => format!(" after line {f}, where hunk {k} ends"),
+        (k, f) => format!(" after line {f}, where {} ends", which(k - 1)),
     };
     match miss {
         Miss::Anchor { hunk, anchor, from } => ToolError::new(
@@ -352,11 +397,21 @@ fn miss_error(shown: &str, hunks: &[Hunk], miss: Miss, content: &[u8]) -> ToolEr
             )
             .with_details(json!({"file": shown, "hunk": hunk + 1}))
         }
-        Miss::Ambiguous { hunk, lines, fuzz } => {
-            let how = if fuzz == Fuzz::Exact {
+        Miss::Ambiguous {
+            hunk,
+            lines,
+            fuzz,
+            steps,
+        } => {
+            let mut tolerated: Vec<String> = Vec::new();
+            if fuzz != Fuzz::Exact {
+                tolerated.push(fuzz.describe().to_string());
+            }
+            tolerated.extend(steps.iter().map(|s| hunk_words(s.describe())));
+            let how = if tolerated.is_empty() {
                 String::new()
             } else {
-                format!(" (only after {})", fuzz.describe())
+                format!(" (only after {})", tolerated.join("; "))
             };
             let listed: Vec<String> = lines.iter().map(usize::to_string).collect();
             ToolError::new(
@@ -378,5 +433,9 @@ fn miss_error(shown: &str, hunks: &[Hunk], miss: Miss, content: &[u8]) -> ToolEr
             ),
         )
         .with_details(json!({"file": shown, "hunk": hunk + 1, "line": line})),
+        // Never nested (parts are placed without elision); said as for a hunk.
+        m @ (Miss::Elided { .. } | Miss::LooseAddition { .. }) => {
+            miss_error(shown, hunks, m, content)
+        }
     }
 }

@@ -22,6 +22,7 @@
 
 use super::model::{Change, FilePatch, Format, Hunk, HunkLine, Op, Patch, content_of, split_lines};
 use super::unified::parse_range_header;
+use crate::tools::matching::ladder::is_elision;
 
 const BEGIN: &str = "*** Begin Patch";
 const END: &str = "*** End Patch";
@@ -250,6 +251,9 @@ fn update_hunks(lines: &[(&str, bool)], first: usize) -> Result<(Vec<Hunk>, usiz
                 b' ' => (Op::Context, &raw[1..]),
                 b'-' => (Op::Remove, &raw[1..]),
                 b'+' => (Op::Add, &raw[1..]),
+                // aider's `...` for lines left out, written without the
+                // context line's space: placed by the ladder's elision.
+                _ if is_elision(raw) => (Op::Context, raw.trim()),
                 _ => {
                     return Err((
                         first + k + 1,

@@ -22,6 +22,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
+use crate::tools::matching::ladder::unescape;
 use model::{Format, Patch, unwrap};
 use stage::Stage;
 
@@ -77,8 +78,9 @@ writes them. Line numbers help but may be approximate (or left out: `@@ @@`).\n\
 @@ class Foo\n context line\n-removed line\n+added line\n*** Delete File: path/gone.py\n*** End Patch\n\
 An `@@ text` line names a line before the hunk (a class or function header) to tell repeated code apart; \
 `*** End of File` after a hunk means it ends the file. Give about 3 lines of context around each change.\n\
-Hunks apply in order; context that differs from the file only in whitespace still matches when unique, and the \
-result says so. A hunk that could fit several places is refused: add context. Files keep their line endings, BOM \
+Hunks apply in order; context that differs from the file as edit tolerates (whitespace, Unicode look-alikes, blank \
+lines at a hunk's ends, double-encoded escapes, a ` ...` context line for unchanged lines) still matches when \
+unique, and `details.tolerant_matches` says so. A hunk that could fit several places is refused: add context. Files keep their line endings, BOM \
 and permissions. `details.files` lists each file's action and line counts; `details.diff` is the combined diff. \
 Set `dry_run` to only check.";
     const MODEL_DESCRIPTION: &'static str = "Apply a patch to one or more files, all or nothing: a unified diff as git diff writes it (line numbers may be rough), or the `*** Begin Patch` format with `*** Update File:`, `*** Add File:`, `*** Delete File:` and `*** End Patch`. Give about 3 lines of context.";
@@ -102,6 +104,14 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
         ));
     }
     let text = patch_text(&args)?;
+    // A patch that is one line holding `\n` escapes (a model that encoded
+    // its JSON twice) is no patch as it is: its escapes are decoded, as the
+    // matching ladder's escapes step decodes an old_string.
+    let unescaped = (!text.trim_end().contains('\n'))
+        .then(|| unescape(&text))
+        .flatten()
+        .filter(|t| t.trim_end().contains('\n'));
+    let text = unescaped.clone().unwrap_or(text);
     let patch = parse(ctx, &text, args.strip)?;
     if patch.files.is_empty() {
         return Err(ToolError::new(
@@ -120,7 +130,11 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
     if !args.dry_run {
         stage.commit()?;
     }
-    Ok(report::report(&stage, patch.format, args.dry_run).with_notes(stage.recovered.clone()))
+    let mut out = report::report(&stage, patch.format, args.dry_run);
+    if unescaped.is_some() {
+        report::unescaped(&mut out);
+    }
+    Ok(out.with_notes(stage.recovered.clone()))
 }
 
 /// The patch text from the call, a file, or stdin.

@@ -3,6 +3,8 @@
 //! a sequence of context, removed and added lines with what is known about
 //! where it goes.
 
+use crate::tools::matching::ladder::{is_elision, unescape};
+
 /// The two formats ag-patch reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -107,6 +109,83 @@ impl Hunk {
         h.lines = self.lines[lead..self.lines.len() - trail].to_vec();
         h.old_start = self.old_start.map(|s| s + lead);
         Some((h, lead))
+    }
+
+    /// The hunk with the escapes a model double-encoded decoded (the
+    /// ladder's step 8, by its [`unescape`]): a line holding a `\n` becomes
+    /// several lines with the same op. Added lines are decoded likewise,
+    /// unless one of them holds a real tab (then they were written as
+    /// meant). `None` unless a context or removed line had such an escape.
+    pub fn decoded(&self) -> Option<Hunk> {
+        let old_escaped = self
+            .lines
+            .iter()
+            .any(|l| l.op != Op::Add && unescape(&l.text).is_some());
+        if !old_escaped {
+            return None;
+        }
+        let adds_raw = self
+            .lines
+            .iter()
+            .any(|l| l.op == Op::Add && l.text.contains('\t'));
+        let mut h = self.clone();
+        h.lines = Vec::with_capacity(self.lines.len());
+        for l in &self.lines {
+            let text = match unescape(&l.text) {
+                Some(t) if !(l.op == Op::Add && adds_raw) => t,
+                _ => {
+                    h.lines.push(l.clone());
+                    continue;
+                }
+            };
+            for part in text.split('\n') {
+                h.lines.push(HunkLine {
+                    op: l.op,
+                    text: part.strip_suffix('\r').unwrap_or(part).to_string(),
+                });
+            }
+        }
+        Some(h)
+    }
+
+    /// The parts of the hunk around its context lines that are only
+    /// `...` (aider's elision, the ladder's step 9: lines left out), in
+    /// order; the first keeps the anchors and line number, the last the
+    /// end-of-file marks. `None` without such a line.
+    pub fn elided_parts(&self) -> Option<Vec<Hunk>> {
+        let elision = |l: &HunkLine| l.op == Op::Context && is_elision(&l.text);
+        if !self.lines.iter().any(elision) {
+            return None;
+        }
+        let mut parts: Vec<Hunk> = Vec::new();
+        let mut cur: Vec<HunkLine> = Vec::new();
+        for l in &self.lines {
+            if elision(l) {
+                parts.push(self.part(std::mem::take(&mut cur), parts.is_empty()));
+            } else {
+                cur.push(l.clone());
+            }
+        }
+        parts.push(self.part(cur, parts.is_empty()));
+        let last = parts.len() - 1;
+        parts[last].at_eof = self.at_eof;
+        parts[last].old_no_newline = self.old_no_newline;
+        parts[last].new_no_newline = self.new_no_newline;
+        Some(parts)
+    }
+
+    fn part(&self, lines: Vec<HunkLine>, first: bool) -> Hunk {
+        Hunk {
+            anchors: if first {
+                self.anchors.clone()
+            } else {
+                Vec::new()
+            },
+            lines,
+            old_start: self.old_start.filter(|_| first),
+            header: self.header.clone(),
+            ..Default::default()
+        }
     }
 
     /// The hunk without a blank last context line; `None` when it has none.
@@ -249,6 +328,69 @@ mod tests {
         assert_eq!(content_of(&l, false), b"x\r\ny\r\n");
         assert_eq!(content_of(&l, true), b"x\r\ny");
         assert_eq!(content_of(&[], false), b"");
+    }
+
+    fn h(spec: &[(Op, &str)]) -> Hunk {
+        Hunk {
+            lines: spec
+                .iter()
+                .map(|(op, t)| HunkLine {
+                    op: *op,
+                    text: t.to_string(),
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn double_encoded_lines_are_decoded_and_split() {
+        use Op::*;
+        let d = h(&[
+            (Context, "def f():\\n\\treturn \\\"a\\\""),
+            (Remove, "x"),
+            (Add, "say(\\\"b\\\")"),
+        ])
+        .decoded()
+        .unwrap();
+        assert_eq!(
+            d,
+            h(&[
+                (Context, "def f():"),
+                (Context, "\treturn \"a\""),
+                (Remove, "x"),
+                (Add, "say(\"b\")")
+            ])
+        );
+        // Added lines with a real tab were written as meant.
+        let d = h(&[(Remove, "a\\tb"), (Add, "\tc\\n")]).decoded().unwrap();
+        assert_eq!(d, h(&[(Remove, "a\tb"), (Add, "\tc\\n")]));
+        // Only added lines escaped: nothing to decode.
+        assert_eq!(h(&[(Remove, "a"), (Add, "b\\n")]).decoded(), None);
+    }
+
+    #[test]
+    fn elided_parts_split_at_dots_lines() {
+        use Op::*;
+        let mut whole = h(&[
+            (Context, "a"),
+            (Context, "..."),
+            (Remove, "b"),
+            (Add, "c"),
+            (Context, "  ...  "),
+        ]);
+        whole.anchors = vec!["class A".into()];
+        whole.old_start = Some(4);
+        whole.at_eof = true;
+        let parts = whole.elided_parts().unwrap();
+        assert_eq!(parts.len(), 3);
+        assert_eq!(parts[0].old(), vec!["a"]);
+        assert_eq!((parts[0].anchors.len(), parts[0].old_start), (1, Some(4)));
+        assert_eq!((parts[1].anchors.len(), parts[1].old_start), (0, None));
+        assert_eq!(parts[1].new_lines(), vec!["c"]);
+        assert!(parts[2].lines.is_empty() && parts[2].at_eof && !parts[0].at_eof);
+        // A removed `...` line is text to remove, not an elision.
+        assert_eq!(h(&[(Remove, "..."), (Add, "x")]).elided_parts(), None);
     }
 
     #[test]

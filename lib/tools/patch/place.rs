@@ -2,10 +2,14 @@
 //! make it. Hunks are placed in order, each after the one before:
 //!
 //! - its `@@` anchor lines first, each the first match after the last;
-//! - then its context and removed lines, exactly if they are anywhere after
-//!   that, else at the ladder's looser line levels ([`Fuzz`]: trailing
+//! - then its context and removed lines by the matching ladder (see
+//!   `matching/ladder.rs`), on whole lines: exactly if they are anywhere
+//!   after that, else at the looser line levels ([`Fuzz`]: trailing
 //!   whitespace, Unicode look-alikes, indentation, runs of spaces), else
-//!   without blank context lines at the hunk's ends;
+//!   without blank context lines at the hunk's ends, else with escapes a
+//!   model double-encoded decoded (in its added lines too), else, when it
+//!   has context lines that are only `...`, as the parts around them: each
+//!   part placed after the one before and unique there;
 //! - among several matches: the one at the header's line number (shifted by
 //!   how far the hunks before it moved), the one at the end for a hunk that
 //!   must end the file, the first after an anchor; otherwise the first, but
@@ -18,6 +22,7 @@
 //! before and after the change.
 
 use super::model::{Hunk, Op};
+use crate::tools::matching::ladder::Step;
 use crate::tools::matching::lines::LineEdit;
 use crate::tools::matching::seek::{FileLines, Fuzz, indent_pairs, reindent};
 use crate::tools::matching::tolerant::keep_unchanged_ends;
@@ -28,8 +33,12 @@ const MAX_CANDIDATES: usize = 50;
 /// A placed hunk.
 #[derive(Debug, Clone)]
 pub struct Placed {
-    /// The hunk as placed (a trailing blank context line may be dropped).
+    /// The hunk as placed (a trailing blank context line may be dropped,
+    /// escapes decoded; one part of it when it elided lines).
     pub hunk: Hunk,
+    /// 0-based index of the hunk in the file's hunks (the parts of an
+    /// elided hunk share it).
+    pub index: usize,
     /// 0-based index of the first old line (for a hunk with no old lines,
     /// the line the new ones go before).
     pub at: usize,
@@ -37,9 +46,9 @@ pub struct Placed {
     pub fuzz: Fuzz,
     /// Lines from where the header said, when it gave a number.
     pub offset: Option<isize>,
-    /// Blank context lines at the start of the hunk, which the file does
-    /// not have there, were left out.
-    pub edges: bool,
+    /// The ladder's steps past the line levels that placing it took
+    /// (edge whitespace, escapes, elision), in ladder order.
+    pub steps: Vec<Step>,
 }
 
 /// Why a hunk could not be placed; `hunk` is its 0-based index.
@@ -70,6 +79,8 @@ pub enum Miss {
         lines: Vec<usize>,
         /// At what level.
         fuzz: Fuzz,
+        /// The ladder's further steps taken to find them.
+        steps: Vec<Step>,
     },
     /// The old lines are missing but the new ones are there.
     AlreadyApplied {
@@ -77,6 +88,25 @@ pub enum Miss {
         hunk: usize,
         /// 1-based line where the new lines are.
         line: usize,
+    },
+    /// One part of a hunk around its `...` lines did not fit.
+    Elided {
+        /// The hunk.
+        hunk: usize,
+        /// The parts; `miss` is about them (its `hunk` is `part`).
+        parts: Vec<Hunk>,
+        /// 0-based index of the part.
+        part: usize,
+        /// Why it did not fit.
+        miss: Box<Miss>,
+    },
+    /// A part of a hunk around its `...` lines adds lines but has no line
+    /// of the file to place them by.
+    LooseAddition {
+        /// The hunk.
+        hunk: usize,
+        /// 1-based index of the part.
+        part: usize,
     },
 }
 
@@ -97,29 +127,127 @@ pub fn place(file: &FileLines, hunks: &[Hunk]) -> Result<Vec<Placed>, Miss> {
             _ => from,
         };
         let rest = &hunks[k + 1..];
-        let placed = match place_one(file, h, from, offset, rest, k) {
+        let single = match place_one(file, h, from, offset, rest, k) {
             Err(Miss::NotFound { .. }) if anchor_line.is_some_and(|a| a + 1 == from) => {
                 place_one(file, h, from - 1, offset, rest, k)
             }
             other => other,
+        };
+        let group = match single {
+            Ok(p) => vec![p],
+            Err(Miss::NotFound { hunk, .. }) => match h.elided_parts() {
+                Some(parts) => place_elided(file, parts, from, offset, k)?,
+                None => return Err(Miss::NotFound { hunk, from }),
+            },
+            Err(m) => return Err(m),
+        };
+        for placed in group {
+            let old_len = placed.hunk.old().len();
+            if let Some(o) = placed.offset {
+                offset += o;
+            }
+            // A pure addition appended at the end (no anchor, no number)
+            // does not move the search, as in Codex.
+            let appended = old_len == 0 && h.anchors.is_empty() && h.old_start.is_none();
+            if !appended {
+                cursor = placed.at + old_len;
+            }
+            out.push(placed);
         }
-        .map_err(|m| match m {
-            Miss::NotFound { hunk, .. } => Miss::NotFound { hunk, from },
-            m => m,
-        })?;
-        let old_len = placed.hunk.old().len();
-        if let Some(o) = placed.offset {
-            offset += o;
-        }
-        // A pure addition appended at the end (no anchor, no number) does
-        // not move the search, as in Codex.
-        let appended = old_len == 0 && h.anchors.is_empty() && h.old_start.is_none();
-        if !appended {
-            cursor = placed.at + old_len;
-        }
-        out.push(placed);
     }
     Ok(out)
+}
+
+/// The ladder's last step for a hunk that is nowhere as a whole: the parts
+/// around its `...` lines, each placed after the one before by the other
+/// steps, and unique there (no later hunks are weighed: the parts are one
+/// hunk). A part of only context lines is matched but changes nothing.
+fn place_elided(
+    file: &FileLines,
+    parts: Vec<Hunk>,
+    from: usize,
+    offset: isize,
+    k: usize,
+) -> Result<Vec<Placed>, Miss> {
+    let mut out: Vec<Placed> = Vec::new();
+    let mut from = from;
+    for (i, part) in parts.iter().enumerate() {
+        if part.old().is_empty() {
+            if part.changes() {
+                return Err(Miss::LooseAddition {
+                    hunk: k,
+                    part: i + 1,
+                });
+            }
+            continue;
+        }
+        match place_one(file, part, from, offset, &[], k) {
+            Ok(p) => {
+                from = p.at + p.hunk.old().len();
+                out.push(p.with_step(Step::Elision));
+            }
+            Err(miss) => {
+                return Err(Miss::Elided {
+                    hunk: k,
+                    part: i,
+                    miss: Box::new(miss.renumbered(i, from)),
+                    parts,
+                });
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(Miss::NotFound { hunk: k, from });
+    }
+    Ok(out)
+}
+
+impl Placed {
+    /// The same place, found with `step` too.
+    fn with_step(mut self, step: Step) -> Placed {
+        add_step(&mut self.steps, step);
+        self
+    }
+}
+
+/// `step` in `steps`, kept in ladder order and once.
+fn add_step(steps: &mut Vec<Step>, step: Step) {
+    if !steps.contains(&step) {
+        steps.push(step);
+        steps.sort();
+    }
+}
+
+impl Miss {
+    /// The same miss, found with `step` too (for an ambiguous match).
+    fn with_step(mut self, step: Step) -> Miss {
+        if let Miss::Ambiguous { steps, .. } = &mut self {
+            add_step(steps, step);
+        }
+        self
+    }
+
+    /// The same miss about hunk `k` (searched for from line `from`).
+    fn renumbered(self, k: usize, from: usize) -> Miss {
+        match self {
+            Miss::Anchor { anchor, from, .. } => Miss::Anchor {
+                hunk: k,
+                anchor,
+                from,
+            },
+            Miss::NotFound { .. } => Miss::NotFound { hunk: k, from },
+            Miss::Ambiguous {
+                lines, fuzz, steps, ..
+            } => Miss::Ambiguous {
+                hunk: k,
+                lines,
+                fuzz,
+                steps,
+            },
+            Miss::AlreadyApplied { line, .. } => Miss::AlreadyApplied { hunk: k, line },
+            m => m,
+        }
+    }
 }
 
 /// Where the search for a hunk starts after its anchors, and the line of
@@ -139,7 +267,45 @@ fn anchors_end(file: &FileLines, h: &Hunk, from: usize) -> Result<(usize, Option
     Ok((from, last))
 }
 
+/// One hunk by the ladder's steps up to escapes (see the module's head);
+/// a hunk whose new lines are there but not its old ones is said to be
+/// applied already.
 fn place_one(
+    file: &FileLines,
+    h: &Hunk,
+    from: usize,
+    offset: isize,
+    rest: &[Hunk],
+    k: usize,
+) -> Result<Placed, Miss> {
+    match place_levels(file, h, from, offset, rest, k) {
+        Err(Miss::NotFound { .. }) => {}
+        other => return other,
+    }
+    // The literal text is nowhere, so escapes were likely double-encoded.
+    if let Some(decoded) = h.decoded() {
+        match place_levels(file, &decoded, from, offset, rest, k) {
+            Ok(p) => return Ok(p.with_step(Step::Escapes)),
+            Err(m @ Miss::Ambiguous { .. }) => return Err(m.with_step(Step::Escapes)),
+            Err(_) => {}
+        }
+    }
+    let new = h.new_lines();
+    if h.changes()
+        && !new.is_empty()
+        && let Some((at, fuzz)) = file.find_first(&new, from)
+        && fuzz <= Fuzz::TrailingWhitespace
+    {
+        return Err(Miss::AlreadyApplied {
+            hunk: k,
+            line: at + 1,
+        });
+    }
+    Err(Miss::NotFound { hunk: k, from })
+}
+
+/// The line levels, then without blank context lines at the ends.
+fn place_levels(
     file: &FileLines,
     h: &Hunk,
     from: usize,
@@ -157,10 +323,11 @@ fn place_one(
         };
         return Ok(Placed {
             hunk: h.clone(),
+            index: k,
             at,
             fuzz: Fuzz::Exact,
             offset: None,
-            edges: false,
+            steps: Vec::new(),
         });
     }
     let expected = h
@@ -185,16 +352,18 @@ fn place_one(
                     hunk: k,
                     lines: cands.iter().map(|c| c + 1).collect(),
                     fuzz,
+                    steps: Vec::new(),
                 });
             }
             first
         };
         return Ok(Placed {
             hunk: h.clone(),
+            index: k,
             at,
             fuzz,
             offset: expected.map(|e| at as isize - e as isize),
-            edges: false,
+            steps: Vec::new(),
         });
     }
     // Models often end a hunk with an empty context line for the file's
@@ -202,33 +371,19 @@ fn place_one(
     // has no such line there.
     if let Some(trimmed) = h.without_trailing_blank()
         && !trimmed.old().is_empty()
-        && let Ok(p) = place_one(file, &trimmed, from, offset, rest, k)
+        && let Ok(p) = place_levels(file, &trimmed, from, offset, rest, k)
     {
-        return Ok(p);
+        return Ok(p.with_step(Step::EdgeWhitespace));
     }
     if let Some((trimmed, lead)) = h.without_blank_edges()
         && lead > 0
         && !trimmed.old().is_empty()
     {
-        match place_one(file, &trimmed, from, offset, rest, k) {
-            Ok(mut p) => {
-                p.edges = true;
-                return Ok(p);
-            }
-            Err(m @ Miss::Ambiguous { .. }) => return Err(m),
+        match place_levels(file, &trimmed, from, offset, rest, k) {
+            Ok(p) => return Ok(p.with_step(Step::EdgeWhitespace)),
+            Err(m @ Miss::Ambiguous { .. }) => return Err(m.with_step(Step::EdgeWhitespace)),
             Err(_) => {}
         }
-    }
-    let new = h.new_lines();
-    if h.changes()
-        && !new.is_empty()
-        && let Some((at, fuzz)) = file.find_first(&new, from)
-        && fuzz <= Fuzz::TrailingWhitespace
-    {
-        return Err(Miss::AlreadyApplied {
-            hunk: k,
-            line: at + 1,
-        });
     }
     Err(Miss::NotFound { hunk: k, from })
 }
@@ -245,8 +400,23 @@ fn fits(file: &FileLines, rest: &[Hunk], from: usize) -> bool {
             from = after;
             continue;
         }
-        match file.find_first(&old, after) {
-            Some((at, _)) => from = at + old.len(),
+        let found =
+            |old: &[&str], from: usize| file.find_first(old, from).map(|(at, _)| at + old.len());
+        // The whole hunk, decoded, or its parts around `...` lines in order.
+        let end = found(&old, after)
+            .or_else(|| h.decoded().and_then(|d| found(&d.old(), after)))
+            .or_else(|| {
+                h.elided_parts()?.iter().try_fold(after, |at, p| {
+                    let old = p.old();
+                    if old.is_empty() {
+                        Some(at)
+                    } else {
+                        found(&old, at)
+                    }
+                })
+            });
+        match end {
+            Some(end) => from = end,
             None => return false,
         }
     }
@@ -347,11 +517,14 @@ fn lines_text(lines: &[String]) -> String {
 }
 
 #[cfg(test)]
+mod props;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::tools::patch::model::HunkLine;
 
-    fn hunk(spec: &str) -> Hunk {
+    pub(super) fn hunk(spec: &str) -> Hunk {
         let mut h = Hunk::default();
         for l in spec.lines() {
             if let Some(a) = l.strip_prefix("@@ ") {
@@ -395,7 +568,8 @@ mod tests {
             Miss::Ambiguous {
                 hunk: 0,
                 lines: vec![1, 3],
-                fuzz: Fuzz::Exact
+                fuzz: Fuzz::Exact,
+                steps: Vec::new(),
             }
         );
     }
@@ -458,111 +632,89 @@ mod tests {
         );
     }
 
+    fn steps(text: &str, hunks: &[Hunk]) -> Vec<Vec<&'static str>> {
+        let file = FileLines::new(text.as_bytes());
+        place(&file, hunks)
+            .unwrap()
+            .iter()
+            .map(|p| p.steps.iter().map(|s| s.name()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn double_encoded_escapes_are_decoded_last_but_one() {
+        let f = "def f():\n\tprint(\"hi\")\n\treturn 1\n";
+        let h = hunk(" def f():\\n\\tprint(\\\"hi\\\")\n-\\treturn 1\n+\\treturn 2");
+        assert_eq!(
+            apply(f, std::slice::from_ref(&h)).unwrap(),
+            "def f():\n\tprint(\"hi\")\n\treturn 2\n"
+        );
+        assert_eq!(steps(f, &[h]), vec![vec!["escapes"]]);
+        // Text that is in the file with its backslashes is taken as it is.
+        let f = "s = \"a\\n\"\nt = 1\n";
+        let h = hunk(" s = \"a\\n\"\n-t = 1\n+t = \"b\\n\"");
+        assert_eq!(
+            apply(f, std::slice::from_ref(&h)).unwrap(),
+            "s = \"a\\n\"\nt = \"b\\n\"\n"
+        );
+        assert_eq!(steps(f, &[h]), vec![Vec::<&str>::new()]);
+        // Decoded, it fits two places: refused.
+        let f = "if a:\n\tgo(\"x\")\nif b:\n\tgo(\"x\")\n";
+        assert!(matches!(
+            apply(f, &[hunk("-\\tgo(\\\"x\\\")\n+\\tgo(\\\"y\\\")")]),
+            Err(Miss::Ambiguous { .. })
+        ));
+    }
+
+    #[test]
+    fn elided_lines_split_a_hunk_into_parts_each_unique() {
+        let f =
+            "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a\n\ndef g():\n    return a\n";
+        let h = hunk(
+            " def f():\n-    a = 1\n+    a = 10\n ...\n-    return a\n+    return a + c\n \n def g():",
+        );
+        assert_eq!(
+            apply(f, std::slice::from_ref(&h)).unwrap(),
+            "def f():\n    a = 10\n    b = 2\n    c = 3\n    return a + c\n\ndef g():\n    return a\n"
+        );
+        assert_eq!(steps(f, &[h]), vec![vec!["elision"], vec!["elision"]]);
+        // A part that fits two places after the one before it: refused.
+        let h = hunk(" def f():\n ...\n-    return a\n+    return b");
+        match apply(f, &[h]) {
+            Err(Miss::Elided { part: 1, miss, .. }) => {
+                assert!(matches!(*miss, Miss::Ambiguous { hunk: 1, .. }), "{miss:?}")
+            }
+            other => panic!("{other:?}"),
+        }
+        // Parts out of file order: the second is not after the first.
+        let h = hunk(" def g():\n ...\n-    a = 1\n+    a = 2");
+        match apply(f, &[h]) {
+            Err(Miss::Elided { part: 1, miss, .. }) => {
+                assert!(
+                    matches!(*miss, Miss::NotFound { hunk: 1, from: 7 }),
+                    "{miss:?}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        // Added lines after `...` with nothing to place them by.
+        assert_eq!(
+            apply(f, &[hunk(" def g():\n ...\n+x")]).unwrap_err(),
+            Miss::LooseAddition { hunk: 0, part: 2 }
+        );
+        // A file that has a `...` line matches it as text.
+        let f = "def stub():\n    ...\n";
+        assert_eq!(
+            apply(f, &[hunk(" def stub():\n-    ...\n+    pass")]).unwrap(),
+            "def stub():\n    pass\n"
+        );
+    }
+
     #[test]
     fn line_numbers_pick_among_repeats() {
         let f = "x\ny\nx\ny\n";
         let mut h = hunk(" x\n-y\n+Y");
         h.old_start = Some(3);
         assert_eq!(apply(f, &[h]).unwrap(), "x\ny\nx\nY\n");
-    }
-
-    /// Random files of distinct lines and hunks copied from them with the
-    /// slips models make: the hunk lands where it was copied from, every
-    /// other line keeps its bytes, and an exact hunk is never loose.
-    mod props {
-        use super::*;
-        use proptest::prelude::*;
-
-        fn line(id: usize) -> impl Strategy<Value = String> {
-            (
-                prop::sample::select(vec!["", "    ", "\t"]),
-                prop::collection::vec(
-                    prop::sample::select(vec![
-                        "x",
-                        "=",
-                        "\u{201c}a\u{201d}",
-                        "a\u{2013}b",
-                        "f(y)",
-                        "{",
-                    ]),
-                    1..4,
-                ),
-                prop::sample::select(vec![" ", "  ", "\t"]),
-                prop::sample::select(vec!["", " "]),
-            )
-                .prop_map(move |(i, w, sep, t)| format!("{i}id{id};{sep}{}{t}", w.join(sep)))
-        }
-
-        fn slip(l: &str, s: [bool; 4]) -> String {
-            let mut l = l.to_string();
-            if s[0] {
-                l = l.trim_end().to_string();
-            }
-            if s[1] {
-                l = format!("  {}", l.trim_start());
-            }
-            if s[2] {
-                l = l
-                    .replace(['\u{201c}', '\u{201d}'], "\"")
-                    .replace('\u{2013}', "-");
-            }
-            if s[3] {
-                let ind = l.len() - l.trim_start().len();
-                let words: Vec<&str> = l[ind..]
-                    .split([' ', '\t'])
-                    .filter(|w| !w.is_empty())
-                    .collect();
-                l = format!("{}{}", &l[..ind], words.join(" "));
-            }
-            l
-        }
-
-        proptest! {
-            #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
-
-            #[test]
-            fn loose_hunks_land_where_they_came_from(
-                lines in (2usize..9).prop_flat_map(|n| (0..n).map(|i| line(i).boxed()).collect::<Vec<_>>()),
-                pick in (0usize..100, 0usize..3),
-                s in any::<[bool; 4]>(),
-            ) {
-                let n = lines.len();
-                let a = pick.0 % n;
-                let b = (a + 1 + pick.1).min(n);
-                // Context before, the first line removed and changed, the rest context.
-                let mut spec = String::new();
-                for (k, l) in lines[a..b].iter().enumerate() {
-                    let t = slip(l, s);
-                    if k == 0 {
-                        spec.push_str(&format!("-{t}\n+{t} // new\n"));
-                    } else {
-                        spec.push_str(&format!(" {t}\n"));
-                    }
-                }
-                let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-                let file = FileLines::new(text.as_bytes());
-                let h = hunk(spec.trim_end_matches('\n'));
-                let placed = place(&file, std::slice::from_ref(&h))
-                    .map_err(|m| TestCaseError::fail(format!("{m:?}\n{text:?}\n{spec}")))?;
-                prop_assert_eq!(placed[0].at, a);
-                prop_assert_eq!(placed[0].fuzz == Fuzz::Exact, !s.iter().any(|&x| x) || lines[a..b].iter().all(|l| slip(l, s) == *l));
-                let out = String::from_utf8(
-                    crate::tools::matching::lines::apply(text.as_bytes(), &edits(&file, &placed)).unwrap(),
-                )
-                .unwrap();
-                let got: Vec<&str> = out.lines().collect();
-                prop_assert_eq!(got.len(), n);
-                for k in (0..n).filter(|&k| k != a) {
-                    prop_assert_eq!(got[k], lines[k].as_str());
-                }
-                // The changed line is the file's, with the change: none of
-                // the slips made in copying it reach the file.
-                // (Whitespace the model's line has before its change is
-                // the model's.)
-                let t = slip(&lines[a], s);
-                let want = format!("{}{} // new", lines[a].trim_end(), &t[t.trim_end().len()..]);
-                prop_assert_eq!(got[a], want.as_str());
-            }
-        }
     }
 }

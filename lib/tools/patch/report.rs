@@ -97,36 +97,39 @@ pub fn report(stage: &Stage, format: Format, dry_run: bool) -> ToolOutput {
             file["hunks"] = Value::Array(
                 placed
                     .iter()
-                    .map(|(k, line, offset, fuzz, _)| {
-                        let mut h = json!({"hunk": k, "line": line, "match": fuzz.name()});
-                        if let Some(o) = offset.filter(|o| *o != 0) {
+                    .map(|p| {
+                        let mut h = json!({"hunk": p.hunk, "line": p.line, "match": p.fuzz.name()});
+                        if let Some(o) = p.offset.filter(|o| *o != 0) {
                             h["offset"] = json!(o);
+                        }
+                        if !p.steps.is_empty() {
+                            h["steps"] =
+                                json!(p.steps.iter().map(|s| s.name()).collect::<Vec<_>>());
                         }
                         h
                     })
                     .collect(),
             );
         }
-        for (k, _, _, fuzz, edges) in placed {
-            if *edges {
+        // Each step once per hunk (the parts of an elided hunk repeat them).
+        let mut seen: Vec<(usize, Step)> = Vec::new();
+        for p in placed {
+            let steps = (p.fuzz != Fuzz::Exact)
+                .then_some(Step::Level(p.fuzz))
+                .into_iter()
+                .chain(p.steps.iter().copied());
+            for step in steps {
+                if seen.contains(&(p.hunk, step)) {
+                    continue;
+                }
+                seen.push((p.hunk, step));
                 notes.push(Note::notice(format!(
-                    "`{}` hunk {k}: {}.",
+                    "`{}` hunk {} did not match exactly; {}. Check the diff in details.",
                     e.shown(),
-                    Step::EdgeWhitespace
-                        .describe()
-                        .replace("old_string", "the hunk")
+                    p.hunk,
+                    hunk_words(step.describe())
                 )));
-                tolerant.push(
-                    json!({"path": e.shown(), "hunk": k, "kind": Step::EdgeWhitespace.name()}),
-                );
-            }
-            if *fuzz != Fuzz::Exact {
-                notes.push(Note::notice(format!(
-                    "`{}` hunk {k} did not match exactly; {}. Check the diff in details.",
-                    e.shown(),
-                    fuzz.describe()
-                )));
-                tolerant.push(json!({"path": e.shown(), "hunk": k, "kind": fuzz.name()}));
+                tolerant.push(json!({"path": e.shown(), "hunk": p.hunk, "kind": step.name()}));
             }
         }
         notes.extend(e.notes.iter().map(|n| Note::notice(n.clone())));
@@ -166,6 +169,28 @@ pub fn report(stage: &Stage, format: Format, dry_run: bool) -> ToolOutput {
         details["tolerant_matches"] = Value::Array(tolerant);
     }
     ToolOutput::new(output, details).with_notes(notes)
+}
+
+/// Marks a result whose patch came as one line of `\n` escapes, decoded.
+pub fn unescaped(out: &mut ToolOutput) {
+    out.details["unescaped"] = Value::Bool(true);
+    let mut all = out.details["tolerant_matches"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    all.insert(0, json!({"kind": Step::Escapes.name()}));
+    out.details["tolerant_matches"] = Value::Array(all);
+    out.notes.push(Note::notice(
+        "the patch was one line holding `\\n` escapes, so they were read as line breaks (and `\\t`, `\\\"`, `\\\\` as a tab, a quote, a backslash). Send real line breaks; check the diff in details.",
+    ));
+}
+
+/// A ladder step's description, which speaks of `old_string` and
+/// `new_string`, said of a hunk.
+pub(super) fn hunk_words(text: &str) -> String {
+    text.replace("old_string's", "the hunk's")
+        .replace("old_string", "the hunk's context and removed lines")
+        .replace("new_string", "its added lines")
 }
 
 /// A file's diff with the labels of its action: `/dev/null` for an added

@@ -13,6 +13,7 @@ use crate::fsutil::{BINARY_PROBE, looks_binary};
 use crate::tool_protocol::{Context, ToolError};
 use crate::tools::edit::MAX_FILE_BYTES;
 use crate::tools::fileops::{Target, io_failed, resolve_target};
+use crate::tools::matching::ladder::Step;
 use crate::tools::matching::seek::Fuzz;
 
 /// What a path held when the patch first named it.
@@ -53,9 +54,24 @@ pub struct Entry {
     pub moved_to: Option<usize>,
     /// Notes for the result.
     pub notes: Vec<String>,
-    /// Where each hunk went: (hunk number from 1, 1-based line, offset from
-    /// the header's line number, how loosely it matched).
-    pub hunks: Vec<(usize, usize, Option<isize>, Fuzz, bool)>,
+    /// Where each hunk went (each part, for a hunk that elided lines).
+    pub hunks: Vec<HunkPlace>,
+}
+
+/// Where one hunk (or one part of a hunk around its `...` lines) went.
+#[derive(Debug, Clone)]
+pub struct HunkPlace {
+    /// The hunk's number, from 1.
+    pub hunk: usize,
+    /// The 1-based line it starts at.
+    pub line: usize,
+    /// Lines from where the header's line number said.
+    pub offset: Option<isize>,
+    /// How loosely its lines matched.
+    pub fuzz: Fuzz,
+    /// The ladder's further steps it took (edge whitespace, escapes,
+    /// elision).
+    pub steps: Vec<Step>,
 }
 
 impl Entry {

@@ -10,6 +10,7 @@
 //! lines are placed by their content alone.
 
 use super::model::{Change, FilePatch, Format, Hunk, HunkLine, Op, Patch, content_of, split_lines};
+use crate::tools::matching::ladder::is_elision;
 
 /// A parse error: the 1-based line of the patch and what is wrong there.
 pub type ParseError = (usize, String);
@@ -384,7 +385,8 @@ fn hunk(lines: &[(&str, bool)], first: usize) -> Result<(Hunk, usize), ParseErro
             // The header's counts are used up. A model that miscounted
             // goes on with more hunk lines; anything else ends the hunk.
             // (`-- ` alone is the signature line `git format-patch` ends with.)
-            let more = matches!(l.as_bytes().first(), Some(b' ' | b'+' | b'-')) && l != "-- ";
+            let more = (matches!(l.as_bytes().first(), Some(b' ' | b'+' | b'-')) && l != "-- ")
+                || is_elision(l);
             if !more || is_header(lines, i) {
                 break;
             }
@@ -398,6 +400,9 @@ fn hunk(lines: &[(&str, bool)], first: usize) -> Result<(Hunk, usize), ParseErro
             Some(b' ') => (Op::Context, &l[1..]),
             Some(b'-') => (Op::Remove, &l[1..]),
             Some(b'+') => (Op::Add, &l[1..]),
+            // aider's `...` for lines left out, without the context
+            // line's space: placed by the ladder's elision.
+            Some(_) if is_elision(l) => (Op::Context, l.trim()),
             // Anything else ends the hunk (garbage between files).
             Some(_) => break,
         };
@@ -526,6 +531,21 @@ rename to to.txt
         .unwrap();
         match &p.files[0].change {
             Change::Update { hunks, .. } => assert_eq!(hunks[0].old(), vec!["-- x", "keep"]),
+            c => panic!("{c:?}"),
+        }
+        // A bare `...` line (lines left out) is context, even past the
+        // header's counts: the lines after it stay in the hunk.
+        let p = parse(
+            "--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def f():\n-    a = 1\n+    a = 10\n...\n-    return a\n+    return a + c\n",
+            None,
+            &none,
+        )
+        .unwrap();
+        match &p.files[0].change {
+            Change::Update { hunks, .. } => assert_eq!(
+                hunks[0].old(),
+                vec!["def f():", "    a = 1", "...", "    return a"]
+            ),
             c => panic!("{c:?}"),
         }
     }

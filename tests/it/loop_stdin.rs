@@ -1,0 +1,252 @@
+//! ag-loop driven by a client on stdin, as ag-tui drives it: approvals
+//! answered by `approval` lines (`--approve-on-stdin`, "always"), the
+//! `compact` command, and the session named in `agent_start`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use crate::agent::{scripted_model, text_turn, tool_turn};
+use crate::bin;
+use crate::util::Env;
+use serde_json::{Value, json};
+
+/// ag-loop in `env` with `args`.
+fn ag_loop(env: &Env, args: &[&str]) -> Command {
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(args);
+    c
+}
+
+/// Runs ag-loop with `lines` on stdin, then answers each approval_request
+/// with `answer` (None: no answer line), and closes stdin after the last
+/// `agent_end` it expects. Returns every event.
+pub(crate) fn converse(
+    mut c: Command,
+    lines: &[Value],
+    prompts: usize,
+    answer: impl Fn(&Value) -> Option<Value>,
+) -> Vec<Value> {
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for l in lines {
+        stdin.write_all((l.to_string() + "\n").as_bytes()).unwrap();
+    }
+    let mut events = Vec::new();
+    let mut ended = 0;
+    let mut stdin = Some(stdin);
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let e: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if e["type"] == "approval_request"
+            && let (Some(a), Some(w)) = (answer(&e), stdin.as_mut())
+        {
+            w.write_all((a.to_string() + "\n").as_bytes()).unwrap();
+        }
+        if e["type"] == "agent_end" {
+            ended += 1;
+            if ended == prompts {
+                stdin = None;
+            }
+        }
+        events.push(e);
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success(), "{events:?}");
+    events
+}
+
+fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == t).collect()
+}
+
+fn prompt(text: &str) -> Value {
+    json!({"type": "prompt", "content": text})
+}
+
+#[test]
+fn approve_on_stdin_lets_the_gate_ask_and_always_answers_the_like_for_the_session() {
+    let env = Env::new();
+    for d in ["build1", "build2", "build3"] {
+        env.write(&format!("{d}/out.o"), "x");
+    }
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[("c1", "bash", json!({"command": "rm -rf build1"}))]),
+            tool_turn(&[("c2", "bash", json!({"command": "rm -rf build2"}))]),
+            text_turn("clean"),
+        ],
+    );
+    // The sandbox would let `rm -rf` in the workspace through unasked.
+    let args = [
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "bash",
+        "--no-session",
+        "--sandbox",
+        "off",
+        "--approve-on-stdin",
+    ];
+    let events = converse(ag_loop(&env, &args), &[prompt("clean up")], 1, |r| {
+        Some(
+            json!({"type": "approval", "tool_call_id": r["tool_call_id"], "approved": true, "always": true}),
+        )
+    });
+    let asked = of_type(&events, "approval_request");
+    assert_eq!(asked.len(), 1, "{events:?}");
+    assert_eq!(asked[0]["tool_call_id"], "c1");
+    assert_eq!(asked[0]["always"], "every bash call", "{}", asked[0]);
+    assert!(!env.join("build1").exists());
+    assert!(!env.join("build2").exists(), "always did not cover c2");
+
+    // Without the flag and without a terminal, nobody can answer: ag-gate's
+    // mode is `never`, which asks nothing and runs what no rule denies.
+    // (The script's path stays the same.)
+    scripted_model(
+        &env,
+        &[
+            tool_turn(&[("c1", "bash", json!({"command": "rm -rf build3"}))]),
+            text_turn("no"),
+        ],
+    );
+    let events = converse(ag_loop(&env, &args[..7]), &[prompt("clean up")], 1, |_| {
+        None
+    });
+    assert!(of_type(&events, "approval_request").is_empty());
+    assert!(!env.join("build3").exists());
+}
+
+#[test]
+fn a_plain_yes_answers_once_and_the_next_call_is_asked_again() {
+    let env = Env::new();
+    for d in ["b1", "b2"] {
+        env.write(&format!("{d}/out.o"), "x");
+    }
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[("c1", "bash", json!({"command": "rm -rf b1"}))]),
+            tool_turn(&[("c2", "bash", json!({"command": "rm -rf b2"}))]),
+            text_turn("done"),
+        ],
+    );
+    let args = [
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "bash",
+        "--no-session",
+        "--sandbox",
+        "off",
+        "--approve-on-stdin",
+    ];
+    // c1 yes, c2 no.
+    let events = converse(ag_loop(&env, &args), &[prompt("go")], 1, |r| {
+        let yes = r["tool_call_id"] == "c1";
+        Some(json!({"type": "approval", "tool_call_id": r["tool_call_id"], "approved": yes}))
+    });
+    assert_eq!(of_type(&events, "approval_request").len(), 2, "{events:?}");
+    assert!(!env.join("b1").exists());
+    assert!(env.join("b2/out.o").exists());
+}
+
+#[test]
+fn approve_on_stdin_needs_stdin() {
+    let env = Env::new();
+    let r = crate::util::run_args(&env, bin!("ag-loop"), &["--approve-on-stdin", "hello"]);
+    assert_eq!(r.code(), Some(2), "{}", r.stderr());
+    assert!(r.stderr().contains("--approve-on-stdin"), "{}", r.stderr());
+}
+
+#[test]
+fn a_compact_command_summarises_the_older_turns_before_the_next_prompt() {
+    let env = Env::new();
+    env.write(
+        "big.txt",
+        (0..200)
+            .map(|i| format!("line {i} of a file that fills the context\n"))
+            .collect::<String>(),
+    );
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[("c1", "read", json!({"file_path": "big.txt"}))]),
+            text_turn("read it"),
+            // The summary call.
+            text_turn("SUMMARY: big.txt has 200 lines"),
+            text_turn("second answer"),
+        ],
+    );
+    let args = ["--llm-cmd", &model, "--tools", "read", "--no-session"];
+    let lines = [
+        // Nothing to compact yet: said, not fatal.
+        json!({"type": "compact"}),
+        prompt("read big.txt"),
+        json!({"type": "compact"}),
+        prompt("and now?"),
+    ];
+    let events = converse(ag_loop(&env, &args), &lines, 2, |_| None);
+    let errors = of_type(&events, "error");
+    assert_eq!(errors.len(), 1, "{events:?}");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing to compact"),
+        "{}",
+        errors[0]
+    );
+    let compaction = of_type(&events, "compaction");
+    assert_eq!(compaction.len(), 1, "{events:?}");
+    assert_eq!(compaction[0]["method"], "summary");
+    assert!(compaction[0]["replaced"].as_u64().unwrap() >= 2);
+    // The compaction came between the two prompts.
+    let at = |t: &str| events.iter().position(|e| e["type"] == t).unwrap();
+    let second_start = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e["type"] == "agent_start")
+        .nth(1)
+        .unwrap()
+        .0;
+    assert!(at("compaction") < second_start);
+    // The second prompt's request starts with the summary, not big.txt.
+    let req: Value = serde_json::from_slice(&env.read(".model/request3.json")).unwrap();
+    let sent = req["messages"].to_string();
+    assert!(sent.contains("SUMMARY: big.txt has 200 lines"), "{sent}");
+    assert!(!sent.contains("line 150 of a file"), "{sent}");
+}
+
+#[test]
+fn agent_start_names_the_session_it_records_in() {
+    let env = Env::new();
+    let model = scripted_model(&env, &[text_turn("hi")]);
+    let events = converse(
+        ag_loop(&env, &["--llm-cmd", &model]),
+        &[prompt("hello")],
+        1,
+        |_| None,
+    );
+    let start = of_type(&events, "agent_start")[0];
+    let id = start["session_id"].as_str().expect("no session_id");
+    let r = crate::util::run_args(&env, bin!("ag-session"), &["show", id]);
+    r.ok();
+    assert!(r.stdout().contains("hello"), "{}", r.stdout());
+
+    // No session, no id.
+    let model = scripted_model(&env, &[text_turn("hi")]);
+    let events = converse(
+        ag_loop(&env, &["--llm-cmd", &model, "--no-session"]),
+        &[prompt("hello")],
+        1,
+        |_| None,
+    );
+    assert!(
+        of_type(&events, "agent_start")[0]
+            .get("session_id")
+            .is_none()
+    );
+}
