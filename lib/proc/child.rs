@@ -484,6 +484,30 @@ mod tests {
     }
 
     #[test]
+    fn bytes_kept_open_are_fed_and_the_end_of_input_comes_only_with_the_run() {
+        // The child reads the line, then waits for the end of input: with
+        // plain bytes it comes at once; kept open, only the time limit ends
+        // the run, and the line was read all the same.
+        let script = "read x; echo \"got $x\"; cat; echo eof";
+        let out = collect(sh(script).stdin(Input::Bytes(b"call\n".to_vec())));
+        assert_eq!(text(&out.stdout), "got call\neof\n");
+        let out = collect(
+            sh(script)
+                .stdin(Input::BytesKeepOpen(b"call\n".to_vec()))
+                .timeout(Duration::from_millis(500)),
+        );
+        assert_eq!(text(&out.stdout), "got call\n");
+        assert!(matches!(out.stopped, Some(Stop::Timeout)), "{out:?}");
+        // Nothing to feed: held open from the start.
+        let out = collect(
+            sh("cat; echo eof")
+                .stdin(Input::BytesKeepOpen(Vec::new()))
+                .timeout(Duration::from_millis(300)),
+        );
+        assert_eq!(text(&out.stdout), "");
+    }
+
+    #[test]
     fn collect_gives_status_both_streams_and_takes_input() {
         let out = collect(
             sh("read x; echo \"got $x\"; echo err >&2; exit 3")
