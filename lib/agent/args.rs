@@ -212,10 +212,10 @@ pub struct Args {
     #[arg(long)]
     pub no_checkpoints: bool,
     // Tools in another workspace (issue 22).
-    /// Run every ag tool call in another workspace: ssh://[user@]host[:port]/path,
-    /// docker://container/path, podman://container/path or
-    /// kubectl://[namespace/]pod[:container]/path (with three or more segments the
-    /// first is the namespace; kubectl:///pod/a/b keeps the context's). Calls go
+    /// Run every ag tool call in another workspace: `ssh://[user@]host[:port]/path`,
+    /// `docker://container/path`, `podman://container/path` or
+    /// `kubectl://[namespace/]pod[:container]/path` (with three or more segments the
+    /// first is the namespace; `kubectl:///pod/a/b` keeps the context's). Calls go
     /// through `ssh` (one ControlMaster connection for the session; more options
     /// in $AG_SSH_OPTIONS, e.g. "-i KEY -o StrictHostKeyChecking=accept-new"),
     /// `docker exec -i`, `podman exec -i` or `kubectl exec -i`, and use the ag
