@@ -15,7 +15,7 @@ use ag::proc::{Signal, signal_process};
 use serde_json::{Value, json};
 
 use crate::bin;
-use crate::model_server::{Turn, sse};
+use crate::model_server::{Turn, respond_sse, sse};
 use crate::util::{Env, run};
 
 /// The repository's root (scripts/fanout, examples/).
@@ -166,14 +166,9 @@ fn serve(conn: TcpStream, hold: &(Mutex<Hold>, Condvar)) {
         }
         // n = 0: every answer reports the same usage (100 tokens in).
         let text = sse(&answer(&request), 0);
-        let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
-            text.len()
-        );
-        if out.write_all(head.as_bytes()).is_err() || out.write_all(text.as_bytes()).is_err() {
+        if !respond_sse(&mut out, &text) {
             return;
         }
-        let _ = out.flush();
     }
 }
 

@@ -124,13 +124,19 @@ fn serve(conn: TcpStream, reqs: &Mutex<Vec<Value>>, next: &AtomicUsize, turns: &
             Some(t) => sse(t, n),
             None => sse(&Turn::Text("(script ended)"), n),
         };
-        let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
-            text.len()
-        );
-        if out.write_all(head.as_bytes()).is_err() || out.write_all(text.as_bytes()).is_err() {
+        if !respond_sse(&mut out, &text) {
             return;
         }
-        let _ = out.flush();
     }
+}
+
+/// Writes one event-stream response (with its length, for keep-alive);
+/// false when the client is gone.
+pub fn respond_sse(out: &mut impl Write, text: &str) -> bool {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+        text.len()
+    );
+    let ok = out.write_all(head.as_bytes()).is_ok() && out.write_all(text.as_bytes()).is_ok();
+    ok && out.flush().is_ok()
 }
