@@ -7,6 +7,7 @@ mod checkpoint_state;
 mod checkpoints;
 pub mod cli;
 pub mod compact;
+mod compaction;
 pub mod config;
 mod control;
 mod emit;
