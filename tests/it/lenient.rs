@@ -294,6 +294,27 @@ fn bash_names_the_fields_of_a_conflict_and_shows_calls_that_work() {
     );
 }
 
+/// The call Qwen2.5-Coder-1.5B repeated five times on llama.cpp
+/// (2026-11-23): `stop: true` beside the command it meant to run. The error
+/// shows the call that runs it.
+#[test]
+fn stop_beside_a_command_shows_the_call_that_runs_the_command() {
+    let env = Env::new();
+    let line = json!({"arguments": {"command": "python3 test_calc.py", "timeout": 180, "raw": true, "stop": true}});
+    let out = run(
+        env.cmd(bin!("ag-bash")),
+        Some(format!("{line}\n").as_bytes()),
+    )
+    .json();
+    assert_eq!(out["is_error"], true, "{out}");
+    let text = out["output"].as_str().unwrap();
+    assert!(text.contains("`stop: true`"), "{text}");
+    assert!(
+        text.contains(r#"leave `stop` out: {"command":"python3 test_calc.py"}"#),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_hash_ag_did_not_make_is_refused_as_such_and_an_empty_one_is_absent() {
     for (bin, args) in [

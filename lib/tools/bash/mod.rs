@@ -309,11 +309,19 @@ or `list_jobs: true`, or `job` with a background job's id"
         }
     }
     if args.stop && args.job.is_none() {
-        return usage(
-            "`stop: true` was given without `job`: give the id of the job to stop \
-(list_jobs shows them), e.g. {\"job\": \"<id>\", \"stop\": true}"
-                .to_string(),
-        );
+        // Small models set `stop` by default beside a command; show the
+        // call that runs it, which is what they almost always meant.
+        let run = match &args.command {
+            Some(c) => format!(
+                " To run the command, leave `stop` out: {}",
+                json!({ "command": one_line(c) })
+            ),
+            None => String::new(),
+        };
+        return usage(format!(
+            "`stop: true` was given without `job`: it stops a background job, given by its id \
+(list_jobs shows them), e.g. {{\"job\": \"<id>\", \"stop\": true}}.{run}"
+        ));
     }
     if args.keep && !args.background {
         return usage(
