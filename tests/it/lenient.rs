@@ -265,29 +265,28 @@ fn parameter_names_as_values_are_refused_as_such() {
     assert_eq!(env.read("a.txt"), b"old_string\n");
 }
 
-#[test]
-fn bash_names_the_fields_of_a_conflict_and_shows_calls_that_work() {
-    let env = Env::new();
-    let line = json!({"arguments": {"command": "ls", "job": "3"}});
+/// An ag-bash call that must be refused; its message.
+fn refused_bash(env: &Env, arguments: Value) -> String {
+    let line = json!({ "arguments": arguments });
     let out = run(
         env.cmd(bin!("ag-bash")),
         Some(format!("{line}\n").as_bytes()),
     )
     .json();
     assert_eq!(out["is_error"], true, "{out}");
-    let text = out["output"].as_str().unwrap();
+    out["output"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn bash_names_the_fields_of_a_conflict_and_shows_calls_that_work() {
+    let env = Env::new();
+    let text = refused_bash(&env, json!({"command": "ls", "job": "3"}));
     assert!(text.contains("`command` \"ls\" and `job` \"3\""), "{text}");
     assert!(
         text.contains(r#"{"command":"ls"}"#) && text.contains(r#"{"job":"3"}"#),
         "{text}"
     );
-    let line = json!({"arguments": {"list_jobs": false, "job": ""}});
-    let out = run(
-        env.cmd(bin!("ag-bash")),
-        Some(format!("{line}\n").as_bytes()),
-    )
-    .json();
-    let text = out["output"].as_str().unwrap();
+    let text = refused_bash(&env, json!({"list_jobs": false, "job": ""}));
     assert!(
         text.contains("`command`") && text.contains("nothing to do"),
         "{text}"
@@ -300,14 +299,10 @@ fn bash_names_the_fields_of_a_conflict_and_shows_calls_that_work() {
 #[test]
 fn stop_beside_a_command_shows_the_call_that_runs_the_command() {
     let env = Env::new();
-    let line = json!({"arguments": {"command": "python3 test_calc.py", "timeout": 180, "raw": true, "stop": true}});
-    let out = run(
-        env.cmd(bin!("ag-bash")),
-        Some(format!("{line}\n").as_bytes()),
-    )
-    .json();
-    assert_eq!(out["is_error"], true, "{out}");
-    let text = out["output"].as_str().unwrap();
+    let text = refused_bash(
+        &env,
+        json!({"command": "python3 test_calc.py", "timeout": 180, "raw": true, "stop": true}),
+    );
     assert!(text.contains("`stop: true`"), "{text}");
     assert!(
         text.contains(r#"leave `stop` out: {"command":"python3 test_calc.py"}"#),
@@ -387,17 +382,8 @@ fn the_calls_a_real_small_model_made_are_honoured() {
 }
 
 fn ag_loop(env: &Env, server: &ModelServer) -> Vec<Value> {
-    let mut c = env.cmd(bin!("ag-loop"));
-    c.args([
-        "-m",
-        "ollama/scripted",
-        "--base-url",
-        &server.base_url(),
-        "--json",
-        "--no-gate",
-        "--no-session",
-        "go",
-    ]);
+    let mut c = server.ag_loop(env);
+    c.args(["--no-gate", "--no-session", "go"]);
     let r = run(c, None);
     r.ok();
     r.json_lines()

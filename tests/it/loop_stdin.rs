@@ -65,31 +65,42 @@ fn prompt(text: &str) -> Value {
     json!({"type": "prompt", "content": text})
 }
 
-#[test]
-fn approve_on_stdin_lets_the_gate_ask_and_always_answers_the_like_for_the_session() {
-    let env = Env::new();
-    for d in ["build1", "build2", "build3"] {
+/// Directories `a` and `b` holding a file each, and a model that removes
+/// them with bash in two turns (calls c1 and c2); the `--llm-cmd` value.
+fn removing(env: &Env, a: &str, b: &str) -> String {
+    for d in [a, b] {
         env.write(&format!("{d}/out.o"), "x");
     }
-    let model = scripted_model(
-        &env,
+    scripted_model(
+        env,
         &[
-            tool_turn(&[("c1", "bash", json!({"command": "rm -rf build1"}))]),
-            tool_turn(&[("c2", "bash", json!({"command": "rm -rf build2"}))]),
-            text_turn("clean"),
+            tool_turn(&[("c1", "bash", json!({"command": format!("rm -rf {a}")}))]),
+            tool_turn(&[("c2", "bash", json!({"command": format!("rm -rf {b}")}))]),
+            text_turn("done"),
         ],
-    );
-    // The sandbox would let `rm -rf` in the workspace through unasked.
-    let args = [
+    )
+}
+
+/// The flags for running bash unsandboxed (the sandbox would let `rm -rf`
+/// in the workspace through unasked) with a client answering on stdin.
+fn asking(model: &str) -> [&str; 8] {
+    [
         "--llm-cmd",
-        &model,
+        model,
         "--tools",
         "bash",
         "--no-session",
         "--sandbox",
         "off",
         "--approve-on-stdin",
-    ];
+    ]
+}
+
+#[test]
+fn approve_on_stdin_lets_the_gate_ask_and_always_answers_the_like_for_the_session() {
+    let env = Env::new();
+    let model = removing(&env, "build1", "build2");
+    let args = asking(&model);
     let events = converse(ag_loop(&env, &args), &[prompt("clean up")], 1, |r| {
         Some(
             json!({"type": "approval", "tool_call_id": r["tool_call_id"], "approved": true, "always": true}),
@@ -105,6 +116,7 @@ fn approve_on_stdin_lets_the_gate_ask_and_always_answers_the_like_for_the_sessio
     // Without the flag and without a terminal, nobody can answer: ag-gate's
     // mode is `never`, which asks nothing and runs what no rule denies.
     // (The script's path stays the same.)
+    env.write("build3/out.o", "x");
     scripted_model(
         &env,
         &[
@@ -122,27 +134,8 @@ fn approve_on_stdin_lets_the_gate_ask_and_always_answers_the_like_for_the_sessio
 #[test]
 fn a_plain_yes_answers_once_and_the_next_call_is_asked_again() {
     let env = Env::new();
-    for d in ["b1", "b2"] {
-        env.write(&format!("{d}/out.o"), "x");
-    }
-    let model = scripted_model(
-        &env,
-        &[
-            tool_turn(&[("c1", "bash", json!({"command": "rm -rf b1"}))]),
-            tool_turn(&[("c2", "bash", json!({"command": "rm -rf b2"}))]),
-            text_turn("done"),
-        ],
-    );
-    let args = [
-        "--llm-cmd",
-        &model,
-        "--tools",
-        "bash",
-        "--no-session",
-        "--sandbox",
-        "off",
-        "--approve-on-stdin",
-    ];
+    let model = removing(&env, "b1", "b2");
+    let args = asking(&model);
     // c1 yes, c2 no.
     let events = converse(ag_loop(&env, &args), &[prompt("go")], 1, |r| {
         let yes = r["tool_call_id"] == "c1";

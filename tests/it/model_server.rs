@@ -95,6 +95,20 @@ impl ModelServer {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
 
+    /// ag-loop in `env` pointed at this server (`-m ollama/scripted
+    /// --base-url ...`), events as JSONL; the caller adds its own flags.
+    pub fn ag_loop(&self, env: &crate::util::Env) -> std::process::Command {
+        let mut c = env.cmd(crate::bin!("ag-loop"));
+        c.args([
+            "-m",
+            "ollama/scripted",
+            "--base-url",
+            &self.base_url(),
+            "--json",
+        ]);
+        c
+    }
+
     pub fn requests(&self) -> Vec<Value> {
         self.requests.lock().unwrap().clone()
     }

@@ -172,17 +172,8 @@ fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
 
 /// ag-loop against the scripted model, in `workspace`, extra environment.
 fn ag_loop(env: &Env, server: &ModelServer, workspace: &str, vars: &[(&str, &str)]) -> Command {
-    let mut c = env.cmd(bin!("ag-loop"));
-    c.args([
-        "-m",
-        "ollama/scripted",
-        "--base-url",
-        &server.base_url(),
-        "--json",
-        "--no-gate",
-        "--workspace",
-        workspace,
-    ]);
+    let mut c = server.ag_loop(env);
+    c.args(["--no-gate", "--workspace", workspace]);
     for (k, v) in vars {
         c.env(k, v);
     }

@@ -28,6 +28,13 @@ fn line(id: usize) -> impl Strategy<Value = String> {
         .prop_map(move |(i, w, sep, t)| format!("{i}id{id};{sep}{}{t}", w.join(sep)))
 }
 
+/// The file's text with the placed hunks applied.
+fn applied(text: &str, file: &FileLines, placed: &[Placed]) -> String {
+    let bytes = crate::tools::matching::lines::apply(text.as_bytes(), &edits(file, placed))
+        .expect("the placed hunks apply");
+    String::from_utf8(bytes).expect("UTF-8 in, UTF-8 out")
+}
+
 fn slip(l: &str, s: [bool; 4]) -> String {
     let mut l = l.to_string();
     if s[0] {
@@ -81,10 +88,7 @@ proptest! {
             .map_err(|m| TestCaseError::fail(format!("{m:?}\n{text:?}\n{spec}")))?;
         prop_assert_eq!(placed[0].at, a);
         prop_assert_eq!(placed[0].fuzz == Fuzz::Exact, !s.iter().any(|&x| x) || lines[a..b].iter().all(|l| slip(l, s) == *l));
-        let out = String::from_utf8(
-            crate::tools::matching::lines::apply(text.as_bytes(), &edits(&file, &placed)).unwrap(),
-        )
-        .unwrap();
+        let out = applied(&text, &file, &placed);
         let got: Vec<&str> = out.lines().collect();
         prop_assert_eq!(got.len(), n);
         for k in (0..n).filter(|&k| k != a) {
@@ -130,11 +134,8 @@ proptest! {
                     prop_assert!(placed[0].steps.is_empty());
                     prop_assert_eq!(&lines[at..at + len], &old[..]);
                 }
-                let out = String::from_utf8(
-                    crate::tools::matching::lines::apply(text.as_bytes(), &edits(&file, &placed)).unwrap(),
-                )
-                .unwrap();
-                let got: Vec<&str> = out.lines().collect();
+                let out = applied(&text, &file, &placed);
+        let got: Vec<&str> = out.lines().collect();
                 prop_assert_eq!(got.len(), n);
                 for k in (0..n).filter(|&k| k != at) {
                     prop_assert_eq!(got[k], lines[k].as_str());
@@ -197,10 +198,7 @@ proptest! {
             prop_assert_eq!(p.steps.contains(&Step::Elision), elided);
             prop_assert_eq!(p.fuzz, Fuzz::Exact);
         }
-        let out = String::from_utf8(
-            crate::tools::matching::lines::apply(text.as_bytes(), &edits(&file, &placed)).unwrap(),
-        )
-        .unwrap();
+        let out = applied(&text, &file, &placed);
         let got: Vec<&str> = out.lines().collect();
         prop_assert_eq!(got.len(), n);
         for k in (0..n).filter(|&k| k != a) {
