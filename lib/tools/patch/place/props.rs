@@ -28,6 +28,15 @@ fn line(id: usize) -> impl Strategy<Value = String> {
         .prop_map(move |(i, w, sep, t)| format!("{i}id{id};{sep}{}{t}", w.join(sep)))
 }
 
+/// The file made of `lines`, and the one hunk of `spec` placed in it.
+fn placing(lines: &[String], spec: &str) -> (String, FileLines, Result<Vec<Placed>, Miss>) {
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let file = FileLines::new(text.as_bytes());
+    let h = hunk(spec.trim_end_matches('\n'));
+    let placed = place(&file, std::slice::from_ref(&h));
+    (text, file, placed)
+}
+
 /// The file's text with the placed hunks applied.
 fn applied(text: &str, file: &FileLines, placed: &[Placed]) -> String {
     let bytes = crate::tools::matching::lines::apply(text.as_bytes(), &edits(file, placed))
@@ -81,11 +90,8 @@ proptest! {
                 spec.push_str(&format!(" {t}\n"));
             }
         }
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        let file = FileLines::new(text.as_bytes());
-        let h = hunk(spec.trim_end_matches('\n'));
-        let placed = place(&file, std::slice::from_ref(&h))
-            .map_err(|m| TestCaseError::fail(format!("{m:?}\n{text:?}\n{spec}")))?;
+        let (text, file, placed) = placing(&lines, &spec);
+        let placed = placed.map_err(|m| TestCaseError::fail(format!("{m:?}\n{text:?}\n{spec}")))?;
         prop_assert_eq!(placed[0].at, a);
         prop_assert_eq!(placed[0].fuzz == Fuzz::Exact, !s.iter().any(|&x| x) || lines[a..b].iter().all(|l| slip(l, s) == *l));
         let out = applied(&text, &file, &placed);
@@ -122,10 +128,8 @@ proptest! {
         }
         let len = old.len();
         let exact = (0..=n - len).filter(|&i| lines[i..i + len] == old[..]).count();
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        let file = FileLines::new(text.as_bytes());
-        let h = hunk(spec.trim_end_matches('\n'));
-        match place(&file, std::slice::from_ref(&h)) {
+        let (text, file, placed) = placing(&lines, &spec);
+        match placed {
             Ok(placed) => {
                 prop_assert!(exact <= 1, "{exact} exact places, yet placed");
                 let at = placed[0].at;
@@ -187,11 +191,8 @@ proptest! {
                 spec.push_str(&format!(" {}\n", enc(l)));
             }
         }
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        let file = FileLines::new(text.as_bytes());
-        let h = hunk(spec.trim_end_matches('\n'));
-        let placed = place(&file, std::slice::from_ref(&h))
-            .map_err(|m| TestCaseError::fail(format!("{m:?}\n{text:?}\n{spec}")))?;
+        let (text, file, placed) = placing(&lines, &spec);
+        let placed = placed.map_err(|m| TestCaseError::fail(format!("{m:?}\n{text:?}\n{spec}")))?;
         prop_assert_eq!(placed[0].at, a);
         for p in &placed {
             prop_assert_eq!(p.steps.contains(&Step::Escapes), escape);
