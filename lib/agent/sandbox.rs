@@ -374,7 +374,10 @@ fn expand_home(dir: &Path) -> PathBuf {
 /// The sandbox the tool calls of a run are confined by, and the command
 /// prefixes a person allowed to run outside it for the rest of the session.
 pub struct LoopSandbox {
-    prepared: Prepared,
+    /// The policy, which stays as it is while the confinement may be
+    /// built again.
+    policy: Policy,
+    prepared: Mutex<Arc<Prepared>>,
     always: Mutex<Vec<String>>,
     /// Whether the MCP stdio servers run confined too.
     pub mcp_confined: bool,
@@ -384,20 +387,35 @@ impl LoopSandbox {
     /// A sandbox for the tool calls.
     pub fn new(prepared: Prepared) -> Self {
         LoopSandbox {
-            prepared,
+            policy: prepared.policy().clone(),
+            prepared: Mutex::new(Arc::new(prepared)),
             always: Mutex::new(Vec::new()),
             mcp_confined: true,
         }
     }
 
-    /// What confines each call.
-    pub fn prepared(&self) -> &Prepared {
-        &self.prepared
+    /// What confines the next call: the ruleset built at start, or built
+    /// again when a deny-list path it left out because it did not exist
+    /// (`~/.aws` before `aws configure`) has appeared since.
+    pub fn prepared(&self) -> Arc<Prepared> {
+        let mut current = self.prepared.lock().unwrap_or_else(|e| e.into_inner());
+        if current.outdated() {
+            match current.refreshed() {
+                Ok(p) => *current = Arc::new(p),
+                Err(e) => crate::cli::warn(
+                    "ag-loop",
+                    &format!(
+                        "the sandbox could not take in a path of its deny list that appeared: {e}"
+                    ),
+                ),
+            }
+        }
+        Arc::clone(&current)
     }
 
     /// The policy in force.
     pub fn policy(&self) -> &Policy {
-        self.prepared.policy()
+        &self.policy
     }
 
     /// The sandbox as a gate sees it; `blocked` when asking whether a

@@ -305,11 +305,12 @@ impl ToolSpec {
                     Runs::Here(_, here) => here.as_path(),
                     _ => env.cwd,
                 };
+                let prepared = env.sandbox.map(|s| s.prepared());
                 let options = CallOptions {
                     cwd: Some(cwd),
                     env: env.env,
                     aborted: INTERRUPTED,
-                    sandbox: env.sandbox.map(|s| s.prepared()),
+                    sandbox: prepared.as_deref(),
                 };
                 let name = &self.definition.name;
                 program.call(name, id, arguments, &options, cancel).await

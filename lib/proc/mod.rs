@@ -66,7 +66,7 @@ pub use cancel::{Cancel, CancelReason};
 pub use capture::{CaptureLimit, Captured};
 pub use child::{Ended, Running, Streaming};
 #[cfg(target_os = "linux")]
-pub use confine::{Confinement, landlock_abi, seccomp_filter_available};
+pub use confine::{Confinement, landlock_abi, landlock_add_path_rule, seccomp_filter_available};
 pub use lines::{Line, LineError, LineLimits, Lines};
 pub use nix::sys::signal::Signal;
 pub use secrets::{hide_own_environment, withheld_env, withhold_env};

@@ -5,7 +5,7 @@
 //! once the hooks guard is done). Such a process is adopted by this process
 //! once its parents are gone ([`super::adopt_orphans`]), so it is one of
 //! our children: [`end_adopted`] finds every child started since the
-//! command (pids grow, so the scan of `/proc` reads only newer ones) that
+//! command (in the kernel's list of our children) that
 //! no run is waiting for and that is neither the watchdog nor a background
 //! job's supervisor, kills it and reaps it, round after round, since each
 //! killed process hands its own children over to us.
@@ -52,8 +52,14 @@ pub fn end_adopted(since: u32) -> usize {
     ended
 }
 
-/// Children of `me` with a pid of at least `since`, other than `keep`.
+/// Children of `me` with a pid of at least `since`, other than `keep`:
+/// from each thread's `/proc/self/task/TID/children`, where the kernel
+/// has them, else by reading the parent of every newer process in `/proc`.
 fn children_since(me: u32, since: u32, keep: &HashSet<u32>) -> Vec<u32> {
+    let wanted = |pid: u32| pid >= since && pid != me && !keep.contains(&pid);
+    if let Some(children) = task_children() {
+        return children.into_iter().filter(|&p| wanted(p)).collect();
+    }
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -62,14 +68,26 @@ fn children_since(me: u32, since: u32, keep: &HashSet<u32>) -> Vec<u32> {
         let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
             continue;
         };
-        if pid < since || pid == me || keep.contains(&pid) {
-            continue;
-        }
-        if parent_of(pid) == Some(me) {
+        if wanted(pid) && parent_of(pid) == Some(me) {
             out.push(pid);
         }
     }
     out
+}
+
+/// This process's children, as its threads' `children` files list them
+/// (an adopted orphan goes to one of the threads); `None` when the kernel
+/// has no such files (built without `CONFIG_PROC_CHILDREN`).
+fn task_children() -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let list = std::fs::read_to_string(task.path().join("children")).ok()?;
+        out.extend(
+            list.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    Some(out)
 }
 
 /// The parent pid from `/proc/PID/stat` (the field after the state, which

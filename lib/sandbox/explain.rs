@@ -76,16 +76,8 @@ pub fn explain(policy: &Policy, output: &str) -> Vec<Denial> {
 /// messages are taken from there).
 pub fn explain_in(policy: &Policy, cwd: &Path, output: &str) -> Vec<Denial> {
     let mut out: Vec<Denial> = Vec::new();
-    let deny: Vec<PathBuf> = policy
-        .deny_read
-        .iter()
-        .map(|p| canonical_beyond(p))
-        .collect();
-    let writable: Vec<PathBuf> = policy
-        .writable()
-        .iter()
-        .map(|p| canonical_beyond(p))
-        .collect();
+    // Resolved on the first permission error: most output has none.
+    let mut resolved: Option<(Vec<PathBuf>, Vec<PathBuf>)> = None;
     for line in output.lines() {
         let lower = line.to_ascii_lowercase();
         if !(lower.contains("permission denied")
@@ -95,6 +87,11 @@ pub fn explain_in(policy: &Policy, cwd: &Path, output: &str) -> Vec<Denial> {
         {
             continue;
         }
+        let (deny, writable) = resolved.get_or_insert_with(|| {
+            let canonical = |paths: &[PathBuf]| paths.iter().map(|p| canonical_beyond(p)).collect();
+            (canonical(&policy.deny_read), canonical(&policy.writable()))
+        });
+        let (deny, writable) = (&*deny, &*writable);
         let mut found = false;
         for cand in candidates(line) {
             if let Some(d) = classify(policy, cwd, &deny, &writable, &cand, &lower) {

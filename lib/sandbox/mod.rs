@@ -266,7 +266,9 @@ pub struct Prepared {
     #[cfg(target_os = "linux")]
     confinement: Arc<crate::proc::Confinement>,
     env: Vec<(&'static str, OsString)>,
-    _tmp: Option<tempfile::TempDir>,
+    /// Deny-list paths left out of the ruleset because they did not exist.
+    absent: Vec<PathBuf>,
+    _tmp: Option<Arc<tempfile::TempDir>>,
 }
 
 impl Prepared {
@@ -305,16 +307,22 @@ impl Prepared {
                         source,
                     })?;
                 policy.tmpdir = Some(canonical_dir(t.path(), "cannot use the private TMPDIR")?);
-                Some(t)
+                Some(Arc::new(t))
             }
         };
+        Prepared::build(policy, tmp)
+    }
+
+    /// The confinement of a policy whose paths are canonical already.
+    fn build(policy: Policy, tmp: Option<Arc<tempfile::TempDir>>) -> Result<Prepared, Error> {
         #[cfg(target_os = "linux")]
-        let confinement = {
+        let (confinement, absent) = {
             let abi = support().landlock_abi;
-            let ruleset = if abi > 0 {
-                rules::ruleset(&policy, abi)?
+            let (ruleset, absent) = if abi > 0 {
+                let built = rules::ruleset(&policy, abi)?;
+                (built.ruleset, built.absent)
             } else {
-                None
+                (None, Vec::new())
             };
             // With the network allowed, a kernel without seccomp loses only
             // the refusal of setuid modes and extended attributes.
@@ -323,8 +331,13 @@ impl Prepared {
             } else {
                 seccomp::filter(policy.net)?
             };
-            Arc::new(crate::proc::Confinement::new(ruleset, filter))
+            (
+                Arc::new(crate::proc::Confinement::new(ruleset, filter)),
+                absent,
+            )
         };
+        #[cfg(not(target_os = "linux"))]
+        let absent = Vec::new();
         let mut env = vec![(POLICY_ENV, OsString::from(policy.to_env()))];
         if let Some(t) = &policy.tmpdir {
             env.push(("TMPDIR", t.clone().into_os_string()));
@@ -334,8 +347,21 @@ impl Prepared {
             #[cfg(target_os = "linux")]
             confinement,
             env,
+            absent,
             _tmp: tmp,
         })
+    }
+
+    /// Whether a deny-list path that did not exist when this was built
+    /// (and so was left out of the ruleset) exists now.
+    pub fn outdated(&self) -> bool {
+        self.absent.iter().any(|p| p.exists())
+    }
+
+    /// The same policy built again, for the same private `$TMPDIR`: what a
+    /// caller that confines call after call does once [`Self::outdated`].
+    pub fn refreshed(&self) -> Result<Prepared, Error> {
+        Prepared::build(self.policy.clone(), self._tmp.clone())
     }
 
     /// The policy in force (paths canonical, the private `$TMPDIR` filled

@@ -434,3 +434,57 @@ fn a_sandbox_write_directory_that_does_not_exist_stops_the_start_rather_than_the
     assert!(!r.stderr().contains("unconfined"), "{}", r.stderr());
     assert!(server.requests().is_empty());
 }
+
+/// Reads events until the next `agent_end`.
+fn until_agent_end(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> Vec<Value> {
+    let mut out = Vec::new();
+    for line in lines.by_ref() {
+        let e: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let end = e["type"] == "agent_end";
+        out.push(e);
+        if end {
+            break;
+        }
+    }
+    out
+}
+
+#[test]
+fn a_deny_list_path_that_appears_mid_session_is_denied_from_the_next_call_on() {
+    // The ruleset leaves out deny-list paths that do not exist (nothing to
+    // read, and a split of their parent spared); once one appears, the
+    // next call must not be able to read it.
+    let w = world();
+    let secret = w.1.path().join(".aws/credentials");
+    let read = json!({"command": format!("cat {}", secret.display())});
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![("bash", read.clone())]),
+        Turn::Text("first"),
+        Turn::Tools(vec![("bash", read)]),
+        Turn::Text("second"),
+    ]);
+    let mut c = ag_loop(&w, &server, &["--tools", "bash", "--sandbox", "require"]);
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let say = |stdin: &mut std::process::ChildStdin, text: &str| {
+        let p = json!({"type": "prompt", "content": text});
+        stdin.write_all((p.to_string() + "\n").as_bytes()).unwrap();
+    };
+    say(&mut stdin, "read it");
+    let first = until_agent_end(&mut lines);
+    let out = of_type(&first, "tool_execution_end")[0]["output"].to_string();
+    assert!(out.contains("No such file"), "{out}");
+    std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
+    std::fs::write(&secret, "aws_secret_access_key = hunter2\n").unwrap();
+    say(&mut stdin, "read it again");
+    let second = until_agent_end(&mut lines);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let out = of_type(&second, "tool_execution_end")[0]["output"].to_string();
+    assert!(!out.contains("hunter2"), "the secret was read: {out}");
+    assert!(out.contains("blocked by the sandbox"), "{out}");
+}
