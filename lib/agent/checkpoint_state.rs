@@ -68,12 +68,11 @@ impl CheckpointState {
             let home = w.home.canonicalize().unwrap_or_else(|_| w.home.clone());
             match Place::find(&w.cwd, &home) {
                 Ok(place) => {
-                    self.open = Some(Checkpoints::new(
-                        place,
-                        &w.session_id,
-                        &home,
-                        w.max_file_bytes,
-                    ));
+                    // Many checkpoints in one process: worth watching the
+                    // tree rather than asking git to look at all of it.
+                    self.open = Some(
+                        Checkpoints::new(place, &w.session_id, &home, w.max_file_bytes).watching(),
+                    );
                 }
                 Err(e) => {
                     self.want = None;

@@ -31,7 +31,9 @@ mod git;
 mod head;
 mod record;
 mod restore;
+mod watch;
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 pub use git::EMPTY_TREE;
@@ -241,6 +243,19 @@ pub struct Checkpoints {
     /// Pathspecs leaving out those of `excluded` that .gitignore does not
     /// already leave out (git refuses a pathspec naming an ignored path).
     specs: std::sync::OnceLock<Vec<String>>,
+    /// Set by [`Checkpoints::watching`]: the watches on the working tree,
+    /// shared by the clones of these checkpoints.
+    watch: Option<std::sync::Arc<std::sync::Mutex<Watching>>>,
+}
+
+/// Where watching the working tree stands.
+#[derive(Debug)]
+enum Watching {
+    /// The first snapshot starts it.
+    NotYet,
+    On(watch::Watch),
+    /// inotify is not to be had: every snapshot asks git about everything.
+    Unavailable,
 }
 
 impl Checkpoints {
@@ -271,6 +286,64 @@ impl Checkpoints {
             max_file_bytes,
             excluded,
             specs: std::sync::OnceLock::new(),
+            watch: None,
+        }
+    }
+
+    /// The same checkpoints, with the working tree watched from the first
+    /// snapshot on, so that later ones ask git only about what changed
+    /// (see `watch.rs`): for a caller that takes many, ag-loop.
+    pub fn watching(mut self) -> Checkpoints {
+        self.watch = Some(std::sync::Arc::new(std::sync::Mutex::new(Watching::NotYet)));
+        self
+    }
+
+    /// What changed since the last snapshot, as far as the watches tell:
+    /// `None` to look at everything (no watches, their first use, or a
+    /// list that could be incomplete).
+    fn changed_since_last(&self) -> Option<Vec<PathBuf>> {
+        let cell = self.watch.as_ref()?;
+        let mut state = cell.lock().unwrap_or_else(|e| e.into_inner());
+        match &mut *state {
+            Watching::On(w) => match w.take() {
+                watch::Changes::All => None,
+                watch::Changes::Only(paths) => Some(paths),
+            },
+            Watching::Unavailable => None,
+            Watching::NotYet => {
+                // Tracked files that .gitignore would leave out live in
+                // directories the walk skips.
+                let ignored_tracked = self
+                    .git
+                    .ok(&[
+                        "ls-files",
+                        "-z",
+                        "--cached",
+                        "--ignored",
+                        "--exclude-standard",
+                    ])
+                    .map(|r| r.stdout)
+                    .unwrap_or_default();
+                let dirs: std::collections::BTreeSet<PathBuf> = ignored_tracked
+                    .split(|b| *b == 0)
+                    .filter(|p| !p.is_empty())
+                    .filter_map(|p| {
+                        Path::new(std::ffi::OsStr::from_bytes(p))
+                            .parent()
+                            .map(Path::to_path_buf)
+                    })
+                    .collect();
+                *state = match watch::Watch::start(
+                    &self.place.work_tree,
+                    &self.place.git_dir,
+                    self.excluded.iter().map(PathBuf::from).collect(),
+                    dirs,
+                ) {
+                    Some(w) => Watching::On(w),
+                    None => Watching::Unavailable,
+                };
+                None
+            }
         }
     }
 

@@ -178,9 +178,17 @@ impl Checkpoints {
     pub fn snapshot(&self) -> Result<Snapshot, Error> {
         self.seed_index()?;
         let excludes = self.exclude_specs()?;
+        // Told by the watches what changed, git looks at nothing else.
+        let only: Option<Vec<String>> = self.changed_since_last().and_then(|paths| {
+            paths
+                .iter()
+                .map(|p| p.to_str().map(|p| format!(":(literal){p}")))
+                .collect()
+        });
         // The untracked cache serves `--untracked-files=all` only when the
         // setting says `all` too, and never a status given a pathspec: so
-        // none unless ag's own files must be left out.
+        // none unless ag's own files must be left out, or only some paths
+        // are asked about (whose directories are then all git reads).
         let mut args = vec![
             "-c",
             "status.showUntrackedFiles=all",
@@ -191,11 +199,21 @@ impl Checkpoints {
             "--no-renames",
             "--ignore-submodules=all",
         ];
-        if !excludes.is_empty() {
-            args.extend(["--", "."]);
+        match &only {
+            Some(paths) => {
+                args.push("--");
+                args.extend(paths.iter().map(String::as_str));
+            }
+            None if !excludes.is_empty() => args.extend(["--", "."]),
+            None => {}
+        }
+        if args.contains(&"--") {
             args.extend(excludes.iter().map(String::as_str));
         }
-        let listed = self.git.ok(&args)?.stdout;
+        let listed = match &only {
+            Some(paths) if paths.is_empty() => Vec::new(),
+            _ => self.git.ok(&args)?.stdout,
+        };
         let mut paths: Vec<&[u8]> = Vec::new();
         for rec in listed.split(|b| *b == 0).filter(|r| r.len() > 3) {
             // `XY path`: X is the index against HEAD (not ours to care

@@ -519,3 +519,101 @@ fn a_few_changes_of_every_shape_give_the_tree_add_would() {
     let r = cp.record("4").unwrap();
     assert_eq!(r.tree, tree_by_add(&dir));
 }
+
+/// A repository for the watch tests: tracked files, an ignored directory
+/// holding one tracked file, and checkpoints of two sessions: one watching
+/// the tree, one asking git about all of it every time.
+fn watched_repo(tmp: &Path) -> (PathBuf, Checkpoints, Checkpoints) {
+    let dir = tmp.canonicalize().unwrap().join("repo");
+    let home = tmp.canonicalize().unwrap().join("home");
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q"]);
+    write(&dir, "a.txt", "a\n");
+    write(&dir, "sub/b.txt", "b\n");
+    write(&dir, ".gitignore", "ignored/\n*.log\n");
+    write(&dir, "ignored/x", "x");
+    write(&dir, "ignored/kept.txt", "kept\n");
+    git(&dir, &["add", "a.txt", "sub/b.txt", ".gitignore"]);
+    git(&dir, &["add", "-f", "ignored/kept.txt"]);
+    git(&dir, &["commit", "-qm", "start"]);
+    let place = Place::find(&dir, &home).unwrap();
+    let watched = Checkpoints::new(place.clone(), "w", &home, 1 << 20).watching();
+    let plain = Checkpoints::new(place, "p", &home, 1 << 20);
+    (dir, watched, plain)
+}
+
+#[test]
+fn the_watches_name_just_what_changed_and_give_up_when_they_cannot_know() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, cp, plain) = watched_repo(tmp.path());
+    // A file recorded before .gitignore came to leave its directory out
+    // stays in the index (and so in checkpoints): its directory is
+    // watched although the walk skips it. The watching session's index
+    // starts as a copy of the other's.
+    write(&dir, "later/t.txt", "t\n");
+    plain.snapshot().unwrap();
+    write(&dir, ".gitignore", "ignored/\n*.log\nlater/\n");
+    plain.snapshot().unwrap();
+    // The first look is a whole one; the watches start with it.
+    cp.snapshot().unwrap();
+    assert_eq!(cp.changed_since_last(), Some(vec![]));
+    write(&dir, "a.txt", "changed\n");
+    write(&dir, "later/t.txt", "changed\n");
+    write(&dir, "later/new.txt", "ignored, but named all the same\n");
+    assert_eq!(
+        cp.changed_since_last(),
+        Some(vec![
+            PathBuf::from("a.txt"),
+            PathBuf::from("later/new.txt"),
+            PathBuf::from("later/t.txt")
+        ])
+    );
+    // A new directory stands for all in it, made before its watch or after.
+    write(&dir, "new/deep/f.txt", "f\n");
+    assert_eq!(cp.changed_since_last(), Some(vec![PathBuf::from("new")]));
+    write(&dir, "new/deep/g.txt", "g\n");
+    assert_eq!(
+        cp.changed_since_last(),
+        Some(vec![PathBuf::from("new/deep/g.txt")])
+    );
+    // A changed .gitignore may uncover files nobody touched.
+    write(&dir, ".gitignore", "ignored/\n");
+    assert_eq!(cp.changed_since_last(), None);
+    assert_eq!(cp.changed_since_last(), Some(vec![]));
+}
+
+#[test]
+fn a_watched_checkpoint_records_the_same_tree_as_a_whole_look() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, watched, plain) = watched_repo(tmp.path());
+    let sh = |script: &str| {
+        let st = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(&dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{script}");
+    };
+    let steps = [
+        "true",
+        "echo two > a.txt",
+        "mkdir -p new/x/y && echo z > new/x/y/z.txt && echo q > new/q.txt",
+        "rm sub/b.txt && chmod +x a.txt",
+        "mv new moved && echo w > moved/x/y/w.txt",
+        "echo again > ignored/kept.txt && echo junk > ignored/junk",
+        "echo log > foo.log",
+        "printf 'ignored/\\n' > .gitignore",
+        "ln -s a.txt link && rm moved/q.txt && mkdir moved/q.txt && echo in > moved/q.txt/f",
+        "mv moved/x/y/z.txt top.txt && mv sub gone && rmdir gone",
+        "rm -rf moved",
+        "mkdir -p sub && echo b > sub/b.txt && chmod -x a.txt && rm link",
+        "true",
+    ];
+    for step in steps {
+        sh(step);
+        let w = watched.snapshot().unwrap();
+        let p = plain.snapshot().unwrap();
+        assert_eq!(w.tree, p.tree, "after `{step}`");
+    }
+}

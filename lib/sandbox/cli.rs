@@ -72,7 +72,7 @@ to the workspace, the --write directories, a private $TMPDIR (removed afterwards
 except the deny list: ~/.ssh, ~/.gnupg, ~/.aws, ~/.azure, ~/.config/gcloud, ~/.config/gh, ~/.kube, \
 ~/.netrc, ~/.git-credentials, ~/.docker/config.json, shell histories (bash, zsh, fish, python) \
 and $AG_HOME/models.json, plus each --deny-read (names in a denied directory can still be \
-listed, contents not read). The network is off unless --net: Landlock refuses TCP connect and \
+listed, contents not read; a listed path that does not exist when CMD starts is left out). The network is off unless --net: Landlock refuses TCP connect and \
 bind, and a seccomp filter refuses creating AF_INET, AF_INET6 and AF_PACKET sockets (so UDP and \
 raw sockets too) and io_uring; Unix sockets stay allowed. Making a file setuid or setgid (chmod) and \
 setting extended attributes (file capabilities) are refused with or without --net. no_new_privs is set, so setuid \

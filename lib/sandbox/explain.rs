@@ -94,7 +94,7 @@ pub fn explain_in(policy: &Policy, cwd: &Path, output: &str) -> Vec<Denial> {
         let (deny, writable) = (&*deny, &*writable);
         let mut found = false;
         for cand in candidates(line) {
-            if let Some(d) = classify(policy, cwd, &deny, &writable, &cand, &lower) {
+            if let Some(d) = classify(policy, cwd, deny, writable, &cand, &lower) {
                 found = true;
                 if !out.contains(&d) {
                     out.push(d);

@@ -282,3 +282,50 @@ def loop_turns(suite):
     finally:
         server.close()
     return rows
+
+
+def loop_sandbox_per_call(suite):
+    """What confinement adds to each tool call under ag-loop, which builds
+    the ruleset once per session: a session of `n` bash calls of `true`
+    with `--sandbox require` against the same with `--sandbox off`, the
+    difference spread over the calls (the fork that pre_exec forces, the
+    kernel's restriction of each child, the hooks guard, ag-bash reading
+    its policy and looking for strays)."""
+    n = 40
+    turns = [{"calls": [("bash", {"command": "true"})]} for _ in range(n)]
+    turns.append({"text": "done"})
+    work = suite.tmp / "loop-sandbox"
+    work.mkdir(exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    out = suite.tmp / "loop-sandbox-events.jsonl"
+    server = modelserver.ModelServer(modelserver.scripted_chat(turns))
+    runs = suite.runs(9, 3)
+    times = {"require": [], "off": []}
+    problems = []
+    try:
+        for i in range(runs + 1):
+            for mode in (("require", "off") if i % 2 == 0 else ("off", "require")):
+                server.reset()
+                argv = [suite.bin("ag-loop"), "-m", "ollama/scripted", "--base-url", server.base_url + "/v1", "--json", "--no-session", "--tools", "bash", "--sandbox", mode, "go"]
+                r = run_once(argv, suite.env, cwd=work, stdout=out, limit=300)
+                events = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+                ok = sum(1 for e in events if e.get("type") == "tool_execution_end" and not e.get("is_error"))
+                if r.status != 0 or ok != n:
+                    problems.append(f"--sandbox {mode}: exit {r.status}, {ok} of {n} calls succeeded")
+                if i > 0:
+                    times[mode].append(r.wall)
+    finally:
+        server.close()
+    ta, tb = median(times["require"]), median(times["off"])
+    per = (ta - tb) / n
+    return [
+        Row(
+            f"ag-loop --sandbox require: confinement cost per tool call ({n} bash calls)",
+            f"{fmt_s(per)} per call ({fmt_s(ta)} in all)",
+            f"--sandbox off: {fmt_s(tb)}",
+            ta / tb,
+            "≤ +1.0 ms",
+            per <= 1e-3 and not problems,
+            "; ".join(sorted(set(problems))) or "the ruleset is built once per session; each call pays the confined spawn, the hooks guard and ag-bash's checks",
+        )
+    ]
