@@ -11,19 +11,18 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use super::run::{confine_std, io_err, spawn_error, std_command};
+use super::run::{io_err, spawn_error, spawn_std, std_command};
 use super::{Cancel, Command, Error, Status, TerminationGuard};
 
 /// How often a signal received is checked for, to pass it on.
 const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
 pub(super) fn run_attached(cmd: Command) -> Result<Status, Error> {
-    let mut c = std_command(&cmd);
-    confine_std(&cmd, &mut c);
+    let c = std_command(&cmd);
     let cancel = Cancel::new().map_err(io_err("cannot set up signal handling"))?;
     let guard =
         TerminationGuard::install(&cancel).map_err(io_err("cannot set up signal handling"))?;
-    let mut child = c.spawn().map_err(spawn_error(&cmd))?;
+    let mut child = spawn_std(&cmd, c).map_err(spawn_error(&cmd))?;
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {

@@ -229,11 +229,27 @@ impl Engine {
         let mut c = tokio::process::Command::from(command);
         // The engine's own drop kills the whole group, not just the leader.
         c.kill_on_drop(false);
-        let spawned = c.spawn().map_err(spawn_error(cmd));
         // The command holds our copy of the merged pipe's write end: it
-        // must close, or the end of output would never be seen.
-        drop(c);
-        let mut child = spawned?;
+        // must close once the child runs, or the end of output would never
+        // be seen.
+        let spawned = match &cmd.confinement {
+            #[cfg(target_os = "linux")]
+            Some(confinement) => {
+                // On the confinement's thread (see `confine.rs`), inside
+                // this runtime, which reaps the child.
+                let runtime = tokio::runtime::Handle::current();
+                confinement.spawn(move || {
+                    let _inside = runtime.enter();
+                    c.spawn()
+                })
+            }
+            _ => {
+                let spawned = c.spawn();
+                drop(c);
+                spawned
+            }
+        };
+        let mut child = spawned.map_err(spawn_error(cmd))?;
         let pid = child.id().unwrap_or(0);
         let pgid = Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX));
         let stdout = child.stdout.take();

@@ -1,27 +1,49 @@
 //! The kernel side of the sandbox (`lib/sandbox` decides what it allows):
 //! asking the kernel what it offers (the Landlock ABI, seccomp filters),
-//! and the hook that confines a child between fork and exec. Everything
-//! the hook needs (the Landlock ruleset's descriptor, the seccomp program)
-//! is built before the fork; in the child it only calls prctl(2),
-//! landlock_restrict_self(2) and seccomp(2), which allocate nothing and
-//! are async-signal-safe. A failure there fails the spawn, so a child that
+//! and starting children confined.
+//!
+//! no_new_privs, a Landlock domain and a seccomp filter all belong to the
+//! thread that sets them, and a child inherits them from the thread that
+//! creates it. So a confinement gets a thread of its own, which confines
+//! itself once and then only starts children ([`Confinement::spawn`]).
+//! The usual way, a `pre_exec` hook between fork and exec, forbids
+//! posix_spawn: std then forks the whole parent, which costs ag-loop (a
+//! large, many-threaded process) about a millisecond per tool call; from
+//! the confined thread, std's posix_spawn (vfork and exec) still works. If
+//! the thread cannot confine itself, no child is started: a child that
 //! asked to be confined never runs unconfined.
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::process::CommandExt;
-use std::sync::Arc;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
 
 use nix::libc;
 
-/// What confines a child: applied in the child, in this order, as
-/// `no_new_privs` (always, so that a setuid binary cannot shed the rest),
-/// the Landlock ruleset, the seccomp filter.
+/// What confines a child: in this order, `no_new_privs` (always, so that a
+/// setuid binary cannot shed the rest), the Landlock ruleset, the seccomp
+/// filter.
 #[derive(Debug)]
 pub struct Confinement {
     ruleset: Option<OwnedFd>,
     filter: Vec<libc::sock_filter>,
+    /// The confined thread, started on first use; why it could not be.
+    spawner: OnceLock<Result<Spawner, String>>,
+}
+
+/// A job for the confined thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The confined thread's queue.
+struct Spawner {
+    jobs: Mutex<mpsc::Sender<Job>>,
+}
+
+impl std::fmt::Debug for Spawner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Spawner")
+    }
 }
 
 impl Confinement {
@@ -30,7 +52,11 @@ impl Confinement {
     /// program (empty: no filter). Either may be absent: `no_new_privs`
     /// alone is still set.
     pub fn new(ruleset: Option<OwnedFd>, filter: Vec<libc::sock_filter>) -> Confinement {
-        Confinement { ruleset, filter }
+        Confinement {
+            ruleset,
+            filter,
+            spawner: OnceLock::new(),
+        }
     }
 
     /// Whether a Landlock ruleset is applied.
@@ -42,45 +68,100 @@ impl Confinement {
     pub fn has_filter(&self) -> bool {
         !self.filter.is_empty()
     }
+
+    /// Runs `start` (which starts a child) on the confined thread, so that
+    /// the child is confined from its first instruction, and waits for it.
+    /// The thread is one per confinement and ends with it.
+    pub(crate) fn spawn<T: Send + 'static>(
+        &self,
+        start: impl FnOnce() -> io::Result<T> + Send + 'static,
+    ) -> io::Result<T> {
+        let spawner = self
+            .spawner
+            .get_or_init(|| {
+                Spawner::start(self.ruleset.as_ref().map(AsRawFd::as_raw_fd), &self.filter)
+            })
+            .as_ref()
+            .map_err(|e| io::Error::other(e.clone()))?;
+        let (tx, rx) = mpsc::sync_channel(1);
+        let job: Job = Box::new(move || {
+            let _ = tx.send(start());
+        });
+        spawner
+            .jobs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .send(job)
+            .map_err(|_| io::Error::other("the sandbox's spawning thread has ended"))?;
+        rx.recv()
+            .map_err(|_| io::Error::other("the sandbox's spawning thread has ended"))?
+    }
 }
 
-/// Confines the child of this std command (see [`Confinement`]).
-pub(crate) fn confine(cmd: &mut std::process::Command, c: Arc<Confinement>) {
-    // SAFETY: the closure runs in the forked child before exec. It reads
-    // only memory prepared before the fork (the descriptor number and the
-    // filter's slice, kept alive by the Arc it owns) and calls prctl(2),
-    // landlock_restrict_self(2) and seccomp(2), which are async-signal-safe
-    // system calls that allocate nothing. `io::Error::last_os_error` only
-    // reads errno.
+impl Spawner {
+    /// Starts the thread and waits until it has confined itself (the
+    /// ruleset's descriptor is only borrowed until then).
+    fn start(ruleset: Option<RawFd>, filter: &[libc::sock_filter]) -> Result<Spawner, String> {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let (ready, confined) = mpsc::sync_channel(1);
+        let filter = filter.to_vec();
+        std::thread::Builder::new()
+            .name("ag-sandbox-spawn".to_string())
+            .spawn(move || {
+                let r = confine_this_thread(ruleset, &filter);
+                let ok = r.is_ok();
+                let _ = ready.send(r);
+                if ok {
+                    for job in queue {
+                        job();
+                    }
+                }
+            })
+            .map_err(|e| format!("cannot start the sandbox's spawning thread: {e}"))?;
+        match confined.recv() {
+            Ok(Ok(())) => Ok(Spawner {
+                jobs: Mutex::new(jobs),
+            }),
+            Ok(Err(e)) => Err(format!("cannot confine the sandbox's spawning thread: {e}")),
+            Err(_) => Err("the sandbox's spawning thread ended at once".to_string()),
+        }
+    }
+}
+
+/// Confines the calling thread (and what it starts from now on): prctl(2),
+/// landlock_restrict_self(2), seccomp(2), none with the flag that would
+/// reach the process's other threads.
+fn confine_this_thread(ruleset: Option<RawFd>, filter: &[libc::sock_filter]) -> io::Result<()> {
+    // SAFETY: plain system calls on this thread. The ruleset descriptor is
+    // kept open by the caller until this returns; the filter's slice lives
+    // across the call, which copies it into the kernel.
     unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if let Some(fd) = &c.ruleset
-                && libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0) != 0
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if let Some(fd) = ruleset
+            && libc::syscall(libc::SYS_landlock_restrict_self, fd, 0) != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        if !filter.is_empty() {
+            let prog = libc::sock_fprog {
+                len: u16::try_from(filter.len()).unwrap_or(u16::MAX),
+                filter: filter.as_ptr().cast_mut(),
+            };
+            let prog_ptr: *const libc::sock_fprog = &prog;
+            if libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0,
+                prog_ptr,
+            ) != 0
             {
                 return Err(io::Error::last_os_error());
             }
-            if !c.filter.is_empty() {
-                let prog = libc::sock_fprog {
-                    len: u16::try_from(c.filter.len()).unwrap_or(u16::MAX),
-                    filter: c.filter.as_ptr().cast_mut(),
-                };
-                let prog_ptr: *const libc::sock_fprog = &prog;
-                if libc::syscall(
-                    libc::SYS_seccomp,
-                    libc::SECCOMP_SET_MODE_FILTER,
-                    0,
-                    prog_ptr,
-                ) != 0
-                {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
+        }
     }
+    Ok(())
 }
 
 /// The Landlock ABI version this kernel offers: 0 when it has none (not

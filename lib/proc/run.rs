@@ -131,13 +131,22 @@ pub(super) fn std_command(cmd: &Command) -> std::process::Command {
     c
 }
 
-/// Confines the child when the command asks for the sandbox: the last of
-/// the steps between fork and exec, after the group or session is set.
-pub(super) fn confine_std(cmd: &Command, c: &mut std::process::Command) {
+/// Starts the std command: on the confinement's own thread when the
+/// command asks for the sandbox (see `confine.rs`), so that the child is
+/// confined from its start. The std command goes with it and is dropped
+/// once the child runs, closing this process's copies of the pipes' ends.
+pub(super) fn spawn_std(
+    cmd: &Command,
+    c: std::process::Command,
+) -> io::Result<std::process::Child> {
+    let mut c = c;
     #[cfg(target_os = "linux")]
     if let Some(confinement) = &cmd.confinement {
-        super::confine::confine(c, std::sync::Arc::clone(confinement));
+        return confinement.spawn(move || c.spawn());
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
+    c.spawn()
 }
 
 /// A command set up as every child of this module is (its own group or
@@ -167,7 +176,6 @@ pub(super) fn prepare(cmd: &mut Command, detached: bool) -> Result<Prepared, Err
     } else {
         super::watchdog::watch_std(&mut c);
     }
-    confine_std(cmd, &mut c);
     let input = std::mem::take(&mut cmd.stdin);
     c.stdin(match (&input, detached) {
         (Input::Bytes(_) | Input::BytesKeepOpen(_) | Input::Pipe, false) => Stdio::piped(),
@@ -219,15 +227,14 @@ pub(super) fn spawn_error(cmd: &Command) -> impl FnOnce(io::Error) -> Error {
 
 fn spawn(cmd: &mut Command, detached: bool) -> Result<Spawned, Error> {
     let Prepared {
-        command: mut c,
+        command: c,
         input,
         merged,
         captures,
     } = prepare(cmd, detached)?;
-    let mut child = c.spawn().map_err(spawn_error(cmd))?;
-    // The std Command still holds our copies of the pipes' write ends: they
-    // must close now, or the end of output would never be seen.
-    drop(c);
+    // The std Command holds our copies of the pipes' write ends: spawn_std
+    // drops it, or the end of output would never be seen.
+    let mut child = spawn_std(cmd, c).map_err(spawn_error(cmd))?;
     let mut streams = Vec::new();
     let mut add = |fd: OwnedFd, capture: usize| -> Result<(), Error> {
         set_nonblocking(fd.as_fd()).map_err(io_err("cannot set up the output pipe"))?;

@@ -284,6 +284,24 @@ def loop_turns(suite):
     return rows
 
 
+def chat_only(turns):
+    """scripted_chat counting chat requests only: ag-loop's other requests
+    to the server (the ollama provider asks about the model first) take
+    no turn."""
+    inner = modelserver.scripted_chat(turns)
+    seen = {"n": 0}
+
+    def handle(method, path, headers, body, n):
+        if method != "POST" or not path.endswith("/chat/completions"):
+            return inner(method, path, headers, body, len(turns))
+        i = seen["n"]
+        seen["n"] += 1
+        return inner(method, path, headers, body, i)
+
+    handle.reset = lambda: seen.update(n=0)
+    return handle
+
+
 def loop_sandbox_per_call(suite):
     """What confinement adds to each tool call under ag-loop, which builds
     the ruleset once per session: a session of `n` bash calls of `true`
@@ -292,13 +310,15 @@ def loop_sandbox_per_call(suite):
     kernel's restriction of each child, the hooks guard, ag-bash reading
     its policy and looking for strays)."""
     n = 40
-    turns = [{"calls": [("bash", {"command": "true"})]} for _ in range(n)]
+    # Distinct commands: ag-loop stops a model that repeats one call.
+    turns = [{"calls": [("bash", {"command": f"true {i}"})]} for i in range(n)]
     turns.append({"text": "done"})
     work = suite.tmp / "loop-sandbox"
     work.mkdir(exist_ok=True)
     subprocess.run(["git", "init", "-q", str(work)], check=True)
     out = suite.tmp / "loop-sandbox-events.jsonl"
-    server = modelserver.ModelServer(modelserver.scripted_chat(turns))
+    handler = chat_only(turns)
+    server = modelserver.ModelServer(handler)
     runs = suite.runs(9, 3)
     times = {"require": [], "off": []}
     problems = []
@@ -306,6 +326,7 @@ def loop_sandbox_per_call(suite):
         for i in range(runs + 1):
             for mode in (("require", "off") if i % 2 == 0 else ("off", "require")):
                 server.reset()
+                handler.reset()
                 argv = [suite.bin("ag-loop"), "-m", "ollama/scripted", "--base-url", server.base_url + "/v1", "--json", "--no-session", "--tools", "bash", "--sandbox", mode, "go"]
                 r = run_once(argv, suite.env, cwd=work, stdout=out, limit=300)
                 events = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
@@ -327,5 +348,56 @@ def loop_sandbox_per_call(suite):
             "≤ +1.0 ms",
             per <= 1e-3 and not problems,
             "; ".join(sorted(set(problems))) or "the ruleset is built once per session; each call pays the confined spawn, the hooks guard and ag-bash's checks",
+        )
+    ]
+
+
+def loop_checkpoint_per_turn(suite, repo, env):
+    """What a checkpoint costs ag-loop per turn in a repository of 10,000
+    files: a session of `n` turns, each a bash call that changes one file,
+    with checkpoints against the same with `--no-checkpoints`, the
+    difference spread over the turns. ag-loop watches the tree, so after
+    the session's first checkpoint (a whole look, included here) git is
+    asked only about the changed file."""
+    n = 30
+    turns = [{"calls": [("bash", {"command": f"echo 'change {i}' >> d1/e1/f1.rs"})]} for i in range(n)]
+    turns.append({"text": "done"})
+    out = suite.tmp / "loop-checkpoint-events.jsonl"
+    handler = chat_only(turns)
+    server = modelserver.ModelServer(handler)
+    runs = suite.runs(7, 3)
+    times = {"on": [], "off": []}
+    problems = []
+    try:
+        for i in range(runs + 1):
+            for mode in (("on", "off") if i % 2 == 0 else ("off", "on")):
+                server.reset()
+                handler.reset()
+                argv = [suite.bin("ag-loop"), "-m", "ollama/scripted", "--base-url", server.base_url + "/v1", "--json", "--tools", "bash", "--no-gate", "go"]
+                if mode == "off":
+                    argv.insert(-1, "--no-checkpoints")
+                r = run_once(argv, env, cwd=repo, stdout=out, limit=300)
+                events = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+                checkpoints = sum(1 for e in events if e.get("type") == "checkpoint")
+                errors = [e.get("message", "") for e in events if e.get("type") == "error"]
+                want = n + 1 if mode == "on" else 0
+                if r.status != 0 or checkpoints != want or errors:
+                    problems.append(f"{mode}: exit {r.status}, {checkpoints} of {want} checkpoints {errors[:1]}")
+                if i > 0:
+                    times[mode].append(r.wall)
+    finally:
+        server.close()
+    ta, tb = median(times["on"]), median(times["off"])
+    per = (ta - tb) / n
+    return [
+        Row(
+            f"ag-loop: checkpoint per turn, 10,000 files, one changed ({n}-turn session)",
+            f"{fmt_s(per)} per turn ({fmt_s(ta)} in all)",
+            f"--no-checkpoints: {fmt_s(tb)}",
+            ta / tb,
+            "< 50 ms",
+            per < 0.050 and not problems,
+            "; ".join(sorted(set(problems)))
+            or "inotify watches on the tree's directories; git status about the changed names only, update-index, write-tree, commit-tree, update-ref, diff-tree; the session's first checkpoint (a whole look) included",
         )
     ]
