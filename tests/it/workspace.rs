@@ -135,7 +135,7 @@ fn is_sshd(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sshd")
 }
 
-fn nix_is_root() -> bool {
+pub(crate) fn nix_is_root() -> bool {
     std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
         s.lines()
             .find(|l| l.starts_with("Uid:"))
@@ -180,14 +180,14 @@ fn ag_loop(env: &Env, server: &ModelServer, workspace: &str, vars: &[(&str, &str
     c
 }
 
-fn tool_ends(events: &[Value]) -> Vec<&Value> {
+pub(crate) fn tool_ends(events: &[Value]) -> Vec<&Value> {
     events
         .iter()
         .filter(|e| e["type"] == "tool_execution_end")
         .collect()
 }
 
-fn copied_notes(events: &[Value]) -> usize {
+pub(crate) fn copied_notes(events: &[Value]) -> usize {
     events
         .iter()
         .filter(|e| e["type"] == "notify" && e["message"].as_str().unwrap().contains("copied"))
@@ -322,7 +322,7 @@ fn start_sleeping(
     (child, stdin, events, out)
 }
 
-fn rest(out: BufReader<std::process::ChildStdout>, events: &mut Vec<Value>) {
+pub(crate) fn rest(out: BufReader<std::process::ChildStdout>, events: &mut Vec<Value>) {
     for line in out.lines() {
         events.push(serde_json::from_str(&line.unwrap()).unwrap());
     }
