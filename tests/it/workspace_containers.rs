@@ -605,14 +605,15 @@ fn calls_change_the_container_and_the_tools_are_copied_once(kind: Kind) {
     assert_eq!(mtime(&c, &cached), first_copy);
 }
 
-/// ag-loop, reading its prompt from stdin, on a prompt whose bash call
-/// starts `marker` in the container; returns once the marker runs there.
+/// ag-loop, reading its prompt from stdin, on a prompt whose `nth` call
+/// (from 1) starts `marker` in the container; returns once the marker runs
+/// there.
 fn start_sleeping(
     engine: &Engine,
     c: &Container,
     env: &Env,
     server: &ModelServer,
-    marker: &str,
+    (marker, nth): (&str, usize),
 ) -> (Child, ChildStdin, Vec<Value>, BufReader<ChildStdout>) {
     let mut cmd = engine.ag_loop(env, server, c, "/work");
     cmd.stdin(Stdio::piped())
@@ -624,19 +625,17 @@ fn start_sleeping(
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut events = Vec::new();
     let mut line = String::new();
+    let mut starts = 0;
     while out.read_line(&mut line).unwrap() > 0 {
         let e: Value = serde_json::from_str(&line).unwrap();
         line.clear();
-        let started = e["type"] == "tool_execution_start";
+        starts += usize::from(e["type"] == "tool_execution_start");
         events.push(e);
-        if started {
+        if starts == nth {
             break;
         }
     }
-    assert!(
-        events.iter().any(|e| e["type"] == "tool_execution_start"),
-        "ag-loop ended before the call: {events:?}"
-    );
+    assert_eq!(starts, nth, "ag-loop ended before the call: {events:?}");
     wait_for("the sleep in the container", || {
         c.strays().iter().any(|p| p.contains(marker))
     });
@@ -667,7 +666,7 @@ fn an_interrupt_leaves_no_process_in_the_container(kind: Kind) {
         Turn::Text("stopped"),
     ]);
     let (mut child, mut stdin, mut events, out) =
-        start_sleeping(&engine, &c, &env, &server, marker);
+        start_sleeping(&engine, &c, &env, &server, (marker, 1));
     stdin.write_all(b"{\"type\":\"interrupt\"}\n").unwrap();
     drop(stdin);
     rest(out, &mut events);
@@ -705,18 +704,28 @@ fn a_killed_container_is_a_tool_error_that_says_so(kind: Kind) {
     let env = Env::new();
     let marker = "sleep 7322";
     let server = ModelServer::start(vec![
+        // A tool killed while the container lives on is not a gone
+        // container: the check after the call finds it there.
+        Turn::Tools(vec![("bash", json!({"command": "kill -KILL $PPID"}))]),
         Turn::Tools(vec![("bash", json!({"command": marker}))]),
         Turn::Text("the container went away"),
     ]);
-    let (mut child, stdin, mut events, out) = start_sleeping(&engine, &c, &env, &server, marker);
+    let (mut child, stdin, mut events, out) =
+        start_sleeping(&engine, &c, &env, &server, (marker, 2));
     c.kill();
     drop(stdin);
     rest(out, &mut events);
     child.wait().unwrap();
     let ends = tool_ends(&events);
-    assert_eq!(ends.len(), 1, "{events:?}");
-    assert_eq!(ends[0]["is_error"], true, "{:?}", ends[0]);
-    let said = ends[0]["output"].as_str().unwrap();
+    assert_eq!(ends.len(), 2, "{events:?}");
+    let killed = ends[0]["output"].as_str().unwrap();
+    assert_eq!(ends[0]["is_error"], true, "{killed}");
+    assert!(
+        killed.contains("without a result") && !killed.contains("is gone"),
+        "{killed}"
+    );
+    assert_eq!(ends[1]["is_error"], true, "{:?}", ends[1]);
+    let said = ends[1]["output"].as_str().unwrap();
     let who = format!("{} container `doomed`", kind.program());
     assert!(
         said.contains(&who) && said.contains("is gone or stopped") && said.contains("not repeated"),
@@ -727,7 +736,7 @@ fn a_killed_container_is_a_tool_error_that_says_so(kind: Kind) {
         .iter()
         .filter(|e| e["type"] == "tool_execution_start")
         .count();
-    assert_eq!(starts, 1, "{events:?}");
+    assert_eq!(starts, 2, "{events:?}");
     let last = server.requests().last().unwrap()["messages"].to_string();
     assert!(last.contains("is gone or stopped"), "{last}");
 }
