@@ -739,6 +739,13 @@ fn a_killed_container_is_a_tool_error_that_says_so(kind: Kind) {
     assert_eq!(starts, 2, "{events:?}");
     let last = server.requests().last().unwrap()["messages"].to_string();
     assert!(last.contains("is gone or stopped"), "{last}");
+    // A session started on the stopped container ends at set-up, saying so.
+    let mut cmd = engine.ag_loop(&env, &server, &c, "/work");
+    cmd.arg("again");
+    let r = run(cmd, None);
+    r.expect_code(2);
+    assert!(r.stdout().is_empty(), "{r}");
+    assert!(r.stderr().contains(&who), "{r}");
 }
 
 #[test]
