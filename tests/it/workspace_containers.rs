@@ -45,7 +45,7 @@ impl Kind {
 /// Says on the real stderr (libtest does not capture a direct write, so the
 /// line shows in a normal run) that the test did not run, or fails where
 /// that is not allowed.
-fn not_run(kind: Kind, why: &str) -> Option<Engine> {
+fn not_run<T>(kind: Kind, why: &str) -> Option<T> {
     let line = format!(
         "NOT RUN: {} end-to-end test of ag-loop --workspace: {why} (not a pass)",
         kind.program()
@@ -267,8 +267,9 @@ impl Engine {
         match self.kind {
             Kind::Docker => args.push(IMAGE.into()),
             Kind::Podman => {
-                // runc cannot raise the open-file limit above the hard
-                // limit ag runs under, which podman asks for by default.
+                // podman asks by default for an open-file limit above the
+                // hard limit the tests may run under, and raising it takes
+                // a capability a container host may not grant.
                 args.extend(
                     [
                         "--ulimit",
@@ -287,10 +288,10 @@ impl Engine {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = self.engine(&args);
         if !out.status.success() {
-            not_run(
+            return not_run(
                 self.kind,
                 &format!("cannot start a container: {}", text(&out.stderr)),
-            )?;
+            );
         }
         Some(Container {
             engine: self,
