@@ -35,6 +35,9 @@ pub const SSH_OPTIONS_ENV: &str = "AG_SSH_OPTIONS";
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a set-up step in the workspace (probe, reading a file) may take.
 const STEP_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the check that the workspace is still there may take, after a
+/// call that ended without a result.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long copying one binary may take.
 const COPY_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -253,13 +256,62 @@ impl Workspace {
             Ok(out) if matches!(out.stopped, Some(Stop::Cancelled(_))) => {
                 exec::aborted_result(id, aborted)
             }
-            Ok(out) => self.result(id, name, &out),
+            Ok(out) => {
+                let answer = proc::answer::<ToolResult>(&out.stdout);
+                // `docker exec` into a container killed under it ends with
+                // 137 and says nothing, as it does when the tool itself was
+                // killed: only asking the engine again tells them apart.
+                let gone = match (&answer, &self.uri.target) {
+                    (Err(AnswerError::Missing), Target::Ssh { .. }) => None,
+                    (Err(AnswerError::Missing), _)
+                        if out.status != Status::Exited(script::NO_DIR) =>
+                    {
+                        self.unreachable(cancel).await
+                    }
+                    _ => None,
+                };
+                self.result(id, name, &out, answer, gone)
+            }
+        }
+    }
+
+    /// Why the workspace cannot be reached now (the transport's own words),
+    /// or `None` when a trivial command still runs there.
+    async fn unreachable(&self, cancel: &CancellationToken) -> Option<String> {
+        let out = self
+            .run("exit 0\n", Input::Null, Some(CHECK_TIMEOUT), cancel)
+            .await;
+        match out {
+            Err(e) => Some(e.to_string()),
+            Ok(out) if matches!(out.stopped, Some(Stop::Cancelled(_))) => None,
+            Ok(out) if out.stopped.is_some() => Some(format!("no answer within {CHECK_TIMEOUT:?}")),
+            Ok(out) if out.status == Status::Exited(0) => None,
+            Ok(out) => {
+                let stderr = out.stderr.lossy();
+                let stderr = stderr.trim();
+                Some(if stderr.is_empty() {
+                    format!(
+                        "`{}` ended ({})",
+                        self.uri.command("", &self.ssh).0,
+                        out.status
+                    )
+                } else {
+                    stderr.to_string()
+                })
+            }
         }
     }
 
     /// The tool's result, or an error that names the transport when there
-    /// is none.
-    fn result(&self, id: &str, name: &str, out: &Outcome) -> ToolResult {
+    /// is none; `gone` says why the workspace cannot be reached any more.
+    fn result(
+        &self,
+        id: &str,
+        name: &str,
+        out: &Outcome,
+        answer: Result<ToolResult, AnswerError>,
+        gone: Option<String>,
+    ) -> ToolResult {
         let stderr = out.stderr.lossy();
         let stderr = stderr.trim();
         let said = if stderr.is_empty() {
@@ -267,7 +319,7 @@ impl Workspace {
         } else {
             format!(": {stderr}")
         };
-        match proc::answer::<ToolResult>(&out.stdout) {
+        match answer {
             Ok(mut r) => {
                 r.id = Some(id.to_string());
                 r
@@ -287,6 +339,12 @@ impl Workspace {
                     format!(
                         "the connection to {} failed or was lost during the call of `{name}`{said}. The call was not repeated: it may have run in part, so check the workspace (read the files concerned) before calling again",
                         self.uri.describe()
+                    )
+                } else if let Some(why) = gone {
+                    format!(
+                        "the {} is gone or stopped, or cannot be reached: the call of `{name}` ended ({}) without a result, and a check after it got: {why}. The call was not repeated: it may have run in part, so check the workspace (read the files concerned) once it is back",
+                        self.uri.describe(),
+                        out.status
                     )
                 } else if out.status == Status::Exited(script::NO_DIR) {
                     format!(

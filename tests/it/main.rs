@@ -110,3 +110,5 @@ mod fanout;
 mod fanout_k8s;
 // ag-loop --workspace: the tools in another workspace, over a real sshd and fake docker/kubectl clients.
 mod workspace;
+// ag-loop --workspace docker:// and podman:// against real engines the tests start.
+mod workspace_containers;

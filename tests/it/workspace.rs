@@ -3,7 +3,8 @@
 //! key, authorized key and config, the remote HOME and PATH set by the
 //! sshd config, so the tools are missing there and get copied); docker and
 //! kubectl through fake clients on PATH that run the command here, which
-//! checks the arguments each transport is given.
+//! checks the arguments each transport is given. kubectl is not run end to
+//! end (no cluster); docker and podman are, in `workspace_containers`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -135,7 +136,7 @@ fn is_sshd(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sshd")
 }
 
-fn nix_is_root() -> bool {
+pub(crate) fn nix_is_root() -> bool {
     std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
         s.lines()
             .find(|l| l.starts_with("Uid:"))
@@ -180,14 +181,14 @@ fn ag_loop(env: &Env, server: &ModelServer, workspace: &str, vars: &[(&str, &str
     c
 }
 
-fn tool_ends(events: &[Value]) -> Vec<&Value> {
+pub(crate) fn tool_ends(events: &[Value]) -> Vec<&Value> {
     events
         .iter()
         .filter(|e| e["type"] == "tool_execution_end")
         .collect()
 }
 
-fn copied_notes(events: &[Value]) -> usize {
+pub(crate) fn copied_notes(events: &[Value]) -> usize {
     events
         .iter()
         .filter(|e| e["type"] == "notify" && e["message"].as_str().unwrap().contains("copied"))
@@ -322,7 +323,7 @@ fn start_sleeping(
     (child, stdin, events, out)
 }
 
-fn rest(out: BufReader<std::process::ChildStdout>, events: &mut Vec<Value>) {
+pub(crate) fn rest(out: BufReader<std::process::ChildStdout>, events: &mut Vec<Value>) {
     for line in out.lines() {
         events.push(serde_json::from_str(&line.unwrap()).unwrap());
     }
@@ -426,15 +427,19 @@ fn a_bad_or_unreachable_workspace_stops_ag_loop_before_any_event() {
 }
 
 /// A fake `NAME` client on PATH that logs its arguments up to the script
-/// and runs `sh -c SCRIPT` here, as `docker exec -i` would in a container.
+/// and runs `sh -c SCRIPT` here, as `docker exec -i` would in a container;
+/// once the file `.fake-NAME-gone` exists it fails as a client does whose
+/// target is gone.
 fn fake_client(env: &Env, name: &str, skip: usize) -> PathBuf {
     let dir = env.join(".fake-bin");
     let log = env.join(&format!(".fake-{name}.log"));
+    let gone = env.join(&format!(".fake-{name}-gone"));
     env.write(
         &format!(".fake-bin/{name}"),
         format!(
-            "#!/bin/sh\nn=0\nfor a in \"$@\"; do [ $n -lt {skip} ] && printf '%s ' \"$a\" >> '{log}'; n=$((n+1)); done\necho >> '{log}'\nshift {skip}\nexec \"$@\"\n",
-            log = log.display()
+            "#!/bin/sh\n[ -e '{gone}' ] && {{ echo 'Error from server (NotFound): the target is gone' >&2; exit 1; }}\nn=0\nfor a in \"$@\"; do [ $n -lt {skip} ] && printf '%s ' \"$a\" >> '{log}'; n=$((n+1)); done\necho >> '{log}'\nshift {skip}\nexec \"$@\"\n",
+            log = log.display(),
+            gone = gone.display()
         ),
     );
     let path = dir.join(name);
@@ -491,7 +496,42 @@ fn docker_and_kubectl_get_the_exec_arguments_and_the_calls_run_in_the_path() {
             assert_eq!(line, expect, "{log}");
         }
     }
-    eprintln!(
-        "note: docker, podman and kubectl were tested through fake clients that run the command here; no end-to-end run against a real daemon or cluster"
+    // Written to the real stderr, which libtest does not capture, so that
+    // every run shows it.
+    let _ = writeln!(
+        std::io::stderr(),
+        "NOT RUN: kubectl end-to-end test of ag-loop --workspace: no Kubernetes cluster can be had here, so kubectl ran only as a fake client that runs the command locally, which checks its exec arguments (not a pass for kubectl end to end; docker and podman run end to end in workspace_containers)"
+    );
+}
+
+#[test]
+fn kubectl_a_pod_gone_during_a_call_is_said_through_the_fake_client() {
+    let env = Env::new();
+    let fake = fake_client(&env, "kubectl", 8);
+    let remote = tempfile::tempdir().unwrap();
+    let rdir = remote.path().canonicalize().unwrap();
+    let gone = env.join(".fake-kubectl-gone");
+    // The call ends without a result (its ag-bash killed) as the pod goes.
+    let command = format!("touch '{}'; kill -KILL $PPID", gone.display());
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![("bash", json!({ "command": command }))]),
+        Turn::Text("the pod went away"),
+    ]);
+    let uri = format!("kubectl://team/pod-1:app{}", rdir.display());
+    let mut c = ag_loop(&env, &server, &uri, &[]);
+    with_fake_on_path(&mut c, &fake);
+    c.args(["--tools", "bash", "run it"]);
+    let r = run(c, None);
+    r.ok();
+    let events = r.json_lines();
+    let ends = tool_ends(&events);
+    assert_eq!(ends.len(), 1, "{r}");
+    assert_eq!(ends[0]["is_error"], true, "{r}");
+    let said = ends[0]["output"].as_str().unwrap();
+    assert!(
+        said.contains("kubectl pod `pod-1` is gone or stopped")
+            && said.contains("the target is gone")
+            && said.contains("not repeated"),
+        "{said}"
     );
 }
