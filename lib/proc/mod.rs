@@ -133,7 +133,7 @@ pub struct Command {
     kill_leftovers: bool,
     cancel: Option<Cancel>,
     on_spawn: Option<Box<dyn FnOnce(u32) + Send>>,
-    // The sandbox (lib/sandbox): applied between fork and exec.
+    // The sandbox (lib/sandbox): the child starts confined.
     #[cfg(target_os = "linux")]
     confinement: Option<Arc<Confinement>>,
 }
@@ -267,8 +267,9 @@ impl Command {
     }
 
     /// Confines the child (and all it starts) by this Landlock ruleset and
-    /// seccomp filter, with `no_new_privs`, applied between fork and exec;
-    /// if the kernel refuses them, the command does not start. `lib/sandbox`
+    /// seccomp filter, with `no_new_privs`, from its start (it is started
+    /// by a thread confined so, see `confine.rs`); if the kernel refuses
+    /// them, the command does not start. `lib/sandbox`
     /// builds the confinement from a policy (`Command::sandbox`).
     #[cfg(target_os = "linux")]
     pub fn confine(mut self, confinement: Arc<Confinement>) -> Command {

@@ -81,11 +81,16 @@ fn children_since(me: u32, since: u32, keep: &HashSet<u32>) -> Vec<u32> {
 fn task_children() -> Option<Vec<u32>> {
     let mut out = Vec::new();
     for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
-        let list = std::fs::read_to_string(task.path().join("children")).ok()?;
-        out.extend(
-            list.split_whitespace()
-                .filter_map(|p| p.parse::<u32>().ok()),
-        );
+        match std::fs::read_to_string(task.path().join("children")) {
+            Ok(list) => out.extend(
+                list.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            ),
+            // A thread that ended since the listing left no children of
+            // its own: they went to another thread.
+            Err(_) if !task.path().exists() => {}
+            Err(_) => return None,
+        }
     }
     Some(out)
 }

@@ -226,6 +226,10 @@ fn read_node(p: &Path, with_data: bool) -> Option<Node> {
     } else if t.is_dir() {
         let mut map = BTreeMap::new();
         for e in std::fs::read_dir(p).ok()?.flatten() {
+            // git never runs a `*.sample`: not worth a stat per call.
+            if inert(&e.path()) {
+                continue;
+            }
             if let Some(n) = read_node(&e.path(), with_data) {
                 map.insert(e.file_name(), n);
             }

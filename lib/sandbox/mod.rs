@@ -1,6 +1,6 @@
 //! The sandbox: what a confined command may do (a [`Policy`]), whether this
 //! kernel can enforce it ([`support`]), turning it into the Landlock ruleset
-//! and seccomp filter that `lib/proc` applies between fork and exec
+//! and seccomp filter with which `lib/proc` starts the child
 //! ([`Prepared`], `Command::sandbox`), and the two things the kernel cannot
 //! do for us: undoing changes to `.git/hooks` ([`HooksGuard`]) and telling
 //! a denied operation apart from a failing command ([`explain`]).
@@ -378,7 +378,7 @@ impl Prepared {
 
 impl crate::proc::Command {
     /// Runs the command confined by this sandbox: the ruleset and filter
-    /// applied between fork and exec, [`POLICY_ENV`] and `TMPDIR` set.
+    /// in force from the child's start, [`POLICY_ENV`] and `TMPDIR` set.
     pub fn sandbox(self, prepared: &Prepared) -> crate::proc::Command {
         let mut cmd = self;
         for (k, v) in &prepared.env {
