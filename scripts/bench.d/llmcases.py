@@ -302,13 +302,42 @@ def chat_only(turns):
     return handle
 
 
+def alternating_sessions(suite, turns, variants, cwd, env, runs, expect):
+    """Runs one ag-loop session per variant ({name: extra arguments}),
+    alternating which goes first, `runs` times after a warm-up round, on a
+    scripted server playing `turns`. `expect(name, events)` returns what
+    looks wrong about a run, or None. Returns ({name: [wall times]},
+    [problems])."""
+    out = suite.tmp / "alternating-events.jsonl"
+    handler = chat_only(turns)
+    server = modelserver.ModelServer(handler)
+    names = list(variants)
+    times = {name: [] for name in names}
+    problems = []
+    try:
+        for i in range(runs + 1):
+            for name in names if i % 2 == 0 else list(reversed(names)):
+                server.reset()
+                handler.reset()
+                argv = [suite.bin("ag-loop"), "-m", "ollama/scripted", "--base-url", server.base_url + "/v1", "--json", *variants[name], "go"]
+                r = run_once(argv, env, cwd=cwd, stdout=out, limit=300)
+                events = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+                wrong = f"exit {r.status}" if r.status != 0 else expect(name, events)
+                if wrong:
+                    problems.append(f"{name}: {wrong}")
+                if i > 0:
+                    times[name].append(r.wall)
+    finally:
+        server.close()
+    return times, problems
+
+
 def loop_sandbox_per_call(suite):
     """What confinement adds to each tool call under ag-loop, which builds
     the ruleset once per session: a session of `n` bash calls of `true`
     with `--sandbox require` against the same with `--sandbox off`, the
-    difference spread over the calls (the fork that pre_exec forces, the
-    kernel's restriction of each child, the hooks guard, ag-bash reading
-    its policy and looking for strays)."""
+    difference spread over the calls (the hooks guard, the confined
+    spawn, ag-bash reading its policy and looking for strays)."""
     n = 40
     # Distinct commands: ag-loop stops a model that repeats one call.
     turns = [{"calls": [("bash", {"command": f"true {i}"})]} for i in range(n)]
@@ -316,27 +345,13 @@ def loop_sandbox_per_call(suite):
     work = suite.tmp / "loop-sandbox"
     work.mkdir(exist_ok=True)
     subprocess.run(["git", "init", "-q", str(work)], check=True)
-    out = suite.tmp / "loop-sandbox-events.jsonl"
-    handler = chat_only(turns)
-    server = modelserver.ModelServer(handler)
-    runs = suite.runs(9, 3)
-    times = {"require": [], "off": []}
-    problems = []
-    try:
-        for i in range(runs + 1):
-            for mode in (("require", "off") if i % 2 == 0 else ("off", "require")):
-                server.reset()
-                handler.reset()
-                argv = [suite.bin("ag-loop"), "-m", "ollama/scripted", "--base-url", server.base_url + "/v1", "--json", "--no-session", "--tools", "bash", "--sandbox", mode, "go"]
-                r = run_once(argv, suite.env, cwd=work, stdout=out, limit=300)
-                events = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-                ok = sum(1 for e in events if e.get("type") == "tool_execution_end" and not e.get("is_error"))
-                if r.status != 0 or ok != n:
-                    problems.append(f"--sandbox {mode}: exit {r.status}, {ok} of {n} calls succeeded")
-                if i > 0:
-                    times[mode].append(r.wall)
-    finally:
-        server.close()
+
+    def expect(name, events):
+        ok = sum(1 for e in events if e.get("type") == "tool_execution_end" and not e.get("is_error"))
+        return None if ok == n else f"{ok} of {n} calls succeeded"
+
+    base = ["--no-session", "--tools", "bash", "--sandbox"]
+    times, problems = alternating_sessions(suite, turns, {"require": base + ["require"], "off": base + ["off"]}, work, suite.env, suite.runs(9, 3), expect)
     ta, tb = median(times["require"]), median(times["off"])
     per = (ta - tb) / n
     return [
@@ -362,31 +377,15 @@ def loop_checkpoint_per_turn(suite, repo, env):
     n = 30
     turns = [{"calls": [("bash", {"command": f"echo 'change {i}' >> d1/e1/f1.rs"})]} for i in range(n)]
     turns.append({"text": "done"})
-    out = suite.tmp / "loop-checkpoint-events.jsonl"
-    handler = chat_only(turns)
-    server = modelserver.ModelServer(handler)
-    runs = suite.runs(7, 3)
-    times = {"on": [], "off": []}
-    problems = []
-    try:
-        for i in range(runs + 1):
-            for mode in (("on", "off") if i % 2 == 0 else ("off", "on")):
-                server.reset()
-                handler.reset()
-                argv = [suite.bin("ag-loop"), "-m", "ollama/scripted", "--base-url", server.base_url + "/v1", "--json", "--tools", "bash", "--no-gate", "go"]
-                if mode == "off":
-                    argv.insert(-1, "--no-checkpoints")
-                r = run_once(argv, env, cwd=repo, stdout=out, limit=300)
-                events = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-                checkpoints = sum(1 for e in events if e.get("type") == "checkpoint")
-                errors = [e.get("message", "") for e in events if e.get("type") == "error"]
-                want = n + 1 if mode == "on" else 0
-                if r.status != 0 or checkpoints != want or errors:
-                    problems.append(f"{mode}: exit {r.status}, {checkpoints} of {want} checkpoints {errors[:1]}")
-                if i > 0:
-                    times[mode].append(r.wall)
-    finally:
-        server.close()
+
+    def expect(name, events):
+        checkpoints = sum(1 for e in events if e.get("type") == "checkpoint")
+        errors = [e.get("message", "") for e in events if e.get("type") == "error"]
+        want = n + 1 if name == "on" else 0
+        return None if checkpoints == want and not errors else f"{checkpoints} of {want} checkpoints {errors[:1]}"
+
+    base = ["--tools", "bash", "--no-gate"]
+    times, problems = alternating_sessions(suite, turns, {"on": base, "off": base + ["--no-checkpoints"]}, repo, env, suite.runs(7, 3), expect)
     ta, tb = median(times["on"]), median(times["off"])
     per = (ta - tb) / n
     return [

@@ -483,3 +483,43 @@ fn setuid_and_setgid_modes_are_refused_and_plain_chmod_works() {
         assert_eq!(mode & 0o7777, 0o755);
     }
 }
+
+#[test]
+fn ag_bash_keeps_its_ruleset_across_calls_and_takes_in_a_deny_path_that_appears() {
+    // One process, calls one after another on stdin: the ruleset is built
+    // once, and again when a deny-list path it left out (it did not exist)
+    // turns up between calls.
+    use std::io::{BufRead, BufReader, Write};
+    let env = setup();
+    let secret = env.join("outside/secret.txt");
+    let mut c = env.cmd(bin!("ag-bash"));
+    c.current_dir(env.join("ws"))
+        .args(["--sandbox", "require", "--deny-read"])
+        .arg(&secret)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut call = |id: &str| -> serde_json::Value {
+        let script = format!("cat {} 2>&1; echo > made-{id}.txt", secret.display());
+        let line = json!({"id": id, "arguments": {"command": script}}).to_string() + "\n";
+        stdin.write_all(line.as_bytes()).unwrap();
+        serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap()
+    };
+    let first = call("1");
+    assert!(
+        first["output"].as_str().unwrap().contains("No such file"),
+        "{first}"
+    );
+    std::fs::write(&secret, "hunter2\n").unwrap();
+    let second = call("2");
+    let out = second["output"].as_str().unwrap();
+    assert!(!out.contains("hunter2"), "read after it appeared: {out}");
+    assert!(out.contains("blocked by the sandbox"), "{out}");
+    // The workspace stays writable through both.
+    assert!(env.join("ws/made-1.txt").exists() && env.join("ws/made-2.txt").exists());
+    drop(call);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

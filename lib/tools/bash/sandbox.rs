@@ -1,6 +1,7 @@
 //! ag-bash and the sandbox. With `--sandbox auto|require`, ag-bash confines
-//! each command itself (a fresh [`Prepared`] per call, so that the private
-//! `$TMPDIR` goes with the call, and a [`HooksGuard`] around it); run
+//! each command itself (one [`Prepared`] per process, kept across calls,
+//! with the workspace's private `$TMPDIR`, and a [`HooksGuard`] around each
+//! call); run
 //! confined by someone else (ag-loop), it finds the policy in
 //! [`POLICY_ENV`]. Either way, permission errors in the output are read
 //! against the policy, so that the result says "blocked by the sandbox:
@@ -72,7 +73,7 @@ pub(super) struct Confined {
     /// The policy asked for, before preparing (for a background job, whose
     /// supervisor prepares its own).
     request: Option<Policy>,
-    prepared: Option<Prepared>,
+    prepared: Option<std::sync::Arc<Prepared>>,
     policy: Option<Policy>,
     guard: Option<HooksGuard>,
 }
@@ -108,8 +109,8 @@ fixed when ag-bash starts and cannot be changed by a call; call again without th
                 .map_err(|e| ToolError::new(e.code(), e.to_string()))?,
         );
     }
-    let prepared = sandbox::prepare(&policy, enforcement)
-        .map_err(|e| ToolError::new(e.code(), e.to_string()))?;
+    let prepared =
+        prepared_for(&policy, enforcement).map_err(|e| ToolError::new(e.code(), e.to_string()))?;
     let guard = prepared
         .as_ref()
         .filter(|p| p.policy().mode == sandbox::Mode::WorkspaceWrite)
@@ -123,6 +124,31 @@ fixed when ag-bash starts and cannot be changed by a call; call again without th
         prepared,
         guard,
     })
+}
+
+/// The confinement of `policy`, built once per process and kept for the
+/// calls that follow with the same policy (an ag-bash reading many calls
+/// on stdin pays the ruleset once, as ag-loop does); built again when the
+/// policy differs or a missing deny-list path has appeared.
+fn prepared_for(
+    policy: &Policy,
+    enforcement: Enforcement,
+) -> Result<Option<std::sync::Arc<Prepared>>, sandbox::Error> {
+    static LAST: std::sync::Mutex<Option<(Policy, std::sync::Arc<Prepared>)>> =
+        std::sync::Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((p, prepared)) = &*last
+        && p == policy
+        && !prepared.outdated()
+    {
+        return Ok(Some(std::sync::Arc::clone(prepared)));
+    }
+    let Some(prepared) = sandbox::prepare(policy, enforcement)? else {
+        return Ok(None);
+    };
+    let prepared = std::sync::Arc::new(prepared);
+    *last = Some((policy.clone(), std::sync::Arc::clone(&prepared)));
+    Ok(Some(prepared))
 }
 
 impl Confined {
