@@ -519,7 +519,6 @@ fn ag_bash_keeps_its_ruleset_across_calls_and_takes_in_a_deny_path_that_appears(
     assert!(out.contains("blocked by the sandbox"), "{out}");
     // The workspace stays writable through both.
     assert!(env.join("ws/made-1.txt").exists() && env.join("ws/made-2.txt").exists());
-    drop(call);
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
