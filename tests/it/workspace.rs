@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::bin;
 use crate::model_server::{ModelServer, Turn};
-use crate::util::{Env, run};
+use crate::util::{Env, Run, run};
 
 /// A private sshd on a free port of 127.0.0.1, running as this user.
 struct Sshd {
@@ -188,6 +188,17 @@ pub(crate) fn tool_ends(events: &[Value]) -> Vec<&Value> {
         .collect()
 }
 
+/// A session after the first one: it ran, copied no tool, and its first
+/// call succeeded with `made` in its output.
+pub(crate) fn second_session_copied_nothing(r: &Run, made: &str) {
+    r.ok();
+    let events = r.json_lines();
+    assert_eq!(copied_notes(&events), 0, "{events:?}");
+    let ends = tool_ends(&events);
+    assert_eq!(ends[0]["is_error"], false, "{r}");
+    assert!(ends[0]["output"].as_str().unwrap().contains(made), "{r}");
+}
+
 pub(crate) fn copied_notes(events: &[Value]) -> usize {
     events
         .iter()
@@ -267,18 +278,7 @@ fn over_ssh_the_calls_change_the_remote_directory_and_the_tools_are_copied_once(
     // A second session finds the tools there: no second copy.
     let mut c = ag_loop(&env, &server, &uri, &vars);
     c.arg("read it");
-    let r = run(c, None);
-    r.ok();
-    let events = r.json_lines();
-    assert_eq!(copied_notes(&events), 0, "{events:?}");
-    let ends = tool_ends(&events);
-    assert_eq!(ends[0]["is_error"], false, "{r}");
-    assert!(
-        ends[0]["output"]
-            .as_str()
-            .unwrap()
-            .contains("made remotely")
-    );
+    second_session_copied_nothing(&run(c, None), "made remotely");
     assert_eq!(
         std::fs::metadata(&read_bin).unwrap().modified().unwrap(),
         first_copy

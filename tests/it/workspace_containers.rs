@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::bin;
 use crate::model_server::{ModelServer, Turn};
 use crate::util::{Env, run};
-use crate::workspace::{copied_notes, nix_is_root, rest, tool_ends};
+use crate::workspace::{copied_notes, nix_is_root, rest, second_session_copied_nothing, tool_ends};
 
 /// Set (to anything) to turn "NOT RUN" into a failure, for a CI that has
 /// the engines and must not skip them silently.
@@ -591,18 +591,7 @@ fn calls_change_the_container_and_the_tools_are_copied_once(kind: Kind) {
     // A second session finds the tools there and copies nothing.
     let mut cmd = engine.ag_loop(&env, &server, &c, "/work");
     cmd.args(tools).arg("read it");
-    let r = run(cmd, None);
-    r.ok();
-    let events = r.json_lines();
-    assert_eq!(copied_notes(&events), 0, "{events:?}");
-    let ends = tool_ends(&events);
-    assert_eq!(ends[0]["is_error"], false, "{r}");
-    assert!(
-        ends[0]["output"]
-            .as_str()
-            .unwrap()
-            .contains("made in the container")
-    );
+    second_session_copied_nothing(&run(cmd, None), "made in the container");
     assert_eq!(mtime(&c, &cached), first_copy);
 }
 
