@@ -188,6 +188,27 @@ pub(crate) fn tool_ends(events: &[Value]) -> Vec<&Value> {
         .collect()
 }
 
+/// A model that reads `notes.txt`, changes `beta` to `gamma` in it, writes
+/// `made.txt` holding `made`, runs `bash`, and ends; then, for a second
+/// session, reads `made.txt` and ends.
+pub(crate) fn remote_task(made: &str, bash: &str) -> Vec<Turn> {
+    vec![
+        Turn::Tools(vec![("read", json!({"file_path": "notes.txt"}))]),
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.txt", "old_string": "beta", "new_string": "gamma"}),
+        )]),
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "made.txt", "content": format!("{made}\n")}),
+        )]),
+        Turn::Tools(vec![("bash", json!({ "command": bash }))]),
+        Turn::Text("done"),
+        Turn::Tools(vec![("read", json!({"file_path": "made.txt"}))]),
+        Turn::Text("done again"),
+    ]
+}
+
 /// A session after the first one: it ran, copied no tool, and its first
 /// call succeeded with `made` in its output.
 pub(crate) fn second_session_copied_nothing(r: &Run, made: &str) {
@@ -215,22 +236,7 @@ fn over_ssh_the_calls_change_the_remote_directory_and_the_tools_are_copied_once(
     std::fs::write(rdir.join("notes.txt"), "alpha\nbeta\n").unwrap();
     std::fs::write(rdir.join("AGENTS.md"), "Remote rules: say ahoy.\n").unwrap();
     env.write("AGENTS.md", "Local rules, not for this run.\n");
-    let server = ModelServer::start(vec![
-        Turn::Tools(vec![("read", json!({"file_path": "notes.txt"}))]),
-        Turn::Tools(vec![(
-            "edit",
-            json!({"file_path": "notes.txt", "old_string": "beta", "new_string": "gamma"}),
-        )]),
-        Turn::Tools(vec![(
-            "write",
-            json!({"file_path": "made.txt", "content": "made remotely\n"}),
-        )]),
-        Turn::Tools(vec![("bash", json!({"command": "pwd; cat made.txt"}))]),
-        Turn::Text("done"),
-        // The second run: one call, with the tools already there.
-        Turn::Tools(vec![("read", json!({"file_path": "made.txt"}))]),
-        Turn::Text("done again"),
-    ]);
+    let server = ModelServer::start(remote_task("made remotely", "pwd; cat made.txt"));
     let uri = sshd.uri(&rdir);
     let options = sshd.options();
     let vars = [("AG_SSH_OPTIONS", options.as_str())];

@@ -18,7 +18,9 @@ use serde_json::{Value, json};
 use crate::bin;
 use crate::model_server::{ModelServer, Turn};
 use crate::util::{Env, run};
-use crate::workspace::{copied_notes, nix_is_root, rest, second_session_copied_nothing, tool_ends};
+use crate::workspace::{
+    copied_notes, nix_is_root, remote_task, rest, second_session_copied_nothing, tool_ends,
+};
 
 /// Set (to anything) to turn "NOT RUN" into a failure, for a CI that has
 /// the engines and must not skip them silently.
@@ -515,25 +517,10 @@ fn calls_change_the_container_and_the_tools_are_copied_once(kind: Kind) {
     c.write("/work/AGENTS.md", "Container rules: say ahoy.\n");
     env.write("notes.txt", "alpha\nbeta\n");
     env.write("AGENTS.md", "Local rules, not for this run.\n");
-    let server = ModelServer::start(vec![
-        Turn::Tools(vec![("read", json!({"file_path": "notes.txt"}))]),
-        Turn::Tools(vec![(
-            "edit",
-            json!({"file_path": "notes.txt", "old_string": "beta", "new_string": "gamma"}),
-        )]),
-        Turn::Tools(vec![(
-            "write",
-            json!({"file_path": "made.txt", "content": "made in the container\n"}),
-        )]),
-        Turn::Tools(vec![(
-            "bash",
-            json!({"command": "pwd; cat made.txt; cat /proc/1/cmdline | tr '\\0' ' '"}),
-        )]),
-        Turn::Text("done"),
-        // The second session: one call, with the tools already there.
-        Turn::Tools(vec![("read", json!({"file_path": "made.txt"}))]),
-        Turn::Text("done again"),
-    ]);
+    let server = ModelServer::start(remote_task(
+        "made in the container",
+        "pwd; cat made.txt; cat /proc/1/cmdline | tr '\\0' ' '",
+    ));
     // Four tools rather than all: the copy is the same for each, and the
     // debug binaries are large.
     let tools = ["--tools", "read,edit,write,bash"];
