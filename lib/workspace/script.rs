@@ -147,13 +147,20 @@ mod tests {
         out
     }
 
-    #[test]
-    fn the_end_of_input_during_the_call_ends_the_tool() {
+    /// An executable shell script standing in for a tool, in a directory
+    /// that lives as long as the first value.
+    fn tool_script(body: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let tool = dir.path().join("tool");
-        std::fs::write(&tool, "#!/bin/sh\nread l\nexec sleep 1000\n").unwrap();
-        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(&tool, body).unwrap();
         std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        (dir, tool)
+    }
+
+    #[test]
+    fn the_end_of_input_during_the_call_ends_the_tool() {
+        let (_dir, tool) = tool_script("#!/bin/sh\nread l\nexec sleep 1000\n");
         let script = call("/", &tool.display().to_string(), &[]);
         // Stdin closes right after the call line: the caller is gone.
         let out = std::process::Command::new("sh")
@@ -169,11 +176,7 @@ mod tests {
 
     #[test]
     fn the_call_line_reaches_the_tool_unexpanded_with_its_environment() {
-        let dir = tempfile::tempdir().unwrap();
-        let tool = dir.path().join("tool");
-        std::fs::write(&tool, "#!/bin/sh\ncat; echo \"$AG_X|$(pwd -P)\"\n").unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (dir, tool) = tool_script("#!/bin/sh\ncat; echo \"$AG_X|$(pwd -P)\"\n");
         let env = [
             ("AG_X".to_string(), "it's".to_string()),
             ("BAD NAME".to_string(), "x".to_string()),

@@ -294,45 +294,82 @@ fn over_ssh_the_calls_change_the_remote_directory_and_the_tools_are_copied_once(
 /// Runs ag-loop on a prompt whose bash call starts `sleep MARKER` there,
 /// and gives the running child, its stdin and the events read until the
 /// sleep runs.
-fn start_sleeping(
-    env: &Env,
-    server: &ModelServer,
-    uri: &str,
-    vars: &[(&str, &str)],
-    marker: &str,
-) -> (
-    Child,
-    std::process::ChildStdin,
-    Vec<Value>,
-    BufReader<std::process::ChildStdout>,
-) {
-    let mut c = ag_loop(env, server, uri, vars);
-    c.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"sleep there\n").unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut events = Vec::new();
-    let mut line = String::new();
-    while out.read_line(&mut line).unwrap() > 0 {
-        let e: Value = serde_json::from_str(&line).unwrap();
-        line.clear();
-        let started = e["type"] == "tool_execution_start";
-        events.push(e);
-        if started {
-            break;
-        }
-    }
-    wait_for("the remote sleep", || alive(marker));
-    (child, stdin, events, out)
+/// An ag-loop run whose model has a call under way.
+pub(crate) struct UnderWay {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    out: BufReader<std::process::ChildStdout>,
+    events: Vec<Value>,
 }
 
-pub(crate) fn rest(out: BufReader<std::process::ChildStdout>, events: &mut Vec<Value>) {
-    for line in out.lines() {
-        events.push(serde_json::from_str(&line.unwrap()).unwrap());
+impl UnderWay {
+    /// Starts ag-loop (`c`) on a prompt on stdin and reads its events up to
+    /// the `nth` (from 1) `tool_execution_start`.
+    pub(crate) fn start(mut c: Command, nth: usize) -> UnderWay {
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"sleep there\n").unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut events = Vec::new();
+        let mut line = String::new();
+        let mut starts = 0;
+        while out.read_line(&mut line).unwrap() > 0 {
+            let e: Value = serde_json::from_str(&line).unwrap();
+            line.clear();
+            starts += usize::from(e["type"] == "tool_execution_start");
+            events.push(e);
+            if starts == nth {
+                break;
+            }
+        }
+        assert_eq!(starts, nth, "ag-loop ended before the call: {events:?}");
+        UnderWay {
+            child,
+            stdin: Some(stdin),
+            out,
+            events,
+        }
     }
+
+    /// Sends an interrupt, and returns the events once ag-loop has ended,
+    /// checking that its one call ended as interrupted.
+    pub(crate) fn interrupt(mut self) -> Vec<Value> {
+        if let Some(stdin) = self.stdin.as_mut() {
+            stdin.write_all(b"{\"type\":\"interrupt\"}\n").unwrap();
+        }
+        let events = self.finish();
+        let ends = tool_ends(&events);
+        assert_eq!(ends.len(), 1, "{events:?}");
+        let out = ends[0]["output"].as_str().unwrap();
+        assert!(out.contains("interrupted"), "{:?}", ends[0]);
+        events
+    }
+
+    /// Closes stdin, and returns all the events once ag-loop has ended.
+    pub(crate) fn finish(mut self) -> Vec<Value> {
+        drop(self.stdin.take());
+        for line in self.out.lines() {
+            self.events
+                .push(serde_json::from_str(&line.unwrap()).unwrap());
+        }
+        self.child.wait().unwrap();
+        self.events
+    }
+}
+
+/// A model whose one call runs `marker` twice, in the background and in
+/// front: an interrupt must end both.
+pub(crate) fn sleeping_twice(marker: &str) -> Vec<Turn> {
+    vec![
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": format!("{marker} & {marker}")}),
+        )]),
+        Turn::Text("stopped"),
+    ]
 }
 
 #[test]
@@ -341,29 +378,13 @@ fn over_ssh_an_interrupt_ends_the_remote_command_and_everything_it_started() {
     let env = Env::new();
     let remote = tempfile::tempdir().unwrap();
     let marker = format!("sleep {}", 7000 + std::process::id() % 1000);
-    let server = ModelServer::start(vec![
-        Turn::Tools(vec![(
-            "bash",
-            json!({"command": format!("{marker} & {marker}")}),
-        )]),
-        Turn::Text("stopped"),
-    ]);
+    let server = ModelServer::start(sleeping_twice(&marker));
     let options = sshd.options();
     let vars = [("AG_SSH_OPTIONS", options.as_str())];
     let uri = sshd.uri(remote.path());
-    let (mut child, mut stdin, mut events, out) =
-        start_sleeping(&env, &server, &uri, &vars, &marker);
-    stdin.write_all(b"{\"type\":\"interrupt\"}\n").unwrap();
-    drop(stdin);
-    rest(out, &mut events);
-    child.wait().unwrap();
-    let ends = tool_ends(&events);
-    assert_eq!(ends.len(), 1, "{events:?}");
-    assert!(
-        ends[0]["output"].as_str().unwrap().contains("interrupted"),
-        "{:?}",
-        ends[0]
-    );
+    let run = UnderWay::start(ag_loop(&env, &server, &uri, &vars), 1);
+    wait_for("the remote sleep", || alive(&marker));
+    run.interrupt();
     // The remote side ends it once the channel closes; give it the
     // remote grace period.
     wait_for("the remote sleeps to end", || !alive(&marker));
@@ -382,11 +403,10 @@ fn over_ssh_a_dropped_connection_is_a_tool_error_that_says_so() {
     let options = sshd.options();
     let vars = [("AG_SSH_OPTIONS", options.as_str())];
     let uri = sshd.uri(remote.path());
-    let (mut child, stdin, mut events, out) = start_sleeping(&env, &server, &uri, &vars, &marker);
+    let run = UnderWay::start(ag_loop(&env, &server, &uri, &vars), 1);
+    wait_for("the remote sleep", || alive(&marker));
     sshd.kill_all();
-    drop(stdin);
-    rest(out, &mut events);
-    child.wait().unwrap();
+    let events = run.finish();
     let ends = tool_ends(&events);
     assert_eq!(ends.len(), 1, "{events:?}");
     assert_eq!(ends[0]["is_error"], true);

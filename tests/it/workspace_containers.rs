@@ -8,18 +8,19 @@
 //! pass)" on stderr and returns; with `AG_REQUIRE_CONTAINER_TESTS` set, that
 //! is a failure instead.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::bin;
 use crate::model_server::{ModelServer, Turn};
 use crate::util::{Env, run};
 use crate::workspace::{
-    copied_notes, nix_is_root, remote_task, rest, second_session_copied_nothing, tool_ends,
+    UnderWay, copied_notes, nix_is_root, remote_task, second_session_copied_nothing,
+    sleeping_twice, tool_ends,
 };
 
 /// Set (to anything) to turn "NOT RUN" into a failure, for a CI that has
@@ -585,38 +586,20 @@ fn calls_change_the_container_and_the_tools_are_copied_once(kind: Kind) {
 /// ag-loop, reading its prompt from stdin, on a prompt whose `nth` call
 /// (from 1) starts `marker` in the container; returns once the marker runs
 /// there.
+/// ag-loop in the container's `/work`, its `nth` call under way and
+/// `marker` running in the container.
 fn start_sleeping(
     engine: &Engine,
     c: &Container,
     env: &Env,
     server: &ModelServer,
     (marker, nth): (&str, usize),
-) -> (Child, ChildStdin, Vec<Value>, BufReader<ChildStdout>) {
-    let mut cmd = engine.ag_loop(env, server, c, "/work");
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"sleep there\n").unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut events = Vec::new();
-    let mut line = String::new();
-    let mut starts = 0;
-    while out.read_line(&mut line).unwrap() > 0 {
-        let e: Value = serde_json::from_str(&line).unwrap();
-        line.clear();
-        starts += usize::from(e["type"] == "tool_execution_start");
-        events.push(e);
-        if starts == nth {
-            break;
-        }
-    }
-    assert_eq!(starts, nth, "ag-loop ended before the call: {events:?}");
+) -> UnderWay {
+    let run = UnderWay::start(engine.ag_loop(env, server, c, "/work"), nth);
     wait_for("the sleep in the container", || {
         c.strays().iter().any(|p| p.contains(marker))
     });
-    (child, stdin, events, out)
+    run
 }
 
 /// A container with the ag tools built here on its PATH (mounted at
@@ -634,27 +617,8 @@ fn an_interrupt_leaves_no_process_in_the_container(kind: Kind) {
     };
     let env = Env::new();
     let marker = "sleep 7321";
-    let server = ModelServer::start(vec![
-        // One sleep in the background, one in front: both must end.
-        Turn::Tools(vec![(
-            "bash",
-            json!({"command": format!("{marker} & {marker}")}),
-        )]),
-        Turn::Text("stopped"),
-    ]);
-    let (mut child, mut stdin, mut events, out) =
-        start_sleeping(&engine, &c, &env, &server, (marker, 1));
-    stdin.write_all(b"{\"type\":\"interrupt\"}\n").unwrap();
-    drop(stdin);
-    rest(out, &mut events);
-    child.wait().unwrap();
-    let ends = tool_ends(&events);
-    assert_eq!(ends.len(), 1, "{events:?}");
-    assert!(
-        ends[0]["output"].as_str().unwrap().contains("interrupted"),
-        "{:?}",
-        ends[0]
-    );
+    let server = ModelServer::start(sleeping_twice(marker));
+    start_sleeping(&engine, &c, &env, &server, (marker, 1)).interrupt();
     // Nothing of the call is left in the container: no sleep, no ag-bash,
     // no wrapper (after its grace period).
     let start = Instant::now();
@@ -687,12 +651,9 @@ fn a_killed_container_is_a_tool_error_that_says_so(kind: Kind) {
         Turn::Tools(vec![("bash", json!({"command": marker}))]),
         Turn::Text("the container went away"),
     ]);
-    let (mut child, stdin, mut events, out) =
-        start_sleeping(&engine, &c, &env, &server, (marker, 2));
+    let call = start_sleeping(&engine, &c, &env, &server, (marker, 2));
     c.kill();
-    drop(stdin);
-    rest(out, &mut events);
-    child.wait().unwrap();
+    let events = call.finish();
     let ends = tool_ends(&events);
     assert_eq!(ends.len(), 2, "{events:?}");
     let killed = ends[0]["output"].as_str().unwrap();
