@@ -160,7 +160,8 @@ fn alive(pattern: &str) -> bool {
     !out.stdout.is_empty()
 }
 
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+/// Polls `cond` until it holds, for at most 30 s.
+pub(crate) fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
     let start = Instant::now();
     while !cond() {
         assert!(

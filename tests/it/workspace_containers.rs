@@ -20,7 +20,7 @@ use crate::model_server::{ModelServer, Turn};
 use crate::util::{Env, run};
 use crate::workspace::{
     UnderWay, copied_notes, nix_is_root, remote_task, second_session_copied_nothing,
-    sleeping_twice, tool_ends,
+    sleeping_twice, tool_ends, wait_for,
 };
 
 /// Set (to anything) to turn "NOT RUN" into a failure, for a CI that has
@@ -486,17 +486,6 @@ impl Container<'_> {
     fn kill(&self) {
         let out = self.engine.engine(&["kill", &self.name]);
         assert!(out.status.success(), "kill: {}", text(&out.stderr));
-    }
-}
-
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "waited too long for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
