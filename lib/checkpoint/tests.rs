@@ -530,7 +530,7 @@ fn watched_repo(tmp: &Path) -> (PathBuf, Checkpoints, Checkpoints) {
     git(&dir, &["init", "-q"]);
     write(&dir, "a.txt", "a\n");
     write(&dir, "sub/b.txt", "b\n");
-    write(&dir, ".gitignore", "ignored/\n*.log\n");
+    write(&dir, ".gitignore", "ignored/\n*.log\nbuild/\n");
     write(&dir, "ignored/x", "x");
     write(&dir, "ignored/kept.txt", "kept\n");
     git(&dir, &["add", "a.txt", "sub/b.txt", ".gitignore"]);
@@ -552,7 +552,7 @@ fn the_watches_name_just_what_changed_and_give_up_when_they_cannot_know() {
     // starts as a copy of the other's.
     write(&dir, "later/t.txt", "t\n");
     plain.snapshot().unwrap();
-    write(&dir, ".gitignore", "ignored/\n*.log\nlater/\n");
+    write(&dir, ".gitignore", "ignored/\n*.log\nbuild/\nlater/\n");
     plain.snapshot().unwrap();
     // The first look is a whole one; the watches start with it.
     cp.snapshot().unwrap();
@@ -576,6 +576,12 @@ fn the_watches_name_just_what_changed_and_give_up_when_they_cannot_know() {
         cp.changed_since_last(),
         Some(vec![PathBuf::from("new/deep/g.txt")])
     );
+    // A new directory that .gitignore leaves out is named once, and not
+    // watched: what happens in it is never asked about.
+    write(&dir, "build/a/b/c.o", "o");
+    assert_eq!(cp.changed_since_last(), Some(vec![PathBuf::from("build")]));
+    write(&dir, "build/a/b/d.o", "o");
+    assert_eq!(cp.changed_since_last(), Some(vec![]));
     // A changed .gitignore may uncover files nobody touched.
     write(&dir, ".gitignore", "ignored/\n");
     assert_eq!(cp.changed_since_last(), None);

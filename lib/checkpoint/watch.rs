@@ -117,8 +117,17 @@ impl Watch {
     /// Watches `rel` and every directory beneath it that git looks at.
     fn add_tree(&mut self, rel: &Path) {
         let top = self.work_tree.join(rel);
+        // A new directory is walked from its parent, so that .gitignore can
+        // leave it out itself (a build's new `target/`, thousands of
+        // directories that git never looks at).
+        let (root, only) = match top.parent() {
+            Some(parent) if !rel.as_os_str().is_empty() => {
+                (parent.to_path_buf(), Some(top.clone()))
+            }
+            _ => (top.clone(), None),
+        };
         let skip: Vec<PathBuf> = self.skip.iter().map(|s| self.work_tree.join(s)).collect();
-        let walk = ignore::WalkBuilder::new(&top)
+        let walk = ignore::WalkBuilder::new(&root)
             .standard_filters(false)
             .git_ignore(true)
             .git_exclude(true)
@@ -127,11 +136,17 @@ impl Watch {
             .require_git(false)
             .follow_links(false)
             .filter_entry(move |e| {
-                e.file_name() != ".git" && !skip.iter().any(|s| e.path().starts_with(s))
+                e.file_name() != ".git"
+                    && !skip.iter().any(|s| e.path().starts_with(s))
+                    && only
+                        .as_ref()
+                        .is_none_or(|t| e.depth() == 0 || e.path().starts_with(t))
             })
             .build();
         for entry in walk.flatten() {
-            if !entry.file_type().is_some_and(|t| t.is_dir()) {
+            if !entry.file_type().is_some_and(|t| t.is_dir())
+                || (entry.path() == root && root != top)
+            {
                 continue;
             }
             let Ok(rel) = entry.path().strip_prefix(&self.work_tree) else {
