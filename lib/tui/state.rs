@@ -252,9 +252,12 @@ impl State {
                     }))),
                 };
                 if let Entry::Tool(t) = &mut self.entries[i] {
-                    // A call that ends without having started never ran.
+                    // A call still asking at its end was refused, unless it
+                    // succeeded: a replayed session has no event for the
+                    // person's yes, only the result of the call that ran.
                     t.status = match (t.status, is_error) {
-                        (ToolStatus::Asking, _) => ToolStatus::Denied,
+                        (ToolStatus::Asking, true) => ToolStatus::Denied,
+                        (ToolStatus::Asking, false) => ToolStatus::Done,
                         (_, true) => ToolStatus::Failed,
                         (_, false) => ToolStatus::Done,
                     };
@@ -641,6 +644,23 @@ mod tests {
             ],
         );
         assert!(matches!(&s.entries[1], Entry::Tool(t) if t.status == ToolStatus::Denied));
+    }
+
+    /// A session file replayed: the yes is not in it, but a call that was
+    /// asked about and then succeeded ran, and is shown done.
+    #[test]
+    fn a_replayed_approved_call_is_done_not_denied() {
+        let mut s = State::default();
+        feed(
+            &mut s,
+            &[
+                json!({"type": "agent_start"}),
+                json!({"type": "tool_execution_start", "tool_call_id": "c", "tool_name": "bash", "arguments": {"command": "rm -rf build"}}),
+                json!({"type": "approval_request", "tool_call_id": "c", "tool_name": "bash", "arguments": {"command": "rm -rf build"}, "reason": "recursive delete"}),
+                json!({"type": "tool_execution_end", "tool_call_id": "c", "tool_name": "bash", "output": "(no output)", "is_error": false}),
+            ],
+        );
+        assert!(matches!(&s.entries[0], Entry::Tool(t) if t.status == ToolStatus::Done));
     }
 
     #[test]

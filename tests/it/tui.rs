@@ -218,6 +218,10 @@ fn a_session_driven_with_the_keyboard() {
         !s.contains("Resume which") && s.contains("Build directory removed.")
     });
     assert!(s.contains("ready"), "{s}");
+    assert!(
+        !s.contains("denied"),
+        "the approved call replays as denied:\n{s}"
+    );
 
     // A resize redraws at the new size.
     t.run(&["resize-window", "-x", "50", "-y", "14"]);
