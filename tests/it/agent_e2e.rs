@@ -320,14 +320,13 @@ fn sigint_interrupts_the_running_tools_and_a_second_one_quits() {
 /// person answers.
 #[test]
 fn a_dangerous_command_is_asked_about_on_the_terminal() {
-    if std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: tmux is not installed");
-        return;
-    }
+    assert!(
+        std::process::Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok(),
+        "tmux is not installed: scripts/test installs it (Debian: apt-get install tmux)"
+    );
     for (answer, removed) in [("n", false), ("y", true)] {
         let env = Env::new();
         env.write("build/out.o", "x");

@@ -2,8 +2,9 @@
 //! official TypeScript SDK's client, and ag's MCP client using the
 //! reference server `@modelcontextprotocol/server-everything` over stdio and
 //! streamable HTTP. The packages are installed by `scripts/mcp-interop`
-//! (which needs node and the npm registry); without them each test says it
-//! is skipped and passes. The tests themselves never reach the network.
+//! (which needs node and the npm registry; scripts/test runs it); without
+//! them each test fails, saying what to run. The tests themselves never
+//! reach the network.
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -23,7 +24,7 @@ const HANG: Duration = Duration::from_secs(30);
 
 /// Where scripts/mcp-interop installed the packages, if it did and node
 /// is there to run them.
-fn interop() -> Option<PathBuf> {
+fn interop() -> PathBuf {
     let dir = std::env::var_os("AG_MCP_INTEROP_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-interop"));
@@ -39,14 +40,12 @@ fn interop() -> Option<PathBuf> {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    if ready && node {
-        return Some(dir);
-    }
-    eprintln!(
-        "skipped: the MCP reference packages are not installed in {} (or node is missing); run scripts/mcp-interop to install them",
+    assert!(
+        ready && node,
+        "the MCP reference packages are not installed in {} (or node is missing): run scripts/mcp-interop, or scripts/test, which runs it",
         dir.display()
     );
-    None
+    dir
 }
 
 fn package(dir: &Path, name: &str) -> PathBuf {
@@ -89,7 +88,7 @@ fn text(result: &Value) -> String {
 
 #[test]
 fn ag_mcp_answers_the_typescript_sdk_client() {
-    let Some(dir) = interop() else { return };
+    let dir = interop();
     let env = Env::new();
     env.write("notes.txt", "from the sdk\n");
     let out = sdk_client(
@@ -189,7 +188,7 @@ async fn check_everything(client: &McpClient) {
 
 #[tokio::test]
 async fn the_client_uses_server_everything_over_stdio() {
-    let Some(dir) = interop() else { return };
+    let dir = interop();
     let spec = format!("node {} stdio", everything(&dir));
     let client = McpClient::connect(&spec).await.unwrap();
     assert!(client.name().contains("everything"), "{}", client.name());
@@ -266,7 +265,7 @@ fn start_http(dir: &Path) -> (HttpEverything, u16) {
 
 #[tokio::test]
 async fn the_client_uses_server_everything_over_streamable_http() {
-    let Some(dir) = interop() else { return };
+    let dir = interop();
     let (_server, port) = start_http(&dir);
     let url = format!("http://127.0.0.1:{port}/mcp");
     let client = McpClient::connect_with(&url, ConnectOptions::default())

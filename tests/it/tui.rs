@@ -1,6 +1,6 @@
 //! ag-tui end to end in tmux: a scripted model behind the real ag-loop and
 //! tools, keys sent with send-keys, the screen read with capture-pane.
-//! Skipped where tmux is not installed.
+//! tmux is required: scripts/test installs it.
 
 use std::process::Command;
 use std::time::Duration;
@@ -53,8 +53,11 @@ struct Tmux {
 }
 
 impl Tmux {
-    fn available() -> bool {
-        Command::new("tmux").arg("-V").output().is_ok()
+    fn require() {
+        assert!(
+            Command::new("tmux").arg("-V").output().is_ok(),
+            "tmux is not installed: scripts/test installs it (Debian: apt-get install tmux)"
+        );
     }
 
     fn start(name: &str, cmd: &str, w: u16, h: u16) -> Tmux {
@@ -129,10 +132,7 @@ fn tui_command(env: &Env, model: &str, extra: &str) -> String {
 /// an approval answered; `/resume` picking the session; a resize; /quit.
 #[test]
 fn a_session_driven_with_the_keyboard() {
-    if !Tmux::available() {
-        eprintln!("skipped: tmux is not installed");
-        return;
-    }
+    Tmux::require();
     let env = Env::new();
     env.write("notes.txt", "the answer is 42\n");
     env.write("build/out.o", "x");
@@ -240,10 +240,7 @@ fn a_session_driven_with_the_keyboard() {
 /// and still quits cleanly with Ctrl+C, leaving the terminal usable.
 #[test]
 fn a_child_that_fails_is_shown_with_its_stderr() {
-    if !Tmux::available() {
-        eprintln!("skipped: tmux is not installed");
-        return;
-    }
+    Tmux::require();
     let env = Env::new();
     let cmd = format!(
         "cd '{}' && HOME='{}' AG_HOME='{}' NO_COLOR=1 '{}' --loop-cmd 'echo boom: no such model >&2; exit 3'; echo EXIT=$?; if stty -a | grep -q -- -icanon; then echo MODE=raw; else echo MODE=cooked; fi; sleep 60",
@@ -269,10 +266,7 @@ fn a_child_that_fails_is_shown_with_its_stderr() {
 /// ag-loop killed with SIGKILL mid-run: the TUI reports it and stays.
 #[test]
 fn a_killed_child_is_reported_and_the_tui_stays() {
-    if !Tmux::available() {
-        eprintln!("skipped: tmux is not installed");
-        return;
-    }
+    Tmux::require();
     let env = Env::new();
     let pidfile = env.join("loop.pid");
     let cmd = format!(
@@ -310,10 +304,7 @@ fn a_killed_child_is_reported_and_the_tui_stays() {
 /// `/compact` then summarises the older turns through ag-loop's command.
 #[test]
 fn rewind_and_compact_from_the_keyboard() {
-    if !Tmux::available() {
-        eprintln!("skipped: tmux is not installed");
-        return;
-    }
+    Tmux::require();
     let env = Env::new();
     env.write("a.txt", "v0\n");
     // The script's state lives outside the directory a rewind puts back.

@@ -3,10 +3,11 @@
 //! (its own socket, data and exec roots, vfs storage, no bridge, no iptables)
 //! and podman with private storage and configuration, never the system's.
 //! The containers run a tiny image made here (a skeleton root with the
-//! host's `/usr` mounted read-only), so no registry is needed. Where an
-//! engine is missing or cannot run here, each test says "NOT RUN ... (not a
-//! pass)" on stderr and returns; with `AG_REQUIRE_CONTAINER_TESTS` set, that
-//! is a failure instead.
+//! host's `/usr` mounted read-only), so no registry is needed. A missing
+//! engine program is a failure (scripts/test installs them). Where the tests
+//! do not run as root, or the kernel will not let an engine start, each test
+//! says "NOT RUN ... (not a pass)" on stderr and returns; with
+//! `AG_REQUIRE_CONTAINER_TESTS` set, that is a failure instead.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -97,8 +98,13 @@ impl Engine {
             // them), while runc runs on v1, hybrid and pure v2 alike.
             Kind::Podman => &["podman", "conmon", "runc"],
         };
+        // A missing program is a failure, not a skip: scripts/test installs
+        // them. Only an engine that the kernel or the lack of root refuses
+        // is NOT RUN.
         if let Some(missing) = needs.iter().find(|p| find_program(p).is_none()) {
-            return not_run(kind, &format!("`{missing}` is not installed"));
+            panic!(
+                "`{missing}` is not installed: scripts/test installs it (Debian: apt-get install docker.io containerd runc podman conmon)"
+            );
         }
         let dir = tempfile::Builder::new()
             .prefix(if kind == Kind::Docker { "agd" } else { "agp" })
