@@ -223,11 +223,20 @@ async fn model_client(
     .with_idle_timeout(resolved.idle_timeout)
     .with_default_idle_timeout(resolved.default_idle_timeout);
     let model = &resolved.model;
-    // A bad model id or a missing key: exit 2 before any event.
-    llm.check(model).map_err(|f| SetupError::Model {
-        model: model.clone(),
-        message: f.message,
-    })?;
+    // A bad model id or a missing key: exit 2 before any event. Without a
+    // key, the servers on this machine that need none are offered.
+    if let Err(f) = llm.check(model) {
+        let mut message = f.message;
+        if f.kind == crate::llm::error::FailureKind::Auth {
+            let argv: Vec<String> = std::env::args().collect();
+            let found = llm.local_servers().await;
+            message.push_str(&crate::llm::local::no_key_hint(&llm, &argv, &found));
+        }
+        return Err(SetupError::Model {
+            model: model.clone(),
+            message,
+        });
+    }
     let mut found = None;
     if resolved.context_window.is_none() {
         // The table's, else asked of the server once for the session.

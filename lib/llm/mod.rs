@@ -11,6 +11,7 @@ pub mod discover;
 pub mod error;
 pub mod frames;
 pub mod keys;
+pub mod local;
 pub mod models;
 pub mod parse;
 pub mod providers;
@@ -253,8 +254,13 @@ impl Llm {
             let f = Failure::new(
                 FailureKind::Auth,
                 format!(
-                    "no API key for `{}`\nhint: set {} or pass `--api-key`",
+                    "no API key for `{}` (looked for {})\nhint: set {} or pass `--api-key`",
                     provider.id,
+                    if vars.is_empty() {
+                        "none: the provider names no variable".to_string()
+                    } else {
+                        vars.clone()
+                    },
                     if vars.is_empty() {
                         "`api_key_env` in models.json".to_string()
                     } else {

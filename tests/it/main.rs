@@ -84,10 +84,12 @@ mod mcp_client;
 mod orphans;
 // Helpers that answer at once and leave a child holding their pipe do not stall ag-loop.
 mod stalls;
-// MCP against the reference SDK and servers from npm (scripts/mcp-interop), skipped without them.
+// MCP against the reference SDK and servers from npm (scripts/mcp-interop; scripts/test installs them).
 mod mcp_interop;
 // ag-loop keeps provider keys from tools, gates, hooks and everything it writes.
 mod agent_keys;
+// A first run without a key: what ag-loop says, and the local servers it offers.
+mod first_run;
 // ag-loop's repeated-failure guard, replaying what a real small model did.
 mod agent_repeats;
 // One output budget: read, bash and grep fit what ag-loop lets through.

@@ -122,7 +122,19 @@ fn serve(conn: TcpStream, reqs: &Mutex<Vec<Value>>, next: &AtomicUsize, turns: &
             return;
         };
         // Only model calls take a turn; ag-loop's other questions (a local
-        // server's context window) get what a plain OpenAI server answers.
+        // server's context window) get what a plain OpenAI server answers:
+        // its list of models, and 404 for the rest.
+        if path.ends_with("/models") {
+            let body = r#"{"object":"list","data":[{"id":"scripted","object":"model"}]}"#;
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            if out.write_all(head.as_bytes()).is_err() || out.write_all(body.as_bytes()).is_err() {
+                return;
+            }
+            continue;
+        }
         if !path.ends_with("/chat/completions") {
             let nf = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
             if out.write_all(nf.as_bytes()).is_err() {
