@@ -14,6 +14,7 @@ pub mod keys;
 pub mod local;
 pub mod models;
 pub mod parse;
+pub mod ping;
 pub mod providers;
 pub mod record;
 pub mod retry;
