@@ -15,11 +15,13 @@ use crate::llm::cli::ReasoningArg;
 /// for, until the model answers without tools. Prompts come from the
 /// arguments, or from stdin one per line: a plain text line is a prompt, or a
 /// JSON command: {"type":"prompt","content":...}, {"type":"steer","content":...}
-/// (delivered after the running tool calls), {"type":"interrupt"},
+/// (delivered after the running tool calls, before the next model call; one
+/// sent during the final answer gets one more turn, one sent after the run is
+/// the next prompt: a steer is never dropped), {"type":"interrupt"},
 /// {"type":"approval","tool_call_id":...,"approved":true,"always":false}
 /// (the answer to an approval_request), {"type":"compact"} (shorten the
-/// conversation now); a line that is not valid UTF-8 or not a command is
-/// skipped with an error event.
+/// conversation now); a line that is not valid UTF-8 or not a command, and an
+/// empty prompt ("", [] or only whitespace), is skipped with an error event.
 /// Events go to stdout as JSONL (readably on a terminal or with --pretty) and
 /// to the session file under $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
 #[derive(Debug, Parser)]

@@ -70,6 +70,15 @@ pub fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> ExitCode {
+    if let Some(n) = args.prompts.iter().position(|p| p.trim().is_empty()) {
+        // Checked before set-up: an empty prompt would only be skipped.
+        error_line(
+            BIN,
+            &format!("prompt argument {} is empty", n + 1),
+            Some("give the task as text, or leave the arguments out to read prompts from stdin"),
+        );
+        return ExitStatus::Input.code();
+    }
     let agent = match set_up(&args).await {
         Ok(Some(agent)) => agent,
         // --list-agents: listed, nothing to run.
@@ -386,13 +395,29 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
     }
 
     let mut status = ExitStatus::Success;
+    // Steers that came too late for the run they were sent to: they go
+    // first, before the prompts still queued behind it.
+    let mut steers: std::collections::VecDeque<UserContent> = Default::default();
     loop {
-        let next = tokio::select! {
-            _ = control.quit.cancelled() => None,
-            p = rx.recv() => p,
+        let next = match steers.pop_front() {
+            Some(steer) => Some(Input::Prompt(steer)),
+            None => tokio::select! {
+                _ = control.quit.cancelled() => None,
+                p = rx.recv() => p,
+            },
         };
         let content = match next {
             None => break,
+            Some(Input::Prompt(content)) if content.is_blank() => {
+                // Nothing to ask: no model call is made (and paid for).
+                let message = "an empty prompt was skipped (no model call): its content has no text and no image";
+                warn(BIN, message);
+                if let Err(e) = agent.emitter.emit(AgentEvent::error(message)) {
+                    error_line(BIN, &format!("cannot write an event: {e}"), None);
+                    return ExitStatus::Input;
+                }
+                continue;
+            }
             Some(Input::Prompt(content)) => content,
             Some(Input::Compact) => {
                 if let Err(e) = agent.compact_now(&control).await {
@@ -424,6 +449,7 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
                 if this != ExitStatus::Success && status == ExitStatus::Success {
                     status = this;
                 }
+                steers.extend(end.steers);
             }
             Err(e) => {
                 error_line(BIN, &format!("cannot write an event: {e}"), None);
@@ -434,6 +460,12 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
             status = ExitStatus::Signal(2);
             break;
         }
+    }
+    // Stopped by a signal with steers still to run: said, not dropped.
+    for _ in &steers {
+        let message = "a steer was not run: ag-loop was stopped before its turn";
+        warn(BIN, message);
+        let _ = agent.emitter.emit(AgentEvent::error(message));
     }
     status
 }
@@ -541,9 +573,7 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                 }
                 Ok(AgentCommand::Steer { content }) => {
                     // Steering with nothing running is simply the next prompt.
-                    if control.busy() {
-                        control.steer(content);
-                    } else {
+                    if let Some(content) = control.steer(content) {
                         let _ = tx.send(Input::Prompt(content));
                     }
                 }

@@ -10,12 +10,16 @@ use super::{AssistantMessage, LlmEvent, Message, ToolResultMessage, Usage, UserC
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentCommand {
-    /// A new task; queued while the agent is busy.
+    /// A new task; queued while the agent is busy. An empty one (no text
+    /// but whitespace, no image) is skipped with an `error` event.
     Prompt {
         /// Text, or text and image blocks.
         content: UserContent,
     },
-    /// A message delivered after the running tool calls, before the next model call.
+    /// A message delivered after the running tool calls, before the next
+    /// model call. Sent while the model writes its final answer, it gets one
+    /// more turn of the same run; sent when no run is going (or after the
+    /// last turn of one), it is the next prompt. It is never dropped.
     Steer {
         /// Text, or text and image blocks.
         content: UserContent,

@@ -18,6 +18,8 @@ mod session;
 // ag-loop.
 mod agent;
 pub(crate) mod loop_stdin;
+// A steer at every point of a turn reaches the model; empty prompts make no model call.
+mod loop_steer;
 // Checkpoints and rewind: ag-loop records the tree, ag-session puts turns back.
 mod checkpoints;
 // ag-todo.
