@@ -154,6 +154,12 @@ pub struct Args {
     /// Keep no session file.
     #[arg(long)]
     pub no_session: bool,
+    /// When another process runs the session (--session, --continue), wait
+    /// for it to end instead of refusing. A session has one writer at a time:
+    /// without this flag a second ag-loop on a running session exits 2 at
+    /// once, naming the process that runs it.
+    #[arg(long)]
+    pub wait_for_session: bool,
     /// Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then
     /// `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning, tools and
     /// the sandbox (sandbox, sandbox_mode, allow_net: one found in the project may

@@ -34,7 +34,7 @@ use crate::cli::{ExitStatus, error_line, warn};
 use crate::llm::keys::{Redactor, key_env_names};
 use crate::llm::{Llm, LlmOptions, ModelTable};
 use crate::protocol::{AgentCommand, AgentEvent, Message, Outcome, UserContent};
-use crate::session::{Store, Writer, messages as session_messages};
+use crate::session::{SessionLock, Store, Writer, messages as session_messages};
 
 const BIN: &str = "ag-loop";
 
@@ -79,6 +79,14 @@ async fn run(args: Args) -> ExitCode {
         );
         return ExitStatus::Input.code();
     }
+    if args.wait_for_session && args.session.is_none() && !args.continue_ {
+        error_line(
+            BIN,
+            "--wait-for-session waits for a session that another process runs, and none is resumed",
+            Some("resume one with --session ID or --continue, or leave --wait-for-session out"),
+        );
+        return ExitStatus::Input.code();
+    }
     let agent = match set_up(&args).await {
         Ok(Some(agent)) => agent,
         // --list-agents: listed, nothing to run.
@@ -105,6 +113,9 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         None => None,
     };
     let resolved = LoopConfig::resolve(args, &config, ident.as_ref(), &Env::from_process())?;
+    // First of all: a session another process runs is refused (or waited
+    // for) before anything is started.
+    let claim = claim_session(&resolved.session, &cwd, args.wait_for_session)?;
     let mut sandbox_plan = super::sandbox::Plan::new(&resolved.sandbox, &cwd)?;
     let config_path = args.config.clone().unwrap_or_else(config::default_path);
     let output = super::output::from_setup(args, &config, ident.as_ref(), &config_path)?;
@@ -116,7 +127,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?).await?;
     let workspace = super::workspace::open(&resolved.workspace, &mut tools, &cwd).await?;
     let tools = Arc::new(tools);
-    let session = open_session(&resolved, &cwd, &tools, found_window)?;
+    let session = open_session(claim, &resolved, &cwd, &tools, found_window)?;
     let session_dir = session.id.as_ref().map(|_| PathBuf::from(&session.dir));
     // Neither confines nor records anything in another workspace.
     let sandbox = sandbox_plan
@@ -306,17 +317,60 @@ struct Session {
     history: Vec<Message>,
 }
 
-/// Resumes the session asked for, or creates one (recording the model, the
+/// The session asked for, found and locked for this process.
+enum Claim {
+    /// No session file.
+    Off,
+    /// An existing session, this process its one writer.
+    Existing(crate::session::SessionFile, SessionLock),
+    /// A session to create.
+    New,
+}
+
+/// Finds the session to resume and takes its one-writer lock: refused at
+/// once when another process holds it, or (with `--wait-for-session`)
+/// once that process has ended.
+fn claim_session(choice: &SessionChoice, cwd: &Path, wait: bool) -> Result<Claim, SetupError> {
+    let store = Store::from_env();
+    let file = match choice {
+        SessionChoice::Off => return Ok(Claim::Off),
+        SessionChoice::Resume(id) => store.find(id)?,
+        SessionChoice::Latest => match store.latest(cwd).ok().flatten() {
+            Some(f) => f,
+            None => return Ok(Claim::New),
+        },
+        SessionChoice::New => return Ok(Claim::New),
+    };
+    let lock = if wait {
+        SessionLock::acquire_waiting(&file.path, |holder| {
+            crate::cli::note(
+                BIN,
+                &format!(
+                    "session {} is in use by {holder}; waiting for it to end (--wait-for-session)",
+                    file.id
+                ),
+            );
+        })?
+    } else {
+        SessionLock::try_acquire(&file.path)?
+    };
+    Ok(Claim::Existing(file, lock))
+}
+
+/// Resumes the session claimed, or creates one (recording the model, the
 /// tools, the turn limit and a context window found at set-up), or none.
+/// A resumed session's conversation is read only now, under its lock, so
+/// that it holds everything its last writer wrote.
 fn open_session(
+    claim: Claim,
     resolved: &LoopConfig,
     cwd: &Path,
     tools: &ToolSet,
     found_window: Option<(u64, String)>,
 ) -> Result<Session, SetupError> {
     let store = Store::from_env();
-    let existing = match &resolved.session {
-        SessionChoice::Off => {
+    let existing = match claim {
+        Claim::Off => {
             return Ok(Session {
                 id: None,
                 dir: String::new(),
@@ -324,13 +378,12 @@ fn open_session(
                 history: Vec::new(),
             });
         }
-        SessionChoice::Resume(id) => Some(store.find(id)?),
-        SessionChoice::Latest => store.latest(cwd).ok().flatten(),
-        SessionChoice::New => None,
+        Claim::Existing(f, lock) => Some((f, lock)),
+        Claim::New => None,
     };
     let mut history = Vec::new();
-    let file = match existing {
-        Some(f) => {
+    let (file, lock) = match existing {
+        Some((f, lock)) => {
             let (_, msgs, damage) =
                 session_messages(&f.path).map_err(|source| SetupError::SessionFile {
                     path: f.path.clone(),
@@ -340,7 +393,7 @@ fn open_session(
                 warn(BIN, &format!("{}: {d}", f.path.display()));
             }
             history = msgs;
-            f
+            (f, lock)
         }
         None => {
             let mut config = json!({
@@ -351,13 +404,18 @@ fn open_session(
             if let Some((tokens, source)) = found_window {
                 config["context_window"] = json!({"tokens": tokens, "source": source});
             }
-            store.create(cwd, config, None)?.0
+            let file = store.create(cwd, config, None)?.0;
+            // Nobody else knows its id yet: the lock is free.
+            let lock = SessionLock::try_acquire(&file.path)?;
+            (file, lock)
         }
     };
-    let writer = Writer::open(&file.path).map_err(|source| SetupError::SessionFile {
-        path: file.path.clone(),
-        source,
-    })?;
+    let writer = Writer::open(&file.path)
+        .map_err(|source| SetupError::SessionFile {
+            path: file.path.clone(),
+            source,
+        })?
+        .holding(lock);
     Ok(Session {
         dir: file.path.with_extension("d").display().to_string(),
         id: Some(file.id),

@@ -15,6 +15,8 @@ mod gate;
 mod read;
 // ag-session.
 mod session;
+// One writer per session: concurrent ag-loop runs refused or waiting, interleaved files repaired.
+mod session_writers;
 // ag-loop.
 mod agent;
 pub(crate) mod loop_stdin;
