@@ -56,9 +56,10 @@ pub struct Args {
     /// Reasoning effort for models that think.
     #[arg(long, value_enum)]
     pub reasoning: Option<ReasoningArg>,
-    /// Give up on a model response that sends nothing for SECONDS, and retry it (default: the
-    /// provider's `idle_timeout` in models.json, else the config file's, else 300; 0 waits
-    /// forever).
+    /// Give up on a model response that sends nothing for SECONDS, and retry it once (default:
+    /// the provider's `idle_timeout` in models.json, else the config file's, else 300; 0 waits
+    /// forever). A prompt waits on a silent server twice SECONDS at most: after two silent
+    /// attempts in a row it ends with a model error saying how long the server was silent.
     #[arg(long, value_name = "SECONDS", value_parser = crate::llm::cli::parse_seconds)]
     pub idle_timeout: Option<std::time::Duration>,
     /// Output token limit per model call (default: the model's `max_output` from the model

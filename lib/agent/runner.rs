@@ -178,6 +178,7 @@ impl Agent {
             session_id: self.settings.session_id.clone(),
         })?;
         self.guard.reset();
+        self.model.forget_silence();
         let mut turns = Turns {
             new: Vec::new(),
             usage: Usage::default(),
