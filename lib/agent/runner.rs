@@ -602,6 +602,20 @@ impl Agent {
                     out.push((i, id, name, a));
                     continue;
                 }
+                Verdict::NotAsked(a, reason) => {
+                    // Unattended: what ran without a person's yes is on record.
+                    let message =
+                        format!("the `{name}` call runs without a person's approval: {reason}");
+                    if !self.emitter.is_pretty() {
+                        crate::cli::note("ag-loop", &message);
+                    }
+                    self.emitter.emit(AgentEvent::Note {
+                        message,
+                        tool_call_id: Some(id.clone()),
+                    })?;
+                    out.push((i, id, name, a));
+                    continue;
+                }
                 Verdict::Deny(reason) => format!(
                     "This call was not run: the policy refused it ({reason}). Do not retry it as it is; find another way or ask the user."
                 ),

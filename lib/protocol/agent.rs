@@ -216,6 +216,17 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
+    // Nothing lost (issue 37).
+    /// Something the record should show that is neither an error nor a
+    /// question: a tool call that runs without a person's approval because
+    /// nobody can answer (approval mode `never`), with the gate's reason.
+    Note {
+        /// What happened, for a person reading the events or the session.
+        message: String,
+        /// The tool call it is about, when it is about one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<String>,
+    },
 }
 
 fn is_false(b: &bool) -> bool {
