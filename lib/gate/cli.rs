@@ -254,15 +254,22 @@ pub fn main() -> ExitCode {
 pub fn serve(policy: &Policy, mut input: impl BufRead, mut output: impl Write) -> io::Result<()> {
     use crate::tool_protocol::serve::{InputLine, MAX_LINE_BYTES, read_line_capped};
     let mut pending = Pending::default();
-    // A line over the limit is counted, not kept, and denied: its stand-in
-    // is a JSON string, which the request parser refuses by quoting it.
     while let Some(line) = read_line_capped(&mut input, MAX_LINE_BYTES)? {
         let line = match line {
             InputLine::Line(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            InputLine::TooLong { bytes } => format!(
-                "\"a line of {bytes} bytes, over the {} MiB limit\"",
-                MAX_LINE_BYTES >> 20
-            ),
+            InputLine::TooLong { bytes, .. } => {
+                // Counted, not kept, and denied. It cannot finish a request
+                // the lines before it began: those are answered first.
+                pending.settle(policy, true, &mut output)?;
+                let decision = GateDecision::Deny {
+                    reason: format!(
+                        "line too long: the request is {bytes} bytes, over ag-gate's {} MiB limit, so it was not read and the call is denied",
+                        MAX_LINE_BYTES >> 20
+                    ),
+                };
+                write_decision(&mut output, &decision)?;
+                continue;
+            }
         };
         if pending.lines.is_empty() && line.trim().is_empty() {
             continue;
