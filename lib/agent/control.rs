@@ -85,10 +85,7 @@ impl Control {
 
     /// True when steering messages wait for the next model call.
     pub fn has_steering(&self) -> bool {
-        self.steer
-            .lock()
-            .map(|q| !q.is_empty())
-            .unwrap_or(false)
+        self.steer.lock().map(|q| !q.is_empty()).unwrap_or(false)
     }
 
     /// Registers a call waiting for approval; the receiver gets the answer.

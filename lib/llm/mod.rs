@@ -378,7 +378,14 @@ impl Llm {
                     seconds(idle.unwrap_or_default() * silent_attempts)
                 ),
             );
-            return self.fail(sink, &req.model, Some(&info), AssistantMessage::default(), &f, None);
+            return self.fail(
+                sink,
+                &req.model,
+                Some(&info),
+                AssistantMessage::default(),
+                &f,
+                None,
+            );
         }
         loop {
             let outcome = self

@@ -116,9 +116,7 @@ impl SessionLock {
 
     /// Who holds the lock of `session` now, if anyone.
     pub fn holder(session: &Path) -> Option<Holder> {
-        File::open(lock_path(session))
-            .ok()
-            .and_then(|f| holder(&f))
+        File::open(lock_path(session)).ok().and_then(|f| holder(&f))
     }
 }
 

@@ -389,14 +389,7 @@ mod tests {
         assert_eq!(
             shape(&msgs),
             [
-                "u",
-                "u",
-                "a(a1)",
-                "r(a1:A1)",
-                "a(b1,c)",
-                "r(b1:B1)",
-                "r(c:C)",
-                "u"
+                "u", "u", "a(a1)", "r(a1:A1)", "a(b1,c)", "r(b1:B1)", "r(c:C)", "u"
             ]
         );
         assert_eq!(

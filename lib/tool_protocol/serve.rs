@@ -178,7 +178,9 @@ pub fn read_line_capped(input: &mut impl BufRead, cap: usize) -> io::Result<Opti
             line.shrink_to_fit();
         }
         if too_long {
-            let more = KEPT_OF_LONG_LINE.saturating_sub(line.len()).min(chunk.len());
+            let more = KEPT_OF_LONG_LINE
+                .saturating_sub(line.len())
+                .min(chunk.len());
             line.extend_from_slice(&chunk[..more]);
         } else {
             line.extend_from_slice(chunk);

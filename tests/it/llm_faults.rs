@@ -65,7 +65,10 @@ fn a_server_that_accepts_and_says_nothing_is_tried_twice_then_reported() {
     let e = ev["error"].as_str().unwrap();
     assert!(e.contains("went silent"), "{e}");
     assert!(e.contains("for 0.5 s"), "{e}");
-    assert!(e.contains("(silent 2 attempts in a row, 1 s in all)"), "{e}");
+    assert!(
+        e.contains("(silent 2 attempts in a row, 1 s in all)"),
+        "{e}"
+    );
     assert!(e.contains("--idle-timeout"), "{e}");
 
     // No retries asked for: one attempt.

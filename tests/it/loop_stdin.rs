@@ -284,7 +284,10 @@ fn an_unattended_flagged_call_runs_and_leaves_a_note_with_the_gates_reason() {
     let message = notes[0]["message"].as_str().unwrap();
     assert!(message.contains("without a person's approval"), "{message}");
     assert!(message.contains("approval mode never"), "{message}");
-    assert!(message.contains("recursive delete: `rm -rf ./build`"), "{message}");
+    assert!(
+        message.contains("recursive delete: `rm -rf ./build`"),
+        "{message}"
+    );
     // Between the call's start and its end.
     let at = |t: &str| {
         events
@@ -301,7 +304,8 @@ fn an_unattended_flagged_call_runs_and_leaves_a_note_with_the_gates_reason() {
     show.ok();
     let file = std::fs::read_to_string(show.stdout().trim()).unwrap();
     assert!(
-        file.lines().any(|l| l.contains("\"type\":\"note\"") && l.contains("rm -rf ./build")),
+        file.lines()
+            .any(|l| l.contains("\"type\":\"note\"") && l.contains("rm -rf ./build")),
         "{file}"
     );
 }

@@ -97,7 +97,10 @@ impl Client {
         self.send(&json!({"type": "approval", "tool_call_id": id, "approved": false}));
         loop {
             let line = self.stderr.recv_timeout(HANG).unwrap_or_else(|_| {
-                panic!("ag-loop never read the line after the steer; events: {:#?}", self.seen)
+                panic!(
+                    "ag-loop never read the line after the steer; events: {:#?}",
+                    self.seen
+                )
             });
             if line.contains(&format!("`{id}`")) {
                 return;
@@ -145,8 +148,14 @@ fn user_texts(request: &Value) -> Vec<String> {
 fn assert_delivered(server: &ModelServer, events: &[Value], steer: &str) {
     let requests = server.requests();
     let last = requests.last().unwrap();
-    let times = user_texts(last).iter().filter(|t| t.contains(steer)).count();
-    assert_eq!(times, 1, "the steer is not in the last request once: {last:#}");
+    let times = user_texts(last)
+        .iter()
+        .filter(|t| t.contains(steer))
+        .count();
+    assert_eq!(
+        times, 1,
+        "the steer is not in the last request once: {last:#}"
+    );
     let at = requests
         .iter()
         .position(|r| {

@@ -84,7 +84,10 @@ fn each_malformed_request_gets_one_answer_with_its_id_and_the_right_code() {
         .filter(|m| m["id"].is_null() && m["error"]["code"] == PARSE_ERROR)
         .count();
     assert_eq!(parse_errors, 2, "{got:#?}");
-    assert!(!got.iter().any(|m| m["id"] == 15 || m["id"] == 16), "{got:#?}");
+    assert!(
+        !got.iter().any(|m| m["id"] == 15 || m["id"] == 16),
+        "{got:#?}"
+    );
     assert_eq!(got.len(), lines.len(), "{got:#?}");
     // The session goes on.
     let r = s.call(20, "read", json!({"file_path": "notes.txt"}));
@@ -166,7 +169,8 @@ fn a_truncated_line_is_a_parse_error_with_a_null_id_not_the_fragments_id() {
     // The line of the issue: a fragment whose `"id": 1` would collide with
     // a real request 1 (an `initialize`, in the fuzz run that found it).
     let env = Env::new();
-    let input = b"{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"ping\"}\n{\"jsonrpc\": \"2.0\", \"id\": 1\n";
+    let input =
+        b"{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"ping\"}\n{\"jsonrpc\": \"2.0\", \"id\": 1\n";
     let r = crate::util::run(env.cmd(crate::bin!("ag-mcp")), Some(input));
     let got = r.json_lines();
     assert_eq!(got.len(), 2, "{r}");

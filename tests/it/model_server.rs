@@ -198,13 +198,13 @@ fn respond_held(out: &mut impl Write, text: &str, release: &Release) -> bool {
         .nth(1)
         .map_or(text.len(), |(at, _)| at + 2);
     let first = out.write_all(head.as_bytes()).is_ok()
-        && out.write_all(text[..cut].as_bytes()).is_ok()
+        && out.write_all(&text.as_bytes()[..cut]).is_ok()
         && out.flush().is_ok();
     if !first {
         return false;
     }
     release.wait();
-    out.write_all(text[cut..].as_bytes()).is_ok() && out.flush().is_ok()
+    out.write_all(&text.as_bytes()[cut..]).is_ok() && out.flush().is_ok()
 }
 
 /// Writes one event-stream response (with its length, for keep-alive);

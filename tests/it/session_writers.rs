@@ -42,8 +42,7 @@ impl StrictServer {
                 std::thread::spawn(move || {
                     let mut reader = BufReader::new(conn.try_clone().unwrap());
                     let mut out = conn;
-                    while let Some((_, path, body)) = crate::util::read_http_request(&mut reader)
-                    {
+                    while let Some((_, path, body)) = crate::util::read_http_request(&mut reader) {
                         if !path.ends_with("/chat/completions") {
                             let nf = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
                             if out.write_all(nf.as_bytes()).is_err() {
@@ -327,7 +326,8 @@ fn a_session_two_writers_interleaved_is_put_in_order_on_resume() {
     let r = run(c, None);
     r.ok();
     assert!(
-        r.stderr().contains("two processes wrote this session at once"),
+        r.stderr()
+            .contains("two processes wrote this session at once"),
         "{r}"
     );
     assert_eq!(server.refused(), Vec::<String>::new());
