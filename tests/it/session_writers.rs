@@ -371,3 +371,45 @@ fn ag_session_append_is_refused_while_ag_loop_runs_the_session() {
     c.args(["append", id]);
     run(c, Some(b"{\"type\":\"turn_start\"}\n")).ok();
 }
+
+#[test]
+fn a_writer_killed_with_sigkill_frees_its_session_at_once() {
+    use crate::model_server::ModelServer;
+    use std::io::BufRead;
+    let env = Env::new();
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![("bash", serde_json::json!({"command": "sleep 30"}))]),
+        Turn::Text("resumed"),
+    ]);
+    let mut c = server.ag_loop(&env);
+    c.args(["--no-gate", "--tools", "bash", "--sandbox", "off", "go"])
+        .env("AG_CONTEXT_WINDOW", "100000")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut id = String::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let e: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if let Some(s) = e["session_id"].as_str() {
+            id = s.to_string();
+        }
+        if e["type"] == "tool_execution_start" {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // No lock left behind: the next run resumes, the call answered.
+    let mut c = server.ag_loop(&env);
+    c.args(["--no-gate", "--tools", "bash", "--session", &id, "again"])
+        .env("AG_CONTEXT_WINDOW", "100000");
+    run(c, None).ok();
+    let last = server.requests().pop().unwrap();
+    let roles: Vec<&str> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "user"], "{last:#}");
+}
