@@ -411,5 +411,9 @@ fn a_writer_killed_with_sigkill_frees_its_session_at_once() {
         .iter()
         .map(|m| m["role"].as_str().unwrap())
         .collect();
-    assert_eq!(roles, ["system", "user", "assistant", "tool", "user"], "{last:#}");
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "user"],
+        "{last:#}"
+    );
 }
