@@ -15,11 +15,13 @@ use crate::llm::cli::ReasoningArg;
 /// for, until the model answers without tools. Prompts come from the
 /// arguments, or from stdin one per line: a plain text line is a prompt, or a
 /// JSON command: {"type":"prompt","content":...}, {"type":"steer","content":...}
-/// (delivered after the running tool calls), {"type":"interrupt"},
+/// (delivered after the running tool calls, before the next model call; one
+/// sent during the final answer gets one more turn, one sent after the run is
+/// the next prompt: a steer is never dropped), {"type":"interrupt"},
 /// {"type":"approval","tool_call_id":...,"approved":true,"always":false}
 /// (the answer to an approval_request), {"type":"compact"} (shorten the
-/// conversation now); a line that is not valid UTF-8 or not a command is
-/// skipped with an error event.
+/// conversation now); a line that is not valid UTF-8 or not a command, and an
+/// empty prompt ("", [] or only whitespace), is skipped with an error event.
 /// Events go to stdout as JSONL (readably on a terminal or with --pretty) and
 /// to the session file under $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
 #[derive(Debug, Parser)]
@@ -54,9 +56,10 @@ pub struct Args {
     /// Reasoning effort for models that think.
     #[arg(long, value_enum)]
     pub reasoning: Option<ReasoningArg>,
-    /// Give up on a model response that sends nothing for SECONDS, and retry it (default: the
-    /// provider's `idle_timeout` in models.json, else the config file's, else 300; 0 waits
-    /// forever).
+    /// Give up on a model response that sends nothing for SECONDS, and retry it once (default:
+    /// the provider's `idle_timeout` in models.json, else the config file's, else 300; 0 waits
+    /// forever). A prompt waits on a silent server twice SECONDS at most: after two silent
+    /// attempts in a row it ends with a model error saying how long the server was silent.
     #[arg(long, value_name = "SECONDS", value_parser = crate::llm::cli::parse_seconds)]
     pub idle_timeout: Option<std::time::Duration>,
     /// Output token limit per model call (default: the model's `max_output` from the model
@@ -152,6 +155,12 @@ pub struct Args {
     /// Keep no session file.
     #[arg(long)]
     pub no_session: bool,
+    /// When another process runs the session (--session, --continue), wait
+    /// for it to end instead of refusing. A session has one writer at a time:
+    /// without this flag a second ag-loop on a running session exits 2 at
+    /// once, naming the process that runs it.
+    #[arg(long)]
+    pub wait_for_session: bool,
     /// Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then
     /// `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning, tools and
     /// the sandbox (sandbox, sandbox_mode, allow_net: one found in the project may

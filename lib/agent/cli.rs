@@ -34,7 +34,7 @@ use crate::cli::{ExitStatus, error_line, warn};
 use crate::llm::keys::{Redactor, key_env_names};
 use crate::llm::{Llm, LlmOptions, ModelTable};
 use crate::protocol::{AgentCommand, AgentEvent, Message, Outcome, UserContent};
-use crate::session::{Store, Writer, messages as session_messages};
+use crate::session::{SessionLock, Store, Writer, messages as session_messages};
 
 const BIN: &str = "ag-loop";
 
@@ -70,6 +70,23 @@ pub fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> ExitCode {
+    if let Some(n) = args.prompts.iter().position(|p| p.trim().is_empty()) {
+        // Checked before set-up: an empty prompt would only be skipped.
+        error_line(
+            BIN,
+            &format!("prompt argument {} is empty", n + 1),
+            Some("give the task as text, or leave the arguments out to read prompts from stdin"),
+        );
+        return ExitStatus::Input.code();
+    }
+    if args.wait_for_session && args.session.is_none() && !args.continue_ {
+        error_line(
+            BIN,
+            "--wait-for-session waits for a session that another process runs, and none is resumed",
+            Some("resume one with --session ID or --continue, or leave --wait-for-session out"),
+        );
+        return ExitStatus::Input.code();
+    }
     let agent = match set_up(&args).await {
         Ok(Some(agent)) => agent,
         // --list-agents: listed, nothing to run.
@@ -96,6 +113,9 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         None => None,
     };
     let resolved = LoopConfig::resolve(args, &config, ident.as_ref(), &Env::from_process())?;
+    // First of all: a session another process runs is refused (or waited
+    // for) before anything is started.
+    let claim = claim_session(&resolved.session, &cwd, args.wait_for_session)?;
     let mut sandbox_plan = super::sandbox::Plan::new(&resolved.sandbox, &cwd)?;
     let config_path = args.config.clone().unwrap_or_else(config::default_path);
     let output = super::output::from_setup(args, &config, ident.as_ref(), &config_path)?;
@@ -107,7 +127,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?).await?;
     let workspace = super::workspace::open(&resolved.workspace, &mut tools, &cwd).await?;
     let tools = Arc::new(tools);
-    let session = open_session(&resolved, &cwd, &tools, found_window)?;
+    let session = open_session(claim, &resolved, &cwd, &tools, found_window)?;
     let session_dir = session.id.as_ref().map(|_| PathBuf::from(&session.dir));
     // Neither confines nor records anything in another workspace.
     let sandbox = sandbox_plan
@@ -306,17 +326,60 @@ struct Session {
     history: Vec<Message>,
 }
 
-/// Resumes the session asked for, or creates one (recording the model, the
+/// The session asked for, found and locked for this process.
+enum Claim {
+    /// No session file.
+    Off,
+    /// An existing session, this process its one writer.
+    Existing(crate::session::SessionFile, SessionLock),
+    /// A session to create.
+    New,
+}
+
+/// Finds the session to resume and takes its one-writer lock: refused at
+/// once when another process holds it, or (with `--wait-for-session`)
+/// once that process has ended.
+fn claim_session(choice: &SessionChoice, cwd: &Path, wait: bool) -> Result<Claim, SetupError> {
+    let store = Store::from_env();
+    let file = match choice {
+        SessionChoice::Off => return Ok(Claim::Off),
+        SessionChoice::Resume(id) => store.find(id)?,
+        SessionChoice::Latest => match store.latest(cwd).ok().flatten() {
+            Some(f) => f,
+            None => return Ok(Claim::New),
+        },
+        SessionChoice::New => return Ok(Claim::New),
+    };
+    let lock = if wait {
+        SessionLock::acquire_waiting(&file.path, |holder| {
+            crate::cli::note(
+                BIN,
+                &format!(
+                    "session {} is in use by {holder}; waiting for it to end (--wait-for-session)",
+                    file.id
+                ),
+            );
+        })?
+    } else {
+        SessionLock::try_acquire(&file.path)?
+    };
+    Ok(Claim::Existing(file, lock))
+}
+
+/// Resumes the session claimed, or creates one (recording the model, the
 /// tools, the turn limit and a context window found at set-up), or none.
+/// A resumed session's conversation is read only now, under its lock, so
+/// that it holds everything its last writer wrote.
 fn open_session(
+    claim: Claim,
     resolved: &LoopConfig,
     cwd: &Path,
     tools: &ToolSet,
     found_window: Option<(u64, String)>,
 ) -> Result<Session, SetupError> {
     let store = Store::from_env();
-    let existing = match &resolved.session {
-        SessionChoice::Off => {
+    let existing = match claim {
+        Claim::Off => {
             return Ok(Session {
                 id: None,
                 dir: String::new(),
@@ -324,13 +387,12 @@ fn open_session(
                 history: Vec::new(),
             });
         }
-        SessionChoice::Resume(id) => Some(store.find(id)?),
-        SessionChoice::Latest => store.latest(cwd).ok().flatten(),
-        SessionChoice::New => None,
+        Claim::Existing(f, lock) => Some((f, lock)),
+        Claim::New => None,
     };
     let mut history = Vec::new();
-    let file = match existing {
-        Some(f) => {
+    let (file, lock) = match existing {
+        Some((f, lock)) => {
             let (_, msgs, damage) =
                 session_messages(&f.path).map_err(|source| SetupError::SessionFile {
                     path: f.path.clone(),
@@ -340,7 +402,7 @@ fn open_session(
                 warn(BIN, &format!("{}: {d}", f.path.display()));
             }
             history = msgs;
-            f
+            (f, lock)
         }
         None => {
             let mut config = json!({
@@ -351,13 +413,18 @@ fn open_session(
             if let Some((tokens, source)) = found_window {
                 config["context_window"] = json!({"tokens": tokens, "source": source});
             }
-            store.create(cwd, config, None)?.0
+            let file = store.create(cwd, config, None)?.0;
+            // Nobody else knows its id yet: the lock is free.
+            let lock = SessionLock::try_acquire(&file.path)?;
+            (file, lock)
         }
     };
-    let writer = Writer::open(&file.path).map_err(|source| SetupError::SessionFile {
-        path: file.path.clone(),
-        source,
-    })?;
+    let writer = Writer::open(&file.path)
+        .map_err(|source| SetupError::SessionFile {
+            path: file.path.clone(),
+            source,
+        })?
+        .holding(lock);
     Ok(Session {
         dir: file.path.with_extension("d").display().to_string(),
         id: Some(file.id),
@@ -395,13 +462,29 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
     }
 
     let mut status = ExitStatus::Success;
+    // Steers that came too late for the run they were sent to: they go
+    // first, before the prompts still queued behind it.
+    let mut steers: std::collections::VecDeque<UserContent> = Default::default();
     loop {
-        let next = tokio::select! {
-            _ = control.quit.cancelled() => None,
-            p = rx.recv() => p,
+        let next = match steers.pop_front() {
+            Some(steer) => Some(Input::Prompt(steer)),
+            None => tokio::select! {
+                _ = control.quit.cancelled() => None,
+                p = rx.recv() => p,
+            },
         };
         let content = match next {
             None => break,
+            Some(Input::Prompt(content)) if content.is_blank() => {
+                // Nothing to ask: no model call is made (and paid for).
+                let message = "an empty prompt was skipped (no model call): its content has no text and no image";
+                warn(BIN, message);
+                if let Err(e) = agent.emitter.emit(AgentEvent::error(message)) {
+                    error_line(BIN, &format!("cannot write an event: {e}"), None);
+                    return ExitStatus::Input;
+                }
+                continue;
+            }
             Some(Input::Prompt(content)) => content,
             Some(Input::Compact) => {
                 if let Err(e) = agent.compact_now(&control).await {
@@ -433,6 +516,7 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
                 if this != ExitStatus::Success && status == ExitStatus::Success {
                     status = this;
                 }
+                steers.extend(end.steers);
             }
             Err(e) => {
                 error_line(BIN, &format!("cannot write an event: {e}"), None);
@@ -443,6 +527,12 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
             status = ExitStatus::Signal(2);
             break;
         }
+    }
+    // Stopped by a signal with steers still to run: said, not dropped.
+    for _ in &steers {
+        let message = "a steer was not run: ag-loop was stopped before its turn";
+        warn(BIN, message);
+        let _ = agent.emitter.emit(AgentEvent::error(message));
     }
     status
 }
@@ -550,9 +640,7 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                 }
                 Ok(AgentCommand::Steer { content }) => {
                     // Steering with nothing running is simply the next prompt.
-                    if control.busy() {
-                        control.steer(content);
-                    } else {
+                    if let Some(content) = control.steer(content) {
                         let _ = tx.send(Input::Prompt(content));
                     }
                 }

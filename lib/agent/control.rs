@@ -1,5 +1,7 @@
 //! What other tasks (the stdin reader, signal handlers) use to steer a
 //! running prompt: interrupt it, queue steering messages, ask to quit.
+//! A steer is never lost: it is delivered before the running prompt's next
+//! model call, or handed back as a prompt when the run is over.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -35,11 +37,15 @@ impl Control {
         token
     }
 
-    /// Ends the current run.
-    pub fn end(&self) {
-        if let Ok(mut cur) = self.current.lock() {
-            *cur = None;
-        }
+    /// Ends the current run and returns the steering messages it left
+    /// undelivered (they arrived after its last turn). Under the same lock
+    /// as [`Control::steer`], so that a steer lands either in the run's
+    /// queue, and is handed back here, or after it, as a prompt: never in
+    /// between, where nobody would take it.
+    pub fn end(&self) -> Vec<UserContent> {
+        let mut cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        *cur = None;
+        self.take_steering()
     }
 
     /// Interrupts the running prompt. Returns false when nothing was running
@@ -62,11 +68,24 @@ impl Control {
         self.current.lock().map(|c| c.is_some()).unwrap_or(false)
     }
 
-    /// Queues a steering message for after the current tool batch.
-    pub fn steer(&self, content: UserContent) {
-        if let Ok(mut q) = self.steer.lock() {
-            q.push_back(content);
+    /// Queues a steering message for the running prompt, delivered before
+    /// its next model call. With nothing running, the content is handed
+    /// back: it is the next prompt.
+    pub fn steer(&self, content: UserContent) -> Option<UserContent> {
+        let cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if cur.is_none() {
+            return Some(content);
         }
+        self.steer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back(content);
+        None
+    }
+
+    /// True when steering messages wait for the next model call.
+    pub fn has_steering(&self) -> bool {
+        self.steer.lock().map(|q| !q.is_empty()).unwrap_or(false)
     }
 
     /// Registers a call waiting for approval; the receiver gets the answer.
@@ -123,8 +142,9 @@ impl Control {
     pub fn take_steering(&self) -> Vec<UserContent> {
         self.steer
             .lock()
-            .map(|mut q| q.drain(..).collect())
-            .unwrap_or_default()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+            .collect()
     }
 }
 

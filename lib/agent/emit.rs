@@ -63,6 +63,12 @@ impl Emitter {
         self
     }
 
+    /// True when events are shown readably on stdout (a note there needs
+    /// no copy on stderr).
+    pub fn is_pretty(&self) -> bool {
+        self.mode == OutputMode::Pretty
+    }
+
     /// The secrets this emitter hides.
     pub fn redactor(&self) -> &Redactor {
         &self.redactor

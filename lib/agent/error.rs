@@ -145,6 +145,10 @@ pub enum SetupError {
         /// Why.
         source: std::io::Error,
     },
+    /// Another process runs the session (one writer per session), or its
+    /// lock could not be taken.
+    #[error("{0}{hint}", hint = in_use_hint(.0))]
+    SessionLock(#[from] crate::session::LockError),
     /// ag-gate's rules file, used when no --gate is given, is broken.
     #[error(
         "the default gate: {0}; fix the file (its format is in `man ag-gate`), or pass --gate CMD or --no-gate"
@@ -181,4 +185,14 @@ pub enum SetupError {
     /// given the tools.
     #[error("{0}")]
     Workspace(String),
+}
+
+/// What to do about a session another process runs.
+fn in_use_hint(e: &crate::session::LockError) -> &'static str {
+    match e {
+        crate::session::LockError::InUse { .. } => {
+            "\nhint: wait for it to end, or pass --wait-for-session to wait for it here"
+        }
+        crate::session::LockError::Io { .. } => "",
+    }
 }

@@ -72,6 +72,14 @@ impl Agent {
                 // A gate may let it out by itself; it then runs as the
                 // model asked (a rewrite is for the confined run).
                 Verdict::Allow(_) => {}
+                Verdict::NotAsked(_, reason) => {
+                    self.emitter.emit(AgentEvent::Note {
+                        message: format!(
+                            "the `{name}` call runs again outside the sandbox without a person's approval: {reason}"
+                        ),
+                        tool_call_id: Some(id.to_string()),
+                    })?;
+                }
                 Verdict::Deny(reason) => return Ok(noted(result, &reason)),
                 Verdict::Ask(_, reason) => {
                     let always = describe_prefixes(name, arguments);

@@ -25,6 +25,9 @@ const MAX_STDERR_BYTES: usize = 16 * 1024;
 pub enum Verdict {
     /// Run, with these (possibly rewritten) arguments.
     Allow(Value),
+    /// Run, with these arguments, although a gate would have asked a
+    /// person, who cannot answer (approval mode `never`); the gates' reasons.
+    NotAsked(Value, String),
     /// Do not run; the reason is for the model.
     Deny(String),
     /// A person must approve first; the arguments are the ones to run.
@@ -122,10 +125,20 @@ impl Gates {
     /// returned beside the verdict so that they can be reported as events.
     pub async fn check(&self, mut request: GateRequest) -> (Verdict, Vec<String>) {
         let mut asks: Vec<String> = Vec::new();
+        let mut not_asked: Vec<String> = Vec::new();
         let mut problems = Vec::new();
         for gate in &self.before {
             match gate.decide(&request, self.timeout).await {
-                Ok(GateDecision::Allow { arguments, .. }) => {
+                Ok(GateDecision::Allow {
+                    arguments,
+                    reason,
+                    not_asked: unattended,
+                }) => {
+                    if unattended {
+                        not_asked.push(reason.unwrap_or_else(|| {
+                            format!("gate `{}` would have asked a person", gate.name())
+                        }));
+                    }
                     if let Some(a) = arguments {
                         if a.is_object() {
                             request.arguments = a;
@@ -147,10 +160,15 @@ impl Gates {
                 }
             }
         }
-        if asks.is_empty() {
-            (Verdict::Allow(request.arguments), problems)
-        } else {
+        if !asks.is_empty() {
             (Verdict::Ask(request.arguments, asks.join("; ")), problems)
+        } else if !not_asked.is_empty() {
+            (
+                Verdict::NotAsked(request.arguments, not_asked.join("; ")),
+                problems,
+            )
+        } else {
+            (Verdict::Allow(request.arguments), problems)
         }
     }
 

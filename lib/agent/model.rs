@@ -21,6 +21,14 @@ pub enum ModelClient {
 }
 
 impl ModelClient {
+    /// A new prompt: servers that went silent in the last one are asked
+    /// again (the library's silence limit holds per prompt).
+    pub fn forget_silence(&self) {
+        if let ModelClient::Library(llm) = self {
+            llm.forget_silence();
+        }
+    }
+
     /// Streams one model call; see [`Llm::stream`].
     pub async fn stream(
         &self,

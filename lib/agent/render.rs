@@ -133,6 +133,10 @@ impl Renderer {
                 let nl = self.newline_if_needed();
                 format!("{nl}{}\n", self.style("31", &format!("error: {message}")))
             }
+            AgentEvent::Note { message, .. } => {
+                let nl = self.newline_if_needed();
+                format!("{nl}{}\n", self.style("33", &format!("note: {message}")))
+            }
             AgentEvent::AgentEnd {
                 outcome,
                 usage,

@@ -103,6 +103,20 @@ pub struct RunEnd {
     pub outcome: Outcome,
     /// The reason when it did not finish.
     pub error: Option<String>,
+    /// Steering messages that came too late for the run (after its last
+    /// turn, or when it ended early): the caller runs them as the next
+    /// prompts.
+    pub steers: Vec<UserContent>,
+}
+
+impl RunEnd {
+    fn new(outcome: Outcome, error: Option<String>) -> RunEnd {
+        RunEnd {
+            outcome,
+            error,
+            steers: Vec::new(),
+        }
+    }
 }
 
 pub(super) struct Turns {
@@ -147,8 +161,11 @@ impl Agent {
     pub async fn prompt(&mut self, content: UserContent, control: &Control) -> io::Result<RunEnd> {
         let cancel = control.begin();
         let result = self.run(content, control, &cancel).await;
-        control.end();
-        result
+        let steers = control.end();
+        result.map(|mut end| {
+            end.steers = steers;
+            end
+        })
     }
 
     async fn run(
@@ -161,6 +178,7 @@ impl Agent {
             session_id: self.settings.session_id.clone(),
         })?;
         self.guard.reset();
+        self.model.forget_silence();
         let mut turns = Turns {
             new: Vec::new(),
             usage: Usage::default(),
@@ -179,32 +197,15 @@ impl Agent {
         let end = loop {
             if cancel.is_cancelled() {
                 self.emitter.emit(AgentEvent::Interrupted)?;
-                break RunEnd {
-                    outcome: Outcome::Interrupted,
-                    error: None,
-                };
+                break RunEnd::new(Outcome::Interrupted, None);
             }
-            if turn >= self.settings.max_turns {
-                break RunEnd {
-                    outcome: Outcome::TurnLimit,
-                    error: Some(format!(
-                        "stopped after {} turns (--max-turns); run again with a higher limit or continue the session",
-                        self.settings.max_turns
-                    )),
-                };
-            }
-            if let Some(limit) = self.settings.max_cost
-                && turns.usage.cost.total >= limit
-            {
-                break RunEnd {
-                    outcome: Outcome::CostLimit,
-                    error: Some(format!(
-                        "stopped at ${:.4}, past --max-cost ${limit}",
-                        turns.usage.cost.total
-                    )),
-                };
+            if let Some(end) = self.limit_reached(turn, &turns) {
+                break end;
             }
             turn += 1;
+            // Steering that arrived since the last model call (during the
+            // tools, or before the first call) goes with the next one.
+            self.deliver_steering(&mut turns, control)?;
             if let Some(window) = self.settings.context_window.filter(|w| *w > 0)
                 && compact::estimate_tokens(&self.messages) as f64
                     > window as f64 * compact::THRESHOLD
@@ -249,13 +250,13 @@ impl Agent {
                         message: assistant.clone(),
                         tool_results: Vec::new(),
                     })?;
-                    break RunEnd {
-                        outcome: Outcome::ModelError,
-                        error: assistant
+                    break RunEnd::new(
+                        Outcome::ModelError,
+                        assistant
                             .error_message
                             .clone()
                             .or_else(|| Some("the model call failed".into())),
-                    };
+                    );
                 }
                 StopReason::Aborted => {
                     // Keep the conversation valid: every call gets a result.
@@ -265,10 +266,7 @@ impl Agent {
                         tool_results: results,
                     })?;
                     self.emitter.emit(AgentEvent::Interrupted)?;
-                    break RunEnd {
-                        outcome: Outcome::Interrupted,
-                        error: None,
-                    };
+                    break RunEnd::new(Outcome::Interrupted, None);
                 }
                 _ => {}
             }
@@ -294,17 +292,17 @@ impl Agent {
                             continue;
                         }
                         Judgement::Invalid(reason) => {
-                            break RunEnd {
-                                outcome: Outcome::InvalidOutput,
-                                error: Some(reason),
-                            };
+                            break RunEnd::new(Outcome::InvalidOutput, Some(reason));
                         }
                     }
                 }
-                break RunEnd {
-                    outcome: Outcome::Finished,
-                    error: None,
-                };
+                // A steer sent while the model wrote this answer gets one
+                // more turn, when the limits allow one; otherwise the
+                // caller runs it as the next prompt.
+                if control.has_steering() && self.limit_reached(turn, &turns).is_none() {
+                    continue;
+                }
+                break RunEnd::new(Outcome::Finished, None);
             }
             self.checkpoint_before_tools(&calls).await?;
             let results = self.run_tools(&mut turns, calls, control, cancel).await?;
@@ -314,25 +312,10 @@ impl Agent {
             })?;
             if cancel.is_cancelled() {
                 self.emitter.emit(AgentEvent::Interrupted)?;
-                break RunEnd {
-                    outcome: Outcome::Interrupted,
-                    error: None,
-                };
+                break RunEnd::new(Outcome::Interrupted, None);
             }
             if let Some(stop) = self.guard.stop() {
-                break RunEnd {
-                    outcome: Outcome::RepeatedFailure,
-                    error: Some(stop.reason()),
-                };
-            }
-            for steer in control.take_steering() {
-                self.push(
-                    &mut turns,
-                    Message::User {
-                        content: self.scrub_prompt(steer),
-                        timestamp: Some(crate::session::now()),
-                    },
-                )?;
+                break RunEnd::new(Outcome::RepeatedFailure, Some(stop.reason()));
             }
         };
         self.checkpoint_at_end().await?;
@@ -344,6 +327,54 @@ impl Agent {
             output,
         })?;
         Ok(end)
+    }
+
+    /// How the run ends when another turn would pass `--max-turns` or
+    /// `--max-cost`; `None` while one is allowed.
+    fn limit_reached(&self, turn: u32, turns: &Turns) -> Option<RunEnd> {
+        if turn >= self.settings.max_turns {
+            return Some(RunEnd::new(
+                Outcome::TurnLimit,
+                Some(format!(
+                    "stopped after {} turns (--max-turns); run again with a higher limit or continue the session",
+                    self.settings.max_turns
+                )),
+            ));
+        }
+        if let Some(limit) = self.settings.max_cost
+            && turns.usage.cost.total >= limit
+        {
+            return Some(RunEnd::new(
+                Outcome::CostLimit,
+                Some(format!(
+                    "stopped at ${:.4}, past --max-cost ${limit}",
+                    turns.usage.cost.total
+                )),
+            ));
+        }
+        None
+    }
+
+    /// Adds the queued steering messages to the conversation, each as a
+    /// user message; an empty one is reported and left out.
+    fn deliver_steering(&mut self, turns: &mut Turns, control: &Control) -> io::Result<()> {
+        for steer in control.take_steering() {
+            if steer.is_blank() {
+                self.emitter.emit(AgentEvent::error(
+                    "an empty steer was skipped: its content has no text and no image",
+                ))?;
+                continue;
+            }
+            let content = self.scrub_prompt(steer);
+            self.push(
+                turns,
+                Message::User {
+                    content,
+                    timestamp: Some(crate::session::now()),
+                },
+            )?;
+        }
+        Ok(())
     }
 
     async fn model_call(&mut self, cancel: &CancellationToken) -> io::Result<AssistantMessage> {
@@ -568,6 +599,20 @@ impl Agent {
             }
             let refused = match verdict {
                 Verdict::Allow(a) => {
+                    out.push((i, id, name, a));
+                    continue;
+                }
+                Verdict::NotAsked(a, reason) => {
+                    // Unattended: what ran without a person's yes is on record.
+                    let message =
+                        format!("the `{name}` call runs without a person's approval: {reason}");
+                    if !self.emitter.is_pretty() {
+                        crate::cli::note("ag-loop", &message);
+                    }
+                    self.emitter.emit(AgentEvent::Note {
+                        message,
+                        tool_call_id: Some(id.clone()),
+                    })?;
                     out.push((i, id, name, a));
                     continue;
                 }

@@ -56,10 +56,11 @@ in-process, with the same config file (read once, at start). A gate reads the ca
 {\"tool\": \"bash\", \"arguments\": {...}, \"cwd\": \"/project\", \"session_id\": \"...\", \
 \"tool_call_id\": \"...\", \"interactive\": true}, and answers one JSON object on stdout: \
 {\"decision\": \"allow\"}, {\"decision\": \"deny\", \"reason\": \"...\"} (the reason goes to the model) or \
-{\"decision\": \"ask\", \"reason\": \"...\"} (a person must approve). ag-gate answers every request of \
+{\"decision\": \"ask\", \"reason\": \"...\"} (a person must approve). Every decision ag-gate gives \
+carries its reason, an allow too. ag-gate answers every request of \
 its stdin, one per line (an object may also span several lines). A request that cannot be read \
-is denied with a reason saying so (a line longer than 64 MiB without being held in memory); \
-ag-gate never stops on bad input.
+is denied with a reason saying so (a line longer than 64 MiB with \"line too long\", without being \
+held in memory); ag-gate never stops on bad input.
 
 Approval modes (--approval): never allows everything that is not denied; dangerous asks for the \
 calls the classifier flags and the `ask` rules match; always asks for every call that the allow \
@@ -69,8 +70,9 @@ terminal, or a JSONL client that answers approvals) and `never` otherwise.
 
 Order of precedence: (1) a tool on the deny list (--deny, config `deny`) or a matching `deny` \
 rule is denied; (2) a tool on the allow list (--allow, config `allow`) is allowed; (3) a matching \
-`ask` rule, or a classifier finding that no `allow` rule covers, is asked (under `never`: allowed, \
-the reason kept in the decision); (4) under `always` every other call is asked unless `allow` \
+`ask` rule, or a classifier finding that no `allow` rule covers, is asked (under `never`: allowed \
+with \"not_asked\": true, the reason kept in the decision, and ag-loop leaves a `note` event \
+with it); (4) under `always` every other call is asked unless `allow` \
 rules cover it; (5) the rest is allowed. Tool names match with or without the `ag-` prefix.
 
 With the sandbox: a request whose \"sandbox\" says the call runs in ag-loop's sandbox ({\"mode\": \"workspace-write\" or \"read-only\", \"workspace\": \"/project\", \"net\": false}) does not ask about what the kernel stops: recursive deletes, writes and deletes outside the working directory, disk tools, crontab, writes to .git/hooks and .git/config, and (without net) `curl | sh`; in read-only mode also the git commands that drop work. Force pushes, sudo, chmod -R 777, chown -R, kill -9 -1, shutdown, fork bombs and code that cannot be read are asked as before. A request whose sandbox also says \"blocked\": \"...\" asks whether a call the sandbox blocked may run again outside it: asked whatever the allow lists say, denied under never.
@@ -252,15 +254,22 @@ pub fn main() -> ExitCode {
 pub fn serve(policy: &Policy, mut input: impl BufRead, mut output: impl Write) -> io::Result<()> {
     use crate::tool_protocol::serve::{InputLine, MAX_LINE_BYTES, read_line_capped};
     let mut pending = Pending::default();
-    // A line over the limit is counted, not kept, and denied: its stand-in
-    // is a JSON string, which the request parser refuses by quoting it.
     while let Some(line) = read_line_capped(&mut input, MAX_LINE_BYTES)? {
         let line = match line {
             InputLine::Line(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            InputLine::TooLong { bytes } => format!(
-                "\"a line of {bytes} bytes, over the {} MiB limit\"",
-                MAX_LINE_BYTES >> 20
-            ),
+            InputLine::TooLong { bytes, .. } => {
+                // Counted, not kept, and denied. It cannot finish a request
+                // the lines before it began: those are answered first.
+                pending.settle(policy, true, &mut output)?;
+                let decision = GateDecision::Deny {
+                    reason: format!(
+                        "line too long: the request is {bytes} bytes, over ag-gate's {} MiB limit, so it was not read and the call is denied",
+                        MAX_LINE_BYTES >> 20
+                    ),
+                };
+                write_decision(&mut output, &decision)?;
+                continue;
+            }
         };
         if pending.lines.is_empty() && line.trim().is_empty() {
             continue;

@@ -141,10 +141,7 @@ impl Policy {
             };
         }
         if self.allow.contains(&tool) {
-            return GateDecision::Allow {
-                arguments: None,
-                reason: Some(format!("`{tool}` is on the allow list")),
-            };
+            return GateDecision::allow(format!("`{tool}` is on the allow list"));
         }
         let allow_rules: Vec<&Rule> = self
             .rules
@@ -188,6 +185,7 @@ impl Policy {
                     "not asked (approval mode never): {}",
                     reasons.join("; ")
                 )),
+                not_asked: true,
             },
             Approval::Dangerous | Approval::Always if !reasons.is_empty() => GateDecision::Ask {
                 reason: reasons.join("; "),
@@ -197,26 +195,19 @@ impl Policy {
                     reason: format!("every `{tool}` call is asked (approval mode always)"),
                 }
             }
-            Approval::Always => GateDecision::Allow {
-                arguments: None,
-                reason: Some("allowed by the gate's allow rules".into()),
-            },
-            _ if covered => GateDecision::Allow {
-                arguments: None,
-                reason: Some("flagged, but allowed by the gate's allow rules".into()),
-            },
-            _ if !passed.is_empty() => GateDecision::Allow {
-                arguments: None,
-                reason: Some(format!(
-                    "not asked (the sandbox stops it): {}",
-                    passed
-                        .iter()
-                        .map(|f| f.describe())
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                )),
-            },
-            _ => GateDecision::allow(),
+            Approval::Always => GateDecision::allow("allowed by the gate's allow rules"),
+            _ if covered => GateDecision::allow("flagged, but allowed by the gate's allow rules"),
+            _ if !passed.is_empty() => GateDecision::allow(format!(
+                "not asked (the sandbox stops it): {}",
+                passed
+                    .iter()
+                    .map(|f| f.describe())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
+            _ => GateDecision::allow(format!(
+                "nothing to ask about: no rule matches the `{tool}` call and the classifier flags nothing"
+            )),
         }
     }
 

@@ -64,8 +64,9 @@ impl From<ReasoningArg> for Reasoning {
 GROQ_API_KEY, DEEPSEEK_API_KEY, XAI_API_KEY, MISTRAL_API_KEY (or --api-key). Providers and models \
 are added in $AG_HOME/models.json (AG_HOME defaults to ~/.ag).
 
-A response that sends nothing for --idle-timeout seconds (default 300) is retried, then reported \
-as the server having gone silent. A local server that is not running (connection refused on \
+A response that sends nothing for --idle-timeout seconds (default 300) is tried once more, then \
+reported as the server having gone silent and for how long: a call waits on a silent server twice \
+the idle timeout at most (10 minutes by default). A local server that is not running (connection refused on \
 127.0.0.1 or localhost) and a host name that does not resolve fail at once.
 
 SIGINT or SIGTERM ends the call at once: the event stream ends with `done`, stop reason `aborted`, \
@@ -121,7 +122,8 @@ pub struct LlmArgs {
     #[arg(long, value_name = "DIR")]
     pub replay: Option<PathBuf>,
     /// Give up on a response that sends nothing (no byte, before or after its headers) for
-    /// SECONDS; the attempt is retried like a dropped connection. Default 300, enough for a CPU
+    /// SECONDS; the attempt is tried once more, and a second silence ends the call (so a call
+    /// waits twice SECONDS at most on a silent server). Default 300, enough for a CPU
     /// server's silent prompt processing; a provider's `idle_timeout` in models.json sets its
     /// own; 0 waits forever.
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]

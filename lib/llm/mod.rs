@@ -52,6 +52,15 @@ pub struct LlmOptions {
 /// 1.5B model; Codex waits 300 s too).
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// Silent attempts in a row: a server silent for the whole idle timeout
+/// gets one more try, at once (a dropped connection, a server restarted
+/// meanwhile), then the call fails, and so do later calls to that server
+/// without an attempt, until [`Llm::forget_silence`] (ag-loop calls it at
+/// each prompt). So one call, or one of ag-loop's prompts with its summary
+/// call for compaction, waits on a silent server at most twice the idle
+/// timeout: 10 minutes by default.
+pub const MAX_SILENT_ATTEMPTS: u32 = 2;
+
 /// The model client.
 pub struct Llm {
     client: reqwest::Client,
@@ -69,6 +78,8 @@ pub struct Llm {
     /// Models whose provider refused an output schema in its own field:
     /// their later calls send it in the system prompt from the start.
     schema_refused: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// Attempts in a row that a server (by base URL) let pass in silence.
+    silent_in_a_row: std::sync::Mutex<std::collections::HashMap<String, u32>>,
 }
 
 /// Bytes of an error body kept for the message.
@@ -133,6 +144,7 @@ impl Llm {
             idle_default: None,
             windows: Default::default(),
             schema_refused: Default::default(),
+            silent_in_a_row: Default::default(),
         })
     }
 
@@ -274,6 +286,24 @@ impl Llm {
         Ok((info, provider, key))
     }
 
+    /// Forgets the servers that went silent: each gets its attempts again
+    /// (see [`MAX_SILENT_ATTEMPTS`]).
+    pub fn forget_silence(&self) {
+        if let Ok(mut s) = self.silent_in_a_row.lock() {
+            s.clear();
+        }
+    }
+
+    fn note_silence(&self, server: &str, in_a_row: u32) {
+        if let Ok(mut s) = self.silent_in_a_row.lock() {
+            if in_a_row == 0 {
+                s.remove(server);
+            } else {
+                s.insert(server.to_string(), in_a_row);
+            }
+        }
+    }
+
     /// The idle timeout for a provider's responses; `None` when off.
     pub fn idle_timeout(&self, provider: &Provider) -> Option<Duration> {
         let d = self
@@ -339,10 +369,48 @@ impl Llm {
         let idle = self.idle_timeout(provider);
         let mut started = false;
         let mut attempt = 0u32;
+        let mut silent_attempts = self
+            .silent_in_a_row
+            .lock()
+            .ok()
+            .and_then(|s| s.get(base_url).copied())
+            .unwrap_or(0);
+        if silent_attempts >= MAX_SILENT_ATTEMPTS {
+            let f = Failure::new(
+                FailureKind::Stalled,
+                format!(
+                    "the {} server went silent: nothing arrived from `{base_url}` in its last {silent_attempts} attempts ({} each, {} in all), so it is not asked again for this prompt\nhint: a server still processing a long prompt may need longer: raise `--idle-timeout`, `idle_timeout` in config.toml, or the provider's `idle_timeout` in models.json (0 turns it off)",
+                    provider.id,
+                    seconds(idle.unwrap_or_default()),
+                    seconds(idle.unwrap_or_default() * silent_attempts)
+                ),
+            );
+            return self.fail(
+                sink,
+                &req.model,
+                Some(&info),
+                AssistantMessage::default(),
+                &f,
+                None,
+            );
+        }
         loop {
             let outcome = self
                 .attempt(&http, &info, &names, idle, sink, cancel, &mut started)
                 .await;
+            match &outcome {
+                Outcome::Finished {
+                    failure: Some(f), ..
+                } if f.kind == FailureKind::Stalled => {
+                    silent_attempts += 1;
+                    self.note_silence(base_url, silent_attempts);
+                }
+                Outcome::Finished { .. } => {
+                    silent_attempts = 0;
+                    self.note_silence(base_url, 0);
+                }
+                Outcome::Aborted(_) => {}
+            }
             match outcome {
                 Outcome::Aborted(mut msg) => {
                     self.finalize(&mut msg, &info);
@@ -368,8 +436,19 @@ impl Llm {
                     failure: Some(f),
                     had_output,
                 } => {
-                    let wait = (!had_output && f.kind.retryable() && attempt < self.retry.retries)
-                        .then(|| self.retry.delay(attempt + 1, f.retry_after))
+                    let silent = f.kind == FailureKind::Stalled;
+                    let wait = (!had_output
+                        && f.kind.retryable()
+                        && attempt < self.retry.retries
+                        && silent_attempts < MAX_SILENT_ATTEMPTS)
+                        .then(|| {
+                            // The silence was the wait: no backoff on top.
+                            if silent {
+                                Some(Duration::ZERO)
+                            } else {
+                                self.retry.delay(attempt + 1, f.retry_after)
+                            }
+                        })
                         .flatten();
                     if schema_fallback && !had_output && f.kind == FailureKind::BadRequest {
                         schema_fallback = false;
@@ -389,7 +468,16 @@ impl Llm {
                     }
                     let Some(wait) = wait else {
                         let mut f = f;
-                        if attempt > 0 {
+                        if silent && silent_attempts > 1 {
+                            let total = idle.unwrap_or_default() * silent_attempts;
+                            f.message = error::with_note(
+                                &f.message,
+                                &format!(
+                                    "(silent {silent_attempts} attempts in a row, {} in all)",
+                                    seconds(total)
+                                ),
+                            );
+                        } else if attempt > 0 {
                             f.message = error::with_note(
                                 &f.message,
                                 &format!("(after {} attempts)", attempt + 1),
@@ -746,10 +834,13 @@ async fn within<F: std::future::Future>(idle: Option<Duration>, f: F) -> Option<
 }
 
 /// The failure of an attempt that heard nothing for the idle timeout.
+/// Whole milliseconds, shown as few digits as they need: 300 s, 0.25 s.
+fn seconds(d: Duration) -> String {
+    format!("{} s", d.as_millis() as f64 / 1000.0)
+}
+
 fn silent(provider: &str, url: &str, idle: Option<Duration>, when: &str) -> Failure {
-    // Whole milliseconds, shown as few digits as they need: 300 s, 0.25 s.
-    let ms = idle.unwrap_or_default().as_millis() as f64;
-    let secs = format!("{} s", ms / 1000.0);
+    let secs = seconds(idle.unwrap_or_default());
     Failure::new(
         FailureKind::Stalled,
         format!(

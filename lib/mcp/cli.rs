@@ -28,9 +28,9 @@ const BIN: &str = "ag-mcp";
 /// edit and delete do not offer `expected_hash` (the client's model never
 /// sees a hash); ag-mcp passes the hash of the client's last read of the
 /// file itself, so a change of a file edited on disk since is refused.
-/// Every request whose id can be read gets
-/// exactly one response with that id, malformed or not, with JSON-RPC's
-/// error codes (-32700 not JSON, -32600 not a valid request, -32601 unknown
+/// Every request that is JSON gets
+/// exactly one response with its id, malformed or not, with JSON-RPC's
+/// error codes (-32700 not JSON, always with a null id, -32600 not a valid request, -32601 unknown
 /// method, -32602 params that do not fit the method, among them bytes that
 /// are not UTF-8 and nesting deeper than 126 levels); lines past 64 MiB are
 /// refused. Add it to a client with, for example,

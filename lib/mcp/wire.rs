@@ -3,11 +3,13 @@
 //! past serde_json's depth limit), answers some without their `id`, and
 //! takes a known method with malformed params for an unknown method. A
 //! client then waits forever for a response, or gets one it cannot match.
-//! Here every request whose `id` can be read gets exactly one response with
-//! that `id`, and the error codes mean what JSON-RPC 2.0 says: -32700 the
-//! text is not JSON, -32600 not a valid request, -32601 no such method,
-//! -32602 the params do not fit the method. Notifications and responses
-//! are never answered, however malformed.
+//! Here every request that is JSON gets exactly one response with its
+//! `id`, and the error codes mean what JSON-RPC 2.0 says: -32700 the text
+//! is not JSON (always with `"id": null`: an id read from a fragment may be
+//! another request's, and a second answer to it would confuse the client),
+//! -32600 not a valid request, -32601 no such method, -32602 the params do
+//! not fit the method. Notifications and responses are never answered,
+//! however malformed.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -165,9 +167,10 @@ pub fn judge(line: &[u8]) -> Verdict {
     let (members, scanned) = scan_object(line);
     let has = |key: &str| members.iter().any(|m| m.key == key);
     if let Err(e) = scanned {
-        // Not a JSON object. JSON-RPC answers text it cannot parse, with a
-        // null id; the id is given when it was read before the fault. A
-        // response of the client's (to a server request) is never answered.
+        // Not a JSON object. JSON-RPC answers text it cannot parse with a
+        // null id, whatever id a fragment seems to hold: `{"id": 1` cut
+        // short is no request 1. A response of the client's (to a server
+        // request) is never answered.
         if serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok() {
             return Verdict::answer(
                 &Value::Null,
@@ -178,8 +181,7 @@ pub fn judge(line: &[u8]) -> Verdict {
         if is_response(&members) {
             return Verdict::Drop;
         }
-        let id = read_id(&members).unwrap_or(Value::Null);
-        return Verdict::answer(&id, PARSE_ERROR, format!("parse error: {e}"));
+        return Verdict::answer(&Value::Null, PARSE_ERROR, format!("parse error: {e}"));
     }
     if !has("method") || !has("id") {
         // A notification, or the client's response to a server request:
@@ -209,7 +211,14 @@ fn judge_request(id: &Value, members: &[Member<'_>]) -> Verdict {
             }
             Err(why) => {
                 let code = match (&why, m.key.as_str()) {
-                    (Unreadable::NotJson(_), _) => PARSE_ERROR,
+                    // The line is not JSON after all: no id is trusted.
+                    (Unreadable::NotJson(_), _) => {
+                        return Verdict::answer(
+                            &Value::Null,
+                            PARSE_ERROR,
+                            format!("parse error: {}", describe(&m.key, &why)),
+                        );
+                    }
                     (_, "params") => INVALID_PARAMS,
                     _ => INVALID_REQUEST,
                 };
@@ -625,16 +634,23 @@ mod tests {
     }
 
     #[test]
-    fn text_that_is_not_json_is_a_parse_error_with_the_id_if_it_was_read() {
-        let (id, code, _) = answer(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":");
-        assert_eq!((id, code), (json!(1), PARSE_ERROR));
-        let (id, code, _) = answer(b"not json");
-        assert_eq!((id, code), (Value::Null, PARSE_ERROR));
-        let (id, code, _) =
-            answer(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":tru}}"#);
-        assert_eq!((id, code), (json!(1), PARSE_ERROR));
-        let (id, code, _) = answer(br#"{"id":1,"method":"x"} {"id":2}"#);
-        assert_eq!((id, code), (json!(1), PARSE_ERROR));
+    fn text_that_is_not_json_is_a_parse_error_with_a_null_id() {
+        // The id of a fragment may be another request's: never echoed.
+        for line in [
+            &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"[..],
+            br#"{"jsonrpc": "2.0", "id": 1"#,
+            b"not json",
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":tru}}"#,
+            br#"{"id":1,"method":"x"} {"id":2}"#,
+        ] {
+            let (id, code, _) = answer(line);
+            assert_eq!(
+                (id, code),
+                (Value::Null, PARSE_ERROR),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
         // A notification cut short cannot be told from a request whose id
         // was to come: answered, with a null id.
         let (id, code, _) =

@@ -10,12 +10,16 @@ use super::{AssistantMessage, LlmEvent, Message, ToolResultMessage, Usage, UserC
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentCommand {
-    /// A new task; queued while the agent is busy.
+    /// A new task; queued while the agent is busy. An empty one (no text
+    /// but whitespace, no image) is skipped with an `error` event.
     Prompt {
         /// Text, or text and image blocks.
         content: UserContent,
     },
-    /// A message delivered after the running tool calls, before the next model call.
+    /// A message delivered after the running tool calls, before the next
+    /// model call. Sent while the model writes its final answer, it gets one
+    /// more turn of the same run; sent when no run is going (or after the
+    /// last turn of one), it is the next prompt. It is never dropped.
     Steer {
         /// Text, or text and image blocks.
         content: UserContent,
@@ -211,6 +215,17 @@ pub enum AgentEvent {
         /// What was left out (files over the size limit, unreadable files).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,
+    },
+    // Nothing lost (issue 37).
+    /// Something the record should show that is neither an error nor a
+    /// question: a tool call that runs without a person's approval because
+    /// nobody can answer (approval mode `never`), with the gate's reason.
+    Note {
+        /// What happened, for a person reading the events or the session.
+        message: String,
+        /// The tool call it is about, when it is about one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<String>,
     },
 }
 

@@ -79,9 +79,15 @@ pub enum GateDecision {
         /// absent when the call runs as given.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arguments: Option<Value>,
-        /// Why, when there is something worth recording (for logs, not the model).
+        /// Why, for logs and the session (not the model). ag-gate always
+        /// gives one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// True when a person would have been asked about the call, but
+        /// nobody can answer (approval mode `never`): it runs without a
+        /// person's yes, and ag-loop leaves a `note` event with `reason`.
+        #[serde(default, skip_serializing_if = "is_false")]
+        not_asked: bool,
     },
     /// The call must not run; the reason is shown to the model as the tool's
     /// result, so it says what to do instead.
@@ -97,13 +103,18 @@ pub enum GateDecision {
 }
 
 impl GateDecision {
-    /// Allows the call as given, without a reason.
-    pub fn allow() -> Self {
+    /// Allows the call as given, for `reason`.
+    pub fn allow(reason: impl Into<String>) -> Self {
         GateDecision::Allow {
             arguments: None,
-            reason: None,
+            reason: Some(reason.into()),
+            not_asked: false,
         }
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// What an after-hook (`ag-loop --after CMD`) receives once a tool call has

@@ -58,6 +58,17 @@ impl UserContent {
                 .join("\n"),
         }
     }
+
+    /// True when there is nothing to send: no text but whitespace, and no
+    /// block other than such text (`""`, `"  "`, `[]`).
+    pub fn is_blank(&self) -> bool {
+        match self {
+            UserContent::Text(t) => t.trim().is_empty(),
+            UserContent::Blocks(blocks) => blocks
+                .iter()
+                .all(|b| matches!(b, ContentBlock::Text { text } if text.trim().is_empty())),
+        }
+    }
 }
 
 /// A message from the model.

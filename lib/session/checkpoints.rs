@@ -343,6 +343,11 @@ pub fn prune(store: &Store, age: std::time::Duration, dry_run: bool) -> Result<S
         if modified > cutoff {
             continue;
         }
+        // A run idle for that long still owns its session.
+        if let Some(holder) = super::SessionLock::holder(&f.path) {
+            text.push_str(&format!("kept {} (in use by {holder})\n", f.path.display()));
+            continue;
+        }
         if !dry_run {
             forget_or_warn(&f);
             let dir = f.path.with_extension("d");
@@ -350,6 +355,7 @@ pub fn prune(store: &Store, age: std::time::Duration, dry_run: bool) -> Result<S
                 std::fs::remove_dir_all(&dir).map_err(fail)?;
             }
             std::fs::remove_file(&f.path).map_err(fail)?;
+            let _ = std::fs::remove_file(super::lock_path(&f.path));
         }
         text.push_str(&format!(
             "{} {}\n",

@@ -86,7 +86,9 @@ enum Command {
     /// Appends the events read from stdin (ag-loop's JSONL output) to a session.
     ///
     /// The values of the provider key variables set here, and of keys in
-    /// models.json, are replaced by `[NAME redacted]` in what is written.
+    /// models.json, are replaced by `[NAME redacted]` in what is written. A
+    /// session that ag-loop is running is refused (exit 1, naming the
+    /// process): a session has one writer at a time.
     Append {
         /// Session id, a unique prefix or suffix of it, or a path.
         id: String,
@@ -353,6 +355,8 @@ fn run(args: Args) -> Result<(), Failure> {
                     format!("cannot delete `{}`: {e}", f.path.display()),
                 )
             })?;
+            // Its one-writer lock file, if a run left one.
+            let _ = std::fs::remove_file(super::lock_path(&f.path));
             out(&format!("deleted {}\n", f.path.display()))
         }
         Command::Export { id, format, output } => {
@@ -507,7 +511,10 @@ fn table(rows: &[Summary], ids: &[String], all: bool) -> String {
 }
 
 fn append(f: &SessionFile) -> Result<(), Failure> {
-    let mut writer = Writer::open(&f.path)?;
+    // One writer at a time: events appended while ag-loop runs the session
+    // would land between its turns.
+    let lock = super::SessionLock::try_acquire(&f.path)?;
+    let mut writer = Writer::open(&f.path)?.holding(lock);
     // Events made elsewhere may carry a provider key that ag-loop would
     // have hidden; the session file gets them with the key hidden too.
     let redactor = crate::llm::keys::Redactor::for_this_machine();

@@ -4,6 +4,7 @@
 
 pub mod checkpoints;
 pub mod export;
+mod lock;
 mod reader;
 pub mod rewind;
 mod store;
@@ -13,7 +14,8 @@ mod writer;
 pub mod cli;
 
 pub use export::{Format as ExportFormat, export, export_session};
-pub use reader::{Damage, Reader, messages, repair_dangling};
+pub use lock::{Holder, LockError, SessionLock, lock_path};
+pub use reader::{Damage, Reader, messages, repair};
 pub use store::{SessionFile, Store, StoreError, ag_home};
 pub use summary::{DayModelStats, Ending, RunEnd, Summary, ending, stats};
 pub use writer::Writer;

@@ -27,6 +27,16 @@ pub enum Damage {
         /// Why it could not be read.
         error: String,
     },
+    /// Tool results away from their calls: two processes appended to the
+    /// session at once (ag before one writer per session). The
+    /// conversation was put back in order for the model.
+    Interleaved {
+        /// Results moved to follow their calls.
+        moved: usize,
+        /// Results dropped: they answered no call before them, or a call
+        /// already answered.
+        dropped: usize,
+    },
 }
 
 impl std::fmt::Display for Damage {
@@ -39,6 +49,10 @@ impl std::fmt::Display for Damage {
             Damage::Corrupt { line, error } => {
                 write!(f, "line {line}: corrupt record skipped: {error}")
             }
+            Damage::Interleaved { moved, dropped } => write!(
+                f,
+                "two processes wrote this session at once: {moved} tool result(s) moved after their calls, {dropped} dropped (they answered no call, or one already answered); the conversation is resumed in that order"
+            ),
         }
     }
 }
@@ -220,48 +234,77 @@ pub fn messages(path: &Path) -> io::Result<(Option<SessionHeader>, Vec<Message>,
             _ => {}
         }
     })?;
-    repair_dangling(&mut out);
-    Ok((header, out, reader.damage))
+    let mut damage = reader.damage;
+    if let Some(d) = repair(&mut out) {
+        damage.push(d);
+    }
+    Ok((header, out, damage))
 }
 
-/// Gives every tool call that has no result (the run was interrupted or
-/// killed between the call and its result) a result saying so, placed with
-/// the other results of its assistant message, so that every provider
-/// accepts the conversation.
-pub fn repair_dangling(messages: &mut Vec<Message>) {
-    let mut i = 0;
-    while i < messages.len() {
-        let calls: Vec<(String, String)> = match &messages[i] {
+/// Makes a conversation every provider accepts: each assistant message's
+/// tool calls are followed at once by one result each. A call left without
+/// a result (the run was interrupted or killed between the call and its
+/// result) gets one saying so. Results elsewhere (two processes appended
+/// to the session at once) are moved after their call, and results that
+/// answer no call before them, or a call already answered, are dropped;
+/// that is reported as [`Damage::Interleaved`].
+pub fn repair(messages: &mut Vec<Message>) -> Option<Damage> {
+    let old = std::mem::take(messages);
+    let mut used = vec![false; old.len()];
+    let (mut moved, mut dropped) = (0usize, 0usize);
+    for i in 0..old.len() {
+        if used[i] {
+            continue;
+        }
+        used[i] = true;
+        let calls: Vec<(String, String)> = match &old[i] {
+            Message::ToolResult(_) => {
+                // Not taken by a call before it.
+                dropped += 1;
+                continue;
+            }
             Message::Assistant(a) => a
                 .tool_calls()
                 .map(|(id, name, _)| (id.to_string(), name.to_string()))
                 .collect(),
             _ => Vec::new(),
         };
-        i += 1;
-        if calls.is_empty() {
-            continue;
+        messages.push(old[i].clone());
+        let mut next = i + 1;
+        for (id, name) in &calls {
+            match result_for(&old, &used, i, id) {
+                Some(j) => {
+                    used[j] = true;
+                    // In place when only this message's results lie between.
+                    while next < old.len() && used[next] && next <= j {
+                        next += 1;
+                    }
+                    if next <= j {
+                        moved += 1;
+                    }
+                    messages.push(old[j].clone());
+                }
+                None => messages.push(Message::ToolResult(interrupted_result(id, name))),
+            }
         }
-        let mut end = i;
-        while let Some(Message::ToolResult(_)) = messages.get(end) {
-            end += 1;
-        }
-        let answered: Vec<String> = messages[i..end]
-            .iter()
-            .filter_map(|m| match m {
-                Message::ToolResult(r) => Some(r.tool_call_id.clone()),
-                _ => None,
-            })
-            .collect();
-        let missing: Vec<Message> = calls
-            .into_iter()
-            .filter(|(id, _)| !answered.contains(id))
-            .map(|(id, name)| Message::ToolResult(interrupted_result(&id, &name)))
-            .collect();
-        let added = missing.len();
-        messages.splice(end..end, missing);
-        i = end + added;
     }
+    (moved + dropped > 0).then_some(Damage::Interleaved { moved, dropped })
+}
+
+/// Where the first result for call `id` of the assistant message at `at`
+/// lies: the first unused one after it, before any later assistant message
+/// that makes a call of the same id (whose result it would be).
+fn result_for(messages: &[Message], used: &[bool], at: usize, id: &str) -> Option<usize> {
+    for (j, m) in messages.iter().enumerate().skip(at + 1) {
+        match m {
+            Message::ToolResult(r) if !used[j] && r.tool_call_id == id => return Some(j),
+            Message::Assistant(a) if a.tool_calls().any(|(other, ..)| other == id) => {
+                return None;
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The result given to a tool call that never finished.
@@ -283,6 +326,105 @@ mod tests {
     use super::*;
     use crate::protocol::{AssistantMessage, StopReason};
 
+    fn call(id: &str) -> ContentBlock {
+        ContentBlock::ToolCall {
+            id: id.into(),
+            name: "bash".into(),
+            arguments: json!({}),
+        }
+    }
+
+    fn asking(ids: &[&str]) -> Message {
+        Message::Assistant(AssistantMessage {
+            content: ids.iter().map(|id| call(id)).collect(),
+            stop_reason: StopReason::ToolUse,
+            ..Default::default()
+        })
+    }
+
+    fn result(id: &str, text: &str) -> Message {
+        let mut r = interrupted_result(id, "bash");
+        r.content = vec![ContentBlock::Text { text: text.into() }];
+        r.is_error = false;
+        Message::ToolResult(r)
+    }
+
+    /// A short picture of a conversation: u, a(ids), r(id:text).
+    fn shape(msgs: &[Message]) -> Vec<String> {
+        msgs.iter()
+            .map(|m| match m {
+                Message::User { .. } => "u".to_string(),
+                Message::Assistant(a) => {
+                    let ids: Vec<&str> = a.tool_calls().map(|(id, ..)| id).collect();
+                    format!("a({})", ids.join(","))
+                }
+                Message::ToolResult(r) => {
+                    let text = match r.content.first() {
+                        Some(ContentBlock::Text { text }) if !r.is_error => text.clone(),
+                        _ => "interrupted".into(),
+                    };
+                    format!("r({}:{text})", r.tool_call_id)
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn interleaved_writers_are_put_in_order() {
+        // Two runs appended at once: A's and B's turns mixed, B's call id
+        // the same as A's (one scripted model), and A's result twice.
+        let mut msgs = vec![
+            Message::user_text("A"),
+            Message::user_text("B"),
+            asking(&["a1"]),
+            asking(&["b1", "c"]),
+            result("b1", "B1"),
+            result("a1", "A1"),
+            result("a1", "A1 again"),
+            Message::user_text("steer"),
+            result("c", "C"),
+            result("zz", "orphan"),
+        ];
+        let damage = repair(&mut msgs);
+        assert_eq!(
+            shape(&msgs),
+            [
+                "u", "u", "a(a1)", "r(a1:A1)", "a(b1,c)", "r(b1:B1)", "r(c:C)", "u"
+            ]
+        );
+        assert_eq!(
+            damage,
+            Some(Damage::Interleaved {
+                moved: 2,
+                dropped: 2
+            })
+        );
+    }
+
+    #[test]
+    fn a_call_id_used_again_later_keeps_each_result_with_its_own_call() {
+        // Killed before a1's result; the next run's model used the id again.
+        let mut msgs = vec![
+            Message::user_text("go"),
+            asking(&["a1"]),
+            Message::user_text("again"),
+            asking(&["a1"]),
+            result("a1", "second"),
+        ];
+        assert_eq!(repair(&mut msgs), None);
+        assert_eq!(
+            shape(&msgs),
+            [
+                "u",
+                "a(a1)",
+                "r(a1:interrupted)",
+                "u",
+                "a(a1)",
+                "r(a1:second)"
+            ]
+        );
+    }
+
     #[test]
     fn dangling_calls_get_results() {
         let call = |id: &str| ContentBlock::ToolCall {
@@ -300,7 +442,7 @@ mod tests {
             Message::ToolResult(interrupted_result("a", "bash")),
             Message::user_text("next"),
         ];
-        repair_dangling(&mut msgs);
+        assert_eq!(repair(&mut msgs), None);
         assert_eq!(msgs.len(), 5);
         assert!(matches!(&msgs[3], Message::ToolResult(r) if r.tool_call_id == "b"));
         assert!(matches!(&msgs[4], Message::User { .. }));

@@ -16,6 +16,8 @@ pub struct Writer {
     /// leaves one, and live writers append whole lines under the lock, so
     /// one check when the file is first written suffices.
     checked: bool,
+    /// The session's one-writer lock, held as long as the writer lives.
+    lock: Option<super::SessionLock>,
 }
 
 impl Writer {
@@ -35,7 +37,15 @@ impl Writer {
             file: Some(file),
             path: path.to_path_buf(),
             checked: false,
+            lock: None,
         })
+    }
+
+    /// Keeps the session's lock for as long as this writer lives: the
+    /// process writing is the session's one writer until it ends.
+    pub fn holding(mut self, lock: super::SessionLock) -> Writer {
+        self.lock = Some(lock);
+        self
     }
 
     /// The file's path.

@@ -73,8 +73,9 @@ pub fn serve_with<T: Tool>(
 ) -> io::Result<()> {
     while let Some(line) = read_line_capped(&mut input, MAX_LINE_BYTES)? {
         let result = match line {
-            InputLine::TooLong { bytes } => to_result(
-                None,
+            InputLine::TooLong { bytes, head } => to_result(
+                // The id usually comes first: read from the line's start.
+                top_level_id(String::from_utf8_lossy(&head).trim()),
                 Err(ToolError::new(
                     "call.too_long",
                     format!(
@@ -127,22 +128,29 @@ fn not_utf8(bytes: &[u8], err: &std::str::Utf8Error) -> ToolResult {
 /// a bound on the memory one line can take.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
+/// How much of the start of a line past the limit is kept: enough for the
+/// members before a large value (a call's `id`, a request's `tool`).
+pub const KEPT_OF_LONG_LINE: usize = 64 * 1024;
+
 /// One line of input, without its newline.
 #[derive(Debug, PartialEq, Eq)]
 pub enum InputLine {
     /// The line's bytes.
     Line(Vec<u8>),
-    /// A line longer than the limit: only its length was counted.
+    /// A line longer than the limit: its length was counted, and only its
+    /// first [`KEPT_OF_LONG_LINE`] bytes kept.
     TooLong {
         /// Its length in bytes.
         bytes: u64,
+        /// Its first bytes.
+        head: Vec<u8>,
     },
 }
 
 /// Reads one line of at most `cap` bytes from `input`; `None` at the end of
-/// the input. A longer line is read through to its end without being kept,
-/// so that it costs no more memory than `cap`, and the next line is read
-/// as usual.
+/// the input. A longer line is read through to its end without being kept
+/// (but for its first bytes), so that it costs no more memory than `cap`,
+/// and the next line is read as usual.
 pub fn read_line_capped(input: &mut impl BufRead, cap: usize) -> io::Result<Option<InputLine>> {
     let mut line = Vec::new();
     let mut total = 0u64;
@@ -164,13 +172,18 @@ pub fn read_line_capped(input: &mut impl BufRead, cap: usize) -> io::Result<Opti
         let newline = memchr::memchr(b'\n', available);
         let chunk = &available[..newline.unwrap_or(available.len())];
         total += chunk.len() as u64;
-        if !too_long {
-            if line.len() + chunk.len() > cap {
-                too_long = true;
-                line = Vec::new();
-            } else {
-                line.extend_from_slice(chunk);
-            }
+        if !too_long && line.len() + chunk.len() > cap {
+            too_long = true;
+            line.truncate(KEPT_OF_LONG_LINE);
+            line.shrink_to_fit();
+        }
+        if too_long {
+            let more = KEPT_OF_LONG_LINE
+                .saturating_sub(line.len())
+                .min(chunk.len());
+            line.extend_from_slice(&chunk[..more]);
+        } else {
+            line.extend_from_slice(chunk);
         }
         let used = chunk.len() + usize::from(newline.is_some());
         input.consume(used);
@@ -179,7 +192,10 @@ pub fn read_line_capped(input: &mut impl BufRead, cap: usize) -> io::Result<Opti
         }
     }
     Ok(Some(if too_long {
-        InputLine::TooLong { bytes: total }
+        InputLine::TooLong {
+            bytes: total,
+            head: line,
+        }
     } else {
         InputLine::Line(line)
     }))
@@ -320,7 +336,10 @@ mod tests {
             got,
             vec![
                 InputLine::Line(b"short".to_vec()),
-                InputLine::TooLong { bytes: 20 },
+                InputLine::TooLong {
+                    bytes: 20,
+                    head: b"this one is too long".to_vec()
+                },
                 InputLine::Line(Vec::new()),
                 InputLine::Line(b"last".to_vec()),
             ]

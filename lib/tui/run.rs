@@ -329,7 +329,9 @@ async fn apply_effects(
                         running: None,
                     },
                 );
-                stop(old);
+                // Ended before the next starts: a session has one writer,
+                // and the next ag-loop may resume the same one (/model).
+                stop_and_wait(old).await;
                 // The render cache needs no reset: revisions only grow, so
                 // a cleared conversation's entries are never taken for old ones.
                 if let Some(wanted) = file {
@@ -421,6 +423,16 @@ fn start(args: &Args, app: &mut App, session: &[String], model: Option<&str>) ->
 
 /// Ends a child: its stdin closed (ag-loop's way to finish), then stopped
 /// if it lingers. Done in the background so the screen does not wait.
+/// Stops an ag-loop and waits until it has exited (1 s for a running
+/// prompt, then it is stopped), which frees its session for the next.
+async fn stop_and_wait(agent: Agent) {
+    drop(agent.stdin);
+    drop(agent.lines);
+    if let Some(r) = agent.running {
+        let _ = r.finish(Duration::from_secs(1)).await;
+    }
+}
+
 fn stop(agent: Agent) {
     drop(agent.stdin);
     drop(agent.lines);

@@ -354,6 +354,7 @@ impl State {
                 self.notice(kind, format!("notify: {message}"));
             }
             AgentEvent::Error { message, .. } => self.notice(NoticeKind::Error, message.clone()),
+            AgentEvent::Note { message, .. } => self.notice(NoticeKind::Info, message.clone()),
             AgentEvent::Checkpoint { .. } => {
                 if let Ok(v) = serde_json::to_value(event) {
                     self.checkpoints.push(v);

@@ -629,6 +629,9 @@ fn pruning_old_sessions_removes_their_checkpoint_refs() {
     let index_dir = env.join(".home/.ag/checkpoints/index");
     let left: Vec<_> = walkdir(&index_dir);
     assert!(left.is_empty(), "{left:?}");
+    // Nor the session's one-writer lock file.
+    let left: Vec<_> = walkdir(&env.join(".home/.ag/sessions"));
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// The commit's parent, if it has one.

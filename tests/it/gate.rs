@@ -620,10 +620,39 @@ fn harmless_look_alikes_are_allowed() {
     let wrong: Vec<String> = HARMLESS
         .iter()
         .zip(&out)
-        .filter(|(_, d)| **d != json!({"decision": "allow"}))
+        .filter(|(_, d)| {
+            d["decision"] != "allow"
+                || !d["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with("nothing to ask about"))
+                || d.get("not_asked").is_some()
+        })
         .map(|(c, d)| format!("{c:?}: expected allow, got {d}"))
         .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn under_never_every_decision_has_a_reason_and_flagged_calls_say_they_were_not_asked() {
+    let env = Env::new();
+    let input: String = DANGEROUS
+        .iter()
+        .map(|(c, _)| c)
+        .chain(HARMLESS)
+        .map(|c| request(c) + "\n")
+        .collect();
+    let out = gate(&env, &["--approval", "never"], &input);
+    assert_eq!(out.len(), DANGEROUS.len() + HARMLESS.len());
+    for (i, d) in out.iter().enumerate() {
+        assert_eq!(d["decision"], "allow", "{d}");
+        let reason = d["reason"].as_str().unwrap_or("");
+        assert!(!reason.trim().is_empty(), "{d}");
+        let flagged = i < DANGEROUS.len();
+        assert_eq!(d["not_asked"] == true, flagged, "{d}");
+        if flagged {
+            assert!(reason.contains(DANGEROUS[i].1), "{d}");
+        }
+    }
 }
 
 #[test]
@@ -868,7 +897,7 @@ fn garbage_is_denied_and_the_loop_goes_on() {
             "{d}"
         );
     }
-    assert_eq!(out[5], json!({"decision": "allow"}));
+    assert_eq!(out[5]["decision"], "allow", "{}", out[5]);
     // Invalid UTF-8 bytes are garbage too, not a crash.
     let r = run(env.cmd(bin!("ag-gate")), Some(b"\xff\xfe{\n"));
     r.ok();

@@ -73,27 +73,35 @@ fn a_line_over_64_mib_is_refused_and_the_next_answered() {
     assert_eq!(out.len(), 2, "{out:?}");
     assert_eq!(out[0]["error_code"], "call.too_long", "{}", out[0]);
     assert!(out[0]["output"].as_str().unwrap().contains("64 MiB"));
+    // The id sits at the start of the line: the answer keeps it.
+    assert_eq!(out[0]["id"], "huge", "{}", out[0]);
     assert_eq!(out[1]["id"], "next");
     assert_eq!(out[1]["is_error"], false, "{}", out[1]);
 }
 
 #[test]
-fn ag_gate_denies_an_overlong_line_and_reads_on() {
+fn ag_gate_denies_an_overlong_line_plainly_and_reads_on() {
     let env = Env::new();
-    let mut input = vec![b'{'; 65 << 20];
-    input.push(b'\n');
+    // An unfinished request, then a request far over the limit.
+    let mut input = b"{\"tool\": \"bash\",\n".to_vec();
+    input.extend_from_slice(b"{\"tool\":\"write\",\"arguments\":{\"content\":\"");
+    input.resize(input.len() + (65 << 20), b'a');
+    input.extend_from_slice(b"\"},\"cwd\":\"/p\"}\n");
     let next = json!({"tool": "read", "arguments": {"file_path": "a.txt"}, "cwd": env.path()});
     input.extend_from_slice(format!("{next}\n").as_bytes());
     let r = run(env.cmd(bin!("ag-gate")), Some(&input));
     let out = r.json_lines();
-    assert_eq!(out.len(), 2, "{r}");
+    assert_eq!(out.len(), 3, "{r}");
     assert_eq!(out[0]["decision"], "deny", "{}", out[0]);
-    assert!(
-        out[0]["reason"].as_str().unwrap().contains("64 MiB limit"),
-        "{}",
-        out[0]
-    );
-    assert_eq!(out[1]["decision"], "allow", "{}", out[1]);
+    assert_eq!(out[1]["decision"], "deny", "{}", out[1]);
+    let reason = out[1]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("line too long: "), "{reason}");
+    assert!(reason.contains("64 MiB limit"), "{reason}");
+    // No stand-in for the line, no parser's message about it.
+    for internal in ["invalid type", "expected struct", "a line of"] {
+        assert!(!reason.contains(internal), "{reason}");
+    }
+    assert_eq!(out[2]["decision"], "allow", "{}", out[2]);
 }
 
 #[test]

@@ -6,6 +6,8 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use crate::bin;
 use crate::llm_server::*;
 use crate::util::{Env, Run};
@@ -45,26 +47,85 @@ fn local_call(env: &Env, base: &str, extra: &[&str]) -> Command {
 }
 
 #[test]
-fn a_server_that_accepts_and_says_nothing_is_retried_then_reported() {
+fn a_server_that_accepts_and_says_nothing_is_tried_twice_then_reported() {
     let env = Env::new();
-    let server = Server::start(vec![Reply::Silent, Reply::Silent, Reply::Silent]);
+    let server = Server::start(vec![Reply::Silent; 5]);
     let base = server.url("/v1");
-    let mut c = local_call(&env, &base, &["--idle-timeout", "0.5", "--json"]);
-    c.env("AG_LLM_RETRIES", "2");
+    // The default retries (4) would wait the idle timeout five times.
+    let c = local_call(&env, &base, &["--idle-timeout", "0.5", "--json"]);
     let r = run_bounded(c);
     r.expect_code(1);
     assert_eq!(
         server.seen().len(),
-        3,
-        "retried like a transient error\n{r}"
+        2,
+        "a silent server is retried once, not like a transient error\n{r}"
     );
     let ev = last(&r);
     assert_eq!(ev["type"], "error");
     let e = ev["error"].as_str().unwrap();
     assert!(e.contains("went silent"), "{e}");
     assert!(e.contains("for 0.5 s"), "{e}");
-    assert!(e.contains("(after 3 attempts)"), "{e}");
+    assert!(
+        e.contains("(silent 2 attempts in a row, 1 s in all)"),
+        "{e}"
+    );
     assert!(e.contains("--idle-timeout"), "{e}");
+
+    // No retries asked for: one attempt.
+    let server = Server::start(vec![Reply::Silent; 2]);
+    let mut c = local_call(&env, &server.url("/v1"), &["--idle-timeout", "0.25"]);
+    c.env("AG_LLM_RETRIES", "0");
+    run_bounded(c).expect_code(1);
+    assert_eq!(server.seen().len(), 1);
+}
+
+#[test]
+fn an_ag_loop_prompt_waits_on_a_silent_server_twice_the_idle_timeout_at_most() {
+    // Two prompts answered, then the server goes silent. The third prompt
+    // compacts first (a tiny window): its summary call is silent twice, and
+    // then its own call is not tried at all, so the prompt waited two idle
+    // timeouts, not four.
+    let env = Env::new();
+    let answer = || sse(fixture("openai__chat_text_basic.sse"));
+    let mut replies = vec![answer(), answer()];
+    replies.extend(vec![Reply::Silent; 6]);
+    let server = Server::start(replies);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "-m",
+        "llamacpp/qwen",
+        "--base-url",
+        &server.url("/v1"),
+        "--no-session",
+        "--json",
+        "--idle-timeout",
+        "0.25",
+        "one",
+        "two",
+        "three",
+    ])
+    .env("AG_CONTEXT_WINDOW", "50")
+    .env("AG_LLM_RETRY_BASE_MS", "1");
+    let r = run_bounded(c);
+    r.expect_code(1);
+    assert_eq!(server.seen().len(), 4, "{r}");
+    let events = r.json_lines();
+    let ends: Vec<&Value> = events.iter().filter(|e| e["type"] == "agent_end").collect();
+    assert_eq!(ends.len(), 3, "{r}");
+    assert_eq!(ends[2]["outcome"], "model_error", "{r}");
+    let error = ends[2]["error"].as_str().unwrap();
+    assert!(error.contains("went silent"), "{error}");
+    assert!(error.contains("0.5 s in all"), "{error}");
+    assert!(error.contains("not asked again for this prompt"), "{error}");
+    // The two silent requests were the summary's.
+    assert!(
+        events.iter().any(|e| e["type"] == "error"
+            && e["message"]
+                .as_str()
+                .unwrap()
+                .contains("the summary for compaction failed")),
+        "{r}"
+    );
 }
 
 #[test]

@@ -243,3 +243,69 @@ fn agent_start_names_the_session_it_records_in() {
             .is_none()
     );
 }
+
+#[test]
+fn an_unattended_flagged_call_runs_and_leaves_a_note_with_the_gates_reason() {
+    // Nobody can answer (no terminal, no --approve-on-stdin): ag-gate's mode
+    // is `never`, and what it would have asked about runs, on record.
+    let env = Env::new();
+    env.write("build/out.o", "x");
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[
+                ("c1", "bash", json!({"command": "rm -rf ./build"})),
+                ("c2", "bash", json!({"command": "echo harmless"})),
+            ]),
+            text_turn("cleaned"),
+        ],
+    );
+    let mut c = ag_loop(
+        &env,
+        &[
+            "--llm-cmd",
+            &model,
+            "--tools",
+            "bash",
+            "--sandbox",
+            "off",
+            "--json",
+            "clean up",
+        ],
+    );
+    c.stdin(Stdio::null());
+    let r = crate::util::run(c, None);
+    r.ok();
+    assert!(!env.join("build").exists());
+    let events = r.json_lines();
+    let notes = of_type(&events, "note");
+    assert_eq!(notes.len(), 1, "only the flagged call: {events:#?}");
+    assert_eq!(notes[0]["tool_call_id"], "c1");
+    let message = notes[0]["message"].as_str().unwrap();
+    assert!(message.contains("without a person's approval"), "{message}");
+    assert!(message.contains("approval mode never"), "{message}");
+    assert!(
+        message.contains("recursive delete: `rm -rf ./build`"),
+        "{message}"
+    );
+    // Between the call's start and its end.
+    let at = |t: &str| {
+        events
+            .iter()
+            .position(|e| e["type"] == t && e.get("tool_call_id") == Some(&json!("c1")))
+            .unwrap()
+    };
+    assert!(at("tool_execution_start") < at("note") && at("note") < at("tool_execution_end"));
+    // On stderr too, for a person reading the log of an unattended run.
+    assert!(r.stderr().contains("rm -rf ./build"), "{}", r.stderr());
+    // And in the session file, which is what stays.
+    let id = events[0]["session_id"].as_str().unwrap();
+    let show = crate::util::run_args(&env, bin!("ag-session"), &["path", id]);
+    show.ok();
+    let file = std::fs::read_to_string(show.stdout().trim()).unwrap();
+    assert!(
+        file.lines()
+            .any(|l| l.contains("\"type\":\"note\"") && l.contains("rm -rf ./build")),
+        "{file}"
+    );
+}

@@ -15,9 +15,13 @@ mod gate;
 mod read;
 // ag-session.
 mod session;
+// One writer per session: concurrent ag-loop runs refused or waiting, interleaved files repaired.
+mod session_writers;
 // ag-loop.
 mod agent;
 pub(crate) mod loop_stdin;
+// A steer at every point of a turn reaches the model; empty prompts make no model call.
+mod loop_steer;
 // Checkpoints and rewind: ag-loop records the tree, ag-session puts turns back.
 mod checkpoints;
 // ag-todo.

@@ -1,8 +1,9 @@
 //! ag-mcp given the requests a fuzzer or a confused client sends: invalid
 //! UTF-8, params of the wrong type, nesting past any parser's depth,
-//! unknown methods, text that is not JSON. Each request with an id gets
-//! exactly one response with that id and the JSON-RPC 2.0 error code that
-//! says what is wrong, and the session goes on.
+//! unknown methods, text that is not JSON. Each request that is JSON gets
+//! exactly one response with its id and the JSON-RPC 2.0 error code that
+//! says what is wrong; text that is not JSON gets a parse error with a null
+//! id (never an id read from the fragment); and the session goes on.
 
 use serde_json::{Value, json};
 
@@ -76,9 +77,17 @@ fn each_malformed_request_gets_one_answer_with_its_id_and_the_right_code() {
     let m = only_error(&got, json!(13), METHOD_NOT_FOUND);
     assert!(m.contains("no/such/method"), "{m}");
     only_error(&got, json!(14), INVALID_PARAMS);
-    only_error(&got, json!(15), PARSE_ERROR);
-    // Cut short after the id: the id is known, the text is not JSON.
-    only_error(&got, json!(16), PARSE_ERROR);
+    // A bad literal, and a line cut short after the id: not JSON, so a
+    // parse error with a null id each, not the ids of the fragments.
+    let parse_errors = got
+        .iter()
+        .filter(|m| m["id"].is_null() && m["error"]["code"] == PARSE_ERROR)
+        .count();
+    assert_eq!(parse_errors, 2, "{got:#?}");
+    assert!(
+        !got.iter().any(|m| m["id"] == 15 || m["id"] == 16),
+        "{got:#?}"
+    );
     assert_eq!(got.len(), lines.len(), "{got:#?}");
     // The session goes on.
     let r = s.call(20, "read", json!({"file_path": "notes.txt"}));
@@ -153,4 +162,27 @@ fn a_line_past_the_limit_is_answered_with_its_id_without_being_kept() {
     assert!(m.contains("64 MiB"), "{m}");
     assert!(!env.path().join("big.txt").exists());
     assert_eq!(s.finish(), Some(0));
+}
+
+#[test]
+fn a_truncated_line_is_a_parse_error_with_a_null_id_not_the_fragments_id() {
+    // The line of the issue: a fragment whose `"id": 1` would collide with
+    // a real request 1 (an `initialize`, in the fuzz run that found it).
+    let env = Env::new();
+    let input =
+        b"{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"ping\"}\n{\"jsonrpc\": \"2.0\", \"id\": 1\n";
+    let r = crate::util::run(env.cmd(crate::bin!("ag-mcp")), Some(input));
+    let got = r.json_lines();
+    assert_eq!(got.len(), 2, "{r}");
+    assert_eq!(got[0]["id"], 12, "{r}");
+    assert_eq!(got[0]["result"], json!({}), "{r}");
+    assert_eq!(got[1]["id"], Value::Null, "{r}");
+    assert_eq!(got[1]["error"]["code"], PARSE_ERROR, "{r}");
+    assert!(
+        got[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("parse error"),
+        "{r}"
+    );
 }

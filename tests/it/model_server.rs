@@ -5,7 +5,7 @@
 use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use serde_json::{Value, json};
 
@@ -16,6 +16,37 @@ pub enum Turn {
     Text(&'static str),
     /// Tool calls: (name, arguments).
     Tools(Vec<(&'static str, Value)>),
+    /// A turn that waits at a point of its answer until the test releases
+    /// it: the test then knows where ag-loop stands.
+    Held(Box<Turn>, HoldAt, Release),
+}
+
+/// Where a held turn waits.
+#[derive(Clone, Copy)]
+pub enum HoldAt {
+    /// With the request read and nothing answered yet.
+    Start,
+    /// After the headers and the first piece of the answer.
+    MidStream,
+}
+
+/// What a held turn waits for.
+#[derive(Clone, Default)]
+pub struct Release(Arc<(Mutex<bool>, Condvar)>);
+
+impl Release {
+    /// Lets the held turn go on.
+    pub fn release(&self) {
+        *self.0.0.lock().unwrap() = true;
+        self.0.1.notify_all();
+    }
+
+    fn wait(&self) {
+        let mut released = self.0.0.lock().unwrap();
+        while !*released {
+            released = self.0.1.wait(released).unwrap();
+        }
+    }
 }
 
 pub struct ModelServer {
@@ -33,6 +64,7 @@ fn chunk(delta: Value, finish: Option<&str>) -> String {
 pub fn sse(turn: &Turn, n: usize) -> String {
     let mut body = chunk(json!({"role": "assistant", "content": ""}), None);
     let finish = match turn {
+        Turn::Held(turn, ..) => return sse(turn, n),
         Turn::Text(t) => {
             // In pieces, as a real stream.
             for piece in t.as_bytes().chunks(7) {
@@ -150,10 +182,41 @@ fn serve(conn: TcpStream, reqs: &Mutex<Vec<Value>>, next: &AtomicUsize, turns: &
             Some(t) => sse(t, n),
             None => sse(&Turn::Text("(script ended)"), n),
         };
-        if !respond_sse(&mut out, &text) {
+        let sent = match turns.get(n) {
+            Some(Turn::Held(_, HoldAt::Start, release)) => {
+                release.wait();
+                respond_sse(&mut out, &text)
+            }
+            Some(Turn::Held(_, HoldAt::MidStream, release)) => {
+                respond_held(&mut out, &text, release)
+            }
+            _ => respond_sse(&mut out, &text),
+        };
+        if !sent {
             return;
         }
     }
+}
+
+/// Writes the headers and the first two events of a response (the role,
+/// then the first piece), waits for `release`, then writes the rest.
+fn respond_held(out: &mut impl Write, text: &str, release: &Release) -> bool {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+        text.len()
+    );
+    let cut = text
+        .match_indices("\n\n")
+        .nth(1)
+        .map_or(text.len(), |(at, _)| at + 2);
+    let first = out.write_all(head.as_bytes()).is_ok()
+        && out.write_all(&text.as_bytes()[..cut]).is_ok()
+        && out.flush().is_ok();
+    if !first {
+        return false;
+    }
+    release.wait();
+    out.write_all(&text.as_bytes()[cut..]).is_ok() && out.flush().is_ok()
 }
 
 /// Writes one event-stream response (with its length, for keep-alive);

@@ -5,7 +5,7 @@ complete -c ag-loop -l reasoning -d 'Reasoning effort for models that think' -r 
 low\t'A little'
 medium\t'Some'
 high\t'A lot'"
-complete -c ag-loop -l idle-timeout -d 'Give up on a model response that sends nothing for SECONDS, and retry it (default: the provider\'s `idle_timeout` in models.json, else the config file\'s, else 300; 0 waits forever)' -r
+complete -c ag-loop -l idle-timeout -d 'Give up on a model response that sends nothing for SECONDS, and retry it once (default: the provider\'s `idle_timeout` in models.json, else the config file\'s, else 300; 0 waits forever). A prompt waits on a silent server twice SECONDS at most: after two silent attempts in a row it ends with a model error saying how long the server was silent' -r
 complete -c ag-loop -l max-tokens -d 'Output token limit per model call (default: the model\'s `max_output` from the model table or models.json)' -r
 complete -c ag-loop -l max-turns -d 'Model calls per prompt before the agent stops (default 100)' -r
 complete -c ag-loop -l max-failed-calls -d 'Stop a prompt\'s run once N tool calls in a row have failed, of any kind (default 8; 0 for no limit). The model is warned from half of N on. Apart from that, a call that fails the same way (same tool, arguments and error) is pointed out from its second failure and stops the run at its fifth, however many turns and successful calls lie in between. The run stops after the turn\'s results, with the outcome repeated_failure' -r
@@ -40,6 +40,7 @@ complete -c ag-loop -l approve-on-stdin -d 'A client on stdin answers approvals 
 complete -c ag-loop -l sequential -d 'Run a message\'s tool calls one after another instead of in parallel'
 complete -c ag-loop -s c -l continue -d 'Resume the latest session of the working directory'
 complete -c ag-loop -l no-session -d 'Keep no session file'
+complete -c ag-loop -l wait-for-session -d 'When another process runs the session (--session, --continue), wait for it to end instead of refusing. A session has one writer at a time: without this flag a second ag-loop on a running session exits 2 at once, naming the process that runs it'
 complete -c ag-loop -l list-agents -d 'List the agent identities that --agent can load, and exit'
 complete -c ag-loop -l json -d 'Print events as JSONL even on a terminal'
 complete -c ag-loop -l pretty -d 'Print the readable view (streamed text, tool calls in short, usage) even when stdout is a pipe or a file; colour only on a terminal'
