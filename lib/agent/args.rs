@@ -22,7 +22,7 @@ use crate::llm::cli::ReasoningArg;
 /// skipped with an error event.
 /// Events go to stdout as JSONL (readably on a terminal or with --pretty) and
 /// to the session file under $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(
     name = "ag-loop",
     version,

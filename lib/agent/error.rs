@@ -56,17 +56,19 @@ pub enum SetupError {
     /// An identity's front matter has no closing `---`.
     #[error("`{}`: the front matter opened with `---` is never closed", .0.display())]
     IdentityUnclosed(PathBuf),
-    /// A front matter line is not `key: value`.
-    #[error("`{}` line {line}: expected `key: value`", path.display())]
+    /// A front matter line that cannot be read.
+    #[error("`{}` line {line}: {why}", path.display())]
     IdentityLine {
         /// The file.
         path: PathBuf,
         /// The line number in the file.
         line: usize,
+        /// What is wrong and what to write.
+        why: String,
     },
     /// A front matter key ag-loop does not know.
     #[error(
-        "`{}` line {line}: unknown key `{key}` (known: name, role, model, reasoning, tools, output_schema, sandbox, sandbox_mode, allow_net)",
+        "`{}` line {line}: unknown key `{key}` (known: name, role, model, reasoning, tools (or toolSet), output_schema, sandbox, sandbox_mode, allow_net, workspace)",
         path.display()
     )]
     IdentityKey {
@@ -98,7 +100,8 @@ pub enum SetupError {
     },
     /// A tool asked for by name is not installed.
     #[error(
-        "tool `{0}`: no `ag-{0}` beside ag-loop or on PATH; install it or leave it out of --tools"
+        "tool `{0}`: no `ag-{0}` beside ag-loop or on PATH; install it or leave it out of the tools (--tools, an identity's `tools`, the config's `tools`), which take ag tool names or a set: {sets}",
+        sets = super::toolset::SETS.iter().map(|(n, what)| format!("{n} ({what})")).collect::<Vec<_>>().join(", ")
     )]
     ToolMissing(String),
     /// A `--tool` (or config `tool`) command line is empty.

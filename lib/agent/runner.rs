@@ -26,12 +26,17 @@ use crate::tool_protocol::hashes::FileHashes;
 
 /// Settings of a run.
 pub struct AgentSettings {
+    /// The agent identity answering, by the name `--agent` takes.
+    pub agent: Option<String>,
     /// `provider/model`.
     pub model: String,
     /// The system prompt.
     pub system: String,
     /// Reasoning effort.
     pub reasoning: Option<Reasoning>,
+    /// The tool set as asked for (`None`: the default), for `settings`
+    /// events.
+    pub tool_set: Option<Vec<String>>,
     /// Output token limit per call.
     pub max_tokens: Option<u64>,
     /// Model calls per prompt before stopping.
@@ -94,6 +99,8 @@ pub struct Agent {
     guard: FailureGuard,
     /// Tools the person approved for the rest of the run ("always").
     pub(super) always: Vec<String>,
+    /// How `@NAME` prompts find their identity's profile.
+    pub(super) router: Option<super::profile::Router>,
 }
 
 /// How a prompt ended, for the exit status.
@@ -128,7 +135,14 @@ impl Agent {
             emitter,
             hashes: FileHashes::default(),
             always: Vec::new(),
+            router: None,
         }
+    }
+
+    /// Lets `@NAME` prompts be answered by the identity NAME.
+    pub fn with_router(mut self, router: super::profile::Router) -> Self {
+        self.router = Some(router);
+        self
     }
 
     fn push(&mut self, turns: &mut Turns, message: Message) -> io::Result<()> {
@@ -151,6 +165,23 @@ impl Agent {
         result
     }
 
+    /// Runs one prompt to its end as `profile` (an `@NAME` prompt's
+    /// identity), then goes back to the run's own.
+    pub async fn prompt_as(
+        &mut self,
+        profile: Option<super::profile::Profile>,
+        content: UserContent,
+        control: &Control,
+    ) -> io::Result<RunEnd> {
+        let Some(profile) = profile else {
+            return self.prompt(content, control).await;
+        };
+        let own = self.swap_profile(profile);
+        let result = self.prompt(content, control).await;
+        self.swap_profile(own);
+        result
+    }
+
     async fn run(
         &mut self,
         content: UserContent,
@@ -159,6 +190,7 @@ impl Agent {
     ) -> io::Result<RunEnd> {
         self.emitter.emit(AgentEvent::AgentStart {
             session_id: self.settings.session_id.clone(),
+            agent: self.settings.agent.clone(),
         })?;
         self.guard.reset();
         let mut turns = Turns {
