@@ -450,7 +450,10 @@ impl Agent {
     ) -> io::Result<Vec<ToolResultMessage>> {
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
         let mut prepared = Vec::new();
-        for (i, (id, name, args)) in calls.iter().enumerate() {
+        for (i, (id, called, args)) in calls.iter().enumerate() {
+            // Another agent's name for an ag tool (seed 003's `read_file`)
+            // runs that tool; the result keeps the name the model called.
+            let name = &self.tool_name(called);
             let mut args = args.clone();
             let check = match self.tools.get(name) {
                 None => Err((
@@ -730,6 +733,19 @@ impl Agent {
             })?;
         }
         Ok(())
+    }
+}
+
+impl Agent {
+    /// The offered tool a call's name means: the name itself, else the ag
+    /// tool another agent's name stands for, when that one is offered.
+    fn tool_name(&self, called: &str) -> String {
+        let own = super::toolset::own_name(called);
+        if self.tools.get(called).is_none() && self.tools.get(own).is_some() {
+            own.to_string()
+        } else {
+            called.to_string()
+        }
     }
 }
 

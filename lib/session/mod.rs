@@ -15,7 +15,7 @@ pub mod cli;
 pub use export::{Format as ExportFormat, export, export_session};
 pub use reader::{Damage, Reader, messages, repair_dangling};
 pub use store::{SessionFile, Store, StoreError, ag_home};
-pub use summary::{DayModelStats, Ending, RunEnd, Summary, ending, stats};
+pub use summary::{DayModelStats, Ending, ModelUsage, RunEnd, Summary, ending, stats};
 pub use writer::Writer;
 
 /// The current time as RFC 3339 with milliseconds, UTC.
