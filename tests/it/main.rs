@@ -96,6 +96,8 @@ mod agent_budget;
 mod agent_cli;
 // What a user could paste from the seeds, run as written (tests/fixtures/seeds/).
 mod seeds;
+// Resuming keeps the session's model, reasoning, tools and identity; set_model, set_reasoning.
+mod resume;
 // ag-sandbox and ag-bash --sandbox: Landlock and seccomp on this kernel.
 mod sandbox;
 // ag-loop's sandbox: blocked calls, escalation, no Landlock, MCP servers, git hooks.
