@@ -27,15 +27,12 @@ pub const DEFAULT_TOOLS: &[&str] = &[
 /// The sets a tool list may name (seed 003's `full`, `minimal` and `chat`,
 /// and two of ag's own), each with what it holds, for help and errors.
 pub const SETS: &[(&str, &str)] = &[
-    (
-        "full",
-        "minimal, and the CLI agents that are installed (the default)",
-    ),
+    ("full", "minimal and the installed CLI agents; the default"),
     (
         "minimal",
         "read, write, edit, patch, delete, bash, grep, find, ls, todo, git, notify",
     ),
-    ("basic", "read, write, edit, bash (seed 002's four)"),
+    ("basic", "read, write, edit, bash: seed 002's four"),
     ("readonly", "read, grep, find, ls"),
     ("chat", "notify only: the model talks"),
 ];

@@ -574,7 +574,7 @@ fn seed_003s_tool_sets_mean_what_it_says() {
     );
     r.expect_code(2);
     assert!(r.stderr().contains("tool `browser_automation`"), "{r}");
-    assert!(r.stderr().contains("chat (notify only"), "{r}");
+    assert!(r.stderr().contains("chat = notify only"), "{r}");
 }
 
 /// Seed 003's identity front matter in the forms YAML allows, and what is
