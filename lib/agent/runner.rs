@@ -455,6 +455,9 @@ impl Agent {
             // runs that tool; the result keeps the name the model called.
             let name = &self.tool_name(called);
             let mut args = args.clone();
+            if name != called {
+                super::toolset::imply_arguments(called, &mut args);
+            }
             let check = match self.tools.get(name) {
                 None => Err((
                     "call.unknown_tool",

@@ -74,6 +74,22 @@ pub fn own_name(name: &str) -> &str {
     }
 }
 
+/// What another agent's tool name says about the call that ag's tool takes
+/// as an argument: seed 003's `git_status` is ag-git with `action: status`.
+/// Added when the call does not say it itself.
+pub fn imply_arguments(called: &str, arguments: &mut Value) {
+    let action = match called {
+        "git_status" => "status",
+        "git_diff" => "diff",
+        "git_commit" => "commit",
+        _ => return,
+    };
+    if let Some(map) = arguments.as_object_mut() {
+        map.entry("action")
+            .or_insert_with(|| Value::String(action.into()));
+    }
+}
+
 /// Expands a tool list: set names (which may be mixed with tool names),
 /// other agents' names for ag's tools, each tool once.
 pub fn expand(list: &[String], cli_agents: &[String]) -> Vec<String> {

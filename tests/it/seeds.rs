@@ -635,3 +635,62 @@ fn other_protocols_lines_get_the_command_to_write_instead() {
     );
     assert!(of_type(&events, "agent_start").is_empty());
 }
+
+/// Seed 003's tool registry, called by its own names and arguments
+/// (`read_file` with `path`, `git_status`, `glob`, `notify_user`) through
+/// ag-loop.
+#[test]
+fn seed_003s_tool_names_and_arguments_work_through_ag_loop() {
+    let env = Env::new();
+    seed_001_project(&env);
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(env.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    std::fs::remove_dir_all(env.join(".git")).unwrap();
+    git(&["init", "-q"]);
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[
+                ("r", "read_file", json!({"path": "src/app.ts"})),
+                ("s", "git_status", json!({})),
+                ("g", "glob", json!({"pattern": "*.ts"})),
+                ("n", "notify_user", json!({"message": "looking around"})),
+            ]),
+            text_turn("done"),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--no-gate",
+        "--no-session",
+        "look around",
+    ]);
+    let r = run(c, None);
+    r.ok();
+    let events = r.json_lines();
+    let ends = of_type(&events, "tool_execution_end");
+    assert_eq!(ends.len(), 4, "{events:?}");
+    for e in &ends {
+        assert_eq!(e["is_error"], false, "{e}");
+    }
+    let by = |id: &str| {
+        ends.iter().find(|e| e["tool_call_id"] == id).unwrap()["output"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(by("r").contains("return greet();"));
+    assert!(by("s").contains("src/"), "{}", by("s"));
+    assert!(by("g").contains("src/app.test.ts"), "{}", by("g"));
+    assert_eq!(of_type(&events, "notify")[0]["message"], "looking around");
+}
