@@ -111,7 +111,18 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     let mut sandbox_plan = super::sandbox::Plan::new(&resolved.sandbox, &cwd)?;
     let config_path = args.config.clone().unwrap_or_else(config::default_path);
     let output = super::output::from_setup(args, &config, ident.as_ref(), &config_path)?;
-    let (model, found_window) = model_client(args, &resolved).await?;
+    // A resumed session's own model that cannot be used now (no key here)
+    // is named as the session's, with the way to go on with another.
+    let sessions_model = args.model.is_none() && was.model.as_deref() == Some(&resolved.model);
+    let (model, found_window) = model_client(args, &resolved).await.map_err(|e| match e {
+        SetupError::Model { model, message } if sessions_model => SetupError::Model {
+            message: format!(
+                "{message}\nhint: `{model}` is the resumed session's own model; `-m PROVIDER/MODEL` resumes it with another"
+            ),
+            model,
+        },
+        other => other,
+    })?;
     let context_window = resolved
         .context_window
         .or(found_window.as_ref().map(|w| w.0));

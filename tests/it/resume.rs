@@ -327,3 +327,28 @@ fn a_resumed_session_keeps_its_tools_and_identity() {
     assert_eq!(req["model"], "test/reviewer");
     assert_eq!(tools(&req), ["read", "write", "edit", "bash"]);
 }
+
+/// A session's own model that cannot be used here any more (its key is not
+/// set) is named as the session's, with the flag that goes on without it.
+#[test]
+fn a_sessions_model_that_cannot_be_used_says_how_to_go_on() {
+    let env = Env::new();
+    let model = scripted_model(&env, &[text_turn("one")]);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args([
+        "--llm-cmd",
+        &model,
+        "-m",
+        "anthropic/claude-sonnet-4-5",
+        "one",
+    ]);
+    run(c, None).ok();
+    let r = run_args(&env, bin!("ag-loop"), &["--continue", "two"]);
+    r.expect_code(2);
+    let err = r.stderr();
+    assert!(err.contains("ANTHROPIC_API_KEY"), "{err}");
+    assert!(
+        err.contains("hint: `anthropic/claude-sonnet-4-5` is the resumed session's own model; `-m PROVIDER/MODEL` resumes it with another"),
+        "{err}"
+    );
+}
