@@ -694,3 +694,26 @@ fn seed_003s_tool_names_and_arguments_work_through_ag_loop() {
     assert!(by("g").contains("src/app.test.ts"), "{}", by("g"));
     assert_eq!(of_type(&events, "notify")[0]["message"], "looking around");
 }
+
+/// Seed 002's session lines wrap each event (`{"type":"event","timestamp",
+/// "event":{...}}`): `ag-session append` takes them as the events they hold.
+#[test]
+fn seed_002s_session_lines_can_be_appended() {
+    let env = Env::new();
+    let new = run_args(&env, bin!("ag-session"), &["new"]);
+    new.ok();
+    let id = new.stdout().split('\t').next().unwrap().to_string();
+    let mut c = env.cmd(bin!("ag-session"));
+    c.args(["append", &id]);
+    let lines = "{\"type\":\"event\",\"timestamp\":\"2025-10-12T10:00:01Z\",\"event\":{\"type\":\"turn_start\"}}\n{\"type\":\"event\",\"timestamp\":\"2025-10-12T10:00:02Z\",\"event\":{\"type\":\"message_end\",\"message\":{\"role\":\"user\",\"content\":\"Fix the bug in server.ts\"}}}\n";
+    run(c, Some(lines.as_bytes())).ok();
+    let show = run_args(&env, bin!("ag-session"), &["show", &id, "--json"]);
+    show.ok();
+    let records = show.json_lines();
+    assert_eq!(
+        records[1],
+        json!({"timestamp": "2025-10-12T10:00:01Z", "type": "turn_start"})
+    );
+    let msgs = run_args(&env, bin!("ag-session"), &["messages", &id]);
+    assert!(msgs.stdout().contains("Fix the bug in server.ts"), "{msgs}");
+}
