@@ -117,6 +117,10 @@ impl App {
     pub fn on_line(&mut self, line: &str) -> Vec<Effect> {
         let was_working = self.state.working;
         self.state.apply_line(line);
+        // A model ag-loop switched to is the one a new session starts with.
+        if let Some(model) = self.state.switched_model.take() {
+            self.model = Some(model);
+        }
         if let Some(id) = self.state.started_session.take() {
             self.session = Some(id);
         }
@@ -379,8 +383,8 @@ impl App {
                     return Vec::new();
                 }
                 // ag-loop switches from its next prompt on and says so with
-                // a `settings` event, which the view shows.
-                self.model = Some(m.clone());
+                // a `settings` event, which the view shows (or refuses it
+                // with an `error` event).
                 return vec![Effect::Send(AgentCommand::SetModel { model: m })];
             }
             Slash::Thinking(None) => {
@@ -726,8 +730,8 @@ mod tests {
                 model: "openai/gpt-5".into()
             })]
         );
-        // A new session (/clear) starts with it.
-        assert_eq!(app.model.as_deref(), Some("openai/gpt-5"));
+        // Not until ag-loop took it.
+        assert_eq!(app.model, None);
         typed(&mut app, "/thinking high");
         assert_eq!(
             app.on_key(key(KeyCode::Enter)),
@@ -741,6 +745,8 @@ mod tests {
             json!({"type": "settings", "model": "openai/gpt-5", "reasoning": "high"}),
         );
         assert_eq!(app.state.model.as_deref(), Some("openai/gpt-5"));
+        // A new session (/clear) starts with it.
+        assert_eq!(app.model.as_deref(), Some("openai/gpt-5"));
         typed(&mut app, "/thinking");
         assert!(app.on_key(key(KeyCode::Enter)).is_empty());
         assert!(matches!(

@@ -135,6 +135,8 @@ pub struct State {
     pub checkpoints: Vec<Value>,
     /// The session an `agent_start` named, until the app takes it.
     pub started_session: Option<String>,
+    /// The model a `settings` event switched to, until the app takes it.
+    pub switched_model: Option<String>,
 }
 
 impl State {
@@ -361,6 +363,7 @@ impl State {
                 model, reasoning, ..
             } => {
                 self.model = Some(model.clone());
+                self.switched_model = Some(model.clone());
                 self.reasoning = *reasoning;
                 let effort = reasoning
                     .and_then(|r| serde_json::to_value(r).ok())
