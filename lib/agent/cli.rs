@@ -190,14 +190,11 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         workspace: workspace.clone(),
         cache: Default::default(),
     };
-    let announce = |emitter: &mut Emitter, event: AgentEvent| {
-        emitter
-            .emit(event)
-            .map_err(|e| SetupError::Workspace(format!("cannot write an event: {e}")))
-    };
     if let Some(note) = lost_identity {
         warn(BIN, &note);
-        announce(&mut emitter, AgentEvent::Note { message: note })?;
+        emitter
+            .emit(AgentEvent::Note { message: note })
+            .map_err(SetupError::Emit)?;
     }
     let settings = AgentSettings {
         agent: resolved.agent,
@@ -231,10 +228,11 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     if !changed.is_empty() {
         // Said, and recorded: the session goes on with what the flags chose.
         let message = format!("resumed session with {}", changed.join("; "));
-        announce(&mut agent.emitter, AgentEvent::Note { message })?;
         agent
-            .emit_settings()
-            .map_err(|e| SetupError::Workspace(format!("cannot write an event: {e}")))?;
+            .emitter
+            .emit(AgentEvent::Note { message })
+            .map_err(SetupError::Emit)?;
+        agent.emit_settings().map_err(SetupError::Emit)?;
     }
     Ok(Some(agent))
 }

@@ -87,6 +87,9 @@ pub enum SetupError {
         /// What its front matter says.
         value: String,
     },
+    /// An event of set-up (a note on a resumed session) could not be written.
+    #[error("cannot write an event: {0}")]
+    Emit(#[source] std::io::Error),
     /// The model library could not start (models.json, the HTTP client).
     #[error("{0}")]
     Llm(#[from] crate::llm::LlmError),
