@@ -14,17 +14,24 @@ use crate::llm::cli::ReasoningArg;
 /// Each prompt runs turns of a streamed model call and the tool calls it asks
 /// for, until the model answers without tools. Prompts come from the
 /// arguments, or from stdin one per line: a plain text line is a prompt, or a
-/// JSON command: {"type":"prompt","content":...}, {"type":"steer","content":...}
-/// (delivered after the running tool calls, before the next model call; one
-/// sent during the final answer gets one more turn, one sent after the run is
-/// the next prompt: a steer is never dropped), {"type":"interrupt"},
-/// {"type":"approval","tool_call_id":...,"approved":true,"always":false}
+/// JSON command: {"type":"prompt","content":...} (or seed 002's
+/// {"type":"message","content":...}; content is a string or text and image
+/// blocks), {"type":"steer","content":...} (delivered after the running tool
+/// calls, before the next model call; one sent during the final answer gets
+/// one more turn, one sent after the run is the next prompt: a steer is never
+/// dropped), {"type":"interrupt"} (stops the prompt it follows, even one not
+/// begun yet), {"type":"approval","tool_call_id":...,"approved":true,"always":false}
 /// (the answer to an approval_request), {"type":"compact"} (shorten the
-/// conversation now); a line that is not valid UTF-8 or not a command, and an
-/// empty prompt ("", [] or only whitespace), is skipped with an error event.
+/// conversation now), {"type":"set_model","model":"provider/model"} and
+/// {"type":"set_reasoning","level":"off|low|medium|high"} (from the next
+/// prompt on; a settings event records the switch in the session); a line
+/// that is not valid UTF-8 or not a command, and an empty prompt ("", [] or
+/// only whitespace), is skipped with an error event, which shows the command
+/// it most likely meant. A prompt that starts with @NAME is answered by the
+/// agent identity NAME (see --agent), for that prompt.
 /// Events go to stdout as JSONL (readably on a terminal or with --pretty) and
 /// to the session file under $AG_HOME/sessions (AG_HOME defaults to ~/.ag).
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(
     name = "ag-loop",
     version,
@@ -43,8 +50,8 @@ or MCP server inherits a provider key variable (see --pass-env)."
 pub struct Args {
     /// Prompts to run in order (default: read prompts from stdin).
     pub prompts: Vec<String>,
-    /// The model as provider/model (default: the --agent identity's, $AG_MODEL,
-    /// the config file's, else anthropic/claude-sonnet-4-5).
+    /// The model as provider/model (default: a resumed session's own, the
+    /// identity's, $AG_MODEL, the config file's, else anthropic/claude-sonnet-4-5).
     #[arg(short, long, value_name = "MODEL")]
     pub model: Option<String>,
     /// The API key (default: the provider's usual environment variable).
@@ -53,7 +60,8 @@ pub struct Args {
     /// The provider's base URL.
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Reasoning effort for models that think.
+    /// Reasoning effort for models that think (default: a resumed session's
+    /// own, else the identity's).
     #[arg(long, value_enum)]
     pub reasoning: Option<ReasoningArg>,
     /// Give up on a model response that sends nothing for SECONDS, and retry it once (default:
@@ -89,8 +97,14 @@ pub struct Args {
     /// The working directory of the agent and its tools.
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
-    /// The tools to offer: a set (full, minimal, readonly, chat) or ag tool names,
-    /// comma-separated (default: full, the ag tools that are installed).
+    /// The tools to offer: a set or tool names, comma-separated (default: a
+    /// resumed session's own, the identity's, the config file's, else full).
+    /// Sets: full (minimal and the CLI agents that are installed), minimal
+    /// (read, write, edit, patch, delete, bash, grep, find, ls, todo, git,
+    /// notify), basic (read, write, edit, bash: seed 002's four), readonly
+    /// (read, grep, find, ls), chat (notify only). Other agents' names for
+    /// ag's tools are taken: read_file, write_file, edit_file, delete_file,
+    /// list_dir, grep_search, glob, git_status, git_commit, git_diff, notify_user.
     #[arg(
         long,
         visible_alias = "toolset",
@@ -146,10 +160,12 @@ pub struct Args {
     /// *_API_KEY names and every `api_key_env` of models.json) reaches them.
     #[arg(long = "pass-env", value_name = "NAME")]
     pub pass_env: Vec<String>,
-    /// Resume the latest session of the working directory.
+    /// Resume the latest session of the working directory, with its own
+    /// model, reasoning, tools and identity unless a flag says otherwise (a
+    /// note event then says what changed, and a settings event records it).
     #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "no_session"])]
     pub continue_: bool,
-    /// Resume the session with this id (or unique prefix).
+    /// Resume the session with this id (or unique prefix), as --continue does.
     #[arg(long, value_name = "ID", conflicts_with = "no_session")]
     pub session: Option<String>,
     /// Keep no session file.
@@ -162,16 +178,21 @@ pub struct Args {
     #[arg(long)]
     pub wait_for_session: bool,
     /// Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then
-    /// `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning, tools and
-    /// the sandbox (sandbox, sandbox_mode, allow_net: one found in the project may
-    /// make it stricter, not looser) and the workspace (only a personal
-    /// identity's), its body the system prompt; flags given here still win.
+    /// `$AG_HOME/agents/NAME.md`; without this flag, `default.md` when there is
+    /// one): its front matter sets model (`provider/id`, or `provider:` and
+    /// `id:` under it), reasoning, tools (or toolSet: a set, `[a, b]` or `- a`
+    /// lines), the sandbox (sandbox, sandbox_mode, allow_net: one found in the
+    /// project may make it stricter, not looser) and the workspace (only a
+    /// personal identity's); its body opens the system prompt, followed by the
+    /// usual context (working directory, AGENTS.md, tool guidance, MEMORY.md);
+    /// flags given here still win.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
     /// List the agent identities that --agent can load, and exit.
     #[arg(long)]
     pub list_agents: bool,
-    /// Replace the built-in system prompt.
+    /// Replace the built-in system prompt (or an identity's body); the working
+    /// directory, AGENTS.md and MEMORY.md still follow.
     #[arg(long, value_name = "TEXT")]
     pub system_prompt: Option<String>,
     /// Add to the system prompt.

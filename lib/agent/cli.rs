@@ -1,6 +1,7 @@
 //! `ag-loop`: the command line over the agent loop. Prompts come from the
-//! arguments or, one per line, from stdin (with `steer`, `interrupt` and
-//! `approval` commands); events go to stdout and the session file.
+//! arguments or, one per line, from stdin (with `steer`, `interrupt`,
+//! `approval`, `compact`, `set_model` and `set_reasoning` commands); events
+//! go to stdout and the session file.
 //!
 //! `run` reads top to bottom: set up (the working directory, the config
 //! file, the identity, what they resolve to, the model client, the tools,
@@ -26,15 +27,17 @@ use super::error::SetupError;
 use super::gates::{Gate, Gates};
 use super::identity;
 use super::model::ModelClient;
-use super::prompt::system_prompt_with;
+use super::profile::Router;
+use super::prompt::{Head, Parts};
+use super::resume;
 use super::runner::{Agent, AgentSettings};
-use super::setup::{Env, GateChoice, LoopConfig, SessionChoice};
+use super::setup::{Env, GateChoice, LoopConfig};
 use super::toolset::ToolSet;
 use crate::cli::{ExitStatus, error_line, warn};
 use crate::llm::keys::{Redactor, key_env_names};
 use crate::llm::{Llm, LlmOptions, ModelTable};
-use crate::protocol::{AgentCommand, AgentEvent, Message, Outcome, UserContent};
-use crate::session::{SessionLock, Store, Writer, messages as session_messages};
+use crate::protocol::{AgentCommand, AgentEvent, Message, Outcome, Reasoning, UserContent};
+use crate::session::{SessionFile, SessionLock, Store, Writer, messages as session_messages};
 
 const BIN: &str = "ag-loop";
 
@@ -108,18 +111,44 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         list_agents(&cwd);
         return Ok(None);
     }
-    let ident = match &args.agent {
-        Some(name) => Some(identity::load(&cwd, name)?),
+    let env = Env::from_process();
+    let store = Store::from_env();
+    let choice = super::setup::session_choice(args);
+    let existing = resume::existing(&choice, &store, &cwd)?;
+    // First of all: a session another process runs is refused (or waited
+    // for) before anything is started or its header is read.
+    let existing = match existing {
+        Some(f) => {
+            let lock = claim_session(&f, args.wait_for_session)?;
+            Some((f, lock))
+        }
         None => None,
     };
-    let resolved = LoopConfig::resolve(args, &config, ident.as_ref(), &Env::from_process())?;
-    // First of all: a session another process runs is refused (or waited
-    // for) before anything is started.
-    let claim = claim_session(&resolved.session, &cwd, args.wait_for_session)?;
+    let was = match &existing {
+        Some((f, _)) => resume::recorded(&f.path)?,
+        None => Default::default(),
+    };
+    let (ident, lost_identity) = resume::identity(args, &was, &cwd)?;
+    let resolved = LoopConfig::resolve(args, &config, ident.as_ref(), &env, &was)?;
+    let changed = match &existing {
+        Some(_) => resume::changes(&was, &resolved, args),
+        None => Vec::new(),
+    };
     let mut sandbox_plan = super::sandbox::Plan::new(&resolved.sandbox, &cwd)?;
     let config_path = args.config.clone().unwrap_or_else(config::default_path);
     let output = super::output::from_setup(args, &config, ident.as_ref(), &config_path)?;
-    let (model, found_window) = model_client(args, &resolved).await?;
+    // A resumed session's own model that cannot be used now (no key here)
+    // is named as the session's, with the way to go on with another.
+    let sessions_model = args.model.is_none() && was.model.as_deref() == Some(&resolved.model);
+    let (model, found_window) = model_client(args, &resolved).await.map_err(|e| match e {
+        SetupError::Model { model, message } if sessions_model => SetupError::Model {
+            message: format!(
+                "{message}\nhint: `{model}` is the resumed session's own model; `-m PROVIDER/MODEL` resumes it with another"
+            ),
+            model,
+        },
+        other => other,
+    })?;
     let context_window = resolved
         .context_window
         .or(found_window.as_ref().map(|w| w.0));
@@ -127,7 +156,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?).await?;
     let workspace = super::workspace::open(&resolved.workspace, &mut tools, &cwd).await?;
     let tools = Arc::new(tools);
-    let session = open_session(claim, &resolved, &cwd, &tools, found_window)?;
+    let session = open_session(&resolved, &cwd, &tools, found_window, &store, existing)?;
     let session_dir = session.id.as_ref().map(|_| PathBuf::from(&session.dir));
     // Neither confines nor records anything in another workspace.
     let sandbox = sandbox_plan
@@ -157,19 +186,51 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         .with_structured_output(output.is_some());
     super::sandbox::announce(&sandbox_plan, &resolved.sandbox, &mut emitter)?;
     super::workspace::announce(workspace.as_deref(), &mut emitter)?;
+    let local_cwd = cwd.clone();
     let (cwd, project_files) = super::workspace::cwd_and_files(workspace.as_deref(), &cwd);
-    let system = system_prompt_with(
-        &cwd,
-        &project_files,
-        resolved.system_prompt.as_deref(),
-        resolved.append_system_prompt.as_deref(),
-        &tools.names(),
-    );
+    // The project's MEMORY.md is read here only when the project is here.
+    let memory = super::prompt::memory_files(workspace.is_none().then_some(cwd.as_path()));
+    let head = match (&resolved.system_prompt, &resolved.identity_prompt) {
+        (Some(text), _) => Head::Replace(text),
+        (None, Some(body)) => Head::Identity(body),
+        (None, None) => Head::Builtin,
+    };
+    let system = Parts {
+        cwd: &cwd,
+        files: &project_files,
+        memory: &memory,
+        head,
+        append: resolved.append_system_prompt.as_deref(),
+        tool_names: &tools.names(),
+    }
+    .build();
     let before = before_gates(&resolved.gates)?;
+    let router = Router {
+        args: args.clone(),
+        config: config.clone(),
+        env,
+        cwd: local_cwd,
+        prompt_cwd: cwd.clone(),
+        project_files,
+        memory,
+        workspace: workspace.clone(),
+        cache: Default::default(),
+    };
+    if let Some(note) = lost_identity {
+        warn(BIN, &note);
+        emitter
+            .emit(AgentEvent::Note {
+                message: note,
+                tool_call_id: None,
+            })
+            .map_err(SetupError::Emit)?;
+    }
     let settings = AgentSettings {
+        agent: resolved.agent,
         model: resolved.model,
         system,
         reasoning: resolved.reasoning,
+        tool_set: resolved.tool_set,
         max_tokens: resolved.max_tokens,
         max_turns: resolved.max_turns,
         max_cost: resolved.max_cost,
@@ -191,13 +252,21 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         output,
         checkpoints,
     };
-    Ok(Some(Agent::new(
-        settings,
-        model,
-        tools,
-        session.history,
-        emitter,
-    )))
+    let mut agent =
+        Agent::new(settings, model, tools, session.history, emitter).with_router(router);
+    if !changed.is_empty() {
+        // Said, and recorded: the session goes on with what the flags chose.
+        let message = format!("resumed session with {}", changed.join("; "));
+        agent
+            .emitter
+            .emit(AgentEvent::Note {
+                message,
+                tool_call_id: None,
+            })
+            .map_err(SetupError::Emit)?;
+        agent.emit_settings().map_err(SetupError::Emit)?;
+    }
+    Ok(Some(agent))
 }
 
 /// `--cwd` made absolute, else the process's own directory.
@@ -212,13 +281,14 @@ fn working_dir(cwd: Option<&Path>) -> Result<PathBuf, SetupError> {
     }
 }
 
-/// Prints the identities `--agent` can load: name, role, file.
+/// Prints the identities `--agent` can load: the name it takes, the role,
+/// the file.
 fn list_agents(cwd: &Path) {
     let mut text = String::new();
     for id in identity::list(cwd) {
         text.push_str(&format!(
             "{}\t{}\t{}\n",
-            id.name,
+            id.stem,
             id.role.as_deref().unwrap_or(""),
             id.path.display()
         ));
@@ -326,31 +396,11 @@ struct Session {
     history: Vec<Message>,
 }
 
-/// The session asked for, found and locked for this process.
-enum Claim {
-    /// No session file.
-    Off,
-    /// An existing session, this process its one writer.
-    Existing(crate::session::SessionFile, SessionLock),
-    /// A session to create.
-    New,
-}
-
-/// Finds the session to resume and takes its one-writer lock: refused at
-/// once when another process holds it, or (with `--wait-for-session`)
-/// once that process has ended.
-fn claim_session(choice: &SessionChoice, cwd: &Path, wait: bool) -> Result<Claim, SetupError> {
-    let store = Store::from_env();
-    let file = match choice {
-        SessionChoice::Off => return Ok(Claim::Off),
-        SessionChoice::Resume(id) => store.find(id)?,
-        SessionChoice::Latest => match store.latest(cwd).ok().flatten() {
-            Some(f) => f,
-            None => return Ok(Claim::New),
-        },
-        SessionChoice::New => return Ok(Claim::New),
-    };
-    let lock = if wait {
+/// Takes a resumed session's one-writer lock: refused at once when
+/// another process holds it, or (with `--wait-for-session`) taken once that
+/// process has ended.
+fn claim_session(file: &SessionFile, wait: bool) -> Result<SessionLock, SetupError> {
+    Ok(if wait {
         SessionLock::acquire_waiting(&file.path, |holder| {
             crate::cli::note(
                 BIN,
@@ -362,34 +412,30 @@ fn claim_session(choice: &SessionChoice, cwd: &Path, wait: bool) -> Result<Claim
         })?
     } else {
         SessionLock::try_acquire(&file.path)?
-    };
-    Ok(Claim::Existing(file, lock))
+    })
 }
 
-/// Resumes the session claimed, or creates one (recording the model, the
-/// tools, the turn limit and a context window found at set-up), or none.
-/// A resumed session's conversation is read only now, under its lock, so
-/// that it holds everything its last writer wrote.
+/// Resumes the session found and locked at set-up, or creates one
+/// (recording the model, reasoning, tool set, identity, tools, the turn
+/// limit and a context window found at set-up), or none. A resumed
+/// session's conversation is read only now, under its lock, so that it
+/// holds everything its last writer wrote.
 fn open_session(
-    claim: Claim,
     resolved: &LoopConfig,
     cwd: &Path,
     tools: &ToolSet,
     found_window: Option<(u64, String)>,
+    store: &Store,
+    existing: Option<(SessionFile, SessionLock)>,
 ) -> Result<Session, SetupError> {
-    let store = Store::from_env();
-    let existing = match claim {
-        Claim::Off => {
-            return Ok(Session {
-                id: None,
-                dir: String::new(),
-                writer: None,
-                history: Vec::new(),
-            });
-        }
-        Claim::Existing(f, lock) => Some((f, lock)),
-        Claim::New => None,
-    };
+    if resolved.session == super::setup::SessionChoice::Off {
+        return Ok(Session {
+            id: None,
+            dir: String::new(),
+            writer: None,
+            history: Vec::new(),
+        });
+    }
     let mut history = Vec::new();
     let (file, lock) = match existing {
         Some((f, lock)) => {
@@ -405,11 +451,7 @@ fn open_session(
             (f, lock)
         }
         None => {
-            let mut config = json!({
-                "model": resolved.model,
-                "tools": tools.names(),
-                "max_turns": resolved.max_turns,
-            });
+            let mut config = resume::header_config(resolved, &tools.names());
             if let Some((tokens, source)) = found_window {
                 config["context_window"] = json!({"tokens": tokens, "source": source});
             }
@@ -455,7 +497,8 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
         spawn_stdin_reader(control.clone(), tx);
     } else {
         for p in prompts {
-            let _ = tx.send(Input::Prompt(UserContent::Text(p.clone())));
+            let n = control.queue_prompt();
+            let _ = tx.send(Input::Prompt(n, UserContent::Text(p.clone())));
         }
         drop(tx);
         control.close_input();
@@ -467,15 +510,15 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
     let mut steers: std::collections::VecDeque<UserContent> = Default::default();
     loop {
         let next = match steers.pop_front() {
-            Some(steer) => Some(Input::Prompt(steer)),
+            Some(steer) => Some(Input::Steered(steer)),
             None => tokio::select! {
                 _ = control.quit.cancelled() => None,
                 p = rx.recv() => p,
             },
         };
-        let content = match next {
+        let (n, content) = match next {
             None => break,
-            Some(Input::Prompt(content)) if content.is_blank() => {
+            Some(Input::Prompt(_, content)) if content.is_blank() => {
                 // Nothing to ask: no model call is made (and paid for).
                 let message = "an empty prompt was skipped (no model call): its content has no text and no image";
                 warn(BIN, message);
@@ -485,11 +528,29 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
                 }
                 continue;
             }
-            Some(Input::Prompt(content)) => content,
-            Some(Input::Compact) => {
-                if let Err(e) = agent.compact_now(&control).await {
+            Some(Input::Prompt(n, content)) => (Some(n), content),
+            Some(Input::Steered(content)) => (None, content),
+            Some(Input::SetModel(model)) => {
+                if let Err(e) = agent.set_model(model).await {
                     error_line(BIN, &format!("cannot write an event: {e}"), None);
                     return ExitStatus::Input;
+                }
+                continue;
+            }
+            Some(Input::SetReasoning(level)) => {
+                if let Err(e) = agent.set_reasoning(level) {
+                    error_line(BIN, &format!("cannot write an event: {e}"), None);
+                    return ExitStatus::Input;
+                }
+                continue;
+            }
+            Some(Input::Compact) => {
+                match agent.compact_now(&control).await {
+                    Ok(left) => steers.extend(left),
+                    Err(e) => {
+                        error_line(BIN, &format!("cannot write an event: {e}"), None);
+                        return ExitStatus::Input;
+                    }
                 }
                 continue;
             }
@@ -503,7 +564,25 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
                 continue;
             }
         };
-        match agent.prompt(content, &control).await {
+        control.take_prompt(n);
+        let (profile, content) = match agent.route(content).await {
+            Ok(routed) => routed,
+            Err(message) => {
+                // Not run, and said so in the stream; the run's status says
+                // a prompt failed. Steers sent to it run as prompts.
+                steers.extend(control.end());
+                error_line(BIN, &message, None);
+                if let Err(e) = agent.emitter.emit(AgentEvent::error(message)) {
+                    error_line(BIN, &format!("cannot write an event: {e}"), None);
+                    return ExitStatus::Input;
+                }
+                if status == ExitStatus::Success {
+                    status = ExitStatus::Failure;
+                }
+                continue;
+            }
+        };
+        match agent.prompt_as(profile, content, &control).await {
             Ok(end) => {
                 let this = match end.outcome {
                     Outcome::Finished => ExitStatus::Success,
@@ -593,12 +672,20 @@ fn spawn_signal_handlers(control: Arc<Control>) {
 
 /// What the stdin reader hands the prompt loop.
 enum Input {
-    /// A prompt to run.
-    Prompt(UserContent),
+    /// A prompt to run, numbered as it was queued.
+    Prompt(u64, UserContent),
+    /// A steer that came too late for its run, run as the next prompt
+    /// ahead of the queue (it has no number: an `interrupt` line counts
+    /// the prompts that were queued).
+    Steered(UserContent),
     /// A line that could not be read, reported as an `error` event.
     Unreadable(String),
     /// A `compact` command.
     Compact,
+    /// A `set_model` command.
+    SetModel(String),
+    /// A `set_reasoning` command.
+    SetReasoning(Reasoning),
 }
 
 fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
@@ -631,24 +718,35 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                     control.approve_oldest(answer);
                     continue;
                 }
-                let _ = tx.send(Input::Prompt(UserContent::Text(line.clone())));
+                let _ = tx.send(Input::Prompt(
+                    control.queue_prompt(),
+                    UserContent::Text(line.clone()),
+                ));
                 continue;
             }
             match serde_json::from_str::<AgentCommand>(text) {
-                Ok(AgentCommand::Prompt { content }) => {
-                    let _ = tx.send(Input::Prompt(content));
+                // Seed 002 writes `message` for a prompt.
+                Ok(AgentCommand::Prompt { content } | AgentCommand::Message { content }) => {
+                    let _ = tx.send(Input::Prompt(control.queue_prompt(), content));
                 }
                 Ok(AgentCommand::Steer { content }) => {
                     // Steering with nothing running is simply the next prompt.
                     if let Some(content) = control.steer(content) {
-                        let _ = tx.send(Input::Prompt(content));
+                        let _ = tx.send(Input::Prompt(control.queue_prompt(), content));
                     }
                 }
                 Ok(AgentCommand::Interrupt) => {
-                    control.interrupt();
+                    // Stops the prompt it follows, even one not begun yet.
+                    control.interrupt_in_order();
                 }
                 Ok(AgentCommand::Compact) => {
                     let _ = tx.send(Input::Compact);
+                }
+                Ok(AgentCommand::SetModel { model }) => {
+                    let _ = tx.send(Input::SetModel(model));
+                }
+                Ok(AgentCommand::SetReasoning { level }) => {
+                    let _ = tx.send(Input::SetReasoning(level));
                 }
                 Ok(AgentCommand::Approval {
                     tool_call_id,
@@ -667,9 +765,7 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                 Err(e) => {
                     // Reported in the stream too: a client reading only
                     // stdout must learn that its line was not taken.
-                    let _ = tx.send(Input::Unreadable(format!(
-                        "stdin line {n}: not a command ({e}), skipped; expected {{\"type\":\"prompt\",\"content\":...}}, steer, interrupt, approval or compact, or a plain text line"
-                    )));
+                    let _ = tx.send(Input::Unreadable(super::stdin_hint::message(n, text, &e)));
                 }
             }
         }

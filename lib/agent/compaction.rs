@@ -9,14 +9,15 @@ use tokio_util::sync::CancellationToken;
 use super::compact::{self, CompactMode};
 use super::control::Control;
 use super::runner::{Agent, Turns};
-use crate::protocol::{AgentEvent, StopReason, Usage};
+use crate::protocol::{AgentEvent, StopReason, Usage, UserContent};
 
 impl Agent {
     /// Compacts now, for a `compact` command: as if the conversation had
     /// just reached the compaction threshold (or the window, if that is
     /// smaller). Says so in an `error` event when there is too little to
     /// replace.
-    pub async fn compact_now(&mut self, control: &Control) -> io::Result<()> {
+    /// The steers sent while it ran come back, to run as prompts.
+    pub async fn compact_now(&mut self, control: &Control) -> io::Result<Vec<UserContent>> {
         let cancel = control.begin();
         // Measured as split_point measures, so that the recent share kept
         // is a share of this conversation, whatever the usage reported.
@@ -32,14 +33,14 @@ impl Agent {
         };
         let before = self.messages.len();
         let result = self.compact(window, &mut turns, &cancel).await;
-        control.end();
+        let steers = control.end();
         result?;
         if self.messages.len() == before {
             self.emitter.emit(AgentEvent::error(
                 "compact: nothing to compact yet; the conversation is only the latest turn",
             ))?;
         }
-        Ok(())
+        Ok(steers)
     }
 
     /// Replaces the older part of the conversation by a summary (or a

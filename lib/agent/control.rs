@@ -1,10 +1,17 @@
 //! What other tasks (the stdin reader, signal handlers) use to steer a
 //! running prompt: interrupt it, queue steering messages, ask to quit.
+//!
+//! Prompts are numbered as they are queued, so that an `interrupt` line
+//! stops the prompt it follows even when that prompt has not begun yet
+//! (`ag-loop < prompts.jsonl` reads every line at once): the outcome does
+//! not depend on how fast the lines arrive.
+//!
 //! A steer is never lost: it is delivered before the running prompt's next
 //! model call, or handed back as a prompt when the run is over.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio_util::sync::CancellationToken;
 
@@ -13,7 +20,9 @@ use crate::protocol::UserContent;
 /// Shared control state of one ag-loop process.
 #[derive(Default)]
 pub struct Control {
-    current: Mutex<Option<CancellationToken>>,
+    current: Mutex<Current>,
+    /// The number of the last prompt queued (from 1).
+    queued: AtomicU64,
     steer: Mutex<VecDeque<UserContent>>,
     approvals: Mutex<Vec<(String, tokio::sync::oneshot::Sender<Answer>)>>,
     /// Set once no approval can arrive any more (stdin ended or is not read).
@@ -22,29 +31,77 @@ pub struct Control {
     pub quit: CancellationToken,
 }
 
+/// The run under way, and the interrupts owed to prompts not yet begun.
+#[derive(Default)]
+struct Current {
+    /// The running work's token.
+    token: Option<CancellationToken>,
+    /// The token was made by [`Control::take_prompt`] and not yet handed
+    /// to the run by [`Control::begin`].
+    unclaimed: bool,
+    /// The number of the last prompt taken.
+    taken: u64,
+    /// A prompt to be interrupted as soon as it is taken.
+    interrupt_at: Option<u64>,
+}
+
 impl Control {
     /// A fresh control.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Starts a prompt run and returns its cancellation token.
-    pub fn begin(&self) -> CancellationToken {
-        let token = self.quit.child_token();
+    /// Numbers a prompt as it is queued.
+    pub fn queue_prompt(&self) -> u64 {
+        self.queued.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// The prompt numbered `n` (`None`: a steer run as a prompt, which
+    /// was never queued) is about to run: from here on an interrupt stops
+    /// it, and it starts interrupted when one came for it already.
+    pub fn take_prompt(&self, n: Option<u64>) {
         if let Ok(mut cur) = self.current.lock() {
-            *cur = Some(token.clone());
+            let token = self.quit.child_token();
+            if let Some(n) = n {
+                if cur.interrupt_at == Some(n) {
+                    cur.interrupt_at = None;
+                    token.cancel();
+                }
+                cur.taken = n;
+            }
+            cur.token = Some(token);
+            cur.unclaimed = true;
         }
+    }
+
+    /// Starts a run (of the prompt taken, or of a `compact`) and returns its
+    /// cancellation token.
+    pub fn begin(&self) -> CancellationToken {
+        let Ok(mut cur) = self.current.lock() else {
+            return self.quit.child_token();
+        };
+        if cur.unclaimed
+            && let Some(t) = cur.token.clone()
+        {
+            cur.unclaimed = false;
+            return t;
+        }
+        let token = self.quit.child_token();
+        cur.token = Some(token.clone());
+        cur.unclaimed = false;
         token
     }
 
-    /// Ends the current run and returns the steering messages it left
-    /// undelivered (they arrived after its last turn). Under the same lock
-    /// as [`Control::steer`], so that a steer lands either in the run's
-    /// queue, and is handed back here, or after it, as a prompt: never in
-    /// between, where nobody would take it.
+    /// Ends the current run (or a taken prompt that did not run) and
+    /// returns the steering messages it left undelivered (they arrived
+    /// after its last turn). Under the same lock as [`Control::steer`], so
+    /// that a steer lands either in the run's queue, and is handed back
+    /// here, or after it, as a prompt: never in between, where nobody
+    /// would take it.
     pub fn end(&self) -> Vec<UserContent> {
         let mut cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
-        *cur = None;
+        cur.token = None;
+        cur.unclaimed = false;
         self.take_steering()
     }
 
@@ -52,7 +109,7 @@ impl Control {
     /// (or it was already interrupted).
     pub fn interrupt(&self) -> bool {
         match self.current.lock() {
-            Ok(cur) => match cur.as_ref() {
+            Ok(cur) => match cur.token.as_ref() {
                 Some(t) if !t.is_cancelled() => {
                     t.cancel();
                     true
@@ -63,9 +120,33 @@ impl Control {
         }
     }
 
+    /// An `interrupt` line: stops the running prompt or, when none runs
+    /// yet, the next queued one as soon as it begins. False when there is
+    /// nothing to stop.
+    pub fn interrupt_in_order(&self) -> bool {
+        let Ok(mut cur) = self.current.lock() else {
+            return false;
+        };
+        match cur.token.as_ref() {
+            Some(t) if !t.is_cancelled() => {
+                t.cancel();
+                true
+            }
+            Some(_) => false,
+            None if cur.taken < self.queued.load(Ordering::SeqCst) => {
+                cur.interrupt_at = Some(cur.taken + 1);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// True while a prompt runs.
     pub fn busy(&self) -> bool {
-        self.current.lock().map(|c| c.is_some()).unwrap_or(false)
+        self.current
+            .lock()
+            .map(|c| c.token.is_some())
+            .unwrap_or(false)
     }
 
     /// Queues a steering message for the running prompt, delivered before
@@ -73,7 +154,7 @@ impl Control {
     /// back: it is the next prompt.
     pub fn steer(&self, content: UserContent) -> Option<UserContent> {
         let cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
-        if cur.is_none() {
+        if cur.token.is_none() {
             return Some(content);
         }
         self.steer
@@ -145,6 +226,51 @@ impl Control {
             .unwrap_or_else(|p| p.into_inner())
             .drain(..)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interrupt_before_its_prompt_begins_stops_that_prompt_alone() {
+        let c = Control::new();
+        let (one, two) = (c.queue_prompt(), c.queue_prompt());
+        // Read before the first prompt was taken: it is owed to prompt 1.
+        assert!(c.interrupt_in_order());
+        c.take_prompt(Some(one));
+        assert!(c.begin().is_cancelled());
+        c.end();
+        c.take_prompt(Some(two));
+        assert!(!c.begin().is_cancelled());
+        c.end();
+        // Nothing queued, nothing running: nothing to stop.
+        assert!(!c.interrupt_in_order());
+    }
+
+    #[test]
+    fn an_interrupt_stops_a_running_prompt_and_a_taken_one() {
+        let c = Control::new();
+        let n = c.queue_prompt();
+        c.take_prompt(Some(n));
+        // Taken, not yet begun (its identity is being loaded).
+        assert!(c.interrupt_in_order());
+        let t = c.begin();
+        assert!(t.is_cancelled());
+        c.end();
+        let m = c.queue_prompt();
+        c.take_prompt(Some(m));
+        let t = c.begin();
+        assert!(c.busy() && !t.is_cancelled());
+        assert!(c.interrupt());
+        assert!(t.is_cancelled());
+        assert!(!c.interrupt(), "already interrupted");
+        c.end();
+        assert!(!c.busy());
+        // A compaction begins without a prompt.
+        assert!(!c.begin().is_cancelled());
+        c.end();
     }
 }
 

@@ -56,17 +56,19 @@ pub enum SetupError {
     /// An identity's front matter has no closing `---`.
     #[error("`{}`: the front matter opened with `---` is never closed", .0.display())]
     IdentityUnclosed(PathBuf),
-    /// A front matter line is not `key: value`.
-    #[error("`{}` line {line}: expected `key: value`", path.display())]
+    /// A front matter line that cannot be read.
+    #[error("`{}` line {line}: {why}", path.display())]
     IdentityLine {
         /// The file.
         path: PathBuf,
         /// The line number in the file.
         line: usize,
+        /// What is wrong and what to write.
+        why: String,
     },
     /// A front matter key ag-loop does not know.
     #[error(
-        "`{}` line {line}: unknown key `{key}` (known: name, role, model, reasoning, tools, output_schema, sandbox, sandbox_mode, allow_net)",
+        "`{}` line {line}: unknown key `{key}` (known: name, role, model, reasoning, tools (or toolSet), output_schema, sandbox, sandbox_mode, allow_net, workspace)",
         path.display()
     )]
     IdentityKey {
@@ -85,6 +87,9 @@ pub enum SetupError {
         /// What its front matter says.
         value: String,
     },
+    /// An event of set-up (a note on a resumed session) could not be written.
+    #[error("cannot write an event: {0}")]
+    Emit(#[source] std::io::Error),
     /// The model library could not start (models.json, the HTTP client).
     #[error("{0}")]
     Llm(#[from] crate::llm::LlmError),
@@ -98,7 +103,8 @@ pub enum SetupError {
     },
     /// A tool asked for by name is not installed.
     #[error(
-        "tool `{0}`: no `ag-{0}` beside ag-loop or on PATH; install it or leave it out of --tools"
+        "tool `{0}`: no `ag-{0}` beside ag-loop or on PATH; install it or leave it out of --tools (or of an identity's or the config file's `tools`), which take ag tool names and these sets: {sets}",
+        sets = super::toolset::SETS.iter().map(|(n, what)| format!("{n} = {what}")).collect::<Vec<_>>().join("; ")
     )]
     ToolMissing(String),
     /// A `--tool` (or config `tool`) command line is empty.

@@ -41,6 +41,24 @@ impl ModelClient {
             ModelClient::Command(cmd) => stream_command(cmd, req, sink, cancel).await,
         }
     }
+
+    /// Whether `model` can be called (a known provider, a well-formed id,
+    /// a key); an `--llm-cmd` program decides for itself.
+    pub fn check(&self, model: &str) -> Result<(), String> {
+        match self {
+            ModelClient::Library(llm) => llm.check(model).map_err(|f| f.message),
+            ModelClient::Command(_) => Ok(()),
+        }
+    }
+
+    /// The context window of `model`, when the model table or its server
+    /// says (an `--llm-cmd` program's is not known).
+    pub async fn context_window(&self, model: &str) -> Option<u64> {
+        match self {
+            ModelClient::Library(llm) => llm.context_window(model).await.map(|w| w.tokens),
+            ModelClient::Command(_) => None,
+        }
+    }
 }
 
 /// Builds the assistant message from stream events, so that an interrupted

@@ -1,21 +1,52 @@
 //! The system prompt: what the built-in tools are for and how to use them
-//! well, plus the project's AGENTS.md / CLAUDE.md files. It is short on
-//! purpose: every request carries it, and what a call needs when it goes
-//! wrong is in the tools' error messages.
+//! well, plus the project's AGENTS.md / CLAUDE.md files and the MEMORY.md
+//! files of `$AG_HOME` and the project. It is short on purpose: every
+//! request carries it, and what a call needs when it goes wrong is in the
+//! tools' error messages.
+//!
+//! An agent identity's body comes first and the same context follows it
+//! (seed 003's order: the identity, the session, the capabilities, the
+//! project, the memory), so "You are Matt, a CTO" still knows where it
+//! works and how its tools behave.
 
 use std::path::{Path, PathBuf};
 
-const BASE: &str = "\
+/// Who the agent is, when no identity says.
+const ROLE: &str = "\
 You are a coding agent in a repository on the user's machine; every tool call runs for real. \
-Work until the task is done, then answer with a short summary of what you did.
+Work until the task is done, then answer with a short summary of what you did.";
+
+/// Where an identity works, said after its own words.
+const PLACE: &str =
+    "You work in a repository on the user's machine; every tool call runs for real.";
+
+/// How to use the tools well.
+const GUIDANCE: &str = "\
 - Look before you change: find, grep, ls and read, rather than bash.
 - edit: copy old_string exactly as read shows it, without the line numbers.
 - Filter long command output (grep, head, tail); start nothing interactive.
 - A failed call's error says what to do instead.";
 
+/// What the system prompt starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Head<'a> {
+    /// ag's own words.
+    Builtin,
+    /// `--system-prompt`: the caller's words in place of ag's.
+    Replace(&'a str),
+    /// An agent identity's body, then where it works and how the tools go.
+    Identity(&'a str),
+}
+
 /// The project instruction files found from `cwd` up to the repository
 /// root (the first directory holding `.git`), outermost first.
 pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
+    files_named(cwd, &["AGENTS.md", "CLAUDE.md"])
+}
+
+/// The files of these names in the directories from the repository root
+/// (else the working directory alone) down to `cwd`, outermost first.
+fn files_named(cwd: &Path, names: &[&str]) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     let mut dir = Some(cwd);
     while let Some(d) = dir {
@@ -32,7 +63,7 @@ pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
     dirs.reverse();
     let mut files = Vec::new();
     for d in dirs {
-        for name in ["AGENTS.md", "CLAUDE.md"] {
+        for name in names {
             let p = d.join(name);
             if p.is_file() {
                 files.push(p);
@@ -44,54 +75,105 @@ pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
 
 /// The project instruction files of `cwd` with their text.
 pub fn local_project_files(cwd: &Path) -> Vec<(PathBuf, String)> {
-    project_files(cwd)
+    read_all(project_files(cwd))
+}
+
+/// The MEMORY.md files with their text: `$AG_HOME`'s (the person's), then
+/// the project's from the repository root down to `project` (none when the
+/// project is in another workspace).
+pub fn memory_files(project: Option<&Path>) -> Vec<(PathBuf, String)> {
+    let mut files = vec![crate::session::ag_home().join("MEMORY.md")];
+    if let Some(cwd) = project {
+        files.extend(files_named(cwd, &["MEMORY.md"]));
+    }
+    files.retain(|f| f.is_file());
+    files.dedup();
+    read_all(files)
+}
+
+fn read_all(files: Vec<PathBuf>) -> Vec<(PathBuf, String)> {
+    files
         .into_iter()
         .filter_map(|f| std::fs::read_to_string(&f).ok().map(|t| (f, t)))
         .collect()
 }
 
-/// Builds the system prompt. The tools are not listed: the request carries
-/// their definitions, and the prompt only says so when there are none.
+/// Builds the system prompt for `cwd` with its own project and memory
+/// files. The tools are not listed: the request carries their definitions.
 pub fn system_prompt(
     cwd: &Path,
-    replace: Option<&str>,
+    head: Head<'_>,
     append: Option<&str>,
     tool_names: &[&str],
 ) -> String {
-    let files = local_project_files(cwd);
-    system_prompt_with(cwd, &files, replace, append, tool_names)
+    let parts = Parts {
+        cwd,
+        files: &local_project_files(cwd),
+        memory: &memory_files(Some(cwd)),
+        head,
+        append,
+        tool_names,
+    };
+    parts.build()
 }
 
-/// [`system_prompt`] with the project files given (read in a workspace
-/// elsewhere, `--workspace`).
-pub fn system_prompt_with(
-    cwd: &Path,
-    files: &[(PathBuf, String)],
-    replace: Option<&str>,
-    append: Option<&str>,
-    tool_names: &[&str],
-) -> String {
-    let mut out = replace.unwrap_or(BASE).to_string();
-    out.push_str(&format!(
-        "\n\nWorking directory: {}\nToday's date: {}",
-        cwd.display(),
-        jiff::Zoned::now().date()
-    ));
-    if tool_names.is_empty() {
-        out.push_str("\nNo tools are available in this run: answer from what you know.");
-    }
-    for (f, text) in files {
+/// What a system prompt is made of.
+pub struct Parts<'a> {
+    /// The working directory the model is told of.
+    pub cwd: &'a Path,
+    /// The project instruction files with their text.
+    pub files: &'a [(PathBuf, String)],
+    /// The MEMORY.md files with their text.
+    pub memory: &'a [(PathBuf, String)],
+    /// What it starts with.
+    pub head: Head<'a>,
+    /// `--append-system-prompt`.
+    pub append: Option<&'a str>,
+    /// The tools offered.
+    pub tool_names: &'a [&'a str],
+}
+
+impl Parts<'_> {
+    /// The prompt: the head, where and when, the project's instructions,
+    /// the memory, then what `--append-system-prompt` adds.
+    pub fn build(&self) -> String {
+        // `notify` alone (the `chat` set) reads and changes nothing.
+        let working = self.tool_names.iter().any(|n| *n != "notify");
+        let mut out = match self.head {
+            Head::Builtin if working => format!("{ROLE}\n{GUIDANCE}"),
+            Head::Builtin => ROLE.to_string(),
+            Head::Replace(text) => text.to_string(),
+            Head::Identity(body) if working => format!("{}\n\n{PLACE}\n{GUIDANCE}", body.trim()),
+            Head::Identity(body) => body.trim().to_string(),
+        };
         out.push_str(&format!(
-            "\n\n# Project instructions from {}\n\n{}",
-            f.display(),
-            text.trim()
+            "\n\nWorking directory: {}\nToday's date: {}",
+            self.cwd.display(),
+            jiff::Zoned::now().date()
         ));
+        if !working {
+            out.push_str("\nNo tools that read or change files are available in this run: answer from what you know.");
+        }
+        for (f, text) in self.files {
+            out.push_str(&format!(
+                "\n\n# Project instructions from {}\n\n{}",
+                f.display(),
+                text.trim()
+            ));
+        }
+        for (f, text) in self.memory {
+            out.push_str(&format!(
+                "\n\n# Memory from {}\n\n{}",
+                f.display(),
+                text.trim()
+            ));
+        }
+        if let Some(a) = self.append {
+            out.push_str("\n\n");
+            out.push_str(a);
+        }
+        out
     }
-    if let Some(a) = append {
-        out.push_str("\n\n");
-        out.push_str(a);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -112,7 +194,12 @@ mod tests {
             files,
             vec![root.join("AGENTS.md"), root.join("sub/CLAUDE.md")]
         );
-        let prompt = system_prompt(&root.join("sub/deeper"), None, Some("extra"), &["read"]);
+        let prompt = system_prompt(
+            &root.join("sub/deeper"),
+            Head::Builtin,
+            Some("extra"),
+            &["read"],
+        );
         assert!(
             prompt.contains("root rules")
                 && prompt.contains("sub rules")
@@ -120,7 +207,60 @@ mod tests {
         );
         assert!(prompt.ends_with("extra"));
         assert!(!prompt.contains("No tools"));
-        let bare = system_prompt(&root, None, None, &[]);
-        assert!(bare.contains("No tools are available"), "{bare}");
+        let bare = system_prompt(&root, Head::Builtin, None, &[]);
+        assert!(
+            bare.contains("No tools that read or change files"),
+            "{bare}"
+        );
+        let chat = system_prompt(&root, Head::Builtin, None, &["notify"]);
+        assert!(
+            chat.contains("No tools that read") && !chat.contains("old_string"),
+            "{chat}"
+        );
+    }
+
+    #[test]
+    fn an_identity_comes_first_and_keeps_the_context() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        let files = vec![(root.join("AGENTS.md"), "Run make test.".to_string())];
+        let memory = vec![(root.join("MEMORY.md"), "Prefers short answers.".to_string())];
+        let parts = Parts {
+            cwd: root,
+            files: &files,
+            memory: &memory,
+            head: Head::Identity("You are Matt, a CTO.\n"),
+            append: Some("Added."),
+            tool_names: &["read", "notify"],
+        };
+        let p = parts.build();
+        let at = |s: &str| p.find(s).unwrap_or_else(|| panic!("no `{s}` in {p}"));
+        assert_eq!(at("You are Matt"), 0);
+        assert!(!p.contains("You are a coding agent"), "{p}");
+        assert!(at("You are Matt") < at("every tool call runs for real"));
+        assert!(at("runs for real") < at("old_string"));
+        assert!(at("old_string") < at("Working directory:"));
+        assert!(at("Working directory:") < at("Run make test."));
+        assert!(at("Run make test.") < at("# Memory from"));
+        assert!(at("Prefers short answers.") < at("Added."));
+    }
+
+    #[test]
+    fn memory_comes_from_the_project_up_to_its_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(dir.path().join("MEMORY.md"), "outside").unwrap();
+        std::fs::write(root.join("MEMORY.md"), "team notes").unwrap();
+        let found = memory_files(Some(&root.join("sub")));
+        assert!(
+            found
+                .iter()
+                .any(|(p, t)| *p == root.join("MEMORY.md") && t == "team notes")
+        );
+        assert!(!found.iter().any(|(_, t)| t == "outside"));
+        assert!(!memory_files(None).iter().any(|(_, t)| t == "team notes"));
     }
 }

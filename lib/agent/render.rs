@@ -129,6 +129,25 @@ impl Renderer {
                 let nl = self.newline_if_needed();
                 format!("{nl}{}\n", self.style("33", "interrupted"))
             }
+            AgentEvent::Settings {
+                model, reasoning, ..
+            } => {
+                let nl = self.newline_if_needed();
+                let effort = match reasoning {
+                    Some(r) => format!(", reasoning {}", super::resume::reasoning_word(*r)),
+                    None => String::new(),
+                };
+                format!(
+                    "{nl}{}\n",
+                    self.style("2", &format!("[model {model}{effort}]"))
+                )
+            }
+            AgentEvent::AgentStart {
+                agent: Some(agent), ..
+            } => {
+                let nl = self.newline_if_needed();
+                format!("{nl}{}\n", self.style("2", &format!("[@{agent}]")))
+            }
             AgentEvent::Error { message, .. } => {
                 let nl = self.newline_if_needed();
                 format!("{nl}{}\n", self.style("31", &format!("error: {message}")))

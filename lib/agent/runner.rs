@@ -26,12 +26,17 @@ use crate::tool_protocol::hashes::FileHashes;
 
 /// Settings of a run.
 pub struct AgentSettings {
+    /// The agent identity answering, by the name `--agent` takes.
+    pub agent: Option<String>,
     /// `provider/model`.
     pub model: String,
     /// The system prompt.
     pub system: String,
     /// Reasoning effort.
     pub reasoning: Option<Reasoning>,
+    /// The tool set as asked for (`None`: the default), for `settings`
+    /// events.
+    pub tool_set: Option<Vec<String>>,
     /// Output token limit per call.
     pub max_tokens: Option<u64>,
     /// Model calls per prompt before stopping.
@@ -94,6 +99,8 @@ pub struct Agent {
     guard: FailureGuard,
     /// Tools the person approved for the rest of the run ("always").
     pub(super) always: Vec<String>,
+    /// How `@NAME` prompts find their identity's profile.
+    pub(super) router: Option<super::profile::Router>,
 }
 
 /// How a prompt ended, for the exit status.
@@ -142,7 +149,14 @@ impl Agent {
             emitter,
             hashes: FileHashes::default(),
             always: Vec::new(),
+            router: None,
         }
+    }
+
+    /// Lets `@NAME` prompts be answered by the identity NAME.
+    pub fn with_router(mut self, router: super::profile::Router) -> Self {
+        self.router = Some(router);
+        self
     }
 
     fn push(&mut self, turns: &mut Turns, message: Message) -> io::Result<()> {
@@ -168,6 +182,23 @@ impl Agent {
         })
     }
 
+    /// Runs one prompt to its end as `profile` (an `@NAME` prompt's
+    /// identity), then goes back to the run's own.
+    pub async fn prompt_as(
+        &mut self,
+        profile: Option<super::profile::Profile>,
+        content: UserContent,
+        control: &Control,
+    ) -> io::Result<RunEnd> {
+        let Some(profile) = profile else {
+            return self.prompt(content, control).await;
+        };
+        let own = self.swap_profile(profile);
+        let result = self.prompt(content, control).await;
+        self.swap_profile(own);
+        result
+    }
+
     async fn run(
         &mut self,
         content: UserContent,
@@ -176,6 +207,7 @@ impl Agent {
     ) -> io::Result<RunEnd> {
         self.emitter.emit(AgentEvent::AgentStart {
             session_id: self.settings.session_id.clone(),
+            agent: self.settings.agent.clone(),
         })?;
         self.guard.reset();
         self.model.forget_silence();
@@ -449,8 +481,14 @@ impl Agent {
     ) -> io::Result<Vec<ToolResultMessage>> {
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
         let mut prepared = Vec::new();
-        for (i, (id, name, args)) in calls.iter().enumerate() {
+        for (i, (id, called, args)) in calls.iter().enumerate() {
+            // Another agent's name for an ag tool (seed 003's `read_file`)
+            // runs that tool; the result keeps the name the model called.
+            let name = &self.tool_name(called);
             let mut args = args.clone();
+            if name != called {
+                super::toolset::imply_arguments(called, &mut args);
+            }
             let check = match self.tools.get(name) {
                 None => Err((
                     "call.unknown_tool",
@@ -743,6 +781,19 @@ impl Agent {
             })?;
         }
         Ok(())
+    }
+}
+
+impl Agent {
+    /// The offered tool a call's name means: the name itself, else the ag
+    /// tool another agent's name stands for, when that one is offered.
+    fn tool_name(&self, called: &str) -> String {
+        let own = super::toolset::own_name(called);
+        if self.tools.get(called).is_none() && self.tools.get(own).is_some() {
+            own.to_string()
+        } else {
+            called.to_string()
+        }
     }
 }
 

@@ -7,7 +7,9 @@
 //! The rules: a single value comes from the flag, else the identity, else
 //! `$AG_MODEL` (the model only), else the config file, else the default;
 //! lists (`mcp`, `tool`, `after`, `gate`, `pass_env`) are the config's
-//! followed by the flags'.
+//! followed by the flags'. A resumed session's own model, reasoning and
+//! tool set come right after the flags (and after an identity that a flag
+//! named): resuming keeps what the session was.
 
 use std::time::Duration;
 
@@ -19,7 +21,7 @@ use super::config::Config;
 use super::emit::OutputMode;
 use super::error::SetupError;
 use super::identity::Identity;
-use super::toolset::{DEFAULT_TOOLS, expand};
+use super::toolset::expand;
 use crate::protocol::Reasoning;
 
 /// The model when nobody names one.
@@ -41,6 +43,8 @@ pub struct Env {
     pub stdout_tty: bool,
     /// Whether stdin and stderr are both a terminal (someone to ask).
     pub interactive: bool,
+    /// The CLI agent tools that are installed, which `full` adds.
+    pub cli_agents: Vec<String>,
 }
 
 impl Env {
@@ -53,6 +57,7 @@ impl Env {
             no_color: std::env::var_os("NO_COLOR").is_some(),
             stdout_tty: std::io::stdout().is_terminal(),
             interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+            cli_agents: super::cli_agents::installed(),
         }
     }
 }
@@ -81,6 +86,22 @@ pub enum SessionChoice {
     New,
 }
 
+/// What a resumed session was, from its header's `config` and its last
+/// `settings` event. `None`: not recorded (a session of an older ag);
+/// `Some(None)`: recorded as none (the model's default reasoning, the
+/// default tool set, no identity).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Resumed {
+    /// Its model.
+    pub model: Option<String>,
+    /// Its reasoning effort.
+    pub reasoning: Option<Option<Reasoning>>,
+    /// Its tool set as asked for.
+    pub tools: Option<Option<Vec<String>>>,
+    /// Its identity.
+    pub agent: Option<Option<String>>,
+}
+
 /// ag-loop's settings once every source has been weighed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoopConfig {
@@ -92,10 +113,17 @@ pub struct LoopConfig {
     pub max_turns: u32,
     /// Failed calls in a row that stop a run (0: no limit).
     pub max_failed_calls: u32,
+    /// The tool set as asked for (a set name, tool names); `None`: the
+    /// default, `full`. The session records it.
+    pub tool_set: Option<Vec<String>>,
     /// The ag tools to offer, by name.
     pub tools: Vec<String>,
     /// Whether the tools were named (so a missing one is an error).
     pub tools_explicit: bool,
+    /// The identity answering, by the name `--agent` takes.
+    pub agent: Option<String>,
+    /// The identity's body, put above the project context.
+    pub identity_prompt: Option<String>,
     /// Extra tool command lines.
     pub extra_tools: Vec<String>,
     /// MCP servers.
@@ -114,7 +142,7 @@ pub struct LoopConfig {
     pub default_idle_timeout: Option<Duration>,
     /// The context window `$AG_CONTEXT_WINDOW` forces.
     pub context_window: Option<u64>,
-    /// The system prompt replacing the built-in one.
+    /// The system prompt replacing the built-in one (`--system-prompt`).
     pub system_prompt: Option<String>,
     /// Text added to the system prompt.
     pub append_system_prompt: Option<String>,
@@ -150,31 +178,48 @@ pub struct LoopConfig {
 }
 
 impl LoopConfig {
-    /// Weighs the flags, the config, the identity and the environment.
+    /// Weighs the flags, the config, the identity, the environment and,
+    /// when the session is resumed, what it was.
     pub fn resolve(
         args: &Args,
         config: &Config,
         ident: Option<&Identity>,
         env: &Env,
+        resumed: &Resumed,
     ) -> Result<LoopConfig, SetupError> {
+        // An identity named by a flag brings its own settings, before the
+        // session's; the session's own identity comes after them.
+        let (flagged, own) = match args.agent {
+            Some(_) => (ident, None),
+            None => (None, ident),
+        };
         let model = args
             .model
             .clone()
-            .or_else(|| ident.and_then(|i| i.model.clone()))
+            .or_else(|| flagged.and_then(|i| i.model.clone()))
+            .or_else(|| resumed.model.clone())
+            .or_else(|| own.and_then(|i| i.model.clone()))
             .or_else(|| env.ag_model.clone().filter(|m| !m.is_empty()))
             .or_else(|| config.model.clone())
             .unwrap_or_else(|| DEFAULT_MODEL.into());
-        let reasoning = match (args.reasoning, ident.and_then(|i| i.reasoning.as_deref())) {
-            (Some(r), _) => Some(r.into()),
-            (None, Some(r)) => {
-                Some(
-                    serde_json::from_value(json!(r)).map_err(|_| SetupError::Reasoning {
-                        agent: args.agent.clone().unwrap_or_default(),
-                        value: r.to_string(),
-                    })?,
-                )
-            }
-            (None, None) => None,
+        let from_identity = |i: Option<&Identity>| -> Result<Option<Reasoning>, SetupError> {
+            let Some((i, r)) = i.and_then(|i| i.reasoning.as_deref().map(|r| (i, r))) else {
+                return Ok(None);
+            };
+            serde_json::from_value(json!(r))
+                .map(Some)
+                .map_err(|_| SetupError::Reasoning {
+                    agent: i.stem.clone(),
+                    value: r.to_string(),
+                })
+        };
+        let reasoning = match args.reasoning {
+            Some(r) => Some(r.into()),
+            None => match (from_identity(flagged)?, resumed.reasoning) {
+                (Some(r), _) => Some(r),
+                (None, Some(r)) => r,
+                (None, None) => from_identity(own)?,
+            },
         };
         // Only the model library reads it: an --llm-cmd run ignores it.
         let default_idle_timeout = match config.idle_timeout {
@@ -184,10 +229,17 @@ impl LoopConfig {
             ),
             _ => None,
         };
-        let (tools, tools_explicit) = tools(args, config, ident);
+        let (tool_set, tools_explicit) = tool_set(args, config, flagged, own, resumed);
+        let tools = expand(
+            tool_set.as_deref().unwrap_or(&["full".to_string()]),
+            &env.cli_agents,
+        );
         Ok(LoopConfig {
             model,
             reasoning,
+            tool_set,
+            agent: ident.map(|i| i.stem.clone()),
+            identity_prompt: ident.map(|i| i.prompt.clone()),
             max_turns: args
                 .max_turns
                 .or(config.max_turns)
@@ -209,12 +261,9 @@ impl LoopConfig {
             // For models the table does not know, and for tests; a value
             // that is not a number is ignored.
             context_window: env.context_window.as_deref().and_then(|v| v.parse().ok()),
-            system_prompt: args
-                .system_prompt
-                .clone()
-                .or_else(|| ident.map(|i| i.prompt.clone())),
+            system_prompt: args.system_prompt.clone(),
             append_system_prompt: args.append_system_prompt.clone(),
-            session: session(args),
+            session: session_choice(args),
             output: output(args, env),
             color: env.stdout_tty && !env.no_color,
             // With prompts from the arguments nothing else reads the terminal.
@@ -234,17 +283,30 @@ impl LoopConfig {
     }
 }
 
-/// The ag tools: the flag's, else the identity's, else the config's (each
-/// explicit), else every ag tool there is.
-fn tools(args: &Args, config: &Config, ident: Option<&Identity>) -> (Vec<String>, bool) {
-    match args
+/// The tool set as asked for: the flag's, else the flagged identity's, else
+/// the resumed session's, else the identity's, else the config's; `None`
+/// for the default. Whether it was named: a set a session recorded is not
+/// (a tool since uninstalled is left out), nor the default.
+fn tool_set(
+    args: &Args,
+    config: &Config,
+    flagged: Option<&Identity>,
+    own: Option<&Identity>,
+    resumed: &Resumed,
+) -> (Option<Vec<String>>, bool) {
+    if let Some(list) = args
         .tools
         .as_ref()
-        .or(ident.and_then(|i| i.tools.as_ref()))
-        .or(config.tools.as_ref())
+        .or(flagged.and_then(|i| i.tools.as_ref()))
     {
-        Some(list) => (expand(list), true),
-        None => (DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(), false),
+        return (Some(list.clone()), true);
+    }
+    if let Some(recorded) = &resumed.tools {
+        return (recorded.clone(), false);
+    }
+    match own.and_then(|i| i.tools.as_ref()).or(config.tools.as_ref()) {
+        Some(list) => (Some(list.clone()), true),
+        None => (None, false),
     }
 }
 
@@ -262,7 +324,8 @@ fn gates(args: &Args, config: &Config) -> GateChoice {
     }
 }
 
-fn session(args: &Args) -> SessionChoice {
+/// The session the flags ask for.
+pub fn session_choice(args: &Args) -> SessionChoice {
     if args.no_session {
         SessionChoice::Off
     } else if let Some(id) = &args.session {
@@ -305,7 +368,14 @@ mod tests {
     }
 
     fn resolve(flags: &[&str], config: &Config, ident: Option<&Identity>) -> LoopConfig {
-        LoopConfig::resolve(&args(flags), config, ident, &Env::default()).unwrap()
+        LoopConfig::resolve(
+            &args(flags),
+            config,
+            ident,
+            &Env::default(),
+            &Resumed::default(),
+        )
+        .unwrap()
     }
 
     fn strings(items: &[&str]) -> Vec<String> {
@@ -314,6 +384,7 @@ mod tests {
 
     fn identity() -> Identity {
         Identity {
+            stem: "rev".into(),
             name: "rev".into(),
             model: Some("ident/model".into()),
             reasoning: Some("high".into()),
@@ -365,7 +436,7 @@ mod tests {
             ..Env::default()
         };
         let model = |flags: &[&str], ident: Option<&Identity>, config: &Config, env: &Env| {
-            LoopConfig::resolve(&args(flags), config, ident, env)
+            LoopConfig::resolve(&args(flags), config, ident, env, &Resumed::default())
                 .unwrap()
                 .model
         };
@@ -410,6 +481,7 @@ mod tests {
             &none,
             Some(&bad),
             &Env::default(),
+            &Resumed::default(),
         )
         .unwrap_err();
         assert_eq!(
@@ -439,17 +511,72 @@ mod tests {
         let r = resolve(&[], &c, None);
         assert_eq!(
             (r.tools, r.tools_explicit),
-            (strings(&["read", "write", "edit", "bash"]), true)
+            (strings(super::super::toolset::DEFAULT_TOOLS), true)
         );
         let r = resolve(&[], &Config::default(), None);
-        assert_eq!(r.tools, strings(DEFAULT_TOOLS));
+        assert_eq!(r.tools, strings(super::super::toolset::DEFAULT_TOOLS));
+        assert_eq!(r.tool_set, None, "the default is recorded as such");
         assert!(
             !r.tools_explicit,
             "the default set leaves missing tools out"
         );
-        // `--tools chat` is an explicit empty set, not the default.
+        // `--tools chat` is an explicit set of notify alone.
         let r = resolve(&["--tools", "chat"], &c, None);
-        assert_eq!((r.tools.len(), r.tools_explicit), (0, true));
+        assert_eq!((r.tools, r.tools_explicit), (strings(&["notify"]), true));
+        // `full` adds the CLI agents that are installed.
+        let env = Env {
+            cli_agents: strings(&["codex_cli"]),
+            ..Env::default()
+        };
+        let r = LoopConfig::resolve(
+            &args(&[]),
+            &Config::default(),
+            None,
+            &env,
+            &Resumed::default(),
+        )
+        .unwrap();
+        assert_eq!(r.tools.last().map(String::as_str), Some("codex_cli"));
+    }
+
+    #[test]
+    fn a_resumed_session_keeps_its_settings_unless_a_flag_says_otherwise() {
+        let (c, i) = (config(), identity());
+        let env = Env {
+            ag_model: Some("env/model".into()),
+            ..Env::default()
+        };
+        let was = Resumed {
+            model: Some("session/model".into()),
+            reasoning: Some(None),
+            tools: Some(Some(strings(&["basic"]))),
+            agent: Some(Some("rev".into())),
+        };
+        let on = |flags: &[&str], ident: Option<&Identity>| {
+            LoopConfig::resolve(&args(flags), &c, ident, &env, &was).unwrap()
+        };
+        // The session's own identity does not outrank what the session was.
+        let r = on(&[], Some(&i));
+        assert_eq!(r.model, "session/model");
+        assert_eq!(r.reasoning, None, "recorded as the model's default");
+        assert_eq!(r.tool_set, Some(strings(&["basic"])));
+        assert!(!r.tools_explicit);
+        // Flags do.
+        let r = on(
+            &["-m", "flag/model", "--reasoning", "low", "--tools", "read"],
+            Some(&i),
+        );
+        assert_eq!(r.model, "flag/model");
+        assert_eq!(r.reasoning, Some(Reasoning::Low));
+        assert_eq!(r.tools, strings(&["read"]));
+        // So does an identity named by a flag, for what it sets.
+        let r = on(&["--agent", "rev"], Some(&i));
+        assert_eq!(r.model, "ident/model");
+        assert_eq!(r.reasoning, Some(Reasoning::High));
+        assert_eq!(r.tools, strings(&["read", "grep", "find", "ls"]));
+        // A session that recorded nothing (an older ag) resolves as before.
+        let r = LoopConfig::resolve(&args(&[]), &c, None, &env, &Resumed::default()).unwrap();
+        assert_eq!(r.model, "env/model");
     }
 
     #[test]
@@ -524,7 +651,8 @@ mod tests {
             idle_timeout: Some(-1.0),
             ..Config::default()
         };
-        let e = LoopConfig::resolve(&args(&[]), &bad, None, &Env::default()).unwrap_err();
+        let e = LoopConfig::resolve(&args(&[]), &bad, None, &Env::default(), &Resumed::default())
+            .unwrap_err();
         assert_eq!(
             e.to_string(),
             "config: `idle_timeout` must be a number of seconds, 0 or more"
@@ -541,9 +669,15 @@ mod tests {
                 context_window: Some(v.into()),
                 ..Env::default()
             };
-            LoopConfig::resolve(&args(&[]), &Config::default(), None, &env)
-                .unwrap()
-                .context_window
+            LoopConfig::resolve(
+                &args(&[]),
+                &Config::default(),
+                None,
+                &env,
+                &Resumed::default(),
+            )
+            .unwrap()
+            .context_window
         };
         assert_eq!(with("32000"), Some(32000));
         assert_eq!(with("lots"), None);
@@ -566,11 +700,11 @@ mod tests {
         );
         assert_eq!(r.system_prompt.as_deref(), Some("Be brief."));
         assert_eq!(r.append_system_prompt.as_deref(), Some("More."));
-        assert_eq!(
-            resolve(&[], &none, Some(&i)).system_prompt.as_deref(),
-            Some("You review.")
-        );
-        assert_eq!(resolve(&[], &none, None).system_prompt, None);
+        let r = resolve(&[], &none, Some(&i));
+        assert_eq!(r.system_prompt, None);
+        assert_eq!(r.identity_prompt.as_deref(), Some("You review."));
+        assert_eq!(r.agent.as_deref(), Some("rev"));
+        assert_eq!(resolve(&[], &none, None).identity_prompt, None);
     }
 
     #[test]
@@ -597,7 +731,7 @@ mod tests {
             ..Env::default()
         };
         let on = |flags: &[&str], env: &Env| {
-            LoopConfig::resolve(&args(flags), &none, None, env).unwrap()
+            LoopConfig::resolve(&args(flags), &none, None, env, &Resumed::default()).unwrap()
         };
         assert_eq!(on(&[], &Env::default()).output, OutputMode::Json);
         assert_eq!(on(&[], &tty).output, OutputMode::Pretty);

@@ -4,15 +4,23 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{AssistantMessage, LlmEvent, Message, ToolResultMessage, Usage, UserContent};
+use super::{
+    AssistantMessage, LlmEvent, Message, Reasoning, ToolResultMessage, Usage, UserContent,
+};
 
 /// One line of ag-loop's stdin (a line that is not JSON is a prompt).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentCommand {
-    /// A new task; queued while the agent is busy. An empty one (no text
-    /// but whitespace, no image) is skipped with an `error` event.
+    /// A new task; queued while the agent is busy. A text that starts with
+    /// `@NAME ` runs as the agent identity NAME. An empty one (no text but
+    /// whitespace, no image) is skipped with an `error` event.
     Prompt {
+        /// Text, or text and image blocks.
+        content: UserContent,
+    },
+    /// Seed 002's name for `prompt`, taken the same way.
+    Message {
         /// Text, or text and image blocks.
         content: UserContent,
     },
@@ -40,6 +48,18 @@ pub enum AgentCommand {
     /// Shorten the conversation now, as ag-loop does when it nears the
     /// context window (a `compaction` event follows); queued like a prompt.
     Compact,
+    /// Switch the model from the next prompt on (queued like a prompt); a
+    /// `settings` event records the switch in the session.
+    SetModel {
+        /// The model, as `provider/model`.
+        model: String,
+    },
+    /// Switch the reasoning effort from the next prompt on (queued like a
+    /// prompt); a `settings` event records the switch in the session.
+    SetReasoning {
+        /// `off`, `low`, `medium` or `high`.
+        level: Reasoning,
+    },
 }
 
 /// One line of ag-loop's stdout, and of a session file after its header.
@@ -62,6 +82,11 @@ pub enum AgentEvent {
         /// for `ag-session` commands on it while it runs.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         session_id: Option<String>,
+        /// The agent identity that answers this prompt (`--agent`,
+        /// `default.md`, or `@NAME` at the start of the prompt); absent
+        /// without one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
     },
     /// A model call begins.
     TurnStart,
@@ -172,6 +197,25 @@ pub enum AgentEvent {
         /// `info`, `warning` or `urgent`.
         level: String,
     },
+    /// The session's model, reasoning, tools or identity changed from here
+    /// on: a `set_model` or `set_reasoning` command, or a flag given when
+    /// the session was resumed. It holds all four as they now are, and
+    /// resuming the session starts from the last one (else from the
+    /// header's `config`).
+    Settings {
+        /// The model, as `provider/model`.
+        model: String,
+        /// The reasoning effort; absent: the model's default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning: Option<Reasoning>,
+        /// The tool set as asked for (`full`, `minimal`, `chat`, ... or tool
+        /// names); absent: the default set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tools: Option<Vec<String>>,
+        /// The agent identity; absent: none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+    },
     /// Something went wrong that the stream should know about.
     Error {
         /// What went wrong.
@@ -216,10 +260,11 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
-    // Nothing lost (issue 37).
-    /// Something the record should show that is neither an error nor a
-    /// question: a tool call that runs without a person's approval because
-    /// nobody can answer (approval mode `never`), with the gate's reason.
+    /// Something the person should know, and the record should show, that
+    /// is neither an error nor a question: what a flag changed in a resumed
+    /// session, or a tool call that runs without a person's approval
+    /// because nobody can answer (approval mode `never`), with the gate's
+    /// reason.
     Note {
         /// What happened, for a person reading the events or the session.
         message: String,

@@ -85,10 +85,12 @@ enum Command {
     },
     /// Appends the events read from stdin (ag-loop's JSONL output) to a session.
     ///
-    /// The values of the provider key variables set here, and of keys in
-    /// models.json, are replaced by `[NAME redacted]` in what is written. A
-    /// session that ag-loop is running is refused (exit 1, naming the
-    /// process): a session has one writer at a time.
+    /// Seed 002's session lines, which wrap each event as
+    /// `{"type":"event","timestamp":...,"event":{...}}`, are taken as the
+    /// event they hold. The values of the provider key variables set here,
+    /// and of keys in models.json, are replaced by `[NAME redacted]` in what
+    /// is written. A session that ag-loop is running is refused (exit 1,
+    /// naming the process): a session has one writer at a time.
     Append {
         /// Session id, a unique prefix or suffix of it, or a path.
         id: String,
@@ -539,6 +541,16 @@ fn append(f: &SessionFile) -> Result<(), Failure> {
         };
         if value.get("type").and_then(|t| t.as_str()) == Some("session") {
             continue;
+        }
+        // Seed 002's session lines wrap the event:
+        // {"type":"event","timestamp":...,"event":{...}}.
+        if value.get("type").and_then(|t| t.as_str()) == Some("event")
+            && let Some(serde_json::Value::Object(mut inner)) = value.get("event").cloned()
+        {
+            if let Some(ts) = value.get("timestamp").filter(|t| t.is_string()) {
+                inner.insert("timestamp".into(), ts.clone());
+            }
+            value = serde_json::Value::Object(inner);
         }
         redactor.value(&mut value);
         let record = match serde_json::from_value::<AgentEventRecord>(value.clone()) {

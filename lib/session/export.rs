@@ -73,8 +73,9 @@ fn tokens_and_cost(u: &Usage) -> String {
     )
 }
 
-/// The header's lines about the ending: the last run's outcome, the totals.
-fn ending_summary(e: &Ending) -> [String; 2] {
+/// The header's lines about the ending: the last run's outcome, the totals,
+/// and what each model did when there was more than one.
+fn ending_summary(e: &Ending) -> Vec<String> {
     let last = if e.unfinished {
         "the last run did not end (ag-loop was stopped, or is still running)".to_string()
     } else {
@@ -84,14 +85,31 @@ fn ending_summary(e: &Ending) -> [String; 2] {
             .unwrap_or_else(|| "no run ended".into())
     };
     let runs = e.runs.len() + usize::from(e.unfinished);
-    [
+    let mut lines = vec![
         format!("outcome: {last}"),
         format!(
             "totals: {} over {runs} run{}",
             tokens_and_cost(&e.usage),
             if runs == 1 { "" } else { "s" }
         ),
-    ]
+    ];
+    if e.models.len() > 1 {
+        let each: Vec<String> = e
+            .models
+            .iter()
+            .map(|m| {
+                format!(
+                    "{}: {} call{}, {}",
+                    m.model,
+                    m.calls,
+                    if m.calls == 1 { "" } else { "s" },
+                    tokens_and_cost(&m.usage)
+                )
+            })
+            .collect();
+        lines.push(format!("by model: {}", each.join("; ")));
+    }
+    lines
 }
 
 /// One line per run, for after the transcript.
@@ -143,13 +161,24 @@ fn markdown(
     if header.is_some() || ending.is_some() {
         out.push('\n');
     }
+    // An answer from another model than the one before says which.
+    let mut last_model = header
+        .and_then(|h| h.config.get("model"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
     for m in messages {
         match m {
             Message::User { content, .. } => {
                 let _ = writeln!(out, "## User\n\n{}\n", content.text());
             }
             Message::Assistant(a) => {
-                out.push_str("## Assistant\n\n");
+                match &a.model {
+                    Some(model) if last_model.as_ref() != Some(model) => {
+                        let _ = writeln!(out, "## Assistant ({model})\n");
+                        last_model = Some(model.clone());
+                    }
+                    _ => out.push_str("## Assistant\n\n"),
+                }
                 for b in &a.content {
                     match b {
                         ContentBlock::Text { text } => {

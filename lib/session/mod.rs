@@ -17,7 +17,7 @@ pub use export::{Format as ExportFormat, export, export_session};
 pub use lock::{Holder, LockError, SessionLock, lock_path};
 pub use reader::{Damage, Reader, messages, repair};
 pub use store::{SessionFile, Store, StoreError, ag_home};
-pub use summary::{DayModelStats, Ending, RunEnd, Summary, ending, stats};
+pub use summary::{DayModelStats, Ending, ModelUsage, RunEnd, Summary, ending, stats};
 pub use writer::Writer;
 
 /// The current time as RFC 3339 with milliseconds, UTC.

@@ -148,17 +148,75 @@ pub struct Ending {
     /// Tokens and cost over the whole session: each ended run's own
     /// count, and the model calls of a run that did not end.
     pub usage: Usage,
+    /// The model calls by model, in the order the models were first used:
+    /// a session whose model was switched (`set_model`, a flag on resume)
+    /// or that `@NAME` prompts answered shows what each one cost.
+    pub models: Vec<ModelUsage>,
+}
+
+/// What one model of a session did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ModelUsage {
+    /// The model, as `provider/model`.
+    pub model: String,
+    /// Its calls (assistant messages, and the summarising calls of
+    /// compactions).
+    pub calls: u64,
+    /// Their tokens and cost.
+    pub usage: Usage,
+}
+
+/// The model a session's calls go to, as its header and `settings` events
+/// say, for an answer that does not name its own (an `--llm-cmd` program
+/// may leave it out).
+struct CurrentModel(String);
+
+impl CurrentModel {
+    fn of_header(header: Option<&crate::protocol::SessionHeader>) -> CurrentModel {
+        let model = header
+            .and_then(|h| h.config.get("model"))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("unknown");
+        CurrentModel(model.to_string())
+    }
+
+    /// The model of `message`, else the session's at that point.
+    fn of(&self, model: Option<&String>) -> String {
+        model.cloned().unwrap_or_else(|| self.0.clone())
+    }
+}
+
+fn add_model(models: &mut Vec<ModelUsage>, model: String, usage: &Usage) {
+    let i = match models.iter().position(|m| m.model == model) {
+        Some(i) => i,
+        None => {
+            models.push(ModelUsage {
+                model,
+                ..Default::default()
+            });
+            models.len() - 1
+        }
+    };
+    models[i].calls += 1;
+    models[i].usage.add(usage);
 }
 
 /// Reads how a session's runs ended.
 pub fn ending(path: &Path) -> io::Result<Ending> {
     let mut reader = Reader::open(path)?;
-    let _ = reader.header()?;
+    let header = reader.header()?;
+    let mut current = CurrentModel::of_header(header.as_ref());
     let mut e = Ending::default();
     // The model calls of the run under way; its end brings its own count.
     let mut running = Usage::default();
     reader.for_each_event_of(
-        &["\"agent_start\"", "\"agent_end\"", "\"message_end\""],
+        &[
+            "\"agent_start\"",
+            "\"agent_end\"",
+            "\"message_end\"",
+            "\"settings\"",
+            "\"compaction\"",
+        ],
         |_, rec| match rec.event {
             AgentEvent::AgentStart { .. } => {
                 e.unfinished = true;
@@ -183,7 +241,14 @@ pub fn ending(path: &Path) -> io::Result<Ending> {
             }
             AgentEvent::MessageEnd {
                 message: Message::Assistant(a),
-            } => running.add(&a.usage),
+            } => {
+                running.add(&a.usage);
+                add_model(&mut e.models, current.of(a.model.as_ref()), &a.usage);
+            }
+            AgentEvent::Settings { model, .. } => current = CurrentModel(model),
+            AgentEvent::Compaction { usage, .. } if usage.total_tokens() > 0 => {
+                add_model(&mut e.models, current.0.clone(), &usage);
+            }
             _ => {}
         },
     )?;
@@ -337,13 +402,19 @@ pub struct DayModelStats {
     pub usage: Usage,
 }
 
-/// Usage per day and model over some sessions.
+/// Usage per day and model over some sessions. A call is counted under
+/// the model its answer names, else the session's model at that point (its
+/// header's, then each `settings` event's).
 pub fn stats(files: &[SessionFile]) -> io::Result<Vec<DayModelStats>> {
     let mut table: BTreeMap<(String, String), DayModelStats> = BTreeMap::new();
     for file in files {
         let mut reader = Reader::open(&file.path)?;
-        let _ = reader.header()?;
-        reader.for_each_event_of(&["\"message_end\""], |_, rec| {
+        let header = reader.header()?;
+        let mut current = CurrentModel::of_header(header.as_ref());
+        reader.for_each_event_of(&["\"message_end\"", "\"settings\""], |_, rec| {
+            if let AgentEvent::Settings { model, .. } = &rec.event {
+                current = CurrentModel(model.clone());
+            }
             if let AgentEvent::MessageEnd {
                 message: Message::Assistant(a),
             } = rec.event
@@ -355,7 +426,7 @@ pub fn stats(files: &[SessionFile]) -> io::Result<Vec<DayModelStats>> {
                     .chars()
                     .take(10)
                     .collect::<String>();
-                let model = a.model.clone().unwrap_or_else(|| "unknown".into());
+                let model = current.of(a.model.as_ref());
                 let entry = table
                     .entry((day.clone(), model.clone()))
                     .or_insert_with(|| DayModelStats {

@@ -17,7 +17,11 @@
 //!   the field out (`false` where the default is `true`; anything where
 //!   the schema gives `"default": null`, ag's mark for such fields);
 //! - `explanation`, which some prompts teach models to add to every call,
-//!   is dropped unless the schema declares it.
+//!   is dropped unless the schema declares it;
+//! - a field under another agent's name for it (seed 001's `target_file`
+//!   and `relative_workspace_path`, seed 003's `path` for a file) is
+//!   renamed to the field the schema declares, when it declares that one
+//!   and not the other name.
 //!
 //! Anything else is left for the schema check or the tool to refuse, with
 //! a message that names the field; [`working_call`] gives those messages a
@@ -28,12 +32,57 @@ use serde_json::{Map, Value};
 /// The field some prompts tell models to add to every call.
 const EXPLANATION: &str = "explanation";
 
-/// Applies the rule to `args` in place. The one error is a call whose
-/// values are the parameter names themselves (copied from a description
-/// or a template), which no tool can mean.
+/// Other agents' names for a field, each with the names it stands for, in
+/// the order they are tried: Cursor's, which seed 001's tools use
+/// (`target_file`, `relative_workspace_path`), and the plain `path` of seed
+/// 003's file tools. A schema that declares the other name keeps it.
+const OTHER_NAMES: &[(&str, &[&str])] = &[
+    ("target_file", &["file_path", "path"]),
+    ("relative_workspace_path", &["path"]),
+    ("path", &["file_path"]),
+    ("file_path", &["path"]),
+];
+
+/// Applies the rule to `args` in place. The errors are a call whose values
+/// are the parameter names themselves (copied from a description or a
+/// template), which no tool can mean, and a field given under two names
+/// with two values.
 pub fn normalize(schema: &Value, args: &mut Map<String, Value>) -> Result<(), String> {
+    rename_other_names(schema, args)?;
     normalize_object(schema, args);
     names_as_values(schema, args)
+}
+
+/// Renames the fields sent under another agent's name ([`OTHER_NAMES`]) to
+/// the schema's. The same value under both names is taken once; two
+/// different values are refused, since either could be the one meant.
+fn rename_other_names(schema: &Value, args: &mut Map<String, Value>) -> Result<(), String> {
+    for (other, targets) in OTHER_NAMES {
+        if !args.contains_key(*other) || declares(schema, other) {
+            continue;
+        }
+        let Some(target) = targets.iter().find(|t| declares(schema, t)) else {
+            continue;
+        };
+        let Some(value) = args.remove(*other) else {
+            continue;
+        };
+        match args.get(*target) {
+            Some(given) if *given != value => {
+                let call = short_json(&Value::Object(args.clone()));
+                return Err(format!(
+                    "`{other}` and `{target}` name the same field, with different values ({} and {}); send it once, as `{target}`: {call}",
+                    short_json(&value),
+                    short_json(given)
+                ));
+            }
+            Some(_) => {}
+            None => {
+                args.insert((*target).to_string(), value);
+            }
+        }
+    }
+    Ok(())
 }
 
 fn normalize_object(schema: &Value, args: &mut Map<String, Value>) {
@@ -526,6 +575,60 @@ mod tests {
             .cloned()
             .unwrap();
         assert!(normalize(&schema(), &mut one).is_ok());
+    }
+
+    #[test]
+    fn other_agents_names_become_the_schemas_own() {
+        // Seed 001: read_file, list_dir and delete_file as Cursor calls them.
+        let read =
+            json!({"properties": {"file_path": {"type": "string"}, "limit": {"type": "integer"}}});
+        let ls = json!({"properties": {"path": {"type": "string"}}});
+        let run = |schema: &Value, args: Value| {
+            let mut map = args.as_object().cloned().unwrap();
+            normalize(schema, &mut map).map(|()| Value::Object(map))
+        };
+        assert_eq!(
+            run(&read, json!({"target_file": "a.rs", "explanation": "look"})),
+            Ok(json!({"file_path": "a.rs"}))
+        );
+        assert_eq!(
+            run(
+                &ls,
+                json!({"relative_workspace_path": "src", "explanation": "x"})
+            ),
+            Ok(json!({"path": "src"}))
+        );
+        assert_eq!(
+            run(&ls, json!({"target_file": "old.rs"})),
+            Ok(json!({"path": "old.rs"}))
+        );
+        // Seed 003's read_file takes `path`.
+        assert_eq!(
+            run(&read, json!({"path": "a.rs"})),
+            Ok(json!({"file_path": "a.rs"}))
+        );
+        // The same value twice is taken once; two values are refused with
+        // the caller's call, as it would work.
+        assert_eq!(
+            run(&read, json!({"target_file": "a.rs", "file_path": "a.rs"})),
+            Ok(json!({"file_path": "a.rs"}))
+        );
+        let err = run(&read, json!({"target_file": "a.rs", "file_path": "b.rs"})).unwrap_err();
+        assert!(err.contains("`target_file` and `file_path`"), "{err}");
+        assert!(err.contains(r#"{"file_path":"b.rs"}"#), "{err}");
+        // A schema that declares the name keeps it as it is.
+        let both =
+            json!({"properties": {"path": {"type": "string"}, "file_path": {"type": "string"}}});
+        assert_eq!(
+            run(&both, json!({"path": "a", "file_path": "b"})),
+            Ok(json!({"path": "a", "file_path": "b"}))
+        );
+        // A schema with neither field leaves it for the check to name.
+        let other = json!({"properties": {"query": {"type": "string"}}});
+        assert_eq!(
+            run(&other, json!({"target_file": "a"})),
+            Ok(json!({"target_file": "a"}))
+        );
     }
 
     #[test]

@@ -93,7 +93,8 @@ pub struct App {
     pub child: Child,
     /// The session ag-loop writes to, when known.
     pub session: Option<String>,
-    /// The model asked for on the command line or by `/model`.
+    /// The model asked for on the command line or by `/model`, for a new
+    /// session (`/clear`); a resumed one keeps its own.
     pub model: Option<String>,
 }
 
@@ -116,6 +117,10 @@ impl App {
     pub fn on_line(&mut self, line: &str) -> Vec<Effect> {
         let was_working = self.state.working;
         self.state.apply_line(line);
+        // A model ag-loop switched to is the one a new session starts with.
+        if let Some(model) = self.state.switched_model.take() {
+            self.model = Some(model);
+        }
         if let Some(id) = self.state.started_session.take() {
             self.session = Some(id);
         }
@@ -249,13 +254,14 @@ impl App {
         Vec::new()
     }
 
-    /// Continue in another session: a fresh view with its history replayed.
+    /// Continue in another session: a fresh view with its history
+    /// replayed, and the session's own model (ag-loop resumes with it).
     pub fn switch_to(&mut self, id: String, path: Option<String>) -> Vec<Effect> {
         self.reset_view();
         self.session = Some(id.clone());
         vec![Effect::Restart {
             session: vec!["--session".into(), id],
-            model: self.model.clone(),
+            model: None,
             replay: path,
         }]
     }
@@ -310,6 +316,18 @@ impl App {
         vec![prompt(text)]
     }
 
+    /// Whether ag-loop runs to take a command; says so when it does not.
+    fn running(&mut self) -> bool {
+        if matches!(self.child, Child::Ended(_)) {
+            self.state.notice(
+                NoticeKind::Error,
+                "ag-loop is not running: /clear or /resume starts it again".into(),
+            );
+            return false;
+        }
+        true
+    }
+
     fn slash(&mut self, command: Result<Slash, String>) -> Vec<Effect> {
         let command = match command {
             Ok(c) => c,
@@ -361,17 +379,31 @@ impl App {
                     .notice(NoticeKind::Info, format!("model: {m} (/model ID switches)"));
             }
             Slash::Model(Some(m)) => {
-                let Some(id) = need_session(self) else {
+                if !self.running() {
                     return Vec::new();
-                };
-                self.model = Some(m.clone());
-                self.state
-                    .notice(NoticeKind::Info, format!("switching to {m}"));
-                return vec![Effect::Restart {
-                    session: vec!["--session".into(), id],
-                    model: Some(m),
-                    replay: None,
-                }];
+                }
+                // ag-loop switches from its next prompt on and says so with
+                // a `settings` event, which the view shows (or refuses it
+                // with an `error` event).
+                return vec![Effect::Send(AgentCommand::SetModel { model: m })];
+            }
+            Slash::Thinking(None) => {
+                let level = self
+                    .state
+                    .reasoning
+                    .and_then(|r| serde_json::to_value(r).ok())
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "the model's default".into());
+                self.state.notice(
+                    NoticeKind::Info,
+                    format!("reasoning: {level} (/thinking off|low|medium|high switches)"),
+                );
+            }
+            Slash::Thinking(Some(level)) => {
+                if !self.running() {
+                    return Vec::new();
+                }
+                return vec![Effect::Send(AgentCommand::SetReasoning { level })];
             }
             Slash::Tools => {
                 let Some(id) = need_session(self) else {
@@ -686,6 +718,51 @@ mod tests {
         );
         assert!(app.picker.is_none());
         assert_eq!(app.session.as_deref(), Some("0195-old"));
+    }
+
+    #[test]
+    fn model_and_thinking_are_commands_to_the_running_ag_loop() {
+        let mut app = App::new(Editor::default());
+        typed(&mut app, "/model openai/gpt-5");
+        assert_eq!(
+            app.on_key(key(KeyCode::Enter)),
+            [Effect::Send(AgentCommand::SetModel {
+                model: "openai/gpt-5".into()
+            })]
+        );
+        // Not until ag-loop took it.
+        assert_eq!(app.model, None);
+        typed(&mut app, "/thinking high");
+        assert_eq!(
+            app.on_key(key(KeyCode::Enter)),
+            [Effect::Send(AgentCommand::SetReasoning {
+                level: crate::protocol::Reasoning::High
+            })]
+        );
+        // What ag-loop recorded is what /thinking and /model show.
+        line(
+            &mut app,
+            json!({"type": "settings", "model": "openai/gpt-5", "reasoning": "high"}),
+        );
+        assert_eq!(app.state.model.as_deref(), Some("openai/gpt-5"));
+        // A new session (/clear) starts with it.
+        assert_eq!(app.model.as_deref(), Some("openai/gpt-5"));
+        typed(&mut app, "/thinking");
+        assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+        assert!(matches!(
+            app.state.entries.last(),
+            Some(super::super::state::Entry::Notice(NoticeKind::Info, t)) if t.starts_with("reasoning: high")
+        ));
+        typed(&mut app, "/thinking hard");
+        assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+        assert!(matches!(
+            app.state.entries.last(),
+            Some(super::super::state::Entry::Notice(NoticeKind::Error, t)) if t.contains("off, low, medium or high")
+        ));
+        // With ag-loop gone nothing is sent.
+        app.child = Child::Ended("exit 1".into());
+        typed(&mut app, "/model a/b");
+        assert!(app.on_key(key(KeyCode::Enter)).is_empty());
     }
 
     #[test]

@@ -22,7 +22,10 @@ use clap::Parser;
 /// on an empty one; y, n or a answer an approval question (a: always, for
 /// what the question names, for the rest of the session); Shift+Up/Down and
 /// PageUp/PageDown scroll. /help lists the slash commands: /help /quit
-/// /clear /cost /model /tools /export /fork /resume /rewind /compact.
+/// /clear /cost /model /thinking /tools /export /fork /resume /rewind
+/// /compact. /model PROVIDER/ID and /thinking off|low|medium|high switch the
+/// running ag-loop from its next prompt on (its set_model and set_reasoning
+/// commands), and the session records it.
 #[derive(Debug, Parser)]
 #[command(
     name = "ag-tui",
@@ -42,7 +45,8 @@ pub struct Args {
     /// Resume the session with this id (or unique prefix or suffix).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// The model as provider/model, passed to ag-loop as -m.
+    /// The model as provider/model, passed to ag-loop as -m (a resumed
+    /// session otherwise keeps its own).
     #[arg(short, long, value_name = "MODEL")]
     pub model: Option<String>,
     /// Run this shell command line instead of `ag-loop --json` (with sh -c;

@@ -12,8 +12,10 @@ pub enum Slash {
     Clear,
     /// Tokens and cost so far.
     Cost,
-    /// Shows the model, or continues the session with another one.
+    /// Shows the model, or switches to another from the next prompt on.
     Model(Option<String>),
+    /// Shows the reasoning effort, or switches it from the next prompt on.
+    Thinking(Option<crate::protocol::Reasoning>),
     /// The tools the session's ag-loop offers.
     Tools,
     /// Writes the session as markdown to a file.
@@ -38,7 +40,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/cost", "tokens and cost so far"),
     (
         "/model",
-        "show the model; /model ID continues the session with another",
+        "show the model; /model PROVIDER/ID switches from the next prompt on",
+    ),
+    (
+        "/thinking",
+        "show the reasoning effort; /thinking off|low|medium|high switches it",
     ),
     ("/tools", "the tools ag-loop offers the model"),
     ("/export", "write the session as markdown: /export [FILE]"),
@@ -88,6 +94,19 @@ pub fn parse(line: &str) -> Option<Result<Slash, String>> {
         "clear" | "new" => Slash::Clear,
         "cost" => Slash::Cost,
         "model" => Slash::Model(arg.clone()),
+        "thinking" | "reasoning" => match arg.as_deref() {
+            None => Slash::Thinking(None),
+            Some(word) => {
+                match serde_json::from_value(serde_json::Value::String(word.to_lowercase())) {
+                    Ok(level) => Slash::Thinking(Some(level)),
+                    Err(_) => {
+                        return Some(Err(format!(
+                            "/thinking takes off, low, medium or high, not `{word}`: /thinking high"
+                        )));
+                    }
+                }
+            }
+        },
         "tools" => Slash::Tools,
         "export" => Slash::Export(arg.clone()),
         "fork" => Slash::Fork,
@@ -106,7 +125,7 @@ pub fn parse(line: &str) -> Option<Result<Slash, String>> {
     };
     let takes_arg = matches!(
         command,
-        Slash::Model(_) | Slash::Export(_) | Slash::Rewind(_)
+        Slash::Model(_) | Slash::Thinking(_) | Slash::Export(_) | Slash::Rewind(_)
     );
     if extra || (arg.is_some() && !takes_arg) {
         return Some(Err(format!("/{name}: too many arguments")));
@@ -157,6 +176,12 @@ mod tests {
         );
         assert_eq!(parse("/rewind 3"), Some(Ok(Slash::Rewind(Some(3)))));
         assert_eq!(parse("/compact"), Some(Ok(Slash::Compact)));
+        assert_eq!(
+            parse("/thinking LOW"),
+            Some(Ok(Slash::Thinking(Some(crate::protocol::Reasoning::Low))))
+        );
+        assert_eq!(parse("/thinking"), Some(Ok(Slash::Thinking(None))));
+        assert!(matches!(parse("/thinking hard"), Some(Err(_))));
         assert!(matches!(parse("/compact now"), Some(Err(_))));
         assert!(matches!(parse("/rewind three"), Some(Err(_))));
         assert!(matches!(parse("/cost now"), Some(Err(_))));

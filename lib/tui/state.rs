@@ -123,14 +123,20 @@ pub struct State {
     pub usage: Usage,
     /// Tokens the last model call read and wrote: how full the context is.
     pub context: u64,
-    /// The model of the last answer.
+    /// The model of the last answer, or the one a `settings` event set.
     pub model: Option<String>,
+    /// The reasoning effort the last `settings` event set.
+    pub reasoning: Option<crate::protocol::Reasoning>,
+    /// The agent identity answering the prompt under way (or the last).
+    pub agent: Option<String>,
     /// The index of the answer streaming now.
     streaming: Option<usize>,
     /// Checkpoints recorded (the raw events), for `/rewind`.
     pub checkpoints: Vec<Value>,
     /// The session an `agent_start` named, until the app takes it.
     pub started_session: Option<String>,
+    /// The model a `settings` event switched to, until the app takes it.
+    pub switched_model: Option<String>,
 }
 
 impl State {
@@ -155,9 +161,10 @@ impl State {
     /// Takes one event, with its timestamp when it had one.
     pub fn apply(&mut self, event: &AgentEvent, timestamp: Option<&str>) {
         match event {
-            AgentEvent::AgentStart { session_id } => {
+            AgentEvent::AgentStart { session_id, agent } => {
                 self.working = true;
                 self.started_session.clone_from(session_id);
+                self.agent.clone_from(agent);
             }
             AgentEvent::TurnStart | AgentEvent::TurnEnd { .. } => {}
             AgentEvent::MessageStart { message } => match message {
@@ -355,6 +362,21 @@ impl State {
             }
             AgentEvent::Error { message, .. } => self.notice(NoticeKind::Error, message.clone()),
             AgentEvent::Note { message, .. } => self.notice(NoticeKind::Info, message.clone()),
+            AgentEvent::Settings {
+                model, reasoning, ..
+            } => {
+                self.model = Some(model.clone());
+                self.switched_model = Some(model.clone());
+                self.reasoning = *reasoning;
+                let effort = reasoning
+                    .and_then(|r| serde_json::to_value(r).ok())
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "the model's default".into());
+                self.notice(
+                    NoticeKind::Info,
+                    format!("model: {model} · reasoning: {effort}"),
+                );
+            }
             AgentEvent::Checkpoint { .. } => {
                 if let Ok(v) = serde_json::to_value(event) {
                     self.checkpoints.push(v);

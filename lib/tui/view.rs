@@ -253,14 +253,23 @@ impl View {
     }
 }
 
-/// Model, tokens, cost, context, and what the agent is doing.
+/// The identity answering, model and reasoning, tokens, cost, context, and
+/// what the agent is doing.
 fn footer(app: &App, theme: &Theme, width: usize) -> Line<'static> {
     let s = &app.state;
-    let model = s
+    let mut model = s
         .model
         .clone()
         .or_else(|| app.model.clone())
         .unwrap_or_default();
+    if let Some(r) = s.reasoning
+        && let Ok(serde_json::Value::String(level)) = serde_json::to_value(r)
+    {
+        model = format!("{model} ({level})");
+    }
+    if let Some(agent) = &s.agent {
+        model = format!("@{agent} · {model}");
+    }
     let u = &s.usage;
     let doing = match (&app.child, s.working, s.approvals.is_empty()) {
         (Child::Ended(_), _, _) => "ag-loop ended",

@@ -122,7 +122,7 @@ fn set_up_failures_exit_2_with_their_message_before_any_event() {
         (
             vec!["--agent", "key"],
             format!(
-                "`{dir}/.ag/agents/key.md` line 2: unknown key `colour` (known: name, role, model, reasoning, tools, output_schema, sandbox, sandbox_mode, allow_net)"
+                "`{dir}/.ag/agents/key.md` line 2: unknown key `colour` (known: name, role, model, reasoning, tools (or toolSet), output_schema, sandbox, sandbox_mode, allow_net, workspace)"
             ),
         ),
         (

@@ -100,6 +100,10 @@ mod agent_repeats;
 mod agent_budget;
 // ag-loop's command line and stdin: --pretty, lines that are not UTF-8.
 mod agent_cli;
+// What a user could paste from the seeds, run as written (tests/fixtures/seeds/).
+mod seeds;
+// Resuming keeps the session's model, reasoning, tools and identity; set_model, set_reasoning.
+mod resume;
 // ag-sandbox and ag-bash --sandbox: Landlock and seccomp on this kernel.
 mod sandbox;
 // ag-loop's sandbox: blocked calls, escalation, no Landlock, MCP servers, git hooks.

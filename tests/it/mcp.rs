@@ -311,8 +311,9 @@ fn a_failed_call_is_an_error_result_with_the_tools_code() {
     assert_eq!(r["isError"], true, "{r}");
     assert!(text(&r).contains("missing.txt"), "{r}");
     assert_eq!(r["_meta"]["ag/error_code"], "read.not_found", "{r}");
-    // Arguments that do not match the schema never reach the tool.
-    let r = s.call(3, "read", json!({"path": "x"}));
+    // Arguments that do not match the schema never reach the tool (`path`
+    // would: it is seed 003's name for `file_path`).
+    let r = s.call(3, "read", json!({"filename": "x"}));
     assert_eq!(r["isError"], true, "{r}");
     assert_eq!(r["_meta"]["ag/error_code"], "call.invalid_arguments");
     assert!(text(&r).contains("file_path"), "{r}");

@@ -62,13 +62,13 @@ fn the_default_first_request_is_smaller_than_pis() {
 }
 
 #[test]
-fn the_minimal_tool_set_stays_small() {
-    let (system, tools, request) = first_request(&["--tools", "minimal"]);
+fn the_basic_tool_set_stays_small() {
+    let (system, tools, request) = first_request(&["--tools", "basic"]);
     assert_eq!(request["tools"].as_array().unwrap().len(), 4);
     let total = system + tools;
     assert!(
         total <= 3_400,
-        "--tools minimal: {system} + {tools} = {total}"
+        "--tools basic: {system} + {tools} = {total}"
     );
 }
 

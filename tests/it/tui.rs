@@ -376,3 +376,66 @@ fn rewind_and_compact_from_the_keyboard() {
     let s = t.wait_for("EXIT=");
     assert!(s.contains("EXIT=0"), "{s}");
 }
+
+/// `/model` and `/thinking` switch the running ag-loop (no restart: the
+/// same process and session go on) from the next prompt, and the session
+/// records it.
+#[test]
+fn model_and_thinking_switch_the_running_ag_loop() {
+    Tmux::require();
+    let env = Env::new();
+    let model = scripted_model(
+        &env,
+        &[
+            (text_turn("first answer"), false),
+            (text_turn("second answer"), false),
+        ],
+    );
+    let t = Tmux::start(
+        "model",
+        &tui_command(&env, &model, "-m test/start"),
+        100,
+        30,
+    );
+    t.wait_for("ready");
+    t.type_text("one");
+    t.keys(&["Enter"]);
+    t.wait_for("first answer");
+    t.wait_for("ready");
+    t.type_text("/model test/other");
+    t.keys(&["Enter"]);
+    t.wait_for("model: test/other · reasoning: the model's default");
+    t.type_text("/thinking high");
+    t.keys(&["Enter"]);
+    t.wait_for("model: test/other · reasoning: high");
+    t.type_text("/thinking");
+    t.keys(&["Enter"]);
+    t.wait_for("reasoning: high (/thinking");
+    t.type_text("two");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("second answer");
+    // The footer shows the reasoning level beside the model that answered.
+    t.wait_for("(high) ·");
+    assert!(!s.contains("ag-loop ended"), "{s}");
+    let first: Value = serde_json::from_slice(&env.read(".model/request0.json")).unwrap();
+    let second: Value = serde_json::from_slice(&env.read(".model/request1.json")).unwrap();
+    assert_eq!(first["model"], "test/start");
+    assert_eq!(
+        (&second["model"], &second["reasoning"]),
+        (&json!("test/other"), &json!("high"))
+    );
+    // One session, holding both switches (ag-loop was not restarted).
+    let dir = env.join(".home/.ag/sessions");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .filter(|f| f.path().extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1);
+    let text = std::fs::read_to_string(files[0].path()).unwrap();
+    assert_eq!(text.matches("\"type\":\"settings\"").count(), 2, "{text}");
+    t.type_text("/quit");
+    t.keys(&["Enter"]);
+    assert!(t.wait_for("EXIT=").contains("EXIT=0"));
+}

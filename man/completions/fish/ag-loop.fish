@@ -1,7 +1,7 @@
-complete -c ag-loop -s m -l model -d 'The model as provider/model (default: the --agent identity\'s, $AG_MODEL, the config file\'s, else anthropic/claude-sonnet-4-5)' -r
+complete -c ag-loop -s m -l model -d 'The model as provider/model (default: a resumed session\'s own, the identity\'s, $AG_MODEL, the config file\'s, else anthropic/claude-sonnet-4-5)' -r
 complete -c ag-loop -l api-key -d 'The API key (default: the provider\'s usual environment variable)' -r
 complete -c ag-loop -l base-url -d 'The provider\'s base URL' -r
-complete -c ag-loop -l reasoning -d 'Reasoning effort for models that think' -r -f -a "off\t'No reasoning, or the least the model takes (OpenAI: "none" for GPT-5.1 and later, "minimal" for GPT-5, "low" for Codex and o-series)'
+complete -c ag-loop -l reasoning -d 'Reasoning effort for models that think (default: a resumed session\'s own, else the identity\'s)' -r -f -a "off\t'No reasoning, or the least the model takes (OpenAI: "none" for GPT-5.1 and later, "minimal" for GPT-5, "low" for Codex and o-series)'
 low\t'A little'
 medium\t'Some'
 high\t'A lot'"
@@ -12,7 +12,7 @@ complete -c ag-loop -l max-failed-calls -d 'Stop a prompt\'s run once N tool cal
 complete -c ag-loop -l config -d 'Read defaults from FILE instead of $AG_HOME/config.toml (model, tools, mcp, gate, after, tool, max_turns, max_failed_calls, pass_env, idle_timeout, output_schema, output_retries, checkpoints, checkpoint_max_file_size, sandbox, sandbox_mode, allow_net, sandbox_write, mcp_unconfined, workspace; flags win, lists are added to)' -r -F
 complete -c ag-loop -l max-cost -d 'Stop a prompt once it has cost this many US dollars' -r
 complete -c ag-loop -l cwd -d 'The working directory of the agent and its tools' -r -F
-complete -c ag-loop -l tools -l toolset -d 'The tools to offer: a set (full, minimal, readonly, chat) or ag tool names, comma-separated (default: full, the ag tools that are installed)' -r
+complete -c ag-loop -l tools -l toolset -d 'The tools to offer: a set or tool names, comma-separated (default: a resumed session\'s own, the identity\'s, the config file\'s, else full). Sets: full (minimal and the CLI agents that are installed), minimal (read, write, edit, patch, delete, bash, grep, find, ls, todo, git, notify), basic (read, write, edit, bash: seed 002\'s four), readonly (read, grep, find, ls), chat (notify only). Other agents\' names for ag\'s tools are taken: read_file, write_file, edit_file, delete_file, list_dir, grep_search, glob, git_status, git_commit, git_diff, notify_user' -r
 complete -c ag-loop -l tool -d 'Add any executable that answers --schema and the tool call protocol (repeatable). CMD is a shell command line, quoted as in a shell (`my-tool --flag "a b"`), run by `sh -c` in the agent\'s directory' -r
 complete -c ag-loop -l compact -d 'Near the context window, summarise the older turns with a model call (auto), or just drop them and leave a marker (never)' -r -f -a "auto\t'Summarise the older turns with a model call'
 never\t'Drop the older turns and leave a marker (no model call)'"
@@ -22,9 +22,9 @@ complete -c ag-loop -l gate-timeout -d 'Seconds a gate or after-hook may take be
 complete -c ag-loop -l mcp -d 'Offer the tools of an MCP server: `\'CMD ARGS\'` started over stdio, or a streamable-HTTP URL (repeatable). Clashing names become `server__tool`' -r
 complete -c ag-loop -l llm-cmd -d 'Hand each model request to CMD (run with sh -c), which must speak ag-llm\'s protocol' -r
 complete -c ag-loop -l pass-env -d 'Let tools, gates, after-hooks and MCP servers inherit the provider key variable NAME (repeatable; also `pass_env` in the config file). By default none of the key variables ag knows (the built-in providers\' *_API_KEY names and every `api_key_env` of models.json) reaches them' -r
-complete -c ag-loop -l session -d 'Resume the session with this id (or unique prefix)' -r
-complete -c ag-loop -l agent -d 'Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then `$AG_HOME/agents/NAME.md`): its front matter sets model, reasoning, tools and the sandbox (sandbox, sandbox_mode, allow_net: one found in the project may make it stricter, not looser) and the workspace (only a personal identity\'s), its body the system prompt; flags given here still win' -r
-complete -c ag-loop -l system-prompt -d 'Replace the built-in system prompt' -r
+complete -c ag-loop -l session -d 'Resume the session with this id (or unique prefix), as --continue does' -r
+complete -c ag-loop -l agent -d 'Run as the agent identity NAME (`.ag/agents/NAME.md` in the project, then `$AG_HOME/agents/NAME.md`; without this flag, `default.md` when there is one): its front matter sets model (`provider/id`, or `provider:` and `id:` under it), reasoning, tools (or toolSet: a set, `[a, b]` or `- a` lines), the sandbox (sandbox, sandbox_mode, allow_net: one found in the project may make it stricter, not looser) and the workspace (only a personal identity\'s); its body opens the system prompt, followed by the usual context (working directory, AGENTS.md, tool guidance, MEMORY.md); flags given here still win' -r
+complete -c ag-loop -l system-prompt -d 'Replace the built-in system prompt (or an identity\'s body); the working directory, AGENTS.md and MEMORY.md still follow' -r
 complete -c ag-loop -l append-system-prompt -d 'Add to the system prompt' -r
 complete -c ag-loop -l sandbox -d 'Confine every tool call and MCP stdio server by the kernel (Landlock, seccomp, no_new_privs): auto (the default) confines where the kernel can, else warns, emits one `error` event with code sandbox.unavailable and runs unconfined; require refuses to start (exit 2) instead; off runs unconfined (also `sandbox` in the config file and the identity). A call the sandbox blocks may run again outside it: the gates are asked again (ag-gate asks a person through an approval_request, whose "always" covers the command\'s prefix for the session; under approval mode never, or with nobody to answer, the call stays confined and the model is told why). With the sandbox on, ag-gate does not ask about what the kernel stops (ag-gate(1))' -r -f -a "auto\t'Confine where the kernel allows; elsewhere warn once and run unconfined'
 require\t'Confine, or refuse to run'
@@ -38,7 +38,7 @@ complete -c ag-loop -l workspace -d 'Run every ag tool call in another workspace
 complete -c ag-loop -l no-gate -d 'Run tool calls without any gate, not even ag-gate'
 complete -c ag-loop -l approve-on-stdin -d 'A client on stdin answers approvals (as ag-tui does): the gates ask as they would on a terminal (ag-gate\'s approval mode `dangerous`), and each `approval_request` waits for an `approval` line, or a typed y, n or a. Without it, and without a terminal, nobody is asked: ag-gate\'s approval mode is `never` (what no rule denies runs; a call the sandbox blocked stays confined)'
 complete -c ag-loop -l sequential -d 'Run a message\'s tool calls one after another instead of in parallel'
-complete -c ag-loop -s c -l continue -d 'Resume the latest session of the working directory'
+complete -c ag-loop -s c -l continue -d 'Resume the latest session of the working directory, with its own model, reasoning, tools and identity unless a flag says otherwise (a note event then says what changed, and a settings event records it)'
 complete -c ag-loop -l no-session -d 'Keep no session file'
 complete -c ag-loop -l wait-for-session -d 'When another process runs the session (--session, --continue), wait for it to end instead of refusing. A session has one writer at a time: without this flag a second ag-loop on a running session exits 2 at once, naming the process that runs it'
 complete -c ag-loop -l list-agents -d 'List the agent identities that --agent can load, and exit'
