@@ -70,7 +70,7 @@ pub fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> ExitCode {
-    let agent = match set_up(&args).await {
+    let mut agent = match set_up(&args).await {
         Ok(Some(agent)) => agent,
         // --list-agents: listed, nothing to run.
         Ok(None) => return ExitStatus::Success.code(),
@@ -79,7 +79,15 @@ async fn run(args: Args) -> ExitCode {
             return ExitStatus::Input.code();
         }
     };
-    drive(agent, &args.prompts).await.code()
+    // Every --attach file is read now, so that one that cannot be
+    // attached stops the run before any event.
+    if !args.attach.is_empty() {
+        if let Err(e) = agent.check_attachments(&args.attach).await {
+            error_line(BIN, &SetupError::from(e).to_string(), None);
+            return ExitStatus::Input.code();
+        }
+    }
+    drive(agent, &args.prompts, &args.attach).await.code()
 }
 
 /// Everything before the first event: the agent, ready for prompts, or
@@ -137,6 +145,8 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         .with_structured_output(output.is_some());
     super::sandbox::announce(&sandbox_plan, &resolved.sandbox, &mut emitter)?;
     super::workspace::announce(workspace.as_deref(), &mut emitter)?;
+    // Attachments are read here, where the person is.
+    let local_cwd = cwd.clone();
     let (cwd, project_files) = super::workspace::cwd_and_files(workspace.as_deref(), &cwd);
     let system = system_prompt_with(
         &cwd,
@@ -170,6 +180,8 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         sandbox,
         output,
         checkpoints,
+        questions: Arc::new(resolved.questions),
+        attach_dir: local_cwd,
     };
     Ok(Some(Agent::new(
         settings,
@@ -370,8 +382,8 @@ fn before_gates(choice: &GateChoice) -> Result<Vec<Gate>, SetupError> {
 
 /// Runs the prompts (from the arguments, else from stdin) through the agent
 /// until they run out or a signal ends the run; the worst outcome decides
-/// the exit status.
-async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
+/// the exit status. `attach` goes with the first prompt.
+async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitStatus {
     let control = Arc::new(Control::new());
     spawn_signal_handlers(control.clone());
     let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
@@ -379,11 +391,12 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
         spawn_stdin_reader(control.clone(), tx);
     } else {
         for p in prompts {
-            let _ = tx.send(Input::Prompt(UserContent::Text(p.clone())));
+            let _ = tx.send(Input::Prompt(UserContent::Text(p.clone()), Vec::new()));
         }
         drop(tx);
         control.close_input();
     }
+    let mut first_attachments = attach.to_vec();
 
     let mut status = ExitStatus::Success;
     loop {
@@ -391,9 +404,9 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
             _ = control.quit.cancelled() => None,
             p = rx.recv() => p,
         };
-        let content = match next {
+        let (content, mut attachments) = match next {
             None => break,
-            Some(Input::Prompt(content)) => content,
+            Some(Input::Prompt(content, attachments)) => (content, attachments),
             Some(Input::Compact) => {
                 if let Err(e) = agent.compact_now(&control).await {
                     error_line(BIN, &format!("cannot write an event: {e}"), None);
@@ -407,6 +420,30 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
                 if let Err(e) = agent.emitter.emit(AgentEvent::error(message)) {
                     error_line(BIN, &format!("cannot write an event: {e}"), None);
                     return ExitStatus::Input;
+                }
+                continue;
+            }
+        };
+        if !first_attachments.is_empty() {
+            attachments.splice(0..0, std::mem::take(&mut first_attachments));
+        }
+        let content = match agent.attach(content, &attachments).await {
+            Ok(c) => c,
+            Err(e) => {
+                // Not run, and said in the stream: nothing is dropped
+                // without a word.
+                let message = format!("{e}; the prompt was not run");
+                error_line(BIN, &message, None);
+                let event = AgentEvent::Error {
+                    message,
+                    code: Some(e.code.to_string()),
+                };
+                if let Err(e) = agent.emitter.emit(event) {
+                    error_line(BIN, &format!("cannot write an event: {e}"), None);
+                    return ExitStatus::Input;
+                }
+                if status == ExitStatus::Success {
+                    status = ExitStatus::Failure;
                 }
                 continue;
             }
@@ -494,8 +531,8 @@ fn spawn_signal_handlers(control: Arc<Control>) {
 
 /// What the stdin reader hands the prompt loop.
 enum Input {
-    /// A prompt to run.
-    Prompt(UserContent),
+    /// A prompt to run, and the files to attach to it.
+    Prompt(UserContent, Vec<String>),
     /// A line that could not be read, reported as an `error` event.
     Unreadable(String),
     /// A `compact` command.
@@ -532,19 +569,39 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                     control.approve_oldest(answer);
                     continue;
                 }
-                let _ = tx.send(Input::Prompt(UserContent::Text(line.clone())));
+                // A line typed while the model waits for an answer is it.
+                if control.answer_oldest(text.to_string()) {
+                    continue;
+                }
+                let _ = tx.send(Input::Prompt(UserContent::Text(line.clone()), Vec::new()));
                 continue;
             }
             match serde_json::from_str::<AgentCommand>(text) {
-                Ok(AgentCommand::Prompt { content }) => {
-                    let _ = tx.send(Input::Prompt(content));
+                Ok(AgentCommand::Prompt {
+                    content,
+                    attachments,
+                }) => {
+                    let _ = tx.send(Input::Prompt(content, attachments));
                 }
                 Ok(AgentCommand::Steer { content }) => {
                     // Steering with nothing running is simply the next prompt.
                     if control.busy() {
                         control.steer(content);
                     } else {
-                        let _ = tx.send(Input::Prompt(content));
+                        let _ = tx.send(Input::Prompt(content, Vec::new()));
+                    }
+                }
+                Ok(AgentCommand::Answer {
+                    tool_call_id,
+                    answer,
+                }) => {
+                    if !control.answer(&tool_call_id, answer) {
+                        // In the stream too: the client learns its answer
+                        // went nowhere (the question was answered by then,
+                        // or never asked).
+                        let _ = tx.send(Input::Unreadable(format!(
+                            "stdin line {n}: answer for `{tool_call_id}` ignored: no question with that id is waiting for an answer"
+                        )));
                     }
                 }
                 Ok(AgentCommand::Interrupt) => {
@@ -571,7 +628,7 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                     // Reported in the stream too: a client reading only
                     // stdout must learn that its line was not taken.
                     let _ = tx.send(Input::Unreadable(format!(
-                        "stdin line {n}: not a command ({e}), skipped; expected {{\"type\":\"prompt\",\"content\":...}}, steer, interrupt, approval or compact, or a plain text line"
+                        "stdin line {n}: not a command ({e}), skipped; expected {{\"type\":\"prompt\",\"content\":...}}, steer, interrupt, approval, answer or compact, or a plain text line"
                     )));
                 }
             }

@@ -3,6 +3,8 @@
 
 mod approval;
 mod args;
+pub mod ask;
+mod attachments;
 mod checkpoint_state;
 mod checkpoints;
 pub mod cli;
@@ -25,6 +27,7 @@ mod runner;
 pub mod sandbox;
 pub mod setup;
 mod toolset;
+mod updates;
 mod workspace;
 
 pub use checkpoint_state::CheckpointState;

@@ -41,6 +41,9 @@ pub struct Env {
     pub stdout_tty: bool,
     /// Whether stdin and stderr are both a terminal (someone to ask).
     pub interactive: bool,
+    /// Whether stdin is a pipe, socket or terminal, where a client may
+    /// answer questions, rather than a file or /dev/null.
+    pub stdin_live: bool,
 }
 
 impl Env {
@@ -53,7 +56,30 @@ impl Env {
             no_color: std::env::var_os("NO_COLOR").is_some(),
             stdout_tty: std::io::stdout().is_terminal(),
             interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+            stdin_live: stdin_live(),
         }
+    }
+}
+
+/// Whether stdin may have someone at its other end: a pipe, a socket or a
+/// terminal, not a regular file or a device such as /dev/null.
+fn stdin_live() -> bool {
+    use std::io::IsTerminal;
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return true;
+    }
+    let Ok(fd) = stdin.as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    match std::fs::File::from(fd).metadata() {
+        Ok(m) => {
+            let t = m.file_type();
+            t.is_fifo() || t.is_socket()
+        }
+        Err(_) => false,
     }
 }
 
@@ -147,6 +173,9 @@ pub struct LoopConfig {
     // Tools in another workspace (issue 22).
     /// Where the ag tools run, and a project identity's workspace set aside.
     pub workspace: super::workspace::Choice,
+    // Questions (issue 31).
+    /// Who answers the model's questions.
+    pub questions: super::ask::Questions,
 }
 
 impl LoopConfig {
@@ -184,7 +213,14 @@ impl LoopConfig {
             ),
             _ => None,
         };
-        let (tools, tools_explicit) = tools(args, config, ident);
+        let (mut tools, tools_explicit) = tools(args, config, ident);
+        let questions = questions(args, config, env)?;
+        // A question nobody can answer costs a turn and every request the
+        // tool's definition: the default set offers `ask` only when some
+        // answer can come. Named, it is offered anyway.
+        if !tools_explicit && !questions.answerable() {
+            tools.retain(|t| t != super::ask::NAME);
+        }
         Ok(LoopConfig {
             model,
             reasoning,
@@ -230,8 +266,44 @@ impl LoopConfig {
                 .checkpoint_max_file_size
                 .unwrap_or(crate::checkpoint::DEFAULT_MAX_FILE_BYTES),
             workspace: super::workspace::resolve(args, config, ident),
+            questions,
         })
     }
+}
+
+/// Who answers the model's questions: the program (flag, else config),
+/// then a person (the terminal when prompts are arguments, the client on
+/// stdin when prompts come from a live stdin), then the default.
+fn questions(args: &Args, config: &Config, env: &Env) -> Result<super::ask::Questions, SetupError> {
+    use super::ask::Person;
+    let person = if env.interactive && !args.prompts.is_empty() {
+        Person::Terminal
+    } else if args.prompts.is_empty() && env.stdin_live {
+        Person::Stdin
+    } else {
+        Person::Nobody
+    };
+    let timeout = match (args.ask_timeout, config.ask_timeout) {
+        (Some(d), _) => Some(d),
+        (None, Some(secs)) => Some(
+            Duration::try_from_secs_f64(secs).map_err(|_| SetupError::ConfigAskTimeout(secs))?,
+        ),
+        (None, None) => None,
+    };
+    Ok(super::ask::Questions {
+        person,
+        cmd: args
+            .ask_cmd
+            .clone()
+            .or_else(|| config.ask_cmd.clone())
+            .filter(|c| !c.trim().is_empty()),
+        default: args
+            .ask_default
+            .clone()
+            .or_else(|| config.ask_default.clone()),
+        // 0 is no limit, as for the idle timeout.
+        timeout: timeout.filter(|d| !d.is_zero()),
+    })
 }
 
 /// The ag tools: the flag's, else the identity's, else the config's (each
@@ -441,8 +513,14 @@ mod tests {
             (r.tools, r.tools_explicit),
             (strings(&["read", "write", "edit", "bash"]), true)
         );
+        // With nobody to answer a question (Env::default), `ask` is left out.
         let r = resolve(&[], &Config::default(), None);
-        assert_eq!(r.tools, strings(DEFAULT_TOOLS));
+        let without_ask: Vec<&str> = DEFAULT_TOOLS
+            .iter()
+            .copied()
+            .filter(|t| *t != "ask")
+            .collect();
+        assert_eq!(r.tools, strings(&without_ask));
         assert!(
             !r.tools_explicit,
             "the default set leaves missing tools out"
@@ -621,5 +699,84 @@ mod tests {
         assert!(!on(&[], &tty).interactive);
         assert!(on(&["hello"], &tty).interactive);
         assert!(!on(&["hello"], &Env::default()).interactive);
+    }
+
+    #[test]
+    fn questions_go_to_whoever_can_answer() {
+        use crate::agent::ask::Person;
+        let none = Config::default();
+        let on = |flags: &[&str], env: &Env| {
+            LoopConfig::resolve(&args(flags), &none, None, env)
+                .unwrap()
+                .questions
+        };
+        let tty = Env {
+            interactive: true,
+            stdin_live: true,
+            ..Env::default()
+        };
+        let pipe = Env {
+            stdin_live: true,
+            ..Env::default()
+        };
+        assert_eq!(on(&["hi"], &tty).person, Person::Terminal);
+        assert_eq!(on(&[], &tty).person, Person::Stdin);
+        assert_eq!(on(&[], &pipe).person, Person::Stdin);
+        // A file or /dev/null on stdin, or prompts as arguments without a
+        // terminal: nobody.
+        assert_eq!(on(&[], &Env::default()).person, Person::Nobody);
+        assert_eq!(on(&["hi"], &pipe).person, Person::Nobody);
+        let config = Config {
+            ask_cmd: Some("judge".into()),
+            ask_default: Some("yes".into()),
+            ask_timeout: Some(30.0),
+            ..Config::default()
+        };
+        let q = LoopConfig::resolve(&args(&["--ask-default", "no"]), &config, None, &pipe)
+            .unwrap()
+            .questions;
+        assert_eq!(q.cmd.as_deref(), Some("judge"));
+        assert_eq!(q.default.as_deref(), Some("no"));
+        assert_eq!(q.timeout, Some(Duration::from_secs(30)));
+        let q = LoopConfig::resolve(&args(&["--ask-timeout", "0"]), &config, None, &pipe)
+            .unwrap()
+            .questions;
+        assert_eq!(q.timeout, None);
+        let bad = Config {
+            ask_timeout: Some(-1.0),
+            ..Config::default()
+        };
+        assert!(LoopConfig::resolve(&args(&[]), &bad, None, &pipe).is_err());
+    }
+
+    #[test]
+    fn the_default_tools_offer_ask_only_when_an_answer_can_come() {
+        let none = Config::default();
+        let tools = |flags: &[&str], env: &Env| {
+            LoopConfig::resolve(&args(flags), &none, None, env)
+                .unwrap()
+                .tools
+        };
+        let pipe = Env {
+            stdin_live: true,
+            ..Env::default()
+        };
+        let has_ask = |t: Vec<String>| t.iter().any(|n| n == "ask");
+        assert!(has_ask(tools(&[], &pipe)));
+        assert!(!has_ask(tools(&["go"], &Env::default())));
+        assert!(has_ask(tools(
+            &["--ask-default", "yes", "go"],
+            &Env::default()
+        )));
+        assert!(has_ask(tools(
+            &["--ask-cmd", "judge", "go"],
+            &Env::default()
+        )));
+        // Named, it is offered anyway.
+        assert!(has_ask(tools(
+            &["--tools", "read,ask", "go"],
+            &Env::default()
+        )));
+        assert!(has_ask(tools(&["--tools", "full", "go"], &Env::default())));
     }
 }

@@ -14,13 +14,14 @@ use super::error::SetupError;
 use crate::mcp::client::{ConnectOptions, McpClient, SERVER_GONE};
 use crate::protocol::{ToolDefinition, ToolResult};
 use crate::tool_protocol::ArgsCheck;
-use crate::tool_protocol::exec::{self, CallOptions, ToolProgram};
+use crate::tool_protocol::exec::{self, CallOptions, ProgressSink, ToolProgram};
 use crate::tool_protocol::hashes;
 
-/// The ag tools offered by default, by tool name (binary `ag-<name>`).
+/// The ag tools offered by default, by tool name (binary `ag-<name>`;
+/// `ask` is ag-loop's own, see [`super::ask`]).
 pub const DEFAULT_TOOLS: &[&str] = &[
     "read", "write", "edit", "patch", "delete", "bash", "grep", "find", "ls", "todo", "git",
-    "notify",
+    "notify", "ask",
 ];
 
 /// Named tool sets: `full` (every ag tool), `minimal` (seed 002's four),
@@ -53,7 +54,7 @@ pub fn expand(list: &[String]) -> Vec<String> {
 pub const MAX_OUTPUT_CHARS: usize = 60_000;
 
 /// Why an interrupted call stopped, for the model.
-const INTERRUPTED: &str = "the user interrupted this tool call before it finished";
+pub(super) const INTERRUPTED: &str = "the user interrupted this tool call before it finished";
 
 /// One tool: how it runs and what it takes.
 pub struct ToolSpec {
@@ -82,6 +83,9 @@ enum Runs {
     /// A `--tool` command that stays here while the ag tools run in a
     /// workspace: the local directory it runs in.
     Here(ToolProgram, std::path::PathBuf),
+    // Questions (issue 31).
+    /// ag-loop's own `ask`, answered by the loop itself.
+    Ask,
 }
 
 /// The tools of a run, in the order they are offered.
@@ -103,7 +107,8 @@ impl ToolSet {
         cwd: &Path,
     ) -> Result<ToolSet, SetupError> {
         let mut wanted: Vec<ToolProgram> = Vec::new();
-        for name in names {
+        let ask = names.iter().any(|n| n == super::ask::NAME);
+        for name in names.iter().filter(|n| *n != super::ask::NAME) {
             match ToolProgram::ag(name) {
                 Some(p) => wanted.push(p),
                 None if explicit => {
@@ -120,6 +125,13 @@ impl ToolSet {
         let answers = exec::load_schemas(wanted, Some(cwd)).await;
         for (i, (program, answer)) in answers.into_iter().enumerate() {
             let definition = answer?;
+            if ask && definition.name == super::ask::NAME {
+                return Err(SetupError::ToolClash {
+                    name: definition.name,
+                    first: "ag-loop's own `ask`".into(),
+                    second: program.label().to_string(),
+                });
+            }
             if let Some((other, ..)) = loaded.iter().find(|(_, d, _)| d.name == definition.name) {
                 return Err(SetupError::ToolClash {
                     name: definition.name,
@@ -129,7 +141,7 @@ impl ToolSet {
             }
             loaded.push((program, definition, i < own));
         }
-        let tools = loaded
+        let mut tools: Vec<ToolSpec> = loaded
             .into_iter()
             .map(|(program, mut definition, own)| {
                 // The check keeps the whole schema: the tool still takes
@@ -146,6 +158,19 @@ impl ToolSet {
                 }
             })
             .collect();
+        if ask {
+            let definition = super::ask::definition();
+            tools.insert(
+                own.min(tools.len()),
+                ToolSpec {
+                    check: ArgsCheck::new(definition.parameters.clone()),
+                    definition,
+                    runs: Runs::Ask,
+                    loop_hash: false,
+                    ag_binary: None,
+                },
+            );
+        }
         Ok(ToolSet { tools })
     }
 
@@ -253,6 +278,9 @@ pub struct CallEnv<'a> {
     pub env: &'a [(String, String)],
     /// The sandbox that confines the call, if any.
     pub sandbox: Option<&'a super::sandbox::LoopSandbox>,
+    // Progress (issue 31).
+    /// Where the call's progress lines go, if anywhere.
+    pub progress: Option<&'a ProgressSink>,
 }
 
 impl ToolSpec {
@@ -266,6 +294,11 @@ impl ToolSpec {
             hashes::drop_guessed_hash(map);
         }
         self.check.prepare(&self.definition.name, arguments)
+    }
+
+    /// True for ag-loop's own `ask`, which the loop answers itself.
+    pub fn is_ask(&self) -> bool {
+        matches!(self.runs, Runs::Ask)
     }
 
     /// True for a tool of an MCP server, whose calls run inside the
@@ -311,6 +344,7 @@ impl ToolSpec {
                     env: env.env,
                     aborted: INTERRUPTED,
                     sandbox: prepared.as_deref(),
+                    progress: env.progress,
                 };
                 let name = &self.definition.name;
                 program.call(name, id, arguments, &options, cancel).await
@@ -325,6 +359,8 @@ impl ToolSpec {
                 };
                 workspace.call(call, arguments, cancel).await
             }
+            // The loop answers these before they would get here.
+            Runs::Ask => error_result_here(id),
         }
     }
 }
@@ -380,6 +416,16 @@ fn sanitize(name: &str) -> String {
     } else {
         cleaned
     }
+}
+
+/// What an `ask` call gets should it ever be run like a program: the loop
+/// answers them itself (see `runner.rs`).
+fn error_result_here(id: &str) -> ToolResult {
+    exec::error_result(
+        id,
+        "ask.unavailable",
+        "`ask` can only be answered by ag-loop itself; decide yourself and go on".into(),
+    )
 }
 
 /// The result of a call that an interrupt stopped.

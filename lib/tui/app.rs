@@ -95,6 +95,8 @@ pub struct App {
     pub session: Option<String>,
     /// The model asked for on the command line or by `/model`.
     pub model: Option<String>,
+    /// Files `/attach` named, sent with the next prompt.
+    pub attachments: Vec<String>,
 }
 
 impl App {
@@ -109,6 +111,7 @@ impl App {
             child: Child::Running,
             session: None,
             model: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -122,7 +125,7 @@ impl App {
         let mut effects = Vec::new();
         if was_working && !self.state.working && !self.queue.is_empty() {
             let next = self.queue.remove(0);
-            effects.push(prompt(next));
+            effects.push(self.prompt(next));
         }
         effects
     }
@@ -169,6 +172,9 @@ impl App {
                 approved,
                 always,
             })];
+        }
+        if let Some(effects) = self.question_key(key.code, ctrl || alt || shift) {
+            return effects;
         }
         match key.code {
             KeyCode::Enter if alt || shift => self.editor.insert('\n'),
@@ -277,7 +283,7 @@ impl App {
             self.editor.take()
         };
         if !self.state.working {
-            return vec![prompt(text)];
+            return vec![self.prompt(text)];
         }
         self.state
             .notice(NoticeKind::Info, format!("steer: {}", first_line(&text)));
@@ -307,7 +313,15 @@ impl App {
             return Vec::new();
         }
         // Sent now; the conversation shows it when ag-loop takes it.
-        vec![prompt(text)]
+        vec![self.prompt(text)]
+    }
+
+    /// A prompt to send, with the files waiting to be attached.
+    fn prompt(&mut self, text: String) -> Effect {
+        Effect::Send(AgentCommand::Prompt {
+            content: UserContent::Text(text),
+            attachments: std::mem::take(&mut self.attachments),
+        })
     }
 
     fn slash(&mut self, command: Result<Slash, String>) -> Vec<Effect> {
@@ -391,6 +405,8 @@ impl App {
             }
             // Queued by ag-loop behind a running prompt, like a prompt.
             Slash::Compact => return vec![Effect::Send(AgentCommand::Compact)],
+            Slash::Attach(path) => return self.attach(path),
+            Slash::Detach => return self.detach(),
             Slash::Fork => {
                 let Some(id) = need_session(self) else {
                     return Vec::new();
@@ -509,12 +525,6 @@ impl App {
     }
 }
 
-fn prompt(text: String) -> Effect {
-    Effect::Send(AgentCommand::Prompt {
-        content: UserContent::Text(text),
-    })
-}
-
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
@@ -546,6 +556,7 @@ mod tests {
         match e {
             Effect::Send(AgentCommand::Prompt {
                 content: UserContent::Text(t),
+                ..
             }) => Some(t),
             _ => None,
         }

@@ -4,6 +4,7 @@
 //! and the text the model reads.
 
 pub mod jobs;
+pub mod progress;
 mod record;
 mod render;
 mod sandbox;
@@ -446,7 +447,17 @@ fn run_foreground(
         cmd = cmd.stdin(Input::Bytes(input.clone().into_bytes()));
     }
     cmd = confined.apply(cmd);
-    let outcome = cmd.run().map_err(|e| match e {
+    // The caller may follow the output as it comes (ag-loop does).
+    let reporter = progress::Reporter::start();
+    if let Some(r) = &reporter {
+        cmd = cmd.on_output(r.tap());
+    }
+    let outcome = cmd.run();
+    // No progress line after the result: the thread is done first.
+    if let Some(r) = reporter {
+        r.finish();
+    }
+    let outcome = outcome.map_err(|e| match e {
         proc::Error::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
             ToolError::new(
                 "bash.shell_not_found",
