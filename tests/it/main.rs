@@ -18,6 +18,12 @@ mod session;
 // ag-loop.
 mod agent;
 pub(crate) mod loop_stdin;
+// Attachments: --attach, @path mentions, images, PDFs, limits, refusals.
+mod attachments;
+// The model asks (the ask tool): answered on stdin, by a default, a program, or nobody.
+mod questions;
+// Progress of running calls: ag-bash's progress lines, tool_execution_update events.
+mod progress;
 // Checkpoints and rewind: ag-loop records the tree, ag-session puts turns back.
 mod checkpoints;
 // ag-todo.
