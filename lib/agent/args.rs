@@ -91,7 +91,9 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
     /// The tools to offer: a set (full, minimal, readonly, chat) or ag tool names,
-    /// comma-separated (default: full, the ag tools that are installed).
+    /// comma-separated (default: full, the ag tools that are installed; its
+    /// `ask`, ag-loop's own tool for asking the person, only when a person,
+    /// --ask-cmd or --ask-default can answer).
     #[arg(
         long,
         visible_alias = "toolset",

@@ -12,7 +12,7 @@ complete -c ag-loop -l max-failed-calls -d 'Stop a prompt\'s run once N tool cal
 complete -c ag-loop -l config -d 'Read defaults from FILE instead of $AG_HOME/config.toml (model, tools, mcp, gate, after, tool, max_turns, max_failed_calls, pass_env, idle_timeout, output_schema, output_retries, checkpoints, checkpoint_max_file_size, sandbox, sandbox_mode, allow_net, sandbox_write, mcp_unconfined, workspace; flags win, lists are added to)' -r -F
 complete -c ag-loop -l max-cost -d 'Stop a prompt once it has cost this many US dollars' -r
 complete -c ag-loop -l cwd -d 'The working directory of the agent and its tools' -r -F
-complete -c ag-loop -l tools -l toolset -d 'The tools to offer: a set (full, minimal, readonly, chat) or ag tool names, comma-separated (default: full, the ag tools that are installed)' -r
+complete -c ag-loop -l tools -l toolset -d 'The tools to offer: a set (full, minimal, readonly, chat) or ag tool names, comma-separated (default: full, the ag tools that are installed; its `ask`, ag-loop\'s own tool for asking the person, only when a person, --ask-cmd or --ask-default can answer)' -r
 complete -c ag-loop -l tool -d 'Add any executable that answers --schema and the tool call protocol (repeatable). CMD is a shell command line, quoted as in a shell (`my-tool --flag "a b"`), run by `sh -c` in the agent\'s directory' -r
 complete -c ag-loop -l compact -d 'Near the context window, summarise the older turns with a model call (auto), or just drop them and leave a marker (never)' -r -f -a "auto\t'Summarise the older turns with a model call'
 never\t'Drop the older turns and leave a marker (no model call)'"
