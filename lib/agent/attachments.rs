@@ -68,7 +68,7 @@ impl Agent {
                 .map_err(|e| AttachError::new(&shown, "attach.path", e.message))?;
             let real = path
                 .canonicalize()
-                .map_err(|e| not_found(&shown, &dir, &e))?;
+                .map_err(|e| open_error(&shown, &dir, &e))?;
             if seen.contains(&real) {
                 continue;
             }
@@ -76,7 +76,7 @@ impl Agent {
             self.may_read(&shown, &real).await?;
             let file = ctx
                 .open_read(&path)
-                .map_err(|e| not_found(&shown, &dir, &e))?;
+                .map_err(|e| open_error(&shown, &dir, &e))?;
             let budget = left.min(attach::MAX_TEXT_CHARS);
             let a = attach::load(file, &shown, budget)?;
             if budget == 0 && !matches!(a.kind, Kind::Image(_)) {
@@ -91,6 +91,21 @@ impl Agent {
             }
             left -= a.chars.min(left);
             loaded.push(a);
+            if loaded
+                .iter()
+                .filter(|a| matches!(a.kind, Kind::Image(_)))
+                .count()
+                > attach::MAX_IMAGES
+            {
+                return Err(AttachError::new(
+                    &shown,
+                    "attach.too_many",
+                    format!(
+                        "a prompt may carry at most {} images; attach fewer, or send them over several prompts",
+                        attach::MAX_IMAGES
+                    ),
+                ));
+            }
         }
         if let Some(image) = loaded.iter().find(|a| matches!(a.kind, Kind::Image(_)))
             && !self.model.takes_images(&self.settings.model)
@@ -206,13 +221,29 @@ fn names_identity(name: &str, dir: &Path) -> bool {
     super::identity::list(dir).iter().any(|i| i.name == name)
 }
 
-fn not_found(shown: &str, dir: &Path, e: &std::io::Error) -> AttachError {
-    AttachError::new(
-        shown,
-        "attach.not_found",
-        format!(
-            "{e} (paths are taken from `{}`); check the name, or give the full path",
-            dir.display()
+/// Why a file could not be opened, in the words of what to do.
+fn open_error(shown: &str, dir: &Path, e: &std::io::Error) -> AttachError {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::NotFound => AttachError::new(
+            shown,
+            "attach.not_found",
+            format!(
+                "no such file (paths are taken from `{}`); check the name, or give the full path",
+                dir.display()
+            ),
         ),
-    )
+        ErrorKind::PermissionDenied => AttachError::new(
+            shown,
+            "attach.unreadable",
+            format!("it cannot be read here ({e}); attach a copy this user can read"),
+        ),
+        // Context::open_read refuses FIFOs, sockets and devices this way.
+        ErrorKind::InvalidInput => AttachError::new(
+            shown,
+            "attach.not_a_file",
+            "it is not a regular file (a FIFO, a socket or a device); attach a regular file",
+        ),
+        _ => AttachError::new(shown, "attach.io", format!("cannot open it: {e}")),
+    }
 }

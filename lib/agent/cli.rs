@@ -81,11 +81,11 @@ async fn run(args: Args) -> ExitCode {
     };
     // Every --attach file is read now, so that one that cannot be
     // attached stops the run before any event.
-    if !args.attach.is_empty() {
-        if let Err(e) = agent.check_attachments(&args.attach).await {
-            error_line(BIN, &SetupError::from(e).to_string(), None);
-            return ExitStatus::Input.code();
-        }
+    if !args.attach.is_empty()
+        && let Err(e) = agent.check_attachments(&args.attach).await
+    {
+        error_line(BIN, &SetupError::from(e).to_string(), None);
+        return ExitStatus::Input.code();
     }
     drive(agent, &args.prompts, &args.attach).await.code()
 }

@@ -22,6 +22,8 @@ pub const MAX_TEXT_CHARS: usize = 100_000;
 pub const MAX_TOTAL_CHARS: usize = 250_000;
 /// The largest image attached (what the providers take per image).
 pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+/// Images attached to one prompt, at most.
+pub const MAX_IMAGES: usize = 20;
 /// The largest PDF read.
 pub const MAX_PDF_BYTES: u64 = 64 * 1024 * 1024;
 /// Bytes looked at to tell an image, a PDF, text and other binary files apart.

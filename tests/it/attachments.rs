@@ -244,7 +244,10 @@ fn a_file_that_cannot_be_attached_is_named_with_what_to_do() {
     env.write("prog", b"\x7fELF\x02\x01\x01\0\0\0binary");
     let model = scripted_model(&env, &[text_turn("x")]);
     for (file, says) in [
-        ("missing.txt", "cannot attach `missing.txt`: No such file"),
+        (
+            "missing.txt",
+            "cannot attach `missing.txt`: no such file (paths are taken from",
+        ),
         ("prog", "cannot attach `prog`: it is a binary file"),
         (".", "cannot attach `.`: it is a directory"),
     ] {
@@ -252,6 +255,22 @@ fn a_file_that_cannot_be_attached_is_named_with_what_to_do() {
         r.expect_code(2);
         assert!(r.stderr().contains(says), "{file}: {r}");
     }
+    // A FIFO is refused at once, never read (it would block).
+    let fifo = env.join("pipe");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let r = run(ag_loop(&env, &model, &["--attach", "pipe", "go"]), None);
+    r.expect_code(2);
+    assert!(
+        r.stderr()
+            .contains("cannot attach `pipe`: it is not a regular file"),
+        "{r}"
+    );
     // A word naming no file is text, whatever it looks like.
     let mut c = ag_loop(&env, &model, &[]);
     c.stdin(Stdio::piped());

@@ -56,8 +56,19 @@ fn told(env: &Env) -> Value {
 
 /// Runs ag-loop with `prompt` on a piped stdin, answering each `question`
 /// with `reply(event)` (a line to write, or none), and closes stdin after
-/// the first `agent_end`. Returns every event.
-fn converse(mut c: Command, prompt: Value, reply: impl Fn(&Value) -> Option<String>) -> Vec<Value> {
+/// the first `agent_end`. Returns every event; ag-loop must exit with 0.
+fn converse(c: Command, prompt: Value, reply: impl Fn(&Value) -> Option<String>) -> Vec<Value> {
+    let (events, code) = converse_status(c, prompt, reply);
+    assert_eq!(code, Some(0), "{events:?}");
+    events
+}
+
+/// [`converse`], with ag-loop's exit status.
+fn converse_status(
+    mut c: Command,
+    prompt: Value,
+    reply: impl Fn(&Value) -> Option<String>,
+) -> (Vec<Value>, Option<i32>) {
     c.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -80,12 +91,7 @@ fn converse(mut c: Command, prompt: Value, reply: impl Fn(&Value) -> Option<Stri
         events.push(e);
     }
     let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{events:?}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    events
+    (events, out.status.code())
 }
 
 #[test]
@@ -278,6 +284,25 @@ fn stdin_that_ends_while_a_question_waits_moves_the_run_on() {
     let end = of_type(&events, "tool_execution_end")[0];
     assert_eq!(end["details"]["answered_by"], "nobody", "{r}");
     assert_eq!(of_type(&events, "agent_end")[0]["outcome"], "finished");
+}
+
+#[test]
+fn an_interrupt_while_a_question_waits_ends_the_call_and_the_run() {
+    let env = Env::new();
+    let model = asking_model(&env);
+    let (events, code) = converse_status(
+        ag_loop(&env, &model, &[]),
+        json!({"type": "prompt", "content": "set up the service"}),
+        |_| Some(json!({"type": "interrupt"}).to_string()),
+    );
+    assert_eq!(code, Some(130), "{events:?}");
+    let end = of_type(&events, "tool_execution_end")[0];
+    assert_eq!(end["is_error"], true, "{end}");
+    assert!(
+        end["output"].as_str().unwrap().starts_with("aborted"),
+        "{end}"
+    );
+    assert_eq!(of_type(&events, "agent_end")[0]["outcome"], "interrupted");
 }
 
 #[test]
