@@ -4,6 +4,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent;
+pub mod attach;
 pub mod checkpoint;
 pub mod cli;
 pub mod fsutil;

@@ -146,6 +146,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ),
         ("tool-call.json", document::<protocol::ToolCall>()),
         ("tool-result.json", document::<protocol::ToolResult>()),
+        ("tool-progress.json", document::<protocol::ToolProgress>()),
         ("message.json", document::<protocol::Message>()),
         ("llm-request.json", document::<protocol::LlmRequest>()),
         ("llm-event.json", document::<protocol::LlmEvent>()),

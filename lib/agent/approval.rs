@@ -91,7 +91,7 @@ impl Agent {
 }
 
 /// Asks on the controlling terminal and reads one line from it.
-fn ask_tty(question: &str) -> String {
+pub(super) fn ask_tty(question: &str) -> String {
     use std::io::{BufRead, Write};
     let Ok(tty) = std::fs::OpenOptions::new()
         .read(true)

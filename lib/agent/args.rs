@@ -16,13 +16,15 @@ use crate::llm::cli::ReasoningArg;
 /// arguments, or from stdin one per line: a plain text line is a prompt, or a
 /// JSON command: {"type":"prompt","content":...} (or seed 002's
 /// {"type":"message","content":...}; content is a string or text and image
-/// blocks), {"type":"steer","content":...} (delivered after the running tool
-/// calls, before the next model call; one sent during the final answer gets
-/// one more turn, one sent after the run is the next prompt: a steer is never
+/// blocks; a prompt may carry "attachments": [FILE, ...], as --attach does),
+/// {"type":"steer","content":...} (delivered after the running tool calls,
+/// before the next model call; one sent during the final answer gets one
+/// more turn, one sent after the run is the next prompt: a steer is never
 /// dropped), {"type":"interrupt"} (stops the prompt it follows, even one not
 /// begun yet), {"type":"approval","tool_call_id":...,"approved":true,"always":false}
-/// (the answer to an approval_request), {"type":"compact"} (shorten the
-/// conversation now), {"type":"set_model","model":"provider/model"} and
+/// (the answer to an approval_request), {"type":"answer","tool_call_id":...,
+/// "answer":"..."} (the answer to a question), {"type":"compact"} (shorten
+/// the conversation now), {"type":"set_model","model":"provider/model"} and
 /// {"type":"set_reasoning","level":"off|low|medium|high"} (from the next
 /// prompt on; a settings event records the switch in the session); a line
 /// that is not valid UTF-8 or not a command, and an empty prompt ("", [] or
@@ -41,7 +43,9 @@ broken --output-schema among them), 130 interrupted.\n\nSIGINT or {\"type\":\"in
 tools; a second SIGINT quits.\n\nShould ag-loop be killed outright (SIGKILL, the OOM killer, a CI job's time \
 limit), a watchdog process it started with its first child (ag-watchdog in ps) ends everything it started (tool \
 calls, gates, after-hooks, --llm-cmd, MCP servers, and their children): SIGTERM, then SIGKILL 2 s later. It finds \
-them by the variable AG_WATCHDOG, which they inherit.\n\nEach tool call's child gets AG_OUTPUT_BUDGET=60000, the \
+them by the variable AG_WATCHDOG, which they inherit.\n\nEach tool call's child gets AG_PROGRESS=1: a tool may then write progress lines to its stderr, \
+{\"type\":\"progress\",\"output\":\"...\"} (schemas/tool-progress.json), which come out as tool_execution_update events \
+(ag-bash: the lines of a long command as they come, at most about four times a second). Each tool call's child gets AG_OUTPUT_BUDGET=60000, the \
 characters of a result that enter the conversation: ag-read, ag-bash and ag-grep fit their default output in it, whole \
 lines, and say how to get the rest (the next offset, the file with the full output, the next page with skip). Longer \
 results (from tools that ignore it) are cut to 60,000 characters, head and tail kept. No tool call, gate, after-hook \
@@ -101,10 +105,13 @@ pub struct Args {
     /// resumed session's own, the identity's, the config file's, else full).
     /// Sets: full (minimal and the CLI agents that are installed), minimal
     /// (read, write, edit, patch, delete, bash, grep, find, ls, todo, git,
-    /// notify), basic (read, write, edit, bash: seed 002's four), readonly
-    /// (read, grep, find, ls), chat (notify only). Other agents' names for
-    /// ag's tools are taken: read_file, write_file, edit_file, delete_file,
-    /// list_dir, grep_search, glob, git_status, git_commit, git_diff, notify_user.
+    /// notify, ask), basic (read, write, edit, bash: seed 002's four),
+    /// readonly (read, grep, find, ls), chat (notify, ask). The default
+    /// offers `ask`, ag-loop's own tool for asking the person, only when a
+    /// person, --ask-cmd or --ask-default can answer; a list that is named
+    /// offers it anyway. Other agents' names for ag's tools are taken: read_file,
+    /// write_file, edit_file, delete_file, list_dir, grep_search, glob,
+    /// git_status, git_commit, git_diff, notify_user.
     #[arg(
         long,
         visible_alias = "toolset",
@@ -241,6 +248,43 @@ pub struct Args {
     /// There are none without a session file (--no-session).
     #[arg(long)]
     pub no_checkpoints: bool,
+    // Attachments and questions (issue 31).
+    /// Attach FILE to the first prompt (repeatable): an image (PNG, JPEG, GIF,
+    /// WebP; at most 5 MiB) becomes an image block, for models that take images
+    /// (others refuse the prompt before any call); a PDF becomes the text of its
+    /// pages, each after a `--- page N ---` marker; any other text file a block
+    /// headed by its name. Text stops at 100,000 characters a file and 250,000 a
+    /// prompt, and the block says what was cut and how to read the rest. A word
+    /// `@PATH` in any prompt that names an existing file attaches it too
+    /// (`@"a b.txt"` for a name with spaces; a word naming no file stays text;
+    /// `@NAME` at the start of a prompt that names an agent identity picks the
+    /// identity). Paths are taken from the working directory; a file may lie
+    /// outside it, as for ag-read, except what the sandbox's deny list or a gate
+    /// keeps from the tools. A file that cannot be attached refuses its prompt
+    /// with an error event (exit 2 before any event for --attach).
+    #[arg(long = "attach", value_name = "FILE")]
+    pub attach: Vec<String>,
+    /// Answer the model's questions (its `ask` tool) with CMD first (run with sh
+    /// -c; the question on its stdin as one JSON object {"tool_call_id",
+    /// "question", "options", "cwd", "session_id"}; its stdout is the answer,
+    /// and an option's number picks that option). Empty output, a failure or
+    /// 300 s without an answer leave the question to a person, then to
+    /// --ask-default (also `ask_cmd` in the config file).
+    #[arg(long, value_name = "CMD")]
+    pub ask_cmd: Option<String>,
+    /// The answer to the model's questions when no person answers (also
+    /// `ask_default`). A person is asked on the terminal (prompts given as
+    /// arguments), or, when prompts come from stdin and stdin is a pipe, socket
+    /// or terminal, through a `question` event and an {"type":"answer",
+    /// "tool_call_id":...,"answer":...} line (or a typed line) for as long as
+    /// stdin stays open. Without a person and without this, the model is told
+    /// that nobody is there and to decide itself.
+    #[arg(long, value_name = "TEXT")]
+    pub ask_default: Option<String>,
+    /// Wait at most SECONDS for a person's answer, then go on as if nobody were
+    /// there (default: no limit; also `ask_timeout`).
+    #[arg(long, value_name = "SECONDS", value_parser = crate::llm::cli::parse_seconds)]
+    pub ask_timeout: Option<std::time::Duration>,
     // Tools in another workspace (issue 22).
     /// Run every ag tool call in another workspace: `ssh://[user@]host[:port]/path`,
     /// `docker://container/path`, `podman://container/path` or

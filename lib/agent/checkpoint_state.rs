@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::checkpoint::{Checkpoints, Error, Place};
 
 /// Tools that never change the working tree.
-pub(super) const READ_ONLY: &[&str] = &["read", "grep", "find", "ls", "todo", "notify"];
+pub(super) const READ_ONLY: &[&str] = &["read", "grep", "find", "ls", "todo", "notify", "ask"];
 
 /// Checkpoints of one ag-loop run.
 #[derive(Debug, Default)]

@@ -90,7 +90,7 @@ async fn run(args: Args) -> ExitCode {
         );
         return ExitStatus::Input.code();
     }
-    let agent = match set_up(&args).await {
+    let mut agent = match set_up(&args).await {
         Ok(Some(agent)) => agent,
         // --list-agents: listed, nothing to run.
         Ok(None) => return ExitStatus::Success.code(),
@@ -99,7 +99,15 @@ async fn run(args: Args) -> ExitCode {
             return ExitStatus::Input.code();
         }
     };
-    drive(agent, &args.prompts).await.code()
+    // Every --attach file is read now, so that one that cannot be
+    // attached stops the run before any event.
+    if !args.attach.is_empty()
+        && let Err(e) = agent.check_attachments(&args.attach).await
+    {
+        error_line(BIN, &SetupError::from(e).to_string(), None);
+        return ExitStatus::Input.code();
+    }
+    drive(agent, &args.prompts, &args.attach).await.code()
 }
 
 /// Everything before the first event: the agent, ready for prompts, or
@@ -209,7 +217,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         args: args.clone(),
         config: config.clone(),
         env,
-        cwd: local_cwd,
+        cwd: local_cwd.clone(),
         prompt_cwd: cwd.clone(),
         project_files,
         memory,
@@ -251,6 +259,8 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         sandbox,
         output,
         checkpoints,
+        questions: Arc::new(resolved.questions),
+        attach_dir: local_cwd,
     };
     let mut agent =
         Agent::new(settings, model, tools, session.history, emitter).with_router(router);
@@ -488,8 +498,8 @@ fn before_gates(choice: &GateChoice) -> Result<Vec<Gate>, SetupError> {
 
 /// Runs the prompts (from the arguments, else from stdin) through the agent
 /// until they run out or a signal ends the run; the worst outcome decides
-/// the exit status.
-async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
+/// the exit status. `attach` goes with the first prompt.
+async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitStatus {
     let control = Arc::new(Control::new());
     spawn_signal_handlers(control.clone());
     let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
@@ -498,11 +508,12 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
     } else {
         for p in prompts {
             let n = control.queue_prompt();
-            let _ = tx.send(Input::Prompt(n, UserContent::Text(p.clone())));
+            let _ = tx.send(Input::Prompt(n, UserContent::Text(p.clone()), Vec::new()));
         }
         drop(tx);
         control.close_input();
     }
+    let mut first_attachments = attach.to_vec();
 
     let mut status = ExitStatus::Success;
     // Steers that came too late for the run they were sent to: they go
@@ -516,9 +527,11 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
                 p = rx.recv() => p,
             },
         };
-        let (n, content) = match next {
+        let (n, content, mut attachments) = match next {
             None => break,
-            Some(Input::Prompt(_, content)) if content.is_blank() => {
+            Some(Input::Prompt(_, content, attachments))
+                if content.is_blank() && attachments.is_empty() && first_attachments.is_empty() =>
+            {
                 // Nothing to ask: no model call is made (and paid for).
                 let message = "an empty prompt was skipped (no model call): its content has no text and no image";
                 warn(BIN, message);
@@ -528,8 +541,8 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
                 }
                 continue;
             }
-            Some(Input::Prompt(n, content)) => (Some(n), content),
-            Some(Input::Steered(content)) => (None, content),
+            Some(Input::Prompt(n, content, attachments)) => (Some(n), content, attachments),
+            Some(Input::Steered(content)) => (None, content, Vec::new()),
             Some(Input::SetModel(model)) => {
                 if let Err(e) = agent.set_model(model).await {
                     error_line(BIN, &format!("cannot write an event: {e}"), None);
@@ -565,6 +578,7 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
             }
         };
         control.take_prompt(n);
+        // The identity first: an `@NAME` that names one is not a file.
         let (profile, content) = match agent.route(content).await {
             Ok(routed) => routed,
             Err(message) => {
@@ -573,6 +587,31 @@ async fn drive(mut agent: Agent, prompts: &[String]) -> ExitStatus {
                 steers.extend(control.end());
                 error_line(BIN, &message, None);
                 if let Err(e) = agent.emitter.emit(AgentEvent::error(message)) {
+                    error_line(BIN, &format!("cannot write an event: {e}"), None);
+                    return ExitStatus::Input;
+                }
+                if status == ExitStatus::Success {
+                    status = ExitStatus::Failure;
+                }
+                continue;
+            }
+        };
+        if !first_attachments.is_empty() {
+            attachments.splice(0..0, std::mem::take(&mut first_attachments));
+        }
+        let content = match agent.attach(content, &attachments).await {
+            Ok(c) => c,
+            Err(e) => {
+                // Not run, and said in the stream: nothing is dropped
+                // without a word.
+                steers.extend(control.end());
+                let message = format!("{e}; the prompt was not run");
+                error_line(BIN, &message, None);
+                let event = AgentEvent::Error {
+                    message,
+                    code: Some(e.code.to_string()),
+                };
+                if let Err(e) = agent.emitter.emit(event) {
                     error_line(BIN, &format!("cannot write an event: {e}"), None);
                     return ExitStatus::Input;
                 }
@@ -672,8 +711,9 @@ fn spawn_signal_handlers(control: Arc<Control>) {
 
 /// What the stdin reader hands the prompt loop.
 enum Input {
-    /// A prompt to run, numbered as it was queued.
-    Prompt(u64, UserContent),
+    /// A prompt to run, numbered as it was queued, and the files to
+    /// attach to it.
+    Prompt(u64, UserContent, Vec<String>),
     /// A steer that came too late for its run, run as the next prompt
     /// ahead of the queue (it has no number: an `interrupt` line counts
     /// the prompts that were queued).
@@ -718,21 +758,45 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                     control.approve_oldest(answer);
                     continue;
                 }
+                // A line typed while the model waits for an answer is it.
+                if control.answer_oldest(text.to_string()) {
+                    continue;
+                }
                 let _ = tx.send(Input::Prompt(
                     control.queue_prompt(),
                     UserContent::Text(line.clone()),
+                    Vec::new(),
                 ));
                 continue;
             }
             match serde_json::from_str::<AgentCommand>(text) {
+                Ok(AgentCommand::Prompt {
+                    content,
+                    attachments,
+                }) => {
+                    let _ = tx.send(Input::Prompt(control.queue_prompt(), content, attachments));
+                }
                 // Seed 002 writes `message` for a prompt.
-                Ok(AgentCommand::Prompt { content } | AgentCommand::Message { content }) => {
-                    let _ = tx.send(Input::Prompt(control.queue_prompt(), content));
+                Ok(AgentCommand::Message { content }) => {
+                    let _ = tx.send(Input::Prompt(control.queue_prompt(), content, Vec::new()));
                 }
                 Ok(AgentCommand::Steer { content }) => {
                     // Steering with nothing running is simply the next prompt.
                     if let Some(content) = control.steer(content) {
-                        let _ = tx.send(Input::Prompt(control.queue_prompt(), content));
+                        let _ = tx.send(Input::Prompt(control.queue_prompt(), content, Vec::new()));
+                    }
+                }
+                Ok(AgentCommand::Answer {
+                    tool_call_id,
+                    answer,
+                }) => {
+                    if !control.answer(&tool_call_id, answer) {
+                        // In the stream too: the client learns its answer
+                        // went nowhere (the question was answered by then,
+                        // or never asked).
+                        let _ = tx.send(Input::Unreadable(format!(
+                            "stdin line {n}: answer for `{tool_call_id}` ignored: no question with that id is waiting for an answer"
+                        )));
                     }
                 }
                 Ok(AgentCommand::Interrupt) => {

@@ -24,6 +24,9 @@
 //! checkpoints = true
 //! checkpoint_max_file_size = 10485760
 //! workspace = "ssh://me@build-box/home/me/project"
+//! ask_cmd = "scripts/auto-answer"
+//! ask_default = "go with your best judgement"
+//! ask_timeout = 600
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -89,6 +92,13 @@ pub struct Config {
     // Tools in another workspace (issue 22).
     /// Run the ag tools in this workspace (`--workspace URI`).
     pub workspace: Option<String>,
+    // Questions (issue 31).
+    /// A program that answers the model's questions first (`--ask-cmd`).
+    pub ask_cmd: Option<String>,
+    /// The answer when no person answers (`--ask-default`).
+    pub ask_default: Option<String>,
+    /// Seconds a person's answer is waited for (`--ask-timeout`).
+    pub ask_timeout: Option<f64>,
 }
 
 /// The default config file.

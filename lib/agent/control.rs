@@ -25,6 +25,8 @@ pub struct Control {
     queued: AtomicU64,
     steer: Mutex<VecDeque<UserContent>>,
     approvals: Mutex<Vec<(String, tokio::sync::oneshot::Sender<Answer>)>>,
+    /// `ask` calls waiting for an answer on stdin, oldest first.
+    questions: Mutex<Vec<(String, tokio::sync::oneshot::Sender<String>)>>,
     /// Set once no approval can arrive any more (stdin ended or is not read).
     input_closed: std::sync::atomic::AtomicBool,
     /// Cancelled when the whole process should stop.
@@ -181,13 +183,63 @@ impl Control {
         rx
     }
 
-    /// No more commands will arrive: calls waiting for approval are refused.
+    /// No more commands will arrive: calls waiting for approval are
+    /// refused, and questions go on as if nobody were there.
     pub fn close_input(&self) {
         self.input_closed
             .store(true, std::sync::atomic::Ordering::SeqCst);
         if let Ok(mut waiting) = self.approvals.lock() {
             waiting.clear();
         }
+        if let Ok(mut waiting) = self.questions.lock() {
+            waiting.clear();
+        }
+    }
+
+    /// Registers an `ask` call waiting for an answer on stdin; `None` when
+    /// no more input can come.
+    pub fn await_answer(
+        &self,
+        tool_call_id: &str,
+    ) -> Option<tokio::sync::oneshot::Receiver<String>> {
+        if self.input_closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.questions
+            .lock()
+            .ok()?
+            .push((tool_call_id.to_string(), tx));
+        Some(rx)
+    }
+
+    /// True while a question waits for an answer.
+    pub fn awaiting_answer(&self) -> bool {
+        self.questions
+            .lock()
+            .map(|w| w.iter().any(|(_, tx)| !tx.is_closed()))
+            .unwrap_or(false)
+    }
+
+    /// Delivers an `answer` command. Returns false when no question with
+    /// that id waits.
+    pub fn answer(&self, tool_call_id: &str, text: String) -> bool {
+        let tx = self.questions.lock().ok().and_then(|mut w| {
+            w.retain(|(_, tx)| !tx.is_closed());
+            let i = w.iter().position(|(id, _)| id == tool_call_id)?;
+            Some(w.remove(i).1)
+        });
+        tx.is_some_and(|tx| tx.send(text).is_ok())
+    }
+
+    /// Answers the question that has waited longest (a line typed while it
+    /// waits).
+    pub fn answer_oldest(&self, text: String) -> bool {
+        let tx = self.questions.lock().ok().and_then(|mut w| {
+            w.retain(|(_, tx)| !tx.is_closed());
+            (!w.is_empty()).then(|| w.remove(0).1)
+        });
+        tx.is_some_and(|tx| tx.send(text).is_ok())
     }
 
     /// True while a call waits for approval.

@@ -34,6 +34,12 @@ pub enum SetupError {
     /// The config's `idle_timeout` is negative or not finite.
     #[error("config: `idle_timeout` must be a number of seconds, 0 or more")]
     ConfigIdleTimeout(f64),
+    /// The config's `ask_timeout` is negative or not finite.
+    #[error("config: `ask_timeout` must be a number of seconds, 0 or more (0: no limit), not {0}")]
+    ConfigAskTimeout(f64),
+    /// An `--attach` file cannot be attached.
+    #[error("{0}")]
+    Attach(#[from] crate::attach::AttachError),
     /// No identity file of that name in any directory searched.
     #[error(
         "no agent `{name}`: looked for `{name}.md` in {}; `ag-loop --list-agents` shows the ones there are",

@@ -117,6 +117,7 @@ impl Agent {
             cwd: &self.settings.cwd,
             env: &self.settings.tool_env,
             sandbox: None,
+            progress: None,
         };
         let mut again = spec.call(id, arguments, &env, cancel).await;
         again.output = format!(

@@ -3,6 +3,8 @@
 
 mod approval;
 mod args;
+pub mod ask;
+mod attachments;
 mod checkpoint_state;
 mod checkpoints;
 pub mod cli;
@@ -29,6 +31,7 @@ pub mod sandbox;
 pub mod setup;
 mod stdin_hint;
 mod toolset;
+mod updates;
 mod workspace;
 
 pub use checkpoint_state::CheckpointState;

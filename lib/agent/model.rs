@@ -59,6 +59,20 @@ impl ModelClient {
             ModelClient::Command(_) => None,
         }
     }
+
+    /// Whether `model` takes images, as the model table (with models.json)
+    /// says; a model it does not know is taken to.
+    pub fn takes_images(&self, model: &str) -> bool {
+        match self {
+            ModelClient::Library(llm) => llm.model_info(model).is_none_or(|m| m.images),
+            ModelClient::Command(_) => {
+                crate::llm::ModelTable::load(&crate::llm::models::default_ag_home())
+                    .ok()
+                    .and_then(|t| t.resolve(model))
+                    .is_none_or(|m| m.images)
+            }
+        }
+    }
 }
 
 /// Builds the assistant message from stream events, so that an interrupted

@@ -137,8 +137,11 @@ impl Parts<'_> {
     /// The prompt: the head, where and when, the project's instructions,
     /// the memory, then what `--append-system-prompt` adds.
     pub fn build(&self) -> String {
-        // `notify` alone (the `chat` set) reads and changes nothing.
-        let working = self.tool_names.iter().any(|n| *n != "notify");
+        // `notify` and `ask` (the `chat` set) read and change nothing.
+        let working = self
+            .tool_names
+            .iter()
+            .any(|n| *n != "notify" && *n != "ask");
         let mut out = match self.head {
             Head::Builtin if working => format!("{ROLE}\n{GUIDANCE}"),
             Head::Builtin => ROLE.to_string(),

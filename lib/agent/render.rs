@@ -69,6 +69,37 @@ impl Renderer {
                     short_args(arguments)
                 )
             }
+            AgentEvent::ToolExecutionUpdate { output, .. } => {
+                // The latest lines of a running call, dimmed under it.
+                let lines: Vec<&str> = output.lines().collect();
+                let mut s = self.newline_if_needed();
+                for l in &lines[lines.len().saturating_sub(10)..] {
+                    let l: String = l.chars().take(160).collect();
+                    s.push_str(&self.style("2", &format!("  │ {l}")));
+                    s.push('\n');
+                }
+                s
+            }
+            AgentEvent::Question {
+                question, options, ..
+            } => {
+                let mut s = self.newline_if_needed();
+                s.push_str(&self.style("33", &format!("The agent asks: {question}")));
+                s.push('\n');
+                for (i, o) in options.iter().enumerate() {
+                    s.push_str(&format!("  {}. {o}\n", i + 1));
+                }
+                s.push_str(&self.style(
+                    "2",
+                    if options.is_empty() {
+                        "(type your answer and press Enter)"
+                    } else {
+                        "(type a number or your own answer, and press Enter)"
+                    },
+                ));
+                s.push('\n');
+                s
+            }
             AgentEvent::ToolExecutionEnd {
                 output, is_error, ..
             } => {

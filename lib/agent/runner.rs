@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::compact::{self, CompactMode};
@@ -72,6 +73,12 @@ pub struct AgentSettings {
     // Checkpoints (issue 20).
     /// Records the working tree before turns that may change it.
     pub checkpoints: super::checkpoint_state::CheckpointState,
+    // Questions and attachments (issue 31).
+    /// Who answers the model's questions (the `ask` tool).
+    pub questions: Arc<super::ask::Questions>,
+    /// Where attached files are looked for: this machine's working
+    /// directory, also when the tools run in another workspace.
+    pub attach_dir: PathBuf,
 }
 
 impl AgentSettings {
@@ -525,23 +532,48 @@ impl Agent {
         let prepared = self
             .apply_gates(prepared, &mut results, control, cancel)
             .await?;
+        // Progress and questions come from the running calls through this
+        // channel, and go out in order between their start and end.
+        let (events, mut updates) = mpsc::unbounded_channel::<AgentEvent>();
         let run_one = {
             let tools = self.tools.clone();
             let cwd = self.settings.cwd.clone();
             let env = self.settings.tool_env.clone();
             let sandbox = self.settings.sandbox.clone();
-            move |id: String, name: String, args: Value, cancel: CancellationToken| {
+            let questions = self.settings.questions.clone();
+            let session_id = self.settings.session_id.clone();
+            let events = events.clone();
+            move |id: String,
+                  name: String,
+                  args: Value,
+                  answer: Option<oneshot::Receiver<String>>,
+                  cancel: CancellationToken| {
                 let tools = tools.clone();
                 let cwd = cwd.clone();
                 let env = env.clone();
                 let sandbox = sandbox.clone();
+                let questions = questions.clone();
+                let session_id = session_id.clone();
+                let events = events.clone();
                 async move {
                     match tools.get(&name) {
+                        Some(spec) if spec.is_ask() => {
+                            let asking = super::ask::Asking {
+                                questions: &questions,
+                                answer,
+                                events: &events,
+                                cwd: &cwd,
+                                session_id: session_id.as_deref(),
+                            };
+                            super::ask::run(&id, &args, asking, &cancel).await
+                        }
                         Some(spec) => {
+                            let sink = super::updates::progress_sink(&id, &name, events);
                             let call_env = CallEnv {
                                 cwd: &cwd,
                                 env: &env,
                                 sandbox: sandbox.as_deref(),
+                                progress: Some(&sink),
                             };
                             spec.call(&id, &args, &call_env, &cancel).await
                         }
@@ -554,13 +586,22 @@ impl Agent {
                 }
             }
         };
+        drop(events);
         let mut finished_args: Vec<(usize, String, Value)> = Vec::new();
         if self.settings.sequential {
             for (i, id, name, args) in prepared {
                 let r = if cancel.is_cancelled() {
                     aborted_result(&id)
                 } else {
-                    run_one(id.clone(), name.clone(), args.clone(), cancel.clone()).await
+                    let answer = self.answer_slot(&name, &id, control);
+                    let call = run_one(
+                        id.clone(),
+                        name.clone(),
+                        args.clone(),
+                        answer,
+                        cancel.clone(),
+                    );
+                    self.pump(call, &mut updates).await?
                 };
                 let r = self.escalate(&id, &name, &args, r, control, cancel).await?;
                 let mut r = self.after_hooks(&id, &name, &args, r).await?;
@@ -572,15 +613,33 @@ impl Agent {
             let mut set = tokio::task::JoinSet::new();
             let mut meta = Vec::new();
             for (i, id, name, args) in prepared {
-                let fut = run_one(id.clone(), name.clone(), args.clone(), cancel.clone());
+                let answer = self.answer_slot(&name, &id, control);
+                let fut = run_one(
+                    id.clone(),
+                    name.clone(),
+                    args.clone(),
+                    answer,
+                    cancel.clone(),
+                );
                 set.spawn(async move { (i, fut.await) });
                 meta.push((i, id, name, args));
             }
-            while let Some(joined) = set.join_next().await {
+            loop {
+                let joined = tokio::select! {
+                    biased;
+                    Some(event) = updates.recv() => {
+                        self.emitter.emit(event)?;
+                        continue;
+                    }
+                    joined = set.join_next() => joined,
+                };
+                let Some(joined) = joined else { break };
                 let (i, r) = match joined {
                     Ok(v) => v,
                     Err(e) => return Err(io::Error::other(format!("a tool task failed: {e}"))),
                 };
+                // Whatever the call reported before it ended goes out first.
+                self.flush_updates(&mut updates)?;
                 let mut r = r;
                 if let Some((_, id, name, args)) = meta.iter().find(|(j, ..)| *j == i) {
                     r = self.escalate(id, name, args, r, control, cancel).await?;

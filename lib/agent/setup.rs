@@ -45,6 +45,9 @@ pub struct Env {
     pub interactive: bool,
     /// The CLI agent tools that are installed, which `full` adds.
     pub cli_agents: Vec<String>,
+    /// Whether stdin is a pipe, socket or terminal, where a client may
+    /// answer questions, rather than a file or /dev/null.
+    pub stdin_live: bool,
 }
 
 impl Env {
@@ -58,7 +61,30 @@ impl Env {
             stdout_tty: std::io::stdout().is_terminal(),
             interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
             cli_agents: super::cli_agents::installed(),
+            stdin_live: stdin_live(),
         }
+    }
+}
+
+/// Whether stdin may have someone at its other end: a pipe, a socket or a
+/// terminal, not a regular file or a device such as /dev/null.
+fn stdin_live() -> bool {
+    use std::io::IsTerminal;
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return true;
+    }
+    let Ok(fd) = stdin.as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    match std::fs::File::from(fd).metadata() {
+        Ok(m) => {
+            let t = m.file_type();
+            t.is_fifo() || t.is_socket()
+        }
+        Err(_) => false,
     }
 }
 
@@ -175,6 +201,9 @@ pub struct LoopConfig {
     // Tools in another workspace (issue 22).
     /// Where the ag tools run, and a project identity's workspace set aside.
     pub workspace: super::workspace::Choice,
+    // Questions (issue 31).
+    /// Who answers the model's questions.
+    pub questions: super::ask::Questions,
 }
 
 impl LoopConfig {
@@ -230,10 +259,17 @@ impl LoopConfig {
             _ => None,
         };
         let (tool_set, tools_explicit) = tool_set(args, config, flagged, own, resumed);
-        let tools = expand(
+        let mut tools = expand(
             tool_set.as_deref().unwrap_or(&["full".to_string()]),
             &env.cli_agents,
         );
+        let questions = questions(args, config, env)?;
+        // A question nobody can answer costs a turn and every request the
+        // tool's definition: the default set offers `ask` only when some
+        // answer can come. A list that is named offers it anyway.
+        if !tools_explicit && !questions.answerable() {
+            tools.retain(|t| t != super::ask::NAME);
+        }
         Ok(LoopConfig {
             model,
             reasoning,
@@ -279,8 +315,44 @@ impl LoopConfig {
                 .checkpoint_max_file_size
                 .unwrap_or(crate::checkpoint::DEFAULT_MAX_FILE_BYTES),
             workspace: super::workspace::resolve(args, config, ident),
+            questions,
         })
     }
+}
+
+/// Who answers the model's questions: the program (flag, else config),
+/// then a person (the terminal when prompts are arguments, the client on
+/// stdin when prompts come from a live stdin), then the default.
+fn questions(args: &Args, config: &Config, env: &Env) -> Result<super::ask::Questions, SetupError> {
+    use super::ask::Person;
+    let person = if env.interactive && !args.prompts.is_empty() {
+        Person::Terminal
+    } else if args.prompts.is_empty() && env.stdin_live {
+        Person::Stdin
+    } else {
+        Person::Nobody
+    };
+    let timeout = match (args.ask_timeout, config.ask_timeout) {
+        (Some(d), _) => Some(d),
+        (None, Some(secs)) => Some(
+            Duration::try_from_secs_f64(secs).map_err(|_| SetupError::ConfigAskTimeout(secs))?,
+        ),
+        (None, None) => None,
+    };
+    Ok(super::ask::Questions {
+        person,
+        cmd: args
+            .ask_cmd
+            .clone()
+            .or_else(|| config.ask_cmd.clone())
+            .filter(|c| !c.trim().is_empty()),
+        default: args
+            .ask_default
+            .clone()
+            .or_else(|| config.ask_default.clone()),
+        // 0 is no limit, as for the idle timeout.
+        timeout: timeout.filter(|d| !d.is_zero()),
+    })
 }
 
 /// The tool set as asked for: the flag's, else the flagged identity's, else
@@ -513,16 +585,25 @@ mod tests {
             (r.tools, r.tools_explicit),
             (strings(super::super::toolset::DEFAULT_TOOLS), true)
         );
+        // With nobody to answer a question (Env::default), `ask` is left out.
         let r = resolve(&[], &Config::default(), None);
-        assert_eq!(r.tools, strings(super::super::toolset::DEFAULT_TOOLS));
+        let without_ask: Vec<&str> = super::super::toolset::DEFAULT_TOOLS
+            .iter()
+            .copied()
+            .filter(|t| *t != "ask")
+            .collect();
+        assert_eq!(r.tools, strings(&without_ask));
         assert_eq!(r.tool_set, None, "the default is recorded as such");
         assert!(
             !r.tools_explicit,
             "the default set leaves missing tools out"
         );
-        // `--tools chat` is an explicit set of notify alone.
+        // `--tools chat` is an explicit set: notify and ask.
         let r = resolve(&["--tools", "chat"], &c, None);
-        assert_eq!((r.tools, r.tools_explicit), (strings(&["notify"]), true));
+        assert_eq!(
+            (r.tools, r.tools_explicit),
+            (strings(&["notify", "ask"]), true)
+        );
         // `full` adds the CLI agents that are installed.
         let env = Env {
             cli_agents: strings(&["codex_cli"]),
@@ -755,5 +836,96 @@ mod tests {
         assert!(!on(&[], &tty).interactive);
         assert!(on(&["hello"], &tty).interactive);
         assert!(!on(&["hello"], &Env::default()).interactive);
+    }
+
+    #[test]
+    fn questions_go_to_whoever_can_answer() {
+        use crate::agent::ask::Person;
+        let none = Config::default();
+        let on = |flags: &[&str], env: &Env| {
+            LoopConfig::resolve(&args(flags), &none, None, env, &Resumed::default())
+                .unwrap()
+                .questions
+        };
+        let tty = Env {
+            interactive: true,
+            stdin_live: true,
+            ..Env::default()
+        };
+        let pipe = Env {
+            stdin_live: true,
+            ..Env::default()
+        };
+        assert_eq!(on(&["hi"], &tty).person, Person::Terminal);
+        assert_eq!(on(&[], &tty).person, Person::Stdin);
+        assert_eq!(on(&[], &pipe).person, Person::Stdin);
+        // A file or /dev/null on stdin, or prompts as arguments without a
+        // terminal: nobody.
+        assert_eq!(on(&[], &Env::default()).person, Person::Nobody);
+        assert_eq!(on(&["hi"], &pipe).person, Person::Nobody);
+        let config = Config {
+            ask_cmd: Some("judge".into()),
+            ask_default: Some("yes".into()),
+            ask_timeout: Some(30.0),
+            ..Config::default()
+        };
+        let q = LoopConfig::resolve(
+            &args(&["--ask-default", "no"]),
+            &config,
+            None,
+            &pipe,
+            &Resumed::default(),
+        )
+        .unwrap()
+        .questions;
+        assert_eq!(q.cmd.as_deref(), Some("judge"));
+        assert_eq!(q.default.as_deref(), Some("no"));
+        assert_eq!(q.timeout, Some(Duration::from_secs(30)));
+        let q = LoopConfig::resolve(
+            &args(&["--ask-timeout", "0"]),
+            &config,
+            None,
+            &pipe,
+            &Resumed::default(),
+        )
+        .unwrap()
+        .questions;
+        assert_eq!(q.timeout, None);
+        let bad = Config {
+            ask_timeout: Some(-1.0),
+            ..Config::default()
+        };
+        assert!(LoopConfig::resolve(&args(&[]), &bad, None, &pipe, &Resumed::default()).is_err());
+    }
+
+    #[test]
+    fn the_default_tools_offer_ask_only_when_an_answer_can_come() {
+        let none = Config::default();
+        let tools = |flags: &[&str], env: &Env| {
+            LoopConfig::resolve(&args(flags), &none, None, env, &Resumed::default())
+                .unwrap()
+                .tools
+        };
+        let pipe = Env {
+            stdin_live: true,
+            ..Env::default()
+        };
+        let has_ask = |t: Vec<String>| t.iter().any(|n| n == "ask");
+        assert!(has_ask(tools(&[], &pipe)));
+        assert!(!has_ask(tools(&["go"], &Env::default())));
+        assert!(has_ask(tools(
+            &["--ask-default", "yes", "go"],
+            &Env::default()
+        )));
+        assert!(has_ask(tools(
+            &["--ask-cmd", "judge", "go"],
+            &Env::default()
+        )));
+        // Named, it is offered anyway.
+        assert!(has_ask(tools(
+            &["--tools", "read,ask", "go"],
+            &Env::default()
+        )));
+        assert!(has_ask(tools(&["--tools", "full", "go"], &Env::default())));
     }
 }

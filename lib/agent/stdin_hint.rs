@@ -1,6 +1,7 @@
 //! What a JSON line on ag-loop's stdin that is no command was most likely
 //! meant as, written as the command that does it, with the caller's own
-//! values: seed 003's worker messages (`WORKER_TASK`, `WORKER_STEER`), pi's
+//! values: seed 003's worker messages (`WORKER_TASK`, `WORKER_STEER`,
+//! `WORKER_ANSWER`), pi's
 //! RPC names (`abort`, `set_thinking_level`, `message` for the text), a
 //! bare message object, a field under another name.
 
@@ -43,6 +44,15 @@ pub fn corrected(line: &Value) -> Option<Value> {
             matches!(level, "off" | "low" | "medium" | "high")
                 .then(|| json!({"type": "set_reasoning", "level": level}))
         }
+        Some("worker_answer" | "answer") => {
+            let id = ["toolCallId", "tool_call_id", "id"]
+                .iter()
+                .find_map(|k| obj.get(*k).and_then(Value::as_str))?;
+            let answer = ["answer", "content", "text"]
+                .iter()
+                .find_map(|k| obj.get(*k).and_then(Value::as_str))?;
+            Some(json!({"type": "answer", "tool_call_id": id, "answer": answer}))
+        }
         Some("set_model" | "model" | "switch_model") => {
             let id = ["model", "modelId", "model_id", "id"]
                 .iter()
@@ -64,7 +74,7 @@ pub fn message(n: usize, line: &str, error: &serde_json::Error) -> String {
     match fix {
         Some(fix) => format!("stdin line {n}: not a command ({error}), skipped; write it as {fix}"),
         None => format!(
-            "stdin line {n}: not a command ({error}), skipped; expected {{\"type\":\"prompt\",\"content\":...}} (or seed 002's {{\"type\":\"message\",...}}), steer, interrupt, approval, compact, set_model or set_reasoning, or a plain text line"
+            "stdin line {n}: not a command ({error}), skipped; expected {{\"type\":\"prompt\",\"content\":...}} (or seed 002's {{\"type\":\"message\",...}}), steer, interrupt, approval, answer, compact, set_model or set_reasoning, or a plain text line"
         ),
     }
 }
@@ -110,6 +120,10 @@ mod tests {
             Some(r#"{"type":"set_model","model":"anthropic/claude-sonnet-4-5"}"#)
         );
         // Nothing clear to offer.
+        assert_eq!(
+            fix(r#"{"type":"WORKER_ANSWER","toolCallId":"call_3","answer":"yes"}"#).as_deref(),
+            Some(r#"{"type":"answer","tool_call_id":"call_3","answer":"yes"}"#)
+        );
         assert_eq!(fix(r#"{"type":"WORKER_HEARTBEAT"}"#), None);
         assert_eq!(fix(r#"{"type":"set_reasoning","level":"hard"}"#), None);
         assert_eq!(fix(r#"{"type":"steer"}"#), None);

@@ -14,14 +14,16 @@ use super::error::SetupError;
 use crate::mcp::client::{ConnectOptions, McpClient, SERVER_GONE};
 use crate::protocol::{ToolDefinition, ToolResult};
 use crate::tool_protocol::ArgsCheck;
-use crate::tool_protocol::exec::{self, CallOptions, ToolProgram};
+use crate::tool_protocol::exec::{self, CallOptions, ProgressSink, ToolProgram};
 use crate::tool_protocol::hashes;
 
-/// The core tools (files, shell, git, search, the task list) and `notify`:
-/// seed 003's `minimal`, by tool name (binary `ag-<name>`).
+/// The core tools (files, shell, git, search, the task list), `notify`
+/// and `ask`: seed 003's `minimal`, by tool name (binary `ag-<name>`;
+/// `ask` is ag-loop's own, see [`super::ask`]; the default set offers it
+/// only when someone can answer).
 pub const DEFAULT_TOOLS: &[&str] = &[
     "read", "write", "edit", "patch", "delete", "bash", "grep", "find", "ls", "todo", "git",
-    "notify",
+    "notify", "ask",
 ];
 
 /// The sets a tool list may name (seed 003's `full`, `minimal` and `chat`,
@@ -30,11 +32,11 @@ pub const SETS: &[(&str, &str)] = &[
     ("full", "minimal and the installed CLI agents; the default"),
     (
         "minimal",
-        "read, write, edit, patch, delete, bash, grep, find, ls, todo, git, notify",
+        "read, write, edit, patch, delete, bash, grep, find, ls, todo, git, notify, ask",
     ),
     ("basic", "read, write, edit, bash: seed 002's four"),
     ("readonly", "read, grep, find, ls"),
-    ("chat", "notify only: the model talks"),
+    ("chat", "notify and ask: the model talks"),
 ];
 
 /// The tools of a named set; `full` adds `cli_agents`, the CLI agent tools
@@ -49,7 +51,7 @@ pub fn named_set(name: &str, cli_agents: &[String]) -> Option<Vec<String>> {
         "minimal" => DEFAULT_TOOLS,
         "basic" => &["read", "write", "edit", "bash"],
         "readonly" => &["read", "grep", "find", "ls"],
-        "chat" => &["notify"],
+        "chat" => &["notify", "ask"],
         _ => return None,
     };
     Some(names.iter().map(|s| s.to_string()).collect())
@@ -109,7 +111,7 @@ pub fn expand(list: &[String], cli_agents: &[String]) -> Vec<String> {
 pub const MAX_OUTPUT_CHARS: usize = 60_000;
 
 /// Why an interrupted call stopped, for the model.
-const INTERRUPTED: &str = "the user interrupted this tool call before it finished";
+pub(super) const INTERRUPTED: &str = "the user interrupted this tool call before it finished";
 
 /// One tool: how it runs and what it takes.
 pub struct ToolSpec {
@@ -138,6 +140,9 @@ enum Runs {
     /// A `--tool` command that stays here while the ag tools run in a
     /// workspace: the local directory it runs in.
     Here(ToolProgram, std::path::PathBuf),
+    // Questions (issue 31).
+    /// ag-loop's own `ask`, answered by the loop itself.
+    Ask,
 }
 
 /// The tools of a run, in the order they are offered.
@@ -160,7 +165,8 @@ impl ToolSet {
     ) -> Result<ToolSet, SetupError> {
         let mut wanted: Vec<ToolProgram> = Vec::new();
         let mut agents: Vec<ToolProgram> = Vec::new();
-        for name in names {
+        let ask = names.iter().any(|n| n == super::ask::NAME);
+        for name in names.iter().filter(|n| *n != super::ask::NAME) {
             if let Some(p) = super::cli_agents::program(name) {
                 agents.push(p);
                 continue;
@@ -183,6 +189,13 @@ impl ToolSet {
         let answers = exec::load_schemas(wanted, Some(cwd)).await;
         for (i, (program, answer)) in answers.into_iter().enumerate() {
             let definition = answer?;
+            if ask && definition.name == super::ask::NAME {
+                return Err(SetupError::ToolClash {
+                    name: definition.name,
+                    first: "ag-loop's own `ask`".into(),
+                    second: program.label().to_string(),
+                });
+            }
             if let Some((other, ..)) = loaded.iter().find(|(_, d, _)| d.name == definition.name) {
                 return Err(SetupError::ToolClash {
                     name: definition.name,
@@ -192,7 +205,7 @@ impl ToolSet {
             }
             loaded.push((program, definition, i < own));
         }
-        let tools = loaded
+        let mut tools: Vec<ToolSpec> = loaded
             .into_iter()
             .map(|(program, mut definition, own)| {
                 // The check keeps the whole schema: the tool still takes
@@ -209,6 +222,19 @@ impl ToolSet {
                 }
             })
             .collect();
+        if ask {
+            let definition = super::ask::definition();
+            tools.insert(
+                own.min(tools.len()),
+                ToolSpec {
+                    check: ArgsCheck::new(definition.parameters.clone()),
+                    definition,
+                    runs: Runs::Ask,
+                    loop_hash: false,
+                    ag_binary: None,
+                },
+            );
+        }
         Ok(ToolSet { tools })
     }
 
@@ -334,6 +360,9 @@ pub struct CallEnv<'a> {
     pub env: &'a [(String, String)],
     /// The sandbox that confines the call, if any.
     pub sandbox: Option<&'a super::sandbox::LoopSandbox>,
+    // Progress (issue 31).
+    /// Where the call's progress lines go, if anywhere.
+    pub progress: Option<&'a ProgressSink>,
 }
 
 impl ToolSpec {
@@ -347,6 +376,11 @@ impl ToolSpec {
             hashes::drop_guessed_hash(map);
         }
         self.check.prepare(&self.definition.name, arguments)
+    }
+
+    /// True for ag-loop's own `ask`, which the loop answers itself.
+    pub fn is_ask(&self) -> bool {
+        matches!(self.runs, Runs::Ask)
     }
 
     /// True for a tool of an MCP server, whose calls run inside the
@@ -392,6 +426,7 @@ impl ToolSpec {
                     env: env.env,
                     aborted: INTERRUPTED,
                     sandbox: prepared.as_deref(),
+                    progress: env.progress,
                 };
                 let name = &self.definition.name;
                 program.call(name, id, arguments, &options, cancel).await
@@ -406,6 +441,8 @@ impl ToolSpec {
                 };
                 workspace.call(call, arguments, cancel).await
             }
+            // The loop answers these before they would get here.
+            Runs::Ask => error_result_here(id),
         }
     }
 }
@@ -463,6 +500,16 @@ fn sanitize(name: &str) -> String {
     }
 }
 
+/// What an `ask` call gets should it ever be run like a program: the loop
+/// answers them itself (see `runner.rs`).
+fn error_result_here(id: &str) -> ToolResult {
+    exec::error_result(
+        id,
+        "ask.unavailable",
+        "`ask` can only be answered by ag-loop itself; decide yourself and go on".into(),
+    )
+}
+
 /// The result of a call that an interrupt stopped.
 pub fn aborted_result(id: &str) -> ToolResult {
     exec::aborted_result(id, INTERRUPTED)
@@ -492,7 +539,10 @@ mod tests {
     #[test]
     fn sets_and_other_agents_names_expand_to_ag_tools() {
         let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(expand(&strings(&["chat"]), &[]), strings(&["notify"]));
+        assert_eq!(
+            expand(&strings(&["chat"]), &[]),
+            strings(&["notify", "ask"])
+        );
         assert_eq!(expand(&strings(&["minimal"]), &[]), strings(DEFAULT_TOOLS));
         let agents = strings(&["codex_cli"]);
         let full = expand(&strings(&["full"]), &agents);

@@ -6,4 +6,4 @@ mod exit;
 mod output;
 
 pub use exit::ExitStatus;
-pub use output::{Stdout, error_line, note, print_json, warn};
+pub use output::{Stdout, error_line, note, print_json, stderr_line, warn};

@@ -52,6 +52,14 @@ pub fn warn(bin: &str, message: &str) {
     let _ = writeln!(io::stderr().lock(), "{bin}: warning: {message}");
 }
 
+/// Writes one whole line to stderr in a single write, so that a reader
+/// never sees it torn by another writer's text (tools' progress lines).
+pub fn stderr_line(line: &[u8]) -> io::Result<()> {
+    let mut err = io::stderr().lock();
+    err.write_all(line)?;
+    err.flush()
+}
+
 /// Prints `bin: note: message` on stderr: something the user should know
 /// about the output, kept apart from it.
 pub fn note(bin: &str, message: &str) {

@@ -33,7 +33,9 @@ use self::assemble::Builder;
 use self::parse::{Decoder, conclude};
 use self::providers::stream::Names;
 use self::providers::{HttpRequest, Target};
-use crate::protocol::{AssistantMessage, LlmEvent, LlmRequest, StopReason};
+use crate::protocol::{
+    AssistantMessage, ContentBlock, LlmEvent, LlmRequest, Message, StopReason, UserContent,
+};
 
 /// How to reach providers, beyond the model table.
 #[derive(Debug, Clone, Default)]
@@ -338,6 +340,25 @@ impl Llm {
                 );
             }
         };
+        // Refused here with what to do, rather than by the provider with a
+        // 400 that says little.
+        if !info.images && carries_images(req) {
+            let f = Failure::new(
+                FailureKind::BadRequest,
+                format!(
+                    "`{}` does not take images (the model table or models.json says `images: false`), and this request carries one; use a model that reads images, or leave the image out",
+                    info.full_id()
+                ),
+            );
+            return self.fail(
+                sink,
+                &req.model,
+                Some(&info),
+                AssistantMessage::default(),
+                &f,
+                None,
+            );
+        }
         let base_url = req
             .base_url
             .as_deref()
@@ -847,6 +868,23 @@ fn silent(provider: &str, url: &str, idle: Option<Duration>, when: &str) -> Fail
             "the {provider} server went silent {when}: nothing arrived from `{url}` for {secs} (the idle timeout)\nhint: a server still processing a long prompt may need longer: raise `--idle-timeout`, `idle_timeout` in config.toml, or the provider's `idle_timeout` in models.json (0 turns it off)"
         ),
     )
+}
+
+/// Whether a request has an image anywhere in its messages.
+fn carries_images(req: &LlmRequest) -> bool {
+    req.messages.iter().any(|m| match m {
+        Message::User {
+            content: UserContent::Blocks(blocks),
+            ..
+        } => blocks
+            .iter()
+            .any(|b| matches!(b, ContentBlock::Image { .. })),
+        Message::ToolResult(r) => r
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::Image { .. })),
+        _ => false,
+    })
 }
 
 #[cfg(test)]

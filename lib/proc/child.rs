@@ -195,6 +195,10 @@ struct Engine {
     hold: bool,
     captures: Vec<Capture>,
     lines: Option<Splitter>,
+    /// [`Command::on_output`].
+    on_output: Option<super::OutputWatch>,
+    /// [`Command::stderr_lines`].
+    stderr_lines: Option<Splitter>,
     cancel: CancellationToken,
     status: Option<Status>,
     /// Cleared once the group is known to be ended.
@@ -267,6 +271,8 @@ impl Engine {
             hold: false,
             captures,
             lines,
+            on_output: cmd.on_output.take(),
+            stderr_lines: cmd.stderr_lines.take(),
             cancel,
             status: None,
             armed: true,
@@ -370,6 +376,9 @@ impl Engine {
         if let Some(l) = self.lines.as_mut() {
             l.finish();
         }
+        if let Some(l) = self.stderr_lines.as_mut() {
+            l.finish();
+        }
         self.feed = None;
         self.held = None;
         let status = match self.status {
@@ -400,6 +409,9 @@ impl Engine {
     }
 
     fn take_stdout(&mut self, bytes: &[u8]) {
+        if let Some(f) = self.on_output.as_mut() {
+            f(bytes);
+        }
         match self.lines.as_mut() {
             Some(l) => l.push(bytes),
             None => {
@@ -411,6 +423,9 @@ impl Engine {
     }
 
     fn take_stderr(&mut self, bytes: &[u8]) {
+        if let Some(l) = self.stderr_lines.as_mut() {
+            l.push(bytes);
+        }
         if let Some(c) = self.captures.get_mut(1) {
             c.push(bytes);
         }
@@ -497,6 +512,46 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         panic!("group {pgid} survived");
+    }
+
+    #[test]
+    fn stderr_lines_come_as_written_and_stderr_is_still_captured() {
+        // The child waits until its first line was taken: the lines come
+        // while it runs, not only at its end.
+        let dir = tempfile::tempdir().unwrap();
+        let flag = dir.path().join("seen");
+        let script = format!(
+            "echo first >&2; while [ ! -e '{}' ]; do sleep 0.01; done; printf 'second' >&2; echo out",
+            flag.display()
+        );
+        let (cmd, mut lines) = sh(&script)
+            .timeout(Duration::from_secs(60))
+            .stderr_lines(100, 1000);
+        let out = rt().block_on(async {
+            let run = tokio::spawn(cmd.collect(&CancellationToken::new()));
+            assert_eq!(lines.next().await, Some(ok("first")));
+            std::fs::write(&flag, "").unwrap();
+            let out = run.await.unwrap().unwrap();
+            // The last line had no newline; then the lines end.
+            assert_eq!(lines.next().await, Some(ok("second")));
+            assert_eq!(lines.next().await, None);
+            out
+        });
+        assert!(out.stopped.is_none(), "{out:?}");
+        assert_eq!(text(&out.stderr), "first\nsecond");
+        assert_eq!(text(&out.stdout), "out\n");
+    }
+
+    #[test]
+    fn on_output_sees_stdout_as_it_is_read() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let into = seen.clone();
+        let out = collect(
+            sh("echo one; echo err >&2; echo two")
+                .on_output(move |b| into.lock().unwrap().extend_from_slice(b)),
+        );
+        assert_eq!(seen.lock().unwrap().as_slice(), b"one\ntwo\n");
+        assert_eq!(text(&out.stdout), "one\ntwo\n");
     }
 
     #[test]

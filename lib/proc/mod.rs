@@ -78,6 +78,9 @@ pub use tree::{foreign_group_alive, process_alive, session_of, signal_group, sig
 /// otherwise ([`Command::grace`]); also the watchdog's.
 pub const GRACE: Duration = Duration::from_secs(2);
 
+/// What [`Command::on_output`] calls with each piece of output.
+pub type OutputWatch = Box<dyn FnMut(&[u8]) + Send>;
+
 /// What the child reads on stdin.
 #[derive(Debug, Clone, Default)]
 pub enum Input {
@@ -133,6 +136,9 @@ pub struct Command {
     kill_leftovers: bool,
     cancel: Option<Cancel>,
     on_spawn: Option<Box<dyn FnOnce(u32) + Send>>,
+    // Progress (issue 31): output watched as it comes.
+    on_output: Option<OutputWatch>,
+    stderr_lines: Option<lines::Splitter>,
     // The sandbox (lib/sandbox): the child starts confined.
     #[cfg(target_os = "linux")]
     confinement: Option<Arc<Confinement>>,
@@ -158,6 +164,8 @@ impl Command {
             kill_leftovers: true,
             cancel: None,
             on_spawn: None,
+            on_output: None,
+            stderr_lines: None,
             #[cfg(target_os = "linux")]
             confinement: None,
         }
@@ -264,6 +272,32 @@ impl Command {
     pub fn on_spawn(mut self, f: impl FnOnce(u32) + Send + 'static) -> Command {
         self.on_spawn = Some(Box::new(f));
         self
+    }
+
+    // Progress (issue 31).
+    /// Called with each piece of stdout (of both streams with
+    /// [`Output::Merged`]) as it is read, before it is captured: to watch a
+    /// command's output while it runs (ag-bash's progress lines). It runs
+    /// on the loop that drains the pipes, so it must not block.
+    pub fn on_output(mut self, f: impl FnMut(&[u8]) + Send + 'static) -> Command {
+        self.on_output = Some(Box::new(f));
+        self
+    }
+
+    /// With [`Command::collect`]: stderr is captured as usual, and also
+    /// handed over line by line as it comes (lines longer than `max_line`
+    /// bytes are skipped, and nothing more comes past `max_total` bytes):
+    /// for tools' progress lines. The lines end with the run.
+    pub fn stderr_lines(mut self, max_line: usize, max_total: u64) -> (Command, Lines) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let queued = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let limits = LineLimits {
+            max_line,
+            max_total: Some(max_total),
+            stderr: CaptureLimit::new(0),
+        };
+        self.stderr_lines = Some(lines::Splitter::new(&limits, tx, queued.clone()));
+        (self, Lines { rx, queued })
     }
 
     /// Confines the child (and all it starts) by this Landlock ruleset and

@@ -436,7 +436,7 @@ pub(super) fn run(mut cmd: Command) -> Result<Outcome, Error> {
             match kind {
                 Slot::Stream(i) => {
                     let stream = &mut streams[i];
-                    read_some(stream, &mut captures, &mut buf);
+                    read_some(stream, &mut captures, &mut buf, &mut cmd.on_output);
                 }
                 Slot::Feeder => {
                     if let Some(f) = feeder.as_mut()
@@ -486,8 +486,14 @@ enum Slot {
     Other,
 }
 
-/// Reads what is there; closes the stream at end of output.
-fn read_some(stream: &mut Stream, captures: &mut [Capture], buf: &mut [u8]) {
+/// Reads what is there; closes the stream at end of output. Stdout's
+/// pieces (the merged stream's) go to `watch` too.
+fn read_some(
+    stream: &mut Stream,
+    captures: &mut [Capture],
+    buf: &mut [u8],
+    watch: &mut Option<super::OutputWatch>,
+) {
     let Some(file) = stream.file.as_mut() else {
         return;
     };
@@ -497,7 +503,14 @@ fn read_some(stream: &mut Stream, captures: &mut [Capture], buf: &mut [u8]) {
                 stream.file = None;
                 return;
             }
-            Ok(n) => captures[stream.capture].push(&buf[..n]),
+            Ok(n) => {
+                if stream.capture == 0
+                    && let Some(f) = watch.as_mut()
+                {
+                    f(&buf[..n]);
+                }
+                captures[stream.capture].push(&buf[..n]);
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
             Err(_) => {
@@ -550,6 +563,18 @@ mod tests {
 
     fn text(c: &super::super::Captured) -> String {
         String::from_utf8_lossy(&c.head).into_owned()
+    }
+
+    #[test]
+    fn on_output_sees_the_merged_stream_in_order() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let into = seen.clone();
+        let out = sh("echo a; echo b >&2; echo c")
+            .on_output(move |b| into.lock().unwrap().extend_from_slice(b))
+            .run()
+            .unwrap();
+        assert_eq!(seen.lock().unwrap().as_slice(), b"a\nb\nc\n");
+        assert_eq!(text(&out.stdout), "a\nb\nc\n");
     }
 
     #[test]

@@ -16,8 +16,15 @@ pub enum AgentCommand {
     /// `@NAME ` runs as the agent identity NAME. An empty one (no text but
     /// whitespace, no image) is skipped with an `error` event.
     Prompt {
-        /// Text, or text and image blocks.
+        /// Text, or text and image blocks. A word `@PATH` naming an
+        /// existing file attaches that file, as `attachments` does.
         content: UserContent,
+        /// Files to attach, as `ag-loop --attach` does: an image becomes an
+        /// image block, a PDF its text with page markers, any other file a
+        /// text block with its name. Relative paths are taken from ag-loop's
+        /// working directory.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<String>,
     },
     /// Seed 002's name for `prompt`, taken the same way.
     Message {
@@ -59,6 +66,14 @@ pub enum AgentCommand {
     SetReasoning {
         /// `off`, `low`, `medium` or `high`.
         level: Reasoning,
+    },
+    /// The answer to a `question` the model asked with the `ask` tool.
+    Answer {
+        /// The `ask` call the question came from.
+        tool_call_id: String,
+        /// The answer: one of the question's options (or its number,
+        /// counting from 1), or any text.
+        answer: String,
     },
 }
 
@@ -116,6 +131,22 @@ pub enum AgentEvent {
         /// The arguments.
         arguments: Value,
     },
+    /// A running tool call's progress (ag-bash: the lines of a long
+    /// command as they come), as the tool reported it on its stderr (see
+    /// `ToolProgress`). Throttled by the tool; only for display: the model
+    /// reads the result alone.
+    ToolExecutionUpdate {
+        /// The call's identifier.
+        tool_call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// What is new since the last update: for ag-bash, the lines the
+        /// command printed since then (the last of them is the latest).
+        output: String,
+        /// The tool's details of the update, if any.
+        #[serde(default, skip_serializing_if = "Value::is_null")]
+        details: Value,
+    },
     /// A tool call ended.
     ToolExecutionEnd {
         /// The call's identifier.
@@ -170,6 +201,19 @@ pub enum AgentEvent {
         /// session (a tool, or the command prefixes of a bash call).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         always: Option<String>,
+    },
+    /// The model asks the person something (the `ask` tool) and the run
+    /// waits for an `answer` command on stdin (or a typed line). Emitted
+    /// only when someone can answer: a run nobody attends answers through
+    /// `--ask-cmd`, `--ask-default` or by telling the model to decide.
+    Question {
+        /// The `ask` call; the `answer` command names it.
+        tool_call_id: String,
+        /// The question.
+        question: String,
+        /// The choices offered, if any; an answer may still be any text.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        options: Vec<String>,
     },
     /// The conversation was shortened to fit the model's context window:
     /// from here on it is `summary` followed by the last `kept` messages.

@@ -97,6 +97,31 @@ pub struct ToolResult {
     pub images: Vec<ImageData>,
 }
 
+/// The environment variable that asks a tool for progress lines: set (to
+/// `1`) by ag-loop for every call it runs. Without it a tool writes none.
+pub const PROGRESS_ENV: &str = "AG_PROGRESS";
+
+/// A line a tool may write to its stderr while a call runs, when
+/// [`PROGRESS_ENV`] is set: one JSON object on a line of its own, before
+/// the call's result. stdout keeps only results, so a tool's output stays
+/// the same for every other caller; any other stderr line is a log line, as
+/// before. ag-loop turns each into a `tool_execution_update` event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolProgress {
+    /// Progress of the running call.
+    Progress {
+        /// The `id` of the call it belongs to, when the call had one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// What is new since the last progress line (text for a person).
+        output: String,
+        /// Structured data about it, if any.
+        #[serde(default, skip_serializing_if = "Value::is_null")]
+        details: Value,
+    },
+}
+
 /// An image as base64 data with its media type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ImageData {

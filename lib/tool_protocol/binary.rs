@@ -44,6 +44,10 @@ one result per line: {{\"id\", \"output\", \"details\", \"is_error\"}}. A line t
 or longer than 64 MiB (call.too_long, counted without being held in memory) gets an error result that \
 keeps the call's id whenever the line's top level can be read, and the next line is read as usual.
 
+With AG_PROGRESS=1 in the environment, a tool that has something to report while a call runs \
+writes progress lines to stderr before the result, {{\"type\":\"progress\",\"id\":\"1\",\"output\":\"...\"}} \
+(schemas/tool-progress.json); stdout keeps one result per call either way.
+
 With tool arguments, runs one call: the results go to stdout and nothing else; notes about them \
 (what was cut short, skipped or not found, and how to see more) go to stderr as `{bin}: note: ...`, \
 errors as `{bin}: error: ...`. With --json the result object goes to stdout, its output holding the \

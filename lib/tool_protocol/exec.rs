@@ -13,7 +13,12 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::proc::{self, AnswerError, CaptureLimit, Input, Outcome, Output, Status, Stop};
-use crate::protocol::{ToolDefinition, ToolResult};
+use crate::protocol::{PROGRESS_ENV, ToolDefinition, ToolProgress, ToolResult};
+
+use super::progress;
+
+/// Where a call's progress lines go (see [`progress`]).
+pub type ProgressSink = dyn Fn(ToolProgress) + Send + Sync;
 
 /// Bytes of a tool's stdout read before the rest is dropped: the result
 /// line is one JSON object, and a bigger one is cut off (and then fails to
@@ -80,7 +85,7 @@ pub struct ToolProgram {
 }
 
 /// Where and how a call runs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct CallOptions<'a> {
     /// The working directory; `None` keeps the caller's.
     pub cwd: Option<&'a Path>,
@@ -91,6 +96,10 @@ pub struct CallOptions<'a> {
     pub aborted: &'a str,
     /// The sandbox that confines the call (ag-loop's `--sandbox`).
     pub sandbox: Option<&'a crate::sandbox::Prepared>,
+    // Progress (issue 31).
+    /// Asks the tool for progress lines ([`PROGRESS_ENV`]) and hands each
+    /// to this as it comes, before the call's result.
+    pub progress: Option<&'a ProgressSink>,
 }
 
 impl Default for CallOptions<'_> {
@@ -100,6 +109,7 @@ impl Default for CallOptions<'_> {
             env: &[],
             aborted: CANCELLED,
             sandbox: None,
+            progress: None,
         }
     }
 }
@@ -215,7 +225,11 @@ impl ToolProgram {
         if let Some(sandbox) = options.sandbox {
             cmd = cmd.sandbox(sandbox);
         }
-        match cmd.collect(cancel).await {
+        let outcome = match options.progress {
+            None => cmd.collect(cancel).await,
+            Some(sink) => collect_with_progress(cmd.env(PROGRESS_ENV, "1"), sink, cancel).await,
+        };
+        match outcome {
             Err(e @ proc::Error::Spawn { .. }) => error_result(
                 id,
                 SPAWN,
@@ -228,6 +242,35 @@ impl ToolProgram {
             Ok(out) => parse_result(id, name, &out),
         }
     }
+}
+
+/// Runs the call, handing the progress lines of its stderr to `sink` as
+/// they come; every line read before the tool ended is handed over before
+/// this returns, so no progress follows the result.
+async fn collect_with_progress(
+    cmd: proc::Command,
+    sink: &ProgressSink,
+    cancel: &CancellationToken,
+) -> Result<Outcome, proc::Error> {
+    let (cmd, mut lines) = cmd.stderr_lines(progress::MAX_LINE_BYTES, progress::MAX_TOTAL_BYTES);
+    let take = |line: proc::Line| {
+        if let Some(p) = line.ok().as_deref().and_then(progress::parse) {
+            sink(p);
+        }
+    };
+    let run = cmd.collect(cancel);
+    tokio::pin!(run);
+    let out = loop {
+        tokio::select! {
+            biased;
+            Some(line) = lines.next() => take(line),
+            out = &mut run => break out,
+        }
+    };
+    while let Some(line) = lines.next().await {
+        take(line);
+    }
+    out
 }
 
 /// The tool's answer (see [`proc::answer`]), a result whose id is replaced
@@ -249,7 +292,7 @@ fn parse_result(id: &str, name: &str, out: &Outcome) -> ToolResult {
             format!(
                 "tool `{name}` ended ({}) without a result{}",
                 out.status,
-                match out.stderr.lossy().trim() {
+                match progress::without_progress(&out.stderr.lossy()).trim() {
                     "" => String::new(),
                     t => format!(": {t}"),
                 }
@@ -480,6 +523,43 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert!(!alive(), "the background sleep survived");
+    }
+
+    #[test]
+    fn progress_lines_reach_the_sink_before_the_result_and_log_lines_do_not() {
+        // Progress only when asked for; a log line between them is no
+        // progress, and a crash message leaves the progress lines out.
+        let body = r#"[ -n "$AG_PROGRESS" ] && { echo '{"type":"progress","output":"one"}' >&2; echo 'just a log line' >&2; printf '{"type":"progress","output":"two","details":{"n":2}}' >&2; }; echo '{"output":"done","details":{},"is_error":false}'"#;
+        let tool = ToolProgram::new("sh", vec!["-c".into(), script(body)], "t");
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let into = seen.clone();
+        let sink = move |p: ToolProgress| into.lock().unwrap().push(p);
+        let options = CallOptions {
+            progress: Some(&sink),
+            ..CallOptions::default()
+        };
+        let r = call(&tool, &options);
+        assert_eq!(r.output, "done", "{r:?}");
+        let got: Vec<String> = seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|ToolProgress::Progress { output, .. }| output.clone())
+            .collect();
+        // The last line had no newline: it still counts.
+        assert_eq!(got, ["one", "two"]);
+        seen.lock().unwrap().clear();
+        let r = call(&tool, &CallOptions::default());
+        assert_eq!(r.output, "done");
+        assert!(seen.lock().unwrap().is_empty());
+
+        let body =
+            r#"echo '{"type":"progress","output":"halfway"}' >&2; echo 'real trouble' >&2; exit 3"#;
+        let tool = ToolProgram::new("sh", vec!["-c".into(), script(body)], "t");
+        let r = call(&tool, &options);
+        assert_eq!(r.error_code.as_deref(), Some(CRASHED), "{r:?}");
+        assert!(r.output.contains("real trouble"), "{}", r.output);
+        assert!(!r.output.contains("halfway"), "{}", r.output);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod hashes;
 pub mod lenient;
 mod output;
 mod paths;
+pub mod progress;
 pub mod serve;
 
 pub use args_check::ArgsCheck;

@@ -54,7 +54,9 @@ pub fn answer_line_with<T: Tool>(
             .entry(key.clone())
             .or_insert_with(|| value.clone());
     }
+    super::progress::set_call_id(call.id.clone());
     let outcome = parse_arguments::<T>(call.arguments).and_then(|args| T::run(ctx, args));
+    super::progress::set_call_id(None);
     to_result(call.id, outcome)
 }
 

@@ -96,6 +96,8 @@ pub struct App {
     /// The model asked for on the command line or by `/model`, for a new
     /// session (`/clear`); a resumed one keeps its own.
     pub model: Option<String>,
+    /// Files `/attach` named, sent with the next prompt.
+    pub attachments: Vec<String>,
 }
 
 impl App {
@@ -110,6 +112,7 @@ impl App {
             child: Child::Running,
             session: None,
             model: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -127,7 +130,7 @@ impl App {
         let mut effects = Vec::new();
         if was_working && !self.state.working && !self.queue.is_empty() {
             let next = self.queue.remove(0);
-            effects.push(prompt(next));
+            effects.push(self.prompt(next));
         }
         effects
     }
@@ -174,6 +177,9 @@ impl App {
                 approved,
                 always,
             })];
+        }
+        if let Some(effects) = self.question_key(key.code, ctrl || alt || shift) {
+            return effects;
         }
         match key.code {
             KeyCode::Enter if alt || shift => self.editor.insert('\n'),
@@ -283,7 +289,7 @@ impl App {
             self.editor.take()
         };
         if !self.state.working {
-            return vec![prompt(text)];
+            return vec![self.prompt(text)];
         }
         self.state
             .notice(NoticeKind::Info, format!("steer: {}", first_line(&text)));
@@ -313,7 +319,15 @@ impl App {
             return Vec::new();
         }
         // Sent now; the conversation shows it when ag-loop takes it.
-        vec![prompt(text)]
+        vec![self.prompt(text)]
+    }
+
+    /// A prompt to send, with the files waiting to be attached.
+    fn prompt(&mut self, text: String) -> Effect {
+        Effect::Send(AgentCommand::Prompt {
+            content: UserContent::Text(text),
+            attachments: std::mem::take(&mut self.attachments),
+        })
     }
 
     /// Whether ag-loop runs to take a command; says so when it does not.
@@ -423,6 +437,8 @@ impl App {
             }
             // Queued by ag-loop behind a running prompt, like a prompt.
             Slash::Compact => return vec![Effect::Send(AgentCommand::Compact)],
+            Slash::Attach(path) => return self.attach(path),
+            Slash::Detach => return self.detach(),
             Slash::Fork => {
                 let Some(id) = need_session(self) else {
                     return Vec::new();
@@ -541,12 +557,6 @@ impl App {
     }
 }
 
-fn prompt(text: String) -> Effect {
-    Effect::Send(AgentCommand::Prompt {
-        content: UserContent::Text(text),
-    })
-}
-
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
@@ -578,6 +588,7 @@ mod tests {
         match e {
             Effect::Send(AgentCommand::Prompt {
                 content: UserContent::Text(t),
+                ..
             }) => Some(t),
             _ => None,
         }

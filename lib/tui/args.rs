@@ -39,6 +39,12 @@ run ag-session on this machine, so with --loop-cmd on another machine they see t
 pub struct Args {
     /// A first prompt, sent as soon as ag-loop runs.
     pub prompt: Option<String>,
+    /// Attach FILE to the first prompt (repeatable; with a PROMPT): an image,
+    /// a PDF (its text) or a text file, read by ag-loop as `ag-loop --attach`
+    /// reads it. Later, /attach FILE attaches to the next prompt, and a word
+    /// @PATH naming a file in any prompt attaches it.
+    #[arg(long = "attach", value_name = "FILE", requires = "prompt")]
+    pub attach: Vec<String>,
     /// Resume the latest session of the working directory.
     #[arg(short = 'c', long = "continue", conflicts_with = "session")]
     pub continue_: bool,

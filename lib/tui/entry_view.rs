@@ -270,6 +270,14 @@ fn tool_lines(t: &ToolCall, width: usize, theme: &Theme, lines: &mut Vec<Line<'s
         }
     }
     lines.push(Line::from(spans));
+    // A running call's latest progress, under its line.
+    if let (ToolStatus::Running, Some(p)) = (t.status, &t.progress) {
+        let p = p.replace('\t', "    ");
+        lines.push(Line::from(Span::styled(
+            format!("    {}", cut(&p, width.saturating_sub(4))),
+            theme.dim,
+        )));
+    }
     if !t.expanded {
         return;
     }

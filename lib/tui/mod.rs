@@ -5,15 +5,19 @@
 //! - `state.rs`: the conversation as a pure function of the events.
 //! - `app.rs`: keys and lines in, effects out (the UI's own state).
 //! - `editor.rs`, `slash.rs`: the prompt editor and the slash commands.
+//! - `question.rs`, `attach.rs`: answering the model's questions, and the
+//!   files attached to the next prompt.
 //! - `view.rs`, `entry_view.rs`, `markdown.rs`, `theme.rs`: drawing, with
 //!   rendered rows cached per entry.
 //! - `run.rs`: the terminal, the child and the event loop.
 
 pub mod app;
 pub mod args;
+mod attach;
 pub mod editor;
 pub mod entry_view;
 pub mod markdown;
+mod question;
 pub mod run;
 pub mod slash;
 pub mod state;

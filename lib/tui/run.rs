@@ -191,6 +191,7 @@ async fn run(args: Args) -> ExitStatus {
     if let Some(p) = &args.prompt {
         let effects = vec![Effect::Send(crate::protocol::AgentCommand::Prompt {
             content: crate::protocol::UserContent::Text(p.clone()),
+            attachments: args.attach.clone(),
         })];
         apply_effects(
             effects, &args, &mut app, &mut agent, &done_tx, &cancel, &cwd,

@@ -30,6 +30,10 @@ pub enum Slash {
     Rewind(Option<u64>),
     /// Shortens the conversation now (ag-loop's `compact` command).
     Compact,
+    /// Attaches a file to the next prompt; without one, lists what will be.
+    Attach(Option<String>),
+    /// Drops the files waiting to be attached.
+    Detach,
 }
 
 /// Every command with its one-line help, in the order the help lists them.
@@ -58,6 +62,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/compact",
         "summarise the older turns now, keeping the recent ones",
     ),
+    (
+        "/attach",
+        "attach a file (image, PDF, text) to the next prompt: /attach FILE",
+    ),
+    ("/detach", "drop the files waiting to be attached"),
 ];
 
 /// The help text: commands, then keys.
@@ -70,7 +79,8 @@ pub fn help() -> String {
         "keys:\n  Enter send (queued while the agent works) · Alt+Enter or Ctrl+J new line\n  \
          Esc interrupt · Ctrl+S send as steer · Ctrl+O expand the last tool call\n  \
          Up/Down history · Ctrl+R search it · Ctrl+A/E/W/U/K edit · Tab complete\n  \
-         Shift+Up/Down, PageUp/PageDown scroll · y/n/a answer an approval",
+         Shift+Up/Down, PageUp/PageDown scroll · y/n/a answer an approval\n  \
+         a question: Up/Down pick a choice and Enter sends it, or type an answer · @FILE in a prompt attaches it",
     );
     s
 }
@@ -85,6 +95,13 @@ pub fn parse(line: &str) -> Option<Result<Slash, String>> {
     let name = words.next()?;
     if name.contains('/') {
         return None;
+    }
+    if name == "attach" {
+        // The rest of the line is the path, spaces and all.
+        let path = rest[name.len()..].trim();
+        return Some(Ok(Slash::Attach(
+            (!path.is_empty()).then(|| path.to_string()),
+        )));
     }
     let arg = words.next().map(str::to_string);
     let extra = words.next().is_some();
@@ -112,6 +129,7 @@ pub fn parse(line: &str) -> Option<Result<Slash, String>> {
         "fork" => Slash::Fork,
         "resume" => Slash::Resume,
         "compact" => Slash::Compact,
+        "detach" => Slash::Detach,
         "rewind" => match arg.as_deref().map(str::parse::<u64>) {
             None => Slash::Rewind(None),
             Some(Ok(n)) => Slash::Rewind(Some(n)),
@@ -182,6 +200,12 @@ mod tests {
         );
         assert_eq!(parse("/thinking"), Some(Ok(Slash::Thinking(None))));
         assert!(matches!(parse("/thinking hard"), Some(Err(_))));
+        assert_eq!(
+            parse("/attach  my shot.png "),
+            Some(Ok(Slash::Attach(Some("my shot.png".into()))))
+        );
+        assert_eq!(parse("/attach"), Some(Ok(Slash::Attach(None))));
+        assert!(matches!(parse("/detach all"), Some(Err(_))));
         assert!(matches!(parse("/compact now"), Some(Err(_))));
         assert!(matches!(parse("/rewind three"), Some(Err(_))));
         assert!(matches!(parse("/cost now"), Some(Err(_))));

@@ -64,6 +64,8 @@ pub struct ToolCall {
     pub details: Value,
     /// Shown in full rather than as one line.
     pub expanded: bool,
+    /// While it runs: the last line of its latest progress update.
+    pub progress: Option<String>,
 }
 
 /// Where a tool call stands.
@@ -107,6 +109,19 @@ pub struct Approval {
     pub always: Option<String>,
 }
 
+/// A question the model asked (its `ask` tool), waiting for an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    /// The `ask` call, which the answer names.
+    pub tool_call_id: String,
+    /// The question.
+    pub question: String,
+    /// The choices offered (the person may type anything else).
+    pub options: Vec<String>,
+    /// The choice Up and Down move to and Enter sends.
+    pub selected: usize,
+}
+
 /// Everything the view needs.
 #[derive(Debug, Clone, Default)]
 pub struct State {
@@ -119,6 +134,8 @@ pub struct State {
     pub working: bool,
     /// Approval requests not answered yet, oldest first.
     pub approvals: Vec<Approval>,
+    /// Questions of the model not answered yet, oldest first.
+    pub questions: Vec<Question>,
     /// Tokens and cost so far.
     pub usage: Usage,
     /// Tokens the last model call read and wrote: how full the context is.
@@ -169,7 +186,8 @@ impl State {
             AgentEvent::TurnStart | AgentEvent::TurnEnd { .. } => {}
             AgentEvent::MessageStart { message } => match message {
                 Message::User { content, .. } => {
-                    self.push(Entry::User(content.text()));
+                    // An attached file shows as its one-line header.
+                    self.push(Entry::User(crate::attach::shown_text(content)));
                 }
                 Message::Assistant(_) => {
                     self.finish_streaming();
@@ -233,6 +251,7 @@ impl State {
                         output: String::new(),
                         details: Value::Null,
                         expanded: false,
+                        progress: None,
                     })));
                 }
             }
@@ -244,6 +263,7 @@ impl State {
                 is_error,
             } => {
                 self.approvals.retain(|a| &a.tool_call_id != tool_call_id);
+                self.questions.retain(|q| &q.tool_call_id != tool_call_id);
                 let i = match self.tool_index(tool_call_id) {
                     Some(i) => i,
                     None => self.push(Entry::Tool(Box::new(ToolCall {
@@ -256,6 +276,7 @@ impl State {
                         output: String::new(),
                         details: Value::Null,
                         expanded: false,
+                        progress: None,
                     }))),
                 };
                 if let Entry::Tool(t) = &mut self.entries[i] {
@@ -270,6 +291,7 @@ impl State {
                     };
                     t.output.clone_from(output);
                     t.details = details.clone();
+                    t.progress = None;
                     t.duration = match (t.started.as_deref(), timestamp) {
                         (Some(a), Some(b)) => elapsed(a, b),
                         _ => None,
@@ -281,6 +303,7 @@ impl State {
                 self.finish_streaming();
                 self.working = false;
                 self.approvals.clear();
+                self.questions.clear();
                 let why = match outcome {
                     Outcome::Finished | Outcome::Interrupted => None,
                     Outcome::TurnLimit => Some("stopped: the turn limit was reached"),
@@ -335,7 +358,41 @@ impl State {
                         output: String::new(),
                         details: Value::Null,
                         expanded: false,
+                        progress: None,
                     })));
+                }
+            }
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                output,
+                ..
+            } => {
+                let last = output.lines().rev().find(|l| !l.trim().is_empty());
+                if let (Some(i), Some(last)) = (self.tool_index(tool_call_id), last) {
+                    if let Entry::Tool(t) = &mut self.entries[i]
+                        && t.status == ToolStatus::Running
+                    {
+                        t.progress = Some(last.trim_end().to_string());
+                    }
+                    self.touch(i);
+                }
+            }
+            AgentEvent::Question {
+                tool_call_id,
+                question,
+                options,
+            } => {
+                if !self
+                    .questions
+                    .iter()
+                    .any(|q| &q.tool_call_id == tool_call_id)
+                {
+                    self.questions.push(Question {
+                        tool_call_id: tool_call_id.clone(),
+                        question: question.clone(),
+                        options: options.clone(),
+                        selected: 0,
+                    });
                 }
             }
             AgentEvent::Compaction {
@@ -449,6 +506,11 @@ impl State {
         }
     }
 
+    /// The person answered a question: it is no longer shown.
+    pub fn question_answered(&mut self, tool_call_id: &str) {
+        self.questions.retain(|q| q.tool_call_id != tool_call_id);
+    }
+
     /// Expands or collapses a tool call's entry.
     pub fn toggle(&mut self, i: usize) {
         if let Some(Entry::Tool(t)) = self.entries.get_mut(i) {
@@ -529,6 +591,38 @@ mod tests {
         let mut e = e;
         e["timestamp"] = json!(format!("2026-01-01T00:00:{s:02}.500Z"));
         e
+    }
+
+    #[test]
+    fn a_running_call_shows_its_latest_progress_line_until_it_ends() {
+        let mut s = State::default();
+        feed(
+            &mut s,
+            &[
+                json!({"type": "tool_execution_start", "tool_call_id": "b", "tool_name": "bash", "arguments": {"command": "make"}}),
+                json!({"type": "tool_execution_update", "tool_call_id": "b", "tool_name": "bash", "output": "cc a.c\ncc b.c\n\n"}),
+            ],
+        );
+        let tool = |s: &State| match &s.entries[0] {
+            Entry::Tool(t) => t.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(tool(&s).progress.as_deref(), Some("cc b.c"));
+        // An update for a call not shown is no entry of its own.
+        feed(
+            &mut s,
+            &[
+                json!({"type": "tool_execution_update", "tool_call_id": "x", "tool_name": "bash", "output": "?"}),
+            ],
+        );
+        assert_eq!(s.entries.len(), 1);
+        feed(
+            &mut s,
+            &[
+                json!({"type": "tool_execution_end", "tool_call_id": "b", "tool_name": "bash", "output": "built", "is_error": false}),
+            ],
+        );
+        assert_eq!(tool(&s).progress, None);
     }
 
     #[test]

@@ -170,7 +170,8 @@ impl View {
         out
     }
 
-    /// The approval question, the search, the queue, or how the child ended.
+    /// The approval question, the model's question, the search, the files to
+    /// attach, the queue, or how the child ended.
     fn above_editor(&self, app: &App, width: usize, out: &mut Vec<Line<'static>>) {
         let t = &self.theme;
         let mut lines = Vec::new();
@@ -198,11 +199,44 @@ impl View {
                 ),
             ]));
         }
+        if let Some(q) = app.state.questions.first() {
+            lines.push(Line::from(vec![
+                Span::styled("The agent asks: ", t.warning),
+                Span::styled(q.question.clone(), t.heading),
+            ]));
+            for (n, o) in q.options.iter().enumerate() {
+                let style = if n == q.selected {
+                    t.bar
+                } else {
+                    Style::default()
+                };
+                let mark = if n == q.selected { "›" } else { " " };
+                lines.push(Line::from(Span::styled(
+                    format!("  {mark} {}. {o}", n + 1),
+                    style,
+                )));
+            }
+            lines.push(Line::from(Span::styled(
+                if q.options.is_empty() {
+                    "  type your answer and press Enter"
+                } else {
+                    "  Up/Down and Enter pick a choice, or type your own answer"
+                },
+                t.dim,
+            )));
+        }
         if let Some(s) = &app.editor.search {
             let found = app.editor.search_found().unwrap_or("");
             lines.push(Line::from(vec![
                 Span::styled(format!("(search) `{}`: ", s.query), t.warning),
                 Span::raw(found.lines().next().unwrap_or("").to_string()),
+            ]));
+        }
+        if !app.attachments.is_empty() {
+            lines.push(Line::from(vec![
+                Span::styled("attached to the next prompt: ", t.dim),
+                Span::raw(app.attachments.join(", ")),
+                Span::styled("  (/detach drops them)", t.dim),
             ]));
         }
         for q in &app.queue {
@@ -271,7 +305,8 @@ fn footer(app: &App, theme: &Theme, width: usize) -> Line<'static> {
         model = format!("@{agent} · {model}");
     }
     let u = &s.usage;
-    let doing = match (&app.child, s.working, s.approvals.is_empty()) {
+    let waiting = !s.approvals.is_empty() || !s.questions.is_empty();
+    let doing = match (&app.child, s.working, !waiting) {
         (Child::Ended(_), _, _) => "ag-loop ended",
         (_, _, false) => "waiting for you",
         (_, true, _) => "working · Esc interrupts",

@@ -173,6 +173,7 @@ fn protocol_examples_round_trip_and_validate() {
                 "tool-definition" => round::<ToolDefinition>(&value),
                 "tool-call" => round::<ToolCall>(&value),
                 "tool-result" => round::<ToolResult>(&value),
+                "tool-progress" => round::<ToolProgress>(&value),
                 "message" => round::<Message>(&value),
                 "llm-request" => round::<LlmRequest>(&value),
                 "llm-event" => round::<LlmEvent>(&value),

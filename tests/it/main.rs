@@ -22,6 +22,12 @@ mod agent;
 pub(crate) mod loop_stdin;
 // A steer at every point of a turn reaches the model; empty prompts make no model call.
 mod loop_steer;
+// Attachments: --attach, @path mentions, images, PDFs, limits, refusals.
+mod attachments;
+// The model asks (the ask tool): answered on stdin, by a default, a program, or nobody.
+mod questions;
+// Progress of running calls: ag-bash's progress lines, tool_execution_update events.
+mod progress;
 // Checkpoints and rewind: ag-loop records the tree, ag-session puts turns back.
 mod checkpoints;
 // ag-todo.

@@ -24,13 +24,24 @@ const _: () = assert!(BUDGET < PI);
 /// in the prompt is counted as a typical project path, so that the figure
 /// does not depend on where the tests run.
 fn first_request(extra: &[&str]) -> (usize, usize, Value) {
+    sizes(extra, false)
+}
+
+/// [`first_request`], with the prompt given as an argument (nobody to
+/// answer questions) or on a piped stdin (a client that answers them).
+fn sizes(extra: &[&str], on_stdin: bool) -> (usize, usize, Value) {
     let env = Env::new();
     let server = ModelServer::start(vec![Turn::Text("ok")]);
     let mut c = env.cmd(bin!("ag-loop"));
     c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()]);
     c.args(["--json", "--no-gate", "--no-session"]);
-    c.args(extra).arg("go");
-    run(c, None).ok();
+    c.args(extra);
+    if on_stdin {
+        run(c, Some(b"go\n")).ok();
+    } else {
+        c.arg("go");
+        run(c, None).ok();
+    }
     let request = server.requests().remove(0);
     let system = request["messages"]
         .as_array()
@@ -53,11 +64,31 @@ fn first_request(extra: &[&str]) -> (usize, usize, Value) {
 fn the_default_first_request_is_smaller_than_pis() {
     let (system, tools, request) = first_request(&[]);
     let total = system + tools;
+    // Nobody can answer a question here: `ask` is left out.
     assert_eq!(request["tools"].as_array().unwrap().len(), 12);
     assert!(system <= 700, "system prompt: {system} characters");
     assert!(
         total <= BUDGET,
         "system prompt {system} + tool definitions {tools} = {total} characters; the budget is {BUDGET} (pi: {PI})"
+    );
+}
+
+#[test]
+fn with_someone_to_answer_the_ask_tool_still_keeps_it_below_pi() {
+    // A client on stdin can answer: the default set offers `ask` too.
+    let (system, tools, request) = sizes(&[], true);
+    let names: Vec<&str> = request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().or(t["name"].as_str()))
+        .collect();
+    assert_eq!(names.len(), 13, "{names:?}");
+    assert!(names.contains(&"ask"), "{names:?}");
+    let total = system + tools;
+    assert!(
+        total < PI,
+        "system prompt {system} + tool definitions {tools} = {total}; pi: {PI}"
     );
 }
 

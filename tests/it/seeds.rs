@@ -425,12 +425,13 @@ fn seed_003s_identity_runs_as_written() {
     assert!(at("old_string") < at("Working directory: "));
     assert!(at("Working directory: ") < at("Run the tests with make test."));
     assert!(at("Run the tests with make test.") < at("The user prefers short answers."));
-    // toolSet: full is the core tools (no CLI agent is installed here).
+    // toolSet: full is the core tools and `ask` (no CLI agent is
+    // installed here).
     assert_eq!(
         tool_names(&req),
         [
             "read", "write", "edit", "patch", "delete", "bash", "grep", "find", "ls", "todo",
-            "git", "notify"
+            "git", "notify", "ask"
         ]
     );
 }
@@ -466,7 +467,8 @@ fn at_name_routes_one_prompt_and_default_md_answers_the_rest() {
         as_matt["messages"][0]["content"],
         "design the API for the new billing system"
     );
-    assert_eq!(tool_names(&as_matt).len(), 12);
+    // The core twelve and `ask`: a named set offers it.
+    assert_eq!(tool_names(&as_matt).len(), 13);
     let as_default = request(&env, 1);
     assert!(
         as_default["system"]
@@ -550,14 +552,14 @@ fn seed_003s_tool_sets_mean_what_it_says() {
         let names = tool_names(&req);
         match agent {
             "chatty" => {
-                assert_eq!(names, ["notify"]);
+                assert_eq!(names, ["notify", "ask"]);
                 let system = req["system"].as_str().unwrap();
                 assert!(
                     system.contains("No tools that read or change files"),
                     "{system}"
                 );
             }
-            _ => assert_eq!(names.len(), 12, "{names:?}"),
+            _ => assert_eq!(names.len(), 13, "{names:?}"),
         }
     }
     let r = run_args(
@@ -574,7 +576,7 @@ fn seed_003s_tool_sets_mean_what_it_says() {
     );
     r.expect_code(2);
     assert!(r.stderr().contains("tool `browser_automation`"), "{r}");
-    assert!(r.stderr().contains("chat = notify only"), "{r}");
+    assert!(r.stderr().contains("chat = notify and ask"), "{r}");
 }
 
 /// Seed 003's identity front matter in the forms YAML allows, and what is

@@ -4,6 +4,7 @@
 //! and the text the model reads.
 
 pub mod jobs;
+pub mod progress;
 mod record;
 mod render;
 mod sandbox;
@@ -203,7 +204,10 @@ Processes the command leaves running in the background (`cmd &`) are stopped whe
 For servers and watchers use `background: true`: the command starts as a job with its output in a log \
 file and the call returns its id at once; `list_jobs: true` lists jobs, `job: ID` shows a job's state \
 and the last `lines` of its log, `job: ID, stop: true` stops it with everything it started. Jobs end \
-with the agent session unless started with `keep: true`.";
+with the agent session unless started with `keep: true`. \
+With AG_PROGRESS=1 in its environment (ag-loop sets it), the command's lines also go to stderr as they \
+come, as progress lines {\"type\":\"progress\",\"id\":...,\"output\":...,\"details\":{\"lines\":N}}: \
+colours and redraws removed, at most one every 250 ms with the latest 20 lines in 4 KiB, 1 MiB in all.";
     const MODEL_DESCRIPTION: &'static str = "Run a shell command (bash -c, no stdin); the output ends with `exit code: N`. timeout is in seconds, default 180. background starts a job and returns its id; job shows its log, with stop ends it; list_jobs lists jobs.";
     const EXIT_STATUS: &'static str = "Exit status as a plain command: the command's own status \
 (so `ag-bash 'exit 3'; echo $?` prints 3), 124 when the time limit passed, 128+N when the command was \
@@ -446,7 +450,17 @@ fn run_foreground(
         cmd = cmd.stdin(Input::Bytes(input.clone().into_bytes()));
     }
     cmd = confined.apply(cmd);
-    let outcome = cmd.run().map_err(|e| match e {
+    // The caller may follow the output as it comes (ag-loop does).
+    let reporter = progress::Reporter::start();
+    if let Some(r) = &reporter {
+        cmd = cmd.on_output(r.tap());
+    }
+    let outcome = cmd.run();
+    // No progress line after the result: the thread is done first.
+    if let Some(r) = reporter {
+        r.finish();
+    }
+    let outcome = outcome.map_err(|e| match e {
         proc::Error::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
             ToolError::new(
                 "bash.shell_not_found",

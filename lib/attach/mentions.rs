@@ -1,0 +1,111 @@
+//! `@path` mentions in a prompt: a word that starts with `@` (at the start
+//! of the prompt or after white space) and names an existing file attaches
+//! that file. `@"a path with spaces"` quotes one. A word that names no file
+//! (`@alice`, `@everyone`, an e-mail address, which has no `@` at its
+//! start) is left as text, and so is trailing punctuation that the file's
+//! name does not have (`see @notes.md.`).
+
+/// Characters taken off the end of a mention that names no file with them.
+const TRAILING: &[char] = &['.', ',', ';', ':', '!', '?', ')', ']', '}', '\'', '"', '`'];
+
+/// One mention: where its word starts in the text (a byte offset), and the
+/// path it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mention {
+    /// The byte offset of its `@`.
+    pub at: usize,
+    /// The path, as written (relative paths are the caller's to resolve).
+    pub path: String,
+}
+
+/// The mentions in `text` that name a file, as `is_file` tells, in order.
+pub fn find(text: &str, is_file: impl Fn(&str) -> bool) -> Vec<Mention> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        // `@` is one byte, so `i` is on a character boundary here.
+        if bytes[i] != b'@' || !(i == 0 || text[..i].ends_with(char::is_whitespace)) {
+            i += 1;
+            continue;
+        }
+        let rest = &text[i + 1..];
+        if let Some(quoted) = rest.strip_prefix('"')
+            && let Some(end) = quoted.find('"')
+        {
+            let path = &quoted[..end];
+            if !path.is_empty() && is_file(path) {
+                out.push(Mention {
+                    at: i,
+                    path: path.to_string(),
+                });
+            }
+            i += 1 + 1 + end + 1;
+            continue;
+        }
+        let word_len = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let mut word = &rest[..word_len];
+        while !word.is_empty() {
+            if is_file(word) {
+                out.push(Mention {
+                    at: i,
+                    path: word.to_string(),
+                });
+                break;
+            }
+            match word.strip_suffix(TRAILING) {
+                Some(shorter) => word = shorter,
+                None => break,
+            }
+        }
+        i += 1 + word_len;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(text: &str, files: &[&str]) -> Vec<String> {
+        find(text, |p| files.contains(&p))
+            .into_iter()
+            .map(|m| m.path)
+            .collect()
+    }
+
+    #[test]
+    fn words_that_start_with_at_and_name_a_file_are_mentions() {
+        let files = ["src/main.rs", "notes.md", "a b.txt", "v1.2", "x)"];
+        assert_eq!(
+            paths("look at @src/main.rs and @notes.md.", &files),
+            ["src/main.rs", "notes.md"]
+        );
+        assert_eq!(paths("@notes.md, please", &files), ["notes.md"]);
+        assert_eq!(paths("(see @notes.md)", &files), ["notes.md"]);
+        // Not at the start of a word.
+        assert_eq!(paths("see (@notes.md)", &files), Vec::<String>::new());
+        assert_eq!(paths("tag @v1.2.", &files), ["v1.2"]);
+        assert_eq!(paths("odd @x)", &files), ["x)"]);
+        assert_eq!(paths("quoted @\"a b.txt\" here", &files), ["a b.txt"]);
+        // No file, an address, a lone @: text.
+        assert!(paths("ask @alice or me@notes.md or @ alone", &files).is_empty());
+        assert!(paths("@\"unclosed a b.txt", &files).is_empty());
+        assert!(paths("", &files).is_empty());
+        assert_eq!(
+            find("  @notes.md", |p| p == "notes.md"),
+            [Mention {
+                at: 2,
+                path: "notes.md".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn unicode_around_mentions_is_safe() {
+        let files = ["é.txt"];
+        assert_eq!(paths("voilà @é.txt… ok", &["é.txt…", "é.txt"]), ["é.txt…"]);
+        assert_eq!(paths("naïve\u{00a0}@é.txt", &files), ["é.txt"]);
+        assert!(paths("@", &files).is_empty());
+    }
+}
