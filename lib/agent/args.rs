@@ -198,6 +198,15 @@ pub struct Args {
     /// List the agent identities that --agent can load, and exit.
     #[arg(long)]
     pub list_agents: bool,
+    /// Print what a run here would use and whether it would work, and exit
+    /// (0 when it would): the model and where it came from, whether its
+    /// key is set, whether its server answers (one request that costs no
+    /// tokens: its list of models), the context window and its source, the
+    /// sandbox this kernel allows, the tools found, git, and the project's
+    /// instructions (AGENTS.md). Takes the flags a run would (-m,
+    /// --base-url, --agent, --continue, ...); with --json, one JSON object.
+    #[arg(long, conflicts_with = "prompts")]
+    pub check: bool,
     /// Replace the built-in system prompt (or an identity's body); the working
     /// directory, AGENTS.md and MEMORY.md still follow.
     #[arg(long, value_name = "TEXT")]

@@ -73,6 +73,9 @@ pub fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> ExitCode {
+    if args.check {
+        return super::check::run(&args).await.code();
+    }
     if let Some(n) = args.prompts.iter().position(|p| p.trim().is_empty()) {
         // Checked before set-up: an empty prompt would only be skipped.
         error_line(

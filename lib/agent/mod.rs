@@ -5,6 +5,7 @@ mod approval;
 mod args;
 pub mod ask;
 mod attachments;
+mod check;
 mod checkpoint_state;
 mod checkpoints;
 pub mod cli;

@@ -133,6 +133,8 @@ pub struct Resumed {
 pub struct LoopConfig {
     /// `provider/model`.
     pub model: String,
+    /// Where the model came from (`-m/--model`, `$AG_MODEL`, the default, ...).
+    pub model_source: String,
     /// Reasoning effort, if any was asked for.
     pub reasoning: Option<Reasoning>,
     /// Model calls per prompt.
@@ -222,15 +224,7 @@ impl LoopConfig {
             Some(_) => (ident, None),
             None => (None, ident),
         };
-        let model = args
-            .model
-            .clone()
-            .or_else(|| flagged.and_then(|i| i.model.clone()))
-            .or_else(|| resumed.model.clone())
-            .or_else(|| own.and_then(|i| i.model.clone()))
-            .or_else(|| env.ag_model.clone().filter(|m| !m.is_empty()))
-            .or_else(|| config.model.clone())
-            .unwrap_or_else(|| DEFAULT_MODEL.into());
+        let (model, model_source) = pick_model(args, config, flagged, own, env, resumed);
         let from_identity = |i: Option<&Identity>| -> Result<Option<Reasoning>, SetupError> {
             let Some((i, r)) = i.and_then(|i| i.reasoning.as_deref().map(|r| (i, r))) else {
                 return Ok(None);
@@ -272,6 +266,7 @@ impl LoopConfig {
         }
         Ok(LoopConfig {
             model,
+            model_source,
             reasoning,
             tool_set,
             agent: ident.map(|i| i.stem.clone()),
@@ -353,6 +348,43 @@ fn questions(args: &Args, config: &Config, env: &Env) -> Result<super::ask::Ques
         // 0 is no limit, as for the idle timeout.
         timeout: timeout.filter(|d| !d.is_zero()),
     })
+}
+
+/// The model and where it came from: the flag, else the flagged
+/// identity's, else the resumed session's, else the identity's, else
+/// `$AG_MODEL`, else the config's, else the default.
+fn pick_model(
+    args: &Args,
+    config: &Config,
+    flagged: Option<&Identity>,
+    own: Option<&Identity>,
+    env: &Env,
+    resumed: &Resumed,
+) -> (String, String) {
+    let identity = |i: &Identity| format!("the identity `{}`", i.path.display());
+    if let Some(m) = &args.model {
+        return (m.clone(), "-m/--model".into());
+    }
+    if let Some(i) = flagged
+        && let Some(m) = &i.model
+    {
+        return (m.clone(), identity(i));
+    }
+    if let Some(m) = &resumed.model {
+        return (m.clone(), "the resumed session".into());
+    }
+    if let Some(i) = own
+        && let Some(m) = &i.model
+    {
+        return (m.clone(), identity(i));
+    }
+    if let Some(m) = env.ag_model.clone().filter(|m| !m.is_empty()) {
+        return (m, "$AG_MODEL".into());
+    }
+    if let Some(m) = &config.model {
+        return (m.clone(), "the config file".into());
+    }
+    (DEFAULT_MODEL.into(), "the default".into())
 }
 
 /// The tool set as asked for: the flag's, else the flagged identity's, else

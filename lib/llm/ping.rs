@@ -123,3 +123,46 @@ fn reason(e: &reqwest::Error) -> String {
         text
     }
 }
+
+/// Where the key a call would send comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// `--api-key`.
+    Flag,
+    /// The provider's entry in models.json.
+    Config,
+    /// This environment variable.
+    Env(String),
+    /// None is set, and the provider needs none (a local server).
+    NotNeeded,
+    /// None is set: these variables were looked for.
+    Missing(Vec<String>),
+}
+
+impl Llm {
+    /// Where the key for `model` would come from; `None` when the model or
+    /// its provider is unknown.
+    pub fn key_source(&self, model: &str) -> Option<KeySource> {
+        let info = self.model_info(model)?;
+        let p = self.table.provider(&info.provider)?;
+        let set = |k: &Option<String>| k.as_deref().is_some_and(|k| !k.trim().is_empty());
+        if set(&self.opts.api_key) {
+            return Some(KeySource::Flag);
+        }
+        if set(&p.api_key) {
+            return Some(KeySource::Config);
+        }
+        if let Some(v) = p
+            .key_env
+            .iter()
+            .find(|v| std::env::var(v).is_ok_and(|k| !k.trim().is_empty()))
+        {
+            return Some(KeySource::Env(v.clone()));
+        }
+        Some(if p.key_optional {
+            KeySource::NotNeeded
+        } else {
+            KeySource::Missing(p.key_env.clone())
+        })
+    }
+}

@@ -113,3 +113,106 @@ fn without_a_key_or_a_local_server_it_shows_how_to_reach_one() {
     );
     assert!(r.stdout().is_empty(), "{r}");
 }
+
+/// `ag-loop --check` with no key: the key line says what was looked for
+/// and offers the caller's own command on a local model; exit 1.
+#[test]
+fn check_without_a_key_says_what_it_looked_for_and_fails() {
+    let env = Env::new();
+    local_providers_at(&env, &format!("http://127.0.0.1:{}/v1", closed_port()));
+    let mut cmd = env.cmd(bin!("ag-loop"));
+    cmd.arg("--check");
+    let r = run(cmd, None);
+    r.expect_code(1);
+    let out = r.stdout();
+    assert!(
+        out.contains("  model      anthropic/claude-sonnet-4-5, from the default"),
+        "{r}"
+    );
+    assert!(
+        out.contains("! key        not set (looked for `ANTHROPIC_API_KEY`"),
+        "{r}"
+    );
+    assert!(out.contains("ag-loop -m ollama/MODEL --check"), "{r}");
+    assert!(
+        !out.contains("  server     "),
+        "no request without a key\n{r}"
+    );
+    assert!(out.contains("  sandbox    "), "{r}");
+    assert!(out.contains("  git        git version"), "{r}");
+    assert!(
+        out.ends_with("a run here would not work: see the lines marked !\n"),
+        "{r}"
+    );
+}
+
+/// A key, and a server that does not answer: the server line says so;
+/// exit 1. Nothing is run and no session is made.
+#[test]
+fn check_with_a_key_and_a_server_that_does_not_answer_fails() {
+    let env = Env::new();
+    let url = format!("http://127.0.0.1:{}/v1", closed_port());
+    let mut cmd = env.cmd(bin!("ag-loop"));
+    cmd.args(["--check", "-m", "openai/gpt-4o", "--base-url", &url])
+        .env("OPENAI_API_KEY", "sk-test-not-real");
+    let r = run(cmd, None);
+    r.expect_code(1);
+    let out = r.stdout();
+    assert!(
+        out.contains("  model      openai/gpt-4o, from -m/--model"),
+        "{r}"
+    );
+    assert!(
+        out.contains("  key        set, from `OPENAI_API_KEY`"),
+        "{r}"
+    );
+    assert!(
+        out.contains(&format!("! server     does not answer: GET {url}/models")),
+        "{r}"
+    );
+    assert!(!out.contains("sk-test-not-real"), "{r}");
+    assert!(!env.join(".home/.ag/sessions").exists(), "{r}");
+}
+
+/// A local server that answers, named by `AG_MODEL`, and a project with
+/// AGENTS.md: every line is fine and the exit status is 0; `--json` says
+/// the same as one object.
+#[test]
+fn check_with_a_local_server_that_answers_works() {
+    let env = Env::new();
+    let server = ModelServer::start(vec![]);
+    env.write("AGENTS.md", "Run the tests with make test.\n");
+    let mut cmd = env.cmd(bin!("ag-loop"));
+    cmd.args(["--check", "--base-url", &server.base_url()])
+        .env("AG_MODEL", "ollama/scripted");
+    let r = run(cmd, None);
+    r.ok();
+    let out = r.stdout();
+    assert!(
+        out.contains("  model      ollama/scripted, from $AG_MODEL"),
+        "{r}"
+    );
+    assert!(
+        out.contains("  key        none needed (a local server)"),
+        "{r}"
+    );
+    assert!(
+        out.contains(&format!(
+            "  server     answers: GET {}/models listed its models",
+            server.base_url()
+        )),
+        "{r}"
+    );
+    assert!(out.contains("AGENTS.md ("), "{r}");
+    assert!(out.ends_with("a run here would work\n"), "{r}");
+    assert!(server.requests().is_empty(), "no model call was made");
+
+    let mut cmd = env.cmd(bin!("ag-loop"));
+    cmd.args(["--check", "--json", "--base-url", &server.base_url()])
+        .env("AG_MODEL", "ollama/scripted");
+    let r = run(cmd, None);
+    r.ok();
+    let v: serde_json::Value = serde_json::from_str(r.stdout().trim()).unwrap();
+    assert_eq!(v["works"], true, "{r}");
+    assert_eq!(v["server"]["ok"], true, "{r}");
+}

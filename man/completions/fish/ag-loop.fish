@@ -46,6 +46,7 @@ complete -c ag-loop -s c -l continue -d 'Resume the latest session of the workin
 complete -c ag-loop -l no-session -d 'Keep no session file'
 complete -c ag-loop -l wait-for-session -d 'When another process runs the session (--session, --continue), wait for it to end instead of refusing. A session has one writer at a time: without this flag a second ag-loop on a running session exits 2 at once, naming the process that runs it'
 complete -c ag-loop -l list-agents -d 'List the agent identities that --agent can load, and exit'
+complete -c ag-loop -l check -d 'Print what a run here would use and whether it would work, and exit (0 when it would): the model and where it came from, whether its key is set, whether its server answers (one request that costs no tokens: its list of models), the context window and its source, the sandbox this kernel allows, the tools found, git, and the project\'s instructions (AGENTS.md). Takes the flags a run would (-m, --base-url, --agent, --continue, ...); with --json, one JSON object'
 complete -c ag-loop -l json -d 'Print events as JSONL even on a terminal'
 complete -c ag-loop -l pretty -d 'Print the readable view (streamed text, tool calls in short, usage) even when stdout is a pipe or a file; colour only on a terminal'
 complete -c ag-loop -s q -l quiet -d 'Print only the final answer (for `$(ag-loop --quiet ...)`); with --output-schema, exactly the answer\'s JSON value on one line'
