@@ -7,7 +7,7 @@
 //! provider's protocol, with the key ag-loop withholds from other tools.
 //! Nothing reaches the network.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
