@@ -1224,3 +1224,67 @@ fn tool_execution_start_shows_the_arguments_the_call_runs_with() {
         "{asked}"
     );
 }
+
+#[test]
+fn a_cli_agent_past_its_time_limit_is_stopped_with_all_it_started() {
+    let env = Env::new();
+    // A `claude` that starts a child and never answers; both write their pid.
+    env.write(
+        ".bin/claude",
+        "#!/bin/sh\nsleep 300 &\necho $! > \"$PIDS/child\"\necho $$ > \"$PIDS/agent\"\nwait\n",
+    );
+    std::fs::set_permissions(
+        env.join(".bin/claude"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.join("pids")).unwrap();
+    let mut c = env.cmd(bin!("ag-claude-code-cli"));
+    let path = format!(
+        "{}:{}",
+        env.join(".bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    c.env("PATH", path)
+        .env("PIDS", env.join("pids"))
+        .env("AG_CLI_AGENT_TIMEOUT", "1");
+    let r = run(
+        c,
+        Some(b"{\"id\":\"1\",\"arguments\":{\"prompt\":\"fix it\"}}\n"),
+    );
+    let out = r.json();
+    assert_eq!(out["error_code"], "cli_agent.timeout", "{out}");
+    assert!(
+        out["output"]
+            .as_str()
+            .unwrap()
+            .contains("did not finish within 1 s"),
+        "{out}"
+    );
+    for who in ["agent", "child"] {
+        let pid: u32 = String::from_utf8(env.read(&format!("pids/{who}")))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            !ag::proc::process_alive(pid),
+            "the {who} ({pid}) outlived the call"
+        );
+    }
+    // A time limit that is not a number is refused, saying what to write.
+    let mut c = env.cmd(bin!("ag-claude-code-cli"));
+    c.env("AG_CLI_AGENT_TIMEOUT", "soon");
+    let r = run(
+        c,
+        Some(b"{\"id\":\"1\",\"arguments\":{\"prompt\":\"fix it\"}}\n"),
+    );
+    assert!(
+        r.json()["output"]
+            .as_str()
+            .unwrap()
+            .contains("AG_CLI_AGENT_TIMEOUT=1800"),
+        "{}",
+        r.stdout()
+    );
+}
