@@ -103,7 +103,9 @@ pub struct Args {
     pub cwd: Option<PathBuf>,
     /// The tools to offer: a set or tool names, comma-separated (default: a
     /// resumed session's own, the identity's, the config file's, else full).
-    /// Sets: full (minimal and the CLI agents that are installed), minimal
+    /// Sets: full (minimal and the CLI agents whose command is on PATH:
+    /// claude_code_cli, gemini_cli, codex_cli; their calls get the network,
+    /// their provider's key and their own state directories), minimal
     /// (read, write, edit, patch, delete, bash, grep, find, ls, todo, git,
     /// notify, ask), basic (read, write, edit, bash: seed 002's four),
     /// readonly (read, grep, find, ls), chat (notify, ask). The default

@@ -9,7 +9,7 @@
 //! mcp = ["npx -y @modelcontextprotocol/server-filesystem .", "https://mcp.example.com/mcp"]
 //! gate = ["ag-gate --approval dangerous"]
 //! after = []
-//! tool = ["scripts/tools/cli-agent claude"]
+//! tool = ["my-tool --flag"]
 //! max_turns = 100
 //! max_failed_calls = 8
 //! pass_env = ["OPENAI_API_KEY"]

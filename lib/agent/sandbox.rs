@@ -413,6 +413,27 @@ impl LoopSandbox {
         Arc::clone(&current)
     }
 
+    /// The confinement of a CLI agent's call (`claude_code_cli`, ...): the
+    /// run's policy plus the network, which the agent needs to reach its
+    /// provider, and, in workspace-write mode, its own configuration and
+    /// state (`state`, made here when missing, as Landlock grants only
+    /// what exists). The deny list still holds; so does read-only mode,
+    /// where the agent can write nothing of its own.
+    pub fn for_cli_agent(&self, state: &[PathBuf]) -> Result<Prepared, String> {
+        let mut policy = self.policy.clone();
+        policy.net = true;
+        if policy.mode == Mode::WorkspaceWrite {
+            for p in state {
+                if !p.exists() {
+                    std::fs::create_dir_all(p)
+                        .map_err(|e| format!("cannot make `{}`: {e}", p.display()))?;
+                }
+                policy.write.push(p.clone());
+            }
+        }
+        Prepared::new(&policy).map_err(|e| e.to_string())
+    }
+
     /// The policy in force.
     pub fn policy(&self) -> &Policy {
         &self.policy

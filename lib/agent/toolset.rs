@@ -126,6 +126,10 @@ pub struct ToolSpec {
     // Tools in another workspace (issue 22).
     /// The binary of an ag tool (`ag-read`), which can run in a workspace.
     ag_binary: Option<String>,
+    // CLI agents (issue 31).
+    /// The CLI agent this tool wraps: its calls get the network, its key
+    /// and its state directories.
+    agent: Option<&'static super::cli_agents::CliAgent>,
 }
 
 /// Where a tool's calls go.
@@ -180,12 +184,19 @@ impl ToolSet {
             }
         }
         let own = wanted.len();
+        let agents_end = own + agents.len();
         // CLI agents run here, like `--tool` commands, whatever the workspace.
         wanted.extend(agents);
         for cmd in extra {
             wanted.push(ToolProgram::shell(cmd).ok_or(SetupError::ToolCommandEmpty)?);
         }
-        let mut loaded: Vec<(ToolProgram, ToolDefinition, bool)> = Vec::new();
+        #[allow(clippy::type_complexity)]
+        let mut loaded: Vec<(
+            ToolProgram,
+            ToolDefinition,
+            bool,
+            Option<&'static super::cli_agents::CliAgent>,
+        )> = Vec::new();
         let answers = exec::load_schemas(wanted, Some(cwd)).await;
         for (i, (program, answer)) in answers.into_iter().enumerate() {
             let definition = answer?;
@@ -196,18 +207,22 @@ impl ToolSet {
                     second: program.label().to_string(),
                 });
             }
-            if let Some((other, ..)) = loaded.iter().find(|(_, d, _)| d.name == definition.name) {
+            if let Some((other, ..)) = loaded.iter().find(|(_, d, ..)| d.name == definition.name) {
                 return Err(SetupError::ToolClash {
                     name: definition.name,
                     first: other.label().to_string(),
                     second: program.label().to_string(),
                 });
             }
-            loaded.push((program, definition, i < own));
+            let agent = (own..agents_end)
+                .contains(&i)
+                .then(|| super::cli_agents::CliAgent::find(&definition.name))
+                .flatten();
+            loaded.push((program, definition, i < own, agent));
         }
         let mut tools: Vec<ToolSpec> = loaded
             .into_iter()
-            .map(|(program, mut definition, own)| {
+            .map(|(program, mut definition, own, agent)| {
                 // The check keeps the whole schema: the tool still takes
                 // the hash the loop passes itself (see `FileHashes::guard`).
                 let check = ArgsCheck::new(definition.parameters.clone());
@@ -219,6 +234,7 @@ impl ToolSet {
                     runs: Runs::Program(program),
                     loop_hash,
                     ag_binary,
+                    agent,
                 }
             })
             .collect();
@@ -232,6 +248,7 @@ impl ToolSet {
                     runs: Runs::Ask,
                     loop_hash: false,
                     ag_binary: None,
+                    agent: None,
                 },
             );
         }
@@ -283,6 +300,7 @@ impl ToolSet {
                     runs: Runs::Mcp(shared.clone(), remote),
                     loop_hash: false,
                     ag_binary: None,
+                    agent: None,
                 });
             }
         }
@@ -302,6 +320,7 @@ impl ToolSet {
                     runs: Runs::Mcp(server.clone(), remote.clone()),
                     loop_hash: false,
                     ag_binary: None,
+                    agent: None,
                 });
             }
         }
@@ -420,10 +439,30 @@ impl ToolSpec {
                     Runs::Here(_, here) => here.as_path(),
                     _ => env.cwd,
                 };
-                let prepared = env.sandbox.map(|s| s.prepared());
+                let mut prepared = env.sandbox.map(|s| s.prepared());
+                let mut call_env: Vec<(String, String)> = env.env.to_vec();
+                if let Some(agent) = self.agent {
+                    // The wrapped agent calls its provider with its own key.
+                    call_env.extend(agent.key_env());
+                    if let Some(s) = env.sandbox {
+                        match s.for_cli_agent(&agent.state_paths()) {
+                            Ok(p) => prepared = Some(Arc::new(p)),
+                            Err(e) => {
+                                return exec::error_result(
+                                    id,
+                                    exec::SPAWN,
+                                    format!(
+                                        "cannot confine `{}` with its network and state directories: {e}",
+                                        self.definition.name
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                }
                 let options = CallOptions {
                     cwd: Some(cwd),
-                    env: env.env,
+                    env: &call_env,
                     aborted: INTERRUPTED,
                     sandbox: prepared.as_deref(),
                     progress: env.progress,

@@ -3,6 +3,7 @@
 
 pub mod bash;
 pub mod budget;
+pub mod cli_agent;
 pub mod delete;
 pub mod edit;
 mod fileops;

@@ -518,38 +518,46 @@ fn steering_is_delivered_after_the_tool_batch_before_the_next_call() {
 }
 
 #[test]
-fn another_cli_agent_is_a_tool_through_the_example_wrapper() {
+fn another_cli_agent_is_a_tool_in_the_directory_it_is_given() {
     let env = Env::new();
-    // A fake `claude -p`: prints what it was asked, from the working directory.
+    // A `claude` on PATH that reports as `claude -p --output-format json`
+    // does: what it was asked (its last argument), from the directory it
+    // ran in. The real one is tested in tests/it/cli_agents.rs.
     env.write(
-        ".bin/fake-claude",
-        "#!/bin/sh\necho \"done in $(basename \"$PWD\"): $1\"\n",
+        ".bin/claude",
+        "#!/bin/sh
+for a; do last=$a; done
+printf '{\"type\":\"result\",\"is_error\":false,\"result\":\"done in %s: %s\",\"total_cost_usd\":0.25,\"duration_ms\":7}\\n' \"$(basename \"$PWD\")\" \"$last\"\n",
     );
     std::fs::set_permissions(
-        env.join(".bin/fake-claude"),
+        env.join(".bin/claude"),
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .unwrap();
-    let wrapper = format!(
-        "{}/scripts/tools/cli-agent claude",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    std::fs::create_dir_all(env.join("sub")).unwrap();
     let model = scripted_model(
         &env,
         &[
-            tool_turn(&[("c1", "claude_code", json!({"prompt": "rename foo"}))]),
+            tool_turn(&[(
+                "c1",
+                "claude_code_cli",
+                json!({"prompt": "rename foo", "workingDirectory": "sub"}),
+            )]),
             text_turn("ok"),
         ],
     );
     let mut c = env.cmd(bin!("ag-loop"));
-    c.env("AG_CLI_AGENT_CMD", env.join(".bin/fake-claude"));
+    let path = format!(
+        "{}:{}",
+        env.join(".bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    c.env("PATH", path);
     c.args([
         "--llm-cmd",
         &model,
         "--tools",
-        "",
-        "--tool",
-        &wrapper,
+        "claude_code_cli",
         "--no-session",
         "delegate",
     ]);
@@ -561,10 +569,9 @@ fn another_cli_agent_is_a_tool_through_the_example_wrapper() {
         .find(|e| e["type"] == "tool_execution_end")
         .unwrap();
     assert_eq!(end["is_error"], false, "{r}");
-    assert!(
-        end["output"].as_str().unwrap().ends_with(": rename foo"),
-        "{end}"
-    );
+    assert_eq!(end["output"], "done in sub: rename foo", "{end}");
+    assert_eq!(end["details"]["cost_usd"], 0.25, "{end}");
+    assert_eq!(end["details"]["duration_ms"], 7, "{end}");
 }
 
 #[test]
@@ -1215,5 +1222,69 @@ fn tool_execution_start_shows_the_arguments_the_call_runs_with() {
     assert_eq!(
         asked["message"]["content"][0]["arguments"]["limit"], "5",
         "{asked}"
+    );
+}
+
+#[test]
+fn a_cli_agent_past_its_time_limit_is_stopped_with_all_it_started() {
+    let env = Env::new();
+    // A `claude` that starts a child and never answers; both write their pid.
+    env.write(
+        ".bin/claude",
+        "#!/bin/sh\nsleep 300 &\necho $! > \"$PIDS/child\"\necho $$ > \"$PIDS/agent\"\nwait\n",
+    );
+    std::fs::set_permissions(
+        env.join(".bin/claude"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.join("pids")).unwrap();
+    let mut c = env.cmd(bin!("ag-claude-code-cli"));
+    let path = format!(
+        "{}:{}",
+        env.join(".bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    c.env("PATH", path)
+        .env("PIDS", env.join("pids"))
+        .env("AG_CLI_AGENT_TIMEOUT", "1");
+    let r = run(
+        c,
+        Some(b"{\"id\":\"1\",\"arguments\":{\"prompt\":\"fix it\"}}\n"),
+    );
+    let out = r.json();
+    assert_eq!(out["error_code"], "cli_agent.timeout", "{out}");
+    assert!(
+        out["output"]
+            .as_str()
+            .unwrap()
+            .contains("did not finish within 1 s"),
+        "{out}"
+    );
+    for who in ["agent", "child"] {
+        let pid: u32 = String::from_utf8(env.read(&format!("pids/{who}")))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            !ag::proc::process_alive(pid),
+            "the {who} ({pid}) outlived the call"
+        );
+    }
+    // A time limit that is not a number is refused, saying what to write.
+    let mut c = env.cmd(bin!("ag-claude-code-cli"));
+    c.env("AG_CLI_AGENT_TIMEOUT", "soon");
+    let r = run(
+        c,
+        Some(b"{\"id\":\"1\",\"arguments\":{\"prompt\":\"fix it\"}}\n"),
+    );
+    assert!(
+        r.json()["output"]
+            .as_str()
+            .unwrap()
+            .contains("AG_CLI_AGENT_TIMEOUT=1800"),
+        "{}",
+        r.stdout()
     );
 }

@@ -96,6 +96,8 @@ mod orphans;
 mod stalls;
 // MCP against the reference SDK and servers from npm (scripts/mcp-interop; scripts/test installs them).
 mod mcp_interop;
+// Seed 003's CLI agent tools with the real claude and codex from npm (scripts/cli-agents; scripts/test installs them).
+mod cli_agents;
 // ag-loop keeps provider keys from tools, gates, hooks and everything it writes.
 mod agent_keys;
 // A first run without a key: what ag-loop says, and the local servers it offers.
