@@ -61,7 +61,9 @@ pub fn search_dirs(cwd: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
         dirs.push(PathBuf::from(home).join(".agents/skills"));
     }
     dirs.push(crate::session::ag_home().join("skills"));
-    dirs.dedup();
+    // Working in the home directory names `~/.agents/skills` twice.
+    let mut seen = std::collections::HashSet::new();
+    dirs.retain(|d| seen.insert(d.clone()));
     dirs
 }
 
