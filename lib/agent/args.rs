@@ -209,6 +209,23 @@ pub struct Args {
     /// --base-url, --agent, --continue, ...); with --json, one JSON object.
     #[arg(long, conflicts_with = "prompts")]
     pub check: bool,
+    /// Also look for skills in DIR (repeatable; searched first). A skill is a
+    /// folder with a SKILL.md: front matter `name` and `description`, then
+    /// markdown. Skills are also found in the project's `.agents/skills/`
+    /// and `.claude/skills/` (up to the repository root), `~/.agents/skills/`
+    /// and `$AG_HOME/skills/`. The system prompt lists each in one line; the
+    /// model reads a SKILL.md when a task needs it. Skills add knowledge
+    /// only: fields such as `allowed-tools` are ignored, and the sandbox and
+    /// approval policy stay as they are.
+    #[arg(long, value_name = "DIR")]
+    pub skills: Vec<PathBuf>,
+    /// List no skills in the system prompt.
+    #[arg(long, conflicts_with = "skills")]
+    pub no_skills: bool,
+    /// List the skills found (name, description, SKILL.md), and exit; a
+    /// folder passed over is named on stderr with what to fix.
+    #[arg(long)]
+    pub list_skills: bool,
     /// Replace the built-in system prompt (or an identity's body); the working
     /// directory, AGENTS.md and MEMORY.md still follow.
     #[arg(long, value_name = "TEXT")]

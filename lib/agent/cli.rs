@@ -122,6 +122,13 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         list_agents(&cwd);
         return Ok(None);
     }
+    if let Some(d) = args.skills.iter().find(|d| !cwd.join(d).is_dir()) {
+        return Err(SetupError::NoSkillsDir(d.clone()));
+    }
+    if args.list_skills {
+        list_skills(args, &cwd);
+        return Ok(None);
+    }
     let env = Env::from_process();
     let store = Store::from_env();
     let choice = super::setup::session_choice(args);
@@ -201,6 +208,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     let (cwd, project_files) = super::workspace::cwd_and_files(workspace.as_deref(), &cwd);
     // The project's MEMORY.md is read here only when the project is here.
     let memory = super::prompt::memory_files(workspace.is_none().then_some(cwd.as_path()));
+    let skills = skills_of(args, &local_cwd);
     let head = match (&resolved.system_prompt, &resolved.identity_prompt) {
         (Some(text), _) => Head::Replace(text),
         (None, Some(body)) => Head::Identity(body),
@@ -213,6 +221,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         head,
         append: resolved.append_system_prompt.as_deref(),
         tool_names: &tools.names(),
+        skills: &skills,
     }
     .build();
     let before = before_gates(&resolved.gates)?;
@@ -224,6 +233,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         prompt_cwd: cwd.clone(),
         project_files,
         memory,
+        skills,
         workspace: workspace.clone(),
         cache: Default::default(),
     };
@@ -305,6 +315,39 @@ fn list_agents(cwd: &Path) {
             id.role.as_deref().unwrap_or(""),
             id.path.display()
         ));
+    }
+    let _ = crate::cli::Stdout::new().write_all_flush(text.as_bytes());
+}
+
+/// The skills the system prompt lists: none with --no-skills.
+fn skills_of(args: &Args, cwd: &Path) -> Vec<super::skills::Skill> {
+    if args.no_skills {
+        return Vec::new();
+    }
+    super::skills::find(&super::skills::search_dirs(cwd, &args.skills)).0
+}
+
+/// Prints the skills the system prompt lists: the name, the description,
+/// the SKILL.md; a folder that is passed over is said on stderr with why.
+fn list_skills(args: &Args, cwd: &Path) {
+    if args.no_skills {
+        return;
+    }
+    let (skills, skipped) = super::skills::find(&super::skills::search_dirs(cwd, &args.skills));
+    let mut text = String::new();
+    for s in skills {
+        text.push_str(&format!(
+            "{}\t{}\t{}\n",
+            s.name,
+            s.description,
+            s.path.display()
+        ));
+    }
+    for s in skipped {
+        warn(
+            BIN,
+            &format!("skill {} is not listed: it {}", s.path.display(), s.reason),
+        );
     }
     let _ = crate::cli::Stdout::new().write_all_flush(text.as_bytes());
 }

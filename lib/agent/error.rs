@@ -15,6 +15,9 @@ pub enum SetupError {
     /// `--cwd` names no directory.
     #[error("--cwd `{}` is not a directory", .0.display())]
     NotADirectory(PathBuf),
+    /// `--skills` names no directory.
+    #[error("--skills `{}` is not a directory: give a folder that holds skill folders (each with a SKILL.md), e.g. `--skills .agents/skills`", .0.display())]
+    NoSkillsDir(PathBuf),
     /// The config file could not be read.
     #[error("cannot read config `{}`: {source}", path.display())]
     ConfigRead {

@@ -30,6 +30,7 @@ mod resume;
 mod runner;
 pub mod sandbox;
 pub mod setup;
+pub mod skills;
 mod stdin_hint;
 mod toolset;
 mod updates;

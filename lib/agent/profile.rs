@@ -55,6 +55,8 @@ pub struct Router {
     pub project_files: Vec<(PathBuf, String)>,
     /// The MEMORY.md files.
     pub memory: Vec<(PathBuf, String)>,
+    /// The skills listed in the system prompt.
+    pub skills: Vec<super::skills::Skill>,
     /// Where the ag tools run, with --workspace.
     pub workspace: Option<Arc<crate::workspace::Workspace>>,
     /// Profiles built so far, by identity.
@@ -214,6 +216,7 @@ impl Agent {
             head,
             append: resolved.append_system_prompt.as_deref(),
             tool_names: &tools.names(),
+            skills: &router.skills,
         }
         .build();
         let profile = Profile {

@@ -113,6 +113,7 @@ pub fn system_prompt(
         head,
         append,
         tool_names,
+        skills: &[],
     };
     parts.build()
 }
@@ -131,6 +132,8 @@ pub struct Parts<'a> {
     pub append: Option<&'a str>,
     /// The tools offered.
     pub tool_names: &'a [&'a str],
+    /// The skills, listed when the read tool can load them.
+    pub skills: &'a [super::skills::Skill],
 }
 
 impl Parts<'_> {
@@ -170,6 +173,12 @@ impl Parts<'_> {
                 f.display(),
                 text.trim()
             ));
+        }
+        // A skill's body is loaded with read, so without read the list
+        // would only cost tokens.
+        if self.tool_names.contains(&"read") && !self.skills.is_empty() {
+            out.push_str("\n\n");
+            out.push_str(&super::skills::listing(self.skills));
         }
         if let Some(a) = self.append {
             out.push_str("\n\n");
@@ -236,6 +245,7 @@ mod tests {
             head: Head::Identity("You are Matt, a CTO.\n"),
             append: Some("Added."),
             tool_names: &["read", "notify"],
+            skills: &[],
         };
         let p = parts.build();
         let at = |s: &str| p.find(s).unwrap_or_else(|| panic!("no `{s}` in {p}"));

@@ -33,6 +33,8 @@ pub enum Effect {
     Tools(String),
     /// Run `ag-session` with these arguments; `then` says what its answer is for.
     Session(Vec<String>, Then),
+    /// Show the skills ag-loop finds here (`ag-loop --list-skills`).
+    Skills,
 }
 
 /// What an `ag-session` run's output is for.
@@ -425,6 +427,7 @@ impl App {
                 };
                 return vec![Effect::Tools(id)];
             }
+            Slash::Skills => return vec![Effect::Skills],
             Slash::Export(file) => {
                 let Some(id) = need_session(self) else {
                     return Vec::new();
@@ -544,10 +547,12 @@ impl App {
                 return effects;
             }
             Then::Show => {
-                let text = if stdout.trim().is_empty() {
+                let text = if !stdout.trim().is_empty() {
+                    stdout
+                } else if !stderr.trim().is_empty() {
                     stderr
                 } else {
-                    stdout
+                    "(none)"
                 };
                 self.state
                     .notice(NoticeKind::Info, text.trim_end().to_string());

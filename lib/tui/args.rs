@@ -22,7 +22,7 @@ use clap::Parser;
 /// on an empty one; y, n or a answer an approval question (a: always, for
 /// what the question names, for the rest of the session); Shift+Up/Down and
 /// PageUp/PageDown scroll. /help lists the slash commands: /help /quit
-/// /clear /cost /model /thinking /tools /export /fork /resume /rewind
+/// /clear /cost /model /thinking /tools /skills /export /fork /resume /rewind
 /// /compact. /model PROVIDER/ID and /thinking off|low|medium|high switch the
 /// running ag-loop from its next prompt on (its set_model and set_reasoning
 /// commands), and the session records it.

@@ -346,8 +346,13 @@ async fn apply_effects(
                 *agent = start(args, app, &session, model.as_deref());
             }
             Effect::Tools(id) => show_tools(app, &id),
-            Effect::Session(session_args, then) => {
-                let program = sibling("ag-session");
+            Effect::Session(..) | Effect::Skills => {
+                let (name, session_args, then) = match effect {
+                    Effect::Session(a, then) => ("ag-session", a, then),
+                    // ag-loop says which skills a run here would list.
+                    _ => ("ag-loop", vec!["--list-skills".into()], Then::Show),
+                };
+                let program = sibling(name);
                 let cmd = Command::new(program)
                     .args(&session_args)
                     .cwd(cwd)
@@ -366,7 +371,7 @@ async fn apply_effects(
                             then,
                             false,
                             String::new(),
-                            format!("cannot run ag-session: {e}"),
+                            format!("cannot run {name}: {e}"),
                         ),
                     };
                     let _ = done.send(msg);

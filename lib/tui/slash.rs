@@ -18,6 +18,8 @@ pub enum Slash {
     Thinking(Option<crate::protocol::Reasoning>),
     /// The tools the session's ag-loop offers.
     Tools,
+    /// The skills ag-loop lists to the model here.
+    Skills,
     /// Writes the session as markdown to a file.
     Export(Option<String>),
     /// Continues in a copy of the session.
@@ -51,6 +53,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "show the reasoning effort; /thinking off|low|medium|high switches it",
     ),
     ("/tools", "the tools ag-loop offers the model"),
+    (
+        "/skills",
+        "the skills listed to the model (name, description, SKILL.md)",
+    ),
     ("/export", "write the session as markdown: /export [FILE]"),
     ("/fork", "continue in a copy of this session"),
     ("/resume", "pick a session of this directory to continue"),
@@ -125,6 +131,7 @@ pub fn parse(line: &str) -> Option<Result<Slash, String>> {
             }
         },
         "tools" => Slash::Tools,
+        "skills" => Slash::Skills,
         "export" => Slash::Export(arg.clone()),
         "fork" => Slash::Fork,
         "resume" => Slash::Resume,

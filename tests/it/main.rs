@@ -82,6 +82,8 @@ mod agent_e2e;
 mod lenient;
 // What every model request carries: the system prompt and tool definitions, against a budget.
 mod prompt_size;
+// Agent Skills: found, listed in one line each, loaded when read (tests/fixtures/skills/).
+mod skills;
 // The scripted model server for ag-loop's end-to-end tests.
 mod model_server;
 // ag-mcp driven over stdio with JSON-RPC lines, as an MCP client does.

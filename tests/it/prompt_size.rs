@@ -30,7 +30,11 @@ fn first_request(extra: &[&str]) -> (usize, usize, Value) {
 /// [`first_request`], with the prompt given as an argument (nobody to
 /// answer questions) or on a piped stdin (a client that answers them).
 fn sizes(extra: &[&str], on_stdin: bool) -> (usize, usize, Value) {
-    let env = Env::new();
+    sizes_in(&Env::new(), extra, on_stdin)
+}
+
+/// [`sizes`] in a prepared directory.
+fn sizes_in(env: &Env, extra: &[&str], on_stdin: bool) -> (usize, usize, Value) {
     let server = ModelServer::start(vec![Turn::Text("ok")]);
     let mut c = env.cmd(bin!("ag-loop"));
     c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()]);
@@ -89,6 +93,31 @@ fn with_someone_to_answer_the_ask_tool_still_keeps_it_below_pi() {
     assert!(
         total < PI,
         "system prompt {system} + tool definitions {tools} = {total}; pi: {PI}"
+    );
+}
+
+#[test]
+fn skills_cost_one_short_line_each() {
+    // The two fixture skills (Claude Code's and pi's formats), in the
+    // project and in the person's ~/.agents/skills.
+    let env = Env::new();
+    crate::skills::copy(&env, "claude", ".claude/skills");
+    crate::skills::copy(&env, "pi", ".home/.agents/skills");
+    let (with, _, request) = sizes_in(&env, &[], false);
+    let (without, _, _) = sizes_in(&env, &["--no-skills"], false);
+    let cost = with - without;
+    let system = request["messages"][0]["content"].as_str().unwrap();
+    let lines = system
+        .lines()
+        .filter(|l| l.starts_with("- ") && l.contains("SKILL.md"))
+        .count();
+    assert_eq!(lines, 2, "{system}");
+    // The heading and its one sentence, then per skill its name, its
+    // description (these two are 136 and 101 characters) and its path.
+    assert!(cost <= 600, "two skills cost {cost} characters");
+    assert!(
+        without <= 700,
+        "system prompt {without} characters without skills, {with} with"
     );
 }
 

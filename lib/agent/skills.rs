@@ -1,0 +1,329 @@
+//! Agent Skills: folders holding a `SKILL.md` whose YAML front matter
+//! gives a `name` and a `description`, and whose markdown body (with any
+//! scripts and files beside it) is the know-how. The system prompt lists
+//! each skill in one line (name, description, path); the body costs
+//! nothing until the model reads the file with the read tool.
+//!
+//! Found in `--skills DIR` first, then the project's `.agents/skills/` and
+//! `.claude/skills/` (from the working directory up to the repository
+//! root), then `~/.agents/skills/` and `$AG_HOME/skills/`; the first skill
+//! of a name wins. A skill only adds knowledge: front matter fields that
+//! would grant something (`allowed-tools`, `model`, hooks, ...) are
+//! ignored, as for a project's identity, so a skill that comes with the
+//! code being worked on never loosens the sandbox or the approval policy.
+
+use std::path::{Path, PathBuf};
+
+/// The longest description listed, in characters (the Agent Skills
+/// format's own limit); a longer one is cut, so one skill cannot fill the
+/// prompt.
+const MAX_DESCRIPTION: usize = 1024;
+
+/// How deep below a skills directory a `SKILL.md` is looked for: skills
+/// grouped in folders (`db/migrate/SKILL.md`) are found, a whole tree is
+/// not walked.
+const MAX_DEPTH: usize = 3;
+
+/// A skill found on disk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skill {
+    /// The front matter's `name`, else the folder's name.
+    pub name: String,
+    /// What it is for and when to use it, on one line.
+    pub description: String,
+    /// Its `SKILL.md`.
+    pub path: PathBuf,
+}
+
+/// A skill folder that could not be listed, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    /// Its `SKILL.md`.
+    pub path: PathBuf,
+    /// What is wrong and what to write instead.
+    pub reason: String,
+}
+
+/// The directories searched, in order: `extra` (`--skills`), the
+/// project's from `cwd` up to the repository root, then the person's.
+pub fn search_dirs(cwd: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = extra.iter().map(|d| cwd.join(d)).collect();
+    let mut dir = Some(cwd);
+    while let Some(d) = dir {
+        dirs.push(d.join(".agents/skills"));
+        dirs.push(d.join(".claude/skills"));
+        if d.join(".git").exists() {
+            break;
+        }
+        dir = d.parent();
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        dirs.push(PathBuf::from(home).join(".agents/skills"));
+    }
+    dirs.push(crate::session::ag_home().join("skills"));
+    // Working in the home directory names `~/.agents/skills` twice.
+    let mut seen = std::collections::HashSet::new();
+    dirs.retain(|d| seen.insert(d.clone()));
+    dirs
+}
+
+/// Every skill in `dirs`, first of a name wins, and the folders that were
+/// passed over with the reason.
+pub fn find(dirs: &[PathBuf]) -> (Vec<Skill>, Vec<Skipped>) {
+    let mut skills: Vec<Skill> = Vec::new();
+    let mut skipped = Vec::new();
+    for dir in dirs {
+        let mut files = Vec::new();
+        collect(dir, 0, &mut files);
+        files.sort();
+        for path in files {
+            match load(&path) {
+                Ok(s) if skills.iter().any(|k| k.name == s.name) => {}
+                Ok(s) => skills.push(s),
+                Err(reason) => skipped.push(Skipped { path, reason }),
+            }
+        }
+    }
+    (skills, skipped)
+}
+
+/// The `SKILL.md` files of the folders below `dir`; a skill's own folder
+/// is not searched further (its files are its own).
+fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let hidden = e.file_name().to_string_lossy().starts_with('.');
+        if hidden || !p.is_dir() {
+            continue;
+        }
+        let file = p.join("SKILL.md");
+        if file.is_file() {
+            out.push(file);
+        } else {
+            collect(&p, depth + 1, out);
+        }
+    }
+}
+
+/// Reads one `SKILL.md`.
+pub fn load(path: &Path) -> Result<Skill, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot be read: {e}"))?;
+    let folder = path
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    parse(&text, &folder, path)
+}
+
+fn parse(text: &str, folder: &str, path: &Path) -> Result<Skill, String> {
+    let fields = front_matter(text).ok_or_else(|| {
+        "has no front matter: start it with a `---` line, then `name:` and `description:`, then `---`"
+            .to_string()
+    })?;
+    let get = |key: &str| {
+        fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    };
+    let name = get("name").unwrap_or_else(|| folder.to_string());
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return Err(format!(
+            "has the name `{name}`: write `name:` as one word, like `name: {}`",
+            slug(&name, folder)
+        ));
+    }
+    let description = get("description").ok_or_else(|| {
+        "has no `description:`: add one line saying what the skill is for and when to use it"
+            .to_string()
+    })?;
+    let mut description = description.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some((at, _)) = description.char_indices().nth(MAX_DESCRIPTION) {
+        description.truncate(at);
+        description.push('…');
+    }
+    Ok(Skill {
+        name,
+        description,
+        path: path.to_path_buf(),
+    })
+}
+
+fn slug(name: &str, folder: &str) -> String {
+    let s = name.split_whitespace().collect::<Vec<_>>().join("-");
+    if s.is_empty() {
+        folder.to_string()
+    } else {
+        s.to_lowercase()
+    }
+}
+
+/// The top-level `key: value` pairs of the front matter, with quoted
+/// values unquoted and `>`/`|` block values joined. Nested keys (under
+/// `metadata:`, say) are not top-level and are left out.
+fn front_matter(text: &str) -> Option<Vec<(String, String)>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.lines();
+    if lines.next()?.trim_end() != "---" {
+        return None;
+    }
+    let mut body = Vec::new();
+    let mut closed = false;
+    for l in lines {
+        if l.trim_end() == "---" {
+            closed = true;
+            break;
+        }
+        body.push(l);
+    }
+    if !closed {
+        return None;
+    }
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut i = 0;
+    while i < body.len() {
+        let line = body[i];
+        i += 1;
+        if line.starts_with([' ', '\t', '#', '-']) || line.trim().is_empty() {
+            continue;
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        // The indented lines after it: a block value, or a nested map.
+        let mut block = Vec::new();
+        while i < body.len() && (body[i].starts_with([' ', '\t']) || body[i].trim().is_empty()) {
+            block.push(body[i].trim());
+            i += 1;
+        }
+        let value = if value.starts_with(['>', '|']) {
+            block.retain(|l| !l.is_empty());
+            block.join(" ")
+        } else if value.is_empty() {
+            String::new()
+        } else {
+            unquote(value)
+        };
+        out.push((key.trim().to_string(), value));
+    }
+    Some(out)
+}
+
+fn unquote(v: &str) -> String {
+    for q in ['"', '\''] {
+        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
+            return v[1..v.len() - 1].to_string();
+        }
+    }
+    v.to_string()
+}
+
+/// The part of the system prompt that lists the skills, empty when there
+/// are none.
+pub fn listing(skills: &[Skill]) -> String {
+    if skills.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "# Skills\n\nWhen a task matches a skill, read its SKILL.md first; paths in it are relative to its folder.",
+    );
+    for s in skills {
+        out.push_str(&format!(
+            "\n- {}: {} ({})",
+            s.name,
+            s.description,
+            s.path.display()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_and_quoted_values_and_nested_maps() {
+        let text = "---\nname: pdf\ndescription: >\n  Extract text\n  from PDFs.\nallowed-tools: Bash(rm:*)\nmetadata:\n  name: other\n---\nbody";
+        let s = parse(text, "dir", Path::new("/x/SKILL.md")).unwrap();
+        assert_eq!(s.name, "pdf");
+        assert_eq!(s.description, "Extract text from PDFs.");
+        let q = parse(
+            "---\ndescription: 'Quoted: yes'\n---\n",
+            "folder",
+            Path::new("/x/SKILL.md"),
+        )
+        .unwrap();
+        assert_eq!(
+            (q.name.as_str(), q.description.as_str()),
+            ("folder", "Quoted: yes")
+        );
+    }
+
+    #[test]
+    fn bad_front_matter_says_what_to_write() {
+        let p = Path::new("/x/SKILL.md");
+        assert!(
+            parse("# no front matter", "d", p)
+                .unwrap_err()
+                .contains("`---`")
+        );
+        assert!(
+            parse("---\nname: a\n", "d", p)
+                .unwrap_err()
+                .contains("`---`")
+        );
+        assert!(
+            parse("---\nname: a\n---\n", "d", p)
+                .unwrap_err()
+                .contains("description")
+        );
+        assert!(
+            parse("---\nname: two words\ndescription: d\n---\n", "d", p)
+                .unwrap_err()
+                .contains("name: two-words")
+        );
+        let long = format!("---\ndescription: {}\n---\n", "x".repeat(5000));
+        let s = parse(&long, "d", p).unwrap();
+        assert_eq!(s.description.chars().count(), MAX_DESCRIPTION + 1);
+    }
+
+    #[test]
+    fn first_of_a_name_wins_and_own_files_are_not_skills() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        let b = dir.path().join("b");
+        for (d, desc) in [(&a, "first"), (&b, "second")] {
+            std::fs::create_dir_all(d.join("same/inner")).unwrap();
+            std::fs::write(
+                d.join("same/SKILL.md"),
+                format!("---\nname: same\ndescription: {desc}\n---\n"),
+            )
+            .unwrap();
+            // A file of the skill's own, not another skill.
+            std::fs::write(
+                d.join("same/inner/SKILL.md"),
+                "---\nname: inner\ndescription: x\n---\n",
+            )
+            .unwrap();
+        }
+        std::fs::create_dir_all(b.join("group/broken")).unwrap();
+        std::fs::write(b.join("group/broken/SKILL.md"), "no front matter").unwrap();
+        let (skills, skipped) = find(&[a, b.clone()]);
+        assert_eq!(skills.len(), 1, "{skills:?}");
+        assert_eq!(skills[0].description, "first");
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].path, b.join("group/broken/SKILL.md"));
+        assert!(listing(&[]).is_empty());
+        assert!(listing(&skills).contains("- same: first ("));
+    }
+}
