@@ -148,10 +148,9 @@ fn nothing_staged(repo: &Repo, specs: &[String], before: &status::Status) -> Too
         let n = changed.len();
         changed.truncate(10);
         format!(
-            "Changed but not staged: {}{}. Name the files to commit in `paths` (they are staged for you), e.g. {{\"action\":\"commit\",\"message\":\"...\",\"paths\":[\"{}\"]}}.",
+            "Changed but not staged: {}{}. Name the files to commit in `paths` (they are staged for you); nothing was committed.",
             changed.join(", "),
             if n > 10 { ", ..." } else { "" },
-            changed[0]
         )
     };
     ToolError::new(
