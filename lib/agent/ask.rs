@@ -149,7 +149,7 @@ pub(super) async fn run(
                 id,
                 "ask.invalid",
                 format!(
-                    "invalid arguments for `ask`: {e}. Call it as {{\"question\": \"...\", \"options\": [\"...\"]}}."
+                    "invalid arguments for `ask`: {e}. Give `question`, the text to ask, and optionally `options`, a list of answers to choose from."
                 ),
             );
         }

@@ -327,9 +327,8 @@ fn names_as_values(schema: &Value, args: &Map<String, Value>) -> Result<(), Stri
     }
     let fields: Vec<String> = copied.iter().map(|n| format!("`{n}`")).collect();
     Err(format!(
-        "{} hold their own names, not values: that is the shape of a call, copied. Put the real values in their place, e.g. {{\"{}\": \"<the actual text>\", ...}}.",
+        "{} hold their own names, not values: that is the shape of a call, copied. Put the real values in their place.",
         fields.join(" and "),
-        copied[0]
     ))
 }
 

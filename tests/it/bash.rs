@@ -151,8 +151,13 @@ fn cwd_is_resolved_and_checked() {
     assert!(run(c, None).stdout().starts_with("sh\n"));
     let r = bash(&env, json!({"command": "true", "stop": true}));
     assert_eq!(r["error_code"], "bash.usage");
+    // `keep` beside a plain command cannot do harm: the command runs.
     let r = bash(&env, json!({"command": "true", "keep": true}));
-    assert_eq!(r["error_code"], "bash.usage");
+    assert_eq!(r["is_error"], false, "{r}");
+    assert!(
+        output(&r).contains("Set aside `keep: true`: it is not used when running a command."),
+        "{r}"
+    );
 }
 
 #[test]

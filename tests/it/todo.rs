@@ -107,7 +107,7 @@ fn bad_calls_are_clear_errors_and_change_nothing() {
             json!({"action": "add", "items": [{"content": "ok"}, {"content": "   "}]}),
             json!({"action": "update", "status": "done"}),
             json!({"action": "update", "id": 1}),
-            json!({"action": "list", "items": [{"content": "x"}]}),
+            json!({"action": "remove", "id": 1, "status": "done"}),
             json!({"action": "remove", "id": 3}),
             json!({"action": "set", "items": [{"id": 1, "content": "x"}, {"id": 1, "content": "y"}]}),
             json!({"action": "add", "items": [{"id": 2, "content": "taken"}]}),
@@ -144,7 +144,7 @@ fn bad_calls_are_clear_errors_and_change_nothing() {
     assert!(msg(1).contains("in_progress"), "{}", msg(1));
     assert!(msg(2).contains("item 2 has empty content"), "{}", msg(2));
     assert!(
-        msg(5).contains("`list` does not take `items`"),
+        msg(5).contains(r#"To change the item, call {"action":"update","id":1,"status":"done"}"#),
         "{}",
         msg(5)
     );

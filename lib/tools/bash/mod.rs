@@ -205,6 +205,8 @@ For servers and watchers use `background: true`: the command starts as a job wit
 file and the call returns its id at once; `list_jobs: true` lists jobs, `job: ID` shows a job's state \
 and the last `lines` of its log, `job: ID, stop: true` stops it with everything it started. Jobs end \
 with the agent session unless started with `keep: true`. \
+A field the call's mode does not use (`keep` or `list_jobs` beside a command, `timeout` beside a job) is set aside, \
+and a note in the result names it; `stop` without `job`, and `command` beside `job`, are refused. \
 With AG_PROGRESS=1 in its environment (ag-loop sets it), the command's lines also go to stderr as they \
 come, as progress lines {\"type\":\"progress\",\"id\":...,\"output\":...,\"details\":{\"lines\":N}}: \
 colours and redraws removed, at most one every 250 ms with the latest 20 lines in 4 KiB, 1 MiB in all.";
@@ -241,16 +243,22 @@ SIGKILL 2 s later. Background jobs are not tied to it: they end with the agent s
 }
 
 fn bash(ctx: &Context, args: BashArgs) -> Result<ToolOutput, ToolError> {
-    check_modes(&args)?;
-    if args.list_jobs {
-        return jobs::list();
-    }
-    if let Some(id) = &args.job {
+    let aside = check_modes(&args)?;
+    let out = if let Some(id) = &args.job {
         if args.stop {
-            return jobs::stop(id, args.lines, args.raw);
+            jobs::stop(id, args.lines, args.raw)
+        } else {
+            jobs::show(id, args.lines, args.raw)
         }
-        return jobs::show(id, args.lines, args.raw);
-    }
+    } else if args.command.is_none() {
+        jobs::list()
+    } else {
+        run_command(ctx, &args)
+    };
+    out.map(|o| o.with_notes(aside))
+}
+
+fn run_command(ctx: &Context, args: &BashArgs) -> Result<ToolOutput, ToolError> {
     let command = args.command.clone().unwrap_or_default();
     if command.trim().is_empty() {
         return Err(ToolError::new(
@@ -260,57 +268,94 @@ fn bash(ctx: &Context, args: BashArgs) -> Result<ToolOutput, ToolError> {
     }
     let cwd = resolve_cwd(ctx, args.cwd.as_deref())?;
     let shell = shell_of(args.shell.as_deref())?;
-    let confined = sandbox::setup(ctx, &args)?;
+    let confined = sandbox::setup(ctx, args)?;
     if args.background {
         return jobs::start(&command, &cwd, &shell, args.keep, confined.job_policy());
     }
-    run_foreground(ctx, &args, &command, &cwd, &shell, confined)
+    run_foreground(ctx, args, &command, &cwd, &shell, confined)
 }
 
-/// Refuses a call that asks for two things at once, or for nothing, naming
-/// the fields it gave and showing calls that work.
-fn check_modes(args: &BashArgs) -> Result<(), ToolError> {
+/// What a call does: the mode its fields choose.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Run,
+    Background,
+    ListJobs,
+    Job,
+}
+
+/// The fields of a call that its mode does not use, each with its value as
+/// given. Every optional field has its empty value taken as absent already
+/// (lib/tool_protocol/lenient.rs), so what is here was set.
+fn foreign_fields(args: &BashArgs, mode: Mode) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut push = |used: &[Mode], given: bool, shown: String| {
+        if given && !used.contains(&mode) {
+            out.push(shown);
+        }
+    };
+    use Mode::{Background, Job, ListJobs, Run};
+    push(
+        &[Run],
+        args.timeout.is_some(),
+        field("timeout", &args.timeout),
+    );
+    push(
+        &[Run, Background],
+        args.cwd.is_some(),
+        field("cwd", &args.cwd),
+    );
+    push(&[Run], args.stdin.is_some(), "`stdin`".to_string());
+    push(&[Run, Job], args.raw, "`raw: true`".to_string());
+    push(
+        &[Run],
+        args.max_output.is_some(),
+        field("max_output", &args.max_output),
+    );
+    push(
+        &[Run, Background],
+        args.shell.is_some(),
+        field("shell", &args.shell),
+    );
+    push(
+        &[Background],
+        args.background,
+        "`background: true`".to_string(),
+    );
+    push(&[Background], args.keep, "`keep: true`".to_string());
+    push(&[ListJobs], args.list_jobs, "`list_jobs: true`".to_string());
+    push(&[Job], args.lines.is_some(), field("lines", &args.lines));
+    out
+}
+
+/// A field and its value, for a note: `` `timeout: 180` ``.
+fn field<T: serde::Serialize>(name: &str, value: &Option<T>) -> String {
+    match value {
+        Some(v) => format!("`{name}: {}`", json!(v)),
+        None => format!("`{name}`"),
+    }
+}
+
+/// Chooses what a call does and names the fields it sets aside. A field
+/// from another mode is set aside when ignoring it cannot do what the
+/// model did not mean: small models fill every field they are shown, and
+/// refusing `{"command": ..., "keep": true}` only made them repeat it.
+/// Refused are a call with two targets (`command` and `job`), `stop`
+/// without a job (it would stop nothing the model named, and running the
+/// command instead may be the opposite of what it wanted), and a call that
+/// asks for nothing.
+fn check_modes(args: &BashArgs) -> Result<Vec<String>, ToolError> {
     let usage = |msg: String| Err(ToolError::new("bash.usage", msg));
     let quoted = |v: &str| Value::from(v).to_string();
-    let mut given = Vec::new();
-    if let Some(c) = &args.command {
-        given.push(format!("`command` {}", quoted(&one_line(c))));
-    }
-    if args.list_jobs {
-        given.push("`list_jobs: true`".to_string());
-    }
-    if let Some(j) = &args.job {
-        given.push(format!("`job` {}", quoted(j)));
-    }
-    let mut works = Vec::new();
-    if let Some(c) = &args.command {
-        works.push(format!(
-            "to run the command {}",
-            json!({ "command": one_line(c) })
+    if let (Some(c), Some(j)) = (&args.command, &args.job) {
+        return usage(format!(
+            "this call gave `command` {} and `job` {}, but a call does one of them. Call again with one: \
+to run the command {}; to see the job {}",
+            quoted(&one_line(c)),
+            quoted(j),
+            json!({ "command": one_line(c) }),
+            json!({ "job": j }),
         ));
-    }
-    if args.list_jobs {
-        works.push(format!("to list jobs {}", json!({"list_jobs": true})));
-    }
-    if let Some(j) = &args.job {
-        works.push(format!("to see the job {}", json!({ "job": j })));
-    }
-    match given.len() {
-        0 => {
-            return usage(
-                "nothing to do: give `command` (the shell command to run, e.g. {\"command\": \"ls\"}), \
-or `list_jobs: true`, or `job` with a background job's id"
-                    .to_string(),
-            );
-        }
-        1 => {}
-        _ => {
-            return usage(format!(
-                "this call gave {}, but a call does one of them. Call again with one: {}",
-                given.join(" and "),
-                works.join("; ")
-            ));
-        }
     }
     if args.stop && args.job.is_none() {
         // Small models set `stop` by default beside a command; show the
@@ -324,17 +369,51 @@ or `list_jobs: true`, or `job` with a background job's id"
         };
         return usage(format!(
             "`stop: true` was given without `job`: it stops a background job, given by its id \
-(list_jobs shows them), e.g. {{\"job\": \"<id>\", \"stop\": true}}.{run}"
+(`list_jobs: true` shows them).{run}"
         ));
     }
-    if args.keep && !args.background {
+    let mode = if args.job.is_some() {
+        Mode::Job
+    } else if args.command.is_some() {
+        if args.background {
+            Mode::Background
+        } else {
+            Mode::Run
+        }
+    } else if args.list_jobs {
+        Mode::ListJobs
+    } else {
         return usage(
-            "`keep: true` was given without `background: true`; it applies to background jobs only, \
-e.g. {\"command\": \"<server>\", \"background\": true, \"keep\": true}"
+            "nothing to do: give `command` (the shell command to run), or `list_jobs: true`, \
+or `job` with a background job's id"
                 .to_string(),
         );
+    };
+    let aside = foreign_fields(args, mode);
+    if aside.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(())
+    let what = match mode {
+        Mode::Run => "running a command",
+        Mode::Background => "starting a background job",
+        Mode::ListJobs => "listing jobs",
+        Mode::Job => {
+            if args.stop {
+                "stopping a job"
+            } else {
+                "showing a job"
+            }
+        }
+    };
+    Ok(vec![format!(
+        "Set aside {}: {} not used when {what}.",
+        aside.join(", "),
+        if aside.len() == 1 {
+            "it is"
+        } else {
+            "they are"
+        },
+    )])
 }
 
 /// The first line of a command, shortened, for a message.

@@ -254,14 +254,14 @@ fn plan(args: &mut EditArgs) -> Result<Plan, ToolError> {
             others.push("`line_edits`");
         }
         return Err(bad(format!(
-            "`code_edit` cannot be combined with {}, which this call gave too. Call again with one form: {{\"file_path\": \"{}\", \"code_edit\": \"...\"}}, or the same call without `code_edit`.",
+            "`code_edit` cannot be combined with {}, which this call gave too. Call again with one form: the same call without {}, or without `code_edit`.",
             others.join(" and "),
-            args.file_path
+            others.join(" and ")
         )));
     }
     if replacements.is_empty() && line_edits.is_empty() && sketch.is_none() {
         return Err(bad(format!(
-            "nothing to do: this call gave no change. Give old_string (text copied from the file) and new_string, as in {{\"file_path\": \"{}\", \"old_string\": \"<exact text>\", \"new_string\": \"<replacement>\"}}; or `edits`, `line_edits` or `code_edit`.",
+            "nothing to do: this call gave no change. Beside `file_path` \"{}\", give `old_string` (text copied from the file) and `new_string` (what replaces it); or `edits`, `line_edits` or `code_edit`.",
             args.file_path
         )));
     }
@@ -347,6 +347,38 @@ fn commit(
         .map_err(|e| write_failed("edit.changed_on_disk", "edit.io", &target.shown, e))
 }
 
+/// What to do about a file that is not there. A name like a constant or a
+/// function (`src/TIMEOUT_SECONDS`, `parseArgs`) is what the model meant to
+/// change inside some file: a small model told "use write" wrote a new file
+/// under that name, over and over. It is pointed at grep for the name.
+fn missing_file_hint(path: &std::path::Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    if looks_like_identifier(&name) {
+        let grep = serde_json::json!({ "query": name });
+        return format!(
+            "`{name}` looks like a name in the code, not a file: find the file that defines it with grep {grep}, then edit that file."
+        );
+    }
+    "To create a new file, use write.".to_string()
+}
+
+/// A word of letters, digits and `_`, with an `_` or a capital after a
+/// small letter (`MAX_SIZE`, `parse_args`, `parseArgs`); file names without
+/// an extension such as `Makefile` or `LICENSE` are not.
+fn looks_like_identifier(name: &str) -> bool {
+    let word = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit());
+    let camel = name
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    word && (name.trim_matches('_').contains('_') || camel)
+}
+
 /// Reads the file to edit, after the checks that need no content.
 fn load(ctx: &Context, target: &Target) -> Result<(Metadata, Vec<u8>), ToolError> {
     let shown = &target.shown;
@@ -357,7 +389,7 @@ fn load(ctx: &Context, target: &Target) -> Result<(Metadata, Vec<u8>), ToolError
                 "edit.not_found",
                 target,
                 ctx,
-                "To create a new file, use write.",
+                &missing_file_hint(&target.path),
             ));
         }
         Err(e) => return Err(io_failed("edit.io", "open", shown, e)),
@@ -668,6 +700,26 @@ mod tests {
     struct Cli {
         #[command(flatten)]
         args: EditArgs,
+    }
+
+    #[test]
+    fn a_missing_file_named_like_a_constant_is_pointed_at_grep() {
+        for name in ["src/TIMEOUT_SECONDS", "parse_args", "lib/parseArgs"] {
+            let hint = missing_file_hint(std::path::Path::new(name));
+            assert!(hint.contains("grep {\"query\":"), "{name}: {hint}");
+            assert!(!hint.contains("write"), "{name}: {hint}");
+        }
+        for name in [
+            "Makefile",
+            "LICENSE",
+            "src/new.rs",
+            "notes.md",
+            "_private",
+            "a-b",
+        ] {
+            let hint = missing_file_hint(std::path::Path::new(name));
+            assert_eq!(hint, "To create a new file, use write.", "{name}");
+        }
     }
 
     #[test]

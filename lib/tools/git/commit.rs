@@ -48,7 +48,7 @@ pub fn commit(repo: &Repo, message: &str, specs: &[String]) -> Result<ToolOutput
         ));
     }
     if before.staged.is_empty() {
-        return Err(nothing_staged(repo, specs, &before));
+        return Err(nothing_staged(repo, message, specs, &before));
     }
     let mut args = vec!["commit", "-m", message];
     if !specs.is_empty() {
@@ -125,7 +125,12 @@ fn status_of(repo: &Repo, specs: &[String]) -> Result<status::Status, ToolError>
     Ok(status::parse(&run.stdout.head))
 }
 
-fn nothing_staged(repo: &Repo, specs: &[String], before: &status::Status) -> ToolError {
+fn nothing_staged(
+    repo: &Repo,
+    message: &str,
+    specs: &[String],
+    before: &status::Status,
+) -> ToolError {
     if !specs.is_empty() {
         return ToolError::new(
             "git.nothing_to_commit",
@@ -148,10 +153,11 @@ fn nothing_staged(repo: &Repo, specs: &[String], before: &status::Status) -> Too
         let n = changed.len();
         changed.truncate(10);
         format!(
-            "Changed but not staged: {}{}. Name the files to commit in `paths` (they are staged for you), e.g. {{\"action\":\"commit\",\"message\":\"...\",\"paths\":[\"{}\"]}}.",
+            "Changed but not staged: {}{}. Name the files to commit in `paths` (they are staged for you), as in {}.",
             changed.join(", "),
             if n > 10 { ", ..." } else { "" },
-            changed[0]
+            // The model's own call, with the repository's own changes.
+            serde_json::json!({"action": "commit", "message": message, "paths": changed}),
         )
     };
     ToolError::new(

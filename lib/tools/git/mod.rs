@@ -78,7 +78,8 @@ Diffs over 100 KiB keep their start and end, and a note in between lists every f
 action=commit with message: with paths, stages those files (new, changed or deleted) and commits exactly them; \
 without paths, commits what is already staged. It refuses when there is nothing to commit. \
 Hooks run as they would for the user; if one fails, nothing is committed and its output says why. It never pushes. \
-action=log: the latest commits (count, default 10), optionally only those touching paths.";
+action=log: the latest commits (count, default 10), optionally only those touching paths. \
+A field of another action (staged or count on a commit, message on status, diff or log) is set aside, and a note in the result says so.";
     const MODEL_DESCRIPTION: &'static str = "Git in this repository, never pushing: status; diff (staged for the staged changes); commit with message (with paths, stages and commits exactly those); log (count commits). paths limits diff and log.";
 
     fn run(ctx: &Context, args: GitArgs) -> Result<ToolOutput, ToolError> {
@@ -96,7 +97,10 @@ action=log: the latest commits (count, default 10), optionally only those touchi
                 let message = args.message.as_deref().ok_or_else(|| {
                     ToolError::new(
                         "git.missing_message",
-                        "`commit` needs a `message`, for example {\"action\":\"commit\",\"message\":\"Fix the parser\",\"paths\":[\"src/parser.rs\"]}",
+                        format!(
+                            "`commit` needs `message`, a short summary of what the commit changes; nothing was committed. Add it to this call: {}",
+                            shown_call(&args)
+                        ),
                     )
                 })?;
                 commit::commit(&repo, message, &specs)
@@ -147,52 +151,66 @@ fn status(repo: &Repo, specs: &[String]) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::new(output, details).with_notes(too_long))
 }
 
-/// Arguments that belong to another action. A read-only action (status,
-/// diff, log) cannot be half carried out, so it runs and says what it left
-/// aside: small models fill every field of a schema, and refusing
-/// `{"action":"status","count":1}` only made them repeat it. A commit
-/// changes the repository, so there a stray field is refused, lest a call
-/// that meant something else be carried out.
-fn check_arguments(args: &GitArgs) -> Result<Option<String>, ToolError> {
-    let mut stray = Vec::new();
-    if args.message.is_some() && args.action != GitAction::Commit {
-        stray.push("`message` (for commit)");
+/// The call as the model sent it, in its own values, for a message.
+fn shown_call(args: &GitArgs) -> String {
+    let mut call = serde_json::Map::new();
+    call.insert("action".into(), json!(action_name(args.action)));
+    if let Some(m) = &args.message {
+        call.insert("message".into(), json!(m));
     }
-    if args.staged && args.action != GitAction::Diff {
-        stray.push("`staged` (for diff)");
+    if !args.paths.is_empty() {
+        call.insert("paths".into(), json!(args.paths));
     }
-    if args.count.is_some() && args.action != GitAction::Log {
-        stray.push("`count` (for log)");
-    }
-    if stray.is_empty() {
-        return Ok(None);
-    }
-    let action = match args.action {
+    serde_json::Value::Object(call).to_string()
+}
+
+fn action_name(action: GitAction) -> &'static str {
+    match action {
         GitAction::Status => "status",
         GitAction::Diff => "diff",
         GitAction::Commit => "commit",
         GitAction::Log => "log",
-    };
-    let them = if stray.len() == 1 { "it" } else { "them" };
-    if args.action != GitAction::Commit {
-        let nothing_committed = if args.message.is_some() {
-            " Nothing was committed: a commit is {\"action\":\"commit\",\"message\":\"...\"}."
-        } else {
-            ""
-        };
-        return Ok(Some(format!(
-            "`{action}` does not use {}; ignored {them}.{nothing_committed}",
-            stray.join(" or "),
-        )));
     }
-    Err(ToolError::new(
-        "git.bad_arguments",
-        format!(
-            "`commit` does not take {}; nothing was committed. Leave {them} out, for example {{\"action\":\"commit\",\"message\":\"Fix the parser\",\"paths\":[\"src/parser.rs\"]}}, or use the action {} belongs to",
-            stray.join(" or "),
-            if stray.len() == 1 { "it" } else { "they" },
+}
+
+/// Arguments that belong to another action are set aside, and a note says
+/// so: small models fill every field of a schema, and refusing
+/// `{"action":"commit","message":"...","staged":true}` only made them
+/// repeat it. Ignoring one cannot do what the model did not mean: `staged`
+/// and `count` only shape what diff and log show, and a commit without
+/// `paths` commits what is staged anyway; `message` beside a read-only
+/// action commits nothing, and the note says how to commit.
+fn check_arguments(args: &GitArgs) -> Result<Option<String>, ToolError> {
+    let mut stray = Vec::new();
+    if let (Some(m), false) = (&args.message, args.action == GitAction::Commit) {
+        stray.push(format!("`message: {}`", json!(m)));
+    }
+    if args.staged && args.action != GitAction::Diff {
+        stray.push("`staged: true`".to_string());
+    }
+    if let (Some(n), false) = (args.count, args.action == GitAction::Log) {
+        stray.push(format!("`count: {n}`"));
+    }
+    if stray.is_empty() {
+        return Ok(None);
+    }
+    let action = action_name(args.action);
+    let them = if stray.len() == 1 {
+        "it is"
+    } else {
+        "they are"
+    };
+    let nothing_committed = match &args.message {
+        Some(m) if args.action != GitAction::Commit => format!(
+            " Nothing was committed; to commit, call {}.",
+            json!({"action": "commit", "message": m})
         ),
-    ))
+        _ => String::new(),
+    };
+    Ok(Some(format!(
+        "Set aside {}: {them} not used by `{action}`.{nothing_committed}",
+        stray.join(", "),
+    )))
 }
 
 #[cfg(test)]
@@ -205,25 +223,27 @@ mod tests {
     }
 
     #[test]
-    fn stray_arguments_are_set_aside_when_reading_and_refused_when_committing() {
+    fn stray_arguments_are_set_aside_with_a_note() {
         let args: GitArgs =
             serde_json::from_value(json!({"action": "status", "message": "x", "count": 1}))
                 .unwrap();
         let note = check_arguments(&args).unwrap().unwrap();
+        assert!(note.contains("`message: \"x\"`, `count: 1`"), "{note}");
         assert!(
-            note.contains("`message` (for commit) or `count` (for log)"),
+            note.contains(r#"to commit, call {"action":"commit","message":"x"}"#),
             "{note}"
         );
-        assert!(note.contains("Nothing was committed"), "{note}");
-        let args: GitArgs =
-            serde_json::from_value(json!({"action": "commit", "message": "x", "count": 1}))
-                .unwrap();
+        let args: GitArgs = serde_json::from_value(
+            json!({"action": "commit", "message": "x", "staged": true, "count": 1}),
+        )
+        .unwrap();
+        let note = check_arguments(&args).unwrap().unwrap();
         assert_eq!(
-            check_arguments(&args).unwrap_err().code,
-            "git.bad_arguments"
+            note,
+            "Set aside `staged: true`, `count: 1`: they are not used by `commit`."
         );
         let args: GitArgs =
             serde_json::from_value(json!({"action": "diff", "staged": true})).unwrap();
-        assert!(check_arguments(&args).is_ok());
+        assert_eq!(check_arguments(&args).unwrap(), None);
     }
 }

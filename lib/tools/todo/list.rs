@@ -175,7 +175,7 @@ impl TodoList {
         if specs.is_empty() {
             return Err(ToolError::new(
                 "todo.no_items",
-                "`add` needs `items`, for example {\"action\":\"add\",\"items\":[{\"content\":\"Write the tests\"}]}",
+                "`add` needs `items`, a list of items each with its `content` (the task); nothing was added",
             ));
         }
         check_count(self.items.len() + specs.len())?;
@@ -221,7 +221,7 @@ impl TodoList {
             return Err(ToolError::new(
                 "todo.nothing_to_update",
                 format!(
-                    "`update` needs `status` and/or `content`, for example {{\"action\":\"update\",\"id\":{id},\"status\":\"done\"}}"
+                    "`update` of item {id} needs `status` (`pending`, `in_progress` or `done`) and/or `content` (its new text); nothing was changed"
                 ),
             ));
         }

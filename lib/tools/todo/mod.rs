@@ -81,15 +81,17 @@ impl Tool for TodoTool {
     const ABOUT: &'static str = "Keep the session's task list: set, add, update, remove, list";
     const LABEL: &'static str = "Task List";
     const DESCRIPTION: &'static str = "Keep a task list for the current job, so that multi-step work stays planned and visible. \
-Plan at the start with action=set and items=[{\"content\":\"...\"}, ...] (set replaces the whole list). \
+Plan at the start with action=set and items, each with its content (set replaces the whole list). \
 Mark progress as you go: action=update with id and status (`in_progress` when you start an item, `done` as soon as it is finished); \
 keep one item in progress at a time. action=add appends items, action=remove deletes one, action=list shows the list. \
-Every call answers with the whole list as a checklist: `[x]` done, `[~]` in progress, `[ ]` pending, each with its id (#3).";
+Every call answers with the whole list as a checklist: `[x]` done, `[~]` in progress, `[ ]` pending, each with its id (#3). \
+A field of another action is set aside with a note when ignoring it changes nothing (anything beside list; id beside set or add); \
+a call that would lose what it gave is refused (set or add with content but no items, remove with status or content).";
     const MODEL_DESCRIPTION: &'static str = "Keep this job's task list: set (replace it with items), add (items), update (item id's status or content), remove (item id), list. Mark an item in_progress when you start it, done when finished.";
     const PROCESS_FLAGS: &'static [&'static str] = &["file"];
 
     fn run(ctx: &Context, args: TodoArgs) -> Result<ToolOutput, ToolError> {
-        check_arguments(&args)?;
+        let aside = check_arguments(&args)?;
         let store = Store::locate(ctx, args.file.as_deref())?;
         let (list, summary, changed) = match args.action {
             TodoAction::List => (store.load()?, None, Vec::new()),
@@ -121,7 +123,7 @@ Every call answers with the whole list as a checklist: `[x]` done, `[~]` in prog
                 (list, Some(summary), vec![id])
             }
         };
-        Ok(answer(&store, &args.action, &list, summary, changed))
+        Ok(answer(&store, &args.action, &list, summary, changed).with_notes(aside))
     }
 }
 
@@ -159,48 +161,96 @@ fn answer(
     ToolOutput::new(output, details).with_notes(empty)
 }
 
-/// Refuses arguments that do not belong to the action, so that a call that
-/// means something else is not half carried out.
-fn check_arguments(args: &TodoArgs) -> Result<(), ToolError> {
+/// Sets aside the fields that belong to another action when ignoring them
+/// cannot do what the model did not mean, and says so in a note: `list`
+/// only reads, and `set`, `add` and `update` still do what their own fields
+/// say. Refused, with the model's call corrected, are a call whose own
+/// fields are missing but which carries another action's (`add` with
+/// `content` and no `items` would add nothing; `set` would clear the list)
+/// and `remove` beside `status` or `content`, which may have meant `update`.
+fn check_arguments(args: &TodoArgs) -> Result<Option<String>, ToolError> {
     let action = action_name(args.action);
     let by_id = matches!(args.action, TodoAction::Update | TodoAction::Remove);
     let mut stray = Vec::new();
-    if !args.items.is_empty() && by_id {
-        stray.push("items");
+    if !args.items.is_empty() && args.action != TodoAction::Set && args.action != TodoAction::Add {
+        stray.push("`items`".to_string());
     }
-    if args.id.is_some() && !by_id {
-        stray.push("id");
+    if let (Some(id), false) = (args.id, by_id) {
+        stray.push(format!("`id: {id}`"));
     }
-    if args.status.is_some() && args.action != TodoAction::Update {
-        stray.push("status");
+    if let (Some(st), false) = (args.status, args.action == TodoAction::Update) {
+        stray.push(format!("`status: {}`", json!(st)));
     }
-    if args.content.is_some() && args.action != TodoAction::Update {
-        stray.push("content");
-    }
-    if !args.items.is_empty() && args.action == TodoAction::List {
-        stray.push("items");
+    if let (Some(c), false) = (&args.content, args.action == TodoAction::Update) {
+        stray.push(format!("`content: {}`", json!(c)));
     }
     if stray.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
-    let usage = match args.action {
-        TodoAction::List => "{\"action\":\"list\"}",
-        TodoAction::Set => "{\"action\":\"set\",\"items\":[{\"content\":\"...\"}]}",
-        TodoAction::Add => "{\"action\":\"add\",\"items\":[{\"content\":\"...\"}]}",
-        TodoAction::Update => "{\"action\":\"update\",\"id\":1,\"status\":\"done\"}",
-        TodoAction::Remove => "{\"action\":\"remove\",\"id\":1}",
+    let refuse = |msg: String| Err(ToolError::new("todo.bad_arguments", msg));
+    match args.action {
+        TodoAction::Set | TodoAction::Add if args.items.is_empty() => {
+            let mut item = serde_json::Map::new();
+            item.insert(
+                "content".into(),
+                json!(args.content.clone().unwrap_or_default()),
+            );
+            if let Some(st) = args.status {
+                item.insert("status".into(), json!(st));
+            }
+            let fixed = json!({"action": action, "items": [item]});
+            let hint = if args.content.is_some() {
+                format!(" Call again with the item in `items`: {fixed}")
+            } else {
+                " Give the items in `items`, each with its `content`.".to_string()
+            };
+            return refuse(format!(
+                "`{action}` takes its items in `items`, not {}; nothing was changed.{hint}",
+                stray.join(" or ")
+            ));
+        }
+        TodoAction::Update if args.status.is_none() && args.content.is_none() => {
+            return refuse(format!(
+                "`update` changes item `id`'s `status` or `content`, and this call gave neither, only {}; nothing was changed. To append items, use `add` with them.",
+                stray.join(" or ")
+            ));
+        }
+        TodoAction::Remove if args.status.is_some() || args.content.is_some() => {
+            let mut fixed = serde_json::Map::new();
+            fixed.insert("action".into(), json!("update"));
+            if let Some(id) = args.id {
+                fixed.insert("id".into(), json!(id));
+            }
+            if let Some(st) = args.status {
+                fixed.insert("status".into(), json!(st));
+            }
+            if let Some(c) = &args.content {
+                fixed.insert("content".into(), json!(c));
+            }
+            let remove = match args.id {
+                Some(id) => format!(
+                    " To delete the item, call {}.",
+                    json!({"action": "remove", "id": id})
+                ),
+                None => String::new(),
+            };
+            return refuse(format!(
+                "`remove` does not take {}; nothing was removed. To change the item, call {}.{remove}",
+                stray.join(" or "),
+                serde_json::Value::Object(fixed)
+            ));
+        }
+        _ => {}
+    }
+    let them = if stray.len() == 1 {
+        "it is"
+    } else {
+        "they are"
     };
-    Err(ToolError::new(
-        "todo.bad_arguments",
-        format!(
-            "`{action}` does not take {}; call it as {usage}",
-            stray
-                .iter()
-                .map(|s| format!("`{s}`"))
-                .collect::<Vec<_>>()
-                .join(" or ")
-        ),
-    ))
+    Ok(Some(format!(
+        "Set aside {}: {them} not used by `{action}`.",
+        stray.join(", ")
+    )))
 }
 
 fn required_id(args: &TodoArgs, action: &str) -> Result<u32, ToolError> {
@@ -208,12 +258,7 @@ fn required_id(args: &TodoArgs, action: &str) -> Result<u32, ToolError> {
         ToolError::new(
             "todo.missing_id",
             format!(
-                "`{action}` needs the `id` of an item, for example {{\"action\":\"{action}\",\"id\":1{}}}; call {{\"action\":\"list\"}} to see the ids",
-                if action == "update" {
-                    ",\"status\":\"done\""
-                } else {
-                    ""
-                }
+                "`{action}` needs the `id` of an item, as the list shows it (`#3` is id 3); nothing was changed. Call {{\"action\":\"list\"}} to see the ids"
             ),
         )
     })
@@ -251,16 +296,37 @@ mod tests {
     }
 
     #[test]
-    fn stray_arguments_are_refused() {
+    fn stray_arguments_are_set_aside_unless_ignoring_them_changes_the_call() {
         let args: TodoArgs =
             serde_json::from_value(json!({"action": "list", "status": "done"})).unwrap();
+        let note = check_arguments(&args).unwrap().unwrap();
+        assert_eq!(
+            note,
+            "Set aside `status: \"done\"`: it is not used by `list`."
+        );
+        let args: TodoArgs =
+            serde_json::from_value(json!({"action": "add", "content": "ship it"})).unwrap();
         let err = check_arguments(&args).unwrap_err();
         assert_eq!(err.code, "todo.bad_arguments");
-        assert!(err.message.contains("`status`"), "{}", err.message);
+        assert!(
+            err.message
+                .contains(r#"{"action":"add","items":[{"content":"ship it"}]}"#),
+            "{}",
+            err.message
+        );
+        let args: TodoArgs =
+            serde_json::from_value(json!({"action": "remove", "id": 4, "status": "done"})).unwrap();
+        let err = check_arguments(&args).unwrap_err();
+        assert!(
+            err.message
+                .contains(r#"{"action":"update","id":4,"status":"done"}"#),
+            "{}",
+            err.message
+        );
         let args: TodoArgs =
             serde_json::from_value(json!({"action": "update", "id": "2", "status": "done"}))
                 .unwrap();
-        assert!(check_arguments(&args).is_ok());
+        assert_eq!(check_arguments(&args).unwrap(), None);
         assert_eq!(args.id, Some(2));
     }
 
