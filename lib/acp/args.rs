@@ -32,21 +32,25 @@ use super::modes::Mode;
     name = "ag-acp",
     version,
     after_help = "Registering it (ag-acp on PATH; the flags after `--` go to ag-loop):\n\n\
-Zed, settings.json:\n\
-  \"agent_servers\": {\n\
-    \"ag\": { \"type\": \"custom\", \"command\": \"ag-acp\", \"args\": [\"-m\", \"anthropic/claude-sonnet-4-5\"] }\n\
-  }\n\n\
-JetBrains IDEs, ~/.jetbrains/acp.json:\n\
-  { \"agent_servers\": { \"ag\": { \"command\": \"ag-acp\", \"args\": [] } } }\n\n\
-Neovim, CodeCompanion:\n\
+Zed, ~/.config/zed/settings.json:\n\
+  \"agent_servers\": { \"ag\": { \"type\": \"custom\", \"command\": \"ag-acp\", \"args\": [] } }\n\n\
+JetBrains IDEs, ~/.jetbrains/acp.json (an absolute path):\n\
+  { \"agent_servers\": { \"ag\": { \"command\": \"/usr/local/bin/ag-acp\", \"args\": [] } } }\n\n\
+Neovim, avante.nvim:\n\
+  acp_providers = { ag = { command = \"ag-acp\", args = {} } }, provider = \"ag\"\n\n\
+Neovim, CodeCompanion (an ACP adapter with ag-acp as its command):\n\
   adapters = { acp = { ag = function() return require(\"codecompanion.adapters\").extend(\"gemini_cli\",\n\
-    { name = \"ag\", commands = { default = { \"ag-acp\" } } }) end } }\n\n\
+    { name = \"ag\", formatted_name = \"ag\", commands = { default = { \"ag-acp\" } } }) end } }\n\n\
 Emacs, agent-shell:\n\
-  (agent-shell-start :config (agent-shell-make-agent-config :mode-line-name \"ag\"\n\
-    :buffer-name \"ag\" :client-maker (lambda (buffer) (agent-shell--make-acp-client\n\
-    :command \"ag-acp\" :context-buffer buffer))))\n\n\
-Exit status: 0 when the editor closed the connection, 2 usage or set-up error. Each session's \
-ag-loop is stopped when its session is closed, when the editor goes away, and on SIGTERM or SIGHUP."
+  (agent-shell--dwim :new-shell t :config (agent-shell-make-agent-config :identifier 'ag\n\
+    :mode-line-name \"ag\" :buffer-name \"ag\" :shell-prompt \"ag> \" :shell-prompt-regexp \"ag> \"\n\
+    :client-maker (lambda (buffer) (agent-shell--make-acp-client :command \"ag-acp\"\n\
+      :command-params '() :context-buffer buffer))))\n\n\
+Not used yet: the editor's fs and terminal capabilities (ag's own tools read, write and run), \
+session/fork, MCP servers' HTTP headers and SSE servers, audio prompts.\n\n\
+Exit status: 0 when the editor closed the connection (or on SIGTERM or SIGHUP), 2 usage or set-up \
+error. Every session's ag-loop, and what its tools started, is stopped when its session is closed \
+and when ag-acp ends."
 )]
 pub struct Args {
     /// The model as provider/model, passed to ag-loop as -m.

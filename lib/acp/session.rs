@@ -79,8 +79,8 @@ pub enum Work {
 
 /// A message to a session's task.
 pub enum Cmd {
-    /// Run this, then answer.
-    Prompt(Work, Responder<PromptResponse>),
+    /// Run this, then answer (boxed: a responder is large).
+    Prompt(Work, Box<Responder<PromptResponse>>),
     /// Stop the running prompt and drop the waiting ones.
     Cancel,
     /// Use this mode from the next prompt on.
@@ -124,8 +124,8 @@ impl Handle {
         &self,
         work: Work,
         responder: Responder<PromptResponse>,
-    ) -> Result<(), Responder<PromptResponse>> {
-        match self.tx.send(Cmd::Prompt(work, responder)) {
+    ) -> Result<(), Box<Responder<PromptResponse>>> {
+        match self.tx.send(Cmd::Prompt(work, Box::new(responder))) {
             Ok(()) => Ok(()),
             Err(mpsc::error::SendError(Cmd::Prompt(_, r))) => Err(r),
             Err(_) => Ok(()),
@@ -170,7 +170,7 @@ struct Child {
 
 /// The prompt under way.
 struct Current {
-    responder: Responder<PromptResponse>,
+    responder: Box<Responder<PromptResponse>>,
     /// A compaction (ends at its `compaction` or `error` event) rather
     /// than a prompt (ends at `agent_end`).
     compact: bool,
@@ -191,7 +191,7 @@ struct Actor {
     /// The output of `child`, until it ends.
     lines: Option<Lines>,
     translator: Translator,
-    queue: VecDeque<(Work, Responder<PromptResponse>)>,
+    queue: VecDeque<(Work, Box<Responder<PromptResponse>>)>,
     running: Option<Current>,
     /// Permission requests waiting for the editor, by tool call.
     permissions: HashMap<String, RequestCancellationHandle>,
@@ -465,10 +465,7 @@ impl Actor {
         let session = self.id.clone();
         tokio::spawn(async move {
             let answer = match timeout {
-                Some(t) => match tokio::time::timeout(t, sent.block_task()).await {
-                    Ok(a) => Some(a),
-                    Err(_) => None,
-                },
+                Some(t) => tokio::time::timeout(t, sent.block_task()).await.ok(),
                 None => Some(sent.block_task().await),
             };
             let (approved, always) = match answer {
@@ -688,7 +685,7 @@ async fn stop(child: Child, lines: Option<Lines>) {
 
 /// Answers a prompt. The run's tokens and cost go in `_meta` (ACP's
 /// answer has no stable place for them).
-fn answer(responder: Responder<PromptResponse>, ending: Ending, usage: &Usage) {
+fn answer(responder: Box<Responder<PromptResponse>>, ending: Ending, usage: &Usage) {
     match ending {
         Ending::Stop(stop) => {
             let meta = json!({"ag": {"usage": usage}});
@@ -750,8 +747,10 @@ mod tests {
 
     #[test]
     fn cost_says_tokens_and_dollars() {
-        let mut u = Usage::default();
-        u.input = 12;
+        let mut u = Usage {
+            input: 12,
+            ..Usage::default()
+        };
         u.cost.total = 0.5;
         let t = cost_text(&u);
         assert!(

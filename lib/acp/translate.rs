@@ -46,6 +46,9 @@ pub enum Ending {
     Failed(String),
 }
 
+/// Tells a model's context window (`provider/model`), when known.
+pub type WindowOf = Box<dyn Fn(&str) -> Option<u64> + Send>;
+
 /// The translation state of one session.
 pub struct Translator {
     cwd: PathBuf,
@@ -64,17 +67,13 @@ pub struct Translator {
     /// The stop reason of the latest assistant message.
     last_stop: Option<StopReason>,
     /// The context window of a model, when known (`provider/model`).
-    window: Box<dyn Fn(&str) -> Option<u64> + Send>,
+    window: WindowOf,
 }
 
 impl Translator {
     /// A translator for a session working in `cwd`; `window` tells a
     /// model's context window (for `usage_update`), when known.
-    pub fn new(
-        cwd: PathBuf,
-        shows: ClientShows,
-        window: Box<dyn Fn(&str) -> Option<u64> + Send>,
-    ) -> Translator {
+    pub fn new(cwd: PathBuf, shows: ClientShows, window: WindowOf) -> Translator {
         Translator {
             cwd,
             shows,
