@@ -458,8 +458,8 @@ impl Actor {
         );
         let request = RequestPermissionRequest::new(self.id.clone(), call, options);
         let sent = self.shared.peer.cx.send_request(request);
-        self.permissions
-            .insert(id.clone(), sent.cancellation_handle());
+        let withdraw = sent.cancellation_handle();
+        self.permissions.insert(id.clone(), withdraw.clone());
         let Some(me) = self.me.upgrade() else { return };
         let timeout = self.shared.permission_timeout;
         let session = self.id.clone();
@@ -491,6 +491,8 @@ impl Actor {
                             "session {session}: no answer to the permission request for {id} in time; the call is refused"
                         ),
                     );
+                    // The editor stops asking.
+                    let _ = withdraw.cancel();
                     (false, false)
                 }
             };

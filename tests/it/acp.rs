@@ -198,6 +198,7 @@ fn check_schema(dir: &Path, log: &[(String, Value)]) {
             let def = match method {
                 "session/update" => "SessionNotification",
                 "session/request_permission" => "RequestPermissionRequest",
+                "$/cancel_request" => "CancelRequestNotification",
                 other => panic!("ag-acp sent `{other}`: {msg}"),
             };
             check(def, &msg["params"], method);
@@ -1098,5 +1099,44 @@ fn slash_commands_compact_rewind_and_cost() {
         !last.contains("make a file"),
         "the rewound prompt is still there: {last}"
     );
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn an_editor_that_never_answers_a_permission_request_is_taken_to_refuse() {
+    let env = Env::new();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "unasked.txt", "content": "x\n"}),
+        )]),
+        Turn::Text("not written"),
+    ]);
+    let mut acp = Raw::start(
+        &env,
+        &acp_args(
+            &model,
+            &["--mode", "ask-always", "--permission-timeout", "1"],
+        ),
+    );
+    let sid = acp.start_session(&env);
+    acp.prompt(json!("p"), &sid, "write it");
+    let asked = acp.until("the permission request", |m| {
+        m["method"] == "session/request_permission"
+    });
+    // Never answered: the request is withdrawn, the call refused, and the
+    // prompt ends as usual.
+    let id = asked["id"].clone();
+    acp.until("the request withdrawn", |m| {
+        m["method"] == "$/cancel_request" && m["params"]["requestId"] == id
+    });
+    let a = acp.answer(json!("p"));
+    assert_eq!(a["result"]["stopReason"], "end_turn", "{a}");
+    assert!(!env.join("unasked.txt").exists());
+    let failed = acp
+        .seen
+        .iter()
+        .any(|m| m["params"]["update"]["status"] == "failed");
+    assert!(failed, "{:#?}", acp.seen);
     assert_eq!(acp.finish(), 0);
 }
