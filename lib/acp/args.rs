@@ -24,7 +24,7 @@ use super::modes::Mode;
 /// calls), ask-always (every call that can change something is asked
 /// about), auto (nobody is asked; the sandbox keeps writes in the
 /// workspace), read-only (read-only tools, confined read-only). Slash
-/// commands: /compact, /rewind [N], /cost.
+/// commands: `/compact`, `/rewind [N]`, `/cost`.
 ///
 /// stdout carries only protocol messages; diagnostics go to stderr.
 #[derive(Debug, Parser)]

@@ -302,7 +302,7 @@ pub fn result_content(
     content
 }
 
-/// Text as tool call content, cut at [`MAX_OUTPUT`] on a character boundary.
+/// Text as tool call content, cut at 64 KiB on a character boundary.
 pub fn text_content(text: &str) -> ToolCallContent {
     let mut t = text;
     let mut cut = false;
