@@ -3,6 +3,7 @@
 //! command-line program speaking JSONL.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod acp;
 pub mod agent;
 pub mod attach;
 pub mod checkpoint;

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::ChildStdin;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{Notify, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::capture::Capture;
@@ -154,7 +154,8 @@ impl Command {
         };
         let (tx, rx) = mpsc::unbounded_channel();
         let queued = Arc::new(AtomicU64::new(0));
-        let splitter = Splitter::new(&limits, tx, queued.clone());
+        let resumed = Arc::new(Notify::new());
+        let splitter = Splitter::new(&limits, tx, queued.clone(), resumed.clone());
         let stop = cancel.child_token();
         let (mut engine, stdin) = Engine::spawn(&mut self, Some(splitter), stop.clone())?;
         let pid = engine.pid;
@@ -168,7 +169,11 @@ impl Command {
             let _ = ended_tx.send(Some(ended));
         });
         Ok(Streaming {
-            lines: Lines { rx, queued },
+            lines: Lines {
+                rx,
+                queued,
+                resumed,
+            },
             stdin,
             running: Running {
                 pid,
@@ -327,6 +332,9 @@ impl Engine {
             let waiting = self.status.is_none();
             let watch_cancel = clock.stop.is_none() && cancelled.is_none();
             let paused = self.lines.as_ref().is_some_and(Splitter::backlogged);
+            // While paused, only the reader taking the backlog down (or
+            // the clock) wakes the loop to read stdout again.
+            let resumed = self.lines.as_ref().map(|s| s.resumed.clone());
             tokio::select! {
                 st = self.child.wait(), if waiting => match st {
                     Ok(st) => {
@@ -340,6 +348,7 @@ impl Engine {
                 },
                 () = self.cancel.cancelled(), if watch_cancel => {}
                 () = sleep_until(wake) => {}
+                () = notified(resumed.as_deref()), if paused => {}
                 r = read_from(&mut self.stdout, &mut out_buf), if !paused => match r {
                     Some(n) => self.take_stdout(&out_buf[..n]),
                     None => self.stdout = None,
@@ -435,6 +444,14 @@ impl Engine {
 async fn sleep_until(wake: Option<Instant>) {
     match wake {
         Some(t) => tokio::time::sleep_until(tokio::time::Instant::from_std(t)).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Waits until the lines' reader took a backlog down.
+async fn notified(resumed: Option<&Notify>) {
+    match resumed {
+        Some(n) => n.notified().await,
         None => std::future::pending().await,
     }
 }
@@ -778,6 +795,30 @@ mod tests {
             );
             let ended = s.running.finish(Duration::ZERO).await.unwrap();
             wait_group_gone(ended.pid);
+        });
+    }
+
+    #[test]
+    fn a_reader_that_lagged_past_the_backlog_gets_every_line_once_it_reads() {
+        rt().block_on(async {
+            // 20 MB of 100-byte lines, more than is read ahead of the
+            // reader: stdout pauses, and must be read again once the
+            // reader takes the backlog down.
+            let script = "head -c 20000000 /dev/zero | tr '\\0' x | fold -w 99";
+            let mut s = stream(sh(script), limits(1000, None));
+            let mut waited = 0;
+            while s.lines.queued.load(std::sync::atomic::Ordering::SeqCst)
+                <= super::super::lines::QUEUE_MAX
+                && waited < 3000
+            {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                waited += 10;
+            }
+            let all = tokio::time::timeout(Duration::from_secs(120), all_lines(&mut s.lines))
+                .await
+                .expect("the stream stalled once the reader caught up");
+            assert_eq!(all.len(), 20_000_000 / 99 + 1);
+            assert_eq!(s.running.wait().await.unwrap().code(), 0);
         });
     }
 

@@ -8,13 +8,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 use super::CaptureLimit;
 
 /// Lines read but not yet taken, in bytes, past which stdout is not read
 /// until the reader catches up (the child then waits on its pipe).
-const QUEUE_MAX: u64 = 16 * 1024 * 1024;
+pub(super) const QUEUE_MAX: u64 = 16 * 1024 * 1024;
 
 /// What a stream of lines may carry.
 #[derive(Debug, Clone)]
@@ -56,6 +56,9 @@ pub type Line = Result<Vec<u8>, LineError>;
 pub struct Lines {
     pub(super) rx: mpsc::UnboundedReceiver<Line>,
     pub(super) queued: Arc<AtomicU64>,
+    /// Told when the backlog falls back under [`QUEUE_MAX`], so that the
+    /// paused stdout is read again.
+    pub(super) resumed: Arc<Notify>,
 }
 
 impl Lines {
@@ -68,8 +71,13 @@ impl Lines {
     pub fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Line>> {
         let next = self.rx.poll_recv(cx);
         if let Poll::Ready(Some(Ok(line))) = &next {
-            self.queued
-                .fetch_sub(line.len() as u64 + 1, Ordering::SeqCst);
+            let size = line.len() as u64 + 1;
+            let before = self.queued.fetch_sub(size, Ordering::SeqCst);
+            if before > QUEUE_MAX && before - size <= QUEUE_MAX {
+                // A stored permit if the child's loop is not waiting yet:
+                // the wake-up is never lost.
+                self.resumed.notify_one();
+            }
         }
         next
     }
@@ -89,6 +97,8 @@ pub(super) struct Splitter {
     /// `None` once the reader is gone.
     tx: Option<mpsc::UnboundedSender<Line>>,
     queued: Arc<AtomicU64>,
+    /// Told by [`Lines`] when a backlog is taken down (see [`Splitter::backlogged`]).
+    pub(super) resumed: Arc<Notify>,
     /// Lines to send, in order (only ever a few, between two sends).
     out: VecDeque<Line>,
 }
@@ -98,6 +108,7 @@ impl Splitter {
         limits: &LineLimits,
         tx: mpsc::UnboundedSender<Line>,
         queued: Arc<AtomicU64>,
+        resumed: Arc<Notify>,
     ) -> Self {
         Splitter {
             max_line: limits.max_line,
@@ -108,6 +119,7 @@ impl Splitter {
             over: false,
             tx: Some(tx),
             queued,
+            resumed,
             out: VecDeque::new(),
         }
     }
@@ -204,7 +216,7 @@ mod tests {
             max_total,
             stderr: CaptureLimit::new(0),
         };
-        let mut s = Splitter::new(&limits, tx, Arc::new(AtomicU64::new(0)));
+        let mut s = Splitter::new(&limits, tx, Arc::new(AtomicU64::new(0)), Arc::default());
         for c in chunks {
             s.push(c);
         }
@@ -254,7 +266,7 @@ mod tests {
             max_total: None,
             stderr: CaptureLimit::new(0),
         };
-        let mut s = Splitter::new(&limits, tx, Arc::new(AtomicU64::new(0)));
+        let mut s = Splitter::new(&limits, tx, Arc::new(AtomicU64::new(0)), Arc::default());
         s.push(b"a\nb\n");
         assert!(!s.backlogged());
         s.finish();

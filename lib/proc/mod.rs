@@ -296,8 +296,23 @@ impl Command {
             max_total: Some(max_total),
             stderr: CaptureLimit::new(0),
         };
-        self.stderr_lines = Some(lines::Splitter::new(&limits, tx, queued.clone()));
-        (self, Lines { rx, queued })
+        // The stderr lines never pause the child (its output is drained
+        // whatever the reader does), so nothing waits on `resumed`.
+        let resumed = Arc::new(tokio::sync::Notify::new());
+        self.stderr_lines = Some(lines::Splitter::new(
+            &limits,
+            tx,
+            queued.clone(),
+            resumed.clone(),
+        ));
+        (
+            self,
+            Lines {
+                rx,
+                queued,
+                resumed,
+            },
+        )
     }
 
     /// Confines the child (and all it starts) by this Landlock ruleset and

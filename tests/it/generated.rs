@@ -38,6 +38,7 @@ fn all_commands() -> Vec<clap::Command> {
         <ag::agent::cli::Args as clap::CommandFactory>::command(),
         <ag::session::cli::Args as clap::CommandFactory>::command(),
         <ag::tui::Args as clap::CommandFactory>::command(),
+        <ag::acp::Args as clap::CommandFactory>::command(),
     ]
 }
 

@@ -120,6 +120,8 @@ mod sandbox;
 mod sandbox_loop;
 // Structured output (--output-schema) on every API's wire shape, ag-loop and ag-llm.
 mod output_schema;
+// ag-acp: ACP clients from npm (scripts/acp-interop) and raw JSON-RPC attacks.
+mod acp;
 // ag-tui's frames (TestBackend and insta snapshots) and its render cache.
 mod tui_frames;
 // ag-tui end to end in tmux with a scripted model: keys in, the screen read back.

@@ -1,0 +1,26 @@
+//! ag-acp: ag as an Agent Client Protocol agent, for editors. A translator
+//! in front of ag-loop with no agent logic of its own: the
+//! `agent-client-protocol` crate speaks JSON-RPC over stdio, each session
+//! runs an `ag-loop --json --approve-on-stdin` through `crate::proc`, and
+//! its events become `session/update` notifications.
+//!
+//! - `run.rs`: the runtime and the connection; `server.rs`: the requests.
+//! - `session.rs`: one session's ag-loop, prompts, cancel, permissions.
+//! - `translate.rs`, `tools.rs`: events as updates (tool kinds, diffs).
+//! - `prompt.rs`, `commands.rs`, `modes.rs`: prompts in, slash commands,
+//!   the modes as ag-loop flags.
+//! - `transport.rs`: stdio with bounded lines and a bounded outbox.
+
+pub mod args;
+pub mod commands;
+pub mod modes;
+pub mod prompt;
+pub mod run;
+pub mod server;
+pub mod session;
+pub mod tools;
+pub mod translate;
+pub mod transport;
+
+pub use args::Args;
+pub use run::main;

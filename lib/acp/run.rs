@@ -1,0 +1,143 @@
+//! ag-acp's main: the runtime, the SDK's agent connection over stdio with
+//! a handler per request, and an orderly end (every session's ag-loop
+//! stopped) when the editor closes stdin or a signal comes.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_client_protocol::v1::schema::{
+    CancelNotification, CloseSessionRequest, InitializeRequest, ListSessionsRequest,
+    LoadSessionRequest, NewSessionRequest, PromptRequest, ResumeSessionRequest,
+    SetSessionModeRequest,
+};
+use agent_client_protocol::{Agent, Lines, on_receive_notification, on_receive_request};
+use clap::Parser;
+
+use super::args::Args;
+use super::server::{Config, Server};
+use super::transport::{self, Outbox};
+use crate::cli::{ExitStatus, error_line};
+
+const BIN: &str = "ag-acp";
+
+/// Runs `ag-acp`.
+pub fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => return ExitStatus::from_clap(e, BIN).code(),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            error_line(BIN, &format!("cannot start the runtime: {e}"), None);
+            return ExitStatus::Input.code();
+        }
+    };
+    let code = runtime.block_on(run(args));
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    code.code()
+}
+
+async fn run(args: Args) -> ExitStatus {
+    let outbox = Outbox::default();
+    let config = Config {
+        loop_cmd: args.loop_cmd,
+        loop_args: args.loop_args,
+        model: args.model,
+        mode: args.mode,
+        permission_timeout: (args.permission_timeout > 0)
+            .then(|| Duration::from_secs(args.permission_timeout)),
+    };
+    let server = Arc::new(Server::new(config, outbox.clone()));
+    let transport = Lines::new(
+        transport::outgoing(tokio::io::stdout(), outbox),
+        transport::stdin(),
+    );
+    let (s1, s2, s3, s4, s5, s6, s7, s8, s9) = (
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+    );
+    let agent = Agent
+        .v1()
+        .name(BIN)
+        .on_receive_request(
+            async move |req: InitializeRequest, responder, _cx| s1.initialize(req, responder),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: NewSessionRequest, responder, cx| s2.new_session(req, responder, cx),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: LoadSessionRequest, responder, cx| s3.load_session(req, responder, cx),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ResumeSessionRequest, responder, cx| {
+                s4.resume_session(req, responder, cx)
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ListSessionsRequest, responder, _cx| s5.list_sessions(req, responder),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: CloseSessionRequest, responder, _cx| {
+                s6.close_session(req, responder).await
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: PromptRequest, responder, _cx| s7.prompt(req, responder),
+            on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |n: CancelNotification, _cx| s8.cancel(n),
+            on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionModeRequest, responder, cx| s9.set_mode(req, responder, cx),
+            on_receive_request!(),
+        );
+
+    let mut term = signal(tokio::signal::unix::SignalKind::terminate());
+    let mut hup = signal(tokio::signal::unix::SignalKind::hangup());
+    let served = tokio::select! {
+        r = agent.connect_to(transport) => Some(r),
+        _ = recv_signal(&mut term) => None,
+        _ = recv_signal(&mut hup) => None,
+    };
+    server.close_all().await;
+    match served {
+        Some(Err(e)) if !agent_client_protocol::is_incoming_transport_closed(&e) => {
+            error_line(BIN, &format!("the connection failed: {e}"), None);
+            ExitStatus::Input
+        }
+        _ => ExitStatus::Success,
+    }
+}
+
+fn signal(kind: tokio::signal::unix::SignalKind) -> Option<tokio::signal::unix::Signal> {
+    tokio::signal::unix::signal(kind).ok()
+}
+
+async fn recv_signal(s: &mut Option<tokio::signal::unix::Signal>) {
+    match s {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending().await,
+    }
+}

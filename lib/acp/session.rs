@@ -1,0 +1,766 @@
+//! One ACP session: an ag-loop (`--json --approve-on-stdin`, started through
+//! `crate::proc` and resumed with `--session` when it has to start again)
+//! and a task that owns it. The task takes the editor's prompts one at a
+//! time (a prompt sent while one runs waits its turn, as ag-loop would
+//! queue it), turns ag-loop's events into `session/update`s, asks the
+//! editor about the calls ag-gate wants a person to approve, and answers
+//! each prompt when its run ends. A cancel is ag-loop's interrupt: the run
+//! ends as ag-loop ends it, so the conversation stays valid.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_client_protocol::v1::schema::{
+    PermissionOption, PermissionOptionKind, PromptResponse, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionNotification, SessionUpdate, StopReason as AcpStop,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Client, Error, ErrorCode, RequestCancellationHandle};
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::process::ChildStdin;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::commands::Slash;
+use super::modes::Mode;
+use super::tools;
+use super::translate::{Ending, Translator, text_chunk};
+use super::transport::Outbox;
+use crate::cli::warn;
+use crate::proc::{CaptureLimit, Command, Input, LineLimits, Lines, Output, Running};
+use crate::protocol::{AgentCommand, AgentEvent, AgentEventRecord, Usage, UserContent};
+
+const BIN: &str = "ag-acp";
+
+/// What every session shares: how ag-loop is started and the editor.
+pub struct Shared {
+    /// Run this shell command line instead of `ag-loop --json`.
+    pub loop_cmd: Option<String>,
+    /// More ag-loop flags, after the session's own.
+    pub loop_args: Vec<String>,
+    /// The model, passed as `-m`.
+    pub model: Option<String>,
+    /// How long the editor has to answer a permission request.
+    pub permission_timeout: Option<Duration>,
+    /// The editor.
+    pub peer: Peer,
+}
+
+/// The editor, as a session writes to it.
+#[derive(Clone)]
+pub struct Peer {
+    /// The connection.
+    pub cx: ConnectionTo<Client>,
+    /// What waits to be written.
+    pub outbox: Outbox,
+}
+
+impl Peer {
+    /// Sends one update of a session; false when the editor is gone.
+    pub fn update(&self, session: &str, update: SessionUpdate) -> bool {
+        self.outbox.add();
+        self.cx
+            .send_notification(SessionNotification::new(session.to_string(), update))
+            .is_ok()
+    }
+}
+
+/// What a session is asked to do.
+pub enum Work {
+    /// A prompt for the model.
+    Prompt(UserContent),
+    /// A slash command.
+    Slash(Slash),
+}
+
+/// A message to a session's task.
+pub enum Cmd {
+    /// Run this, then answer (boxed: a responder is large).
+    Prompt(Work, Box<Responder<PromptResponse>>),
+    /// Stop the running prompt and drop the waiting ones.
+    Cancel,
+    /// Use this mode from the next prompt on.
+    SetMode(Mode),
+    /// End the session; the sender is told when ag-loop is gone.
+    Close(oneshot::Sender<()>),
+    /// The editor answered a permission request (or did not in time).
+    Permission {
+        tool_call_id: String,
+        approved: bool,
+        always: bool,
+    },
+}
+
+/// Where a session works and how its ag-loop starts.
+pub struct Spec {
+    /// The ACP session id, which is also ag's session id.
+    pub id: String,
+    /// The editor's directory for it.
+    pub cwd: PathBuf,
+    /// `--mcp` specs.
+    pub mcp: Vec<String>,
+    /// The mode it starts in.
+    pub mode: Mode,
+}
+
+/// The handle of a running session.
+#[derive(Clone)]
+pub struct Handle {
+    tx: mpsc::UnboundedSender<Cmd>,
+}
+
+impl Handle {
+    /// Sends a command; false when the session is over.
+    pub fn send(&self, cmd: Cmd) -> bool {
+        self.tx.send(cmd).is_ok()
+    }
+
+    /// Sends a prompt; the responder comes back when the session is over.
+    pub fn send_prompt(
+        &self,
+        work: Work,
+        responder: Responder<PromptResponse>,
+    ) -> Result<(), Box<Responder<PromptResponse>>> {
+        match self.tx.send(Cmd::Prompt(work, Box::new(responder))) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::SendError(Cmd::Prompt(_, r))) => Err(r),
+            Err(_) => Ok(()),
+        }
+    }
+}
+
+/// Starts a session's task (and its ag-loop) with a translator that may
+/// already hold a replayed history.
+pub fn start(spec: Spec, translator: Translator, shared: Arc<Shared>) -> Handle {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut actor = Actor {
+        id: spec.id.clone(),
+        ag_id: spec.id,
+        cwd: spec.cwd,
+        mcp: spec.mcp,
+        mode: spec.mode,
+        restart: false,
+        shared,
+        child: None,
+        lines: None,
+        translator,
+        queue: VecDeque::new(),
+        running: None,
+        permissions: HashMap::new(),
+        me: tx.downgrade(),
+    };
+    // Started now, so that the first prompt does not wait for its set-up.
+    if let Ok((child, lines)) = actor.spawn_loop() {
+        actor.child = Some(child);
+        actor.lines = Some(lines);
+    }
+    tokio::spawn(actor.run(rx));
+    Handle { tx }
+}
+
+/// An ag-loop (its output lines are the actor's `lines`).
+struct Child {
+    stdin: Option<ChildStdin>,
+    running: Running,
+}
+
+/// The prompt under way.
+struct Current {
+    responder: Box<Responder<PromptResponse>>,
+    /// A compaction (ends at its `compaction` or `error` event) rather
+    /// than a prompt (ends at `agent_end`).
+    compact: bool,
+    cancelled: bool,
+}
+
+struct Actor {
+    id: String,
+    /// ag's session: the ACP id, until /rewind forks it.
+    ag_id: String,
+    cwd: PathBuf,
+    mcp: Vec<String>,
+    mode: Mode,
+    /// ag-loop must start again (with the new mode) before the next prompt.
+    restart: bool,
+    shared: Arc<Shared>,
+    child: Option<Child>,
+    /// The output of `child`, until it ends.
+    lines: Option<Lines>,
+    translator: Translator,
+    queue: VecDeque<(Work, Box<Responder<PromptResponse>>)>,
+    running: Option<Current>,
+    /// Permission requests waiting for the editor, by tool call.
+    permissions: HashMap<String, RequestCancellationHandle>,
+    me: mpsc::WeakUnboundedSender<Cmd>,
+}
+
+/// `ag-NAME` beside this executable, else on `PATH`.
+pub fn sibling(name: &str) -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(|d| d.join(name)))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from(name))
+}
+
+impl Actor {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Cmd>) {
+        let mut closed: Option<oneshot::Sender<()>> = None;
+        loop {
+            if !self.dispatch().await {
+                break;
+            }
+            let outbox = self.shared.peer.outbox.clone();
+            let has_lines = self.lines.is_some();
+            let has_child = self.child.is_some();
+            tokio::select! {
+                cmd = rx.recv() => match cmd {
+                    None => break,
+                    Some(Cmd::Close(done)) => {
+                        closed = Some(done);
+                        break;
+                    }
+                    Some(cmd) => {
+                        if !self.command(cmd).await {
+                            break;
+                        }
+                    }
+                },
+                line = next_line(&outbox, self.lines.as_mut()), if has_lines => match line {
+                    Some(Ok(bytes)) => {
+                        if !self.line(&bytes).await {
+                            break;
+                        }
+                    }
+                    Some(Err(e)) => warn(BIN, &format!("session {}: ag-loop: {e}", self.id)),
+                    None => self.lines = None,
+                },
+                ended = child_end(self.child.as_ref()), if has_child && !has_lines => {
+                    self.child = None;
+                    self.child_gone(ended);
+                }
+            }
+        }
+        self.close().await;
+        if let Some(done) = closed {
+            let _ = done.send(());
+        }
+    }
+
+    /// Starts what waits, while nothing runs; false when the editor is gone.
+    async fn dispatch(&mut self) -> bool {
+        while self.running.is_none() {
+            let Some((work, responder)) = self.queue.pop_front() else {
+                return true;
+            };
+            let command = match work {
+                Work::Slash(Slash::Cost) => {
+                    let text = cost_text(&self.translator.usage);
+                    if !self.say(&text) {
+                        return false;
+                    }
+                    let _ = responder.respond(PromptResponse::new(AcpStop::EndTurn));
+                    continue;
+                }
+                Work::Slash(Slash::Rewind(turn)) => {
+                    let text = self.rewind(turn).await;
+                    if !self.say(&text) {
+                        return false;
+                    }
+                    let _ = responder.respond(PromptResponse::new(AcpStop::EndTurn));
+                    continue;
+                }
+                Work::Slash(Slash::Compact) => AgentCommand::Compact,
+                Work::Prompt(content) => AgentCommand::Prompt {
+                    content,
+                    attachments: Vec::new(),
+                },
+            };
+            let compact = matches!(command, AgentCommand::Compact);
+            if self.restart || self.child.is_none() {
+                self.restart = false;
+                if let Some(old) = self.child.take() {
+                    stop(old, self.lines.take()).await;
+                }
+                match self.spawn_loop() {
+                    Ok((c, lines)) => {
+                        self.child = Some(c);
+                        self.lines = Some(lines);
+                    }
+                    Err(e) => {
+                        let _ = responder.respond_with_error(internal(&e));
+                        continue;
+                    }
+                }
+            }
+            if let Err(e) = self.write(&command).await {
+                let _ = responder.respond_with_error(internal(&e));
+                continue;
+            }
+            self.running = Some(Current {
+                responder,
+                compact,
+                cancelled: false,
+            });
+        }
+        true
+    }
+
+    /// Handles a command; false when the session must end.
+    async fn command(&mut self, cmd: Cmd) -> bool {
+        match cmd {
+            Cmd::Prompt(work, responder) => self.queue.push_back((work, responder)),
+            Cmd::Cancel => {
+                for (_, r) in self.queue.drain(..) {
+                    let _ = r.respond(PromptResponse::new(AcpStop::Cancelled));
+                }
+                // ag-loop counts an unanswered approval as no when
+                // interrupted; the editor's requests are withdrawn.
+                for (_, h) in self.permissions.drain() {
+                    let _ = h.cancel();
+                }
+                if let Some(cur) = self.running.as_mut()
+                    && !cur.cancelled
+                {
+                    cur.cancelled = true;
+                    if let Err(e) = self.write(&AgentCommand::Interrupt).await {
+                        warn(BIN, &format!("session {}: {e}", self.id));
+                    }
+                }
+            }
+            Cmd::SetMode(mode) => {
+                if mode != self.mode {
+                    self.mode = mode;
+                    self.restart = true;
+                }
+            }
+            Cmd::Close(_) => return false,
+            Cmd::Permission {
+                tool_call_id,
+                approved,
+                always,
+            } => {
+                // An answer to a request withdrawn (the prompt was
+                // cancelled) has nobody waiting for it in ag-loop.
+                if self.permissions.remove(&tool_call_id).is_some() {
+                    let cmd = AgentCommand::Approval {
+                        tool_call_id,
+                        approved,
+                        always: approved && always,
+                    };
+                    if let Err(e) = self.write(&cmd).await {
+                        warn(BIN, &format!("session {}: {e}", self.id));
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// One line of ag-loop's output; false when the editor is gone.
+    async fn line(&mut self, bytes: &[u8]) -> bool {
+        let record: AgentEventRecord = match serde_json::from_slice(bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                warn(
+                    BIN,
+                    &format!(
+                        "session {}: a line from ag-loop is not an event ({e}): {}",
+                        self.id,
+                        String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+                    ),
+                );
+                return true;
+            }
+        };
+        let event = record.event;
+        for update in self.translator.event(&event, false) {
+            if !self.shared.peer.update(&self.id, update) {
+                return false;
+            }
+        }
+        match event {
+            AgentEvent::AgentEnd {
+                outcome,
+                error,
+                usage,
+                ..
+            } => {
+                if let Some(cur) = self.running.take_if(|c| !c.compact) {
+                    let ending = if cur.cancelled {
+                        Ending::Stop(AcpStop::Cancelled)
+                    } else {
+                        self.translator.ending(outcome, error.as_deref())
+                    };
+                    answer(cur.responder, ending, &usage);
+                }
+                self.permissions.clear();
+            }
+            AgentEvent::Compaction { .. } | AgentEvent::Error { .. } => {
+                if let Some(cur) = self.running.take_if(|c| c.compact) {
+                    let stop = if cur.cancelled {
+                        AcpStop::Cancelled
+                    } else {
+                        AcpStop::EndTurn
+                    };
+                    let _ = cur.responder.respond(PromptResponse::new(stop));
+                }
+            }
+            AgentEvent::ApprovalRequest {
+                tool_call_id,
+                tool_name,
+                arguments,
+                reason,
+                always,
+            } => self.ask(tool_call_id, &tool_name, &arguments, &reason, always),
+            _ => {}
+        }
+        true
+    }
+
+    /// Asks the editor whether a call may run; the answer comes back as a
+    /// [`Cmd::Permission`]. An editor that does not answer in time is taken
+    /// to refuse, as nobody approving refuses in an unattended run.
+    fn ask(
+        &mut self,
+        id: String,
+        tool: &str,
+        arguments: &Value,
+        reason: &str,
+        always: Option<String>,
+    ) {
+        let mut options = vec![PermissionOption::new(
+            "allow",
+            "Allow once",
+            PermissionOptionKind::AllowOnce,
+        )];
+        if let Some(a) = &always {
+            options.push(PermissionOption::new(
+                "always",
+                format!("Always allow {a}"),
+                PermissionOptionKind::AllowAlways,
+            ));
+        }
+        options.push(PermissionOption::new(
+            "reject",
+            "Reject",
+            PermissionOptionKind::RejectOnce,
+        ));
+        let call = ToolCallUpdate::new(
+            id.clone(),
+            ToolCallUpdateFields::new()
+                .title(format!("{} ({reason})", tools::title(tool, arguments)))
+                .kind(tools::kind(tool))
+                .status(ToolCallStatus::Pending)
+                .locations(tools::locations(tool, arguments, &self.cwd))
+                .raw_input(arguments.clone()),
+        );
+        let request = RequestPermissionRequest::new(self.id.clone(), call, options);
+        let sent = self.shared.peer.cx.send_request(request);
+        let withdraw = sent.cancellation_handle();
+        self.permissions.insert(id.clone(), withdraw.clone());
+        let Some(me) = self.me.upgrade() else { return };
+        let timeout = self.shared.permission_timeout;
+        let session = self.id.clone();
+        tokio::spawn(async move {
+            let answer = match timeout {
+                Some(t) => tokio::time::timeout(t, sent.block_task()).await.ok(),
+                None => Some(sent.block_task().await),
+            };
+            let (approved, always) = match answer {
+                Some(Ok(r)) => match r.outcome {
+                    RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
+                        "allow" => (true, false),
+                        "always" => (true, true),
+                        _ => (false, false),
+                    },
+                    _ => (false, false),
+                },
+                Some(Err(e)) => {
+                    warn(
+                        BIN,
+                        &format!("session {session}: the permission request failed: {e}"),
+                    );
+                    (false, false)
+                }
+                None => {
+                    warn(
+                        BIN,
+                        &format!(
+                            "session {session}: no answer to the permission request for {id} in time; the call is refused"
+                        ),
+                    );
+                    // The editor stops asking.
+                    let _ = withdraw.cancel();
+                    (false, false)
+                }
+            };
+            let _ = me.send(Cmd::Permission {
+                tool_call_id: id,
+                approved,
+                always,
+            });
+        });
+    }
+
+    /// ag-loop ended by itself (it crashed, or could not start): the prompt
+    /// under way fails with what it said; the next prompt starts it again.
+    fn child_gone(&mut self, how: String) {
+        self.permissions.clear();
+        warn(BIN, &format!("session {}: {how}", self.id));
+        if let Some(cur) = self.running.take() {
+            let ending = if cur.cancelled {
+                Ending::Stop(AcpStop::Cancelled)
+            } else {
+                Ending::Failed(how)
+            };
+            answer(cur.responder, ending, &Usage::default());
+        }
+    }
+
+    /// Sends text as the agent's answer; false when the editor is gone.
+    fn say(&self, text: &str) -> bool {
+        self.shared
+            .peer
+            .update(&self.id, SessionUpdate::AgentMessageChunk(text_chunk(text)))
+    }
+
+    async fn write(&mut self, command: &AgentCommand) -> Result<(), String> {
+        let Some(stdin) = self.child.as_mut().and_then(|c| c.stdin.as_mut()) else {
+            return Err("ag-loop is not running".into());
+        };
+        let mut line = serde_json::to_string(command).map_err(|e| e.to_string())?;
+        line.push('\n');
+        stdin
+            .write_all(line.as_bytes())
+            .await
+            .map_err(|e| format!("cannot write to ag-loop: {e}"))
+    }
+
+    /// Starts ag-loop on the session.
+    fn spawn_loop(&self) -> Result<(Child, Lines), String> {
+        let mut extra: Vec<String> = vec![
+            "--session".into(),
+            self.ag_id.clone(),
+            "--cwd".into(),
+            self.cwd.display().to_string(),
+        ];
+        if let Some(m) = &self.shared.model {
+            extra.extend(["-m".to_string(), m.clone()]);
+        }
+        for spec in &self.mcp {
+            extra.extend(["--mcp".to_string(), spec.clone()]);
+        }
+        extra.extend(self.mode.loop_flags(&sibling("ag-gate")));
+        extra.extend(self.shared.loop_args.iter().cloned());
+        let cmd = match &self.shared.loop_cmd {
+            Some(line) => Command::new("sh")
+                .arg("-c")
+                .arg(format!("{line} \"$@\""))
+                .arg("sh")
+                .args(&extra),
+            None => Command::new(sibling("ag-loop")).arg("--json").args(&extra),
+        };
+        let limits = LineLimits {
+            max_line: 16 << 20,
+            max_total: None,
+            stderr: CaptureLimit::new(64 << 10),
+        };
+        let s = cmd
+            .cwd(&self.cwd)
+            .stdin(Input::Pipe)
+            .new_session()
+            .stream_lines(limits, &CancellationToken::new())
+            .map_err(|e| format!("cannot start ag-loop: {e}"))?;
+        Ok((
+            Child {
+                stdin: s.stdin,
+                running: s.running,
+            },
+            s.lines,
+        ))
+    }
+
+    /// `/rewind`: the files and the conversation back to before a turn
+    /// (by default the first turn of the last prompt), through
+    /// `ag-session rewind`, which forks the conversation; ag-loop goes on
+    /// in the fork. What to tell the person.
+    async fn rewind(&mut self, turn: Option<u64>) -> String {
+        let Some(turn) = turn.or(self.translator.prompt_turn) else {
+            return "Nothing to rewind yet: no prompt has run in this session.".into();
+        };
+        if let Some(old) = self.child.take() {
+            stop(old, self.lines.take()).await;
+        }
+        let out = Command::new(sibling("ag-session"))
+            .args(["rewind", &self.ag_id, "--turn", &turn.to_string()])
+            .cwd(&self.cwd)
+            .timeout(Duration::from_secs(120))
+            .output(Output::Separate {
+                stdout: CaptureLimit::new(64 << 10),
+                stderr: CaptureLimit::new(64 << 10),
+            })
+            .collect(&CancellationToken::new())
+            .await;
+        match out {
+            Ok(o) if o.code() == 0 => {
+                let new = o.stdout.lossy().trim().to_string();
+                if new.is_empty() {
+                    return "ag-session rewind printed no session id; nothing was changed here."
+                        .into();
+                }
+                self.ag_id = new.clone();
+                self.translator.turns = turn.saturating_sub(1);
+                self.translator.prompt_turn = None;
+                format!(
+                    "Rewound to before turn {turn}: the files are as they were then, and the conversation goes on from there (ag session {new}). The messages above it are no longer part of it."
+                )
+            }
+            Ok(o) => format!(
+                "Cannot rewind to before turn {turn}: {}",
+                o.stderr.lossy().trim()
+            ),
+            Err(e) => format!("Cannot run ag-session: {e}"),
+        }
+    }
+
+    /// Ends the session: what waits and what runs is answered as
+    /// cancelled, and ag-loop is stopped.
+    async fn close(&mut self) {
+        for (_, r) in self.queue.drain(..) {
+            let _ = r.respond(PromptResponse::new(AcpStop::Cancelled));
+        }
+        for (_, h) in self.permissions.drain() {
+            let _ = h.cancel();
+        }
+        if let Some(cur) = self.running.take() {
+            let _ = cur
+                .responder
+                .respond(PromptResponse::new(AcpStop::Cancelled));
+        }
+        if let Some(c) = self.child.take() {
+            stop(c, self.lines.take()).await;
+        }
+    }
+}
+
+/// The next line of ag-loop once the editor has room for more.
+async fn next_line(outbox: &Outbox, lines: Option<&mut Lines>) -> Option<crate::proc::Line> {
+    let Some(lines) = lines else {
+        return std::future::pending().await;
+    };
+    outbox.room().await;
+    lines.next().await
+}
+
+/// How ag-loop ended, with the end of its stderr.
+async fn child_end(child: Option<&Child>) -> String {
+    let Some(c) = child else {
+        return std::future::pending().await;
+    };
+    match c.running.wait().await {
+        Ok(o) => {
+            let mut s = match o.signal() {
+                Some(n) => format!("ag-loop was killed by signal {n}"),
+                None => format!("ag-loop exited with status {}", o.code()),
+            };
+            let err = o.stderr.lossy();
+            let tail: Vec<&str> = err.lines().rev().take(12).collect();
+            for l in tail.into_iter().rev() {
+                s.push('\n');
+                s.push_str(l);
+            }
+            s
+        }
+        Err(e) => format!("ag-loop ended: {e}"),
+    }
+}
+
+/// Ends an ag-loop: stdin closed (its way to finish), then stopped if it
+/// lingers.
+async fn stop(child: Child, lines: Option<Lines>) {
+    drop(child.stdin);
+    drop(lines);
+    let _ = child.running.finish(Duration::from_secs(2)).await;
+}
+
+/// Answers a prompt. The run's tokens and cost go in `_meta` (ACP's
+/// answer has no stable place for them).
+fn answer(responder: Box<Responder<PromptResponse>>, ending: Ending, usage: &Usage) {
+    match ending {
+        Ending::Stop(stop) => {
+            let meta = json!({"ag": {"usage": usage}});
+            let meta = meta.as_object().cloned();
+            let _ = responder.respond(PromptResponse::new(stop).meta(meta));
+        }
+        Ending::Failed(message) => {
+            let _ = responder.respond_with_error(internal(&message));
+        }
+    }
+}
+
+fn internal(message: &str) -> Error {
+    Error::new(ErrorCode::INTERNAL_ERROR, message.to_string())
+}
+
+/// `/cost`'s answer.
+fn cost_text(u: &Usage) -> String {
+    format!(
+        "This session so far: {} input tokens, {} output tokens, {} read from the cache, {} written to it; cost ${:.4}.",
+        u.input, u.output, u.cache_read, u.cache_write, u.cost.total
+    )
+}
+
+/// The session's working directory for ag-loop, checked: ACP sends an
+/// absolute path of a directory that exists.
+pub fn check_cwd(cwd: &Path) -> Result<PathBuf, String> {
+    if !cwd.is_absolute() {
+        return Err(format!(
+            "`cwd` must be an absolute path, not `{}`",
+            cwd.display()
+        ));
+    }
+    match std::fs::metadata(cwd) {
+        Ok(m) if m.is_dir() => Ok(cwd.to_path_buf()),
+        Ok(_) => Err(format!("`cwd` `{}` is not a directory", cwd.display())),
+        Err(e) => Err(format!("`cwd` `{}`: {e}", cwd.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_working_directory_must_be_an_absolute_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check_cwd(dir.path()).is_ok());
+        assert!(
+            check_cwd(Path::new("rel/dir"))
+                .unwrap_err()
+                .contains("absolute")
+        );
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        assert!(check_cwd(&file).unwrap_err().contains("not a directory"));
+        assert!(check_cwd(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn cost_says_tokens_and_dollars() {
+        let mut u = Usage {
+            input: 12,
+            ..Usage::default()
+        };
+        u.cost.total = 0.5;
+        let t = cost_text(&u);
+        assert!(
+            t.contains("12 input tokens") && t.contains("$0.5000"),
+            "{t}"
+        );
+    }
+}

@@ -1,0 +1,1142 @@
+//! ag-acp driven by ACP clients not written here, against the scripted
+//! model server: the official TypeScript SDK's ClientSideConnection (a
+//! small node script, tests/fixtures/acp/sdk-client.mjs) and acpx, the
+//! headless ACP command-line client. Every message ag-acp writes is checked
+//! against the stable v1 JSON Schema the ACP project publishes. The
+//! packages are installed by `scripts/acp-interop` (scripts/test runs it);
+//! without them each test fails, saying what to run. Then ag-acp attacked
+//! over raw JSON-RPC lines: junk in every field, a prompt while another
+//! runs, a client that stops reading, a client that goes away mid-call.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use ag::proc::process_alive;
+use serde_json::{Value, json};
+
+use crate::bin;
+use crate::model_server::{ModelServer, Turn};
+use crate::util::{Env, run};
+
+const HANG: Duration = Duration::from_secs(60);
+
+/// Where scripts/acp-interop installed the clients, if it did and node is
+/// there to run them.
+fn interop() -> PathBuf {
+    let dir = std::env::var_os("AG_ACP_INTEROP_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/acp-interop"));
+    let ready = [
+        "@agentclientprotocol/sdk/dist/acp.js",
+        "acpx/dist/cli.js",
+        "acp-schema/schema/v1/schema.json",
+    ]
+    .iter()
+    .all(|p| dir.join("node_modules").join(p).is_file());
+    let node = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ready && node,
+        "the ACP clients are not installed in {} (or node is missing): run scripts/acp-interop, or scripts/test, which runs it",
+        dir.display()
+    );
+    dir
+}
+
+/// ag-acp's arguments for a model server: the model, then ag-loop's flags.
+fn acp_args(model: &ModelServer, extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+    a.extend(
+        [
+            "-m",
+            "ollama/scripted",
+            "--",
+            "--base-url",
+            &model.base_url(),
+            "--sandbox",
+            "off",
+        ]
+        .map(String::from),
+    );
+    a
+}
+
+/// What the SDK client printed per step, and the lines both ways.
+struct Sdk {
+    steps: Vec<Value>,
+    log: Vec<(String, Value)>,
+}
+
+impl Sdk {
+    /// The first output of this op.
+    fn op(&self, op: &str) -> &Value {
+        self.ops(op)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| panic!("no `{op}` step: {:#?}", self.steps))
+    }
+
+    fn ops(&self, op: &str) -> Vec<&Value> {
+        self.steps.iter().filter(|s| s["op"] == op).collect()
+    }
+}
+
+/// Runs the SDK client's steps against ag-acp in `env`.
+fn sdk_client(env: &Env, dir: &Path, args: &[String], steps: Value) -> Sdk {
+    let log = env.join(".home/acp-log.jsonl");
+    let _ = std::fs::remove_file(&log);
+    let plan = json!({
+        "sdk": dir.join("node_modules/@agentclientprotocol/sdk"),
+        "command": bin!("ag-acp"),
+        "args": args,
+        "cwd": env.path(),
+        "log": log,
+        "steps": steps,
+    });
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/acp/sdk-client.mjs");
+    let mut cmd = env.cmd("node");
+    cmd.arg(script);
+    let r = run(cmd, Some(plan.to_string().as_bytes()));
+    r.ok();
+    let steps = r.json_lines();
+    assert_eq!(
+        steps.last().map(|s| s["result"].clone()),
+        Some(json!(0)),
+        "ag-acp did not exit 0 when its stdin closed\n{r}"
+    );
+    let log = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let msg = serde_json::from_str(v["line"].as_str().unwrap())
+                .unwrap_or_else(|_| Value::String(v["line"].as_str().unwrap().into()));
+            (v["from"].as_str().unwrap().to_string(), msg)
+        })
+        .collect();
+    Sdk { steps, log }
+}
+
+/// The updates of a step, as their `update` objects.
+fn updates(step: &Value) -> Vec<&Value> {
+    step["updates"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no updates: {step}"))
+        .iter()
+        .map(|u| &u["update"])
+        .collect()
+}
+
+fn of_kind<'a>(updates: &[&'a Value], kind: &str) -> Vec<&'a Value> {
+    updates
+        .iter()
+        .copied()
+        .filter(|u| u["sessionUpdate"] == kind)
+        .collect()
+}
+
+/// The text of the agent's message chunks, joined.
+fn answer_text(updates: &[&Value]) -> String {
+    of_kind(updates, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
+}
+
+/// Checks each message against the published stable v1 schema: the message
+/// as a whole against the schema's agent (or client) messages, and a
+/// response's result, a notification's and a request's params against the
+/// type of their method.
+fn check_schema(dir: &Path, log: &[(String, Value)]) {
+    let path = dir.join("node_modules/acp-schema/schema/v1/schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let defs = schema["$defs"].clone();
+    let mut validators = HashMap::new();
+    let mut check = |def: &str, v: &Value, what: &str| {
+        let validator = validators.entry(def.to_string()).or_insert_with(|| {
+            let s = if def == "Agent" || def == "Client" {
+                let mut s = schema.clone();
+                let i = if def == "Agent" { 0 } else { 1 };
+                let one = schema["anyOf"][i].clone();
+                s.as_object_mut().unwrap().remove("anyOf");
+                for (k, val) in one.as_object().unwrap() {
+                    s[k] = val.clone();
+                }
+                s
+            } else {
+                json!({"$schema": schema["$schema"], "$defs": defs, "$ref": format!("#/$defs/{def}")})
+            };
+            jsonschema::validator_for(&s).unwrap()
+        });
+        let errors: Vec<String> = validator
+            .iter_errors(v)
+            .map(|e| format!("{e} at {}", e.instance_path))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{what} does not match {def}: {errors:?}\n{v}"
+        );
+    };
+    let mut methods: HashMap<String, String> = HashMap::new();
+    for (from, msg) in log {
+        if from == "client" {
+            if let (Some(id), Some(m)) = (msg.get("id"), msg["method"].as_str()) {
+                methods.insert(id.to_string(), m.to_string());
+            }
+            continue;
+        }
+        check("Agent", msg, "a message from ag-acp");
+        if let Some(method) = msg["method"].as_str() {
+            let def = match method {
+                "session/update" => "SessionNotification",
+                "session/request_permission" => "RequestPermissionRequest",
+                "$/cancel_request" => "CancelRequestNotification",
+                other => panic!("ag-acp sent `{other}`: {msg}"),
+            };
+            check(def, &msg["params"], method);
+        } else if let Some(result) = msg.get("result") {
+            let method = methods
+                .get(&msg["id"].to_string())
+                .unwrap_or_else(|| panic!("an answer to no request: {msg}"));
+            let def = match method.as_str() {
+                "initialize" => "InitializeResponse",
+                "session/new" => "NewSessionResponse",
+                "session/load" => "LoadSessionResponse",
+                "session/resume" => "ResumeSessionResponse",
+                "session/list" => "ListSessionsResponse",
+                "session/close" => "CloseSessionResponse",
+                "session/prompt" => "PromptResponse",
+                "session/set_mode" => "SetSessionModeResponse",
+                other => panic!("an answer to `{other}`: {msg}"),
+            };
+            check(def, result, method);
+        } else {
+            check("Error", &msg["error"], "an error");
+        }
+    }
+}
+
+fn pid_in(env: &Env, file: &str) -> u32 {
+    std::fs::read_to_string(env.join(file))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+fn wait_gone(pid: u32) {
+    let deadline = Instant::now() + HANG;
+    while process_alive(pid) {
+        assert!(Instant::now() < deadline, "process {pid} outlived its call");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_sdk_client_runs_a_session_read_edit_bash_permissions_cancel_and_junk() {
+    let dir = interop();
+    let env = Env::new();
+    env.write("notes.txt", "one\ntwo\n");
+    let model = ModelServer::start(vec![
+        // 1: read, edit, bash, answer.
+        Turn::Tools(vec![("read", json!({"file_path": "notes.txt"}))]),
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.txt", "old_string": "two", "new_string": "TWO"}),
+        )]),
+        Turn::Tools(vec![("bash", json!({"command": "cat notes.txt"}))]),
+        Turn::Text("Edited notes.txt."),
+        // 2 (ask-always): a write, allowed.
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "allowed.txt", "content": "yes\n"}),
+        )]),
+        Turn::Text("wrote it"),
+        // 3: a write, rejected.
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "rejected.txt", "content": "no\n"}),
+        )]),
+        Turn::Text("did not write it"),
+        // 4 (auto): a command cancelled mid-call.
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": "echo $$ > bash.pid; touch started; sleep 60"}),
+        )]),
+        // 5: the conversation goes on.
+        Turn::Text("still here"),
+        // 6: after the junk.
+        Turn::Text("and still here"),
+    ]);
+    let mcp = json!([{
+        "name": "extra",
+        "command": bin!("ag-mcp"),
+        "args": ["--tools", "grep"],
+        "env": [{"name": "AG_ACP_TEST", "value": "1"}],
+    }]);
+    let started = env.join("started");
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &[]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "cwd": env.path(), "mcpServers": mcp},
+            {"op": "prompt", "text": "read, edit and check notes.txt"},
+            {"op": "set_mode", "modeId": "ask-always"},
+            {"op": "prompt", "text": "write allowed.txt", "permission": "allow"},
+            {"op": "prompt", "text": "write rejected.txt", "permission": "reject"},
+            {"op": "set_mode", "modeId": "auto"},
+            {"op": "prompt", "text": "run it", "cancel_when": started},
+            {"op": "prompt", "text": "are you there?"},
+            {"op": "raw", "id": "raw-1", "line": "{\"jsonrpc\":\"2.0\",\"id\":\"raw-1\",\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"x\",\"prompt\":\"not a list\"}}"},
+            {"op": "raw", "id": null, "line": "{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": "},
+            {"op": "raw", "id": "raw-2", "line": "{\"jsonrpc\":\"2.0\",\"id\":\"raw-2\",\"method\":\"session/teleport\",\"params\":{}}"},
+            {"op": "prompt", "text": "and now?"},
+            {"op": "close"},
+        ]),
+    );
+
+    // initialize: what ag announces.
+    let init = &out.op("initialize")["result"];
+    assert_eq!(init["protocolVersion"], 1, "{init}");
+    let caps = &init["agentCapabilities"];
+    assert_eq!(caps["loadSession"], true);
+    assert_eq!(caps["promptCapabilities"]["image"], true);
+    assert_eq!(caps["promptCapabilities"]["embeddedContext"], true);
+    assert_eq!(caps["mcpCapabilities"]["http"], true);
+    assert_eq!(init["agentInfo"]["name"], "ag");
+
+    // session/new: an ag session, its modes, its MCP server.
+    let new = &out.op("new")["result"];
+    let id = new["sessionId"].as_str().unwrap();
+    assert_eq!(new["modes"]["currentModeId"], "ask");
+    assert_eq!(
+        crate::util::run_args(&env, bin!("ag-session"), &["path", id]).code(),
+        Some(0),
+        "session/new's id is not an ag session"
+    );
+    let first = &model.requests()[0];
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        tools.iter().filter(|t| t.contains("grep")).count() >= 2,
+        "the MCP server's grep is not offered beside ag's: {tools:?}"
+    );
+
+    // The prompt: read, edit (a diff), bash.
+    let prompts = out.ops("prompt");
+    let p = prompts[0];
+    assert_eq!(p["result"]["stopReason"], "end_turn", "{p}");
+    let u = updates(p);
+    let calls = of_kind(&u, "tool_call");
+    let kinds: Vec<&str> = calls.iter().map(|c| c["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["read", "edit", "execute"], "{p}");
+    let notes = env.join("notes.txt").display().to_string();
+    assert_eq!(calls[0]["locations"][0]["path"], notes.as_str());
+    let done = of_kind(&u, "tool_call_update");
+    assert!(done.iter().all(|d| d["status"] == "completed"), "{done:?}");
+    let diff = &done[1]["content"][0];
+    assert_eq!(diff["type"], "diff", "{diff}");
+    assert_eq!(diff["path"], notes.as_str());
+    assert_eq!(diff["oldText"], "one\ntwo\n");
+    assert_eq!(diff["newText"], "one\nTWO\n");
+    assert!(
+        done[2]["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("TWO"),
+        "{}",
+        done[2]
+    );
+    assert_eq!(answer_text(&u), "Edited notes.txt.");
+    assert_eq!(
+        String::from_utf8_lossy(&env.read("notes.txt")),
+        "one\nTWO\n"
+    );
+
+    // Permissions, both ways.
+    let allowed = prompts[1];
+    assert_eq!(allowed["result"]["stopReason"], "end_turn", "{allowed}");
+    let asked = &allowed["permissions"][0]["request"];
+    let options: Vec<&str> = asked["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        options,
+        ["allow_once", "allow_always", "reject_once"],
+        "{asked}"
+    );
+    assert_eq!(asked["toolCall"]["kind"], "edit");
+    assert_eq!(String::from_utf8_lossy(&env.read("allowed.txt")), "yes\n");
+    let rejected = prompts[2];
+    assert_eq!(rejected["permissions"][0]["answer"], "reject", "{rejected}");
+    assert!(!env.join("rejected.txt").exists());
+    let r = updates(rejected);
+    assert_eq!(of_kind(&r, "tool_call_update")[0]["status"], "failed");
+
+    // Cancel mid-call: the prompt ends cancelled, the command is gone,
+    // and the conversation goes on.
+    let cancelled = prompts[3];
+    assert_eq!(
+        cancelled["result"]["stopReason"], "cancelled",
+        "{cancelled}"
+    );
+    wait_gone(pid_in(&env, "bash.pid"));
+    let again = prompts[4];
+    assert_eq!(answer_text(&updates(again)), "still here", "{again}");
+    let after_cancel = model.requests()[9].clone();
+    let messages = after_cancel["messages"].as_array().unwrap();
+    assert!(
+        messages.iter().any(|m| m["role"] == "tool"),
+        "the cancelled call has no result in the next request: {after_cancel}"
+    );
+
+    // Malformed requests: errors with the codes the spec gives; the
+    // session goes on.
+    let raws = out.ops("raw");
+    assert_eq!(raws[0]["result"]["error"]["code"], -32602, "{}", raws[0]);
+    assert_eq!(raws[1]["result"]["error"]["code"], -32700, "{}", raws[1]);
+    assert_eq!(raws[2]["result"]["error"]["code"], -32601, "{}", raws[2]);
+    let last = prompts[5];
+    assert_eq!(answer_text(&updates(last)), "and still here", "{last}");
+    assert!(out.op("close").get("result").is_some());
+
+    check_schema(&dir, &out.log);
+}
+
+#[test]
+fn a_finished_session_loads_replayed_in_order_and_goes_on() {
+    let dir = interop();
+    let env = Env::new();
+    env.write("a.txt", "alpha\n");
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![("read", json!({"file_path": "a.txt"}))]),
+        Turn::Text("It says alpha."),
+        Turn::Text("Second answer."),
+        Turn::Text("Third answer, after loading."),
+    ]);
+    let args = acp_args(&model, &[]);
+    let first = sdk_client(
+        &env,
+        &dir,
+        &args,
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "what is in a.txt?"},
+            {"op": "prompt", "text": "and then?"},
+        ]),
+    );
+    let id = first.op("new")["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let second = sdk_client(
+        &env,
+        &dir,
+        &args,
+        json!([
+            {"op": "initialize"},
+            {"op": "list", "cwd": env.path()},
+            {"op": "load", "sessionId": id, "cwd": env.path()},
+            {"op": "prompt", "text": "and now?"},
+            {"op": "prompt", "text": "/cost"},
+        ]),
+    );
+    let listed = &second.op("list")["result"]["sessions"];
+    assert_eq!(listed[0]["sessionId"], id.as_str(), "{listed}");
+    assert_eq!(listed[0]["title"], "what is in a.txt?");
+
+    let load = second.op("load");
+    assert!(load.get("result").is_some(), "{load}");
+    let u = updates(load);
+    let shape: Vec<String> = u
+        .iter()
+        .filter(|u| u["sessionUpdate"] != "usage_update")
+        .map(|u| {
+            let kind = u["sessionUpdate"].as_str().unwrap();
+            match kind {
+                "user_message_chunk" | "agent_message_chunk" => {
+                    format!("{kind}: {}", u["content"]["text"].as_str().unwrap())
+                }
+                "tool_call" => format!("tool_call: {}", u["kind"].as_str().unwrap()),
+                "tool_call_update" => {
+                    format!("tool_call_update: {}", u["status"].as_str().unwrap())
+                }
+                other => other.to_string(),
+            }
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            "user_message_chunk: what is in a.txt?",
+            "tool_call: read",
+            "tool_call_update: completed",
+            "agent_message_chunk: It says alpha.",
+            "user_message_chunk: and then?",
+            "agent_message_chunk: Second answer.",
+        ],
+        "{load}"
+    );
+    // The replay came before the answer to session/load.
+    let load_at = second
+        .log
+        .iter()
+        .position(|(from, m)| {
+            from == "agent"
+                && m.get("result").is_some()
+                && m["result"].get("modes").is_some()
+                && m["result"].get("sessionId").is_none()
+        })
+        .unwrap();
+    let last_replayed = second
+        .log
+        .iter()
+        .rposition(|(_, m)| {
+            m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+                && m["params"]["update"]["content"]["text"] == "Second answer."
+        })
+        .unwrap();
+    assert!(last_replayed < load_at);
+
+    // It goes on where it was: the model sees the whole conversation.
+    let p = second.op("prompt");
+    assert_eq!(answer_text(&updates(p)), "Third answer, after loading.");
+    let req = &model.requests()[3];
+    let texts = req["messages"].to_string();
+    assert!(
+        texts.contains("what is in a.txt?") && texts.contains("Second answer."),
+        "{req}"
+    );
+    let cost = second.ops("prompt")[1];
+    assert!(
+        answer_text(&updates(cost)).contains("output tokens"),
+        "{cost}"
+    );
+    check_schema(&dir, &first.log);
+    check_schema(&dir, &second.log);
+}
+
+/// acpx with its own flags and ag-acp's; its NDJSON output. `status` is
+/// acpx's exit status: 0, or 5 when it denied a permission.
+fn acpx(
+    env: &Env,
+    dir: &Path,
+    policy: &str,
+    args: &[String],
+    prompt: &str,
+    status: i32,
+) -> Vec<Value> {
+    let agent = std::iter::once(bin!("ag-acp").to_string())
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut cmd = env.cmd("node");
+    cmd.arg(dir.join("node_modules/acpx/dist/cli.js"))
+        .arg("--cwd")
+        .arg(env.path())
+        .args(["--format", "json", policy, "--timeout", "60", "--agent"])
+        .arg(agent)
+        .args(["exec", prompt]);
+    let r = run(cmd, None);
+    r.expect_code(status);
+    r.json_lines()
+}
+
+#[test]
+fn acpx_runs_a_prompt_that_edits_and_is_refused_when_it_denies() {
+    let dir = interop();
+    let env = Env::new();
+    env.write("f.txt", "old\n");
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "f.txt", "old_string": "old", "new_string": "new"}),
+        )]),
+        Turn::Tools(vec![("bash", json!({"command": "cat f.txt"}))]),
+        Turn::Text("done"),
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "g.txt", "content": "g\n"}),
+        )]),
+        Turn::Text("refused, then"),
+    ]);
+    let out = acpx(
+        &env,
+        &dir,
+        "--approve-all",
+        &acp_args(&model, &[]),
+        "edit f.txt",
+        0,
+    );
+    let updates: Vec<&Value> = out
+        .iter()
+        .filter(|m| m["method"] == "session/update")
+        .map(|m| &m["params"]["update"])
+        .collect();
+    let diff = of_kind(&updates, "tool_call_update")
+        .into_iter()
+        .find_map(|u| {
+            u["content"]
+                .as_array()?
+                .iter()
+                .find(|c| c["type"] == "diff")
+        })
+        .unwrap_or_else(|| panic!("no diff: {out:#?}"));
+    assert_eq!(diff["newText"], "new\n");
+    let end = out
+        .iter()
+        .find_map(|m| m["result"]["stopReason"].as_str())
+        .unwrap();
+    assert_eq!(end, "end_turn");
+    assert_eq!(String::from_utf8_lossy(&env.read("f.txt")), "new\n");
+
+    let out = acpx(
+        &env,
+        &dir,
+        "--deny-all",
+        &acp_args(&model, &["--mode", "ask-always"]),
+        "write g.txt",
+        5,
+    );
+    assert!(
+        out.iter()
+            .any(|m| m["method"] == "session/request_permission"),
+        "{out:#?}"
+    );
+    assert!(!env.join("g.txt").exists());
+    // acpx prints the messages both ways: what ag-acp wrote is checked.
+    let log: Vec<(String, Value)> = out
+        .iter()
+        .map(|m| {
+            let agent = match m["method"].as_str() {
+                Some(method) => {
+                    method.starts_with("session/update") || method == "session/request_permission"
+                }
+                None => m["result"].get("outcome").is_none(),
+            };
+            let from = if agent { "agent" } else { "client" };
+            (from.to_string(), m.clone())
+        })
+        .collect();
+    check_schema(&dir, &log);
+}
+
+/// ag-acp over raw JSON-RPC lines, for what no client library would send.
+struct Raw {
+    child: Child,
+    stderr: PathBuf,
+    stdin: Option<ChildStdin>,
+    rx: mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+    /// While set, nothing more is read from ag-acp's stdout.
+    paused: Arc<(Mutex<bool>, Condvar)>,
+}
+
+impl Raw {
+    fn start(env: &Env, args: &[String]) -> Raw {
+        let mut cmd = env.cmd(bin!("ag-acp"));
+        // Its diagnostics, shown when a wait fails.
+        let stderr = std::fs::File::create(env.join(".home/ag-acp.stderr")).unwrap();
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr);
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        let paused = Arc::new((Mutex::new(false), Condvar::new()));
+        let gate = paused.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let (lock, cvar) = &*gate;
+                let mut p = lock.lock().unwrap();
+                while *p {
+                    p = cvar.wait(p).unwrap();
+                }
+                drop(p);
+                let Ok(line) = line else { return };
+                let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                    panic!("ag-acp wrote a line that is not JSON ({e}): {line}")
+                });
+                if tx.send(v).is_err() {
+                    return;
+                }
+            }
+        });
+        Raw {
+            child,
+            stderr: env.join(".home/ag-acp.stderr"),
+            stdin,
+            rx,
+            seen: Vec::new(),
+            paused,
+        }
+    }
+
+    /// Stops reading ag-acp's stdout (its pipe fills up), or reads again.
+    fn pause(&self, on: bool) {
+        let (lock, cvar) = &*self.paused;
+        *lock.lock().unwrap() = on;
+        cvar.notify_all();
+    }
+
+    fn send(&mut self, line: &str) {
+        let s = self.stdin.as_mut().unwrap();
+        s.write_all(line.as_bytes()).unwrap();
+        s.write_all(b"\n").unwrap();
+        s.flush().unwrap();
+    }
+
+    fn request(&mut self, id: Value, method: &str, params: Value) {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
+    }
+
+    /// Reads until a message matches; every message read is kept.
+    fn until(&mut self, what: &str, f: impl Fn(&Value) -> bool) -> Value {
+        self.until_within(HANG, what, f)
+    }
+
+    fn until_within(&mut self, limit: Duration, what: &str, f: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let v = self.rx.recv_timeout(left).unwrap_or_else(|_| {
+                panic!(
+                    "no {what} in time; saw {:#?}\nag-acp's stderr:\n{}",
+                    self.seen,
+                    std::fs::read_to_string(&self.stderr).unwrap_or_default()
+                )
+            });
+            self.seen.push(v.clone());
+            if f(&v) {
+                return v;
+            }
+        }
+    }
+
+    fn answer(&mut self, id: Value) -> Value {
+        self.until(&format!("answer to {id}"), |m| {
+            m.get("method").is_none() && m["id"] == id
+        })
+    }
+
+    fn start_session(&mut self, env: &Env) -> String {
+        self.request(
+            json!(0),
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        );
+        self.answer(json!(0));
+        self.request(
+            json!(1),
+            "session/new",
+            json!({"cwd": env.path(), "mcpServers": []}),
+        );
+        let r = self.answer(json!(1));
+        r["result"]["sessionId"].as_str().unwrap().to_string()
+    }
+
+    fn prompt(&mut self, id: Value, session: &str, text: &str) {
+        self.request(
+            id,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        );
+    }
+
+    /// Closes stdin and waits for the exit status.
+    fn finish(mut self) -> i32 {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + HANG;
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s.code().unwrap_or(-1);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "ag-acp did not exit when its stdin closed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn agent_text(seen: &[Value]) -> String {
+    seen.iter()
+        .filter(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .filter_map(|m| m["params"]["update"]["content"]["text"].as_str())
+        .collect()
+}
+
+#[test]
+fn junk_in_every_field_is_answered_with_an_error_and_the_session_goes_on() {
+    let env = Env::new();
+    env.write("file.txt", "x");
+    let model = ModelServer::start(vec![Turn::Text("fine")]);
+    let mut acp = Raw::start(&env, &acp_args(&model, &[]));
+    let sid = acp.start_session(&env);
+    let cases: Vec<(&str, Value, i64)> = vec![
+        ("session/new", json!({"cwd": 5, "mcpServers": []}), -32602),
+        (
+            "session/new",
+            json!({"cwd": "relative/dir", "mcpServers": []}),
+            -32602,
+        ),
+        (
+            "session/new",
+            json!({"cwd": env.join("file.txt"), "mcpServers": []}),
+            -32602,
+        ),
+        (
+            "session/new",
+            json!({"cwd": env.path(), "mcpServers": "all"}),
+            -32602,
+        ),
+        (
+            "session/new",
+            json!({"cwd": env.path(), "mcpServers": [{"name": "x", "command": "", "args": [], "env": []}]}),
+            -32602,
+        ),
+        (
+            "session/new",
+            json!({"cwd": env.path(), "mcpServers": [{"name": "x", "command": "a", "args": [], "env": [{"name": "A B", "value": "1"}]}]}),
+            -32602,
+        ),
+        (
+            "session/new",
+            json!({"cwd": env.path(), "mcpServers": [{"type": "sse", "name": "s", "url": "http://127.0.0.1:1", "headers": []}]}),
+            -32602,
+        ),
+        ("session/new", json!(null), -32602),
+        (
+            "session/load",
+            json!({"sessionId": "no-such-session", "cwd": env.path(), "mcpServers": []}),
+            -32002,
+        ),
+        (
+            "session/load",
+            json!({"sessionId": 3, "cwd": env.path(), "mcpServers": []}),
+            -32602,
+        ),
+        (
+            "session/prompt",
+            json!({"sessionId": "no-such-session", "prompt": []}),
+            -32002,
+        ),
+        (
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": "text"}),
+            -32602,
+        ),
+        (
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": [{"type": "hologram"}]}),
+            -32602,
+        ),
+        (
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": []}),
+            -32602,
+        ),
+        (
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": [{"type": "audio", "data": "AA", "mimeType": "audio/wav"}]}),
+            -32602,
+        ),
+        (
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "/rewind zero"}]}),
+            -32602,
+        ),
+        (
+            "session/set_mode",
+            json!({"sessionId": sid, "modeId": "yolo"}),
+            -32602,
+        ),
+        (
+            "session/set_mode",
+            json!({"sessionId": sid, "modeId": ["ask"]}),
+            -32602,
+        ),
+        ("session/list", json!({"cursor": "zzz"}), -32602),
+        ("session/close", json!({"sessionId": "nope"}), -32002),
+        ("session/fly", json!({}), -32601),
+    ];
+    for (i, (method, params, code)) in cases.iter().enumerate() {
+        let id = json!(format!("junk-{i}"));
+        acp.request(id.clone(), method, params.clone());
+        let a = acp.answer(id);
+        assert_eq!(a["error"]["code"], *code, "{method} {params}: {a}");
+        assert!(
+            a["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{a}"
+        );
+    }
+    // Envelopes: not JSON, a batch, no method, an id that is an object,
+    // a notification with junk; none stops the connection.
+    for line in [
+        "not json",
+        "[1, 2]",
+        "{\"jsonrpc\":\"2.0\",\"id\":\"x\"}",
+        "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"session/list\",\"params\":{}}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":[]}}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":\"unknown\"}}",
+    ] {
+        acp.send(line);
+    }
+    // A cwd-relative error names the call's own value.
+    let bad = acp
+        .seen
+        .iter()
+        .find(|m| m["id"] == "junk-1")
+        .unwrap()
+        .clone();
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("relative/dir"),
+        "{bad}"
+    );
+    acp.prompt(json!("ok"), &sid, "still there?");
+    let a = acp.answer(json!("ok"));
+    assert_eq!(a["result"]["stopReason"], "end_turn", "{a}");
+    assert_eq!(agent_text(&acp.seen), "fine");
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_prompt_sent_while_another_runs_waits_its_turn() {
+    let env = Env::new();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": "touch first-running; while [ ! -e go ]; do sleep 0.05; done"}),
+        )]),
+        Turn::Text("first done"),
+        Turn::Text("second done"),
+    ]);
+    let mut acp = Raw::start(&env, &acp_args(&model, &["--mode", "auto"]));
+    let sid = acp.start_session(&env);
+    acp.prompt(json!("p1"), &sid, "first");
+    let deadline = Instant::now() + HANG;
+    while !env.join("first-running").exists() {
+        assert!(Instant::now() < deadline, "the first prompt did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    acp.prompt(json!("p2"), &sid, "second");
+    env.write("go", "");
+    let a1 = acp.answer(json!("p1"));
+    assert_eq!(a1["result"]["stopReason"], "end_turn", "{a1}");
+    let text_before = agent_text(&acp.seen);
+    assert_eq!(text_before, "first done");
+    let a2 = acp.answer(json!("p2"));
+    assert_eq!(a2["result"]["stopReason"], "end_turn", "{a2}");
+    assert_eq!(agent_text(&acp.seen), "first donesecond done");
+    // The second prompt reached the model after the first one's answer.
+    let last = model.requests()[2]["messages"].to_string();
+    assert!(
+        last.contains("first done") && last.contains("second"),
+        "{last}"
+    );
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_client_that_stops_reading_holds_ag_loop_back_and_loses_nothing() {
+    let env = Env::new();
+    // About 140k text deltas: ag-loop's events for them (some 20 MB) are
+    // more than ag-acp holds (16 MB of ag-loop's lines, 1024 updates).
+    let long: &'static str = Box::leak("0123456789abcdefghij\n".repeat(47_000).into_boxed_str());
+    let model = ModelServer::start(vec![Turn::Text(long)]);
+    let mut acp = Raw::start(&env, &acp_args(&model, &[]));
+    let sid = acp.start_session(&env);
+    acp.pause(true);
+    acp.prompt(json!("big"), &sid, "talk");
+    // Not reading: ag-acp stops reading ag-loop, which stops before its
+    // end (no agent_end in the session file once the stream is well under
+    // way and the file no longer grows), and ag-acp's memory stays small.
+    let file = crate::util::run_args(&env, bin!("ag-session"), &["path", &sid]).stdout();
+    let file = PathBuf::from(file.trim());
+    let mut last = 0;
+    let deadline = Instant::now() + HANG;
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+        let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+        if size == last && size > 4 << 20 {
+            break;
+        }
+        last = size;
+        assert!(
+            Instant::now() < deadline,
+            "the session file did not stop growing ({size} bytes)"
+        );
+    }
+    let events = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !events.contains("\"agent_end\""),
+        "ag-loop ran to its end while nobody read ag-acp"
+    );
+    let status = std::fs::read_to_string(format!("/proc/{}/status", acp.child.id())).unwrap();
+    let rss_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    assert!(
+        rss_kb < 100_000,
+        "ag-acp holds {rss_kb} kB while nobody reads it"
+    );
+    // Reading again: everything arrives, in order, then the answer (a
+    // debug build takes its time over 140k updates).
+    acp.pause(false);
+    let a = acp.until_within(Duration::from_secs(600), "the answer", |m| {
+        m.get("method").is_none() && m["id"] == "big"
+    });
+    assert_eq!(a["result"]["stopReason"], "end_turn");
+    assert_eq!(agent_text(&acp.seen), long);
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_client_gone_mid_call_leaves_no_process_behind() {
+    let env = Env::new();
+    let model = ModelServer::start(vec![Turn::Tools(vec![(
+        "bash",
+        json!({"command": "echo $$ > bash.pid; touch started; sleep 60"}),
+    )])]);
+    let mut acp = Raw::start(&env, &acp_args(&model, &["--mode", "auto"]));
+    let sid = acp.start_session(&env);
+    acp.prompt(json!("p"), &sid, "run it");
+    let deadline = Instant::now() + HANG;
+    while !env.join("started").exists() {
+        assert!(Instant::now() < deadline, "the command did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let bash = pid_in(&env, "bash.pid");
+    assert_eq!(acp.finish(), 0);
+    wait_gone(bash);
+}
+
+#[test]
+fn slash_commands_compact_rewind_and_cost() {
+    let env = Env::new();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "made.txt", "content": "made\n"}),
+        )]),
+        Turn::Text("made it"),
+        Turn::Text("second"),
+        // The summary /compact asks for.
+        Turn::Text("Summary: a file was made."),
+        Turn::Text("after the rewind"),
+    ]);
+    let mut acp = Raw::start(&env, &acp_args(&model, &["--mode", "auto"]));
+    let sid = acp.start_session(&env);
+    acp.prompt(json!("p1"), &sid, "make a file");
+    assert_eq!(acp.answer(json!("p1"))["result"]["stopReason"], "end_turn");
+    assert!(env.join("made.txt").exists());
+    acp.prompt(json!("p2"), &sid, "and again");
+    assert_eq!(acp.answer(json!("p2"))["result"]["stopReason"], "end_turn");
+
+    acp.prompt(json!("c"), &sid, "/compact");
+    let a = acp.answer(json!("c"));
+    assert_eq!(a["result"]["stopReason"], "end_turn", "{a}");
+    assert!(
+        agent_text(&acp.seen).contains("compacted"),
+        "{:#?}",
+        acp.seen
+    );
+
+    acp.prompt(json!("cost"), &sid, "/cost");
+    acp.answer(json!("cost"));
+    assert!(agent_text(&acp.seen).contains("output tokens"));
+
+    // Before the first prompt: the file it made is gone again, and the
+    // session goes on in the fork.
+    acp.prompt(json!("r"), &sid, "/rewind 1");
+    let a = acp.answer(json!("r"));
+    assert_eq!(a["result"]["stopReason"], "end_turn", "{a}");
+    let text = agent_text(&acp.seen);
+    assert!(text.contains("Rewound to before turn 1"), "{text}");
+    assert!(!env.join("made.txt").exists(), "{text}");
+    acp.prompt(json!("p3"), &sid, "where are we?");
+    assert_eq!(acp.answer(json!("p3"))["result"]["stopReason"], "end_turn");
+    let last = model.requests().last().unwrap()["messages"].to_string();
+    assert!(
+        !last.contains("make a file"),
+        "the rewound prompt is still there: {last}"
+    );
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn an_editor_that_never_answers_a_permission_request_is_taken_to_refuse() {
+    let env = Env::new();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "unasked.txt", "content": "x\n"}),
+        )]),
+        Turn::Text("not written"),
+    ]);
+    let mut acp = Raw::start(
+        &env,
+        &acp_args(
+            &model,
+            &["--mode", "ask-always", "--permission-timeout", "1"],
+        ),
+    );
+    let sid = acp.start_session(&env);
+    acp.prompt(json!("p"), &sid, "write it");
+    let asked = acp.until("the permission request", |m| {
+        m["method"] == "session/request_permission"
+    });
+    // Never answered: the request is withdrawn, the call refused, and the
+    // prompt ends as usual.
+    let id = asked["id"].clone();
+    acp.until("the request withdrawn", |m| {
+        m["method"] == "$/cancel_request" && m["params"]["requestId"] == id
+    });
+    let a = acp.answer(json!("p"));
+    assert_eq!(a["result"]["stopReason"], "end_turn", "{a}");
+    assert!(!env.join("unasked.txt").exists());
+    let failed = acp
+        .seen
+        .iter()
+        .any(|m| m["params"]["update"]["status"] == "failed");
+    assert!(failed, "{:#?}", acp.seen);
+    assert_eq!(acp.finish(), 0);
+}
