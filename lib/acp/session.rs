@@ -570,10 +570,13 @@ impl Actor {
             max_total: None,
             stderr: CaptureLimit::new(64 << 10),
         };
+        // Its own process group (as every child), but not a session of
+        // its own: a new session is a new scheduling autogroup on Linux,
+        // and on a busy machine its wake-ups then wait for their share
+        // (milliseconds between a prompt and ag-loop reading it).
         let s = cmd
             .cwd(&self.cwd)
             .stdin(Input::Pipe)
-            .new_session()
             .stream_lines(limits, &CancellationToken::new())
             .map_err(|e| format!("cannot start ag-loop: {e}"))?;
         Ok((
