@@ -35,6 +35,7 @@ fn all_commands() -> Vec<clap::Command> {
         <ag::agent::cli::Args as clap::CommandFactory>::command(),
         <ag::session::cli::Args as clap::CommandFactory>::command(),
         <ag::tui::Args as clap::CommandFactory>::command(),
+        <ag::serve::Args as clap::CommandFactory>::command(),
     ]
 }
 
@@ -184,6 +185,8 @@ fn protocol_examples_round_trip_and_validate() {
                 "session-record" => round::<SessionRecord>(&value),
                 "after-request" => round::<AfterRequest>(&value),
                 "after-answer" => round::<AfterAnswer>(&value),
+                "serve-request" => round::<ServeRequest>(&value),
+                "serve-message" => round::<ServeMessage>(&value),
                 other => panic!("no type for fixture {other}"),
             };
             assert_eq!(

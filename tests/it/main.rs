@@ -106,6 +106,8 @@ mod output_schema;
 mod tui_frames;
 // ag-tui end to end in tmux with a scripted model: keys in, the screen read back.
 mod tui;
+// ag-serve over its socket: attach from an offset, several clients, a stalled one, a kill -9.
+mod serve;
 // scripts/fanout: tasks files through GNU parallel and ag-loop, interrupted and resumed.
 mod fanout;
 // examples/k8s: the indexed Job running scripts/fanout, as kubectl reads it.

@@ -16,6 +16,11 @@ pub enum Turn {
     Text(&'static str),
     /// Tool calls: (name, arguments).
     Tools(Vec<(&'static str, Value)>),
+    /// Plain text made at run time (a long answer).
+    Owned(String),
+    /// No answer: the request is held until the client goes away (a model
+    /// call in flight when its caller is killed).
+    Stall,
 }
 
 pub struct ModelServer {
@@ -33,7 +38,12 @@ fn chunk(delta: Value, finish: Option<&str>) -> String {
 pub fn sse(turn: &Turn, n: usize) -> String {
     let mut body = chunk(json!({"role": "assistant", "content": ""}), None);
     let finish = match turn {
-        Turn::Text(t) => {
+        Turn::Text(_) | Turn::Owned(_) | Turn::Stall => {
+            let t = match turn {
+                Turn::Text(t) => t,
+                Turn::Owned(t) => t.as_str(),
+                _ => "",
+            };
             // In pieces, as a real stream.
             for piece in t.as_bytes().chunks(7) {
                 body.push_str(&chunk(
@@ -147,6 +157,12 @@ fn serve(conn: TcpStream, reqs: &Mutex<Vec<Value>>, next: &AtomicUsize, turns: &
             .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
         let n = next.fetch_add(1, Ordering::SeqCst);
         let text = match turns.get(n) {
+            Some(Turn::Stall) => {
+                // Held until the client hangs up.
+                let mut byte = [0u8; 1];
+                let _ = std::io::Read::read(reader.get_mut(), &mut byte);
+                return;
+            }
             Some(t) => sse(t, n),
             None => sse(&Turn::Text("(script ended)"), n),
         };
