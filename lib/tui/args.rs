@@ -50,6 +50,13 @@ pub struct Args {
     /// after `--` are appended). It must print ag-loop's JSON events.
     #[arg(long, value_name = "CMD")]
     pub loop_cmd: Option<String>,
+    /// Join a live session of ag-serve (its id, or a unique prefix or
+    /// suffix) through `ag-serve attach`: its history, then its live events,
+    /// shared with every other client on it. Quitting detaches and leaves it
+    /// running; a session that is not running is resumed. Needs a running
+    /// `ag-serve`.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["continue_", "session", "loop_cmd"])]
+    pub attach: Option<String>,
     /// More ag-loop flags, after `--` (`ag-tui -- --tools readonly --max-cost 1`).
     #[arg(last = true, value_name = "AG_LOOP_ARGS")]
     pub loop_args: Vec<String>,

@@ -7,10 +7,12 @@
 //! - `editor.rs`, `slash.rs`: the prompt editor and the slash commands.
 //! - `view.rs`, `entry_view.rs`, `markdown.rs`, `theme.rs`: drawing, with
 //!   rendered rows cached per entry.
-//! - `run.rs`: the terminal, the child and the event loop.
+//! - `run.rs`: the terminal, the child and the event loop; `attach.rs`:
+//!   `--attach`, the same over a live session of ag-serve.
 
 pub mod app;
 pub mod args;
+pub mod attach;
 pub mod editor;
 pub mod entry_view;
 pub mod markdown;

@@ -108,6 +108,8 @@ mod tui_frames;
 mod tui;
 // ag-serve over its socket: attach from an offset, several clients, a stalled one, a kill -9.
 mod serve;
+// ag-tui --attach on a live session of ag-serve, in tmux.
+mod serve_attach;
 // scripts/fanout: tasks files through GNU parallel and ag-loop, interrupted and resumed.
 mod fanout;
 // examples/k8s: the indexed Job running scripts/fanout, as kubectl reads it.
