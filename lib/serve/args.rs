@@ -28,7 +28,9 @@ use clap::{Parser, Subcommand};
 /// that falls --client-buffer bytes behind is dropped with a `dropped`
 /// message naming the offset to attach again from; the session never waits
 /// for it.
-
+///
+/// With --http ADDR, the same over HTTP on a loopback address, with a web
+/// page: the URL with its token is printed once on stderr.
 #[derive(Debug, Parser)]
 #[command(
     name = "ag-serve",
@@ -39,18 +41,40 @@ session ended), 1 the connection to the broker was lost, 2 usage or set-up error
 to connect to, a request refused).\n\n\
 If ag-serve is killed, the sessions it ran end as a kill -9 of ag-loop ends them: their watchdog stops what they \
 started, nothing in their files is torn, and each can be resumed (ag-loop --session ID, or attach with \
-\"resume\":true). ag-serve started again lists them as ended and resumable."
+\"resume\":true). ag-serve started again lists them as ended and resumable.\n\n\
+HTTP: every request needs the token (kept in $AG_HOME/serve/token, mode 0600, made anew at each start): \
+as ?token=, a Bearer Authorization header, or the cookie the page sets. Requests whose Host is not the \
+address served, or whose Origin is another site's, are refused. The page never receives a provider key: \
+every line it gets passes the redaction ag-loop's events pass."
 )]
 pub struct Args {
     /// A client command; without one, ag-serve runs the broker.
     #[command(subcommand)]
     pub command: Option<ClientCommand>,
+    /// Also serve HTTP (JSON endpoints, Server-Sent Events and the web page)
+    /// on ADDR, a loopback address and port such as 127.0.0.1:8377 (port 0:
+    /// any free port).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Allow --http on an address that is not loopback. Anyone who can reach
+    /// the port and has the token runs commands as you: see the README.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// A host name (NAME or NAME:PORT) the HTTP server answers to besides
+    /// the address it serves, localhost and 127.0.0.1 (repeatable): the name
+    /// of this machine that clients use over --allow-remote, or a tunnel's.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_hosts: Vec<String>,
     /// The bytes a client may fall behind a session before it is dropped.
     #[arg(long, value_name = "BYTES", default_value_t = 8 << 20)]
     pub client_buffer: usize,
     /// The ag-loop program (default: the one beside ag-serve, else on PATH).
     #[arg(long, value_name = "PROGRAM")]
     pub ag_loop: Option<PathBuf>,
+    /// Show this file's result lines of a `scripts/fanout` run as a table on
+    /// the web page (read again at each look, so a running fanout shows).
+    #[arg(long, value_name = "RESULTS")]
+    pub fanout: Option<PathBuf>,
     /// The Unix socket (default: $AG_HOME/serve/socket).
     #[arg(long, value_name = "PATH", global = true)]
     pub socket: Option<PathBuf>,
@@ -124,7 +148,7 @@ mod tests {
 
     #[test]
     fn the_broker_flags_and_the_client_commands_are_apart() {
-        let a = Args::try_parse_from(["ag-serve", "--client-buffer", "100000"]).unwrap();
+        let a = Args::try_parse_from(["ag-serve", "--http", "127.0.0.1:0"]).unwrap();
         assert!(a.command.is_none());
         let a = Args::try_parse_from([
             "ag-serve", "attach", "ab12", "--from", "7", "--", "-m", "x/y",
@@ -144,6 +168,6 @@ mod tests {
         }
         let a = Args::try_parse_from(["ag-serve", "list", "--socket", "/s"]).unwrap();
         assert_eq!(a.socket.as_deref(), Some(std::path::Path::new("/s")));
-        assert!(Args::try_parse_from(["ag-serve", "--client-buffer", "1", "list"]).is_err());
+        assert!(Args::try_parse_from(["ag-serve", "--http", "x", "list"]).is_err());
     }
 }

@@ -108,6 +108,11 @@ impl Broker {
         &self.redactor
     }
 
+    /// The same, shared.
+    pub fn redactor_arc(&self) -> Arc<Redactor> {
+        self.redactor.clone()
+    }
+
     /// The live sessions.
     pub fn live_sessions(&self) -> Vec<Arc<Live>> {
         self.table().values().cloned().collect()
@@ -160,7 +165,9 @@ impl Broker {
         cwd: PathBuf,
         args: Vec<String>,
     ) -> Result<Arc<Live>, ServeError> {
-        let mut redactor = (*self.redactor).clone();
+        // The machine's keys are hidden from every line sent (see
+        // `feed.rs`); a key given in the flags is this session's own.
+        let mut redactor = Redactor::default();
         if let Some(key) = flag_value(&args, "--api-key") {
             redactor.add(&key, "--api-key");
         }

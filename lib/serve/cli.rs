@@ -1,7 +1,9 @@
 //! `ag-serve`: the broker's set-up (its directory, its lock, the socket,
-//! and its end (SIGTERM, SIGINT or SIGHUP:
+//! the HTTP server and its token) and its end (SIGTERM, SIGINT or SIGHUP:
 //! the sessions are told to finish, then stopped), or a client command.
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -12,7 +14,7 @@ use super::args::Args;
 use super::broker::{Broker, Settings};
 use super::live::sibling;
 use super::paths::Paths;
-use crate::cli::{ExitStatus, error_line, note};
+use crate::cli::{ExitStatus, error_line, note, warn};
 use crate::llm::keys::Redactor;
 use crate::session::{Store, ag_home};
 
@@ -46,7 +48,38 @@ pub fn main() -> ExitCode {
     code.code()
 }
 
+/// The HTTP address asked for, checked: loopback unless --allow-remote.
+fn http_addr(args: &Args) -> Result<Option<SocketAddr>, String> {
+    let Some(text) = &args.http else {
+        return Ok(None);
+    };
+    // `localhost` is the loopback address, spelled as people do.
+    let spelled = match text.strip_prefix("localhost:") {
+        Some(port) => format!("127.0.0.1:{port}"),
+        None => text.clone(),
+    };
+    let addr: SocketAddr = spelled.parse().map_err(|_| {
+        format!(
+            "--http `{text}` is not an address and port; give one such as `--http 127.0.0.1:8377`"
+        )
+    })?;
+    if !addr.ip().is_loopback() && !args.allow_remote {
+        return Err(format!(
+            "--http {addr} is not a loopback address: anyone who reaches it with the token runs commands as you; add --allow-remote to mean it, or serve `--http 127.0.0.1:{}` and reach it through `ssh -L`",
+            addr.port()
+        ));
+    }
+    Ok(Some(addr))
+}
+
 async fn broker(args: Args, paths: Paths) -> ExitStatus {
+    let http = match http_addr(&args) {
+        Ok(a) => a,
+        Err(e) => {
+            error_line(BIN, &e, Some("Try `ag-serve --help`"));
+            return ExitStatus::Input;
+        }
+    };
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {
@@ -97,11 +130,40 @@ async fn broker(args: Args, paths: Paths) -> ExitStatus {
     let stop = CancellationToken::new();
     tokio::spawn(super::socket::serve(listener, broker.clone(), stop.clone()));
     note(BIN, &format!("listening on {}", paths.socket.display()));
+    if let Some(addr) = http {
+        let site = super::http::Site {
+            broker: broker.clone(),
+            allow_hosts: args.allow_hosts.clone(),
+            fanout: args.fanout.clone().map(absolute),
+        };
+        match super::http::start(addr, site, &paths, stop.clone()).await {
+            Ok(url) => {
+                if !addr.ip().is_loopback() {
+                    warn(
+                        BIN,
+                        &format!(
+                            "serving HTTP on {addr}, which is not loopback: anyone who can reach it and holds the token runs commands as you, and the token crosses the network unencrypted"
+                        ),
+                    );
+                }
+                // Printed once, as the way in; the token also stays in its file.
+                note(BIN, &format!("the web page: {url}"));
+            }
+            Err(e) => {
+                error_line(BIN, &e, None);
+                return ExitStatus::Input;
+            }
+        }
+    }
     wait_for_signal().await;
     stop.cancel();
     broker.shut_down(STOP_GRACE).await;
     let _ = std::fs::remove_file(&paths.socket);
     ExitStatus::Success
+}
+
+fn absolute(p: PathBuf) -> PathBuf {
+    std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p)
 }
 
 async fn wait_for_signal() {
@@ -121,5 +183,26 @@ async fn wait_for_signal() {
         _ = recv(&mut term) => {}
         _ = recv(&mut int) => {}
         _ = recv(&mut hup) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_non_loopback_address_needs_its_flag() {
+        let a = Args::try_parse_from(["ag-serve", "--http", "0.0.0.0:80"]).unwrap();
+        let e = http_addr(&a).unwrap_err();
+        assert!(e.contains("--allow-remote"), "{e}");
+        let a =
+            Args::try_parse_from(["ag-serve", "--http", "0.0.0.0:80", "--allow-remote"]).unwrap();
+        assert!(http_addr(&a).unwrap().is_some());
+        let a = Args::try_parse_from(["ag-serve", "--http", "[::1]:0"]).unwrap();
+        assert!(http_addr(&a).unwrap().is_some());
+        let a = Args::try_parse_from(["ag-serve", "--http", "localhost:0"]).unwrap();
+        assert!(http_addr(&a).unwrap().unwrap().ip().is_loopback());
+        let a = Args::try_parse_from(["ag-serve", "--http", "localhost"]).unwrap();
+        assert!(http_addr(&a).unwrap_err().contains("127.0.0.1:8377"));
     }
 }

@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 use super::hub::{Out, Queue};
 use super::tail;
+use crate::llm::keys::Redactor;
 use crate::protocol::ServeMessage;
 
 /// Bytes of replayed events handed over at a time.
@@ -42,12 +43,22 @@ pub struct Feed {
     /// the events the file held when the client attached).
     from: u64,
     ended: bool,
+    /// What no line sent may carry.
+    redactor: Arc<Redactor>,
 }
 
 impl Feed {
     /// The events of the file at `path` from `from` up to `live_from`,
-    /// then those of `queue` (none: the feed ends after the file's).
-    pub fn new(path: PathBuf, from: u64, live_from: u64, queue: Option<Queue>) -> Feed {
+    /// then those of `queue` (none: the feed ends after the file's), with
+    /// `redactor`'s secrets hidden (ag-loop hid the keys it knew when it
+    /// wrote them; these are the keys of the machine ag-serve runs on).
+    pub fn new(
+        path: PathBuf,
+        from: u64,
+        live_from: u64,
+        queue: Option<Queue>,
+        redactor: Arc<Redactor>,
+    ) -> Feed {
         let replay = (from < live_from).then(|| {
             let (tx, rx) = mpsc::channel::<Chunk>(2);
             tokio::task::spawn_blocking(move || read(&path, from, live_from, &tx));
@@ -59,6 +70,19 @@ impl Feed {
             queue,
             from,
             ended: false,
+            redactor,
+        }
+    }
+
+    fn event(&self, n: u64, line: Arc<[u8]>) -> Item {
+        if self.redactor.is_empty() {
+            return Item::Event(n, line);
+        }
+        let mut owned = line.to_vec();
+        if self.redactor.json_line(&mut owned) {
+            Item::Event(n, Arc::from(owned))
+        } else {
+            Item::Event(n, line)
         }
     }
 
@@ -67,7 +91,7 @@ impl Feed {
     pub async fn next(&mut self) -> Option<Item> {
         loop {
             if let Some((n, line)) = self.pending.next() {
-                return Some(Item::Event(n, line));
+                return Some(self.event(n, line));
             }
             if let Some(rx) = &mut self.replay {
                 match rx.recv().await {
@@ -99,7 +123,7 @@ impl Feed {
     /// several before a flush.
     pub fn try_next(&mut self) -> Option<Item> {
         if let Some((n, line)) = self.pending.next() {
-            return Some(Item::Event(n, line));
+            return Some(self.event(n, line));
         }
         if self.replay.is_some() || self.ended {
             return None;
@@ -116,7 +140,7 @@ impl Feed {
     fn take(&mut self, out: Option<Out>) -> Option<Item> {
         match out {
             Some(Out::Event(n, _)) if n < self.from => None,
-            Some(Out::Event(n, line)) => Some(Item::Event(n, line)),
+            Some(Out::Event(n, line)) => Some(self.event(n, line)),
             Some(Out::Message(m)) => Some(Item::Message(m)),
             Some(Out::Dropped(n)) => {
                 self.ended = true;
@@ -182,7 +206,13 @@ mod tests {
         hub.end(ServeMessage::Ending {
             session: "s".into(),
         });
-        let mut feed = Feed::new(p.clone(), 17, att.live_from, Some(att.queue));
+        let mut feed = Feed::new(
+            p.clone(),
+            17,
+            att.live_from,
+            Some(att.queue),
+            Arc::default(),
+        );
         let mut offsets = Vec::new();
         let mut ended = false;
         while let Some(item) = feed.next().await {
@@ -211,12 +241,30 @@ mod tests {
         .unwrap();
         let hub = Hub::new("s".into(), 1, Seen::default(), 1 << 20);
         let att = hub.attach("t");
-        let mut feed = Feed::new(p, 3, att.live_from, Some(att.queue));
+        let mut r = Redactor::default();
+        r.add("sk-this-is-a-secret", "KEY");
+        let mut feed = Feed::new(p, 3, att.live_from, Some(att.queue), Arc::new(r));
         for n in 1..5 {
             hub.publish(&[(n, Arc::from(ev(n).as_bytes()))]);
         }
+        hub.publish(&[(
+            5,
+            Arc::from(
+                &b"{\"type\":\"notify\",\"timestamp\":\"t\",\"message\":\"sk-this-is-a-secret\",\"level\":\"info\"}\n"[..],
+            ),
+        )]);
         assert!(matches!(feed.next().await, Some(Item::Event(3, _))));
         assert!(matches!(feed.try_next(), Some(Item::Event(4, _))));
+        match feed.try_next() {
+            Some(Item::Event(5, line)) => {
+                let text = String::from_utf8_lossy(&line);
+                assert!(
+                    text.contains("[KEY redacted]") && !text.contains("sk-this"),
+                    "{text}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(feed.try_next().is_none());
     }
 }

@@ -13,6 +13,8 @@
 //!   `listing.rs`, `registry.rs`: what `list` shows, and remembers.
 //! - `socket.rs`: the Unix socket's connections; `client.rs`: the client
 //!   commands (`ag-serve attach` is a bridge, as `tmux attach` is).
+//! - `http.rs`, `guard.rs`, `page/`: the same over HTTP, its checks, and
+//!   the web page.
 //! - `paths.rs`, `args.rs`, `cli.rs`: files, flags, set-up.
 
 pub mod args;
@@ -20,6 +22,8 @@ pub mod broker;
 mod cli;
 mod client;
 pub mod feed;
+mod guard;
+mod http;
 pub mod hub;
 mod listing;
 pub mod live;

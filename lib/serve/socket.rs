@@ -125,7 +125,13 @@ async fn connection(stream: UnixStream, broker: Arc<Broker>) {
     let (ctl_tx, ctl_rx) = mpsc::unbounded_channel();
     let shared: Shared = Arc::new(Mutex::new(None));
     let closed = CancellationToken::new();
-    let writer = tokio::spawn(write_loop(write, ctl_rx, shared.clone(), closed.clone()));
+    let writer = tokio::spawn(write_loop(
+        write,
+        ctl_rx,
+        shared.clone(),
+        closed.clone(),
+        broker.clone(),
+    ));
     let mut reader = BufReader::new(read);
     let mut line = Vec::new();
     loop {
@@ -514,10 +520,12 @@ async fn write_loop(
     mut ctl: mpsc::UnboundedReceiver<Ctl>,
     shared: Shared,
     closed: CancellationToken,
+    broker: Arc<Broker>,
 ) {
     let mut out = Out {
         write,
         buf: Vec::with_capacity(WRITE_CHUNK),
+        redactor: broker.redactor_arc(),
     };
     let mut following: Option<Following> = None;
     let result: io::Result<()> = async {
@@ -559,7 +567,7 @@ async fn write_loop(
                             client,
                             session,
                             path: path.clone(),
-                            feed: Feed::new(path, from, live_from, queue),
+                            feed: Feed::new(path, from, live_from, queue, broker.redactor_arc()),
                             dropped,
                             next: from,
                         });
@@ -712,11 +720,14 @@ fn forget(shared: &Shared, live: &Arc<Live>, client: u64) {
 struct Out {
     write: OwnedWriteHalf,
     buf: Vec<u8>,
+    /// What no message may carry (a refusal may quote a request).
+    redactor: Arc<crate::llm::keys::Redactor>,
 }
 
 impl Out {
     fn message(&mut self, m: &ServeMessage) {
         if let Ok(mut line) = serde_json::to_vec(m) {
+            self.redactor.json_line(&mut line);
             line.push(b'\n');
             self.buf.extend_from_slice(&line);
         }

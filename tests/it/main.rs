@@ -110,6 +110,8 @@ mod tui;
 mod serve;
 // ag-tui --attach on a live session of ag-serve, in tmux.
 mod serve_attach;
+// ag-serve over HTTP: the token, Origin and Host checks; the page in headless Chromium.
+mod serve_page;
 // scripts/fanout: tasks files through GNU parallel and ag-loop, interrupted and resumed.
 mod fanout;
 // examples/k8s: the indexed Job running scripts/fanout, as kubectl reads it.

@@ -26,7 +26,13 @@ pub struct Serve {
 impl Serve {
     /// Starts `ag-serve` with `args` in `env` and waits until it listens.
     pub fn start(env: &Env, args: &[&str]) -> Serve {
+        Serve::start_with(env, args, &[])
+    }
+
+    /// The same with more environment variables.
+    pub fn start_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Serve {
         let mut c = env.cmd(bin!("ag-serve"));
+        c.envs(vars.iter().copied());
         c.args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

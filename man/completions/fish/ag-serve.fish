@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_serve_global_optspecs
-    string join \n client-buffer= ag-loop= socket= h/help V/version
+    string join \n http= allow-remote allow-host= client-buffer= ag-loop= fanout= socket= h/help V/version
 end
 
 function __fish_ag_serve_needs_command
@@ -24,9 +24,13 @@ function __fish_ag_serve_using_subcommand
     contains -- $cmd[1] $argv
 end
 
+complete -c ag-serve -n "__fish_ag_serve_needs_command" -l http -d 'Also serve HTTP (JSON endpoints, Server-Sent Events and the web page) on ADDR, a loopback address and port such as 127.0.0.1:8377 (port 0: any free port)' -r
+complete -c ag-serve -n "__fish_ag_serve_needs_command" -l allow-host -d 'A host name (NAME or NAME:PORT) the HTTP server answers to besides the address it serves, localhost and 127.0.0.1 (repeatable): the name of this machine that clients use over --allow-remote, or a tunnel\'s' -r
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l client-buffer -d 'The bytes a client may fall behind a session before it is dropped' -r
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l ag-loop -d 'The ag-loop program (default: the one beside ag-serve, else on PATH)' -r -F
+complete -c ag-serve -n "__fish_ag_serve_needs_command" -l fanout -d 'Show this file\'s result lines of a `scripts/fanout` run as a table on the web page (read again at each look, so a running fanout shows)' -r -F
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l socket -d 'The Unix socket (default: $AG_HOME/serve/socket)' -r -F
+complete -c ag-serve -n "__fish_ag_serve_needs_command" -l allow-remote -d 'Allow --http on an address that is not loopback. Anyone who can reach the port and has the token runs commands as you: see the README'
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -s V -l version -d 'Print version'
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -f -a "list" -d 'List the sessions: the live ones with their state (working, waiting_for_approval, idle), then the ended ones ag-serve ran'
