@@ -214,7 +214,7 @@ async fn handle(
         }
         return;
     }
-    let reply = command(text, value, broker, shared);
+    let reply = command(text, value, shared);
     if let Err(message) = reply {
         let _ = ctl.send(Ctl::Reply(refused(message)));
     }
@@ -222,12 +222,7 @@ async fn handle(
 
 /// An ag-loop command for the attached session: checked, then passed on
 /// as the client wrote it.
-fn command(
-    text: &[u8],
-    value: Option<Value>,
-    _broker: &Arc<Broker>,
-    shared: &Shared,
-) -> Result<(), String> {
+fn command(text: &[u8], value: Option<Value>, shared: &Shared) -> Result<(), String> {
     let Some(cur) = current(shared) else {
         return Err(
             "not attached to a session: send {\"type\":\"attach\",\"session\":ID} or {\"type\":\"start\"} first"

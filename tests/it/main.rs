@@ -112,6 +112,8 @@ mod serve;
 mod serve_attach;
 // ag-serve over HTTP: the token, Origin and Host checks; the page in headless Chromium.
 mod serve_page;
+// ag-serve under load: 50 sessions with 4 clients each, nothing lost or doubled, memory bounded.
+mod serve_load;
 // scripts/fanout: tasks files through GNU parallel and ag-loop, interrupted and resumed.
 mod fanout;
 // examples/k8s: the indexed Job running scripts/fanout, as kubectl reads it.
