@@ -243,6 +243,7 @@ async fn bridge(
     let mut stream = stream;
     let mut req = first;
     let mut first_answer = true;
+    let (mut last, mut stuck) = (None, 0);
     loop {
         let (read, write) = stream.into_split();
         match one_connection(read, write, &req, &mut stdin_rx, first_answer).await {
@@ -253,6 +254,15 @@ async fn bridge(
             }
             Over::Lost(e) => return lost(&e),
             Over::Again { session, offset } => {
+                // Coming back must get somewhere: a broker that keeps
+                // letting go at the same offset is given up on.
+                stuck = if last == Some(offset) { stuck + 1 } else { 0 };
+                last = Some(offset);
+                if stuck >= 3 {
+                    return lost(&format!(
+                        "ag-serve keeps letting go of this client at event {offset}"
+                    ));
+                }
                 first_answer = false;
                 req = ServeRequest::Attach {
                     session,
@@ -284,15 +294,27 @@ async fn one_connection(
     let mut out = tokio::io::stdout();
     let mut awaiting_first = first_answer;
     let mut stdin_open = true;
+    // Where this connection is in its session: where to come back to if
+    // it breaks.
+    let mut at: Option<(String, u64)> = None;
     let mut line = Vec::new();
     loop {
-        line.clear();
         tokio::select! {
+            // Not cancel-safe, but what it read stays in `line` for the next call.
             got = lines.read_until(b'\n', &mut line) => {
                 match got {
-                    Ok(0) => return Over::Lost("ag-serve closed the connection".into()),
-                    Err(e) => return Over::Lost(e.to_string()),
+                    Ok(0) | Err(_) => {
+                        // A connection closed under a client that was
+                        // attached goes on where it was.
+                        return match at {
+                            Some((session, offset)) => Over::Again { session, offset },
+                            None => Over::Lost("ag-serve closed the connection".into()),
+                        };
+                    }
                     Ok(_) => {}
+                }
+                if !line.ends_with(b"\n") {
+                    continue;
                 }
                 let kind = message_kind(&line);
                 if awaiting_first && kind.as_deref() == Some("refused") {
@@ -307,6 +329,18 @@ async fn one_connection(
                     return Over::Done;
                 }
                 match kind.as_deref() {
+                    None => {
+                        if let Some((_, offset)) = &mut at {
+                            *offset += 1;
+                        }
+                    }
+                    Some("attached") => {
+                        if let Ok(ServeMessage::Attached { session, from, .. }) =
+                            serde_json::from_slice::<ServeMessage>(&line)
+                        {
+                            at = Some((session, from));
+                        }
+                    }
                     Some("detached") | Some("session_ended") => return Over::Done,
                     Some("dropped") => {
                         if let Ok(ServeMessage::Dropped { session, offset, .. }) =
@@ -317,6 +351,7 @@ async fn one_connection(
                     }
                     _ => {}
                 }
+                line.clear();
             }
             next = stdin.recv(), if stdin_open => match next {
                 Some(Some(l)) => {

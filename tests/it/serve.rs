@@ -174,6 +174,33 @@ impl Client {
     }
 }
 
+/// Reads `c`'s events until `ends` `agent_end`s, attaching again (on a new
+/// connection) wherever the broker drops it for falling behind, as a
+/// machine under load may make any reader do; returns the events, and
+/// the connection it ends on.
+pub fn follow(serve: &Serve, mut c: Client, id: &str, ends: usize) -> (Vec<Value>, Client) {
+    let mut events = Vec::new();
+    let mut seen = 0;
+    while seen < ends {
+        match c.next() {
+            Some(v) if v.get("timestamp").is_some() => {
+                if v["type"] == "agent_end" {
+                    seen += 1;
+                }
+                events.push(v);
+            }
+            Some(v) if v["type"] == "dropped" => {
+                assert_eq!(v["offset"], events.len() as u64, "{v}");
+                c = serve.connect();
+                c.send(&json!({"type": "attach", "session": id, "from": events.len()}));
+            }
+            Some(_) => {}
+            None => panic!("the connection ended after {} events", events.len()),
+        }
+    }
+    (events, c)
+}
+
 /// The flags that point ag-loop at the scripted model.
 pub fn model_args(server: &ModelServer) -> Vec<String> {
     vec![
@@ -335,11 +362,12 @@ fn two_clients_see_every_event_and_one_approval_answers_for_both() {
 #[test]
 fn a_client_that_stops_reading_is_dropped_and_comes_back_from_its_offset() {
     let env = Env::new();
-    // Thousands of stream events, far past the 256 KiB a client may lag
-    // and what the socket holds.
-    let long: String = (0..15000).map(|i| format!("w{i} ")).collect();
+    // Thousands of stream events, far past the 1 MiB a client may lag and
+    // what the socket holds (the answer's last three lines, 200 KB each,
+    // fit in it: a client that keeps up is never dropped).
+    let long: String = (0..30000).map(|i| format!("w{i} ")).collect();
     let server = ModelServer::start(vec![Turn::Owned(long)]);
-    let serve = Serve::start(&env, &["--client-buffer", "262144"]);
+    let serve = Serve::start(&env, &["--client-buffer", "1048576"]);
     let mut fast = serve.connect();
     fast.send(&json!({"type": "start", "args": model_args(&server), "client": "fast"}));
     let attached = fast.until("attached");
@@ -350,10 +378,10 @@ fn a_client_that_stops_reading_is_dropped_and_comes_back_from_its_offset() {
     // `slow` reads nothing from here on, while the session goes on.
     std::thread::sleep(Duration::from_millis(200));
     fast.send(&json!({"type": "prompt", "content": "talk"}));
-    fast.until("agent_end");
+    let (got, _) = follow(&serve, fast, &id, 1);
     let total = file_events(&path).len();
-    assert!(total > 10000, "{total}");
-    assert_eq!(fast.events(), file_events(&path));
+    assert!(total > 20000, "{total}");
+    assert_eq!(got, file_events(&path));
 
     // Now it reads: what it had, then the message, then the end.
     let mut dropped = None;
@@ -527,4 +555,63 @@ fn bad_requests_are_refused_with_what_to_send_and_the_connection_goes_on() {
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&serve.socket), 0o600);
     assert_eq!(mode(serve.socket.parent().unwrap()), 0o700);
+}
+
+#[test]
+fn the_attach_bridge_that_falls_behind_comes_back_by_itself_with_every_event_once() {
+    let env = Env::new();
+    let long: String = (0..30000).map(|i| format!("w{i} ")).collect();
+    let server = ModelServer::start(vec![Turn::Owned(long)]);
+    let serve = Serve::start(&env, &["--client-buffer", "1048576"]);
+    let mut fast = serve.connect();
+    fast.send(&json!({"type": "start", "args": model_args(&server), "client": "fast"}));
+    let attached = fast.until("attached");
+    let id = attached["session"].as_str().unwrap().to_string();
+    let path = attached["path"].as_str().unwrap().to_string();
+    let mut bridge = env
+        .cmd(bin!("ag-serve"))
+        .args(["attach", &id, "--client", "bridge"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(bridge.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(first.contains("\"attached\""), "{first}");
+    // Nobody reads the bridge while the session streams.
+    fast.send(&json!({"type": "prompt", "content": "talk"}));
+    let (_, mut fast) = follow(&serve, fast, &id, 1);
+    let file = file_events(&path);
+    let mut events = Vec::new();
+    let (mut dropped, mut attached) = (0, 1);
+    while events.len() < file.len() {
+        let mut line = String::new();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "the bridge ended early"
+        );
+        let v: Value = serde_json::from_str(&line).unwrap();
+        match v["type"].as_str() {
+            _ if v.get("timestamp").is_some() => events.push(v),
+            Some("dropped") => dropped += 1,
+            Some("attached") => attached += 1,
+            _ => {}
+        }
+    }
+    assert!(
+        dropped >= 1 || attached >= 2,
+        "the bridge never fell behind"
+    );
+    assert_eq!(events, file, "the bridge lost or doubled events");
+    // The end of its stdin detaches; the session goes on.
+    drop(bridge.stdin.take());
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("\"detached\""), "{rest}");
+    assert!(bridge.wait().unwrap().success());
+    fast.send(&json!({"type": "list"}));
+    let list = fast.until("sessions");
+    assert_eq!(list["sessions"][0]["state"], "idle", "{list}");
 }

@@ -100,6 +100,7 @@ fn nothing_is_served_without_the_token_from_another_site_or_under_another_name()
     );
     let (_, port, token) = printed_url(&serve);
     let host = format!("Host: 127.0.0.1:{port}");
+    let bearer = format!("Authorization: Bearer {token}");
     // The token file is the owner's only, and holds what was printed.
     let file = env.join(".home/.ag/serve/token");
     use std::os::unix::fs::PermissionsExt;
@@ -180,7 +181,6 @@ fn nothing_is_served_without_the_token_from_another_site_or_under_another_name()
     assert_eq!(results[1]["diff_bytes"], 9);
     assert!(results[1].get("diff").is_none());
     assert_eq!(v["summary"]["tasks"], 2);
-    let bearer = format!("Authorization: Bearer {token}");
     let (status, _, body) = post(
         port,
         &format!("/api/sessions/{id}/commands"),
@@ -199,6 +199,42 @@ fn nothing_is_served_without_the_token_from_another_site_or_under_another_name()
     )
     .unwrap();
     assert!(!text.contains("FORGED"));
+    // The event stream goes on after Last-Event-ID: the id of an event is
+    // the offset after it.
+    let events: Vec<&str> = text.lines().skip(1).collect();
+    assert!(events.len() > 4);
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        s,
+        "GET /api/sessions/{id}/events HTTP/1.1\r\n{host}\r\n{bearer}\r\nLast-Event-ID: 3\r\n\r\n"
+    )
+    .unwrap();
+    let mut got = String::new();
+    let mut buf = [0u8; 65536];
+    while !got.contains(&format!("id: {}\n", events.len())) {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "the stream ended: {got}");
+        got.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let mut ids = Vec::new();
+    let mut datas = Vec::new();
+    for line in got.lines() {
+        if let Some(i) = line.strip_prefix("id: ") {
+            ids.push(i.trim().parse::<usize>().unwrap());
+        }
+        if let Some(d) = line.strip_prefix("data: ")
+            && d.contains("\"timestamp\"")
+        {
+            datas.push(d.to_string());
+        }
+    }
+    assert_eq!(ids, (4..=events.len()).collect::<Vec<_>>(), "{got}");
+    assert_eq!(datas, events[3..], "{got}");
+    assert!(
+        got.contains("event: serve\ndata: {\"type\":\"attached\""),
+        "{got}"
+    );
     // A non-loopback address needs its flag.
     let r = crate::util::run_args(
         &env,
