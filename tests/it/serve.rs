@@ -615,3 +615,57 @@ fn the_attach_bridge_that_falls_behind_comes_back_by_itself_with_every_event_onc
     let list = fast.until("sessions");
     assert_eq!(list["sessions"][0]["state"], "idle", "{list}");
 }
+
+#[test]
+fn a_session_is_rewound_over_the_socket_and_ended_from_the_command_line() {
+    let env = Env::new();
+    env.write("notes.md", "status: draft\n");
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.md", "old_string": "draft", "new_string": "final"}),
+        )]),
+        Turn::Text("edited"),
+    ]);
+    let serve = Serve::start(&env, &[]);
+    let mut args = model_args(&server);
+    args.extend(["--tools", "edit"].map(String::from));
+    let mut c = serve.connect();
+    c.send(&json!({"type": "start", "args": args, "prompt": "finish the notes"}));
+    let id = c.until("attached")["session"].as_str().unwrap().to_string();
+    let cp = c.until("checkpoint");
+    c.until("agent_end");
+    assert_eq!(
+        std::fs::read_to_string(env.join("notes.md")).unwrap(),
+        "status: final\n"
+    );
+    // Rewound to before the turn of the edit: the file put back, and this
+    // client on the new session.
+    c.send(&json!({"type": "rewind", "turn": cp["turn"]}));
+    let r = c.until("rewound");
+    assert_eq!(r["session"], id.as_str(), "{r}");
+    let new = r["new_session"].as_str().unwrap().to_string();
+    assert_ne!(new, id);
+    let again = c.until("attached");
+    assert_eq!(again["session"], new.as_str());
+    assert_eq!(
+        std::fs::read_to_string(env.join("notes.md")).unwrap(),
+        "status: draft\n"
+    );
+
+    // `ag-serve end` tells the new session to finish; it ends, resumable.
+    let r = crate::util::run_args(&env, bin!("ag-serve"), &["end", &new[..13]]);
+    r.ok();
+    c.until("ending");
+    let ended = c.until("session_ended");
+    assert_eq!(ended["resumable"], true, "{ended}");
+    let r = crate::util::run_args(&env, bin!("ag-serve"), &["list"]);
+    r.ok();
+    let table = r.stdout();
+    assert!(table.starts_with("ID\tSTATE"), "{table}");
+    let row = table.lines().find(|l| l.starts_with(&new)).unwrap();
+    assert!(row.contains("ended (resumable)"), "{table}");
+    let r = crate::util::run_args(&env, bin!("ag-serve"), &["end", &new]);
+    r.expect_code(2);
+    assert!(r.stderr().contains("not running"), "{}", r.stderr());
+}
