@@ -16,6 +16,7 @@ pub mod proc;
 pub mod protocol;
 pub mod sandbox;
 pub mod schema;
+pub mod serve;
 pub mod session;
 pub mod tool_protocol;
 pub mod tools;

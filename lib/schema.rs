@@ -158,5 +158,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("after-answer.json", document::<protocol::AfterAnswer>()),
         ("session-header.json", document::<protocol::SessionHeader>()),
         ("session-record.json", document::<protocol::SessionRecord>()),
+        ("serve-request.json", document::<protocol::ServeRequest>()),
+        ("serve-message.json", document::<protocol::ServeMessage>()),
     ]
 }

@@ -1,13 +1,14 @@
 //! Every type that crosses a process boundary: tool calls and results,
 //! messages, ag-llm's requests and stream events, ag-loop's commands and
-//! events, gate requests and decisions, session records. Defined once here;
-//! `schemas/` is generated from them. This module imports nothing else from
-//! the library.
+//! events, gate requests and decisions, session records, ag-serve's
+//! requests and messages. Defined once here; `schemas/` is generated from
+//! them. This module imports nothing else from the library.
 
 mod agent;
 mod gate;
 mod llm;
 mod message;
+mod serve;
 mod session;
 mod tool;
 
@@ -15,5 +16,6 @@ pub use agent::*;
 pub use gate::*;
 pub use llm::*;
 pub use message::*;
+pub use serve::*;
 pub use session::*;
 pub use tool::*;

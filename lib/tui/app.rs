@@ -120,6 +120,10 @@ impl App {
 
     /// Takes one line of ag-loop's stdout.
     pub fn on_line(&mut self, line: &str) -> Vec<Effect> {
+        // With --attach, ag-serve's own lines come between the events.
+        if super::live::take_line(self, line) {
+            return Vec::new();
+        }
         let was_working = self.state.working;
         self.state.apply_line(line);
         // A model ag-loop switched to is the one a new session starts with.

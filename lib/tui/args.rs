@@ -43,8 +43,8 @@ pub struct Args {
     /// a PDF (its text) or a text file, read by ag-loop as `ag-loop --attach`
     /// reads it. Later, /attach FILE attaches to the next prompt, and a word
     /// @PATH naming a file in any prompt attaches it.
-    #[arg(long = "attach", value_name = "FILE", requires = "prompt")]
-    pub attach: Vec<String>,
+    #[arg(long = "file", value_name = "FILE", requires = "prompt")]
+    pub files: Vec<String>,
     /// Resume the latest session of the working directory.
     #[arg(short = 'c', long = "continue", conflicts_with = "session")]
     pub continue_: bool,
@@ -60,6 +60,13 @@ pub struct Args {
     /// after `--` are appended). It must print ag-loop's JSON events.
     #[arg(long, value_name = "CMD")]
     pub loop_cmd: Option<String>,
+    /// Join a live session of ag-serve (its id, or a unique prefix or
+    /// suffix) through `ag-serve attach`: its history, then its live events,
+    /// shared with every other client on it. Quitting detaches and leaves it
+    /// running; a session that is not running is resumed. Needs a running
+    /// `ag-serve`.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["continue_", "session", "loop_cmd"])]
+    pub attach: Option<String>,
     /// More ag-loop flags, after `--` (`ag-tui -- --tools readonly --max-cost 1`).
     #[arg(last = true, value_name = "AG_LOOP_ARGS")]
     pub loop_args: Vec<String>,

@@ -9,13 +9,15 @@
 //!   files attached to the next prompt.
 //! - `view.rs`, `entry_view.rs`, `markdown.rs`, `theme.rs`: drawing, with
 //!   rendered rows cached per entry.
-//! - `run.rs`: the terminal, the child and the event loop.
+//! - `run.rs`: the terminal, the child and the event loop; `live.rs`:
+//!   `--attach`, the same over a live session of ag-serve.
 
 pub mod app;
 pub mod args;
 mod attach;
 pub mod editor;
 pub mod entry_view;
+pub mod live;
 pub mod markdown;
 mod question;
 pub mod run;

@@ -166,7 +166,10 @@ async fn run(args: Args) -> ExitStatus {
 
     // The session to resume, shown as it stands before ag-loop adds to it.
     let mut first_session = Vec::new();
-    let resume = if args.continue_ {
+    let resume = if args.attach.is_some() {
+        // ag-serve replays the session itself.
+        None
+    } else if args.continue_ {
         Store::from_env().latest(&cwd).ok().flatten()
     } else if let Some(id) = &args.session {
         match Store::from_env().find(id) {
@@ -184,6 +187,8 @@ async fn run(args: Args) -> ExitStatus {
         replay(&mut app, &f.path);
         app.session = Some(f.id.clone());
         first_session = vec!["--session".to_string(), f.id.clone()];
+    } else if let Some(id) = &args.attach {
+        first_session = vec!["--session".to_string(), id.clone()];
     } else if args.continue_ {
         first_session = vec!["--continue".to_string()];
     }
@@ -191,7 +196,7 @@ async fn run(args: Args) -> ExitStatus {
     if let Some(p) = &args.prompt {
         let effects = vec![Effect::Send(crate::protocol::AgentCommand::Prompt {
             content: crate::protocol::UserContent::Text(p.clone()),
-            attachments: args.attach.clone(),
+            attachments: args.files.clone(),
         })];
         apply_effects(
             effects, &args, &mut app, &mut agent, &done_tx, &cancel, &cwd,
@@ -335,7 +340,8 @@ async fn apply_effects(
                 stop_and_wait(old).await;
                 // The render cache needs no reset: revisions only grow, so
                 // a cleared conversation's entries are never taken for old ones.
-                if let Some(wanted) = file {
+                // Attached, ag-serve replays the session it joins.
+                if let Some(wanted) = file.filter(|_| args.attach.is_none()) {
                     match Store::from_env().find(&wanted) {
                         Ok(f) => replay(app, &f.path),
                         Err(e) => app
@@ -394,6 +400,8 @@ fn start(args: &Args, app: &mut App, session: &[String], model: Option<&str>) ->
     extra.push("--approve-on-stdin".into());
     extra.extend(args.loop_args.iter().cloned());
     let cmd = match &args.loop_cmd {
+        _ if args.attach.is_some() => Command::new(sibling("ag-serve"))
+            .args(super::live::bridge_args(session, model, &args.loop_args)),
         Some(line) => Command::new("sh")
             .arg("-c")
             .arg(format!("{line} \"$@\""))

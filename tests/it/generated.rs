@@ -39,6 +39,7 @@ fn all_commands() -> Vec<clap::Command> {
         <ag::session::cli::Args as clap::CommandFactory>::command(),
         <ag::tui::Args as clap::CommandFactory>::command(),
         <ag::acp::Args as clap::CommandFactory>::command(),
+        <ag::serve::Args as clap::CommandFactory>::command(),
     ]
 }
 
@@ -189,6 +190,8 @@ fn protocol_examples_round_trip_and_validate() {
                 "session-record" => round::<SessionRecord>(&value),
                 "after-request" => round::<AfterRequest>(&value),
                 "after-answer" => round::<AfterAnswer>(&value),
+                "serve-request" => round::<ServeRequest>(&value),
+                "serve-message" => round::<ServeMessage>(&value),
                 other => panic!("no type for fixture {other}"),
             };
             assert_eq!(

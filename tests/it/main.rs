@@ -126,6 +126,14 @@ mod acp;
 mod tui_frames;
 // ag-tui end to end in tmux with a scripted model: keys in, the screen read back.
 mod tui;
+// ag-serve over its socket: attach from an offset, several clients, a stalled one, a kill -9.
+mod serve;
+// ag-tui --attach on a live session of ag-serve, in tmux.
+mod serve_attach;
+// ag-serve over HTTP: the token, Origin and Host checks; the page in headless Chromium.
+mod serve_page;
+// ag-serve under load: 50 sessions with 4 clients each, nothing lost or doubled, memory bounded.
+mod serve_load;
 // scripts/fanout: tasks files through GNU parallel and ag-loop, interrupted and resumed.
 mod fanout;
 // examples/k8s: the indexed Job running scripts/fanout, as kubectl reads it.

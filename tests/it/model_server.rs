@@ -19,6 +19,11 @@ pub enum Turn {
     /// A turn that waits at a point of its answer until the test releases
     /// it: the test then knows where ag-loop stands.
     Held(Box<Turn>, HoldAt, Release),
+    /// Plain text made at run time (a long answer).
+    Owned(String),
+    /// No answer: the request is held until the client goes away (a model
+    /// call in flight when its caller is killed).
+    Stall,
 }
 
 /// Where a held turn waits.
@@ -65,7 +70,12 @@ pub fn sse(turn: &Turn, n: usize) -> String {
     let mut body = chunk(json!({"role": "assistant", "content": ""}), None);
     let finish = match turn {
         Turn::Held(turn, ..) => return sse(turn, n),
-        Turn::Text(t) => {
+        Turn::Text(_) | Turn::Owned(_) | Turn::Stall => {
+            let t = match turn {
+                Turn::Text(t) => t,
+                Turn::Owned(t) => t.as_str(),
+                _ => "",
+            };
             // In pieces, as a real stream.
             for piece in t.as_bytes().chunks(7) {
                 body.push_str(&chunk(
@@ -179,6 +189,12 @@ fn serve(conn: TcpStream, reqs: &Mutex<Vec<Value>>, next: &AtomicUsize, turns: &
             .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
         let n = next.fetch_add(1, Ordering::SeqCst);
         let text = match turns.get(n) {
+            Some(Turn::Stall) => {
+                // Held until the client hangs up.
+                let mut byte = [0u8; 1];
+                let _ = std::io::Read::read(reader.get_mut(), &mut byte);
+                return;
+            }
             Some(t) => sse(t, n),
             None => sse(&Turn::Text("(script ended)"), n),
         };

@@ -1,0 +1,375 @@
+//! ag-serve over HTTP: what is refused without the token, from another
+//! site or under another host name; and the web page in a real headless
+//! Chromium (Debian's `chromium`, driven through the DevTools protocol by
+//! tests/fixtures/serve/page.mjs with node's own modules), against a
+//! session of a scripted model: the printed URL opened, the live stream,
+//! a prompt sent, a call approved, a rewind, screenshots. chromium and node
+//! are required: scripts/test installs them.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::model_server::{ModelServer, Turn};
+use crate::serve::{Serve, model_args};
+use crate::util::Env;
+
+/// Result lines of a `scripts/fanout` run: task fix-1 failed, then ran again.
+const FANOUT: &str = r#"{"type":"result","id":"fix-1","line":1,"dir":"/src/a","model":"x/y","outcome":"model_error","exit":1,"session":"s1","cost":0.01,"diff":"","seconds":3.5,"error":"the model failed"}
+{"type":"result","id":"fix-2","line":2,"dir":"/src/b","model":"x/y","outcome":"finished","exit":0,"session":"s2","cost":0.02,"diff":"","seconds":4.0,"error":null}
+{"type":"result","id":"fix-1","line":1,"dir":"/src/a","model":"x/y","outcome":"finished","exit":0,"session":"s3","cost":0.03,"diff":"+new line","seconds":5.25,"error":null}
+{"type":"summary","tasks":2,"outcomes":{"finished":2},"cost":0.05,"failed":0}
+"#;
+
+/// A key the machine holds, which nothing the page gets may show.
+const KEY: &str = "sk-page-test-0123456789abcdef";
+
+/// One HTTP/1.1 request; the status, the head and the body.
+fn http(port: u16, request: &str) -> (u16, String, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_string(), body.to_string())
+}
+
+fn get(port: u16, path: &str, headers: &[&str]) -> (u16, String, String) {
+    let mut req = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    for h in headers {
+        req.push_str(h);
+        req.push_str("\r\n");
+    }
+    req.push_str("\r\n");
+    http(port, &req)
+}
+
+fn post(port: u16, path: &str, headers: &[&str], body: &str) -> (u16, String, String) {
+    let mut req = format!(
+        "POST {path} HTTP/1.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for h in headers {
+        req.push_str(h);
+        req.push_str("\r\n");
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    http(port, &req)
+}
+
+/// The printed URL, its port and its token.
+fn printed_url(serve: &Serve) -> (String, u16, String) {
+    let line = serve.wait_for_line("the web page: ");
+    let url = line
+        .split("the web page: ")
+        .nth(1)
+        .unwrap()
+        .trim()
+        .to_string();
+    let port = url
+        .trim_start_matches("http://127.0.0.1:")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let token = url.split("token=").nth(1).unwrap().to_string();
+    (url, port, token)
+}
+
+#[test]
+fn nothing_is_served_without_the_token_from_another_site_or_under_another_name() {
+    let env = Env::new();
+    let server = ModelServer::start(vec![Turn::Text("hi")]);
+    env.write("results.jsonl", FANOUT);
+    let serve = Serve::start(
+        &env,
+        &["--http", "127.0.0.1:0", "--fanout", "results.jsonl"],
+    );
+    let (_, port, token) = printed_url(&serve);
+    let host = format!("Host: 127.0.0.1:{port}");
+    let bearer = format!("Authorization: Bearer {token}");
+    // The token file is the owner's only, and holds what was printed.
+    let file = env.join(".home/.ag/serve/token");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), token);
+    let mut c = serve.connect();
+    c.send(&json!({"type": "start", "args": model_args(&server)}));
+    let id = c.until("attached")["session"].as_str().unwrap().to_string();
+
+    // Without the token: nothing, not even the page or its script.
+    for path in [
+        "/",
+        "/page.js",
+        "/api/sessions",
+        &format!("/api/sessions/{id}/events"),
+    ] {
+        let (status, _, body) = get(port, path, &[&host]);
+        assert_eq!(status, 401, "{path}: {body}");
+        assert!(
+            !body.contains("<html") && !body.contains(&id),
+            "{path}: {body}"
+        );
+        assert!(body.contains("token"), "{path}: {body}");
+    }
+    let (status, _, _) = get(port, "/api/sessions?token=wrong", &[&host]);
+    assert_eq!(status, 401);
+    // With the token but from another site's page.
+    let with = format!("/api/sessions?token={token}");
+    let (status, _, body) = get(port, &with, &[&host, "Origin: http://evil.example"]);
+    assert_eq!(status, 403, "{body}");
+    assert!(!body.contains(&id), "{body}");
+    let (status, _, _) = get(port, &with, &[&host, "Sec-Fetch-Site: cross-site"]);
+    assert_eq!(status, 403);
+    let (status, _, _) = post(
+        port,
+        &format!("/api/sessions/{id}/commands?token={token}"),
+        &[&host, "Origin: http://evil.example"],
+        r#"{"type":"prompt","content":"FORGED"}"#,
+    );
+    assert_eq!(status, 403);
+    // Under another name for this address (DNS rebinding).
+    let (status, _, body) = get(port, &with, &[&format!("Host: evil.example:{port}")]);
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("DNS rebinding"), "{body}");
+    // The right way in.
+    let (status, _, body) = get(port, &with, &[&host]);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(&id), "{body}");
+    let (status, head, body) = get(port, &format!("/?token={token}"), &[&host]);
+    assert_eq!(status, 200);
+    assert!(body.contains("<script src=\"/page.js\""), "{body}");
+    let head = head.to_ascii_lowercase();
+    assert!(
+        head.contains("set-cookie: ag_serve_token_")
+            && head.contains("httponly")
+            && head.contains("samesite=strict"),
+        "{head}"
+    );
+    assert!(
+        head.contains("content-security-policy: default-src 'none'"),
+        "{head}"
+    );
+    assert!(head.contains("referrer-policy: no-referrer"), "{head}");
+    let cookie = format!("Cookie: ag_serve_token_{port}={token}");
+    let (status, _, _) = get(port, "/api/sessions", &[&host, &cookie]);
+    assert_eq!(status, 200);
+    // The fanout results: the last line of each task, its diff as a size.
+    let (status, _, body) = get(port, "/api/fanout", &[&host, &cookie]);
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{v}");
+    assert_eq!(results[0]["id"], "fix-2");
+    assert_eq!(results[1]["outcome"], "finished");
+    assert_eq!(results[1]["diff_bytes"], 9);
+    assert!(results[1].get("diff").is_none());
+    assert_eq!(v["summary"]["tasks"], 2);
+    let (status, _, body) = post(
+        port,
+        &format!("/api/sessions/{id}/commands"),
+        &[&host, &bearer, &format!("Origin: http://127.0.0.1:{port}")],
+        r#"{"type":"nonsense"}"#,
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("prompt"), "{body}");
+    // The forged prompt never reached the session.
+    c.send(&json!({"type": "prompt", "content": "real"}));
+    c.until("agent_end");
+    let text = std::fs::read_to_string(
+        c.seen.iter().find(|v| v["type"] == "attached").unwrap()["path"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(!text.contains("FORGED"));
+    // The event stream goes on after Last-Event-ID: the id of an event is
+    // the offset after it.
+    let events: Vec<&str> = text.lines().skip(1).collect();
+    assert!(events.len() > 4);
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        s,
+        "GET /api/sessions/{id}/events HTTP/1.1\r\n{host}\r\n{bearer}\r\nLast-Event-ID: 3\r\n\r\n"
+    )
+    .unwrap();
+    let mut got = String::new();
+    let mut buf = [0u8; 65536];
+    while !got.contains(&format!("id: {}\n", events.len())) {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "the stream ended: {got}");
+        got.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let mut ids = Vec::new();
+    let mut datas = Vec::new();
+    for line in got.lines() {
+        if let Some(i) = line.strip_prefix("id: ") {
+            ids.push(i.trim().parse::<usize>().unwrap());
+        }
+        if let Some(d) = line.strip_prefix("data: ")
+            && d.contains("\"timestamp\"")
+        {
+            datas.push(d.to_string());
+        }
+    }
+    assert_eq!(ids, (4..=events.len()).collect::<Vec<_>>(), "{got}");
+    assert_eq!(datas, events[3..], "{got}");
+    assert!(
+        got.contains("event: serve\ndata: {\"type\":\"attached\""),
+        "{got}"
+    );
+    // A non-loopback address needs its flag.
+    let r = crate::util::run_args(
+        &env,
+        crate::bin!("ag-serve"),
+        &["--http", "0.0.0.0:0", "--socket", "/nonexistent/x"],
+    );
+    r.expect_code(2);
+    assert!(r.stderr().contains("--allow-remote"), "{}", r.stderr());
+}
+
+fn chromium() -> String {
+    for c in ["chromium", "chromium-browser"] {
+        if Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            return c.to_string();
+        }
+    }
+    panic!(
+        "chromium is not installed: scripts/test installs it (Debian: apt-get install chromium)"
+    );
+}
+
+#[test]
+fn the_page_in_a_real_browser_streams_sends_approves_and_rewinds() {
+    let browser = chromium();
+    assert!(
+        Command::new("node").arg("--version").output().is_ok(),
+        "node is not installed: scripts/test installs it (Debian: apt-get install nodejs)"
+    );
+    let env = Env::new();
+    env.write("build1/out.o", "x");
+    let answer = format!(
+        "Removed build1. The key you asked about is {KEY}.\n\n**Done**, in two steps:\n\n- looked\n- removed\n\n```\nrm -rf build1\n```"
+    );
+    env.write("notes.md", "# Notes\n\nstatus: draft\n");
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![("bash", json!({"command": "rm -rf build1"}))]),
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.md", "old_string": "status: draft", "new_string": "status: final"}),
+        )]),
+        Turn::Owned(answer),
+    ]);
+    env.write("results.jsonl", FANOUT);
+    let serve = Serve::start_with(
+        &env,
+        &["--http", "127.0.0.1:0", "--fanout", "results.jsonl"],
+        &[("OPENAI_API_KEY", KEY)],
+    );
+    let (url, _, _) = printed_url(&serve);
+    let mut args = model_args(&server);
+    args.extend(["--tools", "bash,edit", "--sandbox", "off"].map(String::from));
+    let mut watcher = serve.connect();
+    watcher.send(&json!({"type": "start", "args": args, "client": "watcher"}));
+    let attached = watcher.until("attached");
+    let path = attached["path"].as_str().unwrap().to_string();
+
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-page");
+    std::fs::create_dir_all(&out).unwrap();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/serve/page.mjs");
+    let run = Command::new("node")
+        .arg(&script)
+        .arg(&url)
+        .arg(&out)
+        .env("CHROMIUM", &browser)
+        .env("CHROMIUM_PROFILES", &out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "page.mjs failed:\n{stderr}\n{stdout}");
+    let saw: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(saw["errors"], json!([]), "the page threw: {saw}");
+    assert_eq!(
+        saw["tokenLeft"], false,
+        "the token stayed in the address bar"
+    );
+    assert_eq!(saw["asking"], "needs approval", "{saw}");
+    assert!(saw["markdown"]["strong"].as_u64().unwrap() >= 1, "{saw}");
+    assert!(saw["markdown"]["items"].as_u64().unwrap() >= 2, "{saw}");
+    assert!(saw["markdown"]["code"].as_u64().unwrap() >= 1, "{saw}");
+    // The edit's diff, coloured.
+    assert!(saw["markdown"]["added"].as_u64().unwrap() >= 1, "{saw}");
+    assert!(saw["markdown"]["removed"].as_u64().unwrap() >= 1, "{saw}");
+    // The key never reached the page.
+    let text = saw["markdown"]["text"].as_str().unwrap();
+    assert!(!text.contains(KEY), "the page shows the key: {text}");
+    assert!(text.contains("redacted"), "{text}");
+    assert_eq!(saw["fanoutRows"], 2, "{saw}");
+    for shot in saw["screenshots"].as_array().unwrap() {
+        let bytes = std::fs::read(shot.as_str().unwrap()).unwrap();
+        assert!(
+            bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000,
+            "{shot}"
+        );
+    }
+
+    // The other client saw the page's prompt and who approved the call.
+    let answered = watcher.until("approval_answered");
+    assert!(
+        answered["by"].as_str().unwrap().starts_with("page-"),
+        "{answered}"
+    );
+    let file = std::fs::read_to_string(&path).unwrap();
+    assert!(file.contains("\"content\":\"clean the build\""), "{file}");
+    // The rewind put the file back and went on in a new session whose
+    // parent is the first.
+    assert!(
+        env.join("build1/out.o").exists(),
+        "the rewind did not restore build1"
+    );
+    let new_id = saw["newId"].as_str().unwrap();
+    assert_ne!(new_id, saw["oldId"].as_str().unwrap());
+    let mut c = serve.connect();
+    c.send(&json!({"type": "list"}));
+    let list = c.until("sessions");
+    let new = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == new_id)
+        .unwrap_or_else(|| panic!("{list}"));
+    assert_eq!(new["state"], "idle", "{list}");
+    let new_path = new["path"].as_str().unwrap();
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(new_path)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(header["parent"], saw["oldId"], "{header}");
+}
