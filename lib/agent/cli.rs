@@ -55,15 +55,9 @@ pub fn main() -> ExitCode {
             &format!("cannot hide the provider keys in /proc from the tools: {e}"),
         );
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::cli::runtime(BIN) {
         Ok(r) => r,
-        Err(e) => {
-            error_line(BIN, &format!("cannot start the runtime: {e}"), None);
-            return ExitStatus::Input.code();
-        }
+        Err(status) => return status.code(),
     };
     let code = runtime.block_on(run(args));
     // The stdin reader may sit in a blocking read (a pipe nobody closes);

@@ -4,6 +4,8 @@
 
 mod exit;
 mod output;
+mod runtime;
 
 pub use exit::ExitStatus;
 pub use output::{Stdout, error_line, note, print_json, stderr_line, warn};
+pub use runtime::runtime;

@@ -204,15 +204,9 @@ pub fn run(args: LlmArgs) -> ExitStatus {
         };
         return usage_error(message, hint);
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            error_line(BIN, &format!("cannot start the async runtime: {e}"), None);
-            return ExitStatus::Input;
-        }
+    let runtime = match crate::cli::runtime(BIN) {
+        Ok(r) => r,
+        Err(status) => return status,
     };
     runtime.block_on(call(llm, req, json))
 }

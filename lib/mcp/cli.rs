@@ -128,15 +128,9 @@ pub fn main() -> ExitCode {
         );
         return ExitStatus::Input.code();
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::cli::runtime(BIN) {
         Ok(r) => r,
-        Err(e) => {
-            error_line(BIN, &format!("cannot start the async runtime: {e}"), None);
-            return ExitStatus::Input.code();
-        }
+        Err(status) => return status.code(),
     };
     let status = runtime.block_on(run(args));
     // A blocking read of a terminal stdin may still be pending: do not wait

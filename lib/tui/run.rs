@@ -46,15 +46,9 @@ pub fn main() -> ExitCode {
         Ok(a) => a,
         Err(e) => return ExitStatus::from_clap(e, BIN).code(),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::cli::runtime(BIN) {
         Ok(r) => r,
-        Err(e) => {
-            error_line(BIN, &format!("cannot start the runtime: {e}"), None);
-            return ExitStatus::Input.code();
-        }
+        Err(status) => return status.code(),
     };
     let code = runtime.block_on(run(args));
     runtime.shutdown_background();
