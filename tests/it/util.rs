@@ -126,15 +126,31 @@ impl std::fmt::Display for Run {
     }
 }
 
+/// Spawns `cmd`, again while the program is "busy": a test that has just
+/// copied an executable may see ETXTBSY, because a child that another test
+/// thread forked in the meantime holds the copy's write descriptor until it
+/// execs (a race of fork with every multi-threaded program that writes an
+/// executable, not a fault of the program under test).
+pub fn spawn_retrying(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(26) && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Runs a command, feeding `stdin` when given (else stdin is empty).
 pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Run {
     let desc = format!("{cmd:?}");
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot spawn {desc}: {e}"));
+    let mut child = spawn_retrying(&mut cmd).unwrap_or_else(|e| panic!("cannot spawn {desc}: {e}"));
     let mut pipe = child.stdin.take().unwrap();
     let input = stdin.map(<[u8]>::to_vec).unwrap_or_default();
     let writer = std::thread::spawn(move || {
