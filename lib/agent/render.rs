@@ -202,6 +202,7 @@ impl Renderer {
                     Outcome::ModelError => "model error",
                     Outcome::RepeatedFailure => "stopped: tool calls kept failing",
                     Outcome::InvalidOutput => "stopped: the answer did not match the output schema",
+                    Outcome::CheckFailed => "stopped: the check did not pass",
                 };
                 let reason = error.as_ref().map(|e| format!(": {e}")).unwrap_or_default();
                 format!(
@@ -214,6 +215,13 @@ impl Renderer {
                         )
                     )
                 )
+            }
+            // Runs that end when a check passes (issue 35).
+            AgentEvent::Check { passed, .. } => {
+                let nl = self.newline_if_needed();
+                let code = if *passed { "32" } else { "33" };
+                let line = event.check_summary().unwrap_or_default();
+                format!("{nl}{}\n", self.style(code, &format!("[{line}]")))
             }
             // Checkpoints (issue 20): silent, unless something was left out.
             AgentEvent::Checkpoint {

@@ -189,6 +189,8 @@ fn protocol_examples_round_trip_and_validate() {
                 "session-record" => round::<SessionRecord>(&value),
                 "after-request" => round::<AfterRequest>(&value),
                 "after-answer" => round::<AfterAnswer>(&value),
+                "stop-request" => round::<StopRequest>(&value),
+                "stop-decision" => round::<StopDecision>(&value),
                 other => panic!("no type for fixture {other}"),
             };
             assert_eq!(
