@@ -38,7 +38,8 @@ use crate::llm::cli::ReasoningArg;
     name = "ag-loop",
     version,
     after_help = "Exit status: 0 the agent finished every prompt, 1 a model error or a limit stopped it \
-(or the final answer never matched --output-schema: outcome invalid_output), 2 usage or set-up error (a \
+(or the final answer never matched --output-schema: outcome invalid_output; or the --until check or a \
+--stop hook did not pass: outcome check_failed), 2 usage or set-up error (a \
 broken --output-schema among them), 130 interrupted.\n\nSIGINT or {\"type\":\"interrupt\"} stops the model and the running \
 tools; a second SIGINT quits.\n\nShould ag-loop be killed outright (SIGKILL, the OOM killer, a CI job's time \
 limit), a watchdog process it started with its first child (ag-watchdog in ps) ends everything it started (tool \
