@@ -267,6 +267,51 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_check_shows_in_one_line_what_ran_and_how_it_ended() {
+        let check = |passed: bool, exit_code: Option<i32>, error: Option<&str>| AgentEvent::Check {
+            kind: crate::protocol::CheckKind::Until,
+            command: "make test".into(),
+            attempt: 2,
+            tries: 5,
+            passed,
+            exit_code,
+            output: "lots of output".into(),
+            error: error.map(str::to_string),
+        };
+        let mut r = Renderer::new(false);
+        assert_eq!(
+            r.render(&check(false, Some(2), None)),
+            "[check 2/5 `make test` failed: exit status 2]\n"
+        );
+        assert_eq!(
+            r.render(&check(
+                false,
+                None,
+                Some("timed out after 600 s (--until-timeout)")
+            )),
+            "[check 2/5 `make test` failed: timed out after 600 s (--until-timeout)]\n"
+        );
+        assert_eq!(
+            r.render(&check(true, Some(0), None)),
+            "[check 2/5 `make test` passed]\n"
+        );
+        let hook = AgentEvent::Check {
+            kind: crate::protocol::CheckKind::Stop,
+            command: "./judge".into(),
+            attempt: 1,
+            tries: 3,
+            passed: false,
+            exit_code: None,
+            output: "write the notes".into(),
+            error: None,
+        };
+        assert_eq!(
+            r.render(&hook),
+            "[stop hook 1/3 `./judge` sent the model back]\n"
+        );
+    }
+
+    #[test]
     fn a_checkpoint_shows_only_what_it_left_out() {
         let event = |note: Option<&str>| AgentEvent::Checkpoint {
             id: "abc".into(),

@@ -473,3 +473,46 @@ fn the_check_is_confined_as_a_tool_call_even_when_the_model_has_no_bash() {
     ]);
     run(c, None).expect_code(0);
 }
+
+#[test]
+fn a_structured_answer_counts_only_once_the_check_passes() {
+    let env = Env::new();
+    let server = ModelServer::start(vec![
+        Turn::Text(r#"{"fixed": false}"#),
+        Turn::Tools(vec![("bash", json!({"command": "touch fixed"}))]),
+        Turn::Text(r#"{"fixed": true}"#),
+    ]);
+    let schema =
+        r#"{"type":"object","required":["fixed"],"properties":{"fixed":{"type":"boolean"}}}"#;
+    let r = loop_run(
+        &server,
+        &env,
+        &["--until", "test -e fixed", "--output-schema", schema, "go"],
+    );
+    r.expect_code(0);
+    let events = r.json_lines();
+    assert_eq!(of_type(&events, "check").len(), 2);
+    let end = of_type(&events, "agent_end")[0];
+    assert_eq!(end["outcome"], "finished");
+    assert_eq!(end["output"], json!({"fixed": true}));
+    // A valid answer whose check never passes is no output.
+    let server = ModelServer::start(vec![Turn::Text(r#"{"fixed": true}"#)]);
+    let r = loop_run(
+        &server,
+        &env,
+        &[
+            "--until",
+            "false",
+            "--until-tries",
+            "1",
+            "--output-schema",
+            schema,
+            "go",
+        ],
+    );
+    r.expect_code(1);
+    let events = r.json_lines();
+    let end = of_type(&events, "agent_end")[0];
+    assert_eq!(end["outcome"], "check_failed");
+    assert!(end.get("output").is_none(), "{end}");
+}
