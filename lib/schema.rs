@@ -156,6 +156,8 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("gate-decision.json", document::<protocol::GateDecision>()),
         ("after-request.json", document::<protocol::AfterRequest>()),
         ("after-answer.json", document::<protocol::AfterAnswer>()),
+        ("stop-request.json", document::<protocol::StopRequest>()),
+        ("stop-decision.json", document::<protocol::StopDecision>()),
         ("session-header.json", document::<protocol::SessionHeader>()),
         ("session-record.json", document::<protocol::SessionRecord>()),
         ("serve-request.json", document::<protocol::ServeRequest>()),

@@ -223,6 +223,12 @@ impl Translator {
             AgentEvent::Note { message, .. } => {
                 out.push(self.note(NoticeSeverity::Info, message));
             }
+            // Runs that end when a check passes (issue 35).
+            AgentEvent::Check { .. } => {
+                if let Some(text) = event.check_summary() {
+                    out.push(self.note(NoticeSeverity::Info, &text));
+                }
+            }
             // ACP has no question of the agent's to the person yet: it is
             // shown, and ag-loop's --ask-timeout (set by ag-acp) moves the
             // run on when nobody answers.
@@ -265,9 +271,10 @@ impl Translator {
             Outcome::Finished if self.last_stop == Some(StopReason::Length) => {
                 Ending::Stop(AcpStop::MaxTokens)
             }
-            Outcome::Finished | Outcome::RepeatedFailure | Outcome::InvalidOutput => {
-                Ending::Stop(AcpStop::EndTurn)
-            }
+            Outcome::Finished
+            | Outcome::RepeatedFailure
+            | Outcome::InvalidOutput
+            | Outcome::CheckFailed => Ending::Stop(AcpStop::EndTurn),
             Outcome::Interrupted => Ending::Stop(AcpStop::Cancelled),
             Outcome::TurnLimit | Outcome::CostLimit => Ending::Stop(AcpStop::MaxTurnRequests),
             Outcome::ModelError => Ending::Failed(

@@ -38,7 +38,8 @@ use crate::llm::cli::ReasoningArg;
     name = "ag-loop",
     version,
     after_help = "Exit status: 0 the agent finished every prompt, 1 a model error or a limit stopped it \
-(or the final answer never matched --output-schema: outcome invalid_output), 2 usage or set-up error (a \
+(or the final answer never matched --output-schema: outcome invalid_output; or the --until check or a \
+--stop hook did not pass: outcome check_failed), 2 usage or set-up error (a \
 broken --output-schema among them), 130 interrupted.\n\nSIGINT or {\"type\":\"interrupt\"} stops the model and the running \
 tools; a second SIGINT quits.\n\nShould ag-loop be killed outright (SIGKILL, the OOM killer, a CI job's time \
 limit), a watchdog process it started with its first child (ag-watchdog in ps) ends everything it started (tool \
@@ -262,6 +263,45 @@ pub struct Args {
     /// `output_retries` in the config file).
     #[arg(long, value_name = "N")]
     pub output_retries: Option<u32>,
+    // Runs that end when a check passes (issue 35).
+    /// Do not let a run end until CMD passes. When the model ends its turn
+    /// (answers without tool calls), CMD runs with bash -c in the working
+    /// directory, confined as a tool call is (sandbox, workspace, no provider
+    /// keys). Exit status 0 ends the run with the outcome finished; any
+    /// other sends the model back with a prompt that gives the status and
+    /// the end of the output (its last 8,000 characters). This repeats up to
+    /// --until-tries checks, then the run ends with the outcome check_failed
+    /// (exit status 1); --max-turns and --max-cost still apply, and the
+    /// outcome says which limit ended the run. A command that cannot be run
+    /// (exit status 126 or 127: not found, not executable) ends the run at
+    /// once with check_failed. Each check is a `check` event. A resumed
+    /// session keeps its --until (and tries and timeout) unless --until or
+    /// --no-until is given.
+    #[arg(long, value_name = "CMD")]
+    pub until: Option<String>,
+    /// Checks a prompt's run may make before it ends with check_failed
+    /// (default 5; counts the --stop hooks' answers too).
+    #[arg(long, value_name = "N")]
+    pub until_tries: Option<u32>,
+    /// Seconds one --until check (or --stop hook) may take; a check that
+    /// takes longer is stopped, with everything it started, and counts as
+    /// failed (default 600, at most 3600).
+    #[arg(long, value_name = "SECONDS", value_parser = crate::llm::cli::parse_seconds)]
+    pub until_timeout: Option<std::time::Duration>,
+    /// Drop a resumed session's --until check.
+    #[arg(long, conflicts_with = "until")]
+    pub no_until: bool,
+    /// A stop hook: a program run (sh -c, in the working directory, not
+    /// confined, as gates are) when the model ends its turn, after a passing
+    /// --until (repeatable, in order). It gets one JSON object on stdin,
+    /// {"answer","cwd","session_id","attempt","tries"} (schemas/stop-request.json),
+    /// and answers one line: {"decision":"stop"} lets the run end,
+    /// {"decision":"continue","message":"..."} sends the model back with the
+    /// message (schemas/stop-decision.json). A hook that fails, hangs past
+    /// --until-timeout or answers something else ends the run with the
+    /// outcome check_failed. Not kept by a resumed session.
+    #[arg(long = "stop", value_name = "CMD")]
+    pub stop_hooks: Vec<String>,
     // Checkpoints (issue 20).
     /// Do not record the working tree before turns that may change files
     /// (also `checkpoints = false` in the config file). By default, before a

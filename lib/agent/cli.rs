@@ -166,7 +166,9 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         .or(found_window.as_ref().map(|w| w.0));
     let redactor = withhold_keys(args.api_key.as_deref(), &resolved.pass_env, &model);
     let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?).await?;
-    let workspace = super::workspace::open(&resolved.workspace, &mut tools, &cwd).await?;
+    let mut check_bash = super::until::load_bash(&resolved.checks, &cwd).await?;
+    let workspace =
+        super::workspace::open(&resolved.workspace, &mut tools, check_bash.as_mut(), &cwd).await?;
     let tools = Arc::new(tools);
     let session = open_session(&resolved, &cwd, &tools, found_window, &store, existing)?;
     let session_dir = session.id.as_ref().map(|_| PathBuf::from(&session.dir));
@@ -268,6 +270,10 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         checkpoints,
         questions: Arc::new(resolved.questions),
         attach_dir: local_cwd,
+        checks: super::until::StopChecks {
+            config: resolved.checks,
+            bash: check_bash.map(Arc::new),
+        },
     };
     let mut agent =
         Agent::new(settings, model, tools, session.history, emitter).with_router(router);

@@ -116,6 +116,10 @@ pub enum SetupError {
         sets = super::toolset::SETS.iter().map(|(n, what)| format!("{n} = {what}")).collect::<Vec<_>>().join("; ")
     )]
     ToolMissing(String),
+    // Runs that end when a check passes (issue 35).
+    /// A flag of `--until` with a value that cannot work.
+    #[error("{0}")]
+    Until(String),
     /// A `--tool` (or config `tool`) command line is empty.
     #[error("--tool needs a command")]
     ToolCommandEmpty,

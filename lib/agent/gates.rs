@@ -3,6 +3,7 @@
 //! every after-hook (`--after CMD`) sees the result and may annotate it. A
 //! gate that crashes, hangs or answers garbage denies.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::gate::Policy;
 use crate::proc::{self, AnswerError, CaptureLimit, Input, Output};
-use crate::protocol::{AfterAnswer, AfterRequest, GateDecision, GateRequest};
+use crate::protocol::{
+    AfterAnswer, AfterRequest, GateDecision, GateRequest, StopDecision, StopRequest,
+};
 
 /// Bytes of a policy program's stdout kept: its answer is one line.
 const MAX_ANSWER_BYTES: usize = 1024 * 1024;
@@ -85,9 +88,21 @@ async fn ask_program<Q: Serialize, A: DeserializeOwned>(
     request: &Q,
     timeout: Duration,
 ) -> Result<A, String> {
+    ask_program_in(cmd, request, timeout, None, &CancellationToken::new()).await
+}
+
+/// [`ask_program`] in directory `dir`, ended (with all it started) when
+/// `cancel` fires.
+async fn ask_program_in<Q: Serialize, A: DeserializeOwned>(
+    cmd: &str,
+    request: &Q,
+    timeout: Duration,
+    dir: Option<&Path>,
+    cancel: &CancellationToken,
+) -> Result<A, String> {
     let mut line = serde_json::to_vec(request).map_err(|e| e.to_string())?;
     line.push(b'\n');
-    let out = proc::Command::new("sh")
+    let mut command = proc::Command::new("sh")
         .arg("-c")
         .arg(cmd)
         .stdin(Input::Bytes(line))
@@ -95,10 +110,17 @@ async fn ask_program<Q: Serialize, A: DeserializeOwned>(
             stdout: CaptureLimit::head_only(MAX_ANSWER_BYTES),
             stderr: CaptureLimit::new(MAX_STDERR_BYTES),
         })
-        .timeout(timeout)
-        .collect(&CancellationToken::new())
+        .timeout(timeout);
+    if let Some(dir) = dir {
+        command = command.cwd(dir);
+    }
+    let out = command
+        .collect(cancel)
         .await
         .map_err(|e| format!("cannot run `{cmd}`: {e}"))?;
+    if cancel.is_cancelled() {
+        return Err(format!("`{cmd}` was interrupted"));
+    }
     if out.stopped.is_some() {
         return Err(format!(
             "`{cmd}` did not answer within {} s",
@@ -118,6 +140,19 @@ async fn ask_program<Q: Serialize, A: DeserializeOwned>(
             }
         ),
     })
+}
+
+// Runs that end when a check passes (issue 35).
+/// Asks a stop hook (`--stop CMD`, run by `sh -c` in `dir`) whether the run
+/// may end; an interrupt ends it and all it started.
+pub async fn ask_stop_hook(
+    cmd: &str,
+    request: &StopRequest,
+    timeout: Duration,
+    dir: &Path,
+    cancel: &CancellationToken,
+) -> Result<StopDecision, String> {
+    ask_program_in(cmd, request, timeout, Some(dir), cancel).await
 }
 
 impl Gates {

@@ -33,6 +33,7 @@ pub mod setup;
 pub mod skills;
 mod stdin_hint;
 mod toolset;
+mod until;
 mod updates;
 mod workspace;
 

@@ -269,6 +269,7 @@ impl Agent {
             reasoning: self.settings.reasoning,
             tools: self.settings.tool_set.clone(),
             agent: self.settings.agent.clone(),
+            until: self.settings.checks.config.until.clone(),
         })
     }
 }

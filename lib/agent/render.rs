@@ -202,6 +202,7 @@ impl Renderer {
                     Outcome::ModelError => "model error",
                     Outcome::RepeatedFailure => "stopped: tool calls kept failing",
                     Outcome::InvalidOutput => "stopped: the answer did not match the output schema",
+                    Outcome::CheckFailed => "stopped: the check did not pass",
                 };
                 let reason = error.as_ref().map(|e| format!(": {e}")).unwrap_or_default();
                 format!(
@@ -214,6 +215,13 @@ impl Renderer {
                         )
                     )
                 )
+            }
+            // Runs that end when a check passes (issue 35).
+            AgentEvent::Check { passed, .. } => {
+                let nl = self.newline_if_needed();
+                let code = if *passed { "32" } else { "33" };
+                let line = event.check_summary().unwrap_or_default();
+                format!("{nl}{}\n", self.style(code, &format!("[{line}]")))
             }
             // Checkpoints (issue 20): silent, unless something was left out.
             AgentEvent::Checkpoint {
@@ -257,6 +265,51 @@ pub fn final_answer(messages: &[Message]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_check_shows_in_one_line_what_ran_and_how_it_ended() {
+        let check = |passed: bool, exit_code: Option<i32>, error: Option<&str>| AgentEvent::Check {
+            kind: crate::protocol::CheckKind::Until,
+            command: "make test".into(),
+            attempt: 2,
+            tries: 5,
+            passed,
+            exit_code,
+            output: "lots of output".into(),
+            error: error.map(str::to_string),
+        };
+        let mut r = Renderer::new(false);
+        assert_eq!(
+            r.render(&check(false, Some(2), None)),
+            "[check 2/5 `make test` failed: exit status 2]\n"
+        );
+        assert_eq!(
+            r.render(&check(
+                false,
+                None,
+                Some("timed out after 600 s (--until-timeout)")
+            )),
+            "[check 2/5 `make test` failed: timed out after 600 s (--until-timeout)]\n"
+        );
+        assert_eq!(
+            r.render(&check(true, Some(0), None)),
+            "[check 2/5 `make test` passed]\n"
+        );
+        let hook = AgentEvent::Check {
+            kind: crate::protocol::CheckKind::Stop,
+            command: "./judge".into(),
+            attempt: 1,
+            tries: 3,
+            passed: false,
+            exit_code: None,
+            output: "write the notes".into(),
+            error: None,
+        };
+        assert_eq!(
+            r.render(&hook),
+            "[stop hook 1/3 `./judge` sent the model back]\n"
+        );
+    }
 
     #[test]
     fn a_checkpoint_shows_only_what_it_left_out() {

@@ -11,7 +11,7 @@ use super::args::Args;
 use super::error::SetupError;
 use super::identity::{self, Identity};
 use super::setup::{LoopConfig, Resumed, SessionChoice};
-use crate::protocol::{AgentEvent, Reasoning};
+use crate::protocol::{AgentEvent, Reasoning, UntilCheck};
 use crate::session::{Reader, SessionFile, Store};
 
 /// The session file to resume, if any: the one asked for (an error when it
@@ -48,6 +48,7 @@ pub fn recorded(path: &Path) -> Result<Resumed, SetupError> {
                 reasoning,
                 tools,
                 agent,
+                until,
             } = rec.event
             {
                 was = Resumed {
@@ -55,6 +56,7 @@ pub fn recorded(path: &Path) -> Result<Resumed, SetupError> {
                     reasoning: Some(reasoning),
                     tools: Some(tools),
                     agent: Some(agent),
+                    until: Some(until),
                 };
             }
         })
@@ -79,6 +81,9 @@ fn from_config(config: &Value, was: &mut Resumed) {
     if let Some(a) = config.get("agent") {
         was.agent = Some(a.as_str().map(str::to_string));
     }
+    if let Some(u) = config.get("until") {
+        was.until = Some(serde_json::from_value::<Option<UntilCheck>>(u.clone()).unwrap_or(None));
+    }
 }
 
 /// The settings a new session's header records, beside the tools it
@@ -89,6 +94,7 @@ pub fn header_config(resolved: &LoopConfig, tool_names: &[&str]) -> Value {
         "reasoning": resolved.reasoning,
         "tool_set": resolved.tool_set,
         "agent": resolved.agent,
+        "until": resolved.checks.until,
         "tools": tool_names,
         "max_turns": resolved.max_turns,
     })
@@ -176,6 +182,27 @@ pub fn changes(was: &Resumed, now: &LoopConfig, args: &Args) -> Vec<String> {
             word(now.agent.as_deref(), "none")
         ));
     }
+    // Runs that end when a check passes (issue 35).
+    if let Some(u) = &was.until
+        && *u != now.checks.until
+    {
+        let show = |u: &Option<UntilCheck>| match u {
+            Some(u) => format!("`{}` ({} tries, {} s each)", u.command, u.tries, u.timeout),
+            None => "none".to_string(),
+        };
+        let flag = if args.no_until {
+            "--no-until"
+        } else if args.until.is_some() {
+            "--until"
+        } else {
+            "--until-tries/--until-timeout"
+        };
+        out.push(format!(
+            "until {} → {} ({flag})",
+            show(u),
+            show(&now.checks.until)
+        ));
+    }
     out
 }
 
@@ -208,6 +235,11 @@ mod tests {
             reasoning: Some(Some(Reasoning::High)),
             tools: Some(Some(vec!["basic".into()])),
             agent: Some(Some("rev".into())),
+            until: Some(Some(UntilCheck {
+                command: "python3 -m unittest".into(),
+                tries: 3,
+                timeout: 60.0,
+            })),
         };
         let now = LoopConfig::resolve(&args(&[]), &Config::default(), None, &Env::default(), &was)
             .unwrap();
@@ -216,6 +248,7 @@ mod tests {
         assert_eq!(back.model, was.model);
         assert_eq!(back.reasoning, was.reasoning);
         assert_eq!(back.tools, was.tools);
+        assert_eq!(back.until, was.until);
         // The identity is the caller's to load; none was given here.
         assert_eq!(back.agent, Some(None));
         // An older header records only the model.
@@ -237,8 +270,15 @@ mod tests {
             reasoning: Some(None),
             tools: Some(None),
             agent: Some(None),
+            until: Some(Some(UntilCheck {
+                command: "make test".into(),
+                tries: 5,
+                timeout: 600.0,
+            })),
         };
         let flags = args(&[
+            "--until",
+            "make check",
             "-m",
             "openai/b",
             "--reasoning",
@@ -254,6 +294,7 @@ mod tests {
                 "model ollama/a → openai/b (--model)",
                 "reasoning default → high (--reasoning)",
                 "tools full → read,bash (--tools)",
+                "until `make test` (5 tries, 600 s each) → `make check` (5 tries, 600 s each) (--until)",
             ]
         );
         let none = args(&[]);

@@ -18,6 +18,7 @@ use super::model::ModelClient;
 use super::output::Judgement;
 use super::repeats::FailureGuard;
 use super::toolset::{CallEnv, ToolSet, aborted_result, cap_output};
+use super::until::CheckVerdict;
 use crate::protocol::{
     AfterRequest, AgentEvent, AssistantMessage, ContentBlock, GateRequest, LlmRequest, Message,
     Outcome, Reasoning, StopReason, ToolResult, ToolResultMessage, Usage, UserContent,
@@ -79,6 +80,9 @@ pub struct AgentSettings {
     /// Where attached files are looked for: this machine's working
     /// directory, also when the tools run in another workspace.
     pub attach_dir: PathBuf,
+    // Runs that end when a check passes (issue 35).
+    /// The `--until` command and the stop hooks a final answer must pass.
+    pub checks: super::until::StopChecks,
 }
 
 impl AgentSettings {
@@ -233,6 +237,8 @@ impl Agent {
         let mut overflow_retried = false;
         // Structured output: the valid answer, and the wrong ones so far.
         let (mut output, mut wrong_answers) = (None, 0u32);
+        // Checks of the final answer made so far (--until, --stop).
+        let mut checks_made = 0u32;
         let end = loop {
             if cancel.is_cancelled() {
                 self.emitter.emit(AgentEvent::Interrupted)?;
@@ -340,6 +346,44 @@ impl Agent {
                 // caller runs it as the next prompt.
                 if control.has_steering() && self.limit_reached(turn, &turns).is_none() {
                     continue;
+                }
+                if self.settings.checks.active() {
+                    checks_made += 1;
+                    let verdict = self
+                        .run_checks(&assistant.text(), checks_made, cancel)
+                        .await?;
+                    match verdict {
+                        CheckVerdict::Pass => {}
+                        CheckVerdict::Interrupted => {
+                            self.emitter.emit(AgentEvent::Interrupted)?;
+                            break RunEnd::new(Outcome::Interrupted, None);
+                        }
+                        CheckVerdict::CannotRun(why) => {
+                            output = None;
+                            break RunEnd::new(Outcome::CheckFailed, Some(why));
+                        }
+                        CheckVerdict::SendBack { prompt, failure } => {
+                            let tries = self.settings.checks.config.tries;
+                            if checks_made >= tries {
+                                output = None;
+                                break RunEnd::new(
+                                    Outcome::CheckFailed,
+                                    Some(format!(
+                                        "{failure} on the last of {tries} checks (--until-tries); continue the session to go on, with a higher --until-tries if need be"
+                                    )),
+                                );
+                            }
+                            // The model goes back to work: --max-turns and
+                            // --max-cost still stop it at the loop's top.
+                            output = None;
+                            let back = Message::User {
+                                content: UserContent::Text(prompt),
+                                timestamp: Some(crate::session::now()),
+                            };
+                            self.push(&mut turns, back)?;
+                            continue;
+                        }
+                    }
                 }
                 break RunEnd::new(Outcome::Finished, None);
             }

@@ -126,6 +126,9 @@ pub struct Resumed {
     pub tools: Option<Option<Vec<String>>>,
     /// Its identity.
     pub agent: Option<Option<String>>,
+    // Runs that end when a check passes (issue 35).
+    /// Its `--until` check.
+    pub until: Option<Option<crate::protocol::UntilCheck>>,
 }
 
 /// ag-loop's settings once every source has been weighed.
@@ -206,6 +209,9 @@ pub struct LoopConfig {
     // Questions (issue 31).
     /// Who answers the model's questions.
     pub questions: super::ask::Questions,
+    // Runs that end when a check passes (issue 35).
+    /// The `--until` check and the stop hooks.
+    pub checks: super::until::CheckConfig,
 }
 
 impl LoopConfig {
@@ -311,6 +317,7 @@ impl LoopConfig {
                 .unwrap_or(crate::checkpoint::DEFAULT_MAX_FILE_BYTES),
             workspace: super::workspace::resolve(args, config, ident),
             questions,
+            checks: super::until::CheckConfig::resolve(args, resumed.until.as_ref())?,
         })
     }
 }
@@ -664,6 +671,7 @@ mod tests {
             reasoning: Some(None),
             tools: Some(Some(strings(&["basic"]))),
             agent: Some(Some("rev".into())),
+            until: None,
         };
         let on = |flags: &[&str], ident: Option<&Identity>| {
             LoopConfig::resolve(&args(flags), &c, ident, &env, &was).unwrap()

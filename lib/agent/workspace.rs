@@ -50,9 +50,11 @@ pub fn resolve(args: &Args, config: &Config, ident: Option<&Identity>) -> Choice
 
 /// Opens the workspace, if one is asked for, and moves the ag tools' calls
 /// there.
+/// `check` is the ag-bash of the `--until` command, which runs there too.
 pub async fn open(
     choice: &Choice,
     tools: &mut ToolSet,
+    check: Option<&mut ToolSet>,
     here: &Path,
 ) -> Result<Option<Arc<Workspace>>, SetupError> {
     if let Some(uri) = &choice.ignored {
@@ -66,12 +68,20 @@ pub async fn open(
     let Some(uri) = &choice.uri else {
         return Ok(None);
     };
-    let binaries = tools.ag_binaries();
+    let mut binaries = tools.ag_binaries();
+    for b in check.as_ref().map(|c| c.ag_binaries()).unwrap_or_default() {
+        if !binaries.contains(&b) {
+            binaries.push(b);
+        }
+    }
     let ws = Workspace::open(uri, &binaries)
         .await
         .map_err(|e| SetupError::Workspace(e.to_string()))?;
     let ws = Arc::new(ws);
     tools.run_in(ws.clone(), here);
+    if let Some(check) = check {
+        check.run_in(ws.clone(), here);
+    }
     Ok(Some(ws))
 }
 

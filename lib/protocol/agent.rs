@@ -259,6 +259,11 @@ pub enum AgentEvent {
         /// The agent identity; absent: none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent: Option<String>,
+        // Runs that end when a check passes (issue 35).
+        /// The check that must pass before a run ends (`--until`);
+        /// absent: none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        until: Option<UntilCheck>,
     },
     /// Something went wrong that the stream should know about.
     Error {
@@ -304,6 +309,36 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
+    // Runs that end when a check passes (issue 35).
+    /// The model ended its turn and a check ran before the run may end: the
+    /// `--until` command (confined as a tool call) or a stop hook
+    /// (`--stop`). When it fails, the model is sent back with its output as
+    /// the next prompt; when it passes, the run ends.
+    Check {
+        /// `until` (the `--until` command) or `stop` (a stop hook).
+        kind: CheckKind,
+        /// The command, as given.
+        command: String,
+        /// Which check of this prompt's run it is, from 1.
+        attempt: u32,
+        /// How many checks the run may make (`--until-tries`).
+        tries: u32,
+        /// True when the run may end: the command exited 0, or the hook
+        /// answered `stop`.
+        passed: bool,
+        /// The command's exit status; absent for a stop hook, and when the
+        /// command did not exit by itself (timed out, interrupted, not run).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        /// The end of the command's output, or the hook's message, as the
+        /// model reads it when it is sent back.
+        #[serde(default)]
+        output: String,
+        /// Why the check could not decide (it timed out, was interrupted,
+        /// could not be run, or the hook gave no answer).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// Something the person should know, and the record should show, that
     /// is neither an error nor a question: what a flag changed in a resumed
     /// session, or a tool call that runs without a person's approval
@@ -327,6 +362,36 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl AgentEvent {
+    // Runs that end when a check passes (issue 35).
+    /// A `check` event in one line for a person: `check 1/5 `make test`
+    /// failed: exit status 2`; `None` for any other event.
+    pub fn check_summary(&self) -> Option<String> {
+        let AgentEvent::Check {
+            kind,
+            command,
+            attempt,
+            tries,
+            passed,
+            exit_code,
+            error,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let what = match kind {
+            CheckKind::Until => "check",
+            CheckKind::Stop => "stop hook",
+        };
+        let result = match (passed, exit_code, error) {
+            (true, _, _) => "passed".to_string(),
+            (false, _, Some(e)) => format!("failed: {e}"),
+            (false, Some(c), None) => format!("failed: exit status {c}"),
+            (false, None, None) => "sent the model back".to_string(),
+        };
+        Some(format!("{what} {attempt}/{tries} `{command}` {result}"))
+    }
+
     /// An `error` event without a code.
     pub fn error(message: impl Into<String>) -> AgentEvent {
         AgentEvent::Error {
@@ -355,6 +420,33 @@ pub enum Outcome {
     /// The final answer still did not match `--output-schema` after the
     /// retries (`--output-retries`).
     InvalidOutput,
+    /// The `--until` check (or a stop hook) still failed after
+    /// `--until-tries` checks, or could not be run at all.
+    CheckFailed,
+}
+
+// Runs that end when a check passes (issue 35).
+/// What a `check` event checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// The `--until` command.
+    Until,
+    /// A stop hook (`--stop`).
+    Stop,
+}
+
+/// The check a session's runs must pass before they end (`ag-loop
+/// --until`), as `settings` events record it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UntilCheck {
+    /// The command, run by bash in the working directory, confined as a
+    /// tool call; exit status 0 passes.
+    pub command: String,
+    /// Checks a prompt's run may make before it ends with `check_failed`.
+    pub tries: u32,
+    /// Seconds one check may take before it counts as failed.
+    pub timeout: f64,
 }
 
 /// A message as `message_start` shows it: an assistant message's stop

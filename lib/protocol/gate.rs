@@ -156,3 +156,39 @@ pub struct AfterAnswer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
 }
+
+// Runs that end when a check passes (issue 35).
+/// What a stop hook (`ag-loop --stop CMD`) receives when the model ends its
+/// turn without tool calls: its final answer, as one JSON object on stdin.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StopRequest {
+    /// The text of the model's final answer.
+    pub answer: String,
+    /// The working directory.
+    pub cwd: String,
+    /// The session, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Which check of this prompt's run it is, from 1.
+    pub attempt: u32,
+    /// How many checks the run may make (`--until-tries`); on the last one,
+    /// `continue` ends the run with the outcome `check_failed`.
+    pub tries: u32,
+}
+
+/// A stop hook's answer: one JSON object on stdout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum StopDecision {
+    /// The run may end (as far as this hook goes).
+    Stop {
+        /// Why, for the `check` event and the session (not the model).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// The work is not done: `message` goes to the model as the next prompt.
+    Continue {
+        /// What the model reads: what is still wrong, and what to do.
+        message: String,
+    },
+}

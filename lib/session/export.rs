@@ -127,9 +127,14 @@ fn run_lines(e: &Ending) -> Vec<String> {
                 r.usage.cost.total
             );
             // Structured output: the run's answer as the value it is.
-            match &r.output {
+            let line = match &r.output {
                 Some(v) => format!("{line}; output: {v}"),
                 None => line,
+            };
+            // Runs that end when a check passes (issue 35).
+            match r.checks.as_slice() {
+                [] => line,
+                checks => format!("{line}; {}", checks.join("; ")),
             }
         })
         .collect();

@@ -135,6 +135,10 @@ pub struct RunEnd {
     /// Structured output (`--output-schema`): the run's valid answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<serde_json::Value>,
+    // Runs that end when a check passes (issue 35).
+    /// The run's checks (`--until`, stop hooks), one line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
 }
 
 /// How a session's runs ended, and its totals.
@@ -209,6 +213,8 @@ pub fn ending(path: &Path) -> io::Result<Ending> {
     let mut e = Ending::default();
     // The model calls of the run under way; its end brings its own count.
     let mut running = Usage::default();
+    // The checks of the run under way.
+    let mut checks: Vec<String> = Vec::new();
     reader.for_each_event_of(
         &[
             "\"agent_start\"",
@@ -216,11 +222,13 @@ pub fn ending(path: &Path) -> io::Result<Ending> {
             "\"message_end\"",
             "\"settings\"",
             "\"compaction\"",
+            "\"check\"",
         ],
         |_, rec| match rec.event {
             AgentEvent::AgentStart { .. } => {
                 e.unfinished = true;
                 running = Usage::default();
+                checks.clear();
             }
             AgentEvent::AgentEnd {
                 outcome,
@@ -237,6 +245,7 @@ pub fn ending(path: &Path) -> io::Result<Ending> {
                     error,
                     usage,
                     output,
+                    checks: std::mem::take(&mut checks),
                 });
             }
             AgentEvent::MessageEnd {
@@ -246,6 +255,9 @@ pub fn ending(path: &Path) -> io::Result<Ending> {
                 add_model(&mut e.models, current.of(a.model.as_ref()), &a.usage);
             }
             AgentEvent::Settings { model, .. } => current = CurrentModel(model),
+            ref check @ AgentEvent::Check { .. } => {
+                checks.extend(check.check_summary());
+            }
             AgentEvent::Compaction { usage, .. } if usage.total_tokens() > 0 => {
                 add_model(&mut e.models, current.0.clone(), &usage);
             }

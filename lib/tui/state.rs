@@ -315,6 +315,7 @@ impl State {
                     Outcome::InvalidOutput => {
                         Some("stopped: the final answer did not match --output-schema")
                     }
+                    Outcome::CheckFailed => Some("stopped: the --until check did not pass"),
                 };
                 if let Some(why) = why {
                     let text = match error {
@@ -419,6 +420,15 @@ impl State {
             }
             AgentEvent::Error { message, .. } => self.notice(NoticeKind::Error, message.clone()),
             AgentEvent::Note { message, .. } => self.notice(NoticeKind::Info, message.clone()),
+            // Runs that end when a check passes (issue 35).
+            AgentEvent::Check { passed, .. } => {
+                let kind = if *passed {
+                    NoticeKind::Info
+                } else {
+                    NoticeKind::Warning
+                };
+                self.notice(kind, event.check_summary().unwrap_or_default());
+            }
             AgentEvent::Settings {
                 model, reasoning, ..
             } => {

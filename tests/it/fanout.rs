@@ -589,3 +589,86 @@ fn fanout_passes_options_to_parallel_and_keeps_its_stdout_json() {
     r.expect_code(2);
     assert!(r.stderr().contains("has 2 lines"), "{r}");
 }
+
+// Runs that end when a check passes (issue 35).
+#[test]
+fn fanout_runs_each_tasks_check_and_says_pass_or_fail() {
+    require_parallel();
+    let env = Env::new();
+    let server = PromptServer::start();
+    models_json(&env, &server);
+    repo(&env, "r1");
+    repo(&env, "r2");
+    repo(&env, "r3");
+    let tasks = [
+        json!({"id": "pass", "dir": "r1", "prompt": "write hello.txt hi", "model": "fake/m",
+               "check": "grep -q hi hello.txt"}),
+        json!({"id": "fail", "dir": "r2", "prompt": "write x.txt y", "model": "fake/m",
+               "check": "echo nope; exit 4", "check_tries": 2}),
+        // The run ends at the turn limit before any check: fanout runs it.
+        json!({"id": "spin-pass", "dir": "r3", "prompt": "spin", "model": "fake/m",
+               "args": ["--max-turns", "2"], "check": "test -f README.md"}),
+        json!({"id": "spin-fail", "dir": "r3", "prompt": "spin", "model": "fake/m",
+               "args": ["--max-turns", "2"], "check": "test -f nothing.txt", "check_timeout": 30}),
+        json!({"id": "none", "dir": "r3", "prompt": "write n.txt n", "model": "fake/m"}),
+        json!({"id": "zero", "dir": "r3", "prompt": "x", "check": "true", "check_tries": 0}),
+        json!({"id": "alone", "dir": "r3", "prompt": "x", "check_timeout": 5}),
+        json!({"id": "empty", "dir": "r3", "prompt": "x", "check": ""}),
+    ];
+    let lines: Vec<String> = tasks.iter().map(Value::to_string).collect();
+    env.write("tasks.jsonl", lines.join("\n") + "\n");
+    let r = run(fanout(&env, &["-j", "2", "tasks.jsonl"]), None);
+    r.expect_code(1);
+    let (by_id, summary) = results(&r.stdout());
+
+    let pass = &by_id["pass"];
+    assert_eq!(
+        (&pass["outcome"], &pass["check"], &pass["check_exit"]),
+        (&json!("finished"), &json!("pass"), &json!(0)),
+        "{pass}"
+    );
+    let fail = &by_id["fail"];
+    assert_eq!(
+        (&fail["outcome"], &fail["check"], &fail["check_exit"]),
+        (&json!("check_failed"), &json!("fail"), &json!(4)),
+        "{fail}"
+    );
+    assert!(
+        fail["check_output"].as_str().unwrap().contains("nope"),
+        "{fail}"
+    );
+    assert!(
+        fail["error"].as_str().unwrap().contains("--until-tries"),
+        "{fail}"
+    );
+    let spin = &by_id["spin-pass"];
+    assert_eq!(
+        (&spin["outcome"], &spin["check"], &spin["check_exit"]),
+        (&json!("turn_limit"), &json!("pass"), &json!(0)),
+        "{spin}"
+    );
+    let spin = &by_id["spin-fail"];
+    assert_eq!(
+        (&spin["outcome"], &spin["check"], &spin["check_exit"]),
+        (&json!("turn_limit"), &json!("fail"), &json!(1)),
+        "{spin}"
+    );
+    let none = &by_id["none"];
+    assert_eq!(none["outcome"], "finished", "{none}");
+    assert!(none.get("check").is_none(), "{none}");
+    // A task that is refused is known by its line number.
+    for (id, says) in [
+        (
+            "6",
+            "`check_tries` must be a whole number, 1 or more (got 0)",
+        ),
+        ("7", "`check_timeout` goes with `check`"),
+        ("8", "`check` must be a non-empty string"),
+    ] {
+        let t = &by_id[id];
+        assert_eq!(t["outcome"], "invalid_task", "{t}");
+        assert!(t["error"].as_str().unwrap().contains(says), "{t}");
+    }
+    let summary = summary.unwrap();
+    assert_eq!(summary["outcomes"]["check_failed"], 1, "{summary}");
+}

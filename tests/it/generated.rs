@@ -192,6 +192,8 @@ fn protocol_examples_round_trip_and_validate() {
                 "after-answer" => round::<AfterAnswer>(&value),
                 "serve-request" => round::<ServeRequest>(&value),
                 "serve-message" => round::<ServeMessage>(&value),
+                "stop-request" => round::<StopRequest>(&value),
+                "stop-decision" => round::<StopDecision>(&value),
                 other => panic!("no type for fixture {other}"),
             };
             assert_eq!(

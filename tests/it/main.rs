@@ -120,6 +120,8 @@ mod sandbox;
 mod sandbox_loop;
 // Structured output (--output-schema) on every API's wire shape, ag-loop and ag-llm.
 mod output_schema;
+// Runs that end when a check passes (issue 35).
+mod until;
 // ag-acp: ACP clients from npm (scripts/acp-interop) and raw JSON-RPC attacks.
 mod acp;
 // ag-tui's frames (TestBackend and insta snapshots) and its render cache.

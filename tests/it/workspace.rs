@@ -562,3 +562,50 @@ fn kubectl_a_pod_gone_during_a_call_is_said_through_the_fake_client() {
         "{said}"
     );
 }
+
+// Runs that end when a check passes (issue 35).
+#[test]
+fn over_ssh_the_until_check_runs_in_the_workspace_even_without_bash_among_the_tools() {
+    let sshd = Sshd::start();
+    let env = Env::new();
+    let remote = tempfile::tempdir().unwrap();
+    let rdir = remote.path().canonicalize().unwrap();
+    // Here the check would pass; there it does not, until the file is made.
+    env.write("made.txt", "here\n");
+    let server = ModelServer::start(vec![Turn::Text("done"), Turn::Text("done again")]);
+    let uri = sshd.uri(&rdir);
+    let options = sshd.options();
+    let vars = [("AG_SSH_OPTIONS", options.as_str())];
+    let check = [
+        "--tools",
+        "read",
+        "--until",
+        "pwd; test -f made.txt",
+        "--until-tries",
+        "1",
+    ];
+    let mut c = ag_loop(&env, &server, &uri, &vars);
+    c.args(check).arg("go");
+    let r = run(c, None);
+    r.expect_code(1);
+    let events = r.json_lines();
+    let found: Vec<&Value> = events.iter().filter(|e| e["type"] == "check").collect();
+    assert_eq!(found.len(), 1, "{r}");
+    assert_eq!(found[0]["exit_code"], 1, "{r}");
+    let output = found[0]["output"].as_str().unwrap();
+    assert!(output.contains(&rdir.display().to_string()), "{output}");
+    // ag-bash went there for the check, although the model has no bash.
+    let cache = sshd
+        .home()
+        .join(".cache/ag")
+        .join(env!("CARGO_PKG_VERSION"));
+    assert!(cache.join("ag-bash").is_file(), "{}", cache.display());
+    std::fs::write(rdir.join("made.txt"), "there\n").unwrap();
+    let mut c = ag_loop(&env, &server, &uri, &vars);
+    c.args(check).arg("go");
+    let r = run(c, None);
+    r.ok();
+    let events = r.json_lines();
+    let found: Vec<&Value> = events.iter().filter(|e| e["type"] == "check").collect();
+    assert_eq!(found[0]["passed"], true, "{r}");
+}
