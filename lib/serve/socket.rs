@@ -28,8 +28,13 @@ use crate::protocol::{AgentCommand, ServeMessage, ServeRequest, SessionState};
 /// The longest line a client may send.
 const MAX_LINE: usize = 16 << 20;
 
-/// How long a dropped client that reads nothing keeps its connection.
-const DROP_GRACE: Duration = Duration::from_secs(5);
+/// How long a dropped client that reads nothing keeps its connection. The
+/// kernel may already hold part of a line for it: closing sooner would tear
+/// that line and lose the `dropped` message behind it, which a client that
+/// paused for a while (a busy machine, a suspended terminal) comes back to
+/// read. It is detached from the session all the while; the connection
+/// costs a descriptor and one write's buffer.
+const DROP_GRACE: Duration = Duration::from_secs(600);
 
 /// Bytes gathered before a write.
 const WRITE_CHUNK: usize = 64 * 1024;
