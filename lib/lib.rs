@@ -18,6 +18,7 @@ pub mod sandbox;
 pub mod schema;
 pub mod serve;
 pub mod session;
+pub mod tls;
 pub mod tool_protocol;
 pub mod tools;
 pub mod tui;

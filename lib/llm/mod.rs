@@ -129,6 +129,7 @@ impl Llm {
     pub fn new(opts: LlmOptions) -> Result<Llm, LlmError> {
         let home = opts.ag_home.clone().unwrap_or_else(models::default_ag_home);
         let table = ModelTable::load(&home)?;
+        crate::tls::install_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(30))
             .pool_idle_timeout(Duration::from_secs(90))

@@ -455,7 +455,7 @@ async fn start(
             }
         }
         Spec::Url(url) => {
-            install_tls_provider();
+            crate::tls::install_provider();
             let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
             let session =
                 tokio::time::timeout(options.startup_timeout, handler.clone().serve(transport))
@@ -615,13 +615,6 @@ fn fallback_name(spec: &Spec) -> String {
             .unwrap_or("mcp")
             .to_string(),
     }
-}
-
-/// rmcp's HTTP client is built without a TLS crypto provider of its own
-/// (the default would compile aws-lc); it uses rustls' ring, which the
-/// model client links already. Installing it twice is harmless.
-fn install_tls_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 #[cfg(test)]
