@@ -17,12 +17,13 @@ use super::gates::{Gates, Verdict};
 use super::model::ModelClient;
 use super::output::Judgement;
 use super::repeats::FailureGuard;
-use super::toolset::{CallEnv, ToolSet, aborted_result, cap_output};
+use super::toolset::{CallEnv, ToolSet, cap_output};
 use crate::protocol::{
     AfterRequest, AgentEvent, AssistantMessage, ContentBlock, GateRequest, LlmRequest, Message,
     Outcome, Reasoning, StopReason, ToolResult, ToolResultMessage, Usage, UserContent,
 };
 use crate::tool_protocol::exec::error_result;
+use crate::tool_protocol::exec::interrupted_result;
 use crate::tool_protocol::hashes::FileHashes;
 
 /// Settings of a run.
@@ -472,7 +473,7 @@ impl Agent {
     ) -> io::Result<Vec<ToolResultMessage>> {
         let mut out = Vec::new();
         for (id, name, _) in assistant.tool_calls() {
-            let msg = to_message(name, aborted_result(id));
+            let msg = to_message(name, interrupted_result(id));
             self.push(turns, Message::ToolResult(msg.clone()))?;
             out.push(msg);
         }
@@ -494,7 +495,7 @@ impl Agent {
             let name = &self.tool_name(called);
             let mut args = args.clone();
             if name != called {
-                super::toolset::imply_arguments(called, &mut args);
+                super::tool_sets::imply_arguments(called, &mut args);
             }
             let check = match self.tools.get(name) {
                 None => Err((
@@ -568,7 +569,7 @@ impl Agent {
                             super::ask::run(&id, &args, asking, &cancel).await
                         }
                         Some(spec) => {
-                            let sink = super::updates::progress_sink(&id, &name, events);
+                            let sink = super::progress::progress_sink(&id, &name, events);
                             let call_env = CallEnv {
                                 cwd: &cwd,
                                 env: &env,
@@ -591,7 +592,7 @@ impl Agent {
         if self.settings.sequential {
             for (i, id, name, args) in prepared {
                 let r = if cancel.is_cancelled() {
-                    aborted_result(&id)
+                    interrupted_result(&id)
                 } else {
                     let answer = self.answer_slot(&name, &id, control);
                     let call = run_one(
@@ -659,7 +660,7 @@ impl Agent {
         // Results enter the conversation in the order the model asked.
         let mut out = Vec::new();
         for (i, (id, name, _)) in calls.iter().enumerate() {
-            let r = results[i].take().unwrap_or_else(|| aborted_result(id));
+            let r = results[i].take().unwrap_or_else(|| interrupted_result(id));
             let msg = to_message(name, r);
             self.push(turns, Message::ToolResult(msg.clone()))?;
             out.push(msg);
@@ -726,7 +727,7 @@ impl Agent {
                         continue;
                     }
                     if cancel.is_cancelled() {
-                        let mut r = aborted_result(&id);
+                        let mut r = interrupted_result(&id);
                         self.end_call(&id, &name, &args, &mut r)?;
                         results[i] = Some(r);
                         continue;
@@ -847,7 +848,7 @@ impl Agent {
     /// The offered tool a call's name means: the name itself, else the ag
     /// tool another agent's name stands for, when that one is offered.
     fn tool_name(&self, called: &str) -> String {
-        let own = super::toolset::own_name(called);
+        let own = super::tool_sets::own_name(called);
         if self.tools.get(called).is_none() && self.tools.get(own).is_some() {
             own.to_string()
         } else {

@@ -17,101 +17,8 @@ use crate::tool_protocol::ArgsCheck;
 use crate::tool_protocol::exec::{self, CallOptions, ProgressSink, ToolProgram};
 use crate::tool_protocol::hashes;
 
-/// The core tools (files, shell, git, search, the task list), `notify`
-/// and `ask`: seed 003's `minimal`, by tool name (binary `ag-<name>`;
-/// `ask` is ag-loop's own, see [`super::ask`]; the default set offers it
-/// only when someone can answer).
-pub const DEFAULT_TOOLS: &[&str] = &[
-    "read", "write", "edit", "patch", "delete", "bash", "grep", "find", "ls", "todo", "git",
-    "notify", "ask",
-];
-
-/// The sets a tool list may name (seed 003's `full`, `minimal` and `chat`,
-/// and two of ag's own), each with what it holds, for help and errors.
-pub const SETS: &[(&str, &str)] = &[
-    ("full", "minimal and the installed CLI agents; the default"),
-    (
-        "minimal",
-        "read, write, edit, patch, delete, bash, grep, find, ls, todo, git, notify, ask",
-    ),
-    ("basic", "read, write, edit, bash: seed 002's four"),
-    ("readonly", "read, grep, find, ls"),
-    ("chat", "notify and ask: the model talks"),
-];
-
-/// The tools of a named set; `full` adds `cli_agents`, the CLI agent tools
-/// that are installed (see [`super::cli_agents`]).
-pub fn named_set(name: &str, cli_agents: &[String]) -> Option<Vec<String>> {
-    let names: &[&str] = match name {
-        "full" => {
-            let mut all: Vec<String> = DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect();
-            all.extend(cli_agents.iter().cloned());
-            return Some(all);
-        }
-        "minimal" => DEFAULT_TOOLS,
-        "basic" => &["read", "write", "edit", "bash"],
-        "readonly" => &["read", "grep", "find", "ls"],
-        "chat" => &["notify", "ask"],
-        _ => return None,
-    };
-    Some(names.iter().map(|s| s.to_string()).collect())
-}
-
-/// The names other agents give ag's tools: seed 003's registry (`read_file`,
-/// `git_status`, `glob`, `notify_user`, ...) and seed 001's Cursor tools
-/// (`grep_search`, `list_dir`, `delete_file`), so that their tool lists
-/// work as written.
-pub fn own_name(name: &str) -> &str {
-    match name {
-        "read_file" => "read",
-        "write_file" => "write",
-        "edit_file" => "edit",
-        "delete_file" => "delete",
-        "list_dir" => "ls",
-        "grep_search" => "grep",
-        "glob" => "find",
-        "git_status" | "git_commit" | "git_diff" => "git",
-        "notify_user" => "notify",
-        other => other,
-    }
-}
-
-/// What another agent's tool name says about the call that ag's tool takes
-/// as an argument: seed 003's `git_status` is ag-git with `action: status`.
-/// Added when the call does not say it itself.
-pub fn imply_arguments(called: &str, arguments: &mut Value) {
-    let action = match called {
-        "git_status" => "status",
-        "git_diff" => "diff",
-        "git_commit" => "commit",
-        _ => return,
-    };
-    if let Some(map) = arguments.as_object_mut() {
-        map.entry("action")
-            .or_insert_with(|| Value::String(action.into()));
-    }
-}
-
-/// Expands a tool list: set names (which may be mixed with tool names),
-/// other agents' names for ag's tools, each tool once.
-pub fn expand(list: &[String], cli_agents: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for item in list.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-        let names = named_set(item, cli_agents).unwrap_or_else(|| vec![own_name(item).to_string()]);
-        for name in names {
-            if !out.contains(&name) {
-                out.push(name);
-            }
-        }
-    }
-    out
-}
-
 /// Characters of tool output that enter the conversation.
 pub const MAX_OUTPUT_CHARS: usize = 60_000;
-
-/// Why an interrupted call stopped, for the model.
-pub(super) const INTERRUPTED: &str = "the user interrupted this tool call before it finished";
 
 /// One tool: how it runs and what it takes.
 pub struct ToolSpec {
@@ -463,7 +370,7 @@ impl ToolSpec {
                 let options = CallOptions {
                     cwd: Some(cwd),
                     env: &call_env,
-                    aborted: INTERRUPTED,
+                    aborted: exec::INTERRUPTED,
                     sandbox: prepared.as_deref(),
                     progress: env.progress,
                 };
@@ -476,7 +383,7 @@ impl ToolSpec {
                     binary,
                     id,
                     env: env.env,
-                    aborted: INTERRUPTED,
+                    aborted: exec::INTERRUPTED,
                 };
                 workspace.call(call, arguments, cancel).await
             }
@@ -498,7 +405,7 @@ async fn call_mcp(
     let mut result = server.read().await.call(remote, arguments, cancel).await;
     if result.error_code.as_deref() == Some(exec::ABORTED) {
         // In ag-loop's words, as for every other tool.
-        return aborted_result(id);
+        return exec::interrupted_result(id);
     }
     result.id = Some(id.to_string());
     if result.error_code.as_deref() == Some(SERVER_GONE) {
@@ -549,11 +456,6 @@ fn error_result_here(id: &str) -> ToolResult {
     )
 }
 
-/// The result of a call that an interrupt stopped.
-pub fn aborted_result(id: &str) -> ToolResult {
-    exec::aborted_result(id, INTERRUPTED)
-}
-
 /// Caps tool output before it enters the conversation: the head and the
 /// tail are kept (the end of a failing build matters most) with a note.
 pub fn cap_output(text: String) -> String {
@@ -574,40 +476,6 @@ pub fn cap_output(text: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sets_and_other_agents_names_expand_to_ag_tools() {
-        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            expand(&strings(&["chat"]), &[]),
-            strings(&["notify", "ask"])
-        );
-        assert_eq!(expand(&strings(&["minimal"]), &[]), strings(DEFAULT_TOOLS));
-        let agents = strings(&["codex_cli"]);
-        let full = expand(&strings(&["full"]), &agents);
-        assert_eq!(full.len(), DEFAULT_TOOLS.len() + 1);
-        assert_eq!(full.last().map(String::as_str), Some("codex_cli"));
-        // Seed 003's registry names, each ag tool once.
-        assert_eq!(
-            expand(
-                &strings(&[
-                    "read_file",
-                    "git_status",
-                    "git_diff",
-                    "glob",
-                    "grep",
-                    "notify_user",
-                    "bash"
-                ]),
-                &[]
-            ),
-            strings(&["read", "git", "find", "grep", "notify", "bash"])
-        );
-        // Every set named in the help expands.
-        for (name, _) in SETS {
-            assert!(named_set(name, &[]).is_some(), "{name}");
-        }
-    }
 
     #[test]
     fn cap_keeps_head_and_tail() {
