@@ -603,9 +603,20 @@ mod tests {
     fn tools_flag_then_identity_then_config_then_every_ag_tool() {
         let (c, i) = (config(), identity());
         let r = resolve(&["--tools", "read,bash,read"], &c, Some(&i));
+        // `bash` named is all of ag-bash: the command and the job tools.
         assert_eq!(
             (r.tools, r.tools_explicit),
-            (strings(&["read", "bash"]), true)
+            (
+                strings(&[
+                    "read",
+                    "bash",
+                    "bash_background",
+                    "job_output",
+                    "job_stop",
+                    "job_list"
+                ]),
+                true
+            )
         );
         let r = resolve(&[], &c, Some(&i));
         assert_eq!(

@@ -3,15 +3,30 @@
 //! them. Plain names only, so that set-up, errors and the loop can all use
 //! them without reaching into the tool set itself.
 
-use serde_json::Value;
-
 /// The core tools (files, shell, git, search, the task list), `notify`
-/// and `ask`: seed 003's `minimal`, by tool name (binary `ag-<name>`;
-/// `ask` is ag-loop's own, answered by the loop; the default set offers it
-/// only when someone can answer).
+/// and `ask`: seed 003's `minimal`, by the names the model sees (binary
+/// `ag-<name>`, or the binary of an offered tool, see
+/// [`crate::tools::offer`]; `ask` is ag-loop's own, answered by the loop;
+/// the default set offers it only when someone can answer). `bash` here
+/// is the command tool alone: the background-job tools cost every request
+/// about 1,200 characters, and are offered when asked for (`--tools bash`).
 pub const DEFAULT_TOOLS: &[&str] = &[
-    "read", "write", "edit", "patch", "delete", "bash", "grep", "find", "ls", "todo", "git",
-    "notify", "ask",
+    "read",
+    "write",
+    "edit",
+    "patch",
+    "delete",
+    "bash",
+    "grep",
+    "find",
+    "ls",
+    "todo",
+    "git_status",
+    "git_diff",
+    "git_log",
+    "git_commit",
+    "notify",
+    "ask",
 ];
 
 /// The sets a tool list may name (seed 003's `full`, `minimal` and `chat`,
@@ -20,9 +35,12 @@ pub const SETS: &[(&str, &str)] = &[
     ("full", "minimal and the installed CLI agents; the default"),
     (
         "minimal",
-        "read, write, edit, patch, delete, bash, grep, find, ls, todo, git, notify, ask",
+        "read, write, edit, patch, delete, bash (commands; its jobs only by name), grep, find, ls, todo, git_status, git_diff, git_log, git_commit, notify, ask",
     ),
-    ("basic", "read, write, edit, bash: seed 002's four"),
+    (
+        "basic",
+        "read, write, edit, bash (commands): seed 002's four",
+    ),
     ("readonly", "read, grep, find, ls"),
     ("chat", "notify and ask: the model talks"),
 ];
@@ -48,7 +66,8 @@ pub fn named_set(name: &str, cli_agents: &[String]) -> Option<Vec<String>> {
 /// The names other agents give ag's tools: seed 003's registry (`read_file`,
 /// `git_status`, `glob`, `notify_user`, ...) and seed 001's Cursor tools
 /// (`grep_search`, `list_dir`, `delete_file`), so that their tool lists
-/// work as written.
+/// work as written. Seed 003's `git_status`, `git_diff` and `git_commit`
+/// are ag's own names (see [`crate::tools::offer`]).
 pub fn own_name(name: &str) -> &str {
     match name {
         "read_file" => "read",
@@ -58,25 +77,8 @@ pub fn own_name(name: &str) -> &str {
         "list_dir" => "ls",
         "grep_search" => "grep",
         "glob" => "find",
-        "git_status" | "git_commit" | "git_diff" => "git",
         "notify_user" => "notify",
         other => other,
-    }
-}
-
-/// What another agent's tool name says about the call that ag's tool takes
-/// as an argument: seed 003's `git_status` is ag-git with `action: status`.
-/// Added when the call does not say it itself.
-pub fn imply_arguments(called: &str, arguments: &mut Value) {
-    let action = match called {
-        "git_status" => "status",
-        "git_diff" => "diff",
-        "git_commit" => "commit",
-        _ => return,
-    };
-    if let Some(map) = arguments.as_object_mut() {
-        map.entry("action")
-            .or_insert_with(|| Value::String(action.into()));
     }
 }
 
@@ -85,7 +87,11 @@ pub fn imply_arguments(called: &str, arguments: &mut Value) {
 pub fn expand(list: &[String], cli_agents: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for item in list.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-        let names = named_set(item, cli_agents).unwrap_or_else(|| vec![own_name(item).to_string()]);
+        // A set's members are offered tools as they are (`basic`'s `bash`
+        // is the command tool alone); a binary named in the list is all of
+        // its tools (`bash` with its jobs), as the one tool it was.
+        let names = named_set(item, cli_agents)
+            .unwrap_or_else(|| crate::tools::offer::expand_binary(own_name(item)));
         for name in names {
             if !out.contains(&name) {
                 out.push(name);
@@ -125,7 +131,34 @@ mod tests {
                 ]),
                 &[]
             ),
-            strings(&["read", "git", "find", "grep", "notify", "bash"])
+            strings(&[
+                "read",
+                "git_status",
+                "git_diff",
+                "find",
+                "grep",
+                "notify",
+                "bash",
+                "bash_background",
+                "job_output",
+                "job_stop",
+                "job_list"
+            ])
+        );
+        // A binary's name is all of its tools; a set's `bash` is the
+        // command tool alone.
+        assert_eq!(
+            expand(&strings(&["git", "basic"]), &[]),
+            strings(&[
+                "git_status",
+                "git_diff",
+                "git_log",
+                "git_commit",
+                "read",
+                "write",
+                "edit",
+                "bash"
+            ])
         );
         // Every set named in the help expands.
         for (name, _) in SETS {

@@ -16,6 +16,7 @@ use crate::protocol::{ToolDefinition, ToolResult};
 use crate::tool_protocol::ArgsCheck;
 use crate::tool_protocol::exec::{self, CallOptions, ProgressSink, ToolProgram};
 use crate::tool_protocol::hashes;
+use crate::tools::offer::{self, Split};
 
 /// Characters of tool output that enter the conversation.
 pub const MAX_OUTPUT_CHARS: usize = 60_000;
@@ -26,6 +27,9 @@ pub struct ToolSpec {
     pub definition: ToolDefinition,
     check: ArgsCheck,
     runs: Runs,
+    /// A binary offered as one tool per mode (`ag-git` as `git_status`,
+    /// `git_diff`, ...): the model sees those instead of `definition`.
+    split: Option<Split>,
     /// An ag tool whose `expected_hash` the loop hides from the model and
     /// fills in itself: the model never sees a hash, so one it sends is a
     /// guess and is dropped.
@@ -77,15 +81,23 @@ impl ToolSet {
         let mut wanted: Vec<ToolProgram> = Vec::new();
         let mut agents: Vec<ToolProgram> = Vec::new();
         let ask = names.iter().any(|n| n == super::ask::NAME);
+        let mut own_names: Vec<String> = Vec::new();
         for name in names.iter().filter(|n| *n != super::ask::NAME) {
-            if let Some(p) = super::cli_agents::program(name) {
-                agents.push(p);
-                continue;
+            match super::cli_agents::program(name) {
+                Some(p) => agents.push(p),
+                None => own_names.push(name.clone()),
             }
-            match ToolProgram::ag(name) {
-                Some(p) => wanted.push(p),
+        }
+        // Per ag binary, the offered tools of it that were named.
+        let mut parts: Vec<Option<Vec<String>>> = Vec::new();
+        for (tool, named) in offer::by_binary(&own_names) {
+            match ToolProgram::ag(&tool) {
+                Some(p) => {
+                    wanted.push(p);
+                    parts.push(named);
+                }
                 None if explicit => {
-                    return Err(SetupError::ToolMissing(name.clone()));
+                    return Err(SetupError::ToolMissing(tool));
                 }
                 None => {}
             }
@@ -129,15 +141,21 @@ impl ToolSet {
         }
         let mut tools: Vec<ToolSpec> = loaded
             .into_iter()
-            .map(|(program, mut definition, own, agent)| {
+            .enumerate()
+            .map(|(i, (program, mut definition, own, agent))| {
                 // The check keeps the whole schema: the tool still takes
                 // the hash the loop passes itself (see `FileHashes::guard`).
                 let check = ArgsCheck::new(definition.parameters.clone());
                 let loop_hash = own && hashes::hide_hash_field(&mut definition.parameters);
                 let ag_binary = own.then(|| program.label().to_string());
+                let split = (own && offer::is_split(&definition.name)).then(|| {
+                    let named = parts.get(i).and_then(|n| n.as_deref());
+                    Split::new(&definition, named)
+                });
                 ToolSpec {
                     check,
                     definition,
+                    split,
                     runs: Runs::Program(program),
                     loop_hash,
                     ag_binary,
@@ -152,6 +170,7 @@ impl ToolSet {
                 ToolSpec {
                     check: ArgsCheck::new(definition.parameters.clone()),
                     definition,
+                    split: None,
                     runs: Runs::Ask,
                     loop_hash: false,
                     ag_binary: None,
@@ -204,6 +223,7 @@ impl ToolSet {
                 self.tools.push(ToolSpec {
                     definition: def,
                     check,
+                    split: None,
                     runs: Runs::Mcp(shared.clone(), remote),
                     loop_hash: false,
                     ag_binary: None,
@@ -224,6 +244,7 @@ impl ToolSet {
                 self.tools.push(ToolSpec {
                     definition: t.definition.clone(),
                     check: ArgsCheck::new(t.definition.parameters.clone()),
+                    split: None,
                     runs: Runs::Mcp(server.clone(), remote.clone()),
                     loop_hash: false,
                     ag_binary: None,
@@ -259,21 +280,41 @@ impl ToolSet {
         }
     }
 
-    /// The definitions, for the model.
+    /// The definitions, for the model: a split binary's offered tools in
+    /// its place.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools.iter().map(|t| t.definition.clone()).collect()
+        self.tools
+            .iter()
+            .flat_map(|t| match &t.split {
+                Some(split) => split.offers.iter().map(|o| o.definition.clone()).collect(),
+                None => vec![t.definition.clone()],
+            })
+            .collect()
     }
 
-    /// A tool by name.
+    /// A tool by its own name (a binary's, `git`).
     pub fn get(&self, name: &str) -> Option<&ToolSpec> {
         self.tools.iter().find(|t| t.definition.name == name)
     }
 
-    /// The tool names.
+    /// The tool that answers a call named `called`: by its own name, or by
+    /// the name of one of its offered tools (`git_status` is ag-git's).
+    pub fn find(&self, called: &str) -> Option<&ToolSpec> {
+        self.get(called).or_else(|| {
+            self.tools
+                .iter()
+                .find(|t| t.split.as_ref().is_some_and(|s| s.answers(called)))
+        })
+    }
+
+    /// The tool names the model sees.
     pub fn names(&self) -> Vec<&str> {
         self.tools
             .iter()
-            .map(|t| t.definition.name.as_str())
+            .flat_map(|t| match &t.split {
+                Some(split) => split.offers.iter().map(|o| o.offered.name).collect(),
+                None => vec![t.definition.name.as_str()],
+            })
             .collect()
     }
 }
@@ -295,13 +336,21 @@ impl ToolSpec {
     /// Puts the arguments in the shape the schema asks for (see
     /// [`crate::tool_protocol::lenient`]) and checks them; the error lists every
     /// problem. What the call then runs with is the normalized arguments.
-    pub fn validate(&self, arguments: &mut Value) -> Result<(), String> {
+    /// A call named `called` goes to a split binary through the offered
+    /// tool it names (see [`Split::route`]); the answer is the note for
+    /// its result, if any.
+    pub fn validate(&self, called: &str, arguments: &mut Value) -> Result<Option<String>, String> {
+        if let Some(split) = &self.split {
+            return split.route(called, arguments).map(|r| r.note);
+        }
         if self.loop_hash
             && let Some(map) = arguments.as_object_mut()
         {
             hashes::drop_guessed_hash(map);
         }
-        self.check.prepare(&self.definition.name, arguments)
+        self.check
+            .prepare(&self.definition.name, arguments)
+            .map(|()| None)
     }
 
     /// True for ag-loop's own `ask`, which the loop answers itself.
