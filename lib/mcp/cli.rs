@@ -185,7 +185,16 @@ async fn run(args: Args) -> ExitStatus {
             BIN,
             &format!(
                 "no tools to serve: none of ag-{{{}}} is beside ag-mcp or on PATH, and no --tool was given",
-                DEFAULT_TOOLS.join(",")
+                crate::tools::offer::by_binary(
+                    &DEFAULT_TOOLS
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                )
+                .into_iter()
+                .map(|(binary, _)| binary)
+                .collect::<Vec<_>>()
+                .join(",")
             ),
         );
     }

@@ -16,12 +16,26 @@ use crate::tool_protocol::exec::{self, CallOptions, SchemaError, ToolProgram};
 use crate::tool_protocol::hashes;
 use crate::tools::offer::{self, Split};
 
-/// The ag tools served when `--tools` is not given, by tool name (binary
-/// `ag-<name>`); those not installed are left out. ag-todo and ag-notify
-/// are not among them: they belong to an ag session, which an MCP client
-/// does not have.
+/// The ag tools served when `--tools` is not given, by the names clients
+/// see (binary `ag-<name>`, or the binary of an offered tool, see
+/// [`crate::tools::offer`]); those not installed are left out. ag-todo and
+/// ag-notify are not among them: they belong to an ag session, which an
+/// MCP client does not have. `bash` is the command tool alone; its
+/// background-job tools are served when asked for (`--tools bash`).
 pub const DEFAULT_TOOLS: &[&str] = &[
-    "read", "write", "edit", "delete", "patch", "bash", "grep", "find", "ls", "git",
+    "read",
+    "write",
+    "edit",
+    "delete",
+    "patch",
+    "bash",
+    "grep",
+    "find",
+    "ls",
+    "git_status",
+    "git_diff",
+    "git_log",
+    "git_commit",
 ];
 
 /// ag tools that only look, never change anything: their MCP definitions
@@ -100,12 +114,12 @@ impl ToolBox {
         // (how to run it, (read only, required, one of ag's own))
         let mut wanted: Vec<(ToolProgram, (bool, bool, bool))> = Vec::new();
         let explicit = selection.names.is_some();
+        // A binary's name given (`bash`, `git`) serves all of its tools;
+        // the default's `bash` is the command tool alone.
         let names: Vec<String> = match &selection.names {
-            Some(n) => n.clone(),
+            Some(n) => n.iter().flat_map(|n| offer::expand_binary(n)).collect(),
             None => DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(),
         };
-        // A binary's name (`bash`, `git`) serves all of its tools.
-        let names: Vec<String> = names.iter().flat_map(|n| offer::expand_binary(n)).collect();
         let root_args: Vec<String> = match &selection.root {
             Some(r) => vec!["--root".into(), r.display().to_string()],
             None => Vec::new(),
