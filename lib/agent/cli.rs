@@ -425,7 +425,7 @@ async fn load_tools(
         let missing: Vec<&str> = names
             .iter()
             .map(String::as_str)
-            .filter(|n| tools.get(n).is_none())
+            .filter(|n| tools.find(n).is_none())
             .collect();
         if !missing.is_empty() {
             warn(

@@ -44,7 +44,11 @@ const BIN: &str = "ag-mcp";
 pub struct Args {
     /// The ag tools to serve, comma-separated (`read,grep,find,ls`), or
     /// `none`. Default: read, write, edit, delete, patch, bash, grep, find,
-    /// ls and git, those that are installed (beside ag-mcp, else on PATH).
+    /// ls, git_status, git_diff, git_log and git_commit, those that are
+    /// installed (beside ag-mcp, else on PATH). Clients see one tool per job:
+    /// a binary's name serves all of its tools (bash: bash, bash_background,
+    /// job_output, job_stop, job_list; git: its four), the default's bash is
+    /// the command tool alone.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub tools: Option<Vec<String>>,
     /// Also serve CMD, any executable that speaks ag's tool protocol

@@ -380,8 +380,9 @@ impl Split {
                 Some(o) => Some(o),
                 None => {
                     return Err(format!(
-                        "this call's fields make it a `{}` call, which is not among the tools here; the tools for it are {}. Call one of them with the fields it takes.",
+                        "this call's fields make it a `{}` call, which is not among the tools here (of ag-{}'s tools, this run offers {}); nothing was run. Call one of those with the fields it takes.",
                         m.name,
+                        self.tool,
                         names.join(", ")
                     ));
                 }

@@ -1390,7 +1390,7 @@ fn a_call_in_the_binarys_own_shape_runs_only_as_an_offered_tool() {
         assert_eq!(end["is_error"], true, "{end}");
         let text = end["output"].as_str().unwrap();
         assert!(
-            text.contains("`git_commit` call, which is not among the tools here"),
+            text.contains("`git_commit` call, which is not among the tools here (of ag-git's tools, this run offers git_status); nothing was run"),
             "{text}"
         );
     }
@@ -1426,7 +1426,7 @@ fn a_call_in_the_binarys_own_shape_runs_only_as_an_offered_tool() {
         end["output"]
             .as_str()
             .unwrap()
-            .contains("`bash_background` call, which is not among the tools here"),
+            .contains("`bash_background` call, which is not among the tools here (of ag-bash's tools, this run offers bash)"),
         "{end}"
     );
     assert!(!marker.exists(), "the job ran");

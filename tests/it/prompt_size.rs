@@ -40,12 +40,16 @@ fn sizes_in(env: &Env, extra: &[&str], on_stdin: bool) -> (usize, usize, Value) 
     c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()]);
     c.args(["--json", "--no-gate", "--no-session"]);
     c.args(extra);
-    if on_stdin {
-        run(c, Some(b"go\n")).ok();
+    let r = if on_stdin {
+        run(c, Some(b"go\n"))
     } else {
         c.arg("go");
-        run(c, None).ok();
-    }
+        run(c, None)
+    };
+    r.ok();
+    // Every tool of the set is installed here: none is reported missing
+    // (the set names offered tools, `git_status`, not binaries).
+    assert!(!r.stderr().contains("tools not found"), "{}", r.stderr());
     let request = server.requests().remove(0);
     let system = request["messages"]
         .as_array()
