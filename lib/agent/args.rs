@@ -108,8 +108,10 @@ pub struct Args {
     /// their provider's key and their own state directories), minimal
     /// (read, write, edit, patch, delete, bash, grep, find, ls, todo,
     /// git_status, git_diff, git_log, git_commit, notify, ask), basic (read,
-    /// write, edit, bash: seed 002's four), readonly (read, grep, find, ls),
-    /// chat (notify, ask). The model sees one tool per job: in a set, bash is
+    /// write, edit, bash: seed 002's four), small (read, write, edit, bash,
+    /// grep, find, ls: the default for a context window of at most 32768
+    /// tokens), readonly (read, grep, find, ls), chat (notify, ask). The
+    /// model sees one tool per job: in a set, bash is
     /// the command tool alone; a binary's name in the list offers all of its
     /// tools (bash: bash, bash_background, job_output, job_stop, job_list;
     /// git: git_status, git_diff, git_log, git_commit), so the background-job

@@ -170,6 +170,13 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     let context_window = resolved
         .context_window
         .or(found_window.as_ref().map(|w| w.0));
+    let mut resolved = resolved;
+    if resolved.tool_set.is_none()
+        && let Some(note) = super::tool_sets::fit_to_model(&mut resolved.tools, context_window)
+        && !args.quiet
+    {
+        crate::cli::note(BIN, &note);
+    }
     let redactor = withhold_keys(args.api_key.as_deref(), &resolved.pass_env, &model);
     let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?).await?;
     let workspace = super::workspace::open(&resolved.workspace, &mut tools, &cwd).await?;

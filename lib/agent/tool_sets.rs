@@ -41,9 +41,42 @@ pub const SETS: &[(&str, &str)] = &[
         "basic",
         "read, write, edit, bash (commands): seed 002's four",
     ),
+    (
+        "small",
+        "read, write, edit, bash (commands), grep, find, ls: for a small context window",
+    ),
     ("readonly", "read, grep, find, ls"),
     ("chat", "notify and ask: the model talks"),
 ];
+
+/// The `small` set: a tool for each everyday job and nothing else, as
+/// pi offers (read, write, edit, bash, grep, find, ls).
+pub const SMALL_TOOLS: &[&str] = &["read", "write", "edit", "bash", "grep", "find", "ls"];
+
+/// Context windows up to this many tokens get [`SMALL_TOOLS`] by default.
+/// Provisional (issue 34): the small models that fail under ag's whole set
+/// are served with windows this size (llama.cpp's Qwen2.5-Coder-1.5B at
+/// 32,768), and a smaller set was not yet measured against the whole one on
+/// such a model.
+pub const SMALL_CONTEXT: u64 = 32_768;
+
+/// Fits the default tool set to the model: a known context window of at
+/// most [`SMALL_CONTEXT`] tokens gets the `small` set (and `ask` if the
+/// default offered it). Only for the default: any list that is given
+/// (`--tools`, a config, an identity) is kept. The answer says what was
+/// done, for a note.
+pub fn fit_to_model(tools: &mut Vec<String>, window: Option<u64>) -> Option<String> {
+    let window = window.filter(|w| *w <= SMALL_CONTEXT)?;
+    let ask = tools.iter().any(|t| t == "ask");
+    *tools = SMALL_TOOLS.iter().map(|s| s.to_string()).collect();
+    if ask {
+        tools.push("ask".into());
+    }
+    Some(format!(
+        "the context window is {window} tokens, so the small tool set is offered ({}); --tools full offers them all",
+        tools.join(", ")
+    ))
+}
 
 /// The tools of a named set; `full` adds `cli_agents`, the CLI agent tools
 /// that are installed (found by set-up).
@@ -56,6 +89,7 @@ pub fn named_set(name: &str, cli_agents: &[String]) -> Option<Vec<String>> {
         }
         "minimal" => DEFAULT_TOOLS,
         "basic" => &["read", "write", "edit", "bash"],
+        "small" => SMALL_TOOLS,
         "readonly" => &["read", "grep", "find", "ls"],
         "chat" => &["notify", "ask"],
         _ => return None,

@@ -149,3 +149,53 @@ fn ag_mcps_tool_list_stays_small() {
     let size = tools.to_string().chars().count();
     assert!(size <= 7_200, "ag-mcp tools/list: {size} characters");
 }
+
+/// The tool names of a first request.
+fn names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().or(t["name"].as_str()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A context window of at most 32,768 tokens gets the small set by
+/// default, with a note that says how to get the rest; a list that is
+/// given is kept, and a larger window gets the default set.
+#[test]
+fn a_small_context_window_gets_the_small_set_unless_a_list_is_given() {
+    let first = |window: &str, extra: &[&str]| {
+        let env = Env::new();
+        let server = ModelServer::start(vec![Turn::Text("ok")]);
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()]);
+        c.args(["--json", "--no-gate", "--no-session"]);
+        c.env("AG_CONTEXT_WINDOW", window);
+        c.args(extra);
+        c.arg("go");
+        let r = run(c, None);
+        r.ok();
+        (names(&server.requests()[0]), r.stderr())
+    };
+    let (small, said) = first("32768", &[]);
+    assert_eq!(
+        small,
+        ["read", "write", "edit", "bash", "grep", "find", "ls"],
+        "{said}"
+    );
+    assert!(
+        said.contains("the context window is 32768 tokens, so the small tool set is offered")
+            && said.contains("--tools full"),
+        "{said}"
+    );
+    // A named set offers `ask` anyway.
+    let (given, said) = first("32768", &["--tools", "full"]);
+    assert_eq!(given.len(), 16, "{given:?}");
+    assert!(!said.contains("small tool set"), "{said}");
+    let (larger, _) = first("32769", &[]);
+    assert_eq!(larger.len(), 15, "{larger:?}");
+    let (named, _) = first("200000", &["--tools", "small"]);
+    assert_eq!(named, small);
+}
