@@ -420,9 +420,10 @@ impl Offered {
             .filter_map(|f| arguments.get(*f).map(|v| (f.to_string(), v.clone())))
             .collect();
         format!(
-            "this call ran as `{}` {}; call that tool so next time.",
+            "this call ran as `{}` {}; next time call `{}` like that.",
             self.name,
-            Value::Object(shown)
+            Value::Object(shown),
+            self.name
         )
     }
 }
@@ -459,6 +460,56 @@ mod tests {
             }
             assert_eq!(mode_of(o.tool, &call).map(|m| m.name), Some(o.name));
         }
+    }
+
+    fn split<T: crate::tool_protocol::Tool>(names: Option<&[&str]>) -> Split {
+        let names: Option<Vec<String>> = names.map(|n| n.iter().map(|s| s.to_string()).collect());
+        Split::new(&crate::tool_protocol::definition::<T>(), names.as_deref())
+    }
+
+    #[test]
+    fn a_call_runs_as_the_offered_tool_its_fields_choose() {
+        use crate::tools::bash::BashTool;
+        use crate::tools::git::GitTool;
+        use crate::tools::todo::TodoTool;
+        let todo = split::<TodoTool>(None);
+        // The offered tool's fields and its mode.
+        let mut call = json!({"items": [{"content": "a"}]});
+        assert!(todo.route("todo", &mut call).unwrap().note.is_none());
+        assert_eq!(call["action"], "set");
+        // The binary's own shape, in a mode no offered tool makes: as is.
+        let mut call = json!({"action": "update", "id": 1, "status": "done"});
+        assert!(todo.route("todo", &mut call).unwrap().note.is_none());
+        assert_eq!(call["action"], "update");
+        // The offered tool without what it needs is refused.
+        let e = todo.route("todo", &mut json!({})).unwrap_err();
+        assert!(e.contains("`items`"), "{e}");
+
+        let git = split::<GitTool>(Some(&["git_status"]));
+        let mut call = json!({});
+        assert!(git.route("git_status", &mut call).unwrap().note.is_none());
+        assert_eq!(call, json!({"action": "status"}));
+        for called in ["git", "git_status"] {
+            let e = git
+                .route(called, &mut json!({"action": "commit", "message": "m"}))
+                .unwrap_err();
+            assert!(e.contains("`git_commit` call, which is not among"), "{e}");
+        }
+
+        let bash = split::<BashTool>(None);
+        let note = bash
+            .route("bash", &mut json!({"list_jobs": true}))
+            .unwrap()
+            .note
+            .unwrap();
+        assert!(note.starts_with("this call ran as `job_list` {}"), "{note}");
+        // Empty values are no mode: `job: ""` beside a command runs it.
+        let mut call = json!({"command": "ls", "job": "", "stop": false});
+        assert!(bash.route("bash", &mut call).unwrap().note.is_none());
+        let mut call = json!({"command": "make", "keep": true});
+        let note = bash.route("bash_background", &mut call).unwrap().note;
+        assert!(note.is_none(), "{note:?}");
+        assert_eq!(call["background"], true);
     }
 
     #[test]

@@ -1065,7 +1065,8 @@ fn no_description_a_model_sees_shows_a_call_with_invented_values() {
     let env = Env::new();
     let server = ModelServer::start(vec![Turn::Text("done")]);
     let mut c = server.ag_loop(&env);
-    c.args(["--no-gate", "--no-session", "--tools", "minimal", "go"]);
+    // Every tool ag-loop offers: the default set and ag-bash's job tools.
+    c.args(["--no-gate", "--no-session", "--tools", "minimal,bash", "go"]);
     run(c, None).ok();
     let request = &server.requests()[0];
     let mut strings = Vec::new();
