@@ -226,8 +226,8 @@ async fn run(args: Args) -> ExitStatus {
 
 fn list(tools: &ToolBox) -> ExitStatus {
     let mut out = Stdout::new();
-    for t in tools.tools() {
-        let tool = to_mcp_tool(&t.definition, t.read_only);
+    for (definition, read_only) in tools.listed() {
+        let tool = to_mcp_tool(&definition, read_only);
         let line = match serde_json::to_string(&tool) {
             Ok(l) => l + "\n",
             Err(e) => {

@@ -531,6 +531,21 @@ fn list_prints_the_mcp_definitions_and_a_missing_tool_is_a_usage_error() {
     assert_eq!(lines[0]["name"], "ls");
     assert_eq!(lines[1]["name"], "find");
     assert!(lines[0]["inputSchema"]["properties"].is_object());
+    // What is served: the offered tools named, not their binary's whole
+    // definition.
+    let r = run_args(
+        &env,
+        bin!("ag-mcp"),
+        &["--list", "--tools", "git_status,git_commit"],
+    );
+    let lines = r.ok().json_lines();
+    let names: Vec<&str> = lines.iter().map(|l| l["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["git_status", "git_commit"], "{r}");
+    assert_eq!(
+        lines[1]["inputSchema"]["required"],
+        json!(["message"]),
+        "{r}"
+    );
 
     let r = run_args(&env, bin!("ag-mcp"), &["--tools", "read,nosuch"]);
     r.expect_code(2);
