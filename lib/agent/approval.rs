@@ -79,7 +79,7 @@ impl Agent {
         let Some(rx) = rx else {
             let answer = tokio::select! {
                 _ = cancel.cancelled() => return Ok(Answer::No),
-                a = tokio::task::spawn_blocking(move || ask_tty(&question)) => a.unwrap_or_default(),
+                a = tokio::task::spawn_blocking(move || super::tty::ask_tty(&question)) => a.unwrap_or_default(),
             };
             return Ok(Answer::from_word(&answer).unwrap_or(Answer::No));
         };
@@ -88,22 +88,4 @@ impl Agent {
             a = rx => a.unwrap_or(Answer::No),
         })
     }
-}
-
-/// Asks on the controlling terminal and reads one line from it.
-pub(super) fn ask_tty(question: &str) -> String {
-    use std::io::{BufRead, Write};
-    let Ok(tty) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-    else {
-        return String::new();
-    };
-    let mut writer = &tty;
-    let _ = writer.write_all(question.as_bytes());
-    let _ = writer.flush();
-    let mut line = String::new();
-    let _ = std::io::BufReader::new(&tty).read_line(&mut line);
-    line
 }

@@ -107,14 +107,20 @@ pub struct Args {
     /// Sets: full (minimal and the CLI agents whose command is on PATH:
     /// claude_code_cli, gemini_cli, codex_cli; their calls get the network,
     /// their provider's key and their own state directories), minimal
-    /// (read, write, edit, patch, delete, bash, grep, find, ls, todo, git,
-    /// notify, ask), basic (read, write, edit, bash: seed 002's four),
-    /// readonly (read, grep, find, ls), chat (notify, ask). The default
-    /// offers `ask`, ag-loop's own tool for asking the person, only when a
-    /// person, --ask-cmd or --ask-default can answer; a list that is named
-    /// offers it anyway. Other agents' names for ag's tools are taken: read_file,
-    /// write_file, edit_file, delete_file, list_dir, grep_search, glob,
-    /// git_status, git_commit, git_diff, notify_user.
+    /// (read, write, edit, patch, delete, bash, grep, find, ls, todo,
+    /// git_status, git_diff, git_log, git_commit, notify, ask), basic (read,
+    /// write, edit, bash: seed 002's four), small (read, write, edit, bash,
+    /// grep, find, ls: the default for a context window of at most 32768
+    /// tokens), readonly (read, grep, find, ls), chat (notify, ask). The
+    /// model sees one tool per job: in a set, bash is
+    /// the command tool alone; a binary's name in the list offers all of its
+    /// tools (bash: bash, bash_background, job_output, job_stop, job_list;
+    /// git: git_status, git_diff, git_log, git_commit), so the background-job
+    /// tools come with `--tools full,bash`. The default offers `ask`, ag-loop's
+    /// own tool for asking the person, only when a person, --ask-cmd or
+    /// --ask-default can answer; a list that is named offers it anyway.
+    /// Other agents' names for ag's tools are taken: read_file, write_file,
+    /// edit_file, delete_file, list_dir, grep_search, glob, notify_user.
     #[arg(
         long,
         visible_alias = "toolset",

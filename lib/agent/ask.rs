@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::proc::{self, CaptureLimit, Input, Output, Status};
 use crate::protocol::{AgentEvent, ToolDefinition, ToolResult};
-use crate::tool_protocol::exec::{aborted_result, error_result};
+use crate::tool_protocol::exec::{INTERRUPTED, aborted_result, error_result};
 
 /// The tool's name, in tool lists and calls.
 pub const NAME: &str = "ask";
@@ -182,14 +182,14 @@ pub(super) async fn run(
         }
     }
     if cancel.is_cancelled() {
-        return aborted_result(id, super::toolset::INTERRUPTED);
+        return aborted_result(id, INTERRUPTED);
     }
     let person = match questions.person {
         Person::Terminal => {
             let text = terminal_text(&question, &options);
             tokio::select! {
-                _ = cancel.cancelled() => return aborted_result(id, super::toolset::INTERRUPTED),
-                a = with_limit(questions.timeout, tokio::task::spawn_blocking(move || super::approval::ask_tty(&text))) => {
+                _ = cancel.cancelled() => return aborted_result(id, INTERRUPTED),
+                a = with_limit(questions.timeout, tokio::task::spawn_blocking(move || super::tty::ask_tty(&text))) => {
                     match a {
                         Some(Ok(line)) if !line.trim().is_empty() => Some(line.trim().to_string()),
                         Some(_) => {
@@ -212,7 +212,7 @@ pub(super) async fn run(
                     options: options.clone(),
                 });
                 tokio::select! {
-                    _ = cancel.cancelled() => return aborted_result(id, super::toolset::INTERRUPTED),
+                    _ = cancel.cancelled() => return aborted_result(id, INTERRUPTED),
                     a = with_limit(questions.timeout, rx) => match a {
                         Some(Ok(text)) => Some(text),
                         // The input ended: nobody is left to answer.

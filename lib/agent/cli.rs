@@ -164,6 +164,13 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     let context_window = resolved
         .context_window
         .or(found_window.as_ref().map(|w| w.0));
+    let mut resolved = resolved;
+    if resolved.tool_set.is_none()
+        && let Some(note) = super::tool_sets::fit_to_model(&mut resolved.tools, context_window)
+        && !args.quiet
+    {
+        crate::cli::note(BIN, &note);
+    }
     let redactor = withhold_keys(args.api_key.as_deref(), &resolved.pass_env, &model);
     let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?).await?;
     let mut check_bash = super::until::load_bash(&resolved.checks, &cwd).await?;
@@ -425,7 +432,7 @@ async fn load_tools(
         let missing: Vec<&str> = names
             .iter()
             .map(String::as_str)
-            .filter(|n| tools.get(n).is_none())
+            .filter(|n| tools.find(n).is_none())
             .collect();
         if !missing.is_empty() {
             warn(

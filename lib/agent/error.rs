@@ -113,7 +113,7 @@ pub enum SetupError {
     /// A tool asked for by name is not installed.
     #[error(
         "tool `{0}`: no `ag-{0}` beside ag-loop or on PATH; install it or leave it out of --tools (or of an identity's or the config file's `tools`), which take ag tool names and these sets: {sets}",
-        sets = super::toolset::SETS.iter().map(|(n, what)| format!("{n} = {what}")).collect::<Vec<_>>().join("; ")
+        sets = super::tool_sets::SETS.iter().map(|(n, what)| format!("{n} = {what}")).collect::<Vec<_>>().join("; ")
     )]
     ToolMissing(String),
     // Runs that end when a check passes (issue 35).

@@ -165,7 +165,7 @@ impl Renderer {
             } => {
                 let nl = self.newline_if_needed();
                 let effort = match reasoning {
-                    Some(r) => format!(", reasoning {}", super::resume::reasoning_word(*r)),
+                    Some(r) => format!(", reasoning {}", r.word()),
                     None => String::new(),
                 };
                 format!(

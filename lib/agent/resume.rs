@@ -156,8 +156,8 @@ pub fn changes(was: &Resumed, now: &LoopConfig, args: &Args) -> Vec<String> {
     {
         out.push(format!(
             "reasoning {} → {} ({})",
-            word(r.map(reasoning_word), "default"),
-            word(now.reasoning.map(reasoning_word), "default"),
+            word(r.map(Reasoning::word), "default"),
+            word(now.reasoning.map(Reasoning::word), "default"),
             by(args.reasoning.is_some(), "reasoning")
         ));
     }
@@ -204,16 +204,6 @@ pub fn changes(was: &Resumed, now: &LoopConfig, args: &Args) -> Vec<String> {
         ));
     }
     out
-}
-
-/// `low`, as the flags and the protocol write it.
-pub fn reasoning_word(r: Reasoning) -> &'static str {
-    match r {
-        Reasoning::Off => "off",
-        Reasoning::Low => "low",
-        Reasoning::Medium => "medium",
-        Reasoning::High => "high",
-    }
 }
 
 #[cfg(test)]

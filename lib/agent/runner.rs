@@ -17,14 +17,16 @@ use super::gates::{Gates, Verdict};
 use super::model::ModelClient;
 use super::output::Judgement;
 use super::repeats::FailureGuard;
-use super::toolset::{CallEnv, ToolSet, aborted_result, cap_output};
+use super::toolset::{CallEnv, ToolSet, cap_output};
 use super::until::CheckVerdict;
 use crate::protocol::{
     AfterRequest, AgentEvent, AssistantMessage, ContentBlock, GateRequest, LlmRequest, Message,
     Outcome, Reasoning, StopReason, ToolResult, ToolResultMessage, Usage, UserContent,
 };
 use crate::tool_protocol::exec::error_result;
+use crate::tool_protocol::exec::interrupted_result;
 use crate::tool_protocol::hashes::FileHashes;
+use crate::tools::offer;
 
 /// Settings of a run.
 pub struct AgentSettings {
@@ -516,7 +518,7 @@ impl Agent {
     ) -> io::Result<Vec<ToolResultMessage>> {
         let mut out = Vec::new();
         for (id, name, _) in assistant.tool_calls() {
-            let msg = to_message(name, aborted_result(id));
+            let msg = to_message(name, interrupted_result(id));
             self.push(turns, Message::ToolResult(msg.clone()))?;
             out.push(msg);
         }
@@ -531,27 +533,34 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> io::Result<Vec<ToolResultMessage>> {
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
+        // What the loop adds to a result: how a call was routed.
+        let mut notes: Vec<Option<String>> = vec![None; calls.len()];
         let mut prepared = Vec::new();
         for (i, (id, called, args)) in calls.iter().enumerate() {
             // Another agent's name for an ag tool (seed 003's `read_file`)
             // runs that tool; the result keeps the name the model called.
-            let name = &self.tool_name(called);
+            // An offered tool of a split binary (`git_status`) runs as the
+            // binary (`git` with its action): gates, hooks and events see
+            // the binary's call.
+            let named = self.tool_name(called);
             let mut args = args.clone();
-            if name != called {
-                super::toolset::imply_arguments(called, &mut args);
-            }
-            let check = match self.tools.get(name) {
+            let spec = self.tools.find(&named);
+            let name = &spec.map_or(named.clone(), |s| s.definition.name.clone());
+            let check = match spec {
                 None => Err((
                     "call.unknown_tool",
                     format!(
-                        "There is no tool named `{name}`. The tools are: {}.",
+                        "There is no tool named `{named}`. The tools are: {}.",
                         self.tools.names().join(", ")
                     ),
                 )),
                 Some(spec) => spec
-                    .validate(&mut args)
+                    .validate(&named, &mut args)
                     .map_err(|msg| ("call.invalid_arguments", msg)),
             };
+            if let Ok(Some(note)) = &check {
+                notes[i] = Some(note.clone());
+            }
             // The event shows what the call runs with (the arguments after
             // leniency), or what the model sent when they were refused; the
             // model's own text is in its message either way. The read-hash
@@ -567,7 +576,7 @@ impl Agent {
                     self.end_call(id, name, &args, &mut r)?;
                     results[i] = Some(r);
                 }
-                Ok(()) => {
+                Ok(_) => {
                     self.hashes.guard(name, &self.settings.cwd, &mut args);
                     prepared.push((i, id.clone(), name.clone(), args));
                 }
@@ -612,7 +621,7 @@ impl Agent {
                             super::ask::run(&id, &args, asking, &cancel).await
                         }
                         Some(spec) => {
-                            let sink = super::updates::progress_sink(&id, &name, events);
+                            let sink = super::progress::progress_sink(&id, &name, events);
                             let call_env = CallEnv {
                                 cwd: &cwd,
                                 env: &env,
@@ -635,7 +644,7 @@ impl Agent {
         if self.settings.sequential {
             for (i, id, name, args) in prepared {
                 let r = if cancel.is_cancelled() {
-                    aborted_result(&id)
+                    interrupted_result(&id)
                 } else {
                     let answer = self.answer_slot(&name, &id, control);
                     let call = run_one(
@@ -649,6 +658,9 @@ impl Agent {
                 };
                 let r = self.escalate(&id, &name, &args, r, control, cancel).await?;
                 let mut r = self.after_hooks(&id, &name, &args, r).await?;
+                if let Some(note) = &notes[i] {
+                    offer::add_note(&mut r, note);
+                }
                 self.end_call(&id, &name, &calls[i].2, &mut r)?;
                 finished_args.push((i, name, args));
                 results[i] = Some(r);
@@ -688,6 +700,9 @@ impl Agent {
                 if let Some((_, id, name, args)) = meta.iter().find(|(j, ..)| *j == i) {
                     r = self.escalate(id, name, args, r, control, cancel).await?;
                     r = self.after_hooks(id, name, args, r).await?;
+                    if let Some(note) = &notes[i] {
+                        offer::add_note(&mut r, note);
+                    }
                     self.end_call(id, name, &calls[i].2, &mut r)?;
                     finished_args.push((i, name.clone(), args.clone()));
                 }
@@ -703,7 +718,7 @@ impl Agent {
         // Results enter the conversation in the order the model asked.
         let mut out = Vec::new();
         for (i, (id, name, _)) in calls.iter().enumerate() {
-            let r = results[i].take().unwrap_or_else(|| aborted_result(id));
+            let r = results[i].take().unwrap_or_else(|| interrupted_result(id));
             let msg = to_message(name, r);
             self.push(turns, Message::ToolResult(msg.clone()))?;
             out.push(msg);
@@ -770,7 +785,7 @@ impl Agent {
                         continue;
                     }
                     if cancel.is_cancelled() {
-                        let mut r = aborted_result(&id);
+                        let mut r = interrupted_result(&id);
                         self.end_call(&id, &name, &args, &mut r)?;
                         results[i] = Some(r);
                         continue;
@@ -891,8 +906,8 @@ impl Agent {
     /// The offered tool a call's name means: the name itself, else the ag
     /// tool another agent's name stands for, when that one is offered.
     fn tool_name(&self, called: &str) -> String {
-        let own = super::toolset::own_name(called);
-        if self.tools.get(called).is_none() && self.tools.get(own).is_some() {
+        let own = super::tool_sets::own_name(called);
+        if self.tools.find(called).is_none() && self.tools.find(own).is_some() {
             own.to_string()
         } else {
             called.to_string()

@@ -21,7 +21,7 @@ use super::config::Config;
 use super::emit::OutputMode;
 use super::error::SetupError;
 use super::identity::Identity;
-use super::toolset::expand;
+use super::tool_sets::expand;
 use crate::protocol::Reasoning;
 
 /// The model when nobody names one.
@@ -610,9 +610,20 @@ mod tests {
     fn tools_flag_then_identity_then_config_then_every_ag_tool() {
         let (c, i) = (config(), identity());
         let r = resolve(&["--tools", "read,bash,read"], &c, Some(&i));
+        // `bash` named is all of ag-bash: the command and the job tools.
         assert_eq!(
             (r.tools, r.tools_explicit),
-            (strings(&["read", "bash"]), true)
+            (
+                strings(&[
+                    "read",
+                    "bash",
+                    "bash_background",
+                    "job_output",
+                    "job_stop",
+                    "job_list"
+                ]),
+                true
+            )
         );
         let r = resolve(&[], &c, Some(&i));
         assert_eq!(
@@ -622,11 +633,11 @@ mod tests {
         let r = resolve(&[], &c, None);
         assert_eq!(
             (r.tools, r.tools_explicit),
-            (strings(super::super::toolset::DEFAULT_TOOLS), true)
+            (strings(super::super::tool_sets::DEFAULT_TOOLS), true)
         );
         // With nobody to answer a question (Env::default), `ask` is left out.
         let r = resolve(&[], &Config::default(), None);
-        let without_ask: Vec<&str> = super::super::toolset::DEFAULT_TOOLS
+        let without_ask: Vec<&str> = super::super::tool_sets::DEFAULT_TOOLS
             .iter()
             .copied()
             .filter(|t| *t != "ask")

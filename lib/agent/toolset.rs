@@ -16,102 +16,10 @@ use crate::protocol::{ToolDefinition, ToolResult};
 use crate::tool_protocol::ArgsCheck;
 use crate::tool_protocol::exec::{self, CallOptions, ProgressSink, ToolProgram};
 use crate::tool_protocol::hashes;
-
-/// The core tools (files, shell, git, search, the task list), `notify`
-/// and `ask`: seed 003's `minimal`, by tool name (binary `ag-<name>`;
-/// `ask` is ag-loop's own, see [`super::ask`]; the default set offers it
-/// only when someone can answer).
-pub const DEFAULT_TOOLS: &[&str] = &[
-    "read", "write", "edit", "patch", "delete", "bash", "grep", "find", "ls", "todo", "git",
-    "notify", "ask",
-];
-
-/// The sets a tool list may name (seed 003's `full`, `minimal` and `chat`,
-/// and two of ag's own), each with what it holds, for help and errors.
-pub const SETS: &[(&str, &str)] = &[
-    ("full", "minimal and the installed CLI agents; the default"),
-    (
-        "minimal",
-        "read, write, edit, patch, delete, bash, grep, find, ls, todo, git, notify, ask",
-    ),
-    ("basic", "read, write, edit, bash: seed 002's four"),
-    ("readonly", "read, grep, find, ls"),
-    ("chat", "notify and ask: the model talks"),
-];
-
-/// The tools of a named set; `full` adds `cli_agents`, the CLI agent tools
-/// that are installed (see [`super::cli_agents`]).
-pub fn named_set(name: &str, cli_agents: &[String]) -> Option<Vec<String>> {
-    let names: &[&str] = match name {
-        "full" => {
-            let mut all: Vec<String> = DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect();
-            all.extend(cli_agents.iter().cloned());
-            return Some(all);
-        }
-        "minimal" => DEFAULT_TOOLS,
-        "basic" => &["read", "write", "edit", "bash"],
-        "readonly" => &["read", "grep", "find", "ls"],
-        "chat" => &["notify", "ask"],
-        _ => return None,
-    };
-    Some(names.iter().map(|s| s.to_string()).collect())
-}
-
-/// The names other agents give ag's tools: seed 003's registry (`read_file`,
-/// `git_status`, `glob`, `notify_user`, ...) and seed 001's Cursor tools
-/// (`grep_search`, `list_dir`, `delete_file`), so that their tool lists
-/// work as written.
-pub fn own_name(name: &str) -> &str {
-    match name {
-        "read_file" => "read",
-        "write_file" => "write",
-        "edit_file" => "edit",
-        "delete_file" => "delete",
-        "list_dir" => "ls",
-        "grep_search" => "grep",
-        "glob" => "find",
-        "git_status" | "git_commit" | "git_diff" => "git",
-        "notify_user" => "notify",
-        other => other,
-    }
-}
-
-/// What another agent's tool name says about the call that ag's tool takes
-/// as an argument: seed 003's `git_status` is ag-git with `action: status`.
-/// Added when the call does not say it itself.
-pub fn imply_arguments(called: &str, arguments: &mut Value) {
-    let action = match called {
-        "git_status" => "status",
-        "git_diff" => "diff",
-        "git_commit" => "commit",
-        _ => return,
-    };
-    if let Some(map) = arguments.as_object_mut() {
-        map.entry("action")
-            .or_insert_with(|| Value::String(action.into()));
-    }
-}
-
-/// Expands a tool list: set names (which may be mixed with tool names),
-/// other agents' names for ag's tools, each tool once.
-pub fn expand(list: &[String], cli_agents: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for item in list.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-        let names = named_set(item, cli_agents).unwrap_or_else(|| vec![own_name(item).to_string()]);
-        for name in names {
-            if !out.contains(&name) {
-                out.push(name);
-            }
-        }
-    }
-    out
-}
+use crate::tools::offer::{self, Split};
 
 /// Characters of tool output that enter the conversation.
 pub const MAX_OUTPUT_CHARS: usize = 60_000;
-
-/// Why an interrupted call stopped, for the model.
-pub(super) const INTERRUPTED: &str = "the user interrupted this tool call before it finished";
 
 /// One tool: how it runs and what it takes.
 pub struct ToolSpec {
@@ -119,6 +27,9 @@ pub struct ToolSpec {
     pub definition: ToolDefinition,
     check: ArgsCheck,
     runs: Runs,
+    /// A binary offered as one tool per mode (`ag-git` as `git_status`,
+    /// `git_diff`, ...): the model sees those instead of `definition`.
+    split: Option<Split>,
     /// An ag tool whose `expected_hash` the loop hides from the model and
     /// fills in itself: the model never sees a hash, so one it sends is a
     /// guess and is dropped.
@@ -170,15 +81,23 @@ impl ToolSet {
         let mut wanted: Vec<ToolProgram> = Vec::new();
         let mut agents: Vec<ToolProgram> = Vec::new();
         let ask = names.iter().any(|n| n == super::ask::NAME);
+        let mut own_names: Vec<String> = Vec::new();
         for name in names.iter().filter(|n| *n != super::ask::NAME) {
-            if let Some(p) = super::cli_agents::program(name) {
-                agents.push(p);
-                continue;
+            match super::cli_agents::program(name) {
+                Some(p) => agents.push(p),
+                None => own_names.push(name.clone()),
             }
-            match ToolProgram::ag(name) {
-                Some(p) => wanted.push(p),
+        }
+        // Per ag binary, the offered tools of it that were named.
+        let mut parts: Vec<Option<Vec<String>>> = Vec::new();
+        for (tool, named) in offer::by_binary(&own_names) {
+            match ToolProgram::ag(&tool) {
+                Some(p) => {
+                    wanted.push(p);
+                    parts.push(named);
+                }
                 None if explicit => {
-                    return Err(SetupError::ToolMissing(name.clone()));
+                    return Err(SetupError::ToolMissing(tool));
                 }
                 None => {}
             }
@@ -222,15 +141,21 @@ impl ToolSet {
         }
         let mut tools: Vec<ToolSpec> = loaded
             .into_iter()
-            .map(|(program, mut definition, own, agent)| {
+            .enumerate()
+            .map(|(i, (program, mut definition, own, agent))| {
                 // The check keeps the whole schema: the tool still takes
                 // the hash the loop passes itself (see `FileHashes::guard`).
                 let check = ArgsCheck::new(definition.parameters.clone());
                 let loop_hash = own && hashes::hide_hash_field(&mut definition.parameters);
                 let ag_binary = own.then(|| program.label().to_string());
+                let split = (own && offer::is_split(&definition.name)).then(|| {
+                    let named = parts.get(i).and_then(|n| n.as_deref());
+                    Split::new(&definition, named)
+                });
                 ToolSpec {
                     check,
                     definition,
+                    split,
                     runs: Runs::Program(program),
                     loop_hash,
                     ag_binary,
@@ -245,6 +170,7 @@ impl ToolSet {
                 ToolSpec {
                     check: ArgsCheck::new(definition.parameters.clone()),
                     definition,
+                    split: None,
                     runs: Runs::Ask,
                     loop_hash: false,
                     ag_binary: None,
@@ -297,6 +223,7 @@ impl ToolSet {
                 self.tools.push(ToolSpec {
                     definition: def,
                     check,
+                    split: None,
                     runs: Runs::Mcp(shared.clone(), remote),
                     loop_hash: false,
                     ag_binary: None,
@@ -317,6 +244,7 @@ impl ToolSet {
                 self.tools.push(ToolSpec {
                     definition: t.definition.clone(),
                     check: ArgsCheck::new(t.definition.parameters.clone()),
+                    split: None,
                     runs: Runs::Mcp(server.clone(), remote.clone()),
                     loop_hash: false,
                     ag_binary: None,
@@ -352,21 +280,41 @@ impl ToolSet {
         }
     }
 
-    /// The definitions, for the model.
+    /// The definitions, for the model: a split binary's offered tools in
+    /// its place.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools.iter().map(|t| t.definition.clone()).collect()
+        self.tools
+            .iter()
+            .flat_map(|t| match &t.split {
+                Some(split) => split.offers.iter().map(|o| o.definition.clone()).collect(),
+                None => vec![t.definition.clone()],
+            })
+            .collect()
     }
 
-    /// A tool by name.
+    /// A tool by its own name (a binary's, `git`).
     pub fn get(&self, name: &str) -> Option<&ToolSpec> {
         self.tools.iter().find(|t| t.definition.name == name)
     }
 
-    /// The tool names.
+    /// The tool that answers a call named `called`: by its own name, or by
+    /// the name of one of its offered tools (`git_status` is ag-git's).
+    pub fn find(&self, called: &str) -> Option<&ToolSpec> {
+        self.get(called).or_else(|| {
+            self.tools
+                .iter()
+                .find(|t| t.split.as_ref().is_some_and(|s| s.answers(called)))
+        })
+    }
+
+    /// The tool names the model sees.
     pub fn names(&self) -> Vec<&str> {
         self.tools
             .iter()
-            .map(|t| t.definition.name.as_str())
+            .flat_map(|t| match &t.split {
+                Some(split) => split.offers.iter().map(|o| o.offered.name).collect(),
+                None => vec![t.definition.name.as_str()],
+            })
             .collect()
     }
 }
@@ -388,13 +336,21 @@ impl ToolSpec {
     /// Puts the arguments in the shape the schema asks for (see
     /// [`crate::tool_protocol::lenient`]) and checks them; the error lists every
     /// problem. What the call then runs with is the normalized arguments.
-    pub fn validate(&self, arguments: &mut Value) -> Result<(), String> {
+    /// A call named `called` goes to a split binary through the offered
+    /// tool it names (see [`Split::route`]); the answer is the note for
+    /// its result, if any.
+    pub fn validate(&self, called: &str, arguments: &mut Value) -> Result<Option<String>, String> {
+        if let Some(split) = &self.split {
+            return split.route(called, arguments).map(|r| r.note);
+        }
         if self.loop_hash
             && let Some(map) = arguments.as_object_mut()
         {
             hashes::drop_guessed_hash(map);
         }
-        self.check.prepare(&self.definition.name, arguments)
+        self.check
+            .prepare(&self.definition.name, arguments)
+            .map(|()| None)
     }
 
     /// True for ag-loop's own `ask`, which the loop answers itself.
@@ -463,7 +419,7 @@ impl ToolSpec {
                 let options = CallOptions {
                     cwd: Some(cwd),
                     env: &call_env,
-                    aborted: INTERRUPTED,
+                    aborted: exec::INTERRUPTED,
                     sandbox: prepared.as_deref(),
                     progress: env.progress,
                 };
@@ -476,7 +432,7 @@ impl ToolSpec {
                     binary,
                     id,
                     env: env.env,
-                    aborted: INTERRUPTED,
+                    aborted: exec::INTERRUPTED,
                 };
                 workspace.call(call, arguments, cancel).await
             }
@@ -498,7 +454,7 @@ async fn call_mcp(
     let mut result = server.read().await.call(remote, arguments, cancel).await;
     if result.error_code.as_deref() == Some(exec::ABORTED) {
         // In ag-loop's words, as for every other tool.
-        return aborted_result(id);
+        return exec::interrupted_result(id);
     }
     result.id = Some(id.to_string());
     if result.error_code.as_deref() == Some(SERVER_GONE) {
@@ -549,11 +505,6 @@ fn error_result_here(id: &str) -> ToolResult {
     )
 }
 
-/// The result of a call that an interrupt stopped.
-pub fn aborted_result(id: &str) -> ToolResult {
-    exec::aborted_result(id, INTERRUPTED)
-}
-
 /// Caps tool output before it enters the conversation: the head and the
 /// tail are kept (the end of a failing build matters most) with a note.
 pub fn cap_output(text: String) -> String {
@@ -574,40 +525,6 @@ pub fn cap_output(text: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sets_and_other_agents_names_expand_to_ag_tools() {
-        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            expand(&strings(&["chat"]), &[]),
-            strings(&["notify", "ask"])
-        );
-        assert_eq!(expand(&strings(&["minimal"]), &[]), strings(DEFAULT_TOOLS));
-        let agents = strings(&["codex_cli"]);
-        let full = expand(&strings(&["full"]), &agents);
-        assert_eq!(full.len(), DEFAULT_TOOLS.len() + 1);
-        assert_eq!(full.last().map(String::as_str), Some("codex_cli"));
-        // Seed 003's registry names, each ag tool once.
-        assert_eq!(
-            expand(
-                &strings(&[
-                    "read_file",
-                    "git_status",
-                    "git_diff",
-                    "glob",
-                    "grep",
-                    "notify_user",
-                    "bash"
-                ]),
-                &[]
-            ),
-            strings(&["read", "git", "find", "grep", "notify", "bash"])
-        );
-        // Every set named in the help expands.
-        for (name, _) in SETS {
-            assert!(named_set(name, &[]).is_some(), "{name}");
-        }
-    }
 
     #[test]
     fn cap_keeps_head_and_tail() {

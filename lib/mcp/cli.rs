@@ -44,7 +44,11 @@ const BIN: &str = "ag-mcp";
 pub struct Args {
     /// The ag tools to serve, comma-separated (`read,grep,find,ls`), or
     /// `none`. Default: read, write, edit, delete, patch, bash, grep, find,
-    /// ls and git, those that are installed (beside ag-mcp, else on PATH).
+    /// ls, git_status, git_diff, git_log and git_commit, those that are
+    /// installed (beside ag-mcp, else on PATH). Clients see one tool per job:
+    /// a binary's name serves all of its tools (bash: bash, bash_background,
+    /// job_output, job_stop, job_list; git: its four), the default's bash is
+    /// the command tool alone.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub tools: Option<Vec<String>>,
     /// Also serve CMD, any executable that speaks ag's tool protocol
@@ -179,7 +183,16 @@ async fn run(args: Args) -> ExitStatus {
             BIN,
             &format!(
                 "no tools to serve: none of ag-{{{}}} is beside ag-mcp or on PATH, and no --tool was given",
-                DEFAULT_TOOLS.join(",")
+                crate::tools::offer::by_binary(
+                    &DEFAULT_TOOLS
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                )
+                .into_iter()
+                .map(|(binary, _)| binary)
+                .collect::<Vec<_>>()
+                .join(",")
             ),
         );
     }
@@ -207,8 +220,8 @@ async fn run(args: Args) -> ExitStatus {
 
 fn list(tools: &ToolBox) -> ExitStatus {
     let mut out = Stdout::new();
-    for t in tools.tools() {
-        let tool = to_mcp_tool(&t.definition, t.read_only);
+    for (definition, read_only) in tools.listed() {
+        let tool = to_mcp_tool(&definition, read_only);
         let line = match serde_json::to_string(&tool) {
             Ok(l) => l + "\n",
             Err(e) => {

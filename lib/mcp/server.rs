@@ -57,9 +57,9 @@ impl AgServer {
     /// A server for these tools.
     pub fn new(tools: ToolBox, options: ServeOptions) -> AgServer {
         let listed = tools
-            .tools()
+            .listed()
             .iter()
-            .map(|t| to_mcp_tool(&t.definition, t.read_only))
+            .map(|(definition, read_only)| to_mcp_tool(definition, *read_only))
             .collect();
         AgServer {
             tools: Arc::new(tools),
@@ -86,12 +86,7 @@ impl AgServer {
     }
 
     fn instructions(&self) -> String {
-        let names: Vec<&str> = self
-            .tools
-            .tools()
-            .iter()
-            .map(|t| t.definition.name.as_str())
-            .collect();
+        let names: Vec<&str> = self.listed.iter().map(|t| t.name.as_ref()).collect();
         let cwd = std::env::current_dir()
             .map(|d| d.display().to_string())
             .unwrap_or_else(|_| "the server's working directory".into());
@@ -144,11 +139,17 @@ impl ServerHandler for AgServer {
         };
         let mut arguments = request.arguments.unwrap_or_default();
         let id = context.id.to_string();
-        if let Err(message) = tool.validate(&mut arguments) {
-            let result =
-                crate::tool_protocol::exec::error_result(&id, "call.invalid_arguments", message);
-            return Ok(to_mcp_result(result, self.options.details).into());
-        }
+        let note = match tool.validate(&request.name, &mut arguments) {
+            Ok(note) => note,
+            Err(message) => {
+                let result = crate::tool_protocol::exec::error_result(
+                    &id,
+                    "call.invalid_arguments",
+                    message,
+                );
+                return Ok(to_mcp_result(result, self.options.details).into());
+            }
+        };
         if tool.server_hash {
             let mut value = serde_json::Value::Object(std::mem::take(&mut arguments));
             self.file_hashes()
@@ -167,8 +168,11 @@ impl ServerHandler for AgServer {
             stop.cancelled().await;
             link.cancel();
         });
-        let result = tool.call(&id, &arguments, &cancel).await;
+        let mut result = tool.call(&id, &arguments, &cancel).await;
         linker.abort();
+        if let Some(note) = &note {
+            crate::tools::offer::add_note(&mut result, note);
+        }
         self.file_hashes().learn(
             &request.name,
             &self.cwd,

@@ -14,13 +14,28 @@ use crate::protocol::{ToolDefinition, ToolResult};
 use crate::tool_protocol::ArgsCheck;
 use crate::tool_protocol::exec::{self, CallOptions, SchemaError, ToolProgram};
 use crate::tool_protocol::hashes;
+use crate::tools::offer::{self, Split};
 
-/// The ag tools served when `--tools` is not given, by tool name (binary
-/// `ag-<name>`); those not installed are left out. ag-todo and ag-notify
-/// are not among them: they belong to an ag session, which an MCP client
-/// does not have.
+/// The ag tools served when `--tools` is not given, by the names clients
+/// see (binary `ag-<name>`, or the binary of an offered tool, see
+/// [`crate::tools::offer`]); those not installed are left out. ag-todo and
+/// ag-notify are not among them: they belong to an ag session, which an
+/// MCP client does not have. `bash` is the command tool alone; its
+/// background-job tools are served when asked for (`--tools bash`).
 pub const DEFAULT_TOOLS: &[&str] = &[
-    "read", "write", "edit", "delete", "patch", "bash", "grep", "find", "ls", "git",
+    "read",
+    "write",
+    "edit",
+    "delete",
+    "patch",
+    "bash",
+    "grep",
+    "find",
+    "ls",
+    "git_status",
+    "git_diff",
+    "git_log",
+    "git_commit",
 ];
 
 /// ag tools that only look, never change anything: their MCP definitions
@@ -79,6 +94,9 @@ pub struct ToolCommand {
     /// and fills in itself (see [`crate::tool_protocol::hashes`]).
     pub server_hash: bool,
     check: ArgsCheck,
+    /// A binary offered as one tool per mode (see [`crate::tools::offer`]):
+    /// clients see those instead of `definition`.
+    split: Option<Split>,
 }
 
 /// The tools of a server, in the order they are listed.
@@ -96,21 +114,27 @@ impl ToolBox {
         // (how to run it, (read only, required, one of ag's own))
         let mut wanted: Vec<(ToolProgram, (bool, bool, bool))> = Vec::new();
         let explicit = selection.names.is_some();
+        // A binary's name given (`bash`, `git`) serves all of its tools;
+        // the default's `bash` is the command tool alone.
         let names: Vec<String> = match &selection.names {
-            Some(n) => n.clone(),
+            Some(n) => n.iter().flat_map(|n| offer::expand_binary(n)).collect(),
             None => DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(),
         };
         let root_args: Vec<String> = match &selection.root {
             Some(r) => vec!["--root".into(), r.display().to_string()],
             None => Vec::new(),
         };
-        for name in &names {
-            match ToolProgram::ag(name) {
-                Some(p) => wanted.push((
-                    p.with_args(root_args.iter().cloned()),
-                    (READ_ONLY_TOOLS.contains(&name.as_str()), explicit, true),
-                )),
-                None if explicit => return Err(LoadError::NotFound { name: name.clone() }),
+        let mut parts: Vec<Option<Vec<String>>> = Vec::new();
+        for (name, named) in offer::by_binary(&names) {
+            match ToolProgram::ag(&name) {
+                Some(p) => {
+                    wanted.push((
+                        p.with_args(root_args.iter().cloned()),
+                        (READ_ONLY_TOOLS.contains(&name.as_str()), explicit, true),
+                    ));
+                    parts.push(named);
+                }
+                None if explicit => return Err(LoadError::NotFound { name }),
                 None => {}
             }
         }
@@ -123,7 +147,9 @@ impl ToolBox {
         let answers = exec::load_schemas(programs, None).await;
         let mut tools: Vec<ToolCommand> = Vec::new();
         let mut skipped: Vec<LoadError> = Vec::new();
-        for ((program, answer), (read_only, required, own)) in answers.into_iter().zip(flags) {
+        for (i, ((program, answer), (read_only, required, own))) in
+            answers.into_iter().zip(flags).enumerate()
+        {
             let mut definition = match answer {
                 Ok(d) => d,
                 Err(e) if !required => {
@@ -143,12 +169,15 @@ impl ToolBox {
             // hash the server passes itself.
             let check = ArgsCheck::new(definition.parameters.clone());
             let server_hash = own && hashes::hide_hash_field(&mut definition.parameters);
+            let split = (own && offer::is_split(&definition.name))
+                .then(|| Split::new(&definition, parts.get(i).and_then(|n| n.as_deref())));
             tools.push(ToolCommand {
                 program,
                 definition,
                 read_only,
                 server_hash,
                 check,
+                split,
             });
         }
         Ok(ToolBox { tools, skipped })
@@ -159,9 +188,31 @@ impl ToolBox {
         &self.tools
     }
 
-    /// A tool by name.
-    pub fn get(&self, name: &str) -> Option<&ToolCommand> {
-        self.tools.iter().find(|t| t.definition.name == name)
+    /// The tool that answers a call named `called`: by its own name, or by
+    /// the name of one of its offered tools (`git_status` is ag-git's).
+    pub fn get(&self, called: &str) -> Option<&ToolCommand> {
+        let named = |t: &&ToolCommand| t.definition.name == called;
+        let offers = |t: &&ToolCommand| t.split.as_ref().is_some_and(|s| s.answers(called));
+        self.tools
+            .iter()
+            .find(named)
+            .or_else(|| self.tools.iter().find(offers))
+    }
+
+    /// What clients see: each tool's definition and whether it only looks,
+    /// a split binary's offered tools in its place.
+    pub fn listed(&self) -> Vec<(ToolDefinition, bool)> {
+        self.tools
+            .iter()
+            .flat_map(|t| match &t.split {
+                Some(split) => split
+                    .offers
+                    .iter()
+                    .map(|o| (o.definition.clone(), o.offered.read_only))
+                    .collect(),
+                None => vec![(t.definition.clone(), t.read_only)],
+            })
+            .collect()
     }
 }
 
@@ -170,12 +221,25 @@ impl ToolCommand {
     /// problem, for the model to correct its call.
     /// The arguments are normalized in place first (see
     /// [`crate::tool_protocol::lenient`]): the tool is called with what the model meant.
-    pub fn validate(&self, arguments: &mut Map<String, Value>) -> Result<(), String> {
+    /// A call named `called` goes to a split binary through the offered
+    /// tool it names (see [`Split::route`]); the answer is the note for
+    /// its result, if any.
+    pub fn validate(
+        &self,
+        called: &str,
+        arguments: &mut Map<String, Value>,
+    ) -> Result<Option<String>, String> {
         if self.server_hash {
             hashes::drop_guessed_hash(arguments);
         }
         let mut value = Value::Object(std::mem::take(arguments));
-        let checked = self.check.prepare(&self.definition.name, &mut value);
+        let checked = match &self.split {
+            Some(split) => split.route(called, &mut value).map(|r| r.note),
+            None => self
+                .check
+                .prepare(&self.definition.name, &mut value)
+                .map(|()| None),
+        };
         if let Value::Object(map) = value {
             *arguments = map;
         }

@@ -52,6 +52,18 @@ pub enum Reasoning {
     High,
 }
 
+impl Reasoning {
+    /// `low`, as the flags and the protocol write it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Reasoning::Off => "off",
+            Reasoning::Low => "low",
+            Reasoning::Medium => "medium",
+            Reasoning::High => "high",
+        }
+    }
+}
+
 /// One event of ag-llm's output stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]

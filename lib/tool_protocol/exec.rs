@@ -44,6 +44,10 @@ pub const ABORTED: &str = "call.aborted";
 /// call.
 pub const CANCELLED: &str = "the call was cancelled before it finished";
 
+/// The wording of [`aborted_result`] when a person interrupted the call
+/// (ag-loop's interrupt), for the model.
+pub const INTERRUPTED: &str = "the user interrupted this tool call before it finished";
+
 /// Finds `ag-<name>` beside the running executable, else on `PATH`.
 pub fn find_tool_binary(name: &str) -> Option<PathBuf> {
     // A name with a slash would look outside those directories.
@@ -353,6 +357,11 @@ pub fn aborted_result(id: &str, why: &str) -> ToolResult {
         error_code: Some(ABORTED.into()),
         images: Vec::new(),
     }
+}
+
+/// The result of a call that a person's interrupt stopped.
+pub fn interrupted_result(id: &str) -> ToolResult {
+    aborted_result(id, INTERRUPTED)
 }
 
 #[cfg(test)]

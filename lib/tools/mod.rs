@@ -14,6 +14,7 @@ pub mod grep;
 pub mod ls;
 pub(crate) mod matching;
 pub mod notify;
+pub mod offer;
 pub mod patch;
 pub mod read;
 pub mod todo;

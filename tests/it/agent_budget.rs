@@ -16,6 +16,8 @@ fn loop_run(env: &Env, turns: Vec<Turn>) -> (Run, ModelServer) {
     let mut c = env.cmd(bin!("ag-loop"));
     c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()])
         .args(["--json", "--no-gate", "go"]);
+    // ag-bash whole: its background-job tools too.
+    c.args(["--tools", "full,bash"]);
     let r = run(c, None);
     r.ok();
     (r, server)
@@ -239,16 +241,13 @@ fn a_background_jobs_log_tail_fits_the_budget() {
     let (r, _server) = loop_run(
         &env,
         vec![
-            Turn::Tools(vec![(
-                "bash",
-                json!({"command": "cat big.txt", "background": true}),
-            )]),
+            Turn::Tools(vec![("bash_background", json!({"command": "cat big.txt"}))]),
             // Wait until the job has written everything.
             Turn::Tools(vec![(
                 "bash",
                 json!({"command": "for i in $(seq 100); do find .home -name output.log -exec grep -q '^END$' {} \\; -print | grep -q . && break; sleep 0.1; done"}),
             )]),
-            Turn::Tools(vec![("bash", json!({"job": "1", "lines": 1000}))]),
+            Turn::Tools(vec![("job_output", json!({"job": "1", "lines": 1000}))]),
             Turn::Text("done"),
         ],
     );

@@ -937,6 +937,14 @@ fn the_second_rounds_calls_land_and_say_what_was_set_aside() {
                     }
                 }
                 assert!(text.contains("Set aside `"), "{note}: {text}");
+                // `git` is offered as one tool per action: the call ran as
+                // the one its action names, and the note says which.
+                if tool == "git" {
+                    assert!(
+                        text.contains("this call ran as `git_commit` {\"message\":"),
+                        "{note}: {text}"
+                    );
+                }
             }
             "edit" => {
                 assert_eq!(end["is_error"], true, "{note}: {end}");
@@ -1057,7 +1065,8 @@ fn no_description_a_model_sees_shows_a_call_with_invented_values() {
     let env = Env::new();
     let server = ModelServer::start(vec![Turn::Text("done")]);
     let mut c = server.ag_loop(&env);
-    c.args(["--no-gate", "--no-session", "--tools", "minimal", "go"]);
+    // Every tool ag-loop offers: the default set and ag-bash's job tools.
+    c.args(["--no-gate", "--no-session", "--tools", "minimal,bash", "go"]);
     run(c, None).ok();
     let request = &server.requests()[0];
     let mut strings = Vec::new();
@@ -1151,4 +1160,275 @@ fn no_error_shows_a_call_with_invented_values() {
         check_examples(&format!("{tool} {call}"), text, &allowed);
     }
     assert!(refused >= 25, "only {refused} calls were refused");
+}
+
+/// A value for each field of each tool ag-loop offers, that applies in a
+/// project with `a.txt` staged in a fresh repository.
+fn offered_value(tool: &str, field: &str) -> Option<Value> {
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-one\n+uno\n two\n";
+    Some(match (tool, field) {
+        ("read", "file_path") => json!("a.txt"),
+        ("read", "offset" | "limit") => json!(1),
+        ("write", "file_path") => json!("b.txt"),
+        ("write", "content") => json!("new\n"),
+        ("patch", "patch") => json!(patch),
+        ("patch", "dry_run") => json!(true),
+        ("patch", "strip") => json!(1),
+        ("delete", "path") => json!("b.txt"),
+        ("delete", "recursive") => json!(false),
+        ("bash" | "bash_background", "command") => json!("sleep 30"),
+        ("bash", "timeout") => json!(1),
+        ("bash" | "bash_background", "cwd") => json!("."),
+        ("bash_background", "keep") => json!(true),
+        ("job_output" | "job_stop", "job") => json!("<the job>"),
+        ("job_output", "lines") => json!(5),
+        ("grep", "query") => json!("two"),
+        ("grep" | "find" | "ls", "path") => json!("."),
+        ("grep", "literal" | "case_sensitive" | "include_hidden" | "include_ignored") => {
+            json!(true)
+        }
+        ("grep" | "find" | "ls", "follow_symlinks") => json!(true),
+        ("grep", "include_pattern") => json!("*.txt"),
+        ("grep" | "find", "exclude_pattern") => json!("*.md"),
+        ("grep", "context" | "max_matches" | "skip") => json!(1),
+        ("find", "pattern") => json!("*.txt"),
+        ("find", "sort") => json!("path"),
+        ("find" | "ls", "limit") => json!(10),
+        ("find" | "ls", "include_hidden" | "include_ignored") => json!(true),
+        ("ls", "depth") => json!(1),
+        ("todo", "items") => json!([{"content": "a", "status": "in_progress"}]),
+        ("git_status" | "git_diff" | "git_log" | "git_commit", "paths") => json!(["a.txt"]),
+        ("git_diff", "staged") => json!(true),
+        ("git_log", "count") => json!(1),
+        ("git_commit", "message") => json!("m"),
+        ("notify", "message") => json!("hi"),
+        ("notify", "level") => json!("info"),
+        _ => return None,
+    })
+}
+
+/// What the model sees (issue 34): every field of every tool ag-loop
+/// offers applies to every call of it. Each offered tool is called
+/// through ag-loop with every field it shows, and the call runs with none
+/// set aside or refused. `edit` is the one tool whose fields are
+/// alternatives (old_string, edits, line_edits, code_edit): it is left
+/// out here, and its refusals are tested above.
+#[test]
+fn every_field_of_every_offered_tool_applies_to_its_every_call() {
+    let env = Env::new();
+    env.write("a.txt", "one\ntwo\n");
+    for args in [
+        &["init", "-q"][..],
+        &["-c", "user.name=t", "-c", "user.email=t@t", "add", "a.txt"],
+    ] {
+        let mut c = env.cmd("git");
+        c.args(args);
+        run(c, None).ok();
+    }
+    let tools = "read,write,patch,delete,bash,grep,find,ls,todo,git,notify";
+    // The order matters: what a call needs comes before it.
+    let first: &[&str] = &[
+        "read",
+        "git_status",
+        "git_diff",
+        "git_commit",
+        "git_log",
+        "write",
+        "delete",
+        "patch",
+        "grep",
+        "find",
+        "ls",
+        "notify",
+        "bash",
+        "bash_background",
+        "job_list",
+    ];
+    let then: &[&str] = &["job_output", "job_stop"];
+    // The task list is the session's.
+    let in_session: &[&str] = &["todo"];
+    let listed = {
+        let server = ModelServer::start(vec![Turn::Text("done")]);
+        let mut c = server.ag_loop(&env);
+        c.args(["--no-gate", "--no-session", "--tools", tools, "go"]);
+        run(c, None).ok();
+        server.requests()[0]["tools"].as_array().unwrap().clone()
+    };
+    let offered: Vec<(String, Vec<String>)> = listed
+        .iter()
+        .map(|t| {
+            let f = if t["function"].is_object() {
+                &t["function"]
+            } else {
+                t
+            };
+            let fields = f["parameters"]["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect();
+            (f["name"].as_str().unwrap().to_string(), fields)
+        })
+        .collect();
+    // The table covers every offered tool and every field it shows.
+    let names: Vec<&str> = offered.iter().map(|(n, _)| n.as_str()).collect();
+    let mut expected: Vec<&str> = first
+        .iter()
+        .chain(then)
+        .chain(in_session)
+        .copied()
+        .collect();
+    expected.sort_unstable();
+    let mut got = names.clone();
+    got.sort_unstable();
+    assert_eq!(got, expected, "the tools offered for {tools}");
+    let call = |name: &str, job: Option<&Value>| -> Value {
+        let fields = &offered.iter().find(|(n, _)| n == name).unwrap().1;
+        let mut args = serde_json::Map::new();
+        for f in fields {
+            let v = offered_value(name, f)
+                .unwrap_or_else(|| panic!("the table leaves out `{f}` of `{name}`"));
+            let v = match (f.as_str(), job) {
+                ("job", Some(id)) => id.clone(),
+                _ => v,
+            };
+            args.insert(f.clone(), v);
+        }
+        Value::Object(args)
+    };
+    let run_calls = |names: &[&str], job: Option<&Value>, session: bool| -> Vec<Value> {
+        let mut turns: Vec<Turn> = names
+            .iter()
+            .map(|n| {
+                // The scripted server holds its turns for the test's life.
+                let name: &'static str = Box::leak(n.to_string().into_boxed_str());
+                Turn::Tools(vec![(name, call(n, job))])
+            })
+            .collect();
+        turns.push(Turn::Text("done"));
+        let server = ModelServer::start(turns);
+        let mut c = server.ag_loop(&env);
+        for (k, v) in [
+            ("GIT_AUTHOR_NAME", "t"),
+            ("GIT_AUTHOR_EMAIL", "t@t"),
+            ("GIT_COMMITTER_NAME", "t"),
+            ("GIT_COMMITTER_EMAIL", "t@t"),
+        ] {
+            c.env(k, v);
+        }
+        c.args(["--no-gate", "--tools", tools, "go"]);
+        if !session {
+            c.arg("--no-session");
+        }
+        let r = run(c, None);
+        r.ok();
+        let ends: Vec<Value> = r
+            .json_lines()
+            .into_iter()
+            .filter(|e| e["type"] == "tool_execution_end")
+            .collect();
+        assert_eq!(ends.len(), names.len(), "{ends:?}");
+        for (name, end) in names.iter().zip(&ends) {
+            let text = end["output"].as_str().unwrap();
+            assert_eq!(end["is_error"], false, "{name} {}: {end}", call(name, job));
+            for aside in ["Set aside", "ran as", "set aside"] {
+                assert!(!text.contains(aside), "{name}: {text}");
+            }
+        }
+        ends
+    };
+    run_calls(in_session, None, true);
+    let ends = run_calls(first, None, false);
+    let started = &ends[first.iter().position(|n| *n == "bash_background").unwrap()];
+    let job = started["details"]["job"].clone();
+    assert!(job.is_string(), "{started}");
+    let ends = run_calls(then, Some(&job), false);
+    assert!(
+        ends[1]["output"].as_str().unwrap().contains("stopped"),
+        "{}",
+        ends[1]
+    );
+    // The commit committed exactly the path it named.
+    let mut c = env.cmd("git");
+    c.args(["log", "--format=%s", "--name-only"]);
+    assert_eq!(run(c, None).stdout().trim(), "m\n\na.txt");
+}
+
+/// A call in a binary's own shape runs only as a tool the run offers: with
+/// `--tools git_status`, a commit by `git` with `action` (or by
+/// `git_status` with its own `action`) is refused and commits nothing; with
+/// `--tools basic`, whose `bash` is the command tool alone, a background
+/// job is refused and never starts.
+#[test]
+fn a_call_in_the_binarys_own_shape_runs_only_as_an_offered_tool() {
+    let env = Env::new();
+    env.write("a.txt", "one\n");
+    for args in [
+        &["init", "-q"][..],
+        &["-c", "user.name=t", "-c", "user.email=t@t", "add", "a.txt"],
+    ] {
+        let mut c = env.cmd("git");
+        c.args(args);
+        run(c, None).ok();
+    }
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![("git", json!({"action": "commit", "message": "m"}))]),
+        Turn::Tools(vec![(
+            "git_status",
+            json!({"action": "commit", "message": "m"}),
+        )]),
+        Turn::Tools(vec![("git", json!({"action": "status"}))]),
+        Turn::Text("done"),
+    ]);
+    let mut c = server.ag_loop(&env);
+    c.args(["--no-gate", "--no-session", "--tools", "git_status", "go"]);
+    let r = run(c, None);
+    r.ok();
+    let git = ends(&r.json_lines(), "git");
+    assert_eq!(git.len(), 3, "{git:?}");
+    for end in &git[..2] {
+        assert_eq!(end["is_error"], true, "{end}");
+        let text = end["output"].as_str().unwrap();
+        assert!(
+            text.contains("`git_commit` call, which is not among the tools here (of ag-git's tools, this run offers git_status); nothing was run"),
+            "{text}"
+        );
+    }
+    let mut c = env.cmd("git");
+    c.args(["rev-list", "--all"]);
+    assert_eq!(run(c, None).stdout().trim(), "", "something was committed");
+    // The status it may run lands, with the note that names its tool.
+    assert_eq!(git[2]["is_error"], false, "{}", git[2]);
+    assert!(
+        git[2]["output"]
+            .as_str()
+            .unwrap()
+            .contains("this call ran as `git_status` {}"),
+        "{}",
+        git[2]
+    );
+
+    let marker = env.join("started");
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": format!("touch {}", marker.display()), "background": true}),
+        )]),
+        Turn::Text("done"),
+    ]);
+    let mut c = server.ag_loop(&env);
+    c.args(["--no-gate", "--no-session", "--tools", "basic", "go"]);
+    let r = run(c, None);
+    r.ok();
+    let end = &ends(&r.json_lines(), "bash")[0];
+    assert_eq!(end["is_error"], true, "{end}");
+    assert!(
+        end["output"]
+            .as_str()
+            .unwrap()
+            .contains("`bash_background` call, which is not among the tools here (of ag-bash's tools, this run offers bash)"),
+        "{end}"
+    );
+    assert!(!marker.exists(), "the job ran");
 }

@@ -269,14 +269,85 @@ fn the_default_tools_are_the_installed_ag_tools() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     for n in [
-        "read", "write", "edit", "delete", "bash", "grep", "find", "ls", "git",
+        "read",
+        "write",
+        "edit",
+        "delete",
+        "bash",
+        "grep",
+        "find",
+        "ls",
+        "git_status",
+        "git_diff",
+        "git_log",
+        "git_commit",
     ] {
         assert!(names.contains(&n), "{n} missing from {names:?}");
     }
-    // Tools of an ag session are left out.
-    assert!(!names.contains(&"todo"), "{names:?}");
+    // Tools of an ag session are left out, and so are the background-job
+    // tools and the multiplexed `git` (issue 34).
+    for n in ["todo", "git", "bash_background", "job_list"] {
+        assert!(!names.contains(&n), "{n} in {names:?}");
+    }
     let write = &list["result"]["tools"][1];
     assert!(write.get("annotations").is_none(), "{write}");
+    // A git tool that only looks says so; one that commits does not.
+    let tool = |name: &str| {
+        list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(tool("git_status")["annotations"]["readOnlyHint"], true);
+    assert!(tool("git_commit").get("annotations").is_none());
+    // Every field of an offered tool is one of its mode's.
+    assert_eq!(
+        tool("git_commit")["inputSchema"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["message", "paths"]
+    );
+}
+
+/// `--tools bash` serves ag-bash whole, as one tool per job; a call in
+/// ag-bash's own shape still lands, as the tool its fields choose, with a
+/// note that names that tool.
+#[test]
+fn a_binarys_name_serves_all_its_tools_and_its_own_shape_still_lands() {
+    let env = Env::new();
+    let (mut s, _) = Session::ready(&env, &["--tools", "bash"]);
+    let list = s.request(2, "tools/list", json!({}));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "bash",
+            "bash_background",
+            "job_output",
+            "job_stop",
+            "job_list"
+        ]
+    );
+    let r = s.call(3, "bash", json!({"list_jobs": true}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(text(&r).contains("this call ran as `job_list` {}"), "{r}");
+    let r = s.call(4, "job_list", json!({}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(!text(&r).contains("ran as"), "{r}");
+    // `job_output` needs its job.
+    let r = s.call(5, "job_output", json!({"lines": 5}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(text(&r).contains("`job`"), "{r}");
 }
 
 #[test]
@@ -460,6 +531,21 @@ fn list_prints_the_mcp_definitions_and_a_missing_tool_is_a_usage_error() {
     assert_eq!(lines[0]["name"], "ls");
     assert_eq!(lines[1]["name"], "find");
     assert!(lines[0]["inputSchema"]["properties"].is_object());
+    // What is served: the offered tools named, not their binary's whole
+    // definition.
+    let r = run_args(
+        &env,
+        bin!("ag-mcp"),
+        &["--list", "--tools", "git_status,git_commit"],
+    );
+    let lines = r.ok().json_lines();
+    let names: Vec<&str> = lines.iter().map(|l| l["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["git_status", "git_commit"], "{r}");
+    assert_eq!(
+        lines[1]["inputSchema"]["required"],
+        json!(["message"]),
+        "{r}"
+    );
 
     let r = run_args(&env, bin!("ag-mcp"), &["--tools", "read,nosuch"]);
     r.expect_code(2);

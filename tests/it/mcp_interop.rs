@@ -111,7 +111,18 @@ fn ag_mcp_answers_the_typescript_sdk_client() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["read", "bash"]);
+    // A binary's name serves all of its tools, one per job.
+    assert_eq!(
+        names,
+        [
+            "read",
+            "bash",
+            "bash_background",
+            "job_output",
+            "job_stop",
+            "job_list"
+        ]
+    );
 
     let read = &out[2]["result"];
     assert!(text(read).contains("from the sdk"), "{read}");

@@ -40,12 +40,16 @@ fn sizes_in(env: &Env, extra: &[&str], on_stdin: bool) -> (usize, usize, Value) 
     c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()]);
     c.args(["--json", "--no-gate", "--no-session"]);
     c.args(extra);
-    if on_stdin {
-        run(c, Some(b"go\n")).ok();
+    let r = if on_stdin {
+        run(c, Some(b"go\n"))
     } else {
         c.arg("go");
-        run(c, None).ok();
-    }
+        run(c, None)
+    };
+    r.ok();
+    // Every tool of the set is installed here: none is reported missing
+    // (the set names offered tools, `git_status`, not binaries).
+    assert!(!r.stderr().contains("tools not found"), "{}", r.stderr());
     let request = server.requests().remove(0);
     let system = request["messages"]
         .as_array()
@@ -68,8 +72,9 @@ fn sizes_in(env: &Env, extra: &[&str], on_stdin: bool) -> (usize, usize, Value) 
 fn the_default_first_request_is_smaller_than_pis() {
     let (system, tools, request) = first_request(&[]);
     let total = system + tools;
-    // Nobody can answer a question here: `ask` is left out.
-    assert_eq!(request["tools"].as_array().unwrap().len(), 12);
+    // Nobody can answer a question here: `ask` is left out. Git is four
+    // tools, one per job, and ag-bash's job tools are left out (issue 34).
+    assert_eq!(request["tools"].as_array().unwrap().len(), 15);
     assert!(system <= 700, "system prompt: {system} characters");
     assert!(
         total <= BUDGET,
@@ -87,7 +92,7 @@ fn with_someone_to_answer_the_ask_tool_still_keeps_it_below_pi() {
         .iter()
         .filter_map(|t| t["function"]["name"].as_str().or(t["name"].as_str()))
         .collect();
-    assert_eq!(names.len(), 13, "{names:?}");
+    assert_eq!(names.len(), 16, "{names:?}");
     assert!(names.contains(&"ask"), "{names:?}");
     let total = system + tools;
     assert!(
@@ -138,8 +143,59 @@ fn ag_mcps_tool_list_stays_small() {
     let (mut s, _) = Session::ready(&env, &[]);
     let list = s.request(2, "tools/list", json!({}));
     let tools = &list["result"]["tools"];
-    // Its default set leaves out todo and notify, which need ag-loop.
-    assert_eq!(tools.as_array().unwrap().len(), 10, "{list}");
+    // Its default set leaves out todo and notify, which need ag-loop; git
+    // is four tools, one per job.
+    assert_eq!(tools.as_array().unwrap().len(), 13, "{list}");
     let size = tools.to_string().chars().count();
     assert!(size <= 7_200, "ag-mcp tools/list: {size} characters");
+}
+
+/// The tool names of a first request.
+fn names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().or(t["name"].as_str()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A context window of at most 32,768 tokens gets the small set by
+/// default, with a note that says how to get the rest; a list that is
+/// given is kept, and a larger window gets the default set.
+#[test]
+fn a_small_context_window_gets_the_small_set_unless_a_list_is_given() {
+    let first = |window: &str, extra: &[&str]| {
+        let env = Env::new();
+        let server = ModelServer::start(vec![Turn::Text("ok")]);
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()]);
+        c.args(["--json", "--no-gate", "--no-session"]);
+        c.env("AG_CONTEXT_WINDOW", window);
+        c.args(extra);
+        c.arg("go");
+        let r = run(c, None);
+        r.ok();
+        (names(&server.requests()[0]), r.stderr())
+    };
+    let (small, said) = first("32768", &[]);
+    assert_eq!(
+        small,
+        ["read", "write", "edit", "bash", "grep", "find", "ls"],
+        "{said}"
+    );
+    assert!(
+        said.contains("the context window is 32768 tokens, so the small tool set is offered")
+            && said.contains("--tools full"),
+        "{said}"
+    );
+    // A named set offers `ask` anyway.
+    let (given, said) = first("32768", &["--tools", "full"]);
+    assert_eq!(given.len(), 16, "{given:?}");
+    assert!(!said.contains("small tool set"), "{said}");
+    let (larger, _) = first("32769", &[]);
+    assert_eq!(larger.len(), 15, "{larger:?}");
+    let (named, _) = first("200000", &["--tools", "small"]);
+    assert_eq!(named, small);
 }

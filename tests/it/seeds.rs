@@ -430,8 +430,22 @@ fn seed_003s_identity_runs_as_written() {
     assert_eq!(
         tool_names(&req),
         [
-            "read", "write", "edit", "patch", "delete", "bash", "grep", "find", "ls", "todo",
-            "git", "notify", "ask"
+            "read",
+            "write",
+            "edit",
+            "patch",
+            "delete",
+            "bash",
+            "grep",
+            "find",
+            "ls",
+            "todo",
+            "git_status",
+            "git_diff",
+            "git_log",
+            "git_commit",
+            "notify",
+            "ask"
         ]
     );
 }
@@ -467,8 +481,8 @@ fn at_name_routes_one_prompt_and_default_md_answers_the_rest() {
         as_matt["messages"][0]["content"],
         "design the API for the new billing system"
     );
-    // The core twelve and `ask`: a named set offers it.
-    assert_eq!(tool_names(&as_matt).len(), 13);
+    // The core tools (git as four) and `ask`: a named set offers it.
+    assert_eq!(tool_names(&as_matt).len(), 16);
     let as_default = request(&env, 1);
     assert!(
         as_default["system"]
@@ -476,10 +490,23 @@ fn at_name_routes_one_prompt_and_default_md_answers_the_rest() {
             .unwrap()
             .starts_with("You are the default assistant.")
     );
-    // Seed 003's tool names, as ag's tools.
+    // Seed 003's tool names, as ag's tools: its `git_status` and
+    // `git_diff` are ag's own, and `bash` is all of ag-bash.
     assert_eq!(
         tool_names(&as_default),
-        ["read", "bash", "git", "grep", "find", "notify"]
+        [
+            "read",
+            "bash",
+            "bash_background",
+            "job_output",
+            "job_stop",
+            "job_list",
+            "git_status",
+            "git_diff",
+            "grep",
+            "find",
+            "notify"
+        ]
     );
     // The conversation is one: the second request carries the first answer.
     assert_eq!(as_default["messages"].as_array().unwrap().len(), 3);
@@ -559,7 +586,7 @@ fn seed_003s_tool_sets_mean_what_it_says() {
                     "{system}"
                 );
             }
-            _ => assert_eq!(names.len(), 13, "{names:?}"),
+            _ => assert_eq!(names.len(), 16, "{names:?}"),
         }
     }
     let r = run_args(

@@ -1,0 +1,202 @@
+//! The names a tool list may hold (`--tools`, `tools:` in a config or an
+//! identity): the named sets, ag's tool names and other agents' names for
+//! them. Plain names only, so that set-up, errors and the loop can all use
+//! them without reaching into the tool set itself.
+
+/// The core tools (files, shell, git, search, the task list), `notify`
+/// and `ask`: seed 003's `minimal`, by the names the model sees (binary
+/// `ag-<name>`, or the binary of an offered tool, see
+/// [`crate::tools::offer`]; `ask` is ag-loop's own, answered by the loop;
+/// the default set offers it only when someone can answer). `bash` here
+/// is the command tool alone: the background-job tools cost every request
+/// about 1,200 characters, and are offered when asked for (`--tools bash`).
+pub const DEFAULT_TOOLS: &[&str] = &[
+    "read",
+    "write",
+    "edit",
+    "patch",
+    "delete",
+    "bash",
+    "grep",
+    "find",
+    "ls",
+    "todo",
+    "git_status",
+    "git_diff",
+    "git_log",
+    "git_commit",
+    "notify",
+    "ask",
+];
+
+/// The sets a tool list may name (seed 003's `full`, `minimal` and `chat`,
+/// and two of ag's own), each with what it holds, for help and errors.
+pub const SETS: &[(&str, &str)] = &[
+    ("full", "minimal and the installed CLI agents; the default"),
+    (
+        "minimal",
+        "read, write, edit, patch, delete, bash (commands; its jobs only by name), grep, find, ls, todo, git_status, git_diff, git_log, git_commit, notify, ask",
+    ),
+    (
+        "basic",
+        "read, write, edit, bash (commands): seed 002's four",
+    ),
+    (
+        "small",
+        "read, write, edit, bash (commands), grep, find, ls: for a small context window",
+    ),
+    ("readonly", "read, grep, find, ls"),
+    ("chat", "notify and ask: the model talks"),
+];
+
+/// The `small` set: a tool for each everyday job and nothing else, as
+/// pi offers (read, write, edit, bash, grep, find, ls).
+pub const SMALL_TOOLS: &[&str] = &["read", "write", "edit", "bash", "grep", "find", "ls"];
+
+/// Context windows up to this many tokens get [`SMALL_TOOLS`] by default.
+/// Provisional (issue 34): the small models that fail under ag's whole set
+/// are served with windows this size (llama.cpp's Qwen2.5-Coder-1.5B at
+/// 32,768), and a smaller set was not yet measured against the whole one on
+/// such a model.
+pub const SMALL_CONTEXT: u64 = 32_768;
+
+/// Fits the default tool set to the model: a known context window of at
+/// most [`SMALL_CONTEXT`] tokens gets the `small` set (and `ask` if the
+/// default offered it). Only for the default: any list that is given
+/// (`--tools`, a config, an identity) is kept. The answer says what was
+/// done, for a note.
+pub fn fit_to_model(tools: &mut Vec<String>, window: Option<u64>) -> Option<String> {
+    let window = window.filter(|w| *w <= SMALL_CONTEXT)?;
+    let ask = tools.iter().any(|t| t == "ask");
+    *tools = SMALL_TOOLS.iter().map(|s| s.to_string()).collect();
+    if ask {
+        tools.push("ask".into());
+    }
+    Some(format!(
+        "the context window is {window} tokens, so the small tool set is offered ({}); --tools full offers them all",
+        tools.join(", ")
+    ))
+}
+
+/// The tools of a named set; `full` adds `cli_agents`, the CLI agent tools
+/// that are installed (found by set-up).
+pub fn named_set(name: &str, cli_agents: &[String]) -> Option<Vec<String>> {
+    let names: &[&str] = match name {
+        "full" => {
+            let mut all: Vec<String> = DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect();
+            all.extend(cli_agents.iter().cloned());
+            return Some(all);
+        }
+        "minimal" => DEFAULT_TOOLS,
+        "basic" => &["read", "write", "edit", "bash"],
+        "small" => SMALL_TOOLS,
+        "readonly" => &["read", "grep", "find", "ls"],
+        "chat" => &["notify", "ask"],
+        _ => return None,
+    };
+    Some(names.iter().map(|s| s.to_string()).collect())
+}
+
+/// The names other agents give ag's tools: seed 003's registry (`read_file`,
+/// `git_status`, `glob`, `notify_user`, ...) and seed 001's Cursor tools
+/// (`grep_search`, `list_dir`, `delete_file`), so that their tool lists
+/// work as written. Seed 003's `git_status`, `git_diff` and `git_commit`
+/// are ag's own names (see [`crate::tools::offer`]).
+pub fn own_name(name: &str) -> &str {
+    match name {
+        "read_file" => "read",
+        "write_file" => "write",
+        "edit_file" => "edit",
+        "delete_file" => "delete",
+        "list_dir" => "ls",
+        "grep_search" => "grep",
+        "glob" => "find",
+        "notify_user" => "notify",
+        other => other,
+    }
+}
+
+/// Expands a tool list: set names (which may be mixed with tool names),
+/// other agents' names for ag's tools, each tool once.
+pub fn expand(list: &[String], cli_agents: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in list.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        // A set's members are offered tools as they are (`basic`'s `bash`
+        // is the command tool alone); a binary named in the list is all of
+        // its tools (`bash` with its jobs), as the one tool it was.
+        let names = named_set(item, cli_agents)
+            .unwrap_or_else(|| crate::tools::offer::expand_binary(own_name(item)));
+        for name in names {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_and_other_agents_names_expand_to_ag_tools() {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            expand(&strings(&["chat"]), &[]),
+            strings(&["notify", "ask"])
+        );
+        assert_eq!(expand(&strings(&["minimal"]), &[]), strings(DEFAULT_TOOLS));
+        let agents = strings(&["codex_cli"]);
+        let full = expand(&strings(&["full"]), &agents);
+        assert_eq!(full.len(), DEFAULT_TOOLS.len() + 1);
+        assert_eq!(full.last().map(String::as_str), Some("codex_cli"));
+        // Seed 003's registry names, each ag tool once.
+        assert_eq!(
+            expand(
+                &strings(&[
+                    "read_file",
+                    "git_status",
+                    "git_diff",
+                    "glob",
+                    "grep",
+                    "notify_user",
+                    "bash"
+                ]),
+                &[]
+            ),
+            strings(&[
+                "read",
+                "git_status",
+                "git_diff",
+                "find",
+                "grep",
+                "notify",
+                "bash",
+                "bash_background",
+                "job_output",
+                "job_stop",
+                "job_list"
+            ])
+        );
+        // A binary's name is all of its tools; a set's `bash` is the
+        // command tool alone.
+        assert_eq!(
+            expand(&strings(&["git", "basic"]), &[]),
+            strings(&[
+                "git_status",
+                "git_diff",
+                "git_log",
+                "git_commit",
+                "read",
+                "write",
+                "edit",
+                "bash"
+            ])
+        );
+        // Every set named in the help expands.
+        for (name, _) in SETS {
+            assert!(named_set(name, &[]).is_some(), "{name}");
+        }
+    }
+}
