@@ -270,6 +270,11 @@ impl Translator {
             }
             Outcome::Interrupted => Ending::Stop(AcpStop::Cancelled),
             Outcome::TurnLimit | Outcome::CostLimit => Ending::Stop(AcpStop::MaxTurnRequests),
+            // A refusal is no failure of the call: ACP has a stop reason
+            // for it, and the editor says the model declined.
+            Outcome::ModelError if self.last_stop == Some(StopReason::Refusal) => {
+                Ending::Stop(AcpStop::Refusal)
+            }
             Outcome::ModelError => Ending::Failed(
                 error
                     .unwrap_or("the model call failed (see ag-loop's stderr)")
@@ -570,6 +575,16 @@ mod tests {
         assert_eq!(
             t.ending(Outcome::ModelError, Some("401")),
             Ending::Failed("401".into())
+        );
+        t.event(
+            &AgentEvent::MessageEnd {
+                message: Message::Assistant(assistant("", StopReason::Refusal)),
+            },
+            false,
+        );
+        assert_eq!(
+            t.ending(Outcome::ModelError, Some("the model refused: no")),
+            Ending::Stop(AcpStop::Refusal)
         );
     }
 

@@ -348,7 +348,8 @@ pub enum Outcome {
     TurnLimit,
     /// It reached `--max-cost`.
     CostLimit,
-    /// The model call failed.
+    /// The model call failed, or the model declined to answer (then the
+    /// last assistant message's `stop_reason` is `refusal`).
     ModelError,
     /// The model kept making the same failing tool call.
     RepeatedFailure,

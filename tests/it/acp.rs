@@ -1140,3 +1140,25 @@ fn an_editor_that_never_answers_a_permission_request_is_taken_to_refuse() {
     assert!(failed, "{:#?}", acp.seen);
     assert_eq!(acp.finish(), 0);
 }
+
+#[test]
+fn a_refusal_ends_the_prompt_with_the_refusal_stop_reason() {
+    let env = Env::new();
+    let model = ModelServer::start(vec![
+        Turn::Refusal("I can't help with that."),
+        Turn::Text("fine then"),
+    ]);
+    let mut acp = Raw::start(&env, &acp_args(&model, &["--mode", "auto"]));
+    let sid = acp.start_session(&env);
+    acp.prompt(json!("p1"), &sid, "do something bad");
+    let a = acp.answer(json!("p1"));
+    // Neither an error answer nor end_turn: the editor says the model
+    // declined.
+    assert_eq!(a["result"]["stopReason"], "refusal", "{a}");
+    assert!(a.get("error").is_none(), "{a}");
+    // The session goes on.
+    acp.prompt(json!("p2"), &sid, "something else");
+    assert_eq!(acp.answer(json!("p2"))["result"]["stopReason"], "end_turn");
+    assert!(agent_text(&acp.seen).contains("fine then"));
+    assert_eq!(acp.finish(), 0);
+}
