@@ -154,8 +154,14 @@ impl Server {
             .session
             .as_ref()
             .is_some_and(|s| s.notices.is_some());
+        let forms = req
+            .client_capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.supports_form());
         if let Ok(mut s) = self.shows.lock() {
             s.notices = notices;
+            s.forms = forms;
         }
         let caps = AgentCapabilities::new()
             .load_session(true)
@@ -184,7 +190,7 @@ impl Server {
         responder: Responder<NewSessionResponse>,
         cx: ConnectionTo<Client>,
     ) -> Result {
-        let cwd = match session::check_cwd(&req.cwd) {
+        let cwd = match check_cwd(&req.cwd) {
             Ok(c) => c,
             Err(e) => return responder.respond_with_error(invalid(e)),
         };
@@ -229,7 +235,7 @@ impl Server {
         replay: bool,
         cx: &ConnectionTo<Client>,
     ) -> std::result::Result<Mode, Error> {
-        let cwd = session::check_cwd(cwd).map_err(invalid)?;
+        let cwd = check_cwd(cwd).map_err(invalid)?;
         let mcp = mcp_specs(servers).map_err(invalid)?;
         let file = Store::from_env().find(id).map_err(|e| {
             Error::new(
@@ -572,6 +578,22 @@ pub fn mcp_specs(servers: &[McpServer]) -> std::result::Result<Vec<String>, Stri
     Ok(out)
 }
 
+/// The session's working directory for ag-loop, checked: ACP sends an
+/// absolute path of a directory that exists.
+pub fn check_cwd(cwd: &Path) -> std::result::Result<PathBuf, String> {
+    if !cwd.is_absolute() {
+        return Err(format!(
+            "`cwd` must be an absolute path, not `{}`",
+            cwd.display()
+        ));
+    }
+    match std::fs::metadata(cwd) {
+        Ok(m) if m.is_dir() => Ok(cwd.to_path_buf()),
+        Ok(_) => Err(format!("`cwd` `{}` is not a directory", cwd.display())),
+        Err(e) => Err(format!("`cwd` `{}`: {e}", cwd.display())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -606,5 +628,20 @@ mod tests {
         assert!(e.contains("`A B`") && e.contains("`s`"), "{e}");
         let e = mcp_specs(&[McpServer::Http(McpServerHttp::new("w", "ftp://x"))]).unwrap_err();
         assert!(e.contains("http://"), "{e}");
+    }
+
+    #[test]
+    fn the_working_directory_must_be_an_absolute_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check_cwd(dir.path()).is_ok());
+        assert!(
+            check_cwd(Path::new("rel/dir"))
+                .unwrap_err()
+                .contains("absolute")
+        );
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        assert!(check_cwd(&file).unwrap_err().contains("not a directory"));
+        assert!(check_cwd(&dir.path().join("missing")).is_err());
     }
 }

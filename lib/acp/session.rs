@@ -8,14 +8,13 @@
 //! ends as ag-loop ends it, so the conversation stays valid.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    PermissionOption, PermissionOptionKind, PromptResponse, RequestPermissionOutcome,
-    RequestPermissionRequest, SessionNotification, SessionUpdate, StopReason as AcpStop,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    PromptResponse, RequestPermissionOutcome, SessionNotification, SessionUpdate,
+    StopReason as AcpStop,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode, RequestCancellationHandle};
@@ -25,9 +24,9 @@ use tokio::process::ChildStdin;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::commands::Slash;
+use super::commands::{self, Slash};
 use super::modes::Mode;
-use super::tools;
+use super::questions;
 use super::translate::{Ending, Translator, text_chunk};
 use super::transport::Outbox;
 use crate::cli::warn;
@@ -92,6 +91,12 @@ pub enum Cmd {
         tool_call_id: String,
         approved: bool,
         always: bool,
+    },
+    /// The editor answered a question of the model's (empty: it gave no
+    /// answer).
+    Answer {
+        tool_call_id: String,
+        answer: String,
     },
 }
 
@@ -259,7 +264,7 @@ impl Actor {
             };
             let command = match work {
                 Work::Slash(Slash::Cost) => {
-                    let text = cost_text(&self.translator.usage);
+                    let text = commands::cost_text(&self.translator.usage);
                     if !self.say(&text) {
                         return false;
                     }
@@ -357,6 +362,22 @@ impl Actor {
                     }
                 }
             }
+            Cmd::Answer {
+                tool_call_id,
+                answer,
+            } => {
+                // Likewise: ag-loop may have moved on (its --ask-timeout,
+                // an interrupt).
+                if self.permissions.remove(&tool_call_id).is_some() {
+                    let cmd = AgentCommand::Answer {
+                        tool_call_id,
+                        answer,
+                    };
+                    if let Err(e) = self.write(&cmd).await {
+                        warn(BIN, &format!("session {}: {e}", self.id));
+                    }
+                }
+            }
         }
         true
     }
@@ -417,9 +438,67 @@ impl Actor {
                 reason,
                 always,
             } => self.ask(tool_call_id, &tool_name, &arguments, &reason, always),
+            AgentEvent::Question {
+                tool_call_id,
+                question,
+                options,
+            } => self.question(tool_call_id, &question, options),
+            // The call ended without the editor's answer (ag-loop's
+            // --ask-timeout, an interrupt): the editor stops asking.
+            AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+                if let Some(h) = self.permissions.remove(&tool_call_id) {
+                    let _ = h.cancel();
+                }
+            }
             _ => {}
         }
         true
+    }
+
+    /// Asks the editor a question of the model's (see `questions`): the
+    /// answer comes back as a [`Cmd::Answer`]. ag-loop's --ask-timeout
+    /// bounds the wait; its end of the call withdraws the request.
+    fn question(&mut self, id: String, question: &str, options: Vec<String>) {
+        let Some(me) = self.me.upgrade() else { return };
+        let cx = &self.shared.peer.cx;
+        let session = self.id.clone();
+        let answer: std::pin::Pin<Box<dyn Future<Output = String> + Send>> =
+            if self.translator.shows().forms {
+                let sent = cx.send_request(questions::form(&self.id, &id, question, &options));
+                self.permissions
+                    .insert(id.clone(), sent.cancellation_handle());
+                Box::pin(async move {
+                    match sent.block_task().await {
+                        Ok(r) => questions::form_answer(&r),
+                        Err(e) => {
+                            warn(BIN, &format!("session {session}: the question failed: {e}"));
+                            String::new()
+                        }
+                    }
+                })
+            } else if !options.is_empty() {
+                let sent = cx.send_request(questions::choices(&self.id, &id, question, &options));
+                self.permissions
+                    .insert(id.clone(), sent.cancellation_handle());
+                Box::pin(async move {
+                    match sent.block_task().await {
+                        Ok(r) => questions::choice_answer(&r, &options),
+                        Err(e) => {
+                            warn(BIN, &format!("session {session}: the question failed: {e}"));
+                            String::new()
+                        }
+                    }
+                })
+            } else {
+                return;
+            };
+        tokio::spawn(async move {
+            let answer = answer.await;
+            let _ = me.send(Cmd::Answer {
+                tool_call_id: id,
+                answer,
+            });
+        });
     }
 
     /// Asks the editor whether a call may run; the answer comes back as a
@@ -433,33 +512,15 @@ impl Actor {
         reason: &str,
         always: Option<String>,
     ) {
-        let mut options = vec![PermissionOption::new(
-            "allow",
-            "Allow once",
-            PermissionOptionKind::AllowOnce,
-        )];
-        if let Some(a) = &always {
-            options.push(PermissionOption::new(
-                "always",
-                format!("Always allow {a}"),
-                PermissionOptionKind::AllowAlways,
-            ));
-        }
-        options.push(PermissionOption::new(
-            "reject",
-            "Reject",
-            PermissionOptionKind::RejectOnce,
-        ));
-        let call = ToolCallUpdate::new(
-            id.clone(),
-            ToolCallUpdateFields::new()
-                .title(format!("{} ({reason})", tools::title(tool, arguments)))
-                .kind(tools::kind(tool))
-                .status(ToolCallStatus::Pending)
-                .locations(tools::locations(tool, arguments, &self.cwd))
-                .raw_input(arguments.clone()),
+        let request = questions::approval(
+            &self.id,
+            &id,
+            tool,
+            arguments,
+            reason,
+            always.as_deref(),
+            &self.cwd,
         );
-        let request = RequestPermissionRequest::new(self.id.clone(), call, options);
         let sent = self.shared.peer.cx.send_request(request);
         let withdraw = sent.cancellation_handle();
         self.permissions.insert(id.clone(), withdraw.clone());
@@ -554,6 +615,17 @@ impl Actor {
         }
         for spec in &self.mcp {
             extra.extend(["--mcp".to_string(), spec.clone()]);
+        }
+        // How long a question of the model's waits: as long as a
+        // permission request where the editor is asked by a form; a minute
+        // where a free-text question is only shown.
+        let ask_wait = if self.translator.shows().forms {
+            self.shared.permission_timeout.map(|t| t.as_secs())
+        } else {
+            Some(60)
+        };
+        if let Some(secs) = ask_wait {
+            extra.extend(["--ask-timeout".to_string(), secs.to_string()]);
         }
         extra.extend(self.mode.loop_flags(&sibling("ag-gate")));
         extra.extend(self.shared.loop_args.iter().cloned());
@@ -708,62 +780,4 @@ fn answer(responder: Box<Responder<PromptResponse>>, ending: Ending, usage: &Usa
 
 fn internal(message: &str) -> Error {
     Error::new(ErrorCode::INTERNAL_ERROR, message.to_string())
-}
-
-/// `/cost`'s answer.
-fn cost_text(u: &Usage) -> String {
-    format!(
-        "This session so far: {} input tokens, {} output tokens, {} read from the cache, {} written to it; cost ${:.4}.",
-        u.input, u.output, u.cache_read, u.cache_write, u.cost.total
-    )
-}
-
-/// The session's working directory for ag-loop, checked: ACP sends an
-/// absolute path of a directory that exists.
-pub fn check_cwd(cwd: &Path) -> Result<PathBuf, String> {
-    if !cwd.is_absolute() {
-        return Err(format!(
-            "`cwd` must be an absolute path, not `{}`",
-            cwd.display()
-        ));
-    }
-    match std::fs::metadata(cwd) {
-        Ok(m) if m.is_dir() => Ok(cwd.to_path_buf()),
-        Ok(_) => Err(format!("`cwd` `{}` is not a directory", cwd.display())),
-        Err(e) => Err(format!("`cwd` `{}`: {e}", cwd.display())),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_working_directory_must_be_an_absolute_directory() {
-        let dir = tempfile::tempdir().unwrap();
-        assert!(check_cwd(dir.path()).is_ok());
-        assert!(
-            check_cwd(Path::new("rel/dir"))
-                .unwrap_err()
-                .contains("absolute")
-        );
-        let file = dir.path().join("f");
-        std::fs::write(&file, "").unwrap();
-        assert!(check_cwd(&file).unwrap_err().contains("not a directory"));
-        assert!(check_cwd(&dir.path().join("missing")).is_err());
-    }
-
-    #[test]
-    fn cost_says_tokens_and_dollars() {
-        let mut u = Usage {
-            input: 12,
-            ..Usage::default()
-        };
-        u.cost.total = 0.5;
-        let t = cost_text(&u);
-        assert!(
-            t.contains("12 input tokens") && t.contains("$0.5000"),
-            "{t}"
-        );
-    }
 }

@@ -72,7 +72,8 @@ pub enum AgentCommand {
         /// The `ask` call the question came from.
         tool_call_id: String,
         /// The answer: one of the question's options (or its number,
-        /// counting from 1), or any text.
+        /// counting from 1), or any text; empty when the person gave none
+        /// (then `--ask-default`, or the model decides itself).
         answer: String,
     },
 }

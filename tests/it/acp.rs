@@ -198,6 +198,7 @@ fn check_schema(dir: &Path, log: &[(String, Value)]) {
             let def = match method {
                 "session/update" => "SessionNotification",
                 "session/request_permission" => "RequestPermissionRequest",
+                "elicitation/create" => "CreateElicitationRequest",
                 "$/cancel_request" => "CancelRequestNotification",
                 other => panic!("ag-acp sent `{other}`: {msg}"),
             };
@@ -1161,4 +1162,124 @@ fn a_refusal_ends_the_prompt_with_the_refusal_stop_reason() {
     assert_eq!(acp.answer(json!("p2"))["result"]["stopReason"], "end_turn");
     assert!(agent_text(&acp.seen).contains("fine then"));
     assert_eq!(acp.finish(), 0);
+}
+
+/// The text of the tool results in the model server's request `n`.
+fn tool_results(model: &ModelServer, n: usize) -> String {
+    model.requests()[n]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_models_questions_are_elicitation_forms_the_sdk_client_fills_in() {
+    let dir = interop();
+    let env = Env::new();
+    let choices = json!({"question": "Which database?", "options": ["PostgreSQL", "SQLite"]});
+    let model = ModelServer::start(vec![
+        // 1: a choice, chosen.
+        Turn::Tools(vec![("ask", choices.clone())]),
+        Turn::Text("SQLite it is"),
+        // 2: a free-text question.
+        Turn::Tools(vec![("ask", json!({"question": "Which port?"}))]),
+        Turn::Text("port noted"),
+        // 3: choices, but the person writes their own answer.
+        Turn::Tools(vec![("ask", choices.clone())]),
+        Turn::Text("own answer noted"),
+        // 4: declined.
+        Turn::Tools(vec![("ask", choices)]),
+        Turn::Text("deciding myself"),
+    ]);
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &[]),
+        json!([
+            {"op": "initialize", "elicitation": true},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "set up the database", "elicit": {"choice": "SQLite"}},
+            {"op": "prompt", "text": "and the port", "elicit": {"answer": "5432"}},
+            {"op": "prompt", "text": "again", "elicit": {"choice": "SQLite", "answer": "MariaDB"}},
+            {"op": "prompt", "text": "once more", "elicit": "decline"},
+        ]),
+    );
+    let prompts = out.ops("prompt");
+    assert_eq!(prompts.len(), 4, "{:#?}", out.steps);
+    for p in &prompts {
+        assert_eq!(p["result"]["stopReason"], "end_turn", "{p}");
+        // Asked by a form, not shown as a notice, nor as a permission.
+        assert_eq!(p["elicitations"].as_array().unwrap().len(), 1, "{p}");
+        assert!(p["permissions"].as_array().unwrap().is_empty(), "{p}");
+        assert!(!answer_text(&updates(p)).contains("the agent asks"), "{p}");
+    }
+    let form = &prompts[0]["elicitations"][0]["request"];
+    assert_eq!(form["mode"], "form");
+    assert_eq!(form["sessionId"], out.op("new")["result"]["sessionId"]);
+    // Tied to the ask call the editor was shown.
+    let call = of_kind(&updates(prompts[0]), "tool_call")[0]["toolCallId"].clone();
+    assert_eq!(form["toolCallId"], call);
+    assert_eq!(
+        form["requestedSchema"]["properties"]["choice"]["oneOf"][0]["const"],
+        "PostgreSQL"
+    );
+    let free = &prompts[1]["elicitations"][0]["request"];
+    assert!(
+        free["requestedSchema"]["properties"]
+            .get("choice")
+            .is_none()
+    );
+    assert!(tool_results(&model, 1).contains("The user answered: SQLite"));
+    assert!(tool_results(&model, 3).contains("The user answered: 5432"));
+    assert!(tool_results(&model, 5).contains("The user answered: MariaDB"));
+    let declined = tool_results(&model, 7);
+    assert!(declined.contains("the user gave no answer"), "{declined}");
+    check_schema(&dir, &out.log);
+}
+
+#[test]
+fn without_forms_a_question_with_choices_is_a_permission_request() {
+    let dir = interop();
+    let env = Env::new();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "ask",
+            json!({"question": "Which database?", "options": ["PostgreSQL", "SQLite"]}),
+        )]),
+        Turn::Text("SQLite it is"),
+    ]);
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &[]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "set up the database", "permission": {"choose": "SQLite"}},
+        ]),
+    );
+    let p = out.op("prompt");
+    assert_eq!(p["result"]["stopReason"], "end_turn", "{p}");
+    assert!(p["elicitations"].as_array().unwrap().is_empty(), "{p}");
+    let asked = &p["permissions"][0]["request"];
+    let names: Vec<&str> = asked["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["PostgreSQL", "SQLite"], "{asked}");
+    assert!(
+        asked["toolCall"]["title"]
+            .as_str()
+            .unwrap()
+            .contains("Which database?"),
+        "{asked}"
+    );
+    assert!(tool_results(&model, 1).contains("The user answered: SQLite"));
+    check_schema(&dir, &out.log);
 }
