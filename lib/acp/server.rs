@@ -13,12 +13,13 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AvailableCommandsUpdate, CancelNotification, CloseSessionRequest,
-    CloseSessionResponse, CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
-    PromptRequest, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
-    SessionCloseCapabilities, SessionInfo, SessionListCapabilities, SessionResumeCapabilities,
-    SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
+    CloseSessionResponse, CurrentModeUpdate, ForkSessionRequest, ForkSessionResponse,
+    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities,
+    SessionInfo, SessionListCapabilities, SessionResumeCapabilities, SessionUpdate,
+    SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
@@ -171,6 +172,7 @@ impl Server {
                 SessionCapabilities::new()
                     .list(SessionListCapabilities::new())
                     .resume(SessionResumeCapabilities::new())
+                    .fork(SessionForkCapabilities::new())
                     .close(SessionCloseCapabilities::new()),
             );
         responder.respond(
@@ -295,6 +297,46 @@ impl Server {
             Ok(mode) => {
                 responder.respond(LoadSessionResponse::new().modes(modes::state(mode)))?;
                 self.announce(&cx, &id);
+                Ok(())
+            }
+            Err(e) => responder.respond_with_error(e),
+        }
+    }
+
+    /// `session/fork` (unstable in ACP): `ag-session fork` copies the
+    /// session's conversation into a new ag session, which goes on in the
+    /// editor's directory without a replay (the editor has the history).
+    pub async fn fork_session(
+        &self,
+        req: ForkSessionRequest,
+        responder: Responder<ForkSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Result {
+        let id = req.session_id.0.to_string();
+        let cwd = match check_cwd(&req.cwd) {
+            Ok(c) => c,
+            Err(e) => return responder.respond_with_error(invalid(e)),
+        };
+        let source = match Store::from_env().find(&id) {
+            Ok(f) => f,
+            Err(e) => {
+                return responder.respond_with_error(Error::new(
+                    ErrorCode::RESOURCE_NOT_FOUND,
+                    format!("session `{id}`: {e} (session/list shows the sessions there are)"),
+                ));
+            }
+        };
+        let forked = match session::fork(&source.id, &cwd).await {
+            Ok(f) => f,
+            Err(e) => {
+                return responder.respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, e));
+            }
+        };
+        match self.load(&forked, &cwd, &req.mcp_servers, false, &cx) {
+            Ok(mode) => {
+                responder
+                    .respond(ForkSessionResponse::new(forked.clone()).modes(modes::state(mode)))?;
+                self.announce(&cx, &forked);
                 Ok(())
             }
             Err(e) => responder.respond_with_error(e),

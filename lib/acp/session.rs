@@ -8,7 +8,7 @@
 //! ends as ag-loop ends it, so the conversation stays valid.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -752,6 +752,33 @@ async fn child_end(child: Option<&Child>) -> String {
             s
         }
         Err(e) => format!("ag-loop ended: {e}"),
+    }
+}
+
+/// `ag-session fork`: a new ag session holding the conversation of `id`;
+/// its id.
+pub async fn fork(id: &str, cwd: &Path) -> Result<String, String> {
+    let out = Command::new(sibling("ag-session"))
+        .args(["fork", id])
+        .cwd(cwd)
+        .timeout(Duration::from_secs(120))
+        .output(Output::Separate {
+            stdout: CaptureLimit::new(64 << 10),
+            stderr: CaptureLimit::new(64 << 10),
+        })
+        .collect(&CancellationToken::new())
+        .await
+        .map_err(|e| format!("cannot run ag-session: {e}"))?;
+    if out.code() != 0 {
+        return Err(format!(
+            "cannot fork session `{id}`: {}",
+            out.stderr.lossy().trim()
+        ));
+    }
+    let printed = out.stdout.lossy();
+    match printed.split('\t').next().map(str::trim) {
+        Some(new) if !new.is_empty() => Ok(new.to_string()),
+        _ => Err(format!("ag-session fork printed no session id for `{id}`")),
     }
 }
 
