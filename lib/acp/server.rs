@@ -28,7 +28,7 @@ use tokio::sync::oneshot;
 use super::commands;
 use super::modes::{self, Mode, shell_quote};
 use super::prompt::{plain_text, to_user_content};
-use super::session::{self, Cmd, Handle, Peer, Shared, Spec, Work};
+use super::session::{self, Cmd, Handle, McpSpecs, Peer, Shared, Spec, Work};
 use super::translate::{ClientShows, Translator};
 use super::transport::Outbox;
 use crate::cli::warn;
@@ -557,9 +557,10 @@ impl Server {
 
 /// The editor's MCP servers as ag-loop's `--mcp` specs: a stdio server as
 /// one shell command line (its environment through `env`), an HTTP server
-/// as its URL.
-pub fn mcp_specs(servers: &[McpServer]) -> std::result::Result<Vec<String>, String> {
+/// as its URL, with its headers in `AG_MCP_HEADERS`.
+pub fn mcp_specs(servers: &[McpServer]) -> std::result::Result<McpSpecs, String> {
     let mut out = Vec::new();
+    let mut headers = serde_json::Map::new();
     for s in servers {
         match s {
             McpServer::Stdio(s) => {
@@ -597,13 +598,14 @@ pub fn mcp_specs(servers: &[McpServer]) -> std::result::Result<Vec<String>, Stri
                     ));
                 }
                 if !h.headers.is_empty() {
-                    warn(
-                        BIN,
-                        &format!(
-                            "MCP server `{}`: ag-loop's --mcp sends no HTTP headers yet; it is reached without them",
-                            h.name
-                        ),
-                    );
+                    let mut these = serde_json::Map::new();
+                    for header in &h.headers {
+                        these.insert(
+                            header.name.clone(),
+                            serde_json::Value::String(header.value.clone()),
+                        );
+                    }
+                    headers.insert(h.url.trim().to_string(), serde_json::Value::Object(these));
                 }
                 out.push(h.url.clone());
             }
@@ -617,7 +619,20 @@ pub fn mcp_specs(servers: &[McpServer]) -> std::result::Result<Vec<String>, Stri
             _ => return Err("an MCP server of a kind ag does not know".into()),
         }
     }
-    Ok(out)
+    let headers = if headers.is_empty() {
+        None
+    } else {
+        let text = serde_json::Value::Object(headers).to_string();
+        // Checked here, so that the editor hears of a bad header at once
+        // (the message names it, never its value).
+        crate::mcp::headers::parse(&text)
+            .map_err(|e| e.replace(&format!("${}: ", crate::mcp::headers::ENV), "MCP server "))?;
+        Some(text)
+    };
+    Ok(McpSpecs {
+        specs: out,
+        headers,
+    })
 }
 
 /// The session's working directory for ag-loop, checked: ACP sends an
@@ -639,7 +654,9 @@ pub fn check_cwd(cwd: &Path) -> std::result::Result<PathBuf, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_client_protocol::v1::schema::{EnvVariable, McpServerHttp, McpServerStdio};
+    use agent_client_protocol::v1::schema::{
+        EnvVariable, HttpHeader, McpServerHttp, McpServerStdio,
+    };
 
     #[test]
     fn mcp_servers_become_ag_loop_specs() {
@@ -653,12 +670,33 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(
-            specs,
+            specs.specs,
             [
                 "env 'TOKEN=x'\\''y' '/usr/bin/my server' --root 'a b'",
                 "http://127.0.0.1:9/mcp"
             ]
         );
+        assert_eq!(specs.headers, None);
+    }
+
+    #[test]
+    fn http_headers_go_to_the_environment_not_the_command_line() {
+        let specs = mcp_specs(&[McpServer::Http(
+            McpServerHttp::new("web", "https://h/mcp").headers(vec![HttpHeader::new(
+                "Authorization",
+                "Bearer s3cret-token",
+            )]),
+        )])
+        .unwrap();
+        assert_eq!(specs.specs, ["https://h/mcp"]);
+        let h = crate::mcp::headers::parse(specs.headers.as_deref().unwrap()).unwrap();
+        assert_eq!(h["https://h/mcp"][0].1, "Bearer s3cret-token");
+        let e = mcp_specs(&[McpServer::Http(
+            McpServerHttp::new("web", "https://h/mcp")
+                .headers(vec![HttpHeader::new("X", "s3cret\r\nInjected: 1")]),
+        )])
+        .unwrap_err();
+        assert!(e.contains("header `X`") && !e.contains("s3cret"), "{e}");
     }
 
     #[test]

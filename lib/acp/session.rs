@@ -106,10 +106,21 @@ pub struct Spec {
     pub id: String,
     /// The editor's directory for it.
     pub cwd: PathBuf,
-    /// `--mcp` specs.
-    pub mcp: Vec<String>,
+    /// The editor's MCP servers.
+    pub mcp: McpSpecs,
     /// The mode it starts in.
     pub mode: Mode,
+}
+
+/// The editor's MCP servers for ag-loop.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct McpSpecs {
+    /// `--mcp` specs.
+    pub specs: Vec<String>,
+    /// The HTTP servers' headers, as `AG_MCP_HEADERS` (JSON), if any: in
+    /// ag-loop's environment, not on its command line, where `ps` shows
+    /// them.
+    pub headers: Option<String>,
 }
 
 /// The handle of a running session.
@@ -187,7 +198,7 @@ struct Actor {
     /// ag's session: the ACP id, until /rewind forks it.
     ag_id: String,
     cwd: PathBuf,
-    mcp: Vec<String>,
+    mcp: McpSpecs,
     mode: Mode,
     /// ag-loop must start again (with the new mode) before the next prompt.
     restart: bool,
@@ -613,7 +624,7 @@ impl Actor {
         if let Some(m) = &self.shared.model {
             extra.extend(["-m".to_string(), m.clone()]);
         }
-        for spec in &self.mcp {
+        for spec in &self.mcp.specs {
             extra.extend(["--mcp".to_string(), spec.clone()]);
         }
         // How long a question of the model's waits: as long as a
@@ -646,6 +657,10 @@ impl Actor {
         // its own: a new session is a new scheduling autogroup on Linux,
         // and on a busy machine its wake-ups then wait for their share
         // (milliseconds between a prompt and ag-loop reading it).
+        let cmd = match &self.mcp.headers {
+            Some(h) => cmd.env(crate::mcp::headers::ENV, h),
+            None => cmd,
+        };
         let s = cmd
             .cwd(&self.cwd)
             .stdin(Input::Pipe)

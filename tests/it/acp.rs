@@ -1346,3 +1346,67 @@ fn a_forked_session_goes_on_with_the_conversation_and_leaves_the_original_alone(
     assert_eq!(forks[1]["error"]["code"], -32002, "{}", forks[1]);
     check_schema(&dir, &out.log);
 }
+
+#[test]
+fn an_http_mcp_servers_headers_reach_it_and_stay_out_of_sight() {
+    let dir = interop();
+    let env = Env::new();
+    let secret = "s3cret-token-4711";
+    let bridge = crate::mcp_client::Bridge::start_with(
+        &env,
+        &["--tools", "ls"],
+        Some(&format!("Authorization: Bearer {secret}")),
+    );
+    let model = ModelServer::start(vec![Turn::Text("seen"), Turn::Text("seen")]);
+    let server = |headers: Value| json!([{"type": "http", "name": "guarded", "url": bridge.url, "headers": headers}]);
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &[]),
+        json!([
+            {"op": "initialize"},
+            // Without the header: the server refuses, and so ag-loop
+            // cannot start.
+            {"op": "new", "cwd": env.path(), "mcpServers": server(json!([]))},
+            {"op": "prompt", "text": "hello"},
+            {"op": "new", "cwd": env.path(),
+             "mcpServers": server(json!([{"name": "Authorization", "value": format!("Bearer {secret}")}]))},
+            {"op": "prompt", "text": "hello"},
+        ]),
+    );
+    let prompts = out.ops("prompt");
+    assert!(prompts[0]["error"].is_object(), "{}", prompts[0]);
+    assert_eq!(
+        prompts[1]["result"]["stopReason"], "end_turn",
+        "{}",
+        prompts[1]
+    );
+    // The server's tool was offered to the model (beside ag's own ls).
+    let offered = model.requests().last().unwrap()["tools"].to_string();
+    assert!(offered.contains("__ls"), "{offered}");
+    // Never sent back to the editor, nor written in the session file.
+    for (from, msg) in &out.log {
+        assert!(
+            from == "client" || !msg.to_string().contains(secret),
+            "{msg}"
+        );
+    }
+    let sid = out.ops("new")[1]["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut files = vec![env.join(".home")];
+    let mut sessions = 0;
+    while let Some(p) = files.pop() {
+        if p.is_dir() {
+            files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        } else if !p.ends_with("acp-log.jsonl") {
+            // (The test's own log of both sides, checked above.)
+            let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).to_string();
+            assert!(!text.contains(secret), "{}", p.display());
+            sessions += usize::from(p.to_string_lossy().contains(&sid));
+        }
+    }
+    assert!(sessions > 0, "the session file was not looked at");
+    check_schema(&dir, &out.log);
+}
