@@ -29,11 +29,13 @@ use super::commands;
 use super::modes::{self, Mode, shell_quote};
 use super::prompt::{plain_text, to_user_content};
 use super::session::{self, Cmd, Handle, McpSpecs, Peer, Shared, Spec, Work};
+use super::skills;
 use super::translate::{ClientShows, Translator};
 use super::transport::Outbox;
+use crate::agent::skills::Skill;
 use crate::cli::warn;
 use crate::llm::models::{ModelTable, default_ag_home};
-use crate::protocol::AgentEventRecord;
+use crate::protocol::{AgentEventRecord, UserContent};
 use crate::session::{Reader, SessionFile, Store, Summary};
 
 const BIN: &str = "ag-acp";
@@ -66,6 +68,8 @@ pub struct Server {
     sessions: Mutex<HashMap<String, Handle>>,
     shows: Mutex<ClientShows>,
     models: OnceLock<Option<Arc<ModelTable>>>,
+    /// The skills announced as commands, by session.
+    skills: Mutex<HashMap<String, Vec<Skill>>>,
 }
 
 type Result = std::result::Result<(), Error>;
@@ -93,6 +97,7 @@ impl Server {
             sessions: Mutex::new(HashMap::new()),
             shows: Mutex::new(ClientShows::default()),
             models: OnceLock::new(),
+            skills: Mutex::new(HashMap::new()),
         }
     }
 
@@ -215,7 +220,7 @@ impl Server {
         self.open(
             Spec {
                 id: id.clone(),
-                cwd,
+                cwd: cwd.clone(),
                 mcp,
                 mode,
             },
@@ -223,7 +228,7 @@ impl Server {
             &cx,
         );
         responder.respond(NewSessionResponse::new(id.clone()).modes(modes::state(mode)))?;
-        self.announce(&cx, &id);
+        self.announce(&cx, &id, &cwd);
         Ok(())
     }
 
@@ -296,7 +301,7 @@ impl Server {
         match self.load(&id, &req.cwd, &req.mcp_servers, true, &cx) {
             Ok(mode) => {
                 responder.respond(LoadSessionResponse::new().modes(modes::state(mode)))?;
-                self.announce(&cx, &id);
+                self.announce(&cx, &id, &req.cwd);
                 Ok(())
             }
             Err(e) => responder.respond_with_error(e),
@@ -336,7 +341,7 @@ impl Server {
             Ok(mode) => {
                 responder
                     .respond(ForkSessionResponse::new(forked.clone()).modes(modes::state(mode)))?;
-                self.announce(&cx, &forked);
+                self.announce(&cx, &forked, &cwd);
                 Ok(())
             }
             Err(e) => responder.respond_with_error(e),
@@ -354,7 +359,7 @@ impl Server {
         match self.load(&id, &req.cwd, &req.mcp_servers, false, &cx) {
             Ok(mode) => {
                 responder.respond(ResumeSessionResponse::new().modes(modes::state(mode)))?;
-                self.announce(&cx, &id);
+                self.announce(&cx, &id, &req.cwd);
                 Ok(())
             }
             Err(e) => responder.respond_with_error(e),
@@ -369,13 +374,18 @@ impl Server {
         }
     }
 
-    /// The slash commands, once the editor knows the session.
-    fn announce(&self, cx: &ConnectionTo<Client>, id: &str) {
+    /// The slash commands, once the editor knows the session: ag-acp's
+    /// own, then the skills found in its directory.
+    fn announce(&self, cx: &ConnectionTo<Client>, id: &str, cwd: &Path) {
+        let found = skills::find(cwd, &self.config.loop_args);
+        let mut all = commands::available();
+        all.extend(skills::available(&found));
+        if let Ok(mut s) = self.skills.lock() {
+            s.insert(id.to_string(), found);
+        }
         self.shared(cx).peer.update(
             id,
-            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
-                commands::available(),
-            )),
+            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(all)),
         );
     }
 
@@ -456,6 +466,9 @@ impl Server {
         responder: Responder<CloseSessionResponse>,
     ) -> Result {
         let id = req.session_id.0.to_string();
+        if let Ok(mut s) = self.skills.lock() {
+            s.remove(&id);
+        }
         let Some(h) = self.sessions.lock().ok().and_then(|mut s| s.remove(&id)) else {
             return responder.respond_with_error(not_found(&id));
         };
@@ -496,7 +509,18 @@ impl Server {
         let Some(h) = self.handle(&id) else {
             return responder.respond_with_error(not_found(&id));
         };
-        let work = match plain_text(&req.prompt).as_deref().and_then(commands::parse) {
+        let text = plain_text(&req.prompt);
+        let skill = text.as_deref().and_then(|t| {
+            let s = self.skills.lock().ok()?;
+            skills::prompt(t, s.get(&id)?)
+        });
+        if let Some(p) = skill {
+            return match h.send_prompt(Work::Prompt(UserContent::Text(p)), responder) {
+                Ok(()) => Ok(()),
+                Err(returned) => returned.respond_with_error(not_found(&id)),
+            };
+        }
+        let work = match text.as_deref().and_then(commands::parse) {
             Some(Ok(slash)) => Work::Slash(slash),
             Some(Err(e)) => return responder.respond_with_error(invalid(e)),
             None => match to_user_content(&req.prompt) {

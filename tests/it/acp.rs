@@ -1410,3 +1410,45 @@ fn an_http_mcp_servers_headers_reach_it_and_stay_out_of_sight() {
     assert!(sessions > 0, "the session file was not looked at");
     check_schema(&dir, &out.log);
 }
+
+#[test]
+fn skills_are_commands_that_ask_the_model_to_use_them() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.join(".git")).unwrap();
+    env.write(
+        ".agents/skills/release-notes/SKILL.md",
+        "---\nname: release-notes\ndescription: Write release notes from the git log\n---\nRun git log.\n",
+    );
+    let model = ModelServer::start(vec![Turn::Text("notes written"), Turn::Text("plain")]);
+    let mut acp = Raw::start(&env, &acp_args(&model, &["--mode", "auto"]));
+    let sid = acp.start_session(&env);
+    let update = acp.until("the commands", |m| {
+        m["params"]["update"]["sessionUpdate"] == "available_commands_update"
+    });
+    let commands = &update["params"]["update"]["availableCommands"];
+    let skill = commands
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "release-notes")
+        .unwrap_or_else(|| panic!("no skill command: {commands}"));
+    assert_eq!(
+        skill["description"],
+        "Skill: Write release notes from the git log"
+    );
+    acp.prompt(json!("p1"), &sid, "/release-notes for v2 only");
+    assert_eq!(acp.answer(json!("p1"))["result"]["stopReason"], "end_turn");
+    let asked = model.requests()[0]["messages"].to_string();
+    assert!(
+        asked.contains("Use the skill `release-notes`")
+            && asked.contains("SKILL.md")
+            && asked.contains("for v2 only"),
+        "{asked}"
+    );
+    // A slash word that names no skill or command goes to the model as it is.
+    acp.prompt(json!("p2"), &sid, "/release for v3");
+    assert_eq!(acp.answer(json!("p2"))["result"]["stopReason"], "end_turn");
+    let asked = model.requests()[1]["messages"].to_string();
+    assert!(asked.contains("/release for v3"), "{asked}");
+    assert_eq!(acp.finish(), 0);
+}
