@@ -14,6 +14,7 @@
 //! no answer".
 
 use std::path::Path;
+use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
     CreateElicitationRequest, CreateElicitationResponse, ElicitationAction,
@@ -33,6 +34,26 @@ const OWN: &str = "answer";
 const CHOICE: &str = "choice";
 /// The permission option id of a choice: this prefix and its number from 1.
 const OPTION: &str = "choice-";
+
+/// ag-loop's `--ask-timeout`, how long a question of the model's waits:
+/// as long as a permission request where the editor is asked by a form
+/// (`permission`; None waits for ever), a minute where a free-text
+/// question is only shown. None added when the flags after `--` give their
+/// own (ag-loop takes the flag once).
+pub fn ask_timeout(forms: bool, permission: Option<Duration>, loop_args: &[String]) -> Vec<String> {
+    let own = loop_args
+        .iter()
+        .any(|a| a == "--ask-timeout" || a.starts_with("--ask-timeout="));
+    let wait = if forms {
+        permission.map(|t| t.as_secs())
+    } else {
+        Some(60)
+    };
+    match wait {
+        Some(secs) if !own => vec!["--ask-timeout".to_string(), secs.to_string()],
+        _ => Vec::new(),
+    }
+}
 
 /// The form asking `question` (with its `options`) in a session, tied to
 /// the `ask` call.
@@ -204,6 +225,17 @@ mod tests {
         CreateElicitationResponse::new(ElicitationAction::Accept(
             ElicitationAcceptAction::new().content(filled(pairs)),
         ))
+    }
+
+    #[test]
+    fn the_wait_for_an_answer_follows_what_the_editor_can_do() {
+        let t = Some(Duration::from_secs(600));
+        assert_eq!(ask_timeout(true, t, &[]), ["--ask-timeout", "600"]);
+        assert!(ask_timeout(true, None, &[]).is_empty());
+        assert_eq!(ask_timeout(false, None, &[]), ["--ask-timeout", "60"]);
+        let own = ["--max-cost".to_string(), "--ask-timeout=5".to_string()];
+        assert!(ask_timeout(false, t, &own).is_empty());
+        assert!(ask_timeout(true, t, &["--ask-timeout".into(), "9".into()]).is_empty());
     }
 
     #[test]

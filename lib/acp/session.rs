@@ -627,17 +627,11 @@ impl Actor {
         for spec in &self.mcp.specs {
             extra.extend(["--mcp".to_string(), spec.clone()]);
         }
-        // How long a question of the model's waits: as long as a
-        // permission request where the editor is asked by a form; a minute
-        // where a free-text question is only shown.
-        let ask_wait = if self.translator.shows().forms {
-            self.shared.permission_timeout.map(|t| t.as_secs())
-        } else {
-            Some(60)
-        };
-        if let Some(secs) = ask_wait {
-            extra.extend(["--ask-timeout".to_string(), secs.to_string()]);
-        }
+        extra.extend(questions::ask_timeout(
+            self.translator.shows().forms,
+            self.shared.permission_timeout,
+            &self.shared.loop_args,
+        ));
         extra.extend(self.mode.loop_flags(&sibling("ag-gate")));
         extra.extend(self.shared.loop_args.iter().cloned());
         let cmd = match &self.shared.loop_cmd {
