@@ -24,7 +24,13 @@ use super::modes::Mode;
 /// calls), ask-always (every call that can change something is asked
 /// about), auto (nobody is asked; the sandbox keeps writes in the
 /// workspace), read-only (read-only tools, confined read-only). Slash
-/// commands: `/compact`, `/rewind [N]`, `/cost`.
+/// commands: `/compact`, `/rewind [N]`, `/cost`, and `/NAME [task]` for
+/// each skill ag-loop finds in the session's directory. The model's
+/// questions are elicitation forms where the editor has them, else a
+/// permission request offering the choices (a free-text question is only
+/// shown, and the model decides after 60 s). `session/fork` (unstable in
+/// ACP) forks through `ag-session fork`; an HTTP MCP server's headers
+/// reach ag-loop in its environment, not its command line.
 ///
 /// stdout carries only protocol messages; diagnostics go to stderr.
 #[derive(Debug, Parser)]
@@ -47,7 +53,7 @@ Emacs, agent-shell:\n\
     :client-maker (lambda (buffer) (agent-shell--make-acp-client :command \"ag-acp\"\n\
       :command-params '() :context-buffer buffer))))\n\n\
 Not used yet: the editor's fs and terminal capabilities (ag's own tools read, write and run), \
-session/fork, MCP servers' HTTP headers and SSE servers, audio prompts.\n\n\
+SSE MCP servers, audio prompts, URL elicitation.\n\n\
 Exit status: 0 when the editor closed the connection (or on SIGTERM or SIGHUP), 2 usage or set-up \
 error. Every session's ag-loop, and what its tools started, is stopped when its session is closed \
 and when ag-acp ends."
@@ -61,7 +67,8 @@ pub struct Args {
     pub mode: Mode,
     /// Seconds the editor has to answer a permission request before the
     /// call is refused, as nobody approving refuses it in an unattended
-    /// run (0 waits for ever).
+    /// run (0 waits for ever); also how long a question of the model's
+    /// waits for an editor's form.
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     pub permission_timeout: u64,
     /// Run this shell command line instead of `ag-loop --json` (with sh -c;

@@ -5,6 +5,8 @@ use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, UnstructuredCommandInput,
 };
 
+use crate::protocol::Usage;
+
 /// A slash command in a prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Slash {
@@ -65,6 +67,14 @@ pub fn parse(text: &str) -> Option<Result<Slash, String>> {
     })
 }
 
+/// `/cost`'s answer.
+pub fn cost_text(u: &Usage) -> String {
+    format!(
+        "This session so far: {} input tokens, {} output tokens, {} read from the cache, {} written to it; cost ${:.4}.",
+        u.input, u.output, u.cache_read, u.cache_write, u.cost.total
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,5 +106,19 @@ mod tests {
         for c in available() {
             assert!(parse(&format!("/{}", c.name)).is_some(), "{}", c.name);
         }
+    }
+
+    #[test]
+    fn cost_says_tokens_and_dollars() {
+        let mut u = Usage {
+            input: 12,
+            ..Usage::default()
+        };
+        u.cost.total = 0.5;
+        let t = cost_text(&u);
+        assert!(
+            t.contains("12 input tokens") && t.contains("$0.5000"),
+            "{t}"
+        );
     }
 }

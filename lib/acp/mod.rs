@@ -7,17 +7,21 @@
 //! - `run.rs`: the runtime and the connection; `server.rs`: the requests.
 //! - `session.rs`: one session's ag-loop, prompts, cancel, permissions.
 //! - `translate.rs`, `tools.rs`: events as updates (tool kinds, diffs).
-//! - `prompt.rs`, `commands.rs`, `modes.rs`: prompts in, slash commands,
-//!   the modes as ag-loop flags.
+//! - `prompt.rs`, `commands.rs`, `skills.rs`, `modes.rs`: prompts in, slash
+//!   commands (the skills among them), the modes as ag-loop flags.
+//! - `questions.rs`: what the editor is asked: approvals, and the model's
+//!   questions as elicitation forms (or permission requests).
 //! - `transport.rs`: stdio with bounded lines and a bounded outbox.
 
 pub mod args;
 pub mod commands;
 pub mod modes;
 pub mod prompt;
+pub mod questions;
 pub mod run;
 pub mod server;
 pub mod session;
+pub mod skills;
 pub mod tools;
 pub mod translate;
 pub mod transport;

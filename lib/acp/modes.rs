@@ -71,9 +71,7 @@ impl Mode {
     /// The ag-loop flags of the mode. `gate` is the ag-gate to run for
     /// `ask-always`.
     pub fn loop_flags(self, gate: &Path) -> Vec<String> {
-        // A question of the model's (the ask tool) has no ACP request to
-        // travel by: after this long unanswered, the model decides itself.
-        let mut flags = vec!["--ask-timeout".to_string(), "60".to_string()];
+        let mut flags = Vec::new();
         if self != Mode::Auto {
             // Without it and without a terminal, ag-gate's approval mode
             // is `never`: nobody is asked (that is `auto`).
@@ -146,9 +144,8 @@ mod tests {
             );
         }
         let f = Mode::AskAlways.loop_flags(gate);
-        assert_eq!(&f[..2], ["--ask-timeout", "60"]);
         assert_eq!(
-            f[4],
+            f[2],
             "'/opt/ag bin/ag-gate' --approval always --allow read,ls,grep,find,todo,notify"
         );
         assert!(

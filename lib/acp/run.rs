@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, CloseSessionRequest, InitializeRequest, ListSessionsRequest,
-    LoadSessionRequest, NewSessionRequest, PromptRequest, ResumeSessionRequest,
-    SetSessionModeRequest,
+    CancelNotification, CloseSessionRequest, ForkSessionRequest, InitializeRequest,
+    ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
+    ResumeSessionRequest, SetSessionModeRequest,
 };
 use agent_client_protocol::{Agent, Lines, on_receive_notification, on_receive_request};
 use clap::Parser;
@@ -51,7 +51,8 @@ async fn run(args: Args) -> ExitStatus {
         transport::outgoing(tokio::io::stdout(), outbox),
         transport::stdin(),
     );
-    let (s1, s2, s3, s4, s5, s6, s7, s8, s9) = (
+    let (s1, s2, s3, s4, s5, s6, s7, s8, s9, s10) = (
+        server.clone(),
         server.clone(),
         server.clone(),
         server.clone(),
@@ -103,6 +104,12 @@ async fn run(args: Args) -> ExitStatus {
         )
         .on_receive_request(
             async move |req: SetSessionModeRequest, responder, cx| s9.set_mode(req, responder, cx),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ForkSessionRequest, responder, cx| {
+                s10.fork_session(req, responder, cx).await
+            },
             on_receive_request!(),
         );
 

@@ -13,12 +13,13 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AvailableCommandsUpdate, CancelNotification, CloseSessionRequest,
-    CloseSessionResponse, CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
-    PromptRequest, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
-    SessionCloseCapabilities, SessionInfo, SessionListCapabilities, SessionResumeCapabilities,
-    SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
+    CloseSessionResponse, CurrentModeUpdate, ForkSessionRequest, ForkSessionResponse,
+    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities,
+    SessionInfo, SessionListCapabilities, SessionResumeCapabilities, SessionUpdate,
+    SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
@@ -27,12 +28,14 @@ use tokio::sync::oneshot;
 use super::commands;
 use super::modes::{self, Mode, shell_quote};
 use super::prompt::{plain_text, to_user_content};
-use super::session::{self, Cmd, Handle, Peer, Shared, Spec, Work};
+use super::session::{self, Cmd, Handle, McpSpecs, Peer, Shared, Spec, Work};
+use super::skills;
 use super::translate::{ClientShows, Translator};
 use super::transport::Outbox;
+use crate::agent::skills::Skill;
 use crate::cli::warn;
 use crate::llm::models::{ModelTable, default_ag_home};
-use crate::protocol::AgentEventRecord;
+use crate::protocol::{AgentEventRecord, UserContent};
 use crate::session::{Reader, SessionFile, Store, Summary};
 
 const BIN: &str = "ag-acp";
@@ -65,6 +68,8 @@ pub struct Server {
     sessions: Mutex<HashMap<String, Handle>>,
     shows: Mutex<ClientShows>,
     models: OnceLock<Option<Arc<ModelTable>>>,
+    /// The skills announced as commands, by session.
+    skills: Mutex<HashMap<String, Vec<Skill>>>,
 }
 
 type Result = std::result::Result<(), Error>;
@@ -92,6 +97,7 @@ impl Server {
             sessions: Mutex::new(HashMap::new()),
             shows: Mutex::new(ClientShows::default()),
             models: OnceLock::new(),
+            skills: Mutex::new(HashMap::new()),
         }
     }
 
@@ -154,8 +160,14 @@ impl Server {
             .session
             .as_ref()
             .is_some_and(|s| s.notices.is_some());
+        let forms = req
+            .client_capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.supports_form());
         if let Ok(mut s) = self.shows.lock() {
             s.notices = notices;
+            s.forms = forms;
         }
         let caps = AgentCapabilities::new()
             .load_session(true)
@@ -165,6 +177,7 @@ impl Server {
                 SessionCapabilities::new()
                     .list(SessionListCapabilities::new())
                     .resume(SessionResumeCapabilities::new())
+                    .fork(SessionForkCapabilities::new())
                     .close(SessionCloseCapabilities::new()),
             );
         responder.respond(
@@ -184,7 +197,7 @@ impl Server {
         responder: Responder<NewSessionResponse>,
         cx: ConnectionTo<Client>,
     ) -> Result {
-        let cwd = match session::check_cwd(&req.cwd) {
+        let cwd = match check_cwd(&req.cwd) {
             Ok(c) => c,
             Err(e) => return responder.respond_with_error(invalid(e)),
         };
@@ -207,7 +220,7 @@ impl Server {
         self.open(
             Spec {
                 id: id.clone(),
-                cwd,
+                cwd: cwd.clone(),
                 mcp,
                 mode,
             },
@@ -215,7 +228,7 @@ impl Server {
             &cx,
         );
         responder.respond(NewSessionResponse::new(id.clone()).modes(modes::state(mode)))?;
-        self.announce(&cx, &id);
+        self.announce(&cx, &id, &cwd);
         Ok(())
     }
 
@@ -229,7 +242,7 @@ impl Server {
         replay: bool,
         cx: &ConnectionTo<Client>,
     ) -> std::result::Result<Mode, Error> {
-        let cwd = session::check_cwd(cwd).map_err(invalid)?;
+        let cwd = check_cwd(cwd).map_err(invalid)?;
         let mcp = mcp_specs(servers).map_err(invalid)?;
         let file = Store::from_env().find(id).map_err(|e| {
             Error::new(
@@ -288,7 +301,47 @@ impl Server {
         match self.load(&id, &req.cwd, &req.mcp_servers, true, &cx) {
             Ok(mode) => {
                 responder.respond(LoadSessionResponse::new().modes(modes::state(mode)))?;
-                self.announce(&cx, &id);
+                self.announce(&cx, &id, &req.cwd);
+                Ok(())
+            }
+            Err(e) => responder.respond_with_error(e),
+        }
+    }
+
+    /// `session/fork` (unstable in ACP): `ag-session fork` copies the
+    /// session's conversation into a new ag session, which goes on in the
+    /// editor's directory without a replay (the editor has the history).
+    pub async fn fork_session(
+        &self,
+        req: ForkSessionRequest,
+        responder: Responder<ForkSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Result {
+        let id = req.session_id.0.to_string();
+        let cwd = match check_cwd(&req.cwd) {
+            Ok(c) => c,
+            Err(e) => return responder.respond_with_error(invalid(e)),
+        };
+        let source = match Store::from_env().find(&id) {
+            Ok(f) => f,
+            Err(e) => {
+                return responder.respond_with_error(Error::new(
+                    ErrorCode::RESOURCE_NOT_FOUND,
+                    format!("session `{id}`: {e} (session/list shows the sessions there are)"),
+                ));
+            }
+        };
+        let forked = match session::fork(&source.id, &cwd).await {
+            Ok(f) => f,
+            Err(e) => {
+                return responder.respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, e));
+            }
+        };
+        match self.load(&forked, &cwd, &req.mcp_servers, false, &cx) {
+            Ok(mode) => {
+                responder
+                    .respond(ForkSessionResponse::new(forked.clone()).modes(modes::state(mode)))?;
+                self.announce(&cx, &forked, &cwd);
                 Ok(())
             }
             Err(e) => responder.respond_with_error(e),
@@ -306,7 +359,7 @@ impl Server {
         match self.load(&id, &req.cwd, &req.mcp_servers, false, &cx) {
             Ok(mode) => {
                 responder.respond(ResumeSessionResponse::new().modes(modes::state(mode)))?;
-                self.announce(&cx, &id);
+                self.announce(&cx, &id, &req.cwd);
                 Ok(())
             }
             Err(e) => responder.respond_with_error(e),
@@ -321,13 +374,18 @@ impl Server {
         }
     }
 
-    /// The slash commands, once the editor knows the session.
-    fn announce(&self, cx: &ConnectionTo<Client>, id: &str) {
+    /// The slash commands, once the editor knows the session: ag-acp's
+    /// own, then the skills found in its directory.
+    fn announce(&self, cx: &ConnectionTo<Client>, id: &str, cwd: &Path) {
+        let found = skills::find(cwd, &self.config.loop_args);
+        let mut all = commands::available();
+        all.extend(skills::available(&found));
+        if let Ok(mut s) = self.skills.lock() {
+            s.insert(id.to_string(), found);
+        }
         self.shared(cx).peer.update(
             id,
-            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
-                commands::available(),
-            )),
+            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(all)),
         );
     }
 
@@ -408,6 +466,9 @@ impl Server {
         responder: Responder<CloseSessionResponse>,
     ) -> Result {
         let id = req.session_id.0.to_string();
+        if let Ok(mut s) = self.skills.lock() {
+            s.remove(&id);
+        }
         let Some(h) = self.sessions.lock().ok().and_then(|mut s| s.remove(&id)) else {
             return responder.respond_with_error(not_found(&id));
         };
@@ -448,7 +509,18 @@ impl Server {
         let Some(h) = self.handle(&id) else {
             return responder.respond_with_error(not_found(&id));
         };
-        let work = match plain_text(&req.prompt).as_deref().and_then(commands::parse) {
+        let text = plain_text(&req.prompt);
+        let skill = text.as_deref().and_then(|t| {
+            let s = self.skills.lock().ok()?;
+            skills::prompt(t, s.get(&id)?)
+        });
+        if let Some(p) = skill {
+            return match h.send_prompt(Work::Prompt(UserContent::Text(p)), responder) {
+                Ok(()) => Ok(()),
+                Err(returned) => returned.respond_with_error(not_found(&id)),
+            };
+        }
+        let work = match text.as_deref().and_then(commands::parse) {
             Some(Ok(slash)) => Work::Slash(slash),
             Some(Err(e)) => return responder.respond_with_error(invalid(e)),
             None => match to_user_content(&req.prompt) {
@@ -509,9 +581,10 @@ impl Server {
 
 /// The editor's MCP servers as ag-loop's `--mcp` specs: a stdio server as
 /// one shell command line (its environment through `env`), an HTTP server
-/// as its URL.
-pub fn mcp_specs(servers: &[McpServer]) -> std::result::Result<Vec<String>, String> {
+/// as its URL, with its headers in `AG_MCP_HEADERS`.
+pub fn mcp_specs(servers: &[McpServer]) -> std::result::Result<McpSpecs, String> {
     let mut out = Vec::new();
+    let mut headers = serde_json::Map::new();
     for s in servers {
         match s {
             McpServer::Stdio(s) => {
@@ -549,13 +622,14 @@ pub fn mcp_specs(servers: &[McpServer]) -> std::result::Result<Vec<String>, Stri
                     ));
                 }
                 if !h.headers.is_empty() {
-                    warn(
-                        BIN,
-                        &format!(
-                            "MCP server `{}`: ag-loop's --mcp sends no HTTP headers yet; it is reached without them",
-                            h.name
-                        ),
-                    );
+                    let mut these = serde_json::Map::new();
+                    for header in &h.headers {
+                        these.insert(
+                            header.name.clone(),
+                            serde_json::Value::String(header.value.clone()),
+                        );
+                    }
+                    headers.insert(h.url.trim().to_string(), serde_json::Value::Object(these));
                 }
                 out.push(h.url.clone());
             }
@@ -569,13 +643,44 @@ pub fn mcp_specs(servers: &[McpServer]) -> std::result::Result<Vec<String>, Stri
             _ => return Err("an MCP server of a kind ag does not know".into()),
         }
     }
-    Ok(out)
+    let headers = if headers.is_empty() {
+        None
+    } else {
+        let text = serde_json::Value::Object(headers).to_string();
+        // Checked here, so that the editor hears of a bad header at once
+        // (the message names it, never its value).
+        crate::mcp::headers::parse(&text)
+            .map_err(|e| e.replace(&format!("${}: ", crate::mcp::headers::ENV), "MCP server "))?;
+        Some(text)
+    };
+    Ok(McpSpecs {
+        specs: out,
+        headers,
+    })
+}
+
+/// The session's working directory for ag-loop, checked: ACP sends an
+/// absolute path of a directory that exists.
+pub fn check_cwd(cwd: &Path) -> std::result::Result<PathBuf, String> {
+    if !cwd.is_absolute() {
+        return Err(format!(
+            "`cwd` must be an absolute path, not `{}`",
+            cwd.display()
+        ));
+    }
+    match std::fs::metadata(cwd) {
+        Ok(m) if m.is_dir() => Ok(cwd.to_path_buf()),
+        Ok(_) => Err(format!("`cwd` `{}` is not a directory", cwd.display())),
+        Err(e) => Err(format!("`cwd` `{}`: {e}", cwd.display())),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_client_protocol::v1::schema::{EnvVariable, McpServerHttp, McpServerStdio};
+    use agent_client_protocol::v1::schema::{
+        EnvVariable, HttpHeader, McpServerHttp, McpServerStdio,
+    };
 
     #[test]
     fn mcp_servers_become_ag_loop_specs() {
@@ -589,12 +694,33 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(
-            specs,
+            specs.specs,
             [
                 "env 'TOKEN=x'\\''y' '/usr/bin/my server' --root 'a b'",
                 "http://127.0.0.1:9/mcp"
             ]
         );
+        assert_eq!(specs.headers, None);
+    }
+
+    #[test]
+    fn http_headers_go_to_the_environment_not_the_command_line() {
+        let specs = mcp_specs(&[McpServer::Http(
+            McpServerHttp::new("web", "https://h/mcp").headers(vec![HttpHeader::new(
+                "Authorization",
+                "Bearer s3cret-token",
+            )]),
+        )])
+        .unwrap();
+        assert_eq!(specs.specs, ["https://h/mcp"]);
+        let h = crate::mcp::headers::parse(specs.headers.as_deref().unwrap()).unwrap();
+        assert_eq!(h["https://h/mcp"][0].1, "Bearer s3cret-token");
+        let e = mcp_specs(&[McpServer::Http(
+            McpServerHttp::new("web", "https://h/mcp")
+                .headers(vec![HttpHeader::new("X", "s3cret\r\nInjected: 1")]),
+        )])
+        .unwrap_err();
+        assert!(e.contains("header `X`") && !e.contains("s3cret"), "{e}");
     }
 
     #[test]
@@ -606,5 +732,20 @@ mod tests {
         assert!(e.contains("`A B`") && e.contains("`s`"), "{e}");
         let e = mcp_specs(&[McpServer::Http(McpServerHttp::new("w", "ftp://x"))]).unwrap_err();
         assert!(e.contains("http://"), "{e}");
+    }
+
+    #[test]
+    fn the_working_directory_must_be_an_absolute_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check_cwd(dir.path()).is_ok());
+        assert!(
+            check_cwd(Path::new("rel/dir"))
+                .unwrap_err()
+                .contains("absolute")
+        );
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        assert!(check_cwd(&file).unwrap_err().contains("not a directory"));
+        assert!(check_cwd(&dir.path().join("missing")).is_err());
     }
 }

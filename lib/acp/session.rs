@@ -13,9 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    PermissionOption, PermissionOptionKind, PromptResponse, RequestPermissionOutcome,
-    RequestPermissionRequest, SessionNotification, SessionUpdate, StopReason as AcpStop,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    PromptResponse, RequestPermissionOutcome, SessionNotification, SessionUpdate,
+    StopReason as AcpStop,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode, RequestCancellationHandle};
@@ -25,9 +24,9 @@ use tokio::process::ChildStdin;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::commands::Slash;
+use super::commands::{self, Slash};
 use super::modes::Mode;
-use super::tools;
+use super::questions;
 use super::translate::{Ending, Translator, text_chunk};
 use super::transport::Outbox;
 use crate::cli::warn;
@@ -93,6 +92,12 @@ pub enum Cmd {
         approved: bool,
         always: bool,
     },
+    /// The editor answered a question of the model's (empty: it gave no
+    /// answer).
+    Answer {
+        tool_call_id: String,
+        answer: String,
+    },
 }
 
 /// Where a session works and how its ag-loop starts.
@@ -101,10 +106,21 @@ pub struct Spec {
     pub id: String,
     /// The editor's directory for it.
     pub cwd: PathBuf,
-    /// `--mcp` specs.
-    pub mcp: Vec<String>,
+    /// The editor's MCP servers.
+    pub mcp: McpSpecs,
     /// The mode it starts in.
     pub mode: Mode,
+}
+
+/// The editor's MCP servers for ag-loop.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct McpSpecs {
+    /// `--mcp` specs.
+    pub specs: Vec<String>,
+    /// The HTTP servers' headers, as `AG_MCP_HEADERS` (JSON), if any: in
+    /// ag-loop's environment, not on its command line, where `ps` shows
+    /// them.
+    pub headers: Option<String>,
 }
 
 /// The handle of a running session.
@@ -182,7 +198,7 @@ struct Actor {
     /// ag's session: the ACP id, until /rewind forks it.
     ag_id: String,
     cwd: PathBuf,
-    mcp: Vec<String>,
+    mcp: McpSpecs,
     mode: Mode,
     /// ag-loop must start again (with the new mode) before the next prompt.
     restart: bool,
@@ -259,7 +275,7 @@ impl Actor {
             };
             let command = match work {
                 Work::Slash(Slash::Cost) => {
-                    let text = cost_text(&self.translator.usage);
+                    let text = commands::cost_text(&self.translator.usage);
                     if !self.say(&text) {
                         return false;
                     }
@@ -357,6 +373,22 @@ impl Actor {
                     }
                 }
             }
+            Cmd::Answer {
+                tool_call_id,
+                answer,
+            } => {
+                // Likewise: ag-loop may have moved on (its --ask-timeout,
+                // an interrupt).
+                if self.permissions.remove(&tool_call_id).is_some() {
+                    let cmd = AgentCommand::Answer {
+                        tool_call_id,
+                        answer,
+                    };
+                    if let Err(e) = self.write(&cmd).await {
+                        warn(BIN, &format!("session {}: {e}", self.id));
+                    }
+                }
+            }
         }
         true
     }
@@ -417,9 +449,67 @@ impl Actor {
                 reason,
                 always,
             } => self.ask(tool_call_id, &tool_name, &arguments, &reason, always),
+            AgentEvent::Question {
+                tool_call_id,
+                question,
+                options,
+            } => self.question(tool_call_id, &question, options),
+            // The call ended without the editor's answer (ag-loop's
+            // --ask-timeout, an interrupt): the editor stops asking.
+            AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+                if let Some(h) = self.permissions.remove(&tool_call_id) {
+                    let _ = h.cancel();
+                }
+            }
             _ => {}
         }
         true
+    }
+
+    /// Asks the editor a question of the model's (see `questions`): the
+    /// answer comes back as a [`Cmd::Answer`]. ag-loop's --ask-timeout
+    /// bounds the wait; its end of the call withdraws the request.
+    fn question(&mut self, id: String, question: &str, options: Vec<String>) {
+        let Some(me) = self.me.upgrade() else { return };
+        let cx = &self.shared.peer.cx;
+        let session = self.id.clone();
+        let answer: std::pin::Pin<Box<dyn Future<Output = String> + Send>> =
+            if self.translator.shows().forms {
+                let sent = cx.send_request(questions::form(&self.id, &id, question, &options));
+                self.permissions
+                    .insert(id.clone(), sent.cancellation_handle());
+                Box::pin(async move {
+                    match sent.block_task().await {
+                        Ok(r) => questions::form_answer(&r),
+                        Err(e) => {
+                            warn(BIN, &format!("session {session}: the question failed: {e}"));
+                            String::new()
+                        }
+                    }
+                })
+            } else if !options.is_empty() {
+                let sent = cx.send_request(questions::choices(&self.id, &id, question, &options));
+                self.permissions
+                    .insert(id.clone(), sent.cancellation_handle());
+                Box::pin(async move {
+                    match sent.block_task().await {
+                        Ok(r) => questions::choice_answer(&r, &options),
+                        Err(e) => {
+                            warn(BIN, &format!("session {session}: the question failed: {e}"));
+                            String::new()
+                        }
+                    }
+                })
+            } else {
+                return;
+            };
+        tokio::spawn(async move {
+            let answer = answer.await;
+            let _ = me.send(Cmd::Answer {
+                tool_call_id: id,
+                answer,
+            });
+        });
     }
 
     /// Asks the editor whether a call may run; the answer comes back as a
@@ -433,33 +523,15 @@ impl Actor {
         reason: &str,
         always: Option<String>,
     ) {
-        let mut options = vec![PermissionOption::new(
-            "allow",
-            "Allow once",
-            PermissionOptionKind::AllowOnce,
-        )];
-        if let Some(a) = &always {
-            options.push(PermissionOption::new(
-                "always",
-                format!("Always allow {a}"),
-                PermissionOptionKind::AllowAlways,
-            ));
-        }
-        options.push(PermissionOption::new(
-            "reject",
-            "Reject",
-            PermissionOptionKind::RejectOnce,
-        ));
-        let call = ToolCallUpdate::new(
-            id.clone(),
-            ToolCallUpdateFields::new()
-                .title(format!("{} ({reason})", tools::title(tool, arguments)))
-                .kind(tools::kind(tool))
-                .status(ToolCallStatus::Pending)
-                .locations(tools::locations(tool, arguments, &self.cwd))
-                .raw_input(arguments.clone()),
+        let request = questions::approval(
+            &self.id,
+            &id,
+            tool,
+            arguments,
+            reason,
+            always.as_deref(),
+            &self.cwd,
         );
-        let request = RequestPermissionRequest::new(self.id.clone(), call, options);
         let sent = self.shared.peer.cx.send_request(request);
         let withdraw = sent.cancellation_handle();
         self.permissions.insert(id.clone(), withdraw.clone());
@@ -552,9 +624,14 @@ impl Actor {
         if let Some(m) = &self.shared.model {
             extra.extend(["-m".to_string(), m.clone()]);
         }
-        for spec in &self.mcp {
+        for spec in &self.mcp.specs {
             extra.extend(["--mcp".to_string(), spec.clone()]);
         }
+        extra.extend(questions::ask_timeout(
+            self.translator.shows().forms,
+            self.shared.permission_timeout,
+            &self.shared.loop_args,
+        ));
         extra.extend(self.mode.loop_flags(&sibling("ag-gate")));
         extra.extend(self.shared.loop_args.iter().cloned());
         let cmd = match &self.shared.loop_cmd {
@@ -574,6 +651,10 @@ impl Actor {
         // its own: a new session is a new scheduling autogroup on Linux,
         // and on a busy machine its wake-ups then wait for their share
         // (milliseconds between a prompt and ag-loop reading it).
+        let cmd = match &self.mcp.headers {
+            Some(h) => cmd.env(crate::mcp::headers::ENV, h),
+            None => cmd,
+        };
         let s = cmd
             .cwd(&self.cwd)
             .stdin(Input::Pipe)
@@ -683,6 +764,33 @@ async fn child_end(child: Option<&Child>) -> String {
     }
 }
 
+/// `ag-session fork`: a new ag session holding the conversation of `id`;
+/// its id.
+pub async fn fork(id: &str, cwd: &Path) -> Result<String, String> {
+    let out = Command::new(sibling("ag-session"))
+        .args(["fork", id])
+        .cwd(cwd)
+        .timeout(Duration::from_secs(120))
+        .output(Output::Separate {
+            stdout: CaptureLimit::new(64 << 10),
+            stderr: CaptureLimit::new(64 << 10),
+        })
+        .collect(&CancellationToken::new())
+        .await
+        .map_err(|e| format!("cannot run ag-session: {e}"))?;
+    if out.code() != 0 {
+        return Err(format!(
+            "cannot fork session `{id}`: {}",
+            out.stderr.lossy().trim()
+        ));
+    }
+    let printed = out.stdout.lossy();
+    match printed.split('\t').next().map(str::trim) {
+        Some(new) if !new.is_empty() => Ok(new.to_string()),
+        _ => Err(format!("ag-session fork printed no session id for `{id}`")),
+    }
+}
+
 /// Ends an ag-loop: stdin closed (its way to finish), then stopped if it
 /// lingers.
 async fn stop(child: Child, lines: Option<Lines>) {
@@ -708,62 +816,4 @@ fn answer(responder: Box<Responder<PromptResponse>>, ending: Ending, usage: &Usa
 
 fn internal(message: &str) -> Error {
     Error::new(ErrorCode::INTERNAL_ERROR, message.to_string())
-}
-
-/// `/cost`'s answer.
-fn cost_text(u: &Usage) -> String {
-    format!(
-        "This session so far: {} input tokens, {} output tokens, {} read from the cache, {} written to it; cost ${:.4}.",
-        u.input, u.output, u.cache_read, u.cache_write, u.cost.total
-    )
-}
-
-/// The session's working directory for ag-loop, checked: ACP sends an
-/// absolute path of a directory that exists.
-pub fn check_cwd(cwd: &Path) -> Result<PathBuf, String> {
-    if !cwd.is_absolute() {
-        return Err(format!(
-            "`cwd` must be an absolute path, not `{}`",
-            cwd.display()
-        ));
-    }
-    match std::fs::metadata(cwd) {
-        Ok(m) if m.is_dir() => Ok(cwd.to_path_buf()),
-        Ok(_) => Err(format!("`cwd` `{}` is not a directory", cwd.display())),
-        Err(e) => Err(format!("`cwd` `{}`: {e}", cwd.display())),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_working_directory_must_be_an_absolute_directory() {
-        let dir = tempfile::tempdir().unwrap();
-        assert!(check_cwd(dir.path()).is_ok());
-        assert!(
-            check_cwd(Path::new("rel/dir"))
-                .unwrap_err()
-                .contains("absolute")
-        );
-        let file = dir.path().join("f");
-        std::fs::write(&file, "").unwrap();
-        assert!(check_cwd(&file).unwrap_err().contains("not a directory"));
-        assert!(check_cwd(&dir.path().join("missing")).is_err());
-    }
-
-    #[test]
-    fn cost_says_tokens_and_dollars() {
-        let mut u = Usage {
-            input: 12,
-            ..Usage::default()
-        };
-        u.cost.total = 0.5;
-        let t = cost_text(&u);
-        assert!(
-            t.contains("12 input tokens") && t.contains("$0.5000"),
-            "{t}"
-        );
-    }
 }

@@ -26,6 +26,9 @@ use crate::protocol::{
 pub struct ClientShows {
     /// `notice` updates (`session.notices`).
     pub notices: bool,
+    /// Elicitation forms (`elicitation.form`), by which the model's
+    /// questions are asked.
+    pub forms: bool,
 }
 
 /// A tool call as far as it is known.
@@ -85,6 +88,11 @@ impl Translator {
             last_stop: None,
             window,
         }
+    }
+
+    /// What the client said it can show.
+    pub fn shows(&self) -> ClientShows {
+        self.shows
     }
 
     /// The tool call with this id, if it is under way.
@@ -229,18 +237,19 @@ impl Translator {
                     out.push(self.note(NoticeSeverity::Info, &text));
                 }
             }
-            // ACP has no question of the agent's to the person yet: it is
-            // shown, and ag-loop's --ask-timeout (set by ag-acp) moves the
-            // run on when nobody answers.
+            // A client without forms is not asked a free-text question
+            // (see `questions`): it is shown, and ag-loop's --ask-timeout
+            // (set by ag-acp) moves the run on when nobody answers.
             AgentEvent::Question {
                 question, options, ..
-            } => {
+            } if !self.shows.forms && options.is_empty() => {
                 let mut text = format!("the agent asks: {question}");
                 if !options.is_empty() {
                     text.push_str(&format!(" ({})", options.join(" / ")));
                 }
                 out.push(self.note(NoticeSeverity::Info, &text));
             }
+            AgentEvent::Question { .. } => {}
             AgentEvent::ToolExecutionUpdate { .. } | AgentEvent::Settings { .. } => {}
         }
         out
@@ -277,6 +286,11 @@ impl Translator {
             | Outcome::CheckFailed => Ending::Stop(AcpStop::EndTurn),
             Outcome::Interrupted => Ending::Stop(AcpStop::Cancelled),
             Outcome::TurnLimit | Outcome::CostLimit => Ending::Stop(AcpStop::MaxTurnRequests),
+            // A refusal is no failure of the call: ACP has a stop reason
+            // for it, and the editor says the model declined.
+            Outcome::ModelError if self.last_stop == Some(StopReason::Refusal) => {
+                Ending::Stop(AcpStop::Refusal)
+            }
             Outcome::ModelError => Ending::Failed(
                 error
                     .unwrap_or("the model call failed (see ag-loop's stderr)")
@@ -577,6 +591,16 @@ mod tests {
         assert_eq!(
             t.ending(Outcome::ModelError, Some("401")),
             Ending::Failed("401".into())
+        );
+        t.event(
+            &AgentEvent::MessageEnd {
+                message: Message::Assistant(assistant("", StopReason::Refusal)),
+            },
+            false,
+        );
+        assert_eq!(
+            t.ending(Outcome::ModelError, Some("the model refused: no")),
+            Ending::Stop(AcpStop::Refusal)
         );
     }
 

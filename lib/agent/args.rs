@@ -162,6 +162,10 @@ pub struct Args {
     pub gate_timeout: f64,
     /// Offer the tools of an MCP server: `'CMD ARGS'` started over stdio, or a
     /// streamable-HTTP URL (repeatable). Clashing names become `server__tool`.
+    /// An HTTP server's headers (a key, a token) come from $AG_MCP_HEADERS,
+    /// a JSON object by URL: `{"https://host/mcp": {"Authorization": "Bearer
+    /// ..."}}`, kept off the command line, from every child and out of the
+    /// events.
     #[arg(long = "mcp", value_name = "CMD|URL")]
     pub mcp: Vec<String>,
     /// Run a message's tool calls one after another instead of in parallel.

@@ -214,7 +214,14 @@ pub(super) async fn run(
                 tokio::select! {
                     _ = cancel.cancelled() => return aborted_result(id, INTERRUPTED),
                     a = with_limit(questions.timeout, rx) => match a {
-                        Some(Ok(text)) => Some(text),
+                        Some(Ok(text)) if !text.trim().is_empty() => Some(text),
+                        // An empty answer: the client's person declined
+                        // (an editor's form, closed), as an empty line on
+                        // the terminal.
+                        Some(Ok(_)) => {
+                            notes.push("the user gave no answer");
+                            None
+                        }
                         // The input ended: nobody is left to answer.
                         Some(Err(_)) => None,
                         None => {
@@ -465,6 +472,20 @@ mod tests {
         drop(tx);
         let (r, _) = ask(&q, Some(rx));
         assert_eq!(r.details["answered_by"], "default");
+        // An empty answer is none (an editor's form declined): the
+        // default answers, or else the model hears nobody answered.
+        let (tx, rx) = oneshot::channel();
+        tx.send("  ".to_string()).unwrap();
+        let (r, _) = ask(&q, Some(rx));
+        assert_eq!(r.details["answered_by"], "default");
+        let q = Questions {
+            person: Person::Stdin,
+            ..Questions::default()
+        };
+        let (tx, rx) = oneshot::channel();
+        tx.send(String::new()).unwrap();
+        let (r, _) = ask(&q, Some(rx));
+        assert!(r.output.contains("the user gave no answer"), "{}", r.output);
     }
 
     #[test]

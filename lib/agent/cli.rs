@@ -171,8 +171,14 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     {
         crate::cli::note(BIN, &note);
     }
-    let redactor = withhold_keys(args.api_key.as_deref(), &resolved.pass_env, &model);
-    let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?).await?;
+    let mcp_headers = crate::mcp::headers::from_env().map_err(SetupError::McpHeaders)?;
+    let redactor = withhold_keys(
+        args.api_key.as_deref(),
+        &resolved.pass_env,
+        &model,
+        &mcp_headers,
+    );
+    let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?, &mcp_headers).await?;
     let mut check_bash = super::until::load_bash(&resolved.checks, &cwd).await?;
     let workspace =
         super::workspace::open(&resolved.workspace, &mut tools, check_bash.as_mut(), &cwd).await?;
@@ -423,11 +429,14 @@ async fn load_tools(
     resolved: &LoopConfig,
     cwd: &Path,
     mcp_sandbox: Option<Arc<crate::sandbox::Prepared>>,
+    mcp_headers: &crate::mcp::headers::Headers,
 ) -> Result<ToolSet, SetupError> {
     let names = &resolved.tools;
     let mut tools =
         ToolSet::load(names, resolved.tools_explicit, &resolved.extra_tools, cwd).await?;
-    tools.add_mcp(&resolved.mcp, cwd, mcp_sandbox).await?;
+    tools
+        .add_mcp(&resolved.mcp, cwd, mcp_sandbox, mcp_headers)
+        .await?;
     if !resolved.tools_explicit {
         let missing: Vec<&str> = names
             .iter()
@@ -708,10 +717,16 @@ async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitS
     status
 }
 
-/// Keeps the provider key variables out of every child from here on (tools,
-/// gates, after-hooks, MCP servers) except those passed on purpose, and
-/// returns what hides their values in events.
-fn withhold_keys(api_key: Option<&str>, pass: &[String], model: &ModelClient) -> Arc<Redactor> {
+/// Keeps the provider key variables and `AG_MCP_HEADERS` out of every
+/// child from here on (tools, gates, after-hooks, MCP servers) except those
+/// passed on purpose, and returns what hides their values (and the MCP
+/// servers' header values) in events.
+fn withhold_keys(
+    api_key: Option<&str>,
+    pass: &[String],
+    model: &ModelClient,
+    mcp_headers: &crate::mcp::headers::Headers,
+) -> Arc<Redactor> {
     let table = match model {
         ModelClient::Library(llm) => llm.table().clone(),
         // The table still names the keys that sit in the environment.
@@ -729,10 +744,18 @@ fn withhold_keys(api_key: Option<&str>, pass: &[String], model: &ModelClient) ->
             .into_iter()
             .filter(|n| !pass.contains(n)),
     );
-    let extra: Vec<(&str, String)> = api_key
+    crate::proc::withhold_env([crate::mcp::headers::ENV]);
+    let mut extra: Vec<(&str, String)> = api_key
         .iter()
         .map(|k| ("--api-key", k.to_string()))
         .collect();
+    for (_, value) in mcp_headers.values().flatten() {
+        extra.push(("MCP header", value.clone()));
+        // `Bearer TOKEN`: the token alone too.
+        if let Some((_, credentials)) = value.split_once(' ') {
+            extra.push(("MCP header", credentials.to_string()));
+        }
+    }
     Arc::new(Redactor::for_keys(&table, &extra))
 }
 

@@ -144,6 +144,10 @@ pub enum SetupError {
         /// Why.
         source: crate::mcp::client::McpError,
     },
+    /// `AG_MCP_HEADERS` is not what it must be (the message never shows a
+    /// header's value).
+    #[error("{0}")]
+    McpHeaders(String),
     /// Two of an MCP server's tools end up with the same name.
     #[error("MCP server `{spec}`: two tools would be named `{name}`; leave one server out")]
     McpClash {

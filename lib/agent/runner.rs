@@ -292,7 +292,7 @@ impl Agent {
                     turn -= 1;
                     continue;
                 }
-                StopReason::Error => {
+                StopReason::Error | StopReason::Refusal => {
                     self.emitter.emit(AgentEvent::TurnEnd {
                         message: assistant.clone(),
                         tool_results: Vec::new(),

@@ -184,17 +184,20 @@ impl ToolSet {
     /// Connects to MCP servers (`CMD ARGS` over stdio, or an http(s) URL) and
     /// adds their tools. A tool whose name is taken, or not acceptable to
     /// model APIs, is named `server__tool`.
-    /// `sandbox` confines the stdio servers.
+    /// `sandbox` confines the stdio servers; `headers` go to the HTTP
+    /// servers of their URL.
     pub async fn add_mcp(
         &mut self,
         specs: &[String],
         cwd: &Path,
         sandbox: Option<Arc<crate::sandbox::Prepared>>,
+        headers: &crate::mcp::headers::Headers,
     ) -> Result<(), SetupError> {
         for spec in specs {
             let options = ConnectOptions {
                 cwd: Some(cwd.to_path_buf()),
                 sandbox: sandbox.clone(),
+                headers: headers.get(spec.trim()).cloned().unwrap_or_default(),
                 ..Default::default()
             };
             let client = McpClient::connect_with(spec, options)

@@ -263,7 +263,7 @@ async fn call(llm: Llm, req: LlmRequest, json: bool) -> ExitStatus {
         let _ = out.write_all_flush(b"\n");
     }
     match msg.stop_reason {
-        StopReason::Error => {
+        StopReason::Error | StopReason::Refusal => {
             if !json {
                 let text = msg
                     .error_message

@@ -38,7 +38,10 @@ pub fn prepare(messages: &[Message]) -> Vec<Message> {
         match m {
             Message::Assistant(a) => {
                 flush(&mut out, &mut pending);
-                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
+                if matches!(
+                    a.stop_reason,
+                    StopReason::Error | StopReason::Refusal | StopReason::Aborted
+                ) {
                     continue;
                 }
                 for (id, name, _) in a.tool_calls() {

@@ -57,6 +57,9 @@ pub enum FailureKind {
     NotAStream,
     /// The stream broke off or carried something unreadable.
     Stream,
+    /// The model, or the provider's content filter, declined to answer
+    /// (the same request would be declined again: not retried).
+    Refusal,
     /// Anything else.
     Other,
 }
@@ -92,6 +95,16 @@ impl Failure {
             kind,
             message: message.into(),
             retry_after: None,
+        }
+    }
+
+    /// The stop reason of the message it leaves: a refusal is told apart
+    /// from a failed call, so that a front end can say so (ACP's
+    /// `refusal`).
+    pub fn stop_reason(&self) -> crate::protocol::StopReason {
+        match self.kind {
+            FailureKind::Refusal => crate::protocol::StopReason::Refusal,
+            _ => crate::protocol::StopReason::Error,
         }
     }
 }

@@ -553,7 +553,7 @@ impl Llm {
             }
         }
         let text = error::redact(&f.message, key.or(self.opts.api_key.as_deref()));
-        msg.stop_reason = StopReason::Error;
+        msg.stop_reason = f.stop_reason();
         msg.error_message = Some(text.clone());
         sink(LlmEvent::Error {
             message: msg.clone(),

@@ -13,7 +13,7 @@ use super::frames::{Frame, Framer};
 use super::models::Api;
 use super::providers::parser_for;
 use super::providers::stream::{Names, StreamParser};
-use crate::protocol::{AssistantMessage, LlmEvent, StopReason};
+use crate::protocol::{AssistantMessage, LlmEvent};
 
 /// Which API a frame's JSON belongs to, when it is unmistakable.
 fn sniff(v: &Value) -> Option<Api> {
@@ -170,7 +170,7 @@ pub fn conclude(
     let mut msg = b.take_message();
     let failure = match (failure, stop, refusal) {
         (Some(f), _, _) => Some(f),
-        (None, _, Some(r)) => Some(Failure::new(FailureKind::Other, r)),
+        (None, _, Some(r)) => Some(Failure::new(FailureKind::Refusal, r)),
         (None, Some(s), None) => {
             msg.stop_reason = s;
             None
@@ -186,7 +186,7 @@ pub fn conclude(
         )),
     };
     if let Some(f) = &failure {
-        msg.stop_reason = StopReason::Error;
+        msg.stop_reason = f.stop_reason();
         msg.error_message = Some(f.message.clone());
     }
     (msg, failure)

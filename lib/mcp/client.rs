@@ -71,6 +71,9 @@ pub struct ConnectOptions {
     pub cwd: Option<PathBuf>,
     /// The sandbox that confines a stdio server (ag-loop's `--sandbox`).
     pub sandbox: Option<std::sync::Arc<crate::sandbox::Prepared>>,
+    /// HTTP headers sent with every request to an HTTP server (see
+    /// [`super::headers`]).
+    pub headers: Vec<(String, String)>,
 }
 
 impl Default for ConnectOptions {
@@ -79,6 +82,7 @@ impl Default for ConnectOptions {
             startup_timeout: Duration::from_secs(60),
             cwd: None,
             sandbox: None,
+            headers: Vec::new(),
         }
     }
 }
@@ -456,7 +460,12 @@ async fn start(
         }
         Spec::Url(url) => {
             crate::tls::install_provider();
-            let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+            let config =
+                rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                    url.as_str(),
+                )
+                .custom_headers(super::headers::to_map(&options.headers));
+            let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
             let session =
                 tokio::time::timeout(options.startup_timeout, handler.clone().serve(transport))
                     .await;

@@ -4,11 +4,13 @@
 //! server's tools, listed as ag [`ToolDefinition`](crate::protocol::ToolDefinition)s
 //! and called for ag [`ToolResult`](crate::protocol::ToolResult)s. Both use
 //! the official Rust SDK, `rmcp`; [`convert`] maps between its types and ag's,
-//! and [`wire`] checks each incoming line before rmcp sees it.
+//! and [`wire`] checks each incoming line before rmcp sees it; [`headers`]
+//! are an HTTP server's headers, given outside the command line.
 
 pub mod cli;
 pub mod client;
 pub mod convert;
+pub mod headers;
 pub mod server;
 pub mod tools;
 pub mod wire;

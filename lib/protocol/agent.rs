@@ -72,7 +72,8 @@ pub enum AgentCommand {
         /// The `ask` call the question came from.
         tool_call_id: String,
         /// The answer: one of the question's options (or its number,
-        /// counting from 1), or any text.
+        /// counting from 1), or any text; empty when the person gave none
+        /// (then `--ask-default`, or the model decides itself).
         answer: String,
     },
 }
@@ -413,7 +414,8 @@ pub enum Outcome {
     TurnLimit,
     /// It reached `--max-cost`.
     CostLimit,
-    /// The model call failed.
+    /// The model call failed, or the model declined to answer (then the
+    /// last assistant message's `stop_reason` is `refusal`).
     ModelError,
     /// The model kept making the same failing tool call.
     RepeatedFailure,

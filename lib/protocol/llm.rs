@@ -121,7 +121,8 @@ pub enum LlmEvent {
     },
     /// The call failed; the message holds what arrived before the failure.
     Error {
-        /// The partial assistant message, `stop_reason` `error` or `aborted`.
+        /// The partial assistant message, `stop_reason` `error`, `refusal`
+        /// or `aborted`.
         message: AssistantMessage,
         /// What went wrong and what to do about it.
         error: String,

@@ -88,7 +88,7 @@ pub struct AssistantMessage {
     /// The API kind that carried the answer (`openai-chat`, `anthropic`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api: Option<String>,
-    /// What went wrong, when `stop_reason` is `error`.
+    /// What went wrong, when `stop_reason` is `error` or `refusal`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     /// When the answer was finished (RFC 3339).
@@ -253,6 +253,9 @@ pub enum StopReason {
     ToolUse,
     /// The call failed; see `error_message`.
     Error,
+    /// The model, or the provider's content filter, declined to answer;
+    /// `error_message` says which.
+    Refusal,
     /// The call was interrupted.
     Aborted,
 }

@@ -208,7 +208,7 @@ impl State {
                         done: true,
                         error: None,
                     };
-                    if m.stop_reason == StopReason::Error {
+                    if matches!(m.stop_reason, StopReason::Error | StopReason::Refusal) {
                         answer.error = Some(
                             m.error_message
                                 .clone()

@@ -159,6 +159,10 @@ fn check_schema(dir: &Path, log: &[(String, Value)]) {
     let path = dir.join("node_modules/acp-schema/schema/v1/schema.json");
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let defs = schema["$defs"].clone();
+    // The types ACP has not made stable yet (session/fork's).
+    let unstable = dir.join("node_modules/acp-schema/schema/v1/schema.unstable.json");
+    let unstable: Value =
+        serde_json::from_str(&std::fs::read_to_string(unstable).unwrap()).unwrap();
     let mut validators = HashMap::new();
     let mut check = |def: &str, v: &Value, what: &str| {
         let validator = validators.entry(def.to_string()).or_insert_with(|| {
@@ -171,8 +175,10 @@ fn check_schema(dir: &Path, log: &[(String, Value)]) {
                     s[k] = val.clone();
                 }
                 s
-            } else {
+            } else if defs.get(def).is_some() {
                 json!({"$schema": schema["$schema"], "$defs": defs, "$ref": format!("#/$defs/{def}")})
+            } else {
+                json!({"$schema": unstable["$schema"], "$defs": unstable["$defs"], "$ref": format!("#/$defs/{def}")})
             };
             jsonschema::validator_for(&s).unwrap()
         });
@@ -198,6 +204,7 @@ fn check_schema(dir: &Path, log: &[(String, Value)]) {
             let def = match method {
                 "session/update" => "SessionNotification",
                 "session/request_permission" => "RequestPermissionRequest",
+                "elicitation/create" => "CreateElicitationRequest",
                 "$/cancel_request" => "CancelRequestNotification",
                 other => panic!("ag-acp sent `{other}`: {msg}"),
             };
@@ -215,6 +222,8 @@ fn check_schema(dir: &Path, log: &[(String, Value)]) {
                 "session/close" => "CloseSessionResponse",
                 "session/prompt" => "PromptResponse",
                 "session/set_mode" => "SetSessionModeResponse",
+                // Unstable in ACP: checked against the unstable schema.
+                "session/fork" => "ForkSessionResponse",
                 other => panic!("an answer to `{other}`: {msg}"),
             };
             check(def, result, method);
@@ -1138,5 +1147,308 @@ fn an_editor_that_never_answers_a_permission_request_is_taken_to_refuse() {
         .iter()
         .any(|m| m["params"]["update"]["status"] == "failed");
     assert!(failed, "{:#?}", acp.seen);
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_refusal_ends_the_prompt_with_the_refusal_stop_reason() {
+    let env = Env::new();
+    let model = ModelServer::start(vec![
+        Turn::Refusal("I can't help with that."),
+        Turn::Text("fine then"),
+    ]);
+    let mut acp = Raw::start(&env, &acp_args(&model, &["--mode", "auto"]));
+    let sid = acp.start_session(&env);
+    acp.prompt(json!("p1"), &sid, "do something bad");
+    let a = acp.answer(json!("p1"));
+    // Neither an error answer nor end_turn: the editor says the model
+    // declined.
+    assert_eq!(a["result"]["stopReason"], "refusal", "{a}");
+    assert!(a.get("error").is_none(), "{a}");
+    // The session goes on.
+    acp.prompt(json!("p2"), &sid, "something else");
+    assert_eq!(acp.answer(json!("p2"))["result"]["stopReason"], "end_turn");
+    assert!(agent_text(&acp.seen).contains("fine then"));
+    assert_eq!(acp.finish(), 0);
+}
+
+/// The text of the tool results in the model server's request `n`.
+fn tool_results(model: &ModelServer, n: usize) -> String {
+    model.requests()[n]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_models_questions_are_elicitation_forms_the_sdk_client_fills_in() {
+    let dir = interop();
+    let env = Env::new();
+    let choices = json!({"question": "Which database?", "options": ["PostgreSQL", "SQLite"]});
+    let model = ModelServer::start(vec![
+        // 1: a choice, chosen.
+        Turn::Tools(vec![("ask", choices.clone())]),
+        Turn::Text("SQLite it is"),
+        // 2: a free-text question.
+        Turn::Tools(vec![("ask", json!({"question": "Which port?"}))]),
+        Turn::Text("port noted"),
+        // 3: choices, but the person writes their own answer.
+        Turn::Tools(vec![("ask", choices.clone())]),
+        Turn::Text("own answer noted"),
+        // 4: declined.
+        Turn::Tools(vec![("ask", choices)]),
+        Turn::Text("deciding myself"),
+    ]);
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &[]),
+        json!([
+            {"op": "initialize", "elicitation": true},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "set up the database", "elicit": {"choice": "SQLite"}},
+            {"op": "prompt", "text": "and the port", "elicit": {"answer": "5432"}},
+            {"op": "prompt", "text": "again", "elicit": {"choice": "SQLite", "answer": "MariaDB"}},
+            {"op": "prompt", "text": "once more", "elicit": "decline"},
+        ]),
+    );
+    let prompts = out.ops("prompt");
+    assert_eq!(prompts.len(), 4, "{:#?}", out.steps);
+    for p in &prompts {
+        assert_eq!(p["result"]["stopReason"], "end_turn", "{p}");
+        // Asked by a form, not shown as a notice, nor as a permission.
+        assert_eq!(p["elicitations"].as_array().unwrap().len(), 1, "{p}");
+        assert!(p["permissions"].as_array().unwrap().is_empty(), "{p}");
+        assert!(!answer_text(&updates(p)).contains("the agent asks"), "{p}");
+    }
+    let form = &prompts[0]["elicitations"][0]["request"];
+    assert_eq!(form["mode"], "form");
+    assert_eq!(form["sessionId"], out.op("new")["result"]["sessionId"]);
+    // Tied to the ask call the editor was shown.
+    let call = of_kind(&updates(prompts[0]), "tool_call")[0]["toolCallId"].clone();
+    assert_eq!(form["toolCallId"], call);
+    assert_eq!(
+        form["requestedSchema"]["properties"]["choice"]["oneOf"][0]["const"],
+        "PostgreSQL"
+    );
+    let free = &prompts[1]["elicitations"][0]["request"];
+    assert!(
+        free["requestedSchema"]["properties"]
+            .get("choice")
+            .is_none()
+    );
+    assert!(tool_results(&model, 1).contains("The user answered: SQLite"));
+    assert!(tool_results(&model, 3).contains("The user answered: 5432"));
+    assert!(tool_results(&model, 5).contains("The user answered: MariaDB"));
+    let declined = tool_results(&model, 7);
+    assert!(declined.contains("the user gave no answer"), "{declined}");
+    check_schema(&dir, &out.log);
+}
+
+#[test]
+fn without_forms_a_question_with_choices_is_a_permission_request() {
+    let dir = interop();
+    let env = Env::new();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "ask",
+            json!({"question": "Which database?", "options": ["PostgreSQL", "SQLite"]}),
+        )]),
+        Turn::Text("SQLite it is"),
+    ]);
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &[]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "set up the database", "permission": {"choose": "SQLite"}},
+        ]),
+    );
+    let p = out.op("prompt");
+    assert_eq!(p["result"]["stopReason"], "end_turn", "{p}");
+    assert!(p["elicitations"].as_array().unwrap().is_empty(), "{p}");
+    let asked = &p["permissions"][0]["request"];
+    let names: Vec<&str> = asked["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["PostgreSQL", "SQLite"], "{asked}");
+    assert!(
+        asked["toolCall"]["title"]
+            .as_str()
+            .unwrap()
+            .contains("Which database?"),
+        "{asked}"
+    );
+    assert!(tool_results(&model, 1).contains("The user answered: SQLite"));
+    check_schema(&dir, &out.log);
+}
+
+#[test]
+fn a_forked_session_goes_on_with_the_conversation_and_leaves_the_original_alone() {
+    let dir = interop();
+    let env = Env::new();
+    let model = ModelServer::start(vec![Turn::Text("one"), Turn::Text("two, in the fork")]);
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &[]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "first words"},
+            {"op": "fork", "cwd": env.path()},
+            {"op": "prompt", "text": "second words"},
+            {"op": "fork", "sessionId": "no-such-session", "cwd": env.path()},
+        ]),
+    );
+    let init = out.op("initialize");
+    assert!(
+        init["result"]["agentCapabilities"]["sessionCapabilities"]["fork"].is_object(),
+        "{init}"
+    );
+    let original = out.op("new")["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let forks = out.ops("fork");
+    let forked = forks[0]["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(forked, original);
+    assert!(forks[0]["result"]["modes"].is_object(), "{}", forks[0]);
+    // The fork answers.
+    assert!(!of_kind(&updates(out.ops("prompt")[1]), "agent_message_chunk").is_empty());
+    assert_eq!(out.ops("prompt")[1]["result"]["stopReason"], "end_turn");
+    // The fork's model call carries the conversation before it.
+    let second = model.requests()[1]["messages"].to_string();
+    assert!(
+        second.contains("first words") && second.contains("second words"),
+        "{second}"
+    );
+    // The original did not take the fork's prompt.
+    let mut c = env.cmd(bin!("ag-session"));
+    c.args(["export", &original]);
+    let r = run(c, None);
+    r.ok();
+    assert!(r.stdout().contains("first words"), "{r}");
+    assert!(!r.stdout().contains("second words"), "{r}");
+    // A session that does not exist: the error the specification gives.
+    assert_eq!(forks[1]["error"]["code"], -32002, "{}", forks[1]);
+    check_schema(&dir, &out.log);
+}
+
+#[test]
+fn an_http_mcp_servers_headers_reach_it_and_stay_out_of_sight() {
+    let dir = interop();
+    let env = Env::new();
+    let secret = "s3cret-token-4711";
+    let bridge = crate::mcp_client::Bridge::start_with(
+        &env,
+        &["--tools", "ls"],
+        Some(&format!("Authorization: Bearer {secret}")),
+    );
+    let model = ModelServer::start(vec![Turn::Text("seen"), Turn::Text("seen")]);
+    let server = |headers: Value| json!([{"type": "http", "name": "guarded", "url": bridge.url, "headers": headers}]);
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &[]),
+        json!([
+            {"op": "initialize"},
+            // Without the header: the server refuses, and so ag-loop
+            // cannot start.
+            {"op": "new", "cwd": env.path(), "mcpServers": server(json!([]))},
+            {"op": "prompt", "text": "hello"},
+            {"op": "new", "cwd": env.path(),
+             "mcpServers": server(json!([{"name": "Authorization", "value": format!("Bearer {secret}")}]))},
+            {"op": "prompt", "text": "hello"},
+        ]),
+    );
+    let prompts = out.ops("prompt");
+    assert!(prompts[0]["error"].is_object(), "{}", prompts[0]);
+    assert_eq!(
+        prompts[1]["result"]["stopReason"], "end_turn",
+        "{}",
+        prompts[1]
+    );
+    // The server's tool was offered to the model (beside ag's own ls).
+    let offered = model.requests().last().unwrap()["tools"].to_string();
+    assert!(offered.contains("__ls"), "{offered}");
+    // Never sent back to the editor, nor written in the session file.
+    for (from, msg) in &out.log {
+        assert!(
+            from == "client" || !msg.to_string().contains(secret),
+            "{msg}"
+        );
+    }
+    let sid = out.ops("new")[1]["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut files = vec![env.join(".home")];
+    let mut sessions = 0;
+    while let Some(p) = files.pop() {
+        if p.is_dir() {
+            files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        } else if !p.ends_with("acp-log.jsonl") {
+            // (The test's own log of both sides, checked above.)
+            let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).to_string();
+            assert!(!text.contains(secret), "{}", p.display());
+            sessions += usize::from(p.to_string_lossy().contains(&sid));
+        }
+    }
+    assert!(sessions > 0, "the session file was not looked at");
+    check_schema(&dir, &out.log);
+}
+
+#[test]
+fn skills_are_commands_that_ask_the_model_to_use_them() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.join(".git")).unwrap();
+    env.write(
+        ".agents/skills/release-notes/SKILL.md",
+        "---\nname: release-notes\ndescription: Write release notes from the git log\n---\nRun git log.\n",
+    );
+    let model = ModelServer::start(vec![Turn::Text("notes written"), Turn::Text("plain")]);
+    let mut acp = Raw::start(&env, &acp_args(&model, &["--mode", "auto"]));
+    let sid = acp.start_session(&env);
+    let update = acp.until("the commands", |m| {
+        m["params"]["update"]["sessionUpdate"] == "available_commands_update"
+    });
+    let commands = &update["params"]["update"]["availableCommands"];
+    let skill = commands
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "release-notes")
+        .unwrap_or_else(|| panic!("no skill command: {commands}"));
+    assert_eq!(
+        skill["description"],
+        "Skill: Write release notes from the git log"
+    );
+    acp.prompt(json!("p1"), &sid, "/release-notes for v2 only");
+    assert_eq!(acp.answer(json!("p1"))["result"]["stopReason"], "end_turn");
+    let asked = model.requests()[0]["messages"].to_string();
+    assert!(
+        asked.contains("Use the skill `release-notes`")
+            && asked.contains("SKILL.md")
+            && asked.contains("for v2 only"),
+        "{asked}"
+    );
+    // A slash word that names no skill or command goes to the model as it is.
+    acp.prompt(json!("p2"), &sid, "/release for v3");
+    assert_eq!(acp.answer(json!("p2"))["result"]["stopReason"], "end_turn");
+    let asked = model.requests()[1]["messages"].to_string();
+    assert!(asked.contains("/release for v3"), "{asked}");
     assert_eq!(acp.finish(), 0);
 }

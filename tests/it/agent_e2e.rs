@@ -377,3 +377,25 @@ fn a_dangerous_command_is_asked_about_on_the_terminal() {
         assert_eq!(!env.join("build").exists(), removed, "{end}");
     }
 }
+
+#[test]
+fn a_refusal_is_told_apart_from_a_failed_call_and_not_retried() {
+    let env = Env::new();
+    let server = ModelServer::start(vec![Turn::Refusal("I can't help with that.")]);
+    let mut c = server.ag_loop(&env);
+    c.args(["--no-gate", "--no-session", "do it"]);
+    let r = run(c, None);
+    assert_eq!(r.code(), Some(1), "{r}");
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "message_end" && e["message"]["role"] == "assistant")
+        .unwrap_or_else(|| panic!("no assistant message_end: {r}"));
+    assert_eq!(end["message"]["stop_reason"], "refusal", "{end}");
+    let said = end["message"]["error_message"].as_str().unwrap();
+    assert!(said.contains("I can't help with that."), "{said}");
+    let agent_end = events.iter().find(|e| e["type"] == "agent_end").unwrap();
+    assert_eq!(agent_end["outcome"], "model_error", "{agent_end}");
+    // The same request would be declined again: one call, no retry.
+    assert_eq!(server.requests().len(), 1);
+}

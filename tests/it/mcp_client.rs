@@ -226,8 +226,8 @@ async fn close_ends_the_servers_whole_process_group() {
 /// ag-mcp behind a minimal streamable-HTTP endpoint (JSON responses, no
 /// SSE, no session): each POSTed message goes to ag-mcp's stdin, and a
 /// request is answered with ag-mcp's response to it.
-struct Bridge {
-    url: String,
+pub struct Bridge {
+    pub url: String,
     server: Child,
 }
 
@@ -235,6 +235,17 @@ type Pipes = Arc<Mutex<(ChildStdin, BufReader<ChildStdout>)>>;
 
 impl Bridge {
     fn start(env: &Env, args: &[&str]) -> Bridge {
+        Bridge::start_with(env, args, None)
+    }
+
+    /// A bridge that answers 401 to a request without the header `need`
+    /// (a header line, `Name: value`, compared without regard to the
+    /// name's case).
+    pub fn start_with(env: &Env, args: &[&str], need: Option<&str>) -> Bridge {
+        let need = need.map(|n| {
+            let (k, v) = n.split_once(':').unwrap();
+            (k.trim().to_ascii_lowercase(), v.trim().to_string())
+        });
         let mut cmd = env.cmd(bin!("ag-mcp"));
         cmd.args(args)
             .stdin(Stdio::piped())
@@ -251,8 +262,9 @@ impl Bridge {
             for conn in listener.incoming() {
                 let Ok(conn) = conn else { return };
                 let pipes = pipes.clone();
+                let need = need.clone();
                 std::thread::spawn(move || {
-                    let _ = serve_one(conn, &pipes);
+                    let _ = serve_one(conn, &pipes, need.as_ref());
                 });
             }
         });
@@ -267,17 +279,28 @@ impl Drop for Bridge {
     }
 }
 
-fn serve_one(conn: TcpStream, pipes: &Pipes) -> std::io::Result<()> {
+fn serve_one(
+    conn: TcpStream,
+    pipes: &Pipes,
+    need: Option<&(String, String)>,
+) -> std::io::Result<()> {
     let mut reader = BufReader::new(conn.try_clone()?);
     let mut conn = conn;
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
     let mut length = 0usize;
+    let mut has_needed = need.is_none();
     loop {
         let mut h = String::new();
         reader.read_line(&mut h)?;
         if h.trim().is_empty() {
             break;
+        }
+        if let (Some((name, value)), Some((k, v))) = (need, h.split_once(':'))
+            && k.trim().eq_ignore_ascii_case(name)
+            && v.trim() == value
+        {
+            has_needed = true;
         }
         if let Some((k, v)) = h.split_once(':')
             && k.eq_ignore_ascii_case("content-length")
@@ -287,6 +310,11 @@ fn serve_one(conn: TcpStream, pipes: &Pipes) -> std::io::Result<()> {
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body)?;
+    if !has_needed {
+        return conn.write_all(
+            b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    }
     if !request_line.starts_with("POST ") {
         return conn.write_all(
             b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
@@ -378,4 +406,24 @@ async fn a_dropped_client_still_ends_the_server() {
     let server = pids(&env.join("server.pid"), 1).await[0];
     drop(client);
     all_gone(&[server]).await;
+}
+
+#[tokio::test]
+async fn an_http_servers_headers_go_with_every_request() {
+    let env = Env::new();
+    let bridge = Bridge::start_with(&env, &["--tools", "ls"], Some("X-Api-Key: k-123"));
+    let e = McpClient::connect_with(&bridge.url, options(&env))
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(e.code(), "mcp.startup", "{e}");
+    let with = ConnectOptions {
+        headers: vec![("X-Api-Key".into(), "k-123".into())],
+        ..options(&env)
+    };
+    let client = McpClient::connect_with(&bridge.url, with).await.unwrap();
+    let r = client
+        .call("ls", &json!({}), &CancellationToken::new())
+        .await;
+    assert!(!r.is_error, "{r:?}");
 }

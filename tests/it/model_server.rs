@@ -16,6 +16,9 @@ pub enum Turn {
     Text(&'static str),
     /// Tool calls: (name, arguments).
     Tools(Vec<(&'static str, Value)>),
+    /// The model declines: its words as `refusal` deltas, as OpenAI sends
+    /// them, then `finish_reason` `stop`.
+    Refusal(&'static str),
     /// A turn that waits at a point of its answer until the test releases
     /// it: the test then knows where ag-loop stands.
     Held(Box<Turn>, HoldAt, Release),
@@ -100,6 +103,15 @@ pub fn sse(turn: &Turn, n: usize) -> String {
                 ));
             }
             "tool_calls"
+        }
+        Turn::Refusal(t) => {
+            for piece in t.as_bytes().chunks(7) {
+                body.push_str(&chunk(
+                    json!({"refusal": String::from_utf8_lossy(piece)}),
+                    None,
+                ));
+            }
+            "stop"
         }
     };
     body.push_str(&chunk(json!({}), Some(finish)));

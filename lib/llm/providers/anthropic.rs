@@ -434,3 +434,27 @@ impl StreamParser for AnthropicParser {
         Ok(false)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::llm::parse::parse_chunks;
+    use crate::llm::providers::Api;
+    use crate::protocol::StopReason;
+
+    #[test]
+    fn stop_reason_refusal_is_a_refusal_not_an_answer() {
+        let body = concat!(
+            "event: message_start\n",
+            "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":9,\"output_tokens\":1}}}\n\n",
+            "event: message_delta\n",
+            "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"refusal\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":3}}\n\n",
+            "event: message_stop\n",
+            "data: {\"type\":\"message_stop\"}\n\n",
+        );
+        let (msg, _, failure) = parse_chunks(Api::Anthropic, [body.as_bytes()]);
+        assert_eq!(msg.stop_reason, StopReason::Refusal);
+        let f = failure.unwrap();
+        assert!(f.message.contains("refusal"), "{}", f.message);
+        assert_eq!(msg.error_message.as_deref(), Some(f.message.as_str()));
+    }
+}

@@ -715,8 +715,22 @@ mod tests {
         ]);
         let (msg, _, failure) = parse_chunks(Api::OpenAiChat, [body.as_bytes()]);
         assert_eq!(msg.text(), "");
-        assert_eq!(msg.stop_reason, StopReason::Error);
+        assert_eq!(msg.stop_reason, StopReason::Refusal);
         assert!(failure.unwrap().message.contains("I can't help"));
+    }
+
+    #[test]
+    fn the_content_filter_is_a_refusal() {
+        let body = sse(&[
+            delta(json!({"content": "Sure"})),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "content_filter"}]}),
+        ]);
+        let (msg, _, failure) = parse_chunks(Api::OpenAiChat, [body.as_bytes()]);
+        assert_eq!(msg.stop_reason, StopReason::Refusal);
+        let f = failure.unwrap();
+        assert_eq!(f.kind, crate::llm::error::FailureKind::Refusal);
+        assert!(!f.kind.retryable());
+        assert!(f.message.contains("content_filter"), "{}", f.message);
     }
 
     #[test]

@@ -184,7 +184,10 @@ fn ask_llm(planner: &Planner, req: &LlmRequest) -> Result<AssistantMessage, Stri
     match last {
         // An interrupted ag-llm ends with `done`, stop reason `aborted`.
         Some(LlmEvent::Done { message })
-            if matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) =>
+            if matches!(
+                message.stop_reason,
+                StopReason::Error | StopReason::Refusal | StopReason::Aborted
+            ) =>
         {
             Err(failed(first_line(
                 message.error_message.as_deref().unwrap_or("no answer"),

@@ -3,7 +3,7 @@ complete -c ag-acp -l mode -d 'The mode new sessions start in' -r -f -a "ask\t'a
 ask-always\t'Every call that changes something is asked about; reading and searching are not'
 auto\t'Nobody is asked: what no rule denies runs, confined by the sandbox to the workspace (what it blocks stays blocked)'
 read-only\t'Only the read-only tools, confined read-only'"
-complete -c ag-acp -l permission-timeout -d 'Seconds the editor has to answer a permission request before the call is refused, as nobody approving refuses it in an unattended run (0 waits for ever)' -r
+complete -c ag-acp -l permission-timeout -d 'Seconds the editor has to answer a permission request before the call is refused, as nobody approving refuses it in an unattended run (0 waits for ever); also how long a question of the model\'s waits for an editor\'s form' -r
 complete -c ag-acp -l loop-cmd -d 'Run this shell command line instead of `ag-loop --json` (with sh -c; the session, mode and model flags and the arguments after `--` are appended). It must speak ag-loop\'s protocol' -r
 complete -c ag-acp -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-acp -s V -l version -d 'Print version'

@@ -19,7 +19,7 @@ never\t'Drop the older turns and leave a marker (no model call)'"
 complete -c ag-loop -l gate -d 'A gate: a program that sees each tool call first (one JSON object on stdin) and allows, denies, asks a person or rewrites it (repeatable, in order; default: ag-gate\'s policy, applied in-process with the rules of $AG_HOME/gate.toml, the same decisions as running `ag-gate`)' -r
 complete -c ag-loop -l after -d 'A program that sees each tool result and may annotate it (repeatable)' -r
 complete -c ag-loop -l gate-timeout -d 'Seconds a gate or after-hook may take before it counts as a denial' -r
-complete -c ag-loop -l mcp -d 'Offer the tools of an MCP server: `\'CMD ARGS\'` started over stdio, or a streamable-HTTP URL (repeatable). Clashing names become `server__tool`' -r
+complete -c ag-loop -l mcp -d 'Offer the tools of an MCP server: `\'CMD ARGS\'` started over stdio, or a streamable-HTTP URL (repeatable). Clashing names become `server__tool`. An HTTP server\'s headers (a key, a token) come from $AG_MCP_HEADERS, a JSON object by URL: `{"https://host/mcp": {"Authorization": "Bearer ..."}}`, kept off the command line, from every child and out of the events' -r
 complete -c ag-loop -l llm-cmd -d 'Hand each model request to CMD (run with sh -c), which must speak ag-llm\'s protocol' -r
 complete -c ag-loop -l pass-env -d 'Let tools, gates, after-hooks and MCP servers inherit the provider key variable NAME (repeatable; also `pass_env` in the config file). By default none of the key variables ag knows (the built-in providers\' *_API_KEY names and every `api_key_env` of models.json) reaches them' -r
 complete -c ag-loop -l session -d 'Resume the session with this id (or unique prefix), as --continue does' -r
