@@ -57,7 +57,7 @@ pub struct Args {
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
     /// Allow --http on an address that is not loopback. Anyone who can reach
-    /// the port and has the token runs commands as you: see the README.
+    /// the port and has the token runs commands as you: see docs/frontends.md.
     #[arg(long)]
     pub allow_remote: bool,
     /// A host name (NAME or NAME:PORT) the HTTP server answers to besides

@@ -30,7 +30,7 @@ complete -c ag-serve -n "__fish_ag_serve_needs_command" -l client-buffer -d 'The
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l ag-loop -d 'The ag-loop program (default: the one beside ag-serve, else on PATH)' -r -F
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l fanout -d 'Show this file\'s result lines of a `scripts/fanout` run as a table on the web page (read again at each look, so a running fanout shows)' -r -F
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l socket -d 'The Unix socket (default: $AG_HOME/serve/socket)' -r -F
-complete -c ag-serve -n "__fish_ag_serve_needs_command" -l allow-remote -d 'Allow --http on an address that is not loopback. Anyone who can reach the port and has the token runs commands as you: see the README'
+complete -c ag-serve -n "__fish_ag_serve_needs_command" -l allow-remote -d 'Allow --http on an address that is not loopback. Anyone who can reach the port and has the token runs commands as you: see docs/frontends.md'
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -s V -l version -d 'Print version'
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -f -a "list" -d 'List the sessions: the live ones with their state (working, waiting_for_approval, idle), then the ended ones ag-serve ran'
