@@ -32,6 +32,7 @@ pub mod sandbox;
 pub mod setup;
 pub mod skills;
 mod stdin_hint;
+pub mod subagent;
 mod toolset;
 mod until;
 mod updates;

@@ -11,6 +11,14 @@ pub struct Renderer {
     at_line_start: bool,
 }
 
+/// How deep a subagent's event is nested (1: a child's own).
+pub fn subagent_depth(event: &AgentEvent) -> usize {
+    match event {
+        AgentEvent::SubagentEvent { event, .. } => 1 + subagent_depth(&event.event),
+        _ => 0,
+    }
+}
+
 impl Renderer {
     /// A renderer; `color` adds ANSI styles.
     pub fn new(color: bool) -> Self {
@@ -216,6 +224,16 @@ impl Renderer {
                     )
                 )
             }
+            // Subagents (issue 35): one line a step, indented by depth,
+            // since the streams of children running together would mix.
+            AgentEvent::SubagentEvent { .. } => match event.subagent_line() {
+                Some(line) => {
+                    let nl = self.newline_if_needed();
+                    let indent = "  ".repeat(subagent_depth(event));
+                    format!("{nl}{indent}{}\n", self.style("2", &format!("↳ {line}")))
+                }
+                None => String::new(),
+            },
             // Runs that end when a check passes (issue 35).
             AgentEvent::Check { passed, .. } => {
                 let nl = self.newline_if_needed();

@@ -147,6 +147,9 @@ enum Runs {
     // Questions (issue 31).
     /// ag-loop's own `ask`, answered by the loop itself.
     Ask,
+    // Subagents (issue 35).
+    /// ag-loop's own `agent`: a child ag-loop.
+    Agent(Arc<super::subagent::Subagents>),
 }
 
 /// The tools of a run, in the order they are offered.
@@ -170,7 +173,10 @@ impl ToolSet {
         let mut wanted: Vec<ToolProgram> = Vec::new();
         let mut agents: Vec<ToolProgram> = Vec::new();
         let ask = names.iter().any(|n| n == super::ask::NAME);
-        for name in names.iter().filter(|n| *n != super::ask::NAME) {
+        for name in names
+            .iter()
+            .filter(|n| *n != super::ask::NAME && *n != super::subagent::NAME)
+        {
             if let Some(p) = super::cli_agents::program(name) {
                 agents.push(p);
                 continue;
@@ -253,6 +259,28 @@ impl ToolSet {
             );
         }
         Ok(ToolSet { tools })
+    }
+
+    // Subagents (issue 35).
+    /// Offers ag-loop's own `agent` tool, after the ag tools.
+    pub fn add_agent(&mut self, subagents: Arc<super::subagent::Subagents>) {
+        let definition = super::subagent::definition();
+        let at = self
+            .tools
+            .iter()
+            .position(|t| t.ag_binary.is_none() && !t.is_ask())
+            .unwrap_or(self.tools.len());
+        self.tools.insert(
+            at,
+            ToolSpec {
+                check: ArgsCheck::new(definition.parameters.clone()),
+                definition,
+                runs: Runs::Agent(subagents),
+                loop_hash: false,
+                ag_binary: None,
+                agent: None,
+            },
+        );
     }
 
     /// Connects to MCP servers (`CMD ARGS` over stdio, or an http(s) URL) and
@@ -402,6 +430,14 @@ impl ToolSpec {
         matches!(self.runs, Runs::Ask)
     }
 
+    /// ag-loop's own `agent`: what its children inherit.
+    pub fn subagents(&self) -> Option<&Arc<super::subagent::Subagents>> {
+        match &self.runs {
+            Runs::Agent(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// True for a tool of an MCP server, whose calls run inside the
     /// server's process (confined or not as the server is).
     pub fn is_mcp(&self) -> bool {
@@ -481,7 +517,7 @@ impl ToolSpec {
                 workspace.call(call, arguments, cancel).await
             }
             // The loop answers these before they would get here.
-            Runs::Ask => error_result_here(id),
+            Runs::Ask | Runs::Agent(_) => error_result_here(id),
         }
     }
 }

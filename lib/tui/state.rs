@@ -378,6 +378,20 @@ impl State {
                     self.touch(i);
                 }
             }
+            // Subagents (issue 35): the child's latest step, under the
+            // `agent` call that runs it.
+            AgentEvent::SubagentEvent { tool_call_id, .. } => {
+                if let (Some(i), Some(line)) =
+                    (self.tool_index(tool_call_id), event.subagent_line())
+                {
+                    if let Entry::Tool(t) = &mut self.entries[i]
+                        && t.status == ToolStatus::Running
+                    {
+                        t.progress = Some(format!("↳ {line}"));
+                    }
+                    self.touch(i);
+                }
+            }
             AgentEvent::Question {
                 tool_call_id,
                 question,

@@ -1,0 +1,273 @@
+//! Subagents (ag-loop's `agent` tool) against a model server that answers
+//! by the conversation (its first prompt and the tool results so far), so
+//! that a parent and children running in parallel each get their own
+//! script: nested events, summed cost, the changed files, a worktree
+//! branch, a refusal to widen the tools, an interrupt that stops the
+//! whole tree and leaves no process.
+
+use std::io::{BufReader, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::bin;
+use crate::model_server::{Turn, respond_sse, sse};
+use crate::util::{Env, run};
+
+/// The answer to a conversation: `first` is its first user text, `results`
+/// the tool results so far. `None` holds the request until the client
+/// goes away (a model call in flight when the run is stopped).
+type Script = fn(first: &str, results: usize) -> Option<Turn>;
+
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// A model server on 127.0.0.1 answering by `script`; returns its port.
+fn serve(script: Script) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let mut out = conn;
+                while let Some((_, path, body)) = crate::util::read_http_request(&mut reader) {
+                    if !path.ends_with("/chat/completions") {
+                        let nf = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
+                        if out.write_all(nf.as_bytes()).is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    let msgs = req["messages"].as_array().cloned().unwrap_or_default();
+                    let first = msgs
+                        .iter()
+                        .find(|m| m["role"] == "user")
+                        .map(|m| text_of(&m["content"]))
+                        .unwrap_or_default();
+                    let results = msgs.iter().filter(|m| m["role"] == "tool").count();
+                    match script(&first, results) {
+                        Some(turn) => {
+                            if !respond_sse(&mut out, &sse(&turn, 0)) {
+                                return;
+                            }
+                        }
+                        None => {
+                            let mut byte = [0u8; 1];
+                            let _ = std::io::Read::read(reader.get_mut(), &mut byte);
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// `fake/m` on the server at $10,000 per million input tokens: each call
+/// (100 input tokens) costs $1.
+fn models_json(env: &Env, port: u16) {
+    env.write(
+        ".home/.ag/models.json",
+        json!({"providers": {"fake": {
+            "base_url": format!("http://127.0.0.1:{port}/v1"),
+            "api": "openai-chat",
+            "api_key_env": "FAKE_KEY",
+            "models": [{"id": "m", "context_window": 100000, "max_output": 4096,
+                        "prices": {"input": 10000.0, "output": 0.0}}]
+        }}})
+        .to_string(),
+    );
+}
+
+fn ag_loop(env: &Env, port: u16, tools: &str) -> Command {
+    models_json(env, port);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("FAKE_KEY", "k-secret-123")
+        .args(["-m", "fake/m", "--json", "--tools", tools]);
+    c
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+fn nested<'a>(events: &'a [Value], call: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "subagent_event" && e["tool_call_id"] == call)
+        .map(|e| &e["event"])
+        .collect()
+}
+
+fn one_child(first: &str, results: usize) -> Option<Turn> {
+    Some(match (first, results) {
+        ("delegate", 0) => Turn::Tools(vec![("agent", json!({"task": "write notes.txt"}))]),
+        ("delegate", _) => Turn::Text("the subagent wrote notes.txt"),
+        ("write notes.txt", 0) => Turn::Tools(vec![(
+            "write",
+            json!({"path": "notes.txt", "content": "from the child\n"}),
+        )]),
+        ("write notes.txt", _) => Turn::Text("wrote notes.txt"),
+        _ => Turn::Text("(unexpected)"),
+    })
+}
+
+#[test]
+fn a_subagent_runs_the_task_its_events_nest_and_its_cost_adds_up() {
+    let env = Env::new();
+    git(env.path(), &["init", "-q"]);
+    env.write("README", "x\n");
+    git(env.path(), &["add", "README"]);
+    git(env.path(), &["commit", "-qm", "init"]);
+    let port = serve(one_child);
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.arg("delegate");
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    assert_eq!(env.read("notes.txt"), b"from the child\n");
+    let start = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_start" && e["tool_name"] == "agent")
+        .expect("an agent call");
+    let id = start["tool_call_id"].as_str().unwrap();
+    let child = nested(&events, id);
+    let kinds: Vec<&str> = child.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"agent_start"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"agent_end"), "{kinds:?}");
+    assert!(child.iter().all(|e| e["timestamp"].is_string()));
+    assert!(
+        child
+            .iter()
+            .any(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "write")
+    );
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap();
+    assert_eq!(end["is_error"], false, "{end}");
+    assert_eq!(
+        end["details"]["changed"],
+        json!(["notes.txt"]),
+        "{end} {:#?}",
+        child
+    );
+    assert_eq!(end["details"]["outcome"], "finished");
+    let output = end["output"].as_str().unwrap();
+    assert!(output.contains("wrote notes.txt"), "{output}");
+    assert!(output.contains("Files it changed: notes.txt"), "{output}");
+    // Two calls of the parent, two of the child: $4, counted once.
+    let agent_end = events.iter().rfind(|e| e["type"] == "agent_end").unwrap();
+    let total = agent_end["usage"]["cost"]["total"].as_f64().unwrap();
+    assert!((total - 4.0).abs() < 1e-6, "{agent_end}");
+    assert_eq!(agent_end["usage"]["input"], 400);
+    // The child's session is its own, and recorded.
+    let child_session = end["details"]["session_id"].as_str().unwrap();
+    let parent_session = events[0]["session_id"]
+        .as_str()
+        .or_else(|| {
+            events
+                .iter()
+                .find(|e| e["type"] == "agent_start")
+                .and_then(|e| e["session_id"].as_str())
+        })
+        .unwrap();
+    assert_ne!(child_session, parent_session);
+    let show = run(
+        {
+            let mut c = env.cmd(bin!("ag-session"));
+            c.args(["show", child_session]);
+            c
+        },
+        None,
+    );
+    show.expect_code(0);
+    assert!(
+        show.stdout().contains("wrote notes.txt"),
+        "{}",
+        show.stdout()
+    );
+    // The key reached the child ag-loop, never an event.
+    assert!(!r.stdout().contains("k-secret-123"));
+}
+
+fn widening(first: &str, results: usize) -> Option<Turn> {
+    Some(match (first, results) {
+        ("delegate", 0) => Turn::Tools(vec![(
+            "agent",
+            json!({"task": "run the tests", "tools": ["read", "bash"]}),
+        )]),
+        ("delegate", _) => Turn::Text("it was refused"),
+        _ => Turn::Text("a child ran, which it must not"),
+    })
+}
+
+#[test]
+fn a_subagent_that_asks_for_more_tools_than_its_parent_has_is_refused() {
+    let env = Env::new();
+    let port = serve(widening);
+    let mut c = ag_loop(&env, port, "read,agent");
+    c.arg("delegate");
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap();
+    assert_eq!(end["is_error"], true);
+    let output = end["output"].as_str().unwrap();
+    assert!(output.contains("bash"), "{output}");
+    assert!(output.contains("your tools or fewer"), "{output}");
+    assert!(!events.iter().any(|e| e["type"] == "subagent_event"));
+    // An identity that asks for more is refused the same way.
+    env.write(
+        ".ag/agents/wide.md",
+        "---\nname: wide\ntools: read, bash\n---\nYou run things.\n",
+    );
+    fn by_identity(first: &str, results: usize) -> Option<Turn> {
+        Some(match (first, results) {
+            ("delegate", 0) => Turn::Tools(vec![(
+                "agent",
+                json!({"task": "run the tests", "agent": "wide"}),
+            )]),
+            ("delegate", _) => Turn::Text("it was refused"),
+            _ => Turn::Text("a child ran, which it must not"),
+        })
+    }
+    let port = serve(by_identity);
+    let mut c = ag_loop(&env, port, "read,agent");
+    c.arg("delegate");
+    let r = run(c, None);
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap();
+    assert_eq!(end["is_error"], true);
+    let output = end["output"].as_str().unwrap();
+    assert!(output.contains("identity `wide`"), "{output}");
+    assert!(!events.iter().any(|e| e["type"] == "subagent_event"));
+}
