@@ -5,10 +5,11 @@
 //! branch, a refusal to widen the tools, an interrupt that stops the
 //! whole tree and leaves no process.
 
-use std::io::{BufReader, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -270,4 +271,203 @@ fn a_subagent_that_asks_for_more_tools_than_its_parent_has_is_refused() {
     let output = end["output"].as_str().unwrap();
     assert!(output.contains("identity `wide`"), "{output}");
     assert!(!events.iter().any(|e| e["type"] == "subagent_event"));
+}
+
+fn two_children(first: &str, results: usize) -> Option<Turn> {
+    Some(match (first, results) {
+        ("split", 0) => Turn::Tools(vec![
+            ("agent", json!({"task": "write a.txt"})),
+            (
+                "agent",
+                json!({"task": "write b.txt", "isolation": "worktree"}),
+            ),
+        ]),
+        ("split", _) => Turn::Text("both done"),
+        ("write a.txt", 0) => {
+            Turn::Tools(vec![("write", json!({"path": "a.txt", "content": "a\n"}))])
+        }
+        ("write b.txt", 0) => {
+            Turn::Tools(vec![("write", json!({"path": "b.txt", "content": "b\n"}))])
+        }
+        (_, _) => Turn::Text("written"),
+    })
+}
+
+fn repo(env: &Env) {
+    git(env.path(), &["init", "-q", "-b", "main"]);
+    env.write(".gitignore", ".home/\n");
+    env.write("README", "x\n");
+    git(env.path(), &["add", "README", ".gitignore"]);
+    git(env.path(), &["commit", "-qm", "init"]);
+}
+
+fn git_out(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+#[test]
+fn two_subagents_run_in_parallel_one_in_a_worktree_whose_branch_holds_its_work() {
+    let env = Env::new();
+    repo(&env);
+    let port = serve(two_children);
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.arg("split");
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let ends: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .collect();
+    assert_eq!(ends.len(), 2, "{events:#?}");
+    let (here, isolated) = (
+        ends.iter()
+            .find(|e| e["details"]["branch"].is_null())
+            .unwrap(),
+        ends.iter()
+            .find(|e| !e["details"]["branch"].is_null())
+            .unwrap(),
+    );
+    assert_eq!(here["details"]["changed"], json!(["a.txt"]));
+    assert_eq!(env.read("a.txt"), b"a\n");
+    // b.txt is on the branch, not in the parent's tree.
+    assert!(!env.join("b.txt").exists());
+    let branch = isolated["details"]["branch"].as_str().unwrap();
+    assert!(branch.starts_with("ag/agent-"), "{branch}");
+    assert_eq!(isolated["details"]["changed"], json!(["b.txt"]));
+    assert!(
+        isolated["details"]["diff_stat"]
+            .as_str()
+            .unwrap()
+            .contains("b.txt")
+    );
+    assert!(isolated["output"].as_str().unwrap().contains(branch));
+    assert_eq!(
+        git_out(env.path(), &["show", &format!("{branch}:b.txt")]),
+        "b\n"
+    );
+    // The worktree is gone; the branch stays for the merge.
+    assert!(!git_out(env.path(), &["worktree", "list"]).contains(".home"));
+    let left: Vec<_> = std::fs::read_dir(env.join(".home/.ag/worktrees"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+    // Both children's events are nested under their own call.
+    for e in &ends {
+        let id = e["tool_call_id"].as_str().unwrap();
+        let kinds: Vec<&str> = nested(&events, id)
+            .iter()
+            .map(|e| e["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds.first(), Some(&"agent_start"), "{kinds:?}");
+        assert_eq!(kinds.last(), Some(&"agent_end"), "{kinds:?}");
+    }
+    // 2 calls of the parent and 2 of each child: $6.
+    let agent_end = events.iter().rfind(|e| e["type"] == "agent_end").unwrap();
+    let total = agent_end["usage"]["cost"]["total"].as_f64().unwrap();
+    assert!((total - 6.0).abs() < 1e-6, "{agent_end}");
+}
+
+fn stalled_children(first: &str, results: usize) -> Option<Turn> {
+    match (first, results) {
+        ("split", 0) => Some(Turn::Tools(vec![
+            ("agent", json!({"task": "slow a"})),
+            ("agent", json!({"task": "slow b", "isolation": "worktree"})),
+        ])),
+        ("split", _) => Some(Turn::Text("stopped")),
+        // Each child's first model call hangs until it is stopped.
+        _ => None,
+    }
+}
+
+/// The processes whose command line names `dir`.
+fn processes_in(dir: &Path) -> Vec<String> {
+    let out = Command::new("pgrep")
+        .args(["-a", "-f", &dir.display().to_string()])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.contains("pgrep"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn an_interrupt_stops_both_parallel_subagents_and_leaves_no_process_or_worktree() {
+    let env = Env::new();
+    repo(&env);
+    let port = serve(stalled_children);
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, "split").unwrap();
+    let mut events: Vec<Value> = Vec::new();
+    let mut lines = stdout.lines();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // Both children have asked their model (and hang there).
+    loop {
+        assert!(Instant::now() < deadline, "{events:#?}");
+        let line = lines.next().unwrap().unwrap();
+        let e: Value = serde_json::from_str(&line).unwrap();
+        events.push(e);
+        let asking = events
+            .iter()
+            .filter(|e| e["type"] == "subagent_event" && e["event"]["type"] == "turn_start")
+            .count();
+        if asking == 2 {
+            break;
+        }
+    }
+    writeln!(stdin, r#"{{"type":"interrupt"}}"#).unwrap();
+    loop {
+        let line = lines.next().unwrap().unwrap();
+        let e: Value = serde_json::from_str(&line).unwrap();
+        let done = e["type"] == "agent_end";
+        events.push(e);
+        if done {
+            break;
+        }
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{events:#?}");
+    let ends: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .collect();
+    assert_eq!(ends.len(), 2);
+    for e in &ends {
+        assert_eq!(e["is_error"], true);
+        assert_eq!(e["details"]["outcome"], "interrupted", "{e}");
+        let id = e["tool_call_id"].as_str().unwrap();
+        // Each child said it was interrupted, and ended.
+        let kinds: Vec<&str> = nested(&events, id)
+            .iter()
+            .map(|e| e["type"].as_str().unwrap())
+            .collect();
+        assert!(kinds.contains(&"interrupted"), "{kinds:?}");
+        assert_eq!(kinds.last(), Some(&"agent_end"), "{kinds:?}");
+    }
+    assert_eq!(events.last().unwrap()["outcome"], "interrupted");
+    // Nothing of the tree is left: no process, no worktree.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_in(env.path()).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(processes_in(env.path()), Vec::<String>::new());
+    assert!(!git_out(env.path(), &["worktree", "list"]).contains(".home"));
+    let left: Vec<_> = std::fs::read_dir(env.join(".home/.ag/worktrees"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
 }
