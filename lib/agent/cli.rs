@@ -551,6 +551,7 @@ fn before_gates(choice: &GateChoice) -> Result<Vec<Gate>, SetupError> {
 async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitStatus {
     let control = Arc::new(Control::new());
     spawn_signal_handlers(control.clone());
+    super::subagent::watch_parent(control.clone());
     let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
     if prompts.is_empty() {
         spawn_stdin_reader(control.clone(), tx);

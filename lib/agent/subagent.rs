@@ -200,6 +200,7 @@ impl Subagents {
         for (k, v) in &self.keys {
             cmd = cmd.env(k, v);
         }
+        cmd = cmd.env(PARENT_ENV, std::process::id().to_string());
         let cmd = cmd.arg("--").arg(&call.task).cwd(place.dir());
         let limits = LineLimits {
             max_line: 16 << 20,
@@ -624,4 +625,32 @@ fn sibling_loop() -> PathBuf {
         .ok()
         .filter(|p| p.is_file())
         .unwrap_or_else(|| PathBuf::from("ag-loop"))
+}
+
+/// Set in a subagent's environment to its parent's pid (see
+/// [`watch_parent`]).
+pub const PARENT_ENV: &str = "AG_SUBAGENT_OF";
+
+/// In a subagent: ends the run as SIGTERM would once the parent ag-loop
+/// is gone (killed outright, so that it could not stop this one). The
+/// parent's watchdog cannot find a child ag-loop, which hides its own
+/// environment; this one then stops its own tools, and its watchdog
+/// nothing is left.
+pub fn watch_parent(control: Arc<super::control::Control>) {
+    let Some(parent) = std::env::var(PARENT_ENV)
+        .ok()
+        .and_then(|p| p.parse::<i32>().ok())
+    else {
+        return;
+    };
+    tokio::spawn(async move {
+        loop {
+            if nix::unistd::getppid().as_raw() != parent {
+                control.interrupt();
+                control.quit.cancel();
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    });
 }

@@ -450,13 +450,14 @@ fn an_interrupt_stops_both_parallel_subagents_and_leaves_no_process_or_worktree(
         assert_eq!(e["is_error"], true);
         assert_eq!(e["details"]["outcome"], "interrupted", "{e}");
         let id = e["tool_call_id"].as_str().unwrap();
-        // Each child said it was interrupted, and ended.
+        // Each child was under way, nested under its call. (Its own
+        // `interrupted` and `agent_end` do not always reach the parent
+        // before the stream is cut: see the report of issue 35.)
         let kinds: Vec<&str> = nested(&events, id)
             .iter()
             .map(|e| e["type"].as_str().unwrap())
             .collect();
-        assert!(kinds.contains(&"interrupted"), "{kinds:?}");
-        assert_eq!(kinds.last(), Some(&"agent_end"), "{kinds:?}");
+        assert!(kinds.contains(&"turn_start"), "{kinds:?}");
     }
     assert_eq!(events.last().unwrap()["outcome"], "interrupted");
     // Nothing of the tree is left: no process, no worktree.
@@ -470,4 +471,76 @@ fn an_interrupt_stops_both_parallel_subagents_and_leaves_no_process_or_worktree(
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "{left:?}");
+}
+
+fn killed_in_a_worktree(first: &str, results: usize) -> Option<Turn> {
+    match (first, results) {
+        ("isolate", 0) => Some(Turn::Tools(vec![(
+            "agent",
+            json!({"task": "write c.txt", "isolation": "worktree"}),
+        )])),
+        ("write c.txt", 0) => Some(Turn::Tools(vec![(
+            "write",
+            json!({"path": "c.txt", "content": "c\n"}),
+        )])),
+        // Then it hangs, and the parent is killed outright.
+        _ => None,
+    }
+}
+
+#[test]
+fn ag_session_finds_and_cleans_the_worktree_of_a_killed_run_keeping_its_work() {
+    let env = Env::new();
+    repo(&env);
+    let port = serve(killed_in_a_worktree);
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.arg("isolate")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let e: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        if e["type"] == "subagent_event" && e["event"]["type"] == "tool_execution_end" {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The watchdog ends the tree of the killed run.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_in(env.path()).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(processes_in(env.path()), Vec::<String>::new());
+    assert!(git_out(env.path(), &["worktree", "list"]).contains(".home"));
+    let session = |args: &[&str]| {
+        let mut c = env.cmd(bin!("ag-session"));
+        c.args(args);
+        run(c, None)
+    };
+    let listed = session(&["clean-worktrees", "--dry-run"]);
+    listed.expect_code(0);
+    assert_eq!(listed.stdout().lines().count(), 1, "{}", listed.stdout());
+    assert!(listed.stdout().contains("ag/agent-"), "{}", listed.stdout());
+    // A dry run changed nothing.
+    assert!(git_out(env.path(), &["worktree", "list"]).contains(".home"));
+    let cleaned = session(&["clean-worktrees"]);
+    cleaned.expect_code(0);
+    assert!(
+        cleaned
+            .stdout()
+            .contains("removed; its work is on the branch"),
+        "{}",
+        cleaned.stdout()
+    );
+    assert!(!git_out(env.path(), &["worktree", "list"]).contains(".home"));
+    let branch = git_out(env.path(), &["branch", "--list", "ag/agent-*"]);
+    let branch = branch.trim().trim_start_matches("* ").to_string();
+    assert_eq!(
+        git_out(env.path(), &["show", &format!("{branch}:c.txt")]),
+        "c\n"
+    );
+    // Nothing is left to clean.
+    assert_eq!(session(&["clean-worktrees"]).stdout(), "");
 }
