@@ -735,9 +735,15 @@ fn withhold_keys(api_key: Option<&str>, pass: &[String], model: &ModelClient) ->
 
 fn spawn_signal_handlers(control: Arc<Control>) {
     use tokio::signal::unix::{SignalKind, signal};
+    // Registered here, before the first prompt runs, not in the tasks: a
+    // SIGTERM that comes early (a parent stopping its subagent just after
+    // it began) must be an interrupt, not the default death that loses
+    // the run's last events.
+    let sigint = signal(SignalKind::interrupt());
+    let sigterm = signal(SignalKind::terminate());
     let c = control.clone();
     tokio::spawn(async move {
-        let Ok(mut sigint) = signal(SignalKind::interrupt()) else {
+        let Ok(mut sigint) = sigint else {
             return;
         };
         while sigint.recv().await.is_some() {
@@ -749,7 +755,7 @@ fn spawn_signal_handlers(control: Arc<Control>) {
         }
     });
     tokio::spawn(async move {
-        let Ok(mut sigterm) = signal(SignalKind::terminate()) else {
+        let Ok(mut sigterm) = sigterm else {
             return;
         };
         if sigterm.recv().await.is_some() {
