@@ -11,14 +11,6 @@ pub struct Renderer {
     at_line_start: bool,
 }
 
-/// How deep a subagent's event is nested (1: a child's own).
-pub fn subagent_depth(event: &AgentEvent) -> usize {
-    match event {
-        AgentEvent::SubagentEvent { event, .. } => 1 + subagent_depth(&event.event),
-        _ => 0,
-    }
-}
-
 impl Renderer {
     /// A renderer; `color` adds ANSI styles.
     pub fn new(color: bool) -> Self {
@@ -229,7 +221,7 @@ impl Renderer {
             AgentEvent::SubagentEvent { .. } => match event.subagent_line() {
                 Some(line) => {
                     let nl = self.newline_if_needed();
-                    let indent = "  ".repeat(subagent_depth(event));
+                    let indent = "  ".repeat(event.subagent_depth());
                     format!("{nl}{indent}{}\n", self.style("2", &format!("↳ {line}")))
                 }
                 None => String::new(),

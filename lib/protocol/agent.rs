@@ -447,6 +447,15 @@ impl AgentEvent {
         Some(line)
     }
 
+    /// How deep a subagent's event is nested: 1 for a child's own, 2 for
+    /// a grandchild's, 0 for an event of this run.
+    pub fn subagent_depth(&self) -> usize {
+        match self {
+            AgentEvent::SubagentEvent { event, .. } => 1 + event.event.subagent_depth(),
+            _ => 0,
+        }
+    }
+
     /// An `error` event without a code.
     pub fn error(message: impl Into<String>) -> AgentEvent {
         AgentEvent::Error {

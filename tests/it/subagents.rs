@@ -212,6 +212,67 @@ fn a_subagent_runs_the_task_its_events_nest_and_its_cost_adds_up() {
     );
     // The key reached the child ag-loop, never an event.
     assert!(!r.stdout().contains("k-secret-123"));
+    // The parent's transcript shows the child's steps under the call.
+    let show = run(
+        {
+            let mut c = env.cmd(bin!("ag-session"));
+            c.args(["show", parent_session]);
+            c
+        },
+        None,
+    );
+    let text = show.stdout();
+    let at = text.find("Subagent:").unwrap_or_else(|| panic!("{text}"));
+    assert!(text[at..].contains("- write {"), "{text}");
+    assert!(text[at..].contains("- wrote notes.txt"), "{text}");
+    // The child may start subagents of its own (--max-depth 2 leaves it one
+    // level): its session records `agent` among its tools.
+    assert_eq!(
+        session_tools(&env, child_session),
+        ["read", "write", "agent"]
+    );
+}
+
+/// The tools a session's header records.
+fn session_tools(env: &Env, id: &str) -> Vec<String> {
+    let mut c = env.cmd(bin!("ag-session"));
+    c.args(["show", "--json", id]);
+    let r = run(c, None);
+    let header: Value = serde_json::from_str(r.stdout().lines().next().unwrap()).unwrap();
+    serde_json::from_value(header["config"]["tools"].clone()).unwrap_or_else(|_| panic!("{header}"))
+}
+
+#[test]
+fn the_depth_limit_leaves_agent_out_of_the_last_level_and_the_pretty_view_indents_it() {
+    let env = Env::new();
+    let port = serve(one_child);
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.args(["--max-depth", "1", "delegate"]);
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap();
+    let child = end["details"]["session_id"].as_str().unwrap();
+    assert_eq!(session_tools(&env, child), ["read", "write"]);
+    // --max-depth 0: no `agent` at all, and a warning says why.
+    let pretty = |extra: &[&str]| {
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.env("FAKE_KEY", "k")
+            .args(["-m", "fake/m", "--pretty", "--tools", "read,write,agent"])
+            .args(extra)
+            .arg("delegate");
+        run(c, None)
+    };
+    let r = pretty(&["--max-depth", "0"]);
+    assert!(r.stderr().contains("--max-depth 0"), "{}", r.stderr());
+    // The readable view shows a child's steps indented under the call.
+    let r = pretty(&[]);
+    r.expect_code(0);
+    assert!(r.stdout().contains("  ↳ write {"), "{}", r.stdout());
+    assert!(r.stdout().contains("  ↳ wrote notes.txt"), "{}", r.stdout());
 }
 
 fn widening(first: &str, results: usize) -> Option<Turn> {
