@@ -604,3 +604,41 @@ fn ag_session_finds_and_cleans_the_worktree_of_a_killed_run_keeping_its_work() {
     // Nothing is left to clean.
     assert_eq!(session(&["clean-worktrees"]).stdout(), "");
 }
+
+#[test]
+fn a_subagent_gets_only_what_is_left_of_the_parents_cost_and_turns() {
+    let env = Env::new();
+    let port = serve(one_child);
+    // $2 in all: the parent's first call costs $1, so the child has $1,
+    // which its first call spends; it stops there, and so does the parent.
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.args(["--max-cost", "2", "delegate"]);
+    let r = run(c, None);
+    r.expect_code(1);
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap();
+    assert_eq!(end["details"]["outcome"], "cost_limit", "{end}");
+    assert_eq!(end["is_error"], true);
+    let agent_end = events.iter().rfind(|e| e["type"] == "agent_end").unwrap();
+    assert_eq!(agent_end["outcome"], "cost_limit", "{agent_end}");
+    let total = agent_end["usage"]["cost"]["total"].as_f64().unwrap();
+    assert!((total - 2.0).abs() < 1e-6, "{agent_end}");
+    // Two turns in all: the child gets the one left.
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.args(["--max-turns", "2", "delegate"]);
+    let r = run(c, None);
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap();
+    assert_eq!(end["details"]["outcome"], "turn_limit", "{end}");
+    let child_turns = nested(&events, end["tool_call_id"].as_str().unwrap())
+        .iter()
+        .filter(|e| e["type"] == "turn_start")
+        .count();
+    assert_eq!(child_turns, 1);
+}
