@@ -245,6 +245,16 @@ pub struct Args {
     /// --output-schema, exactly the answer's JSON value on one line.
     #[arg(short, long)]
     pub quiet: bool,
+    // Subagents (issue 35).
+    /// Print one JSON line per prompt when it ends, instead of the events
+    /// (which still go to the session): {"type":"result","outcome",
+    /// "answer","changed","usage","cost","session_id"}, with "error" when
+    /// it did not finish and "output" with --output-schema. `changed` lists
+    /// the files its write, edit and delete calls changed (a bash command's
+    /// changes are not seen; use git status for those). For scripts and
+    /// other agents that call ag-loop as a tool, as `agent` calls do.
+    #[arg(long, conflicts_with_all = ["json", "pretty", "quiet"])]
+    pub result_line: bool,
     // The sandbox (issue 19).
     #[command(flatten)]
     pub sandbox: super::sandbox::SandboxArgs,

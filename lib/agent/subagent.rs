@@ -218,7 +218,7 @@ impl Subagents {
                 );
             }
         };
-        let mut seen = Seen::default();
+        let mut seen = RunSummary::default();
         while let Some(line) = stream.lines.next().await {
             let Ok(bytes) = line else { continue };
             let Ok(record) = serde_json::from_slice::<AgentEventRecord>(&bytes) else {
@@ -415,9 +415,10 @@ impl Place {
     }
 }
 
-/// What the parent learns from the child's events.
+/// What a run's events say of it: what a parent learns of its child,
+/// and what `--result-line` prints.
 #[derive(Default)]
-struct Seen {
+pub struct RunSummary {
     session_id: Option<String>,
     outcome: Option<Outcome>,
     error: Option<String>,
@@ -431,10 +432,13 @@ struct Seen {
     paths: Vec<String>,
     /// Tool calls under way: their tool and path.
     calls: Vec<(String, String, Option<String>)>,
+    /// `--output-schema`'s value.
+    output: Option<Value>,
 }
 
-impl Seen {
-    fn note(&mut self, event: &AgentEvent) {
+impl RunSummary {
+    /// Takes one event of the run.
+    pub fn note(&mut self, event: &AgentEvent) {
         match event {
             AgentEvent::AgentStart { session_id, .. } if self.session_id.is_none() => {
                 self.session_id.clone_from(session_id);
@@ -479,8 +483,9 @@ impl Seen {
                 outcome,
                 usage,
                 error,
-                ..
+                output,
             } => {
+                self.output.clone_from(output);
                 self.outcome = Some(*outcome);
                 self.end_usage = Some(usage.clone());
                 self.error.clone_from(error);
@@ -488,6 +493,27 @@ impl Seen {
             }
             _ => {}
         }
+    }
+
+    /// The `--result-line` line.
+    pub fn line(self) -> Value {
+        let usage = self.usage();
+        let mut line = json!({
+            "type": "result",
+            "outcome": self.outcome,
+            "answer": self.answer,
+            "changed": self.paths,
+            "cost": usage.cost.total,
+            "usage": usage,
+            "session_id": self.session_id,
+        });
+        if let Some(e) = self.error {
+            line["error"] = json!(e);
+        }
+        if let Some(o) = self.output {
+            line["output"] = o;
+        }
+        line
     }
 
     fn usage(&self) -> Usage {

@@ -642,3 +642,38 @@ fn a_subagent_gets_only_what_is_left_of_the_parents_cost_and_turns() {
         .count();
     assert_eq!(child_turns, 1);
 }
+
+#[test]
+fn result_line_is_one_json_line_with_outcome_answer_changed_files_and_cost() {
+    let env = Env::new();
+    let port = serve(one_child);
+    models_json(&env, port);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("FAKE_KEY", "k").args([
+        "-m",
+        "fake/m",
+        "--tools",
+        "read,write",
+        "--result-line",
+        "write notes.txt",
+    ]);
+    let r = run(c, None);
+    r.expect_code(0);
+    let out = r.stdout();
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let line: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(line["type"], "result");
+    assert_eq!(line["outcome"], "finished");
+    assert_eq!(line["answer"], "wrote notes.txt");
+    assert_eq!(line["changed"], json!(["notes.txt"]));
+    assert!(
+        (line["cost"].as_f64().unwrap() - 2.0).abs() < 1e-6,
+        "{line}"
+    );
+    assert!(line["session_id"].is_string());
+    assert!(line.get("error").is_none());
+    // It takes no other output mode.
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["--result-line", "--json", "x"]);
+    run(c, None).expect_code(2);
+}

@@ -59,6 +59,7 @@ complete -c ag-loop -l list-skills -d 'List the skills found (name, description,
 complete -c ag-loop -l json -d 'Print events as JSONL even on a terminal'
 complete -c ag-loop -l pretty -d 'Print the readable view (streamed text, tool calls in short, usage) even when stdout is a pipe or a file; colour only on a terminal'
 complete -c ag-loop -s q -l quiet -d 'Print only the final answer (for `$(ag-loop --quiet ...)`); with --output-schema, exactly the answer\'s JSON value on one line'
+complete -c ag-loop -l result-line -d 'Print one JSON line per prompt when it ends, instead of the events (which still go to the session): {"type":"result","outcome", "answer","changed","usage","cost","session_id"}, with "error" when it did not finish and "output" with --output-schema. `changed` lists the files its write, edit and delete calls changed (a bash command\'s changes are not seen; use git status for those). For scripts and other agents that call ag-loop as a tool, as `agent` calls do'
 complete -c ag-loop -l allow-net -d 'Let confined calls use the network (TCP, UDP); without it only Unix sockets work (also `allow_net`)'
 complete -c ag-loop -l mcp-unconfined -d 'Start MCP stdio servers outside the sandbox (for servers that need the network or write elsewhere; also `mcp_unconfined`)'
 complete -c ag-loop -l no-until -d 'Drop a resumed session\'s --until check'
