@@ -172,7 +172,14 @@ impl Subagents {
         let Ok(_permit) = permit else {
             return refused(id, "subagents are closed for this run".into());
         };
+        let remote = self.flags.iter().any(|f| f == "--workspace");
         let mut place = match call.isolation {
+            Some(Isolation::Worktree) if remote => {
+                return refused(
+                    id,
+                    "isolation \"worktree\" works on this machine's repository, and this run's tools work in another workspace (--workspace); leave isolation out".into(),
+                );
+            }
             Some(Isolation::Worktree) => {
                 match crate::session::worktrees::add(&self.cwd, id).await {
                     Ok(w) => Place::Worktree(w),

@@ -517,7 +517,12 @@ impl ToolSpec {
                 workspace.call(call, arguments, cancel).await
             }
             // The loop answers these before they would get here.
-            Runs::Ask | Runs::Agent(_) => error_result_here(id),
+            Runs::Ask => error_result_here(id),
+            Runs::Agent(_) => exec::error_result(
+                id,
+                "agent.unavailable",
+                "`agent` can only be run by ag-loop itself; do the task yourself".into(),
+            ),
         }
     }
 }
