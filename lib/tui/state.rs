@@ -618,6 +618,40 @@ mod tests {
     }
 
     #[test]
+    fn a_subagents_latest_step_shows_under_its_agent_call_and_nothing_else_is_added() {
+        let mut s = State::default();
+        let nested = |event: Value| {
+            json!({"type": "subagent_event", "tool_call_id": "a",
+                   "event": at(1, event)})
+        };
+        feed(
+            &mut s,
+            &[
+                json!({"type": "tool_execution_start", "tool_call_id": "a", "tool_name": "agent", "arguments": {"task": "t"}}),
+                nested(json!({"type": "turn_start"})),
+                nested(
+                    json!({"type": "tool_execution_start", "tool_call_id": "c1", "tool_name": "read", "arguments": {"path": "a.txt"}}),
+                ),
+            ],
+        );
+        assert_eq!(s.entries.len(), 1, "{:?}", s.entries);
+        let Entry::Tool(t) = &s.entries[0] else {
+            panic!("{:?}", s.entries)
+        };
+        assert_eq!(t.progress.as_deref(), Some(r#"↳ read {"path":"a.txt"}"#));
+        // A grandchild's step shows under the same call.
+        feed(
+            &mut s,
+            &[json!({"type": "subagent_event", "tool_call_id": "a",
+                     "event": at(2, nested(json!({"type": "error", "message": "deep"})))})],
+        );
+        let Entry::Tool(t) = &s.entries[0] else {
+            panic!("{:?}", s.entries)
+        };
+        assert_eq!(t.progress.as_deref(), Some("↳ deep"));
+    }
+
+    #[test]
     fn a_running_call_shows_its_latest_progress_line_until_it_ends() {
         let mut s = State::default();
         feed(
