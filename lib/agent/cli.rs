@@ -166,7 +166,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         .or(found_window.as_ref().map(|w| w.0));
     let redactor = withhold_keys(args.api_key.as_deref(), &resolved.pass_env, &model);
     let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?).await?;
-    if let Some(sub) = super::subagent::setup(args, &resolved, &cwd) {
+    if let Some(sub) = super::subagent::setup(args, &resolved, &model, &cwd) {
         tools.add_agent(Arc::new(sub));
     }
     let mut check_bash = super::until::load_bash(&resolved.checks, &cwd).await?;

@@ -537,6 +537,7 @@ impl RunSummary {
 pub fn setup(
     args: &super::args::Args,
     resolved: &super::setup::LoopConfig,
+    model: &super::ModelClient,
     cwd: &Path,
 ) -> Option<Subagents> {
     if !resolved.tools.iter().any(|t| t == NAME) {
@@ -624,7 +625,7 @@ pub fn setup(
     if resolved.session == super::setup::SessionChoice::Off {
         flag("--no-session", None);
     }
-    let keys = crate::proc::withheld_env()
+    let mut keys: Vec<(String, String)> = crate::proc::withheld_env()
         .into_iter()
         .filter_map(|n| {
             let v = std::env::var_os(&n)?;
@@ -634,6 +635,19 @@ pub fn setup(
             ))
         })
         .collect();
+    // --api-key goes down in the provider's own variable, not in the
+    // child's arguments, where `ps` would show it.
+    if let (Some(key), super::ModelClient::Library(llm)) = (&args.api_key, model) {
+        let provider = resolved.model.split('/').next().unwrap_or_default();
+        if let Some(var) = llm
+            .table()
+            .provider(provider)
+            .and_then(|p| p.key_env.first())
+        {
+            keys.retain(|(k, _)| k != var);
+            keys.push((var.clone(), key.clone()));
+        }
+    }
     Some(Subagents {
         program: sibling_loop(),
         model: resolved.model.clone(),

@@ -677,3 +677,31 @@ fn result_line_is_one_json_line_with_outcome_answer_changed_files_and_cost() {
     c.args(["--result-line", "--json", "x"]);
     run(c, None).expect_code(2);
 }
+
+#[test]
+fn a_key_given_with_api_key_reaches_the_subagent_in_its_variable_not_its_arguments() {
+    let env = Env::new();
+    let port = serve(one_child);
+    models_json(&env, port);
+    let mut c = env.cmd(bin!("ag-loop"));
+    // No FAKE_KEY in the environment: only the flag has the key.
+    c.args([
+        "-m",
+        "fake/m",
+        "--api-key",
+        "k-flag-456",
+        "--json",
+        "--tools",
+        "read,write,agent",
+        "delegate",
+    ]);
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap();
+    assert_eq!(end["details"]["outcome"], "finished", "{end}");
+    assert!(!r.stdout().contains("k-flag-456"));
+}
