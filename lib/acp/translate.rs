@@ -206,6 +206,9 @@ impl Translator {
             }
             AgentEvent::AgentEnd { .. } | AgentEvent::Interrupted => {}
             AgentEvent::ApprovalRequest { .. } | AgentEvent::Checkpoint { .. } => {}
+            // A subagent's steps stay inside its `agent` call: the editor
+            // gets the call's result, as for any tool.
+            AgentEvent::SubagentEvent { .. } => {}
             AgentEvent::Compaction {
                 replaced,
                 kept,

@@ -255,6 +255,16 @@ pub struct Args {
     /// --output-schema, exactly the answer's JSON value on one line.
     #[arg(short, long)]
     pub quiet: bool,
+    // Subagents (issue 35).
+    /// Print one JSON line per prompt when it ends, instead of the events
+    /// (which still go to the session): {"type":"result","outcome",
+    /// "answer","changed","usage","cost","session_id"}, with "error" when
+    /// it did not finish and "output" with --output-schema. `changed` lists
+    /// the files its write, edit and delete calls changed (a bash command's
+    /// changes are not seen; use git status for those). For scripts and
+    /// other agents that call ag-loop as a tool, as `agent` calls do.
+    #[arg(long, conflicts_with_all = ["json", "pretty", "quiet"])]
+    pub result_line: bool,
     // The sandbox (issue 19).
     #[command(flatten)]
     pub sandbox: super::sandbox::SandboxArgs,
@@ -312,6 +322,32 @@ pub struct Args {
     /// outcome check_failed. Not kept by a resumed session.
     #[arg(long = "stop", value_name = "CMD")]
     pub stop_hooks: Vec<String>,
+    // Subagents (issue 35).
+    /// Levels of subagents below this run (default 2): `agent` is offered
+    /// while the level is above 0, and each child gets one less. Offered
+    /// only when --tools names `agent` (e.g. --tools minimal,agent). A
+    /// subagent is a fresh `ag-loop --json` on the call's task, with a
+    /// session of its own; it inherits the model (or its identity's, with
+    /// the call's `agent`), the sandbox, the gates and approval policy (it
+    /// runs unattended: nobody is asked), the workspace, --tool and --mcp,
+    /// and the ag tools of this run or fewer: a call or an identity that
+    /// asks for a tool this run lacks, or a looser sandbox, is refused. It
+    /// gets what is left of --max-turns and --max-cost; its events come in
+    /// this run's stream as subagent_event, under the call; its tokens and
+    /// cost add into this run's; an interrupt stops it. The result is its
+    /// answer, its outcome, cost and session, and the files it changed (the
+    /// paths of its write, edit and delete calls; in a worktree, all that
+    /// git sees). With `isolation: "worktree"` it works in a git worktree under
+    /// $AG_HOME/worktrees on a branch ag/agent-<call id>, where its changes
+    /// are committed when it ends; the result names the branch and its diff
+    /// stat (`ag-session clean-worktrees` removes those a killed run left).
+    #[arg(long, value_name = "N", default_value_t = super::subagent::DEFAULT_MAX_DEPTH)]
+    pub max_depth: u32,
+    /// Subagents that run at a time (default 4); more `agent` calls in one
+    /// turn wait for a place.
+    #[arg(long, value_name = "N", default_value_t = super::subagent::DEFAULT_MAX_AGENTS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_agents: u32,
     // Checkpoints (issue 20).
     /// Do not record the working tree before turns that may change files
     /// (also `checkpoints = false` in the config file). By default, before a

@@ -179,6 +179,9 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         &mcp_headers,
     );
     let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?, &mcp_headers).await?;
+    if let Some(sub) = super::subagent::setup(args, &resolved, &model, &cwd) {
+        tools.add_agent(Arc::new(sub));
+    }
     let mut check_bash = super::until::load_bash(&resolved.checks, &cwd).await?;
     let workspace =
         super::workspace::open(&resolved.workspace, &mut tools, check_bash.as_mut(), &cwd).await?;
@@ -564,6 +567,7 @@ fn before_gates(choice: &GateChoice) -> Result<Vec<Gate>, SetupError> {
 async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitStatus {
     let control = Arc::new(Control::new());
     spawn_signal_handlers(control.clone());
+    super::subagent::watch_parent(control.clone());
     let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
     if prompts.is_empty() {
         spawn_stdin_reader(control.clone(), tx);
@@ -761,9 +765,15 @@ fn withhold_keys(
 
 fn spawn_signal_handlers(control: Arc<Control>) {
     use tokio::signal::unix::{SignalKind, signal};
+    // Registered here, before the first prompt runs, not in the tasks: a
+    // SIGTERM that comes early (a parent stopping its subagent just after
+    // it began) must be an interrupt, not the default death that loses
+    // the run's last events.
+    let sigint = signal(SignalKind::interrupt());
+    let sigterm = signal(SignalKind::terminate());
     let c = control.clone();
     tokio::spawn(async move {
-        let Ok(mut sigint) = signal(SignalKind::interrupt()) else {
+        let Ok(mut sigint) = sigint else {
             return;
         };
         while sigint.recv().await.is_some() {
@@ -775,7 +785,7 @@ fn spawn_signal_handlers(control: Arc<Control>) {
         }
     });
     tokio::spawn(async move {
-        let Ok(mut sigterm) = signal(SignalKind::terminate()) else {
+        let Ok(mut sigterm) = sigterm else {
             return;
         };
         if sigterm.recv().await.is_some() {

@@ -30,6 +30,7 @@ impl Agent {
         let mut turns = Turns {
             new: Vec::new(),
             usage: Usage::default(),
+            turn: 0,
         };
         let before = self.messages.len();
         let result = self.compact(window, &mut turns, &cancel).await;

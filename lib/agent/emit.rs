@@ -20,6 +20,9 @@ pub enum OutputMode {
     Pretty,
     /// Only the final answer.
     Quiet,
+    // Subagents (issue 35).
+    /// One result line per prompt (`--result-line`).
+    Result,
 }
 
 /// Stamps, prints and records events.
@@ -34,6 +37,8 @@ pub struct Emitter {
     redactor: Arc<Redactor>,
     /// Structured output is asked for: `--quiet` prints its value or nothing.
     structured: bool,
+    /// What `--result-line` reports of the prompt under way.
+    result: super::subagent::RunSummary,
 }
 
 impl Emitter {
@@ -47,6 +52,7 @@ impl Emitter {
             stdout_closed: false,
             redactor: Arc::default(),
             structured: false,
+            result: Default::default(),
         }
     }
 
@@ -101,6 +107,15 @@ impl Emitter {
                     Ok(())
                 } else {
                     self.out.write_all_flush(text.as_bytes())
+                }
+            }
+            OutputMode::Result => {
+                self.result.note(&record.event);
+                if matches!(record.event, AgentEvent::AgentEnd { .. }) {
+                    let line = std::mem::take(&mut self.result).line();
+                    self.out.write_all_flush(format!("{line}\n").as_bytes())
+                } else {
+                    Ok(())
                 }
             }
             OutputMode::Quiet => match &record.event {

@@ -34,6 +34,7 @@ pub mod sandbox;
 pub mod setup;
 pub mod skills;
 mod stdin_hint;
+pub mod subagent;
 mod tool_sets;
 mod toolset;
 mod tty;

@@ -216,6 +216,16 @@ impl Renderer {
                     )
                 )
             }
+            // Subagents (issue 35): one line a step, indented by depth,
+            // since the streams of children running together would mix.
+            AgentEvent::SubagentEvent { .. } => match event.subagent_line() {
+                Some(line) => {
+                    let nl = self.newline_if_needed();
+                    let indent = "  ".repeat(event.subagent_depth());
+                    format!("{nl}{indent}{}\n", self.style("2", &format!("↳ {line}")))
+                }
+                None => String::new(),
+            },
             // Runs that end when a check passes (issue 35).
             AgentEvent::Check { passed, .. } => {
                 let nl = self.newline_if_needed();

@@ -142,6 +142,8 @@ impl RunEnd {
 pub(super) struct Turns {
     pub(super) new: Vec<Message>,
     pub(super) usage: Usage,
+    /// Model calls made so far (what is left goes to subagents).
+    pub(super) turn: u32,
 }
 
 impl Agent {
@@ -227,6 +229,7 @@ impl Agent {
         let mut turns = Turns {
             new: Vec::new(),
             usage: Usage::default(),
+            turn: 0,
         };
         self.push(
             &mut turns,
@@ -390,6 +393,7 @@ impl Agent {
                 break RunEnd::new(Outcome::Finished, None);
             }
             self.checkpoint_before_tools(&calls).await?;
+            turns.turn = turn;
             let results = self.run_tools(&mut turns, calls, control, cancel).await?;
             self.emitter.emit(AgentEvent::TurnEnd {
                 message: assistant.clone(),
@@ -588,6 +592,14 @@ impl Agent {
         // Progress and questions come from the running calls through this
         // channel, and go out in order between their start and end.
         let (events, mut updates) = mpsc::unbounded_channel::<AgentEvent>();
+        // Subagents get what is left of this prompt's budget.
+        let budget = super::subagent::Budget {
+            turns: self.settings.max_turns.saturating_sub(turns.turn),
+            cost: self
+                .settings
+                .max_cost
+                .map(|limit| limit - turns.usage.cost.total),
+        };
         let run_one = {
             let tools = self.tools.clone();
             let cwd = self.settings.cwd.clone();
@@ -620,6 +632,10 @@ impl Agent {
                             };
                             super::ask::run(&id, &args, asking, &cancel).await
                         }
+                        Some(spec) if spec.subagents().is_some() => match spec.subagents() {
+                            Some(sub) => sub.run(&id, &args, budget, &events, &cancel).await,
+                            None => error_result(&id, "call.unknown_tool", name),
+                        },
                         Some(spec) => {
                             let sink = super::progress::progress_sink(&id, &name, events);
                             let call_env = CallEnv {
@@ -719,6 +735,17 @@ impl Agent {
         let mut out = Vec::new();
         for (i, (id, name, _)) in calls.iter().enumerate() {
             let r = results[i].take().unwrap_or_else(|| interrupted_result(id));
+            // A subagent's tokens and cost are this run's too (and count
+            // against --max-cost at the next turn).
+            if self
+                .tools
+                .get(name)
+                .is_some_and(|t| t.subagents().is_some())
+                && let Some(u) = r.details.get("usage")
+                && let Ok(u) = serde_json::from_value::<Usage>(u.clone())
+            {
+                turns.usage.add(&u);
+            }
             let msg = to_message(name, r);
             self.push(turns, Message::ToolResult(msg.clone()))?;
             out.push(msg);

@@ -452,6 +452,8 @@ pub fn session_choice(args: &Args) -> SessionChoice {
 fn output(args: &Args, env: &Env) -> OutputMode {
     if args.json {
         OutputMode::Json
+    } else if args.result_line {
+        OutputMode::Result
     } else if args.quiet {
         OutputMode::Quiet
     } else if args.pretty || env.stdout_tty {

@@ -58,6 +58,9 @@ enum Runs {
     // Questions (issue 31).
     /// ag-loop's own `ask`, answered by the loop itself.
     Ask,
+    // Subagents (issue 35).
+    /// ag-loop's own `agent`: a child ag-loop.
+    Agent(Arc<super::subagent::Subagents>),
 }
 
 /// The tools of a run, in the order they are offered.
@@ -82,7 +85,10 @@ impl ToolSet {
         let mut agents: Vec<ToolProgram> = Vec::new();
         let ask = names.iter().any(|n| n == super::ask::NAME);
         let mut own_names: Vec<String> = Vec::new();
-        for name in names.iter().filter(|n| *n != super::ask::NAME) {
+        for name in names
+            .iter()
+            .filter(|n| *n != super::ask::NAME && *n != super::subagent::NAME)
+        {
             match super::cli_agents::program(name) {
                 Some(p) => agents.push(p),
                 None => own_names.push(name.clone()),
@@ -179,6 +185,29 @@ impl ToolSet {
             );
         }
         Ok(ToolSet { tools })
+    }
+
+    // Subagents (issue 35).
+    /// Offers ag-loop's own `agent` tool, after the ag tools.
+    pub fn add_agent(&mut self, subagents: Arc<super::subagent::Subagents>) {
+        let definition = super::subagent::definition();
+        let at = self
+            .tools
+            .iter()
+            .position(|t| t.ag_binary.is_none() && !t.is_ask())
+            .unwrap_or(self.tools.len());
+        self.tools.insert(
+            at,
+            ToolSpec {
+                check: ArgsCheck::new(definition.parameters.clone()),
+                definition,
+                runs: Runs::Agent(subagents),
+                loop_hash: false,
+                ag_binary: None,
+                agent: None,
+                split: None,
+            },
+        );
     }
 
     /// Connects to MCP servers (`CMD ARGS` over stdio, or an http(s) URL) and
@@ -361,6 +390,14 @@ impl ToolSpec {
         matches!(self.runs, Runs::Ask)
     }
 
+    /// ag-loop's own `agent`: what its children inherit.
+    pub fn subagents(&self) -> Option<&Arc<super::subagent::Subagents>> {
+        match &self.runs {
+            Runs::Agent(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// True for a tool of an MCP server, whose calls run inside the
     /// server's process (confined or not as the server is).
     pub fn is_mcp(&self) -> bool {
@@ -441,6 +478,11 @@ impl ToolSpec {
             }
             // The loop answers these before they would get here.
             Runs::Ask => error_result_here(id),
+            Runs::Agent(_) => exec::error_result(
+                id,
+                "agent.unavailable",
+                "`agent` can only be run by ag-loop itself; do the task yourself".into(),
+            ),
         }
     }
 }

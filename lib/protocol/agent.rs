@@ -352,6 +352,17 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool_call_id: Option<String>,
     },
+    // Subagents (issue 35).
+    /// An event of a subagent: the child ag-loop that an `agent` tool call
+    /// runs. Its events come in its parent's stream (and session) wrapped
+    /// in this one, under the call that started it; a grandchild's are
+    /// wrapped twice, so the nesting is the depth.
+    SubagentEvent {
+        /// The parent's `agent` tool call.
+        tool_call_id: String,
+        /// The child's event, with its own timestamp.
+        event: Box<AgentEventRecord>,
+    },
 }
 
 fn is_false(b: &bool) -> bool {
@@ -391,6 +402,59 @@ impl AgentEvent {
             (false, None, None) => "sent the model back".to_string(),
         };
         Some(format!("{what} {attempt}/{tries} `{command}` {result}"))
+    }
+
+    // Subagents (issue 35).
+    /// What a subagent's event says in one line, for showing under the
+    /// `agent` call that runs it (`read {"path":"a.txt"}`, the first line of
+    /// an answer, an error); `None` for events that say nothing on their
+    /// own (deltas, turn markers). A grandchild's line is its own.
+    pub fn subagent_line(&self) -> Option<String> {
+        let line = match self {
+            AgentEvent::SubagentEvent { event, .. } => return event.event.subagent_line(),
+            AgentEvent::ToolExecutionStart {
+                tool_name,
+                arguments,
+                ..
+            } => format!("{tool_name} {arguments}"),
+            AgentEvent::ToolExecutionEnd {
+                tool_name,
+                is_error: true,
+                output,
+                ..
+            } => format!(
+                "{tool_name} failed: {}",
+                output.lines().next().unwrap_or_default()
+            ),
+            AgentEvent::MessageEnd {
+                message: Message::Assistant(a),
+            } => a.text().lines().find(|l| !l.trim().is_empty())?.to_string(),
+            AgentEvent::Error { message, .. } | AgentEvent::Note { message, .. } => message.clone(),
+            AgentEvent::Interrupted => "interrupted".to_string(),
+            AgentEvent::AgentEnd { outcome, usage, .. } => format!(
+                "ended: {} (${:.4})",
+                serde_json::to_value(outcome)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                usage.cost.total
+            ),
+            _ => return None,
+        };
+        let mut line = line.replace('\n', " ");
+        if line.chars().count() > 160 {
+            line = line.chars().take(159).collect::<String>() + "…";
+        }
+        Some(line)
+    }
+
+    /// How deep a subagent's event is nested: 1 for a child's own, 2 for
+    /// a grandchild's, 0 for an event of this run.
+    pub fn subagent_depth(&self) -> usize {
+        match self {
+            AgentEvent::SubagentEvent { event, .. } => 1 + event.event.subagent_depth(),
+            _ => 0,
+        }
     }
 
     /// An `error` event without a code.

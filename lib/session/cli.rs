@@ -190,6 +190,17 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    // Subagents (issue 35).
+    /// Removes the git worktrees of subagents (`agent` calls with isolation
+    /// "worktree", in $AG_HOME/worktrees) whose ag-loop is gone, as a killed
+    /// run leaves them: what each holds is first committed on its branch
+    /// (ag/agent-<call id>), so no work is lost; a branch that holds no
+    /// change is deleted. One line each: the worktree and what was done.
+    CleanWorktrees {
+        /// List them, and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 /// A failure with its exit status.
@@ -408,6 +419,24 @@ fn run(args: Args) -> Result<(), Failure> {
             older_than,
             dry_run,
         } => out(&checkpoints::prune(&store, older_than, dry_run).map_err(|(s, m)| Failure(s, m))?),
+        Command::CleanWorktrees { dry_run } => {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| {
+                    Failure(
+                        ExitStatus::Failure,
+                        format!("cannot start the async runtime: {e}"),
+                    )
+                })?;
+            let lines = runtime.block_on(super::worktrees::clean(dry_run));
+            let mut text = String::new();
+            for l in lines {
+                text.push_str(&l);
+                text.push('\n');
+            }
+            out(&text)
+        }
         Command::Stats { id, all, json } => {
             let files = match (id, all) {
                 (Some(id), _) => vec![store.find(&id)?],

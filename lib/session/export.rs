@@ -226,6 +226,22 @@ fn markdown(
                     let _ = writeln!(out, "{fence}diff\n{diff}\n{fence}\n");
                 }
                 out.push_str("</details>\n\n");
+                // Subagents (issue 35): the steps of the child that the
+                // call ran, indented by depth.
+                let steps: Vec<_> = ending
+                    .map(|e| e.subagent_steps.as_slice())
+                    .unwrap_or_default()
+                    .iter()
+                    .filter(|(id, ..)| *id == r.tool_call_id)
+                    .collect();
+                if !steps.is_empty() {
+                    out.push_str("Subagent:\n\n");
+                    for (_, depth, line) in steps {
+                        let indent = "  ".repeat(depth.saturating_sub(1));
+                        let _ = writeln!(out, "{indent}- {}", line.replace('`', "'"));
+                    }
+                    out.push('\n');
+                }
             }
         }
     }

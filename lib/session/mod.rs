@@ -9,6 +9,7 @@ mod reader;
 pub mod rewind;
 mod store;
 mod summary;
+pub mod worktrees;
 mod writer;
 
 pub mod cli;

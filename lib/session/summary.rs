@@ -156,6 +156,11 @@ pub struct Ending {
     /// a session whose model was switched (`set_model`, a flag on resume)
     /// or that `@NAME` prompts answered shows what each one cost.
     pub models: Vec<ModelUsage>,
+    // Subagents (issue 35).
+    /// Each step of the subagents, in order: the `agent` call it ran
+    /// under, its depth (1: a child's own) and what it said in one line.
+    #[serde(skip)]
+    pub subagent_steps: Vec<(String, usize, String)>,
 }
 
 /// What one model of a session did.
@@ -223,6 +228,7 @@ pub fn ending(path: &Path) -> io::Result<Ending> {
             "\"settings\"",
             "\"compaction\"",
             "\"check\"",
+            "\"subagent_event\"",
         ],
         |_, rec| match rec.event {
             AgentEvent::AgentStart { .. } => {
@@ -260,6 +266,14 @@ pub fn ending(path: &Path) -> io::Result<Ending> {
             }
             AgentEvent::Compaction { usage, .. } if usage.total_tokens() > 0 => {
                 add_model(&mut e.models, current.0.clone(), &usage);
+            }
+            ref sub @ AgentEvent::SubagentEvent {
+                ref tool_call_id, ..
+            } => {
+                if let Some(line) = sub.subagent_line() {
+                    let depth = sub.subagent_depth();
+                    e.subagent_steps.push((tool_call_id.clone(), depth, line));
+                }
             }
             _ => {}
         },

@@ -378,6 +378,20 @@ impl State {
                     self.touch(i);
                 }
             }
+            // Subagents (issue 35): the child's latest step, under the
+            // `agent` call that runs it.
+            AgentEvent::SubagentEvent { tool_call_id, .. } => {
+                if let (Some(i), Some(line)) =
+                    (self.tool_index(tool_call_id), event.subagent_line())
+                {
+                    if let Entry::Tool(t) = &mut self.entries[i]
+                        && t.status == ToolStatus::Running
+                    {
+                        t.progress = Some(format!("↳ {line}"));
+                    }
+                    self.touch(i);
+                }
+            }
             AgentEvent::Question {
                 tool_call_id,
                 question,
@@ -601,6 +615,40 @@ mod tests {
         let mut e = e;
         e["timestamp"] = json!(format!("2026-01-01T00:00:{s:02}.500Z"));
         e
+    }
+
+    #[test]
+    fn a_subagents_latest_step_shows_under_its_agent_call_and_nothing_else_is_added() {
+        let mut s = State::default();
+        let nested = |event: Value| {
+            json!({"type": "subagent_event", "tool_call_id": "a",
+                   "event": at(1, event)})
+        };
+        feed(
+            &mut s,
+            &[
+                json!({"type": "tool_execution_start", "tool_call_id": "a", "tool_name": "agent", "arguments": {"task": "t"}}),
+                nested(json!({"type": "turn_start"})),
+                nested(
+                    json!({"type": "tool_execution_start", "tool_call_id": "c1", "tool_name": "read", "arguments": {"path": "a.txt"}}),
+                ),
+            ],
+        );
+        assert_eq!(s.entries.len(), 1, "{:?}", s.entries);
+        let Entry::Tool(t) = &s.entries[0] else {
+            panic!("{:?}", s.entries)
+        };
+        assert_eq!(t.progress.as_deref(), Some(r#"↳ read {"path":"a.txt"}"#));
+        // A grandchild's step shows under the same call.
+        feed(
+            &mut s,
+            &[json!({"type": "subagent_event", "tool_call_id": "a",
+                     "event": at(2, nested(json!({"type": "error", "message": "deep"})))})],
+        );
+        let Entry::Tool(t) = &s.entries[0] else {
+            panic!("{:?}", s.entries)
+        };
+        assert_eq!(t.progress.as_deref(), Some("↳ deep"));
     }
 
     #[test]

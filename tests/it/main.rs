@@ -122,6 +122,8 @@ mod sandbox_loop;
 mod output_schema;
 // Runs that end when a check passes (issue 35).
 mod until;
+// Subagents: the `agent` tool, nested events, worktrees, the whole tree stopped (issue 35).
+mod subagents;
 // ag-acp: ACP clients from npm (scripts/acp-interop) and raw JSON-RPC attacks.
 mod acp;
 // ag-tui's frames (TestBackend and insta snapshots) and its render cache.

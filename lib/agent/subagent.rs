@@ -1,0 +1,703 @@
+//! The `agent` tool: a fresh ag-loop (`ag-loop --json`, through
+//! [`crate::proc`]) on a self-contained task, whose final answer and the
+//! files it changed are the call's result. The child inherits the parent's
+//! model, sandbox, gates, workspace and tools, which a call or an identity
+//! may narrow and never widen; its events come into the parent's stream
+//! wrapped in `subagent_event`; its cost adds into the parent's; it gets
+//! what is left of the parent's turns, cost and depth; an interrupt of the
+//! parent stops it (SIGTERM, which ag-loop takes as an interrupt and a
+//! quit, so it ends its own tools first).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::proc::{CaptureLimit, Command, LineLimits};
+use crate::protocol::{
+    AgentEvent, AgentEventRecord, Message, Outcome, ToolDefinition, ToolResult, Usage,
+};
+use crate::sandbox::{Enforcement, Mode};
+use crate::tool_protocol::exec::INTERRUPTED;
+use crate::tool_protocol::exec::{self, error_result};
+
+/// The tool's name.
+pub const NAME: &str = "agent";
+
+/// Levels of subagents below a run (`--max-depth`).
+pub const DEFAULT_MAX_DEPTH: u32 = 2;
+
+/// Subagents of one run at a time (`--max-agents`).
+pub const DEFAULT_MAX_AGENTS: u32 = 4;
+
+/// Characters of a child's stderr kept for an error.
+const STDERR_KEPT: usize = 64 << 10;
+
+/// Arguments of `agent`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentArgs {
+    /// The task, complete in itself: the subagent sees nothing of this
+    /// conversation.
+    #[schemars(description = "")]
+    pub task: String,
+    /// An agent identity to run as (its model, tools and prompt).
+    #[serde(default)]
+    #[schemars(description = "")]
+    pub agent: Option<String>,
+    /// Fewer tools than yours, by name.
+    #[serde(default)]
+    #[schemars(description = "")]
+    pub tools: Option<Vec<String>>,
+    /// `worktree`: work in a git worktree and branch of its own.
+    #[serde(default)]
+    #[schemars(description = "")]
+    pub isolation: Option<Isolation>,
+}
+
+/// Where a subagent works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Isolation {
+    /// In the parent's working directory (the default).
+    None,
+    /// In a git worktree of its own, on a branch `ag/agent-<id>`.
+    Worktree,
+}
+
+/// The definition the model sees.
+pub fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: NAME.into(),
+        label: "Subagent".into(),
+        description: "Hand a self-contained task to a fresh agent with your tools; you get its final answer and the files it changed. Several calls in one turn run in parallel; give each its own files, or isolation \"worktree\".".into(),
+        parameters: crate::schema::parameters_schema::<AgentArgs>(),
+    }
+}
+
+/// The sandbox as flags, and how strict it is.
+#[derive(Debug, Clone)]
+pub struct SandboxFlags {
+    /// Confine, and what if the kernel cannot.
+    pub enforcement: Enforcement,
+    /// What confined calls may write.
+    pub mode: Mode,
+    /// Whether they may use the network.
+    pub net: bool,
+}
+
+/// What every subagent of a run inherits, set up once.
+pub struct Subagents {
+    /// ag-loop (this one's sibling).
+    pub program: PathBuf,
+    /// The parent's model, unless an identity names its own.
+    pub model: String,
+    /// Flags handed down as they are: the model's server, the config,
+    /// gates, after-hooks, `--tool`, `--mcp`, the sandbox, the workspace.
+    pub flags: Vec<String>,
+    /// The parent's ag tools by name (`agent` among them): a child gets
+    /// these or fewer.
+    pub tools: Vec<String>,
+    /// The parent's sandbox: a child's may only be stricter.
+    pub sandbox: SandboxFlags,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// Levels of subagents still allowed below this run.
+    pub max_depth: u32,
+    /// Subagents at a time.
+    pub max_agents: u32,
+    /// Taken by each running child.
+    pub slots: Arc<Semaphore>,
+    /// Provider key variables (withheld from tools) that the child, an
+    /// ag-loop itself, needs back.
+    pub keys: Vec<(String, String)>,
+}
+
+/// What is left of the parent's budget when a call starts.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Model calls.
+    pub turns: u32,
+    /// Dollars, when the parent has a limit.
+    pub cost: Option<f64>,
+}
+
+/// A refused call, said so that the model can correct it.
+fn refused(id: &str, message: String) -> ToolResult {
+    error_result(id, "agent.refused", message)
+}
+
+impl Subagents {
+    /// Runs one `agent` call to its end (or the parent's interrupt);
+    /// the child's events go to `events`, wrapped.
+    pub async fn run(
+        &self,
+        id: &str,
+        args: &Value,
+        budget: Budget,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> ToolResult {
+        let call: AgentArgs = match serde_json::from_value(args.clone()) {
+            Ok(c) => c,
+            Err(e) => return refused(id, format!("invalid arguments: {e}")),
+        };
+        if call.task.trim().is_empty() {
+            return refused(id, "`task` is empty: say what the subagent is to do".into());
+        }
+        let tools = match self.child_tools(&call) {
+            Ok(t) => t,
+            Err(why) => return refused(id, why),
+        };
+        if budget.turns == 0 {
+            return refused(
+                id,
+                "no turns are left of this run's --max-turns for a subagent".into(),
+            );
+        }
+        if budget.cost.is_some_and(|c| c <= 0.0) {
+            return refused(
+                id,
+                "nothing is left of this run's --max-cost for a subagent".into(),
+            );
+        }
+        let permit = tokio::select! {
+            p = self.slots.clone().acquire_owned() => p,
+            _ = cancel.cancelled() => return exec::aborted_result(id, INTERRUPTED),
+        };
+        let Ok(_permit) = permit else {
+            return refused(id, "subagents are closed for this run".into());
+        };
+        let remote = self.flags.iter().any(|f| f == "--workspace");
+        let mut place = match call.isolation {
+            Some(Isolation::Worktree) if remote => {
+                return refused(
+                    id,
+                    "isolation \"worktree\" works on this machine's repository, and this run's tools work in another workspace (--workspace); leave isolation out".into(),
+                );
+            }
+            Some(Isolation::Worktree) => {
+                match crate::session::worktrees::add(&self.cwd, id).await {
+                    Ok(w) => Place::Worktree(w),
+                    Err(why) => return refused(id, why),
+                }
+            }
+            _ => Place::Here(self.cwd.clone()),
+        };
+        let mut cmd = Command::new(&self.program)
+            .arg("--json")
+            .args(&self.flags)
+            .args(["--tools", &tools.join(",")])
+            .args(["--max-turns", &budget.turns.to_string()])
+            .args(["--max-depth", &self.max_depth.saturating_sub(1).to_string()])
+            .args(["--max-agents", &self.max_agents.to_string()])
+            .arg("--cwd")
+            .arg(place.dir());
+        cmd = match &call.agent {
+            Some(name) => cmd.args(["--agent", name]),
+            None => cmd.args(["-m", &self.model]),
+        };
+        if let Some(c) = budget.cost {
+            cmd = cmd.args(["--max-cost", &format!("{c}")]);
+        }
+        for (k, v) in &self.keys {
+            cmd = cmd.env(k, v);
+        }
+        cmd = cmd.env(PARENT_ENV, std::process::id().to_string());
+        let cmd = cmd.arg("--").arg(&call.task).cwd(place.dir());
+        let limits = LineLimits {
+            max_line: 16 << 20,
+            max_total: None,
+            stderr: CaptureLimit::new(STDERR_KEPT),
+        };
+        let mut stream = match cmd.stream_lines(limits, cancel) {
+            Ok(s) => s,
+            Err(e) => {
+                place.remove().await;
+                return error_result(
+                    id,
+                    exec::SPAWN,
+                    format!("cannot start {}: {e}", self.program.display()),
+                );
+            }
+        };
+        let mut seen = RunSummary::default();
+        while let Some(line) = stream.lines.next().await {
+            let Ok(bytes) = line else { continue };
+            let Ok(record) = serde_json::from_slice::<AgentEventRecord>(&bytes) else {
+                continue;
+            };
+            seen.note(&record.event);
+            let _ = events.send(AgentEvent::SubagentEvent {
+                tool_call_id: id.to_string(),
+                event: Box::new(record),
+            });
+        }
+        let ended = stream.running.wait().await;
+        let stderr = match &ended {
+            Ok(o) => o.stderr.lossy().trim().to_string(),
+            Err(e) => e.to_string(),
+        };
+        // Its own calls' paths, not git status: subagents running together
+        // (and this run's session files) would show in each other's.
+        let mut changed = seen.paths.clone();
+        let mut details = json!({
+            "session_id": seen.session_id,
+            "outcome": seen.outcome,
+            "usage": seen.usage(),
+            "changed": changed,
+        });
+        let mut branch_note = String::new();
+        if let Place::Worktree(w) = &mut place {
+            match w.finish().await {
+                Ok(Some(done)) => {
+                    details["branch"] = json!(done.branch);
+                    details["diff_stat"] = json!(done.diff_stat);
+                    details["changed"] = json!(done.files);
+                    changed = done.files;
+                    branch_note = format!(
+                        "\nIts work is committed on the branch `{}` (merge it with `git merge {}`):\n{}",
+                        done.branch, done.branch, done.diff_stat
+                    );
+                }
+                Ok(None) => {
+                    branch_note = "\nIt changed nothing in its worktree.".into();
+                }
+                Err(why) => {
+                    branch_note = format!("\nIts worktree could not be committed: {why}");
+                }
+            }
+        }
+        let outcome = seen.outcome.unwrap_or(if cancel.is_cancelled() {
+            Outcome::Interrupted
+        } else {
+            Outcome::ModelError
+        });
+        let word = serde_json::to_value(outcome)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        details["outcome"] = json!(word);
+        let files = if changed.is_empty() {
+            "none".to_string()
+        } else {
+            changed.join(", ")
+        };
+        let mut output = format!(
+            "The subagent ended: {word}, ${:.4}, session {}.\nFiles it changed: {files}{branch_note}",
+            seen.usage().cost.total,
+            seen.session_id.as_deref().unwrap_or("(none)"),
+        );
+        if let Some(e) = &seen.error {
+            output.push_str(&format!("\nWhy it stopped: {e}"));
+        }
+        if seen.outcome.is_none() && !stderr.is_empty() {
+            let tail: Vec<&str> = stderr.lines().rev().take(12).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            output.push_str(&format!("\nIts stderr:\n{}", tail.join("\n")));
+        }
+        output.push_str(&format!("\nIts answer:\n{}", seen.answer));
+        ToolResult {
+            id: Some(id.to_string()),
+            output,
+            details,
+            is_error: outcome != Outcome::Finished,
+            error_code: (outcome == Outcome::Interrupted).then(|| exec::ABORTED.to_string()),
+            images: Vec::new(),
+        }
+    }
+
+    /// The tools the child gets: the call's, else its identity's, else
+    /// the parent's; a tool the parent lacks is refused, and `agent` is
+    /// left out where the depth runs out.
+    fn child_tools(&self, call: &AgentArgs) -> Result<Vec<String>, String> {
+        let mut wanted = self.tools.clone();
+        if let Some(name) = &call.agent {
+            let ident = super::identity::load(&self.cwd, name).map_err(|e| {
+                format!("no agent identity `{name}` to run as: {e}; call `agent` without `agent`, or with one that `ag-loop --list-agents` lists")
+            })?;
+            if let Some(list) = &ident.tools {
+                let list = super::tool_sets::expand(list, &super::cli_agents::installed());
+                self.narrower("the identity", name, &list)?;
+                wanted = list;
+            }
+            self.stricter(name, &ident)?;
+        }
+        if let Some(list) = &call.tools {
+            if list.is_empty() {
+                return Err("`tools` is empty: leave it out to give the subagent your tools, or name some of them".into());
+            }
+            let list = super::tool_sets::expand(list, &super::cli_agents::installed());
+            self.narrower("the call", "", &list)?;
+            wanted.retain(|t| list.contains(t));
+        }
+        if self.max_depth <= 1 {
+            wanted.retain(|t| t != NAME);
+        }
+        Ok(wanted)
+    }
+
+    /// Refuses a tool list that names a tool this run does not have.
+    fn narrower(&self, whose: &str, name: &str, list: &[String]) -> Result<(), String> {
+        let wider: Vec<&str> = list
+            .iter()
+            .filter(|t| !self.tools.contains(t))
+            .map(String::as_str)
+            .collect();
+        if wider.is_empty() {
+            return Ok(());
+        }
+        let whose = if name.is_empty() {
+            whose.to_string()
+        } else {
+            format!("{whose} `{name}`")
+        };
+        Err(format!(
+            "refused: {whose} asks for tools this agent does not have ({}); a subagent gets your tools or fewer: {}",
+            wider.join(", "),
+            self.tools.join(", ")
+        ))
+    }
+
+    /// Refuses an identity whose sandbox is looser than this run's.
+    fn stricter(&self, name: &str, ident: &super::identity::Identity) -> Result<(), String> {
+        let looser = |what: String| {
+            Err(format!(
+                "refused: the identity `{name}` asks for a looser sandbox than this agent's ({what}); a subagent's sandbox may only be stricter"
+            ))
+        };
+        let rank = |e: Enforcement| match e {
+            Enforcement::Off => 0,
+            Enforcement::Auto => 1,
+            Enforcement::Require => 2,
+        };
+        let word = |v: &str| Value::String(v.to_ascii_lowercase().replace('_', "-"));
+        if let Some(v) = &ident.sandbox
+            && let Ok(e) = serde_json::from_value::<Enforcement>(word(v))
+            && rank(e) < rank(self.sandbox.enforcement)
+        {
+            return looser(format!("sandbox: {v}"));
+        }
+        if let Some(v) = &ident.sandbox_mode
+            && let Ok(m) = serde_json::from_value::<Mode>(word(v))
+            && m == Mode::WorkspaceWrite
+            && self.sandbox.mode == Mode::ReadOnly
+        {
+            return looser(format!("sandbox_mode: {v}"));
+        }
+        if let Some(v) = &ident.allow_net
+            && matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on")
+            && !self.sandbox.net
+        {
+            return looser(format!("allow_net: {v}"));
+        }
+        Ok(())
+    }
+}
+
+/// Where a child works.
+enum Place {
+    /// The parent's directory.
+    Here(PathBuf),
+    /// A worktree of its own.
+    Worktree(crate::session::worktrees::Worktree),
+}
+
+impl Place {
+    fn dir(&self) -> &Path {
+        match self {
+            Place::Here(d) => d,
+            Place::Worktree(w) => &w.dir,
+        }
+    }
+
+    async fn remove(&mut self) {
+        if let Place::Worktree(w) = self {
+            let _ = w.finish().await;
+        }
+    }
+}
+
+/// What a run's events say of it: what a parent learns of its child,
+/// and what `--result-line` prints.
+#[derive(Default)]
+pub struct RunSummary {
+    session_id: Option<String>,
+    outcome: Option<Outcome>,
+    error: Option<String>,
+    /// Its final answer.
+    answer: String,
+    /// `agent_end`'s usage (its own subagents' included), when it came.
+    end_usage: Option<Usage>,
+    /// The usage of its model calls, should `agent_end` never come.
+    calls_usage: Usage,
+    /// Files its write, edit and delete calls named, in order.
+    paths: Vec<String>,
+    /// Tool calls under way: their tool and path.
+    calls: Vec<(String, String, Option<String>)>,
+    /// `--output-schema`'s value.
+    output: Option<Value>,
+}
+
+impl RunSummary {
+    /// Takes one event of the run.
+    pub fn note(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::AgentStart { session_id, .. } if self.session_id.is_none() => {
+                self.session_id.clone_from(session_id);
+            }
+            AgentEvent::MessageEnd {
+                message: Message::Assistant(a),
+            } => {
+                self.calls_usage.add(&a.usage);
+            }
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                arguments,
+            } => {
+                let path = matches!(tool_name.as_str(), "write" | "edit" | "delete")
+                    .then(|| {
+                        ["file_path", "path"]
+                            .iter()
+                            .find_map(|k| arguments.get(*k).and_then(Value::as_str))
+                    })
+                    .flatten()
+                    .map(str::to_string);
+                self.calls
+                    .push((tool_call_id.clone(), tool_name.clone(), path));
+            }
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                is_error,
+                ..
+            } => {
+                if let Some(i) = self.calls.iter().position(|c| &c.0 == tool_call_id) {
+                    let (_, _, path) = self.calls.remove(i);
+                    if let Some(p) = path.filter(|_| !is_error)
+                        && !self.paths.contains(&p)
+                    {
+                        self.paths.push(p);
+                    }
+                }
+            }
+            AgentEvent::AgentEnd {
+                messages,
+                outcome,
+                usage,
+                error,
+                output,
+            } => {
+                self.output.clone_from(output);
+                self.outcome = Some(*outcome);
+                self.end_usage = Some(usage.clone());
+                self.error.clone_from(error);
+                self.answer = super::render::final_answer(messages);
+            }
+            _ => {}
+        }
+    }
+
+    /// The `--result-line` line.
+    pub fn line(self) -> Value {
+        let usage = self.usage();
+        let mut line = json!({
+            "type": "result",
+            "outcome": self.outcome,
+            "answer": self.answer,
+            "changed": self.paths,
+            "cost": usage.cost.total,
+            "usage": usage,
+            "session_id": self.session_id,
+        });
+        if let Some(e) = self.error {
+            line["error"] = json!(e);
+        }
+        if let Some(o) = self.output {
+            line["output"] = o;
+        }
+        line
+    }
+
+    fn usage(&self) -> Usage {
+        self.end_usage
+            .clone()
+            .unwrap_or_else(|| self.calls_usage.clone())
+    }
+}
+
+/// What this run's subagents inherit, when `--tools` names `agent` and
+/// `--max-depth` allows one more level (else `None`, with a warning when
+/// `agent` was named). The provider keys are read after they are withheld
+/// from the tools, so that only the child ag-loop gets them back.
+pub fn setup(
+    args: &super::args::Args,
+    resolved: &super::setup::LoopConfig,
+    model: &super::ModelClient,
+    cwd: &Path,
+) -> Option<Subagents> {
+    if !resolved.tools.iter().any(|t| t == NAME) {
+        return None;
+    }
+    if args.max_depth == 0 {
+        crate::cli::warn(
+            "ag-loop",
+            "`agent` is not offered: --max-depth 0 allows no subagent here",
+        );
+        return None;
+    }
+    let word = |v: Value| v.as_str().map(str::to_string).unwrap_or_default();
+    let mut flags: Vec<String> = Vec::new();
+    let mut flag = |name: &str, value: Option<String>| {
+        flags.push(name.to_string());
+        flags.extend(value);
+    };
+    if let Some(u) = &args.base_url {
+        flag("--base-url", Some(u.clone()));
+    }
+    if let Some(c) = &args.llm_cmd {
+        flag("--llm-cmd", Some(c.clone()));
+    }
+    if let Some(c) = &args.config {
+        flag("--config", Some(c.display().to_string()));
+    }
+    match &resolved.gates {
+        super::setup::GateChoice::Off => flag("--no-gate", None),
+        super::setup::GateChoice::Programs(list) => {
+            for g in list {
+                flag("--gate", Some(g.clone()));
+            }
+        }
+        super::setup::GateChoice::Default => {}
+    }
+    for a in &resolved.after {
+        flag("--after", Some(a.clone()));
+    }
+    flag(
+        "--gate-timeout",
+        Some(resolved.gate_timeout.as_secs_f64().to_string()),
+    );
+    for p in &resolved.pass_env {
+        flag("--pass-env", Some(p.clone()));
+    }
+    let sb = &resolved.sandbox;
+    flag(
+        "--sandbox",
+        Some(word(
+            serde_json::to_value(sb.enforcement).unwrap_or_default(),
+        )),
+    );
+    flag(
+        "--sandbox-mode",
+        Some(word(serde_json::to_value(sb.mode).unwrap_or_default())),
+    );
+    if sb.net {
+        flag("--allow-net", None);
+    }
+    for w in &sb.write {
+        flag("--sandbox-write", Some(w.display().to_string()));
+    }
+    if sb.mcp_unconfined {
+        flag("--mcp-unconfined", None);
+    }
+    for t in &resolved.extra_tools {
+        flag("--tool", Some(t.clone()));
+    }
+    for m in &resolved.mcp {
+        flag("--mcp", Some(m.clone()));
+    }
+    if let Some(w) = &resolved.workspace.uri {
+        flag("--workspace", Some(w.clone()));
+    }
+    if args.no_skills {
+        flag("--no-skills", None);
+    }
+    for d in &args.skills {
+        flag("--skills", Some(d.display().to_string()));
+    }
+    if resolved.sequential {
+        flag("--sequential", None);
+    }
+    if resolved.session == super::setup::SessionChoice::Off {
+        flag("--no-session", None);
+    }
+    let mut keys: Vec<(String, String)> = crate::proc::withheld_env()
+        .into_iter()
+        .filter_map(|n| {
+            let v = std::env::var_os(&n)?;
+            Some((
+                n.to_string_lossy().to_string(),
+                v.to_string_lossy().to_string(),
+            ))
+        })
+        .collect();
+    // --api-key goes down in the provider's own variable, not in the
+    // child's arguments, where `ps` would show it.
+    if let (Some(key), super::ModelClient::Library(llm)) = (&args.api_key, model) {
+        let provider = resolved.model.split('/').next().unwrap_or_default();
+        if let Some(var) = llm
+            .table()
+            .provider(provider)
+            .and_then(|p| p.key_env.first())
+        {
+            keys.retain(|(k, _)| k != var);
+            keys.push((var.clone(), key.clone()));
+        }
+    }
+    Some(Subagents {
+        program: sibling_loop(),
+        model: resolved.model.clone(),
+        flags,
+        tools: resolved.tools.clone(),
+        sandbox: SandboxFlags {
+            enforcement: sb.enforcement,
+            mode: sb.mode,
+            net: sb.net,
+        },
+        cwd: cwd.to_path_buf(),
+        max_depth: args.max_depth,
+        max_agents: args.max_agents,
+        slots: Arc::new(Semaphore::new(args.max_agents as usize)),
+        keys,
+    })
+}
+
+/// This ag-loop's own executable, so that a child is the same version.
+fn sibling_loop() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("ag-loop"))
+}
+
+/// Set in a subagent's environment to its parent's pid (see
+/// [`watch_parent`]).
+pub const PARENT_ENV: &str = "AG_SUBAGENT_OF";
+
+/// In a subagent: ends the run as SIGTERM would once the parent ag-loop
+/// is gone (killed outright, so that it could not stop this one). The
+/// parent's watchdog cannot find a child ag-loop, which hides its own
+/// environment; this one then stops its own tools, and its watchdog
+/// nothing is left.
+pub fn watch_parent(control: Arc<super::control::Control>) {
+    let Some(parent) = std::env::var(PARENT_ENV)
+        .ok()
+        .and_then(|p| p.parse::<i32>().ok())
+    else {
+        return;
+    };
+    tokio::spawn(async move {
+        loop {
+            if nix::unistd::getppid().as_raw() != parent {
+                control.interrupt();
+                control.quit.cancel();
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    });
+}

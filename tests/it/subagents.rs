@@ -1,0 +1,707 @@
+//! Subagents (ag-loop's `agent` tool) against a model server that answers
+//! by the conversation (its first prompt and the tool results so far), so
+//! that a parent and children running in parallel each get their own
+//! script: nested events, summed cost, the changed files, a worktree
+//! branch, a refusal to widen the tools, an interrupt that stops the
+//! whole tree and leaves no process.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::bin;
+use crate::model_server::{Turn, respond_sse, sse};
+use crate::util::{Env, run};
+
+/// The answer to a conversation: `first` is its first user text, `results`
+/// the tool results so far. `None` holds the request until the client
+/// goes away (a model call in flight when the run is stopped).
+type Script = fn(first: &str, results: usize) -> Option<Turn>;
+
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// A model server on 127.0.0.1 answering by `script`; returns its port.
+fn serve(script: Script) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let mut out = conn;
+                while let Some((_, path, body)) = crate::util::read_http_request(&mut reader) {
+                    if !path.ends_with("/chat/completions") {
+                        let nf = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
+                        if out.write_all(nf.as_bytes()).is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    let msgs = req["messages"].as_array().cloned().unwrap_or_default();
+                    let first = msgs
+                        .iter()
+                        .find(|m| m["role"] == "user")
+                        .map(|m| text_of(&m["content"]))
+                        .unwrap_or_default();
+                    let results = msgs.iter().filter(|m| m["role"] == "tool").count();
+                    match script(&first, results) {
+                        Some(turn) => {
+                            if !respond_sse(&mut out, &sse(&turn, 0)) {
+                                return;
+                            }
+                        }
+                        None => {
+                            let mut byte = [0u8; 1];
+                            let _ = std::io::Read::read(reader.get_mut(), &mut byte);
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// `fake/m` on the server at $10,000 per million input tokens: each call
+/// (100 input tokens) costs $1.
+fn models_json(env: &Env, port: u16) {
+    env.write(
+        ".home/.ag/models.json",
+        json!({"providers": {"fake": {
+            "base_url": format!("http://127.0.0.1:{port}/v1"),
+            "api": "openai-chat",
+            "api_key_env": "FAKE_KEY",
+            "models": [{"id": "m", "context_window": 100000, "max_output": 4096,
+                        "prices": {"input": 10000.0, "output": 0.0}}]
+        }}})
+        .to_string(),
+    );
+}
+
+fn ag_loop(env: &Env, port: u16, tools: &str) -> Command {
+    models_json(env, port);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("FAKE_KEY", "k-secret-123")
+        .args(["-m", "fake/m", "--json", "--tools", tools]);
+    c
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+fn nested<'a>(events: &'a [Value], call: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "subagent_event" && e["tool_call_id"] == call)
+        .map(|e| &e["event"])
+        .collect()
+}
+
+fn one_child(first: &str, results: usize) -> Option<Turn> {
+    Some(match (first, results) {
+        ("delegate", 0) => Turn::Tools(vec![("agent", json!({"task": "write notes.txt"}))]),
+        ("delegate", _) => Turn::Text("the subagent wrote notes.txt"),
+        ("write notes.txt", 0) => Turn::Tools(vec![(
+            "write",
+            json!({"path": "notes.txt", "content": "from the child\n"}),
+        )]),
+        ("write notes.txt", _) => Turn::Text("wrote notes.txt"),
+        _ => Turn::Text("(unexpected)"),
+    })
+}
+
+#[test]
+fn a_subagent_runs_the_task_its_events_nest_and_its_cost_adds_up() {
+    let env = Env::new();
+    git(env.path(), &["init", "-q"]);
+    env.write("README", "x\n");
+    git(env.path(), &["add", "README"]);
+    git(env.path(), &["commit", "-qm", "init"]);
+    let port = serve(one_child);
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.arg("delegate");
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    assert_eq!(env.read("notes.txt"), b"from the child\n");
+    let start = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_start" && e["tool_name"] == "agent")
+        .expect("an agent call");
+    let id = start["tool_call_id"].as_str().unwrap();
+    let child = nested(&events, id);
+    let kinds: Vec<&str> = child.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"agent_start"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"agent_end"), "{kinds:?}");
+    assert!(child.iter().all(|e| e["timestamp"].is_string()));
+    assert!(
+        child
+            .iter()
+            .any(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "write")
+    );
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap();
+    assert_eq!(end["is_error"], false, "{end}");
+    assert_eq!(
+        end["details"]["changed"],
+        json!(["notes.txt"]),
+        "{end} {:#?}",
+        child
+    );
+    assert_eq!(end["details"]["outcome"], "finished");
+    let output = end["output"].as_str().unwrap();
+    assert!(output.contains("wrote notes.txt"), "{output}");
+    assert!(output.contains("Files it changed: notes.txt"), "{output}");
+    // Two calls of the parent, two of the child: $4, counted once.
+    let agent_end = events.iter().rfind(|e| e["type"] == "agent_end").unwrap();
+    let total = agent_end["usage"]["cost"]["total"].as_f64().unwrap();
+    assert!((total - 4.0).abs() < 1e-6, "{agent_end}");
+    assert_eq!(agent_end["usage"]["input"], 400);
+    // The child's session is its own, and recorded.
+    let child_session = end["details"]["session_id"].as_str().unwrap();
+    let parent_session = events[0]["session_id"]
+        .as_str()
+        .or_else(|| {
+            events
+                .iter()
+                .find(|e| e["type"] == "agent_start")
+                .and_then(|e| e["session_id"].as_str())
+        })
+        .unwrap();
+    assert_ne!(child_session, parent_session);
+    let show = run(
+        {
+            let mut c = env.cmd(bin!("ag-session"));
+            c.args(["show", child_session]);
+            c
+        },
+        None,
+    );
+    show.expect_code(0);
+    assert!(
+        show.stdout().contains("wrote notes.txt"),
+        "{}",
+        show.stdout()
+    );
+    // The key reached the child ag-loop, never an event.
+    assert!(!r.stdout().contains("k-secret-123"));
+    // The parent's transcript shows the child's steps under the call.
+    let show = run(
+        {
+            let mut c = env.cmd(bin!("ag-session"));
+            c.args(["show", parent_session]);
+            c
+        },
+        None,
+    );
+    let text = show.stdout();
+    let at = text.find("Subagent:").unwrap_or_else(|| panic!("{text}"));
+    assert!(text[at..].contains("- write {"), "{text}");
+    assert!(text[at..].contains("- wrote notes.txt"), "{text}");
+    // The child may start subagents of its own (--max-depth 2 leaves it one
+    // level): its session records `agent` among its tools.
+    assert_eq!(
+        session_tools(&env, child_session),
+        ["read", "write", "agent"]
+    );
+}
+
+/// The tools a session's header records.
+fn session_tools(env: &Env, id: &str) -> Vec<String> {
+    let mut c = env.cmd(bin!("ag-session"));
+    c.args(["show", "--json", id]);
+    let r = run(c, None);
+    let header: Value = serde_json::from_str(r.stdout().lines().next().unwrap()).unwrap();
+    serde_json::from_value(header["config"]["tools"].clone()).unwrap_or_else(|_| panic!("{header}"))
+}
+
+#[test]
+fn the_depth_limit_leaves_agent_out_of_the_last_level_and_the_pretty_view_indents_it() {
+    let env = Env::new();
+    let port = serve(one_child);
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.args(["--max-depth", "1", "delegate"]);
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap();
+    let child = end["details"]["session_id"].as_str().unwrap();
+    assert_eq!(session_tools(&env, child), ["read", "write"]);
+    // --max-depth 0: no `agent` at all, and a warning says why.
+    let pretty = |extra: &[&str]| {
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.env("FAKE_KEY", "k")
+            .args(["-m", "fake/m", "--pretty", "--tools", "read,write,agent"])
+            .args(extra)
+            .arg("delegate");
+        run(c, None)
+    };
+    let r = pretty(&["--max-depth", "0"]);
+    assert!(r.stderr().contains("--max-depth 0"), "{}", r.stderr());
+    // The readable view shows a child's steps indented under the call.
+    let r = pretty(&[]);
+    r.expect_code(0);
+    assert!(r.stdout().contains("  ↳ write {"), "{}", r.stdout());
+    assert!(r.stdout().contains("  ↳ wrote notes.txt"), "{}", r.stdout());
+}
+
+fn widening(first: &str, results: usize) -> Option<Turn> {
+    Some(match (first, results) {
+        ("delegate", 0) => Turn::Tools(vec![(
+            "agent",
+            json!({"task": "run the tests", "tools": ["read", "bash"]}),
+        )]),
+        ("delegate", _) => Turn::Text("it was refused"),
+        _ => Turn::Text("a child ran, which it must not"),
+    })
+}
+
+#[test]
+fn a_subagent_that_asks_for_more_tools_than_its_parent_has_is_refused() {
+    let env = Env::new();
+    let port = serve(widening);
+    let mut c = ag_loop(&env, port, "read,agent");
+    c.arg("delegate");
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap();
+    assert_eq!(end["is_error"], true);
+    let output = end["output"].as_str().unwrap();
+    assert!(output.contains("bash"), "{output}");
+    assert!(output.contains("your tools or fewer"), "{output}");
+    assert!(!events.iter().any(|e| e["type"] == "subagent_event"));
+    // An identity that asks for more is refused the same way.
+    env.write(
+        ".ag/agents/wide.md",
+        "---\nname: wide\ntools: read, bash\n---\nYou run things.\n",
+    );
+    fn by_identity(first: &str, results: usize) -> Option<Turn> {
+        Some(match (first, results) {
+            ("delegate", 0) => Turn::Tools(vec![(
+                "agent",
+                json!({"task": "run the tests", "agent": "wide"}),
+            )]),
+            ("delegate", _) => Turn::Text("it was refused"),
+            _ => Turn::Text("a child ran, which it must not"),
+        })
+    }
+    let port = serve(by_identity);
+    let mut c = ag_loop(&env, port, "read,agent");
+    c.arg("delegate");
+    let r = run(c, None);
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap();
+    assert_eq!(end["is_error"], true);
+    let output = end["output"].as_str().unwrap();
+    assert!(output.contains("identity `wide`"), "{output}");
+    assert!(!events.iter().any(|e| e["type"] == "subagent_event"));
+}
+
+fn two_children(first: &str, results: usize) -> Option<Turn> {
+    Some(match (first, results) {
+        ("split", 0) => Turn::Tools(vec![
+            ("agent", json!({"task": "write a.txt"})),
+            (
+                "agent",
+                json!({"task": "write b.txt", "isolation": "worktree"}),
+            ),
+        ]),
+        ("split", _) => Turn::Text("both done"),
+        ("write a.txt", 0) => {
+            Turn::Tools(vec![("write", json!({"path": "a.txt", "content": "a\n"}))])
+        }
+        ("write b.txt", 0) => {
+            Turn::Tools(vec![("write", json!({"path": "b.txt", "content": "b\n"}))])
+        }
+        (_, _) => Turn::Text("written"),
+    })
+}
+
+fn repo(env: &Env) {
+    git(env.path(), &["init", "-q", "-b", "main"]);
+    env.write(".gitignore", ".home/\n");
+    env.write("README", "x\n");
+    git(env.path(), &["add", "README", ".gitignore"]);
+    git(env.path(), &["commit", "-qm", "init"]);
+}
+
+fn git_out(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+#[test]
+fn two_subagents_run_in_parallel_one_in_a_worktree_whose_branch_holds_its_work() {
+    let env = Env::new();
+    repo(&env);
+    let port = serve(two_children);
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.arg("split");
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let ends: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .collect();
+    assert_eq!(ends.len(), 2, "{events:#?}");
+    let (here, isolated) = (
+        ends.iter()
+            .find(|e| e["details"]["branch"].is_null())
+            .unwrap(),
+        ends.iter()
+            .find(|e| !e["details"]["branch"].is_null())
+            .unwrap(),
+    );
+    assert_eq!(here["details"]["changed"], json!(["a.txt"]));
+    assert_eq!(env.read("a.txt"), b"a\n");
+    // b.txt is on the branch, not in the parent's tree.
+    assert!(!env.join("b.txt").exists());
+    let branch = isolated["details"]["branch"].as_str().unwrap();
+    assert!(branch.starts_with("ag/agent-"), "{branch}");
+    assert_eq!(isolated["details"]["changed"], json!(["b.txt"]));
+    assert!(
+        isolated["details"]["diff_stat"]
+            .as_str()
+            .unwrap()
+            .contains("b.txt")
+    );
+    assert!(isolated["output"].as_str().unwrap().contains(branch));
+    assert_eq!(
+        git_out(env.path(), &["show", &format!("{branch}:b.txt")]),
+        "b\n"
+    );
+    // The worktree is gone; the branch stays for the merge.
+    assert!(!git_out(env.path(), &["worktree", "list"]).contains(".home"));
+    let left: Vec<_> = std::fs::read_dir(env.join(".home/.ag/worktrees"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+    // Both children's events are nested under their own call.
+    for e in &ends {
+        let id = e["tool_call_id"].as_str().unwrap();
+        let kinds: Vec<&str> = nested(&events, id)
+            .iter()
+            .map(|e| e["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds.first(), Some(&"agent_start"), "{kinds:?}");
+        assert_eq!(kinds.last(), Some(&"agent_end"), "{kinds:?}");
+    }
+    // 2 calls of the parent and 2 of each child: $6.
+    let agent_end = events.iter().rfind(|e| e["type"] == "agent_end").unwrap();
+    let total = agent_end["usage"]["cost"]["total"].as_f64().unwrap();
+    assert!((total - 6.0).abs() < 1e-6, "{agent_end}");
+}
+
+fn stalled_children(first: &str, results: usize) -> Option<Turn> {
+    match (first, results) {
+        ("split", 0) => Some(Turn::Tools(vec![
+            ("agent", json!({"task": "slow a"})),
+            ("agent", json!({"task": "slow b", "isolation": "worktree"})),
+        ])),
+        ("split", _) => Some(Turn::Text("stopped")),
+        // Each child's first model call hangs until it is stopped.
+        _ => None,
+    }
+}
+
+/// The processes whose command line names `dir`.
+fn processes_in(dir: &Path) -> Vec<String> {
+    let out = Command::new("pgrep")
+        .args(["-a", "-f", &dir.display().to_string()])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.contains("pgrep"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn an_interrupt_stops_both_parallel_subagents_and_leaves_no_process_or_worktree() {
+    let env = Env::new();
+    repo(&env);
+    let port = serve(stalled_children);
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, "split").unwrap();
+    let mut events: Vec<Value> = Vec::new();
+    let mut lines = stdout.lines();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // Both children have asked their model (and hang there).
+    loop {
+        assert!(Instant::now() < deadline, "{events:#?}");
+        let line = lines.next().unwrap().unwrap();
+        let e: Value = serde_json::from_str(&line).unwrap();
+        events.push(e);
+        let asking = events
+            .iter()
+            .filter(|e| e["type"] == "subagent_event" && e["event"]["type"] == "turn_start")
+            .count();
+        if asking == 2 {
+            break;
+        }
+    }
+    writeln!(stdin, r#"{{"type":"interrupt"}}"#).unwrap();
+    loop {
+        let line = lines.next().unwrap().unwrap();
+        let e: Value = serde_json::from_str(&line).unwrap();
+        let done = e["type"] == "agent_end";
+        events.push(e);
+        if done {
+            break;
+        }
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{events:#?}");
+    let ends: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .collect();
+    assert_eq!(ends.len(), 2);
+    for e in &ends {
+        assert_eq!(e["is_error"], true);
+        assert_eq!(e["details"]["outcome"], "interrupted", "{e}");
+        let id = e["tool_call_id"].as_str().unwrap();
+        // Each child said it was interrupted, and ended.
+        let kinds: Vec<&str> = nested(&events, id)
+            .iter()
+            .map(|e| e["type"].as_str().unwrap())
+            .collect();
+        assert!(kinds.contains(&"interrupted"), "{kinds:?}");
+        assert_eq!(kinds.last(), Some(&"agent_end"), "{kinds:?}");
+    }
+    assert_eq!(events.last().unwrap()["outcome"], "interrupted");
+    // Nothing of the tree is left: no process, no worktree.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_in(env.path()).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(processes_in(env.path()), Vec::<String>::new());
+    assert!(!git_out(env.path(), &["worktree", "list"]).contains(".home"));
+    let left: Vec<_> = std::fs::read_dir(env.join(".home/.ag/worktrees"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+fn killed_in_a_worktree(first: &str, results: usize) -> Option<Turn> {
+    match (first, results) {
+        ("isolate", 0) => Some(Turn::Tools(vec![(
+            "agent",
+            json!({"task": "write c.txt", "isolation": "worktree"}),
+        )])),
+        ("write c.txt", 0) => Some(Turn::Tools(vec![(
+            "write",
+            json!({"path": "c.txt", "content": "c\n"}),
+        )])),
+        // Then it hangs, and the parent is killed outright.
+        _ => None,
+    }
+}
+
+#[test]
+fn ag_session_finds_and_cleans_the_worktree_of_a_killed_run_keeping_its_work() {
+    let env = Env::new();
+    repo(&env);
+    let port = serve(killed_in_a_worktree);
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.arg("isolate")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let e: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        if e["type"] == "subagent_event" && e["event"]["type"] == "tool_execution_end" {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The watchdog ends the tree of the killed run.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_in(env.path()).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(processes_in(env.path()), Vec::<String>::new());
+    assert!(git_out(env.path(), &["worktree", "list"]).contains(".home"));
+    let session = |args: &[&str]| {
+        let mut c = env.cmd(bin!("ag-session"));
+        c.args(args);
+        run(c, None)
+    };
+    let listed = session(&["clean-worktrees", "--dry-run"]);
+    listed.expect_code(0);
+    assert_eq!(listed.stdout().lines().count(), 1, "{}", listed.stdout());
+    assert!(listed.stdout().contains("ag/agent-"), "{}", listed.stdout());
+    // A dry run changed nothing.
+    assert!(git_out(env.path(), &["worktree", "list"]).contains(".home"));
+    let cleaned = session(&["clean-worktrees"]);
+    cleaned.expect_code(0);
+    assert!(
+        cleaned
+            .stdout()
+            .contains("removed; its work is on the branch"),
+        "{}",
+        cleaned.stdout()
+    );
+    assert!(!git_out(env.path(), &["worktree", "list"]).contains(".home"));
+    let branch = git_out(env.path(), &["branch", "--list", "ag/agent-*"]);
+    let branch = branch.trim().trim_start_matches("* ").to_string();
+    assert_eq!(
+        git_out(env.path(), &["show", &format!("{branch}:c.txt")]),
+        "c\n"
+    );
+    // Nothing is left to clean.
+    assert_eq!(session(&["clean-worktrees"]).stdout(), "");
+}
+
+#[test]
+fn a_subagent_gets_only_what_is_left_of_the_parents_cost_and_turns() {
+    let env = Env::new();
+    let port = serve(one_child);
+    // $2 in all: the parent's first call costs $1, so the child has $1,
+    // which its first call spends; it stops there, and so does the parent.
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.args(["--max-cost", "2", "delegate"]);
+    let r = run(c, None);
+    r.expect_code(1);
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap();
+    assert_eq!(end["details"]["outcome"], "cost_limit", "{end}");
+    assert_eq!(end["is_error"], true);
+    let agent_end = events.iter().rfind(|e| e["type"] == "agent_end").unwrap();
+    assert_eq!(agent_end["outcome"], "cost_limit", "{agent_end}");
+    let total = agent_end["usage"]["cost"]["total"].as_f64().unwrap();
+    assert!((total - 2.0).abs() < 1e-6, "{agent_end}");
+    // Two turns in all: the child gets the one left.
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.args(["--max-turns", "2", "delegate"]);
+    let r = run(c, None);
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap();
+    assert_eq!(end["details"]["outcome"], "turn_limit", "{end}");
+    let child_turns = nested(&events, end["tool_call_id"].as_str().unwrap())
+        .iter()
+        .filter(|e| e["type"] == "turn_start")
+        .count();
+    assert_eq!(child_turns, 1);
+}
+
+#[test]
+fn result_line_is_one_json_line_with_outcome_answer_changed_files_and_cost() {
+    let env = Env::new();
+    let port = serve(one_child);
+    models_json(&env, port);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("FAKE_KEY", "k").args([
+        "-m",
+        "fake/m",
+        "--tools",
+        "read,write",
+        "--result-line",
+        "write notes.txt",
+    ]);
+    let r = run(c, None);
+    r.expect_code(0);
+    let out = r.stdout();
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let line: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(line["type"], "result");
+    assert_eq!(line["outcome"], "finished");
+    assert_eq!(line["answer"], "wrote notes.txt");
+    assert_eq!(line["changed"], json!(["notes.txt"]));
+    assert!(
+        (line["cost"].as_f64().unwrap() - 2.0).abs() < 1e-6,
+        "{line}"
+    );
+    assert!(line["session_id"].is_string());
+    assert!(line.get("error").is_none());
+    // It takes no other output mode.
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["--result-line", "--json", "x"]);
+    run(c, None).expect_code(2);
+}
+
+#[test]
+fn a_key_given_with_api_key_reaches_the_subagent_in_its_variable_not_its_arguments() {
+    let env = Env::new();
+    let port = serve(one_child);
+    models_json(&env, port);
+    let mut c = env.cmd(bin!("ag-loop"));
+    // No FAKE_KEY in the environment: only the flag has the key.
+    c.args([
+        "-m",
+        "fake/m",
+        "--api-key",
+        "k-flag-456",
+        "--json",
+        "--tools",
+        "read,write,agent",
+        "delegate",
+    ]);
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap();
+    assert_eq!(end["details"]["outcome"], "finished", "{end}");
+    assert!(!r.stdout().contains("k-flag-456"));
+}
