@@ -171,6 +171,12 @@ pub struct Args {
     /// Run a message's tool calls one after another instead of in parallel.
     #[arg(long)]
     pub sequential: bool,
+    /// Refuse a call that a gate would have asked a person about when nobody
+    /// can be asked, instead of running it with a note. A subagent of a run
+    /// where a person approves gets it, so that it never runs what its
+    /// parent would have asked about.
+    #[arg(long)]
+    pub refuse_unasked: bool,
     /// Hand each model request to CMD (run with sh -c), which must speak ag-llm's protocol.
     #[arg(long, value_name = "CMD")]
     pub llm_cmd: Option<String>,
@@ -329,7 +335,9 @@ pub struct Args {
     /// subagent is a fresh `ag-loop --json` on the call's task, with a
     /// session of its own; it inherits the model (or its identity's, with
     /// the call's `agent`), the sandbox, the gates and approval policy (it
-    /// runs unattended: nobody is asked), the workspace, --tool and --mcp,
+    /// cannot ask anybody: under a run where a person approves, what would
+    /// be asked is refused, with --refuse-unasked), the workspace, --tool
+    /// and --mcp,
     /// and the ag tools of this run or fewer: a call or an identity that
     /// asks for a tool this run lacks, or a looser sandbox, is refused. It
     /// gets what is left of --max-turns and --max-cost; its events come in

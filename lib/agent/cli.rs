@@ -268,6 +268,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         max_turns: resolved.max_turns,
         max_cost: resolved.max_cost,
         sequential: resolved.sequential,
+        refuse_unasked: args.refuse_unasked,
         max_failed_calls: resolved.max_failed_calls,
         cwd,
         tool_env,

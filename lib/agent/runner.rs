@@ -49,6 +49,8 @@ pub struct AgentSettings {
     pub max_cost: Option<f64>,
     /// Run a message's tool calls one after another instead of together.
     pub sequential: bool,
+    /// What a gate would have asked about, with nobody to ask, is refused.
+    pub refuse_unasked: bool,
     /// Failed tool calls in a row that stop a prompt's run (0: no limit).
     pub max_failed_calls: u32,
     /// The working directory of tool calls.
@@ -785,6 +787,9 @@ impl Agent {
                     out.push((i, id, name, a));
                     continue;
                 }
+                Verdict::NotAsked(_, reason) if self.settings.refuse_unasked => format!(
+                    "This call was not run: a person would have been asked about it ({reason}), and nobody can be asked here. Do not retry it as it is; find another way, or end with what you have and say what needs a person's approval."
+                ),
                 Verdict::NotAsked(a, reason) => {
                     // Unattended: what ran without a person's yes is on record.
                     let message =

@@ -622,6 +622,11 @@ pub fn setup(
     if resolved.sequential {
         flag("--sequential", None);
     }
+    // A child cannot ask anybody: where this run's person would have been
+    // asked, the child refuses (the approval policy only narrows).
+    if resolved.approve_on_stdin || resolved.interactive || args.refuse_unasked {
+        flag("--refuse-unasked", None);
+    }
     if resolved.session == super::setup::SessionChoice::Off {
         flag("--no-session", None);
     }

@@ -705,3 +705,64 @@ fn a_key_given_with_api_key_reaches_the_subagent_in_its_variable_not_its_argumen
     assert_eq!(end["details"]["outcome"], "finished", "{end}");
     assert!(!r.stdout().contains("k-flag-456"));
 }
+
+fn risky_child(first: &str, results: usize) -> Option<Turn> {
+    Some(match (first, results) {
+        ("delegate the push", 0) => Turn::Tools(vec![("agent", json!({"task": "push it"}))]),
+        ("delegate the push", _) => Turn::Text("done"),
+        ("push it", 0) => Turn::Tools(vec![(
+            "bash",
+            json!({"command": "git push --force origin main 2>/dev/null; touch ran.txt"}),
+        )]),
+        ("push it", _) => Turn::Text("tried"),
+        _ => Turn::Text("(unexpected)"),
+    })
+}
+
+/// The child's result of its bash call, and whether the command ran.
+fn risky_run(env: &Env, attended: bool) -> (Value, bool) {
+    let port = serve(risky_child);
+    let mut c = ag_loop(env, port, "read,bash,agent");
+    let stdin = if attended {
+        c.arg("--approve-on-stdin");
+        Some(b"delegate the push\n".as_slice())
+    } else {
+        c.arg("delegate the push");
+        None
+    };
+    let r = run(c, stdin);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let id = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_start" && e["tool_name"] == "agent")
+        .and_then(|e| e["tool_call_id"].as_str())
+        .expect("an agent call")
+        .to_string();
+    let end = nested(&events, &id)
+        .into_iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "bash")
+        .cloned()
+        .expect("the child's bash call");
+    (end, env.join("ran.txt").exists())
+}
+
+#[test]
+fn a_subagent_of_a_run_a_person_approves_refuses_what_would_be_asked() {
+    // The parent's person would have been asked about a forced push; the
+    // child cannot ask anybody, so it does not run it.
+    let env = Env::new();
+    let (end, ran) = risky_run(&env, true);
+    assert!(
+        !ran,
+        "the child ran what its parent's person would be asked about: {end}"
+    );
+    assert_eq!(end["is_error"], true, "{end}");
+    let out = end["output"].as_str().unwrap_or_default();
+    assert!(out.contains("nobody can be asked"), "{end}");
+    // Unattended all the way down, the same call runs with a note, as it
+    // would in the parent.
+    let env = Env::new();
+    let (end, ran) = risky_run(&env, false);
+    assert!(ran, "{end}");
+}
