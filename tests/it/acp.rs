@@ -1569,3 +1569,37 @@ fn without_editor_fs_the_disk_is_read_and_written() {
         "new text\n"
     );
 }
+
+#[test]
+fn in_read_only_mode_read_goes_through_the_editor_and_write_is_not_offered() {
+    let dir = interop();
+    let env = Env::new();
+    std::fs::write(env.join("notes.txt"), "disk line\n").unwrap();
+    let file = env.join("notes.txt").canonicalize().unwrap();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![("read", json!({"file_path": "notes.txt"}))]),
+        Turn::Text("read it"),
+    ]);
+    let buffers = json!({ file.display().to_string(): "unsaved\n" });
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &["--editor-fs", "--mode", "read-only"]),
+        json!([
+            {"op": "initialize", "buffers": buffers},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "read notes"},
+        ]),
+    );
+    assert_eq!(out.op("prompt")["result"]["stopReason"], "end_turn");
+    assert!(tool_results(&model, 1).contains("     1\\tunsaved"));
+    let offered: Vec<String> = model.requests()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    let mut sorted = offered.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["find", "grep", "ls", "read"], "{offered:?}");
+}
