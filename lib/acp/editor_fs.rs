@@ -375,22 +375,8 @@ async fn serve(req: Request, session: &str, root: &Path, cx: &ConnectionTo<Clien
         error: Some(e),
         ..Reply::default()
     };
-    if req.session != session {
-        return error(format!(
-            "this socket serves session {session}, not {}",
-            req.session
-        ));
-    }
-    let path = match &req.op {
-        Op::Read { path } | Op::Write { path, .. } => path,
-    };
-    // Checked here too: the socket is the boundary, not the shim.
-    if !path.is_absolute() || !crate::tool_protocol::real_path(path).starts_with(root) {
-        return error(format!(
-            "`{}` is outside the session's directory `{}`",
-            path.display(),
-            root.display()
-        ));
+    if let Some(why) = refusal(&req, session, root) {
+        return error(why);
     }
     match req.op {
         Op::Read { path } => match cx
@@ -416,5 +402,80 @@ async fn serve(req: Request, session: &str, root: &Path, cx: &ConnectionTo<Clien
             Ok(_) => Reply::default(),
             Err(e) => error(e.to_string()),
         },
+    }
+}
+
+/// Why ag-acp will not pass a request on: another session's, or a path
+/// outside the session's directory (checked here too: the socket is the
+/// boundary, not the shim).
+fn refusal(req: &Request, session: &str, root: &Path) -> Option<String> {
+    if req.session != session {
+        return Some(format!(
+            "this socket serves session {session}, not {}",
+            req.session
+        ));
+    }
+    let path = match &req.op {
+        Op::Read { path } | Op::Write { path, .. } => path,
+    };
+    (!path.is_absolute() || !crate::tool_protocol::real_path(path).starts_with(root)).then(|| {
+        format!(
+            "`{}` is outside the session's directory `{}`",
+            path.display(),
+            root.display()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(session: &str, path: &Path) -> Request {
+        Request {
+            session: session.into(),
+            op: Op::Read { path: path.into() },
+        }
+    }
+
+    #[test]
+    fn only_this_sessions_paths_inside_its_directory_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = crate::tool_protocol::real_path(dir.path());
+        std::fs::write(root.join("a.txt"), "x").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("out")).unwrap();
+        assert_eq!(refusal(&read("s1", &root.join("a.txt")), "s1", &root), None);
+        // A new file inside is fine too.
+        assert_eq!(
+            refusal(&read("s1", &root.join("new/b.txt")), "s1", &root),
+            None
+        );
+        for bad in [
+            read("s2", &root.join("a.txt")),
+            read("s1", Path::new("a.txt")),
+            read("s1", &root.join("../x")),
+            read("s1", &root.join("out")),
+            read("s1", Path::new("/etc/passwd")),
+            Request {
+                session: "s1".into(),
+                op: Op::Write {
+                    path: "/tmp/elsewhere".into(),
+                    content: String::new(),
+                },
+            },
+        ] {
+            assert!(refusal(&bad, "s1", &root).is_some(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_shims_schemas_are_ag_reads_and_ag_writes_as_the_model_sees_them() {
+        let read = tool_protocol::definition::<ReadTool>();
+        assert_eq!(tool_protocol::definition::<EditorRead>(), read);
+        let mut write = tool_protocol::definition::<WriteTool>();
+        assert!(hashes::hide_hash_field(&mut write.parameters));
+        let mut shim = tool_protocol::definition::<EditorWrite>();
+        hashes::hide_hash_field(&mut shim.parameters);
+        assert_eq!(shim, write);
     }
 }
