@@ -52,7 +52,9 @@ Emacs, agent-shell:\n\
     :mode-line-name \"ag\" :buffer-name \"ag\" :shell-prompt \"ag> \" :shell-prompt-regexp \"ag> \"\n\
     :client-maker (lambda (buffer) (agent-shell--make-acp-client :command \"ag-acp\"\n\
       :command-params '() :context-buffer buffer))))\n\n\
-Not used yet: the editor's fs and terminal capabilities (ag's own tools read, write and run), \
+The editor's files, with --editor-fs: read and write go through the editor's fs/read_text_file \
+and fs/write_text_file (`ag-acp fs-tool`, a tool ag-loop runs, reaches ag-acp over a Unix socket in a \
+private directory). Not used yet: the editor's terminal (ag's own bash runs commands), \
 SSE MCP servers, audio prompts, URL elicitation.\n\n\
 Exit status: 0 when the editor closed the connection (or on SIGTERM or SIGHUP), 2 usage or set-up \
 error. Every session's ag-loop, and what its tools started, is stopped when its session is closed \
@@ -76,6 +78,15 @@ pub struct Args {
     /// appended). It must speak ag-loop's protocol.
     #[arg(long, value_name = "CMD")]
     pub loop_cmd: Option<String>,
+    /// Where the editor offers to read and write files (`fs` in its
+    /// capabilities), the model's `read` and `write` go through it: the
+    /// editor's buffers, unsaved changes included, are read and written,
+    /// and the editor decides when they are saved. Paths outside the
+    /// session's directory are refused; directories, images and binary
+    /// files are read from disk. The other tools (edit, bash...) still work
+    /// on disk, in ag's sandbox. Not with `--tools` after `--`.
+    #[arg(long)]
+    pub editor_fs: bool,
     /// More ag-loop flags, after `--` (`ag-acp -- --max-cost 1 --allow-net`).
     #[arg(last = true, value_name = "AG_LOOP_ARGS")]
     pub loop_args: Vec<String>,

@@ -11,10 +11,12 @@
 //!   commands (the skills among them), the modes as ag-loop flags.
 //! - `questions.rs`: what the editor is asked: approvals, and the model's
 //!   questions as elicitation forms (or permission requests).
+//! - `editor_fs.rs`: `--editor-fs`, read and write through the editor.
 //! - `transport.rs`: stdio with bounded lines and a bounded outbox.
 
 pub mod args;
 pub mod commands;
+pub mod editor_fs;
 pub mod modes;
 pub mod prompt;
 pub mod questions;

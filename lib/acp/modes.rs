@@ -68,9 +68,18 @@ impl Mode {
         }
     }
 
+    /// The tools the mode offers, by name (None: ag-loop's default).
+    pub fn tools(self) -> Option<Vec<String>> {
+        match self {
+            Mode::ReadOnly => crate::agent::named_set("readonly", &[]),
+            _ => None,
+        }
+    }
+
     /// The ag-loop flags of the mode. `gate` is the ag-gate to run for
-    /// `ask-always`.
-    pub fn loop_flags(self, gate: &Path) -> Vec<String> {
+    /// `ask-always`; `tools_given`: the caller passes `--tools` itself
+    /// (from [`Mode::tools`]).
+    pub fn loop_flags(self, gate: &Path, tools_given: bool) -> Vec<String> {
         let mut flags = Vec::new();
         if self != Mode::Auto {
             // Without it and without a terminal, ag-gate's approval mode
@@ -87,9 +96,10 @@ impl Mode {
                 ));
             }
             Mode::ReadOnly => {
-                flags.extend(
-                    ["--tools", "readonly", "--sandbox-mode", "read-only"].map(String::from),
-                );
+                if !tools_given {
+                    flags.extend(["--tools", "readonly"].map(String::from));
+                }
+                flags.extend(["--sandbox-mode", "read-only"].map(String::from));
             }
         }
         flags
@@ -136,21 +146,21 @@ mod tests {
     fn only_auto_leaves_nobody_to_ask() {
         let gate = Path::new("/opt/ag bin/ag-gate");
         for m in ALL {
-            let flags = m.loop_flags(gate);
+            let flags = m.loop_flags(gate, false);
             assert_eq!(
                 flags.contains(&"--approve-on-stdin".to_string()),
                 m != Mode::Auto,
                 "{m:?}"
             );
         }
-        let f = Mode::AskAlways.loop_flags(gate);
+        let f = Mode::AskAlways.loop_flags(gate, false);
         assert_eq!(
             f[2],
             "'/opt/ag bin/ag-gate' --approval always --allow read,ls,grep,find,todo,notify"
         );
         assert!(
             Mode::ReadOnly
-                .loop_flags(gate)
+                .loop_flags(gate, false)
                 .contains(&"readonly".to_string())
         );
     }

@@ -23,6 +23,10 @@ const BIN: &str = "ag-acp";
 
 /// Runs `ag-acp`.
 pub fn main() -> ExitCode {
+    let mut argv = std::env::args().skip(1);
+    if argv.next().as_deref() == Some(super::editor_fs::SUBCOMMAND) {
+        return super::editor_fs::shim_main(argv);
+    }
     let args = match Args::try_parse() {
         Ok(a) => a,
         Err(e) => return ExitStatus::from_clap(e, BIN).code(),
@@ -45,6 +49,7 @@ async fn run(args: Args) -> ExitStatus {
         mode: args.mode,
         permission_timeout: (args.permission_timeout > 0)
             .then(|| Duration::from_secs(args.permission_timeout)),
+        editor_fs: args.editor_fs,
     };
     let server = Arc::new(Server::new(config, outbox.clone()));
     let transport = Lines::new(

@@ -58,6 +58,8 @@ pub struct Config {
     pub mode: Mode,
     /// `--permission-timeout` (None: wait for ever).
     pub permission_timeout: Option<Duration>,
+    /// `--editor-fs`.
+    pub editor_fs: bool,
 }
 
 /// ag-acp's state: its sessions and what the editor said it can do.
@@ -168,6 +170,9 @@ impl Server {
         if let Ok(mut s) = self.shows.lock() {
             s.notices = notices;
             s.forms = forms;
+            let fs = &req.client_capabilities.fs;
+            s.editor_read = self.config.editor_fs && fs.read_text_file;
+            s.editor_write = self.config.editor_fs && fs.write_text_file;
         }
         let caps = AgentCapabilities::new()
             .load_session(true)

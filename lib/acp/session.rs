@@ -25,6 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::commands::{self, Slash};
+use super::editor_fs;
 use super::modes::Mode;
 use super::questions;
 use super::translate::{Ending, Translator, text_chunk};
@@ -168,7 +169,31 @@ pub fn start(spec: Spec, translator: Translator, shared: Arc<Shared>) -> Handle 
         running: None,
         permissions: HashMap::new(),
         me: tx.downgrade(),
+        bridge: None,
     };
+    let shows = actor.translator.shows();
+    if shows.editor_read || shows.editor_write {
+        if actor.shared.loop_args.iter().any(|a| names_tools(a)) {
+            warn(
+                BIN,
+                &format!(
+                    "session {}: --editor-fs is not used with --tools after `--`; read and write work on disk",
+                    actor.id
+                ),
+            );
+        } else {
+            match editor_fs::open(&actor.id, &actor.cwd, actor.shared.peer.cx.clone()) {
+                Ok(b) => actor.bridge = Some(b),
+                Err(e) => warn(
+                    BIN,
+                    &format!(
+                        "session {}: cannot open the socket for --editor-fs ({e}); read and write work on disk",
+                        actor.id
+                    ),
+                ),
+            }
+        }
+    }
     // Started now, so that the first prompt does not wait for its set-up.
     if let Ok((child, lines)) = actor.spawn_loop() {
         actor.child = Some(child);
@@ -212,6 +237,15 @@ struct Actor {
     /// Permission requests waiting for the editor, by tool call.
     permissions: HashMap<String, RequestCancellationHandle>,
     me: mpsc::WeakUnboundedSender<Cmd>,
+    /// `--editor-fs`: the socket the tools reach the editor by.
+    bridge: Option<editor_fs::Bridge>,
+}
+
+/// Whether an ag-loop flag sets the tool list.
+fn names_tools(arg: &str) -> bool {
+    ["--tools", "--toolset"]
+        .iter()
+        .any(|f| arg == *f || arg.strip_prefix(f).is_some_and(|r| r.starts_with('=')))
 }
 
 /// `ag-NAME` beside this executable, else on `PATH`.
@@ -632,7 +666,25 @@ impl Actor {
             self.shared.permission_timeout,
             &self.shared.loop_args,
         ));
-        extra.extend(self.mode.loop_flags(&sibling("ag-gate")));
+        let editor = self.bridge.as_ref().map(|bridge| {
+            let shows = self.translator.shows();
+            let tools = self
+                .mode
+                .tools()
+                .or_else(|| crate::agent::named_set("minimal", &[]))
+                .unwrap_or_default();
+            let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
+            let mut which = Vec::new();
+            if shows.editor_read {
+                which.push(editor_fs::Which::Read);
+            }
+            if shows.editor_write {
+                which.push(editor_fs::Which::Write);
+            }
+            editor_fs::loop_flags(&tools, &which, bridge, &self.id)
+        });
+        extra.extend(self.mode.loop_flags(&sibling("ag-gate"), editor.is_some()));
+        extra.extend(editor.unwrap_or_default());
         extra.extend(self.shared.loop_args.iter().cloned());
         let cmd = match &self.shared.loop_cmd {
             Some(line) => Command::new("sh")

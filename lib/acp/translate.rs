@@ -29,6 +29,12 @@ pub struct ClientShows {
     /// Elicitation forms (`elicitation.form`), by which the model's
     /// questions are asked.
     pub forms: bool,
+    /// `read` goes through the editor (`--editor-fs` and
+    /// `fs.readTextFile`).
+    pub editor_read: bool,
+    /// `write` goes through the editor (`--editor-fs` and
+    /// `fs.writeTextFile`).
+    pub editor_write: bool,
 }
 
 /// A tool call as far as it is known.

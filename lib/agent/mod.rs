@@ -48,5 +48,5 @@ pub use emit::{Emitter, OutputMode};
 pub use model::{Accumulator, ModelClient};
 pub use prompt::system_prompt;
 pub use runner::{Agent, AgentSettings};
-pub use tool_sets::DEFAULT_TOOLS;
+pub use tool_sets::{DEFAULT_TOOLS, named_set};
 pub use toolset::{ToolSet, ToolSpec};

@@ -6,7 +6,7 @@ pub mod budget;
 pub mod cli_agent;
 pub mod delete;
 pub mod edit;
-mod fileops;
+pub(crate) mod fileops;
 pub mod find;
 pub mod git;
 pub mod globs;

@@ -85,20 +85,7 @@ fn read_within(
 ) -> Result<ToolOutput, ToolError> {
     let path = ctx.resolve(&args.file_path)?;
     let shown = ctx.show(&path);
-    if args.limit == Some(0) || args.limit.is_some_and(|l| l > MAX_LINES) {
-        return Err(ToolError::new(
-            "read.bad_limit",
-            format!(
-                "`limit` must be between 1 and {MAX_LINES}; read larger files in several calls"
-            ),
-        ));
-    }
-    if args.offset == Some(0) {
-        return Err(ToolError::new(
-            "read.bad_offset",
-            "`offset` is 1-indexed: use offset=1 for the first line",
-        ));
-    }
+    check_window(args)?;
     // Opened before anything else is looked at: under --root the open is
     // the check, and a FIFO is refused here without blocking.
     let mut file = ctx
@@ -116,10 +103,68 @@ fn read_within(
     if let Some(mime) = image_type(&path) {
         return read_image(&mut file, &shown, mime, meta.len());
     }
+    page(&shown, args, &mut file, budget)
+}
+
+/// Whether `path` is something `read` shows other than as text: a
+/// directory, an image or a binary file (a NUL in its first bytes). Text
+/// from elsewhere (an editor's buffer) stands in only for text files.
+pub fn not_text(ctx: &Context, path: &Path) -> bool {
+    let Ok(mut file) = ctx.open_read(path) else {
+        return false;
+    };
+    if file.metadata().is_ok_and(|m| m.is_dir()) || image_type(path).is_some() {
+        return true;
+    }
+    let mut head = Vec::with_capacity(BINARY_PROBE);
+    let _ = (&mut file).take(BINARY_PROBE as u64).read_to_end(&mut head);
+    memchr::memchr(0, &head).is_some()
+}
+
+/// Checks `offset` and `limit` before anything is read.
+fn check_window(args: &ReadArgs) -> Result<(), ToolError> {
+    if args.limit == Some(0) || args.limit.is_some_and(|l| l > MAX_LINES) {
+        return Err(ToolError::new(
+            "read.bad_limit",
+            format!(
+                "`limit` must be between 1 and {MAX_LINES}; read larger files in several calls"
+            ),
+        ));
+    }
+    if args.offset == Some(0) {
+        return Err(ToolError::new(
+            "read.bad_offset",
+            "`offset` is 1-indexed: use offset=1 for the first line",
+        ));
+    }
+    Ok(())
+}
+
+/// The page of text that `read` shows for `args`, from text that comes
+/// from elsewhere than a file on disk (an editor's buffer, see
+/// `crate::acp::editor_fs`): numbered, paginated and noted exactly as a
+/// file is. `shown` is the path as the model sees it.
+pub fn page_of_text(
+    shown: &str,
+    args: &ReadArgs,
+    text: &[u8],
+    budget: Option<usize>,
+) -> Result<ToolOutput, ToolError> {
+    check_window(args)?;
+    page(shown, args, &mut &*text, budget)
+}
+
+/// Numbers and pages what `source` holds (see [`render`]).
+fn page(
+    shown: &str,
+    args: &ReadArgs,
+    source: &mut dyn Read,
+    budget: Option<usize>,
+) -> Result<ToolOutput, ToolError> {
     let offset = args.offset.unwrap_or(1);
     let limit = args.limit.unwrap_or(MAX_LINES);
     let max_chars = budget.map_or(usize::MAX, crate::tools::budget::for_body);
-    let scan = scan(&mut file, offset - 1, limit, max_chars)
+    let scan = scan(source, offset - 1, limit, max_chars)
         .map_err(|e| ToolError::new("read.io", format!("cannot read `{shown}`: {e}")))?;
     if scan.binary {
         return Err(ToolError::new(
@@ -141,7 +186,7 @@ fn read_within(
         )
         .with_details(json!({"file_path": shown, "total_lines": total})));
     }
-    Ok(render(&shown, args, offset, scan, budget))
+    Ok(render(shown, args, offset, scan, budget))
 }
 
 fn render(
@@ -250,7 +295,7 @@ struct Scan {
 /// One pass: counts lines, hashes the content, keeps the lines of the
 /// window `[skip, skip+limit)`; the rest of the file is only counted.
 /// `max_chars` bounds the numbered text kept (line numbers included).
-fn scan(file: &mut File, skip: u64, limit: u64, max_chars: usize) -> io::Result<Scan> {
+fn scan(file: &mut dyn Read, skip: u64, limit: u64, max_chars: usize) -> io::Result<Scan> {
     // 64 KiB: the chunk is still in the CPU's cache when it is hashed and
     // counted after the copy from the page cache; 256 KiB chunks made paging
     // deep into a 440 MB file a quarter slower (measured against `wc -l`).
@@ -565,6 +610,37 @@ mod tests {
             offset,
             limit,
         }
+    }
+
+    #[test]
+    fn text_from_elsewhere_is_paged_as_the_same_file_would_be() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "one\ntwo\r\nthree\n".repeat(3000);
+        std::fs::write(dir.path().join("f.txt"), &text).unwrap();
+        for (offset, limit) in [(None, None), (Some(2), Some(3)), (Some(9000), None)] {
+            let a = args("f.txt", offset, limit);
+            let file = read(&ctx(dir.path()), &a).map(|o| {
+                let d = o.details.clone();
+                (o.into_text(), d)
+            });
+            let page = page_of_text("f.txt", &a, text.as_bytes(), None).map(|o| {
+                let d = o.details.clone();
+                (o.into_text(), d)
+            });
+            match (file, page) {
+                (Ok(f), Ok(p)) => assert_eq!(f, p),
+                (Err(f), Err(p)) => assert_eq!(f.message, p.message),
+                (f, p) => panic!("{f:?} / {p:?}"),
+            }
+        }
+        let bad = page_of_text("f.txt", &args("f.txt", Some(0), None), b"x", None);
+        assert_eq!(bad.unwrap_err().code, "read.bad_offset");
+        let dir_ctx = ctx(dir.path());
+        assert!(!not_text(&dir_ctx, &dir.path().join("f.txt")));
+        assert!(not_text(&dir_ctx, dir.path()));
+        std::fs::write(dir.path().join("b.bin"), b"a\0b").unwrap();
+        assert!(not_text(&dir_ctx, &dir.path().join("b.bin")));
+        assert!(!not_text(&dir_ctx, &dir.path().join("missing")));
     }
 
     #[test]

@@ -143,24 +143,31 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     })
     .map_err(|e| write_failed("write.changed_on_disk", "write.io", shown, e))?;
 
-    let size = content.len();
-    let is_new = meta.is_none();
-    let mut output = if is_new {
-        format!("Created new file {shown} ({size} bytes)")
-    } else {
-        format!("Overwrote {shown} ({size} bytes)")
-    };
-    let mut details = json!({
-        "file_path": shown,
-        "size": size,
-        "is_new": is_new,
-        "hash": content_hash(&content),
-    });
+    let (mut output, mut details) = written(shown, &content, meta.is_none());
     if let Some(real) = target.link_note(ctx) {
         output.push_str(&format!(", through the symlink to {real}"));
         details["symlink_target"] = json!(real);
     }
     Ok(ToolOutput::new(output, details).with_notes(hard_link_note(meta.as_ref())))
+}
+
+/// What `write` says of a file it wrote (`is_new`: it created it), and
+/// its details; also the answer of a write through an editor (see
+/// `crate::acp::editor_fs`).
+pub fn written(shown: &str, content: &[u8], is_new: bool) -> (String, serde_json::Value) {
+    let size = content.len();
+    let output = if is_new {
+        format!("Created new file {shown} ({size} bytes)")
+    } else {
+        format!("Overwrote {shown} ({size} bytes)")
+    };
+    let details = json!({
+        "file_path": shown,
+        "size": size,
+        "is_new": is_new,
+        "hash": content_hash(content),
+    });
+    (output, details)
 }
 
 fn read_stdin() -> Result<Vec<u8>, ToolError> {

@@ -206,6 +206,8 @@ fn check_schema(dir: &Path, log: &[(String, Value)]) {
                 "session/request_permission" => "RequestPermissionRequest",
                 "elicitation/create" => "CreateElicitationRequest",
                 "$/cancel_request" => "CancelRequestNotification",
+                "fs/read_text_file" => "ReadTextFileRequest",
+                "fs/write_text_file" => "WriteTextFileRequest",
                 other => panic!("ag-acp sent `{other}`: {msg}"),
             };
             check(def, &msg["params"], method);
@@ -1451,4 +1453,153 @@ fn skills_are_commands_that_ask_the_model_to_use_them() {
     let asked = model.requests()[1]["messages"].to_string();
     assert!(asked.contains("/release for v3"), "{asked}");
     assert_eq!(acp.finish(), 0);
+}
+
+/// `--editor-fs` test: the model reads `notes.txt` (whose unsaved buffer
+/// differs from the disk), writes it, reads a file outside the workspace
+/// and a directory, through the SDK client's fs methods.
+fn editor_fs_session(editor_fs: bool, sandbox: bool) -> (Env, ModelServer, Sdk) {
+    let dir = interop();
+    let env = Env::new();
+    std::fs::write(env.join("notes.txt"), "disk line\n").unwrap();
+    let file = env.join("notes.txt").canonicalize().unwrap();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![("read", json!({"file_path": "notes.txt"}))]),
+        Turn::Text("read it"),
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "notes.txt", "content": "new text\n"}),
+        )]),
+        Turn::Text("wrote it"),
+        Turn::Tools(vec![("read", json!({"file_path": "/etc/passwd"}))]),
+        Turn::Text("refused"),
+        Turn::Tools(vec![("read", json!({"file_path": "."}))]),
+        Turn::Text("a directory"),
+    ]);
+    let mut args: Vec<String> = ["-m", "ollama/scripted", "--mode", "auto"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    if editor_fs {
+        args.push("--editor-fs".into());
+    }
+    args.extend(["--".into(), "--base-url".into(), model.base_url()]);
+    if !sandbox {
+        args.extend(["--sandbox".into(), "off".into()]);
+    }
+    let buffers = json!({ file.display().to_string(): "buffer line 1\nbuffer line 2\n" });
+    let out = sdk_client(
+        &env,
+        &dir,
+        &args,
+        json!([
+            {"op": "initialize", "buffers": buffers},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "read notes"},
+            {"op": "prompt", "text": "write notes"},
+            {"op": "prompt", "text": "read outside"},
+            {"op": "prompt", "text": "read a directory"},
+        ]),
+    );
+    (env, model, out)
+}
+
+#[test]
+fn with_editor_fs_read_and_write_go_through_the_editors_buffers() {
+    for sandbox in [true, false] {
+        let (env, model, out) = editor_fs_session(true, sandbox);
+        let prompts = out.ops("prompt");
+        assert_eq!(prompts.len(), 4, "{:#?}", out.steps);
+        for p in &prompts {
+            assert_eq!(p["result"]["stopReason"], "end_turn", "{p}");
+        }
+        let file = env.join("notes.txt").canonicalize().unwrap();
+        // The read saw the unsaved buffer, numbered as ag-read numbers.
+        let read = tool_results(&model, 1);
+        assert!(
+            read.contains("     2\\tbuffer line 2"),
+            "sandbox {sandbox}: {read}"
+        );
+        assert!(!read.contains("disk line"), "{read}");
+        let fs = prompts[0]["fs"].as_array().unwrap();
+        assert_eq!(fs.len(), 1, "{fs:?}");
+        assert_eq!(fs[0]["method"], "fs/read_text_file");
+        assert_eq!(fs[0]["params"]["path"], file.display().to_string());
+        assert_eq!(
+            fs[0]["params"]["sessionId"],
+            out.op("new")["result"]["sessionId"]
+        );
+        // The write went to the editor (checked against the buffer the
+        // model read first); the disk is as it was.
+        let write = tool_results(&model, 3);
+        assert!(write.contains("Overwrote notes.txt (9 bytes)"), "{write}");
+        let fs = prompts[1]["fs"].as_array().unwrap();
+        let writes: Vec<_> = fs
+            .iter()
+            .filter(|f| f["method"] == "fs/write_text_file")
+            .collect();
+        assert_eq!(writes.len(), 1, "{fs:?}");
+        assert_eq!(writes[0]["params"]["content"], "new text\n");
+        assert_eq!(
+            std::fs::read_to_string(env.join("notes.txt")).unwrap(),
+            "disk line\n"
+        );
+        // Outside the workspace: refused, the editor not asked.
+        let outside = tool_results(&model, 5);
+        assert!(outside.contains("outside the allowed root"), "{outside}");
+        assert!(!outside.contains("root:x"), "{outside}");
+        assert!(prompts[2]["fs"].as_array().unwrap().is_empty());
+        // A directory is ag-read's, from disk.
+        let listing = tool_results(&model, 7);
+        assert!(listing.contains("is a directory"), "{listing}");
+        assert!(prompts[3]["fs"].as_array().unwrap().is_empty());
+        check_schema(&interop(), &out.log);
+    }
+}
+
+#[test]
+fn without_editor_fs_the_disk_is_read_and_written() {
+    let (env, model, out) = editor_fs_session(false, false);
+    for p in out.ops("prompt") {
+        assert!(p["fs"].as_array().unwrap().is_empty(), "{p}");
+    }
+    assert!(tool_results(&model, 1).contains("disk line"));
+    assert_eq!(
+        std::fs::read_to_string(env.join("notes.txt")).unwrap(),
+        "new text\n"
+    );
+}
+
+#[test]
+fn in_read_only_mode_read_goes_through_the_editor_and_write_is_not_offered() {
+    let dir = interop();
+    let env = Env::new();
+    std::fs::write(env.join("notes.txt"), "disk line\n").unwrap();
+    let file = env.join("notes.txt").canonicalize().unwrap();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![("read", json!({"file_path": "notes.txt"}))]),
+        Turn::Text("read it"),
+    ]);
+    let buffers = json!({ file.display().to_string(): "unsaved\n" });
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &["--editor-fs", "--mode", "read-only"]),
+        json!([
+            {"op": "initialize", "buffers": buffers},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "read notes"},
+        ]),
+    );
+    assert_eq!(out.op("prompt")["result"]["stopReason"], "end_turn");
+    assert!(tool_results(&model, 1).contains("     1\\tunsaved"));
+    let offered: Vec<String> = model.requests()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    let mut sorted = offered.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["find", "grep", "ls", "read"], "{offered:?}");
 }

@@ -1,0 +1,481 @@
+//! `--editor-fs`: ag's `read` and `write` through the editor, so that the
+//! model reads and writes the editor's buffers (unsaved changes included)
+//! where the client offers `fs/read_text_file` and `fs/write_text_file`.
+//! No agent logic moves here: ag-loop gets the two tools as `--tool`
+//! commands (`ag-acp fs-tool read|write`, a shim with ag-read's and
+//! ag-write's own schema, numbering and messages), run in its sandbox
+//! like any tool; a call reaches the session's ag-acp over a Unix socket
+//! in a private directory, and ag-acp asks the editor.
+//!
+//! The socket speaks one JSON line each way per connection: a
+//! [`Request`], then a [`Reply`]. Both halves are this file, so the shape
+//! is private to it.
+
+use std::io::{self, BufRead, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::OnceLock;
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{ReadTextFileRequest, WriteTextFileRequest};
+use clap::Parser;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+
+use super::modes::shell_quote;
+use crate::cli::{ExitStatus, error_line};
+use crate::fsutil::content_hash;
+use crate::tool_protocol::{self, Context, Tool, ToolError, ToolOutput, hashes};
+use crate::tools::fileops::check_hash;
+use crate::tools::read::{self, ReadArgs, ReadTool};
+use crate::tools::write::{self, WriteArgs, WriteTool};
+
+/// The subcommand that runs the shim (`ag-acp fs-tool read ...`).
+pub const SUBCOMMAND: &str = "fs-tool";
+
+/// The most a request or a reply may hold (a file's text and its JSON).
+const MAX_MESSAGE: u64 = 64 << 20;
+
+/// `ag-acp fs-tool`: one of ag's file tools, through the editor of an
+/// ag-acp session. ag-acp starts ag-loop with it; it is not for people.
+#[derive(Debug, Parser)]
+#[command(name = "ag-acp fs-tool")]
+pub struct ShimArgs {
+    /// The tool.
+    #[arg(value_enum)]
+    pub tool: Which,
+    /// The session's socket.
+    #[arg(long, value_name = "PATH")]
+    pub socket: PathBuf,
+    /// The ACP session.
+    #[arg(long, value_name = "ID")]
+    pub session: String,
+    /// Print the tool's definition (ag-read's or ag-write's).
+    #[arg(long)]
+    pub schema: bool,
+}
+
+/// The tools that can go through the editor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Which {
+    /// `read`, through `fs/read_text_file`.
+    Read,
+    /// `write`, through `fs/write_text_file`.
+    Write,
+}
+
+/// What the shim asks ag-acp.
+#[derive(Debug, Serialize, Deserialize)]
+struct Request {
+    session: String,
+    #[serde(flatten)]
+    op: Op,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+enum Op {
+    Read { path: PathBuf },
+    Write { path: PathBuf, content: String },
+}
+
+/// ag-acp's answer: the text read (or nothing, for a write), or why not.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Reply {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// The socket and session of this shim process.
+static LINK: OnceLock<(PathBuf, String)> = OnceLock::new();
+
+/// Runs `ag-acp fs-tool` (`args` without the program name).
+pub fn shim_main(args: impl IntoIterator<Item = String>) -> ExitCode {
+    const BIN: &str = "ag-acp fs-tool";
+    let args = match ShimArgs::try_parse_from(std::iter::once(BIN.to_string()).chain(args)) {
+        Ok(a) => a,
+        Err(e) => return ExitStatus::from_clap(e, "ag-acp").code(),
+    };
+    if args.schema {
+        let mut def = match args.tool {
+            Which::Read => tool_protocol::definition::<ReadTool>(),
+            Which::Write => tool_protocol::definition::<WriteTool>(),
+        };
+        // What the model sees of ag-write: ag-loop fills the hash in.
+        hashes::hide_hash_field(&mut def.parameters);
+        return crate::cli::print_json(BIN, &def);
+    }
+    // The session's directory is the root, as ag's --root: a path that
+    // leads out of it is refused before anything is asked.
+    let ctx = match Context::new(Some(Path::new("."))) {
+        Ok(c) => c,
+        Err(msg) => {
+            error_line(BIN, &msg, None);
+            return ExitStatus::Input.code();
+        }
+    };
+    let _ = LINK.set((args.socket, args.session));
+    let stdin = io::stdin();
+    let served = match args.tool {
+        Which::Read => tool_protocol::serve::serve::<EditorRead>(&ctx, stdin.lock(), io::stdout()),
+        Which::Write => {
+            tool_protocol::serve::serve::<EditorWrite>(&ctx, stdin.lock(), io::stdout())
+        }
+    };
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            error_line(BIN, &format!("cannot write the result: {e}"), None);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Asks ag-acp (and so the editor); the text read, or None for a write.
+fn ask(op: Op) -> Result<Option<String>, String> {
+    let (socket, session) = LINK.get().ok_or("no socket was given")?;
+    let mut stream = UnixStream::connect(socket)
+        .map_err(|e| format!("cannot reach ag-acp at {}: {e}", socket.display()))?;
+    let mut line = serde_json::to_vec(&Request {
+        session: session.clone(),
+        op,
+    })
+    .map_err(|e| e.to_string())?;
+    line.push(b'\n');
+    stream
+        .write_all(&line)
+        .map_err(|e| format!("cannot send to ag-acp: {e}"))?;
+    let mut answer = Vec::new();
+    io::BufReader::new(stream.take(MAX_MESSAGE))
+        .read_until(b'\n', &mut answer)
+        .map_err(|e| format!("no answer from ag-acp: {e}"))?;
+    let reply: Reply =
+        serde_json::from_slice(&answer).map_err(|e| format!("a bad answer from ag-acp: {e}"))?;
+    match reply.error {
+        Some(e) => Err(e),
+        None => Ok(reply.text),
+    }
+}
+
+/// `read`, from the editor's buffer.
+struct EditorRead;
+
+impl Tool for EditorRead {
+    type Args = ReadArgs;
+    const NAME: &'static str = ReadTool::NAME;
+    const BIN: &'static str = ReadTool::BIN;
+    const ABOUT: &'static str = ReadTool::ABOUT;
+    const LABEL: &'static str = ReadTool::LABEL;
+    const DESCRIPTION: &'static str = ReadTool::DESCRIPTION;
+    const MODEL_DESCRIPTION: &'static str = ReadTool::MODEL_DESCRIPTION;
+
+    fn run(ctx: &Context, args: ReadArgs) -> Result<ToolOutput, ToolError> {
+        let path = ctx.resolve(&args.file_path)?;
+        // What the editor cannot hold as text (a directory, an image, a
+        // binary file) is read as ag-read reads it.
+        if read::not_text(ctx, &path) {
+            return ReadTool::run(ctx, args);
+        }
+        let shown = ctx.show(&path);
+        match ask(Op::Read { path: path.clone() }) {
+            Ok(text) => read::page_of_text(
+                &shown,
+                &args,
+                text.unwrap_or_default().as_bytes(),
+                crate::tools::budget::from_env(),
+            ),
+            // Not in the editor and not on disk: ag-read's message, with
+            // the names that are there.
+            Err(_) if ctx.metadata(&path).is_err() => ReadTool::run(ctx, args),
+            Err(e) => Err(ToolError::new(
+                "read.editor",
+                format!("the editor could not read `{shown}`: {e}"),
+            )),
+        }
+    }
+}
+
+/// `write`, to the editor's buffer (the editor decides when it is saved).
+struct EditorWrite;
+
+impl Tool for EditorWrite {
+    type Args = WriteArgs;
+    const NAME: &'static str = WriteTool::NAME;
+    const BIN: &'static str = WriteTool::BIN;
+    const ABOUT: &'static str = WriteTool::ABOUT;
+    const LABEL: &'static str = WriteTool::LABEL;
+    const DESCRIPTION: &'static str = WriteTool::DESCRIPTION;
+    const MODEL_DESCRIPTION: &'static str = WriteTool::MODEL_DESCRIPTION;
+
+    fn run(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
+        let Some(content) = args.content else {
+            return Err(ToolError::new(
+                "write.missing_content",
+                "`content` is missing: give the full text of the file (an empty string for an empty file).",
+            ));
+        };
+        let path = ctx.resolve(&args.file_path)?;
+        let shown = ctx.show(&path);
+        let meta = ctx.metadata(&path).ok();
+        if args.file_path.ends_with('/') || meta.as_ref().is_some_and(|m| m.is_dir()) {
+            return Err(ToolError::new(
+                "write.is_directory",
+                format!("`{shown}` is a directory; give the path of a file inside it."),
+            ));
+        }
+        if meta.as_ref().is_some_and(|m| !m.is_file()) {
+            return Err(ToolError::new(
+                "write.not_a_file",
+                format!(
+                    "`{shown}` is not a regular file (a device, socket or pipe); write only writes regular files."
+                ),
+            ));
+        }
+        // The hash ag-loop remembers is of what the model read: the
+        // editor's text, so that is what it is checked against.
+        if args.expected_hash.is_some() {
+            let now = match ask(Op::Read { path: path.clone() }) {
+                Ok(text) => Some(content_hash(text.unwrap_or_default().as_bytes())),
+                Err(_) if meta.is_none() => None,
+                Err(e) => {
+                    return Err(ToolError::new(
+                        "write.editor",
+                        format!("the editor could not read `{shown}` to check it: {e}"),
+                    ));
+                }
+            };
+            check_hash(
+                "write.stale",
+                &shown,
+                args.expected_hash.as_deref(),
+                now.as_deref(),
+            )?;
+        }
+        ask(Op::Write {
+            path,
+            content: content.clone(),
+        })
+        .map_err(|e| {
+            ToolError::new(
+                "write.editor",
+                format!("the editor could not write `{shown}`: {e}"),
+            )
+        })?;
+        let (output, details) = write::written(&shown, content.as_bytes(), meta.is_none());
+        Ok(ToolOutput::new(output, details))
+    }
+}
+
+/// The ag-loop flags that put the tools through the editor: `tools`
+/// (the list ag-loop would offer, by name) without those replaced, and a
+/// `--tool` for each that is. `which` are the ones the editor can do.
+pub fn loop_flags(tools: &[&str], which: &[Which], bridge: &Bridge, session: &str) -> Vec<String> {
+    let me = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("ag-acp"));
+    let name = |w: Which| match w {
+        Which::Read => ReadTool::NAME,
+        Which::Write => WriteTool::NAME,
+    };
+    let replaced: Vec<Which> = which
+        .iter()
+        .copied()
+        .filter(|w| tools.contains(&name(*w)))
+        .collect();
+    let kept: Vec<&str> = tools
+        .iter()
+        .copied()
+        .filter(|t| !replaced.iter().any(|w| name(*w) == *t))
+        .collect();
+    let mut flags = vec!["--tools".to_string(), kept.join(",")];
+    for w in replaced {
+        flags.push("--tool".into());
+        flags.push(format!(
+            "{} {SUBCOMMAND} {} --socket {} --session {}",
+            shell_quote(&me.display().to_string()),
+            name(w),
+            shell_quote(&bridge.socket.display().to_string()),
+            shell_quote(session)
+        ));
+    }
+    flags
+}
+
+/// A session's socket, served while it lives; the directory goes with it.
+pub struct Bridge {
+    socket: PathBuf,
+    task: tokio::task::JoinHandle<()>,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Opens the socket of session `session` in `cwd`: in a directory only
+/// this user can enter, itself only this user's.
+pub fn open(session: &str, cwd: &Path, cx: ConnectionTo<Client>) -> io::Result<Bridge> {
+    let dir = tempfile::Builder::new().prefix("ag-acp-").tempdir()?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
+    let socket = dir.path().join("fs.sock");
+    let listener = tokio::net::UnixListener::bind(&socket)?;
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+    let root = crate::tool_protocol::real_path(cwd);
+    let session = session.to_string();
+    let task = tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(answer(stream, session.clone(), root.clone(), cx.clone()));
+        }
+    });
+    Ok(Bridge {
+        socket,
+        task,
+        _dir: dir,
+    })
+}
+
+/// Answers one request of a shim.
+async fn answer(
+    stream: tokio::net::UnixStream,
+    session: String,
+    root: PathBuf,
+    cx: ConnectionTo<Client>,
+) {
+    let (rd, mut wr) = stream.into_split();
+    let mut line = Vec::new();
+    let read = tokio::io::BufReader::new(rd.take(MAX_MESSAGE))
+        .read_until(b'\n', &mut line)
+        .await;
+    let reply = match read {
+        Err(e) => Reply {
+            error: Some(format!("cannot read the request: {e}")),
+            ..Reply::default()
+        },
+        Ok(_) => match serde_json::from_slice::<Request>(&line) {
+            Err(e) => Reply {
+                error: Some(format!("a bad request: {e}")),
+                ..Reply::default()
+            },
+            Ok(req) => serve(req, &session, &root, &cx).await,
+        },
+    };
+    if let Ok(mut out) = serde_json::to_vec(&reply) {
+        out.push(b'\n');
+        let _ = wr.write_all(&out).await;
+    }
+}
+
+async fn serve(req: Request, session: &str, root: &Path, cx: &ConnectionTo<Client>) -> Reply {
+    let error = |e: String| Reply {
+        error: Some(e),
+        ..Reply::default()
+    };
+    if let Some(why) = refusal(&req, session, root) {
+        return error(why);
+    }
+    match req.op {
+        Op::Read { path } => match cx
+            .send_request(ReadTextFileRequest::new(session.to_string(), path))
+            .block_task()
+            .await
+        {
+            Ok(r) => Reply {
+                text: Some(r.content),
+                error: None,
+            },
+            Err(e) => error(e.to_string()),
+        },
+        Op::Write { path, content } => match cx
+            .send_request(WriteTextFileRequest::new(
+                session.to_string(),
+                path,
+                content,
+            ))
+            .block_task()
+            .await
+        {
+            Ok(_) => Reply::default(),
+            Err(e) => error(e.to_string()),
+        },
+    }
+}
+
+/// Why ag-acp will not pass a request on: another session's, or a path
+/// outside the session's directory (checked here too: the socket is the
+/// boundary, not the shim).
+fn refusal(req: &Request, session: &str, root: &Path) -> Option<String> {
+    if req.session != session {
+        return Some(format!(
+            "this socket serves session {session}, not {}",
+            req.session
+        ));
+    }
+    let path = match &req.op {
+        Op::Read { path } | Op::Write { path, .. } => path,
+    };
+    (!path.is_absolute() || !crate::tool_protocol::real_path(path).starts_with(root)).then(|| {
+        format!(
+            "`{}` is outside the session's directory `{}`",
+            path.display(),
+            root.display()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(session: &str, path: &Path) -> Request {
+        Request {
+            session: session.into(),
+            op: Op::Read { path: path.into() },
+        }
+    }
+
+    #[test]
+    fn only_this_sessions_paths_inside_its_directory_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = crate::tool_protocol::real_path(dir.path());
+        std::fs::write(root.join("a.txt"), "x").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("out")).unwrap();
+        assert_eq!(refusal(&read("s1", &root.join("a.txt")), "s1", &root), None);
+        // A new file inside is fine too.
+        assert_eq!(
+            refusal(&read("s1", &root.join("new/b.txt")), "s1", &root),
+            None
+        );
+        for bad in [
+            read("s2", &root.join("a.txt")),
+            read("s1", Path::new("a.txt")),
+            read("s1", &root.join("../x")),
+            read("s1", &root.join("out")),
+            read("s1", Path::new("/etc/passwd")),
+            Request {
+                session: "s1".into(),
+                op: Op::Write {
+                    path: "/tmp/elsewhere".into(),
+                    content: String::new(),
+                },
+            },
+        ] {
+            assert!(refusal(&bad, "s1", &root).is_some(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_shims_schemas_are_ag_reads_and_ag_writes_as_the_model_sees_them() {
+        let read = tool_protocol::definition::<ReadTool>();
+        assert_eq!(tool_protocol::definition::<EditorRead>(), read);
+        let mut write = tool_protocol::definition::<WriteTool>();
+        assert!(hashes::hide_hash_field(&mut write.parameters));
+        let mut shim = tool_protocol::definition::<EditorWrite>();
+        hashes::hide_hash_field(&mut shim.parameters);
+        assert_eq!(shim, write);
+    }
+}
