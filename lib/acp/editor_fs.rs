@@ -8,7 +8,7 @@
 //! in a private directory, and ag-acp asks the editor.
 //!
 //! The socket speaks one JSON line each way per connection: a
-//! [`Request`], then a [`Reply`]. Both halves are this file, so the shape
+//! `Request`, then a `Reply`. Both halves are this file, so the shape
 //! is private to it.
 
 use std::io::{self, BufRead, Read, Write};

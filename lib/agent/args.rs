@@ -346,7 +346,7 @@ pub struct Args {
     /// answer, its outcome, cost and session, and the files it changed (the
     /// paths of its write, edit and delete calls; in a worktree, all that
     /// git sees). With `isolation: "worktree"` it works in a git worktree under
-    /// $AG_HOME/worktrees on a branch ag/agent-<call id>, where its changes
+    /// $AG_HOME/worktrees on a branch `ag/agent-<call id>`, where its changes
     /// are committed when it ends; the result names the branch and its diff
     /// stat (`ag-session clean-worktrees` removes those a killed run left).
     #[arg(long, value_name = "N", default_value_t = super::subagent::DEFAULT_MAX_DEPTH)]
