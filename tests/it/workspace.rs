@@ -132,8 +132,12 @@ impl Drop for Sshd {
     }
 }
 
+/// An sshd process: the listener, or a connection's handler, which
+/// OpenSSH 9.8 and later run as `sshd-session` (Debian trixie), earlier
+/// ones as `sshd`.
 fn is_sshd(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sshd")
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .is_ok_and(|c| matches!(c.trim(), "sshd" | "sshd-session" | "sshd-auth"))
 }
 
 pub(crate) fn nix_is_root() -> bool {
