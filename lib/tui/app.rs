@@ -121,7 +121,7 @@ impl App {
     /// Takes one line of ag-loop's stdout.
     pub fn on_line(&mut self, line: &str) -> Vec<Effect> {
         // With --attach, ag-serve's own lines come between the events.
-        if super::live::take_line(self, line) {
+        if super::live::take_line(&mut self.state, &mut self.session, line) {
             return Vec::new();
         }
         let was_working = self.state.working;

@@ -6,8 +6,7 @@
 
 use crate::protocol::ServeMessage;
 
-use super::app::App;
-use super::state::NoticeKind;
+use super::state::{NoticeKind, State};
 
 /// The arguments of `ag-serve` for a session (`--session ID` in
 /// `session`: attach to it, starting it if it is not running; nothing: a new
@@ -31,8 +30,10 @@ pub fn bridge_args(session: &[String], model: Option<&str>, loop_args: &[String]
     out
 }
 
-/// Takes a line of the broker's (not an event); false for any other line.
-pub fn take_line(app: &mut App, line: &str) -> bool {
+/// Takes a line of the broker's (not an event) into the conversation's
+/// `state`, and the session it attached to into `session`; false for any
+/// other line.
+pub fn take_line(state: &mut State, session_id: &mut Option<String>, line: &str) -> bool {
     // Events carry a timestamp; the broker's messages never do.
     if line.contains("\"timestamp\"") {
         return false;
@@ -40,7 +41,7 @@ pub fn take_line(app: &mut App, line: &str) -> bool {
     let Ok(message) = serde_json::from_str::<ServeMessage>(line) else {
         return false;
     };
-    let s = &mut app.state;
+    let s = state;
     match message {
         ServeMessage::Attached {
             session,
@@ -56,7 +57,7 @@ pub fn take_line(app: &mut App, line: &str) -> bool {
                 NoticeKind::Info,
                 format!("attached to session {session} ({state}) as {client}; quitting leaves it running"),
             );
-            app.session = Some(session);
+            *session_id = Some(session);
         }
         ServeMessage::ApprovalAnswered {
             tool_call_id,
@@ -97,27 +98,30 @@ pub fn take_line(app: &mut App, line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::editor::Editor;
 
     #[test]
     fn the_broker_lines_are_taken_and_events_are_left_alone() {
-        let mut app = App::new(Editor::with_history(None));
+        let mut state = State::default();
+        let mut session = None;
         assert!(take_line(
-            &mut app,
+            &mut state,
+            &mut session,
             r#"{"type":"attached","session":"s1","path":"/p","from":0,"live_from":3,"state":"idle","client":"ag-tui#2"}"#
         ));
-        assert_eq!(app.session.as_deref(), Some("s1"));
+        assert_eq!(session.as_deref(), Some("s1"));
         assert!(!take_line(
-            &mut app,
+            &mut state,
+            &mut session,
             r#"{"type":"agent_start","timestamp":"t"}"#
         ));
-        app.on_line(r#"{"type":"approval_request","timestamp":"t","tool_call_id":"c1","tool_name":"bash","arguments":{},"reason":"r"}"#);
-        assert_eq!(app.state.approvals.len(), 1);
+        state.apply_line(r#"{"type":"approval_request","timestamp":"t","tool_call_id":"c1","tool_name":"bash","arguments":{},"reason":"r"}"#);
+        assert_eq!(state.approvals.len(), 1);
         assert!(take_line(
-            &mut app,
+            &mut state,
+            &mut session,
             r#"{"type":"approval_answered","session":"s1","tool_call_id":"c1","approved":true,"by":"web#1"}"#
         ));
-        assert!(app.state.approvals.is_empty());
+        assert!(state.approvals.is_empty());
     }
 
     #[test]
