@@ -1,5 +1,5 @@
 //! ag-claude-code-cli: hand a coding task to Claude Code (the tool `claude_code_cli`).
 
 fn main() -> std::process::ExitCode {
-    ag::tool_protocol::tool_main::<ag::tools::cli_agent::ClaudeCodeTool>()
+    ag::tools::mains::claude_code_cli()
 }

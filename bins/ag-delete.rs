@@ -1,5 +1,5 @@
 //! ag-delete: delete a file, a symlink, or a directory when asked.
 
 fn main() -> std::process::ExitCode {
-    ag::tool_protocol::tool_main::<ag::tools::delete::DeleteTool>()
+    ag::tools::mains::delete()
 }

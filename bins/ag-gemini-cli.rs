@@ -1,5 +1,5 @@
 //! ag-gemini-cli: hand a coding task to Gemini CLI (the tool `gemini_cli`).
 
 fn main() -> std::process::ExitCode {
-    ag::tool_protocol::tool_main::<ag::tools::cli_agent::GeminiCliTool>()
+    ag::tools::mains::gemini_cli()
 }

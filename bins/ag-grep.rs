@@ -1,5 +1,5 @@
 //! ag-grep: search file contents for a regular expression.
 
 fn main() -> std::process::ExitCode {
-    ag::tool_protocol::tool_main::<ag::tools::grep::GrepTool>()
+    ag::tools::mains::grep()
 }

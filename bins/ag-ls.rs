@@ -1,5 +1,5 @@
 //! ag-ls: a directory as a tree.
 
 fn main() -> std::process::ExitCode {
-    ag::tool_protocol::tool_main::<ag::tools::ls::LsTool>()
+    ag::tools::mains::ls()
 }

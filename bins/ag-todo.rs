@@ -1,5 +1,5 @@
 //! ag-todo: the session's task list.
 
 fn main() -> std::process::ExitCode {
-    ag::tool_protocol::tool_main::<ag::tools::todo::TodoTool>()
+    ag::tools::mains::todo()
 }

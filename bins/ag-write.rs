@@ -1,5 +1,5 @@
 //! ag-write: create or replace a file atomically.
 
 fn main() -> std::process::ExitCode {
-    ag::tool_protocol::tool_main::<ag::tools::write::WriteTool>()
+    ag::tools::mains::write()
 }

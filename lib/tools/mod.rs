@@ -1,5 +1,5 @@
 //! The tools: each module is one tool's logic, turned into a binary by
-//! [`crate::tool_protocol::tool_main`].
+//! [`crate::tool_protocol::tool_main`], through its entry point in [`mains`].
 
 pub mod bash;
 pub mod budget;
@@ -12,6 +12,7 @@ pub mod git;
 pub mod globs;
 pub mod grep;
 pub mod ls;
+pub mod mains;
 pub(crate) mod matching;
 pub mod notify;
 pub mod offer;

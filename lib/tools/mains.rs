@@ -1,0 +1,86 @@
+//! The tool binaries' `main`s. They live in the library, not in `bins/`, so
+//! that each tool's generic [`tool_main`] is compiled once here, within the
+//! library's code units, rather than again in every binary: that repeated
+//! work was a tenth of a cold `cargo install`.
+
+use std::process::ExitCode;
+
+use crate::tool_protocol::tool_main;
+
+/// ag-bash, which is also the supervisor of its own background jobs.
+pub fn bash() -> ExitCode {
+    if let Some(code) = super::bash::supervisor_main() {
+        return code;
+    }
+    tool_main::<super::bash::BashTool>()
+}
+
+/// ag-claude-code-cli.
+pub fn claude_code_cli() -> ExitCode {
+    tool_main::<super::cli_agent::ClaudeCodeTool>()
+}
+
+/// ag-codex-cli.
+pub fn codex_cli() -> ExitCode {
+    tool_main::<super::cli_agent::CodexCliTool>()
+}
+
+/// ag-gemini-cli.
+pub fn gemini_cli() -> ExitCode {
+    tool_main::<super::cli_agent::GeminiCliTool>()
+}
+
+/// ag-delete.
+pub fn delete() -> ExitCode {
+    tool_main::<super::delete::DeleteTool>()
+}
+
+/// ag-edit.
+pub fn edit() -> ExitCode {
+    tool_main::<super::edit::EditTool>()
+}
+
+/// ag-find.
+pub fn find() -> ExitCode {
+    tool_main::<super::find::FindTool>()
+}
+
+/// ag-git.
+pub fn git() -> ExitCode {
+    tool_main::<super::git::GitTool>()
+}
+
+/// ag-grep.
+pub fn grep() -> ExitCode {
+    tool_main::<super::grep::GrepTool>()
+}
+
+/// ag-ls.
+pub fn ls() -> ExitCode {
+    tool_main::<super::ls::LsTool>()
+}
+
+/// ag-notify.
+pub fn notify() -> ExitCode {
+    tool_main::<super::notify::NotifyTool>()
+}
+
+/// ag-patch.
+pub fn patch() -> ExitCode {
+    tool_main::<super::patch::PatchTool>()
+}
+
+/// ag-read.
+pub fn read() -> ExitCode {
+    tool_main::<super::read::ReadTool>()
+}
+
+/// ag-todo.
+pub fn todo() -> ExitCode {
+    tool_main::<super::todo::TodoTool>()
+}
+
+/// ag-write.
+pub fn write() -> ExitCode {
+    tool_main::<super::write::WriteTool>()
+}
