@@ -9,6 +9,12 @@ use clap::Parser;
 use super::compact::CompactMode;
 use crate::llm::cli::ReasoningArg;
 
+/// Levels of subagents below a run (`--max-depth`).
+pub const DEFAULT_MAX_DEPTH: u32 = 2;
+
+/// Subagents running at a time in a run's whole tree (`--max-agents`).
+pub const DEFAULT_MAX_AGENTS: u32 = 4;
+
 /// The agent loop: prompts in, events out, tools run as subprocesses.
 ///
 /// Each prompt runs turns of a streamed model call and the tool calls it asks
@@ -349,11 +355,11 @@ pub struct Args {
     /// $AG_HOME/worktrees on a branch `ag/agent-<call id>`, where its changes
     /// are committed when it ends; the result names the branch and its diff
     /// stat (`ag-session clean-worktrees` removes those a killed run left).
-    #[arg(long, value_name = "N", default_value_t = super::subagent::DEFAULT_MAX_DEPTH)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_DEPTH)]
     pub max_depth: u32,
     /// Subagents that run at a time (default 4); more `agent` calls in one
     /// turn wait for a place.
-    #[arg(long, value_name = "N", default_value_t = super::subagent::DEFAULT_MAX_AGENTS,
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_AGENTS,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_agents: u32,
     // Checkpoints (issue 20).

@@ -38,7 +38,7 @@ pub struct Emitter {
     /// Structured output is asked for: `--quiet` prints its value or nothing.
     structured: bool,
     /// What `--result-line` reports of the prompt under way.
-    result: super::subagent::RunSummary,
+    result: super::run_summary::RunSummary,
 }
 
 impl Emitter {

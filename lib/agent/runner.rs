@@ -595,7 +595,7 @@ impl Agent {
         // channel, and go out in order between their start and end.
         let (events, mut updates) = mpsc::unbounded_channel::<AgentEvent>();
         // Subagents get what is left of this prompt's budget.
-        let budget = super::subagent::Budget {
+        let budget = super::delegate::Budget {
             turns: self.settings.max_turns.saturating_sub(turns.turn),
             cost: self
                 .settings

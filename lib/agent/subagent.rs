@@ -18,21 +18,13 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::proc::{CaptureLimit, Command, LineLimits};
-use crate::protocol::{
-    AgentEvent, AgentEventRecord, Message, Outcome, ToolDefinition, ToolResult, Usage,
-};
+use crate::protocol::{AgentEvent, AgentEventRecord, Outcome, ToolDefinition, ToolResult};
 use crate::sandbox::{Enforcement, Mode};
 use crate::tool_protocol::exec::INTERRUPTED;
 use crate::tool_protocol::exec::{self, error_result};
 
-/// The tool's name.
-pub const NAME: &str = "agent";
-
-/// Levels of subagents below a run (`--max-depth`).
-pub const DEFAULT_MAX_DEPTH: u32 = 2;
-
-/// Subagents of one run at a time (`--max-agents`).
-pub const DEFAULT_MAX_AGENTS: u32 = 4;
+use super::delegate::{Budget, Delegate, NAME};
+use super::run_summary::RunSummary;
 
 /// Characters of a child's stderr kept for an error.
 const STDERR_KEPT: usize = 64 << 10;
@@ -70,7 +62,7 @@ pub enum Isolation {
 }
 
 /// The definition the model sees.
-pub fn definition() -> ToolDefinition {
+fn definition() -> ToolDefinition {
     ToolDefinition {
         name: NAME.into(),
         label: "Subagent".into(),
@@ -117,24 +109,32 @@ pub struct Subagents {
     pub keys: Vec<(String, String)>,
 }
 
-/// What is left of the parent's budget when a call starts.
-#[derive(Debug, Clone, Copy)]
-pub struct Budget {
-    /// Model calls.
-    pub turns: u32,
-    /// Dollars, when the parent has a limit.
-    pub cost: Option<f64>,
-}
-
 /// A refused call, said so that the model can correct it.
 fn refused(id: &str, message: String) -> ToolResult {
     error_result(id, "agent.refused", message)
 }
 
+impl Delegate for Subagents {
+    fn definition(&self) -> ToolDefinition {
+        definition()
+    }
+
+    fn run<'a>(
+        &'a self,
+        id: &'a str,
+        args: &'a Value,
+        budget: Budget,
+        events: &'a mpsc::UnboundedSender<AgentEvent>,
+        cancel: &'a CancellationToken,
+    ) -> futures::future::BoxFuture<'a, ToolResult> {
+        Box::pin(self.run_call(id, args, budget, events, cancel))
+    }
+}
+
 impl Subagents {
     /// Runs one `agent` call to its end (or the parent's interrupt);
     /// the child's events go to `events`, wrapped.
-    pub async fn run(
+    async fn run_call(
         &self,
         id: &str,
         args: &Value,
@@ -419,114 +419,6 @@ impl Place {
         if let Place::Worktree(w) = self {
             let _ = w.finish().await;
         }
-    }
-}
-
-/// What a run's events say of it: what a parent learns of its child,
-/// and what `--result-line` prints.
-#[derive(Default)]
-pub struct RunSummary {
-    session_id: Option<String>,
-    outcome: Option<Outcome>,
-    error: Option<String>,
-    /// Its final answer.
-    answer: String,
-    /// `agent_end`'s usage (its own subagents' included), when it came.
-    end_usage: Option<Usage>,
-    /// The usage of its model calls, should `agent_end` never come.
-    calls_usage: Usage,
-    /// Files its write, edit and delete calls named, in order.
-    paths: Vec<String>,
-    /// Tool calls under way: their tool and path.
-    calls: Vec<(String, String, Option<String>)>,
-    /// `--output-schema`'s value.
-    output: Option<Value>,
-}
-
-impl RunSummary {
-    /// Takes one event of the run.
-    pub fn note(&mut self, event: &AgentEvent) {
-        match event {
-            AgentEvent::AgentStart { session_id, .. } if self.session_id.is_none() => {
-                self.session_id.clone_from(session_id);
-            }
-            AgentEvent::MessageEnd {
-                message: Message::Assistant(a),
-            } => {
-                self.calls_usage.add(&a.usage);
-            }
-            AgentEvent::ToolExecutionStart {
-                tool_call_id,
-                tool_name,
-                arguments,
-            } => {
-                let path = matches!(tool_name.as_str(), "write" | "edit" | "delete")
-                    .then(|| {
-                        ["file_path", "path"]
-                            .iter()
-                            .find_map(|k| arguments.get(*k).and_then(Value::as_str))
-                    })
-                    .flatten()
-                    .map(str::to_string);
-                self.calls
-                    .push((tool_call_id.clone(), tool_name.clone(), path));
-            }
-            AgentEvent::ToolExecutionEnd {
-                tool_call_id,
-                is_error,
-                ..
-            } => {
-                if let Some(i) = self.calls.iter().position(|c| &c.0 == tool_call_id) {
-                    let (_, _, path) = self.calls.remove(i);
-                    if let Some(p) = path.filter(|_| !is_error)
-                        && !self.paths.contains(&p)
-                    {
-                        self.paths.push(p);
-                    }
-                }
-            }
-            AgentEvent::AgentEnd {
-                messages,
-                outcome,
-                usage,
-                error,
-                output,
-            } => {
-                self.output.clone_from(output);
-                self.outcome = Some(*outcome);
-                self.end_usage = Some(usage.clone());
-                self.error.clone_from(error);
-                self.answer = super::render::final_answer(messages);
-            }
-            _ => {}
-        }
-    }
-
-    /// The `--result-line` line.
-    pub fn line(self) -> Value {
-        let usage = self.usage();
-        let mut line = json!({
-            "type": "result",
-            "outcome": self.outcome,
-            "answer": self.answer,
-            "changed": self.paths,
-            "cost": usage.cost.total,
-            "usage": usage,
-            "session_id": self.session_id,
-        });
-        if let Some(e) = self.error {
-            line["error"] = json!(e);
-        }
-        if let Some(o) = self.output {
-            line["output"] = o;
-        }
-        line
-    }
-
-    fn usage(&self) -> Usage {
-        self.end_usage
-            .clone()
-            .unwrap_or_else(|| self.calls_usage.clone())
     }
 }
 
