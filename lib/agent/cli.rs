@@ -179,7 +179,14 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         &mcp_headers,
     );
     let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?, &mcp_headers).await?;
-    if let Some(sub) = super::subagent::setup(args, &resolved, &model, &cwd) {
+    // The subagents' environment is this run's to hand down, never a tool's.
+    crate::proc::withhold_env([
+        super::tree::TREE_ENV,
+        super::tree::TURNS_ENV,
+        super::subagent::PARENT_ENV,
+    ]);
+    let tree = join_tree(args, &resolved);
+    if let Some(sub) = super::subagent::setup(args, &resolved, &model, &cwd, tree.clone()) {
         tools.add_agent(Arc::new(sub));
     }
     let mut check_bash = super::until::load_bash(&resolved.checks, &cwd).await?;
@@ -291,6 +298,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
             config: resolved.checks,
             bash: check_bash.map(Arc::new),
         },
+        tree,
     };
     let mut agent =
         Agent::new(settings, model, tools, session.history, emitter).with_router(router);
@@ -726,6 +734,24 @@ async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitS
 /// child from here on (tools, gates, after-hooks, MCP servers) except those
 /// passed on purpose, and returns what hides their values (and the MCP
 /// servers' header values) in events.
+/// This run's part of a tree of agents: the one it was started in as a
+/// subagent, or a new one when it may start subagents itself.
+fn join_tree(args: &Args, resolved: &LoopConfig) -> Option<Arc<super::tree::Tree>> {
+    let own = args.max_depth > 0 && resolved.tools.iter().any(|t| t == super::delegate::NAME);
+    match super::tree::Tree::join(own, args.max_agents) {
+        Ok(tree) => tree.map(Arc::new),
+        Err(e) => {
+            warn(
+                BIN,
+                &format!(
+                    "`agent` is not offered: the directory its subagents share cannot be made: {e}"
+                ),
+            );
+            None
+        }
+    }
+}
+
 fn withhold_keys(
     api_key: Option<&str>,
     pass: &[String],

@@ -39,6 +39,7 @@ mod stdin_hint;
 pub mod subagent;
 mod tool_sets;
 mod toolset;
+mod tree;
 mod tty;
 mod until;
 mod until_run;

@@ -25,6 +25,7 @@ use crate::tool_protocol::exec::{self, error_result};
 
 use super::delegate::{Budget, Delegate, NAME};
 use super::run_summary::RunSummary;
+use super::tree::{TREE_ENV, TURNS_ENV, Tree};
 
 /// Characters of a child's stderr kept for an error.
 const STDERR_KEPT: usize = 64 << 10;
@@ -100,10 +101,13 @@ pub struct Subagents {
     pub cwd: PathBuf,
     /// Levels of subagents still allowed below this run.
     pub max_depth: u32,
-    /// Subagents at a time.
+    /// Subagents of this run at a time.
     pub max_agents: u32,
-    /// Taken by each running child.
+    /// Taken by each running child of this run.
     pub slots: Arc<Semaphore>,
+    /// The tree's places and turn ledgers, shared with the agents above
+    /// and below.
+    pub tree: Arc<Tree>,
     /// Provider key variables (withheld from tools) that the child, an
     /// ag-loop itself, needs back.
     pub keys: Vec<(String, String)>,
@@ -172,6 +176,19 @@ impl Subagents {
         let Ok(_permit) = permit else {
             return refused(id, "subagents are closed for this run".into());
         };
+        // Held until the child has ended (or died: the stream ends then).
+        let Some(_slot) = self.tree.slot(cancel).await else {
+            if cancel.is_cancelled() {
+                return exec::aborted_result(id, INTERRUPTED);
+            }
+            return refused(
+                id,
+                format!(
+                    "all {} places of this tree of agents (--max-agents, counted across the agents above and beside this one) are taken; do the task yourself, or call `agent` again once a subagent has ended",
+                    self.tree.slots()
+                ),
+            );
+        };
         let remote = self.flags.iter().any(|f| f == "--workspace");
         let mut place = match call.isolation {
             Some(Isolation::Worktree) if remote => {
@@ -205,6 +222,9 @@ impl Subagents {
             cmd = cmd.args(["--max-cost", &format!("{c}")]);
         }
         for (k, v) in &self.keys {
+            cmd = cmd.env(k, v);
+        }
+        for (k, v) in self.tree.child_env() {
             cmd = cmd.env(k, v);
         }
         cmd = cmd.env(PARENT_ENV, std::process::id().to_string());
@@ -431,6 +451,7 @@ pub fn setup(
     resolved: &super::setup::LoopConfig,
     model: &super::ModelClient,
     cwd: &Path,
+    tree: Option<Arc<Tree>>,
 ) -> Option<Subagents> {
     if !resolved.tools.iter().any(|t| t == NAME) {
         return None;
@@ -442,6 +463,7 @@ pub fn setup(
         );
         return None;
     }
+    let tree = tree?;
     let word = |v: Value| v.as_str().map(str::to_string).unwrap_or_default();
     let mut flags: Vec<String> = Vec::new();
     let mut flag = |name: &str, value: Option<String>| {
@@ -524,6 +546,7 @@ pub fn setup(
     }
     let mut keys: Vec<(String, String)> = crate::proc::withheld_env()
         .into_iter()
+        .filter(|n| ![TREE_ENV, TURNS_ENV, PARENT_ENV].iter().any(|t| n == t))
         .filter_map(|n| {
             let v = std::env::var_os(&n)?;
             Some((
@@ -559,6 +582,7 @@ pub fn setup(
         max_depth: args.max_depth,
         max_agents: args.max_agents,
         slots: Arc::new(Semaphore::new(args.max_agents as usize)),
+        tree,
         keys,
     })
 }

@@ -766,3 +766,248 @@ fn a_subagent_of_a_run_a_person_approves_refuses_what_would_be_asked() {
     let (end, ran) = risky_run(&env, false);
     assert!(ran, "{end}");
 }
+
+/// The `tool_execution_end` of the run's (first) `agent` call.
+fn agent_end(events: &[Value]) -> &Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap_or_else(|| panic!("no agent call ended: {events:#?}"))
+}
+
+/// Model calls in the stream: the run's own and, nested at any depth, its
+/// subagents'.
+fn turns_in_tree(events: &[Value]) -> (usize, usize) {
+    fn inner(e: &Value) -> &Value {
+        if e["type"] == "subagent_event" {
+            inner(&e["event"])
+        } else {
+            e
+        }
+    }
+    let own = events.iter().filter(|e| e["type"] == "turn_start").count();
+    let below = events
+        .iter()
+        .filter(|e| e["type"] == "subagent_event" && inner(e)["type"] == "turn_start")
+        .count();
+    (own, below)
+}
+
+#[test]
+fn a_childs_turns_count_against_the_parents_max_turns() {
+    // Three turns in all: the parent's first, and the child's two (the
+    // write and its answer) leave none for the parent's answer.
+    let env = Env::new();
+    let port = serve(one_child);
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.args(["--max-turns", "3", "delegate"]);
+    let r = run(c, None);
+    r.expect_code(1);
+    let events = r.json_lines();
+    assert_eq!(agent_end(&events)["details"]["outcome"], "finished");
+    let last = events.iter().rfind(|e| e["type"] == "agent_end").unwrap();
+    assert_eq!(last["outcome"], "turn_limit", "{last}");
+    let why = last["error"].as_str().unwrap();
+    assert!(why.contains("subagents' turns included"), "{why}");
+    assert_eq!(turns_in_tree(&events), (1, 2));
+}
+
+fn spinning_pair(first: &str, results: usize) -> Option<Turn> {
+    Some(match (first, results) {
+        ("spin twice", 0) => Turn::Tools(vec![
+            ("agent", json!({"task": "spin"})),
+            ("agent", json!({"task": "spin"})),
+        ]),
+        ("spin twice", _) => Turn::Text("done"),
+        // A child that never ends on its own: it reads, and reads again.
+        ("spin", _) => Turn::Tools(vec![("read", json!({"path": "README"}))]),
+        _ => Turn::Text("(unexpected)"),
+    })
+}
+
+#[test]
+fn children_in_parallel_share_what_is_left_of_the_turns_instead_of_each_spending_it() {
+    let env = Env::new();
+    env.write("README", "x\n");
+    let port = serve(spinning_pair);
+    let mut c = ag_loop(&env, port, "read,agent");
+    c.args(["--max-turns", "5", "spin twice"]);
+    let r = run(c, None);
+    r.expect_code(1);
+    let events = r.json_lines();
+    // Each child was started with the 4 turns left, and both together
+    // made 4 model calls, not 8.
+    assert_eq!(turns_in_tree(&events), (1, 4), "{events:#?}");
+    let ends: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .collect();
+    assert_eq!(ends.len(), 2);
+    for e in ends {
+        assert_eq!(e["details"]["outcome"], "turn_limit", "{e}");
+    }
+    let last = events.iter().rfind(|e| e["type"] == "agent_end").unwrap();
+    assert_eq!(last["outcome"], "turn_limit", "{last}");
+}
+
+fn nesting(first: &str, results: usize) -> Option<Turn> {
+    Some(match (first, results) {
+        ("nest", 0) => Turn::Tools(vec![("agent", json!({"task": "middle"}))]),
+        ("nest", _) => Turn::Text("nested"),
+        ("middle", 0) => Turn::Tools(vec![("agent", json!({"task": "leaf"}))]),
+        ("middle", _) => Turn::Text("middle done"),
+        ("leaf", _) => Turn::Text("a leaf ran"),
+        _ => Turn::Text("(unexpected)"),
+    })
+}
+
+#[test]
+fn max_agents_counts_the_agents_of_the_whole_tree_not_each_parents() {
+    let env = Env::new();
+    let port = serve(nesting);
+    // One place in the tree: the middle agent has it, so its own child is
+    // refused (its own --max-agents 1 alone would let it run).
+    let mut c = ag_loop(&env, port, "read,agent");
+    c.args(["--max-agents", "1", "nest"]);
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let id = agent_end(&events)["tool_call_id"].as_str().unwrap();
+    let middle = nested(&events, id);
+    let refused = middle
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .expect("the middle agent's call");
+    assert_eq!(refused["is_error"], true, "{refused}");
+    let out = refused["output"].as_str().unwrap();
+    assert!(out.contains("all 1 places"), "{out}");
+    assert!(!r.stdout().contains("a leaf ran"));
+    // Two places: the leaf runs.
+    let mut c = ag_loop(&env, port, "read,agent");
+    c.args(["--max-agents", "2", "nest"]);
+    let r = run(c, None);
+    r.expect_code(0);
+    assert!(r.stdout().contains("a leaf ran"));
+    // The tree's directory went with the run.
+    let trees: Vec<_> = std::fs::read_dir(env.join(crate::util::TMP))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("ag-tree-"))
+        .collect();
+    assert!(trees.is_empty(), "{trees:?}");
+}
+
+fn hanging_grandchild(first: &str, results: usize) -> Option<Turn> {
+    match (first, results) {
+        ("nest deep", 0) => Some(Turn::Tools(vec![(
+            "agent",
+            json!({"task": "middle of three"}),
+        )])),
+        ("middle of three", 0) => Some(Turn::Tools(vec![("agent", json!({"task": "hang"}))])),
+        // The grandchild's model call, and the root's after the middle
+        // agent was killed, hang until they are stopped.
+        _ => None,
+    }
+}
+
+/// The tree directories under the test's TMPDIR.
+fn trees(env: &Env) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(env.join(crate::util::TMP))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("ag-tree-")
+        })
+        .collect()
+}
+
+#[test]
+fn a_subagent_killed_outright_leaves_no_process_and_no_place_held() {
+    use nix::fcntl::{Flock, FlockArg};
+    let env = Env::new();
+    let port = serve(hanging_grandchild);
+    let mut c = ag_loop(&env, port, "read,agent");
+    c.args(["--max-agents", "2", "nest deep"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut root = c.spawn().unwrap();
+    let mut lines = BufReader::new(root.stdout.take().unwrap()).lines();
+    let mut next = || -> Value { serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap() };
+    // The grandchild asks its model: both places are held.
+    loop {
+        let e = next();
+        if e["type"] == "subagent_event"
+            && e["event"]["type"] == "subagent_event"
+            && e["event"]["event"]["type"] == "turn_start"
+        {
+            break;
+        }
+    }
+    let tree = trees(&env);
+    assert_eq!(tree.len(), 1, "{tree:?}");
+    let slots: Vec<_> = std::fs::read_dir(&tree[0])
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("slot-")
+        })
+        .collect();
+    assert_eq!(slots.len(), 2);
+    let free = || {
+        slots
+            .iter()
+            .filter(|p| {
+                Flock::lock(
+                    std::fs::File::open(p).unwrap(),
+                    FlockArg::LockExclusiveNonblock,
+                )
+                .is_ok()
+            })
+            .count()
+    };
+    assert_eq!(free(), 0);
+    let middle = processes_in(env.path())
+        .into_iter()
+        .find(|l| l.ends_with("-- middle of three"))
+        .expect("the middle agent's process");
+    let pid: i32 = middle.split_whitespace().next().unwrap().parse().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    // The root learns that its call ended.
+    loop {
+        let e = next();
+        if e["type"] == "tool_execution_end" && e["tool_name"] == "agent" {
+            assert_eq!(e["is_error"], true, "{e}");
+            break;
+        }
+    }
+    // The grandchild ends itself; nothing of the killed branch is left, and
+    // both places are free again.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_in(env.path()).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(processes_in(env.path()), Vec::<String>::new());
+    assert_eq!(free(), 2);
+    // The root killed outright too leaves its tree's directory behind; the
+    // next run's root removes it.
+    root.kill().unwrap();
+    root.wait().unwrap();
+    assert_eq!(trees(&env).len(), 1);
+    let port = serve(one_child);
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.arg("delegate");
+    run(c, None).expect_code(0);
+    assert_eq!(trees(&env), Vec::<std::path::PathBuf>::new());
+}
