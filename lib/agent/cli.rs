@@ -185,9 +185,14 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         super::tree::TURNS_ENV,
         super::subagent::PARENT_ENV,
     ]);
-    let tree = join_tree(args, &resolved);
-    if let Some(sub) = super::subagent::setup(args, &resolved, &model, &cwd, tree.clone()) {
-        tools.add_agent(Arc::new(sub));
+    let tree = join_tree(args, &resolved, &cwd);
+    let delegate: Option<Arc<dyn super::delegate::Delegate>> =
+        super::subagent::setup(args, &resolved, &model, &cwd, tree.clone())
+            .map(|s| Arc::new(s) as _);
+    if let Some(d) = &delegate
+        && resolved.tools.iter().any(|t| t == super::delegate::NAME)
+    {
+        tools.add_agent(d.clone());
     }
     let mut check_bash = super::until::load_bash(&resolved.checks, &cwd).await?;
     let workspace =
@@ -255,6 +260,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         skills,
         workspace: workspace.clone(),
         cache: Default::default(),
+        delegate,
     };
     if let Some(note) = lost_identity {
         warn(BIN, &note);
@@ -735,9 +741,15 @@ async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitS
 /// passed on purpose, and returns what hides their values (and the MCP
 /// servers' header values) in events.
 /// This run's part of a tree of agents: the one it was started in as a
-/// subagent, or a new one when it may start subagents itself.
-fn join_tree(args: &Args, resolved: &LoopConfig) -> Option<Arc<super::tree::Tree>> {
-    let own = args.max_depth > 0 && resolved.tools.iter().any(|t| t == super::delegate::NAME);
+/// subagent, or a new one when it may start subagents itself (its tools,
+/// or an identity's that an `@NAME` prompt may call on, name `agent`).
+fn join_tree(args: &Args, resolved: &LoopConfig, cwd: &Path) -> Option<Arc<super::tree::Tree>> {
+    let named = |tools: &[String]| tools.iter().any(|t| t == super::delegate::NAME);
+    let own = args.max_depth > 0
+        && (named(&resolved.tools)
+            || identity::list(cwd)
+                .iter()
+                .any(|i| i.tools.as_deref().is_some_and(named)));
     match super::tree::Tree::join(own, args.max_agents) {
         Ok(tree) => tree.map(Arc::new),
         Err(e) => {

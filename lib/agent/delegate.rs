@@ -4,6 +4,8 @@
 //! sits above the setup; the tool set and the runner hold only this trait,
 //! so that they need nothing from up there.
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -38,4 +40,9 @@ pub trait Delegate: Send + Sync {
         events: &'a mpsc::UnboundedSender<AgentEvent>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, ToolResult>;
+
+    /// The same for an `@NAME` prompt's identity: its tools (which its
+    /// children may only narrow) and its model; the sandbox, gates and
+    /// budget stay the run's.
+    fn for_profile(&self, tools: &[String], model: &str) -> Arc<dyn Delegate>;
 }

@@ -84,6 +84,7 @@ pub struct SandboxFlags {
 }
 
 /// What every subagent of a run inherits, set up once.
+#[derive(Clone)]
 pub struct Subagents {
     /// ag-loop (this one's sibling).
     pub program: PathBuf,
@@ -133,6 +134,14 @@ impl Delegate for Subagents {
     ) -> futures::future::BoxFuture<'a, ToolResult> {
         Box::pin(self.run_call(id, args, budget, events, cancel))
     }
+
+    fn for_profile(&self, tools: &[String], model: &str) -> Arc<dyn Delegate> {
+        Arc::new(Subagents {
+            tools: tools.to_vec(),
+            model: model.to_string(),
+            ..self.clone()
+        })
+    }
 }
 
 impl Subagents {
@@ -153,7 +162,7 @@ impl Subagents {
         if call.task.trim().is_empty() {
             return refused(id, "`task` is empty: say what the subagent is to do".into());
         }
-        let tools = match self.child_tools(&call) {
+        let (tools, sandbox) = match self.child_tools(&call) {
             Ok(t) => t,
             Err(why) => return refused(id, why),
         };
@@ -209,6 +218,7 @@ impl Subagents {
             .arg("--json")
             .args(&self.flags)
             .args(["--tools", &tools.join(",")])
+            .args(sandbox.flags())
             .args(["--max-turns", &budget.turns.to_string()])
             .args(["--max-depth", &self.max_depth.saturating_sub(1).to_string()])
             .args(["--max-agents", &self.max_agents.to_string()])
@@ -333,9 +343,11 @@ impl Subagents {
 
     /// The tools the child gets: the call's, else its identity's, else
     /// the parent's; a tool the parent lacks is refused, and `agent` is
-    /// left out where the depth runs out.
-    fn child_tools(&self, call: &AgentArgs) -> Result<Vec<String>, String> {
+    /// left out where the depth runs out. And its sandbox: the parent's,
+    /// made stricter where its identity asks (never looser: refused).
+    fn child_tools(&self, call: &AgentArgs) -> Result<(Vec<String>, SandboxFlags), String> {
         let mut wanted = self.tools.clone();
+        let mut sandbox = self.sandbox.clone();
         if let Some(name) = &call.agent {
             let ident = super::identity::load(&self.cwd, name).map_err(|e| {
                 format!("no agent identity `{name}` to run as: {e}; call `agent` without `agent`, or with one that `ag-loop --list-agents` lists")
@@ -345,7 +357,7 @@ impl Subagents {
                 self.narrower("the identity", name, &list)?;
                 wanted = list;
             }
-            self.stricter(name, &ident)?;
+            sandbox = self.stricter(name, &ident)?;
         }
         if let Some(list) = &call.tools {
             if list.is_empty() {
@@ -358,7 +370,7 @@ impl Subagents {
         if self.max_depth <= 1 {
             wanted.retain(|t| t != NAME);
         }
-        Ok(wanted)
+        Ok((wanted, sandbox))
     }
 
     /// Refuses a tool list that names a tool this run does not have.
@@ -383,8 +395,13 @@ impl Subagents {
         ))
     }
 
-    /// Refuses an identity whose sandbox is looser than this run's.
-    fn stricter(&self, name: &str, ident: &super::identity::Identity) -> Result<(), String> {
+    /// The child's sandbox under the identity `name`: stricter where it
+    /// asks; refused where it asks for looser than this run's.
+    fn stricter(
+        &self,
+        name: &str,
+        ident: &super::identity::Identity,
+    ) -> Result<SandboxFlags, String> {
         let looser = |what: String| {
             Err(format!(
                 "refused: the identity `{name}` asks for a looser sandbox than this agent's ({what}); a subagent's sandbox may only be stricter"
@@ -396,26 +413,51 @@ impl Subagents {
             Enforcement::Require => 2,
         };
         let word = |v: &str| Value::String(v.to_ascii_lowercase().replace('_', "-"));
+        let mut out = self.sandbox.clone();
         if let Some(v) = &ident.sandbox
             && let Ok(e) = serde_json::from_value::<Enforcement>(word(v))
-            && rank(e) < rank(self.sandbox.enforcement)
         {
-            return looser(format!("sandbox: {v}"));
+            if rank(e) < rank(self.sandbox.enforcement) {
+                return looser(format!("sandbox: {v}"));
+            }
+            out.enforcement = e;
         }
         if let Some(v) = &ident.sandbox_mode
             && let Ok(m) = serde_json::from_value::<Mode>(word(v))
-            && m == Mode::WorkspaceWrite
-            && self.sandbox.mode == Mode::ReadOnly
         {
-            return looser(format!("sandbox_mode: {v}"));
+            if m == Mode::WorkspaceWrite && self.sandbox.mode == Mode::ReadOnly {
+                return looser(format!("sandbox_mode: {v}"));
+            }
+            out.mode = m;
         }
-        if let Some(v) = &ident.allow_net
-            && matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on")
-            && !self.sandbox.net
-        {
-            return looser(format!("allow_net: {v}"));
+        if let Some(v) = &ident.allow_net {
+            match v.to_ascii_lowercase().as_str() {
+                "true" | "yes" | "on" if !self.sandbox.net => {
+                    return looser(format!("allow_net: {v}"));
+                }
+                "false" | "no" | "off" => out.net = false,
+                _ => {}
+            }
         }
-        Ok(())
+        Ok(out)
+    }
+}
+
+impl SandboxFlags {
+    /// As ag-loop's flags, which win over anything the child's identity
+    /// or config file says.
+    fn flags(&self) -> Vec<String> {
+        let word = |v: Value| v.as_str().map(str::to_string).unwrap_or_default();
+        let mut out = vec![
+            "--sandbox".to_string(),
+            word(serde_json::to_value(self.enforcement).unwrap_or_default()),
+            "--sandbox-mode".to_string(),
+            word(serde_json::to_value(self.mode).unwrap_or_default()),
+        ];
+        if self.net {
+            out.push("--allow-net".into());
+        }
+        out
     }
 }
 
@@ -442,9 +484,10 @@ impl Place {
     }
 }
 
-/// What this run's subagents inherit, when `--tools` names `agent` and
-/// `--max-depth` allows one more level (else `None`, with a warning when
-/// `agent` was named). The provider keys are read after they are withheld
+/// What this run's subagents inherit, when `--max-depth` allows one more
+/// level and the run is in a tree of agents (else `None`, with a warning
+/// when `agent` was named); the run offers `agent` when `--tools` names
+/// it, and an `@NAME` identity whose tools name it gets it too. The provider keys are read after they are withheld
 /// from the tools, so that only the child ag-loop gets them back.
 pub fn setup(
     args: &super::args::Args,
@@ -453,18 +496,16 @@ pub fn setup(
     cwd: &Path,
     tree: Option<Arc<Tree>>,
 ) -> Option<Subagents> {
-    if !resolved.tools.iter().any(|t| t == NAME) {
-        return None;
-    }
     if args.max_depth == 0 {
-        crate::cli::warn(
-            "ag-loop",
-            "`agent` is not offered: --max-depth 0 allows no subagent here",
-        );
+        if resolved.tools.iter().any(|t| t == NAME) {
+            crate::cli::warn(
+                "ag-loop",
+                "`agent` is not offered: --max-depth 0 allows no subagent here",
+            );
+        }
         return None;
     }
     let tree = tree?;
-    let word = |v: Value| v.as_str().map(str::to_string).unwrap_or_default();
     let mut flags: Vec<String> = Vec::new();
     let mut flag = |name: &str, value: Option<String>| {
         flags.push(name.to_string());
@@ -498,20 +539,9 @@ pub fn setup(
     for p in &resolved.pass_env {
         flag("--pass-env", Some(p.clone()));
     }
+    // --sandbox, --sandbox-mode and --allow-net go per call (an
+    // identity may make them stricter).
     let sb = &resolved.sandbox;
-    flag(
-        "--sandbox",
-        Some(word(
-            serde_json::to_value(sb.enforcement).unwrap_or_default(),
-        )),
-    );
-    flag(
-        "--sandbox-mode",
-        Some(word(serde_json::to_value(sb.mode).unwrap_or_default())),
-    );
-    if sb.net {
-        flag("--allow-net", None);
-    }
     for w in &sb.write {
         flag("--sandbox-write", Some(w.display().to_string()));
     }

@@ -1011,3 +1011,74 @@ fn a_subagent_killed_outright_leaves_no_process_and_no_place_held() {
     run(c, None).expect_code(0);
     assert_eq!(trees(&env), Vec::<std::path::PathBuf>::new());
 }
+
+#[test]
+fn an_identity_whose_tools_name_agent_gets_the_agent_tool() {
+    let env = Env::new();
+    env.write(
+        ".ag/agents/lead.md",
+        "---\nname: lead\ntools: read, write, agent\n---\nYou lead.\n",
+    );
+    let port = serve(one_child);
+    // The run itself has no `agent` (no --tools: the default set); the
+    // `@lead` prompt's identity has.
+    models_json(&env, port);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("FAKE_KEY", "k")
+        .args(["-m", "fake/m", "--json", "@lead delegate"]);
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let end = agent_end(&events);
+    assert_eq!(end["details"]["outcome"], "finished", "{end}");
+    assert_eq!(env.read("notes.txt"), b"from the child\n");
+    // The same identity as the run's own (`--agent lead`).
+    std::fs::remove_file(env.join("notes.txt")).unwrap();
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("FAKE_KEY", "k")
+        .args(["-m", "fake/m", "--json", "--agent", "lead", "delegate"]);
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    assert_eq!(agent_end(&events)["details"]["outcome"], "finished");
+    assert_eq!(env.read("notes.txt"), b"from the child\n");
+}
+
+fn as_identity(first: &str, results: usize) -> Option<Turn> {
+    let name = first.strip_prefix("delegate as ")?;
+    Some(match results {
+        0 => Turn::Tools(vec![(
+            "agent",
+            json!({"task": "write notes.txt", "agent": name}),
+        )]),
+        _ => Turn::Text("the parent is done"),
+    })
+}
+
+#[test]
+fn a_project_identity_that_asks_for_a_looser_sandbox_is_refused() {
+    let env = Env::new();
+    env.write(
+        ".ag/agents/online.md",
+        "---\nname: online\ntools: read\nallow_net: true\n---\nYou fetch things.\n",
+    );
+    env.write(
+        ".ag/agents/free.md",
+        "---\nname: free\ntools: read\nsandbox: off\n---\nYou run anything.\n",
+    );
+    for (name, asked) in [("online", "allow_net: true"), ("free", "sandbox: off")] {
+        let port = serve(as_identity);
+        let mut c = ag_loop(&env, port, "read,write,agent");
+        c.arg(format!("delegate as {name}"));
+        let r = run(c, None);
+        r.expect_code(0);
+        let events = r.json_lines();
+        let end = agent_end(&events);
+        assert_eq!(end["is_error"], true, "{end}");
+        let out = end["output"].as_str().unwrap();
+        assert!(out.contains(&format!("identity `{name}`")), "{out}");
+        assert!(out.contains(asked), "{out}");
+        assert!(out.contains("may only be stricter"), "{out}");
+        assert!(!events.iter().any(|e| e["type"] == "subagent_event"));
+    }
+}
