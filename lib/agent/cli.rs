@@ -225,6 +225,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     }
     let mut emitter = Emitter::new(resolved.output, session.writer, resolved.color)
         .with_redactor(redactor)
+        .with_result_dir(&cwd)
         .with_structured_output(output.is_some());
     super::sandbox::announce(&sandbox_plan, &resolved.sandbox, &mut emitter)?;
     super::workspace::announce(workspace.as_deref(), &mut emitter)?;

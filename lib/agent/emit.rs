@@ -63,6 +63,12 @@ impl Emitter {
         self
     }
 
+    /// `--result-line` names changed files relative to `cwd`.
+    pub fn with_result_dir(mut self, cwd: &std::path::Path) -> Self {
+        self.result = super::run_summary::RunSummary::in_dir(cwd);
+        self
+    }
+
     /// Hides these secrets in every event from now on.
     pub fn with_redactor(mut self, redactor: Arc<Redactor>) -> Self {
         self.redactor = redactor;
@@ -112,7 +118,8 @@ impl Emitter {
             OutputMode::Result => {
                 self.result.note(&record.event);
                 if matches!(record.event, AgentEvent::AgentEnd { .. }) {
-                    let line = std::mem::take(&mut self.result).line();
+                    let fresh = self.result.fresh();
+                    let line = std::mem::replace(&mut self.result, fresh).line();
                     self.out.write_all_flush(format!("{line}\n").as_bytes())
                 } else {
                     Ok(())

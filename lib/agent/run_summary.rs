@@ -1,6 +1,17 @@
 //! What a run's events say of it, gathered as they go by: its outcome,
 //! answer, cost and the files it changed. The `agent` tool learns its
 //! child's result this way, and `--result-line` prints it.
+//!
+//! The files it changed: the paths of its write, edit and delete calls and
+//! of its patches, and what its checkpoints saw change between the first
+//! (the tree before its first turn that could change files) and the last
+//! (the tree it left), which is where files that `bash` changed show, in
+//! git or not (a shadow repository). Without checkpoints
+//! (`--no-checkpoints`, no session) only the calls' paths are known; and
+//! the checkpoints see the whole tree, so subagents running at once in one
+//! directory may find each other's files in their lists.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -19,8 +30,15 @@ pub struct RunSummary {
     end_usage: Option<Usage>,
     /// The usage of its model calls, should `agent_end` never come.
     calls_usage: Usage,
-    /// Files its write, edit and delete calls named, in order.
+    /// Files it changed, in the order they were seen (see the module's
+    /// doc): relative to `cwd` when they are beneath it.
     pub(super) paths: Vec<String>,
+    /// Changed files its checkpoints left out of their lists.
+    pub(super) more: u64,
+    /// Checkpoints seen so far.
+    checkpoints: u32,
+    /// The run's working directory, when known.
+    cwd: Option<PathBuf>,
     /// Tool calls under way: their tool and path.
     calls: Vec<(String, String, Option<String>)>,
     /// `--output-schema`'s value.
@@ -28,6 +46,35 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
+    /// A summary of a run in `cwd`, to which the paths are made relative.
+    pub fn in_dir(cwd: &Path) -> RunSummary {
+        RunSummary {
+            cwd: Some(cwd.to_path_buf()),
+            ..RunSummary::default()
+        }
+    }
+
+    /// A new summary for the next prompt, in the same directory.
+    pub fn fresh(&self) -> RunSummary {
+        RunSummary {
+            cwd: self.cwd.clone(),
+            ..RunSummary::default()
+        }
+    }
+
+    fn add_path(&mut self, path: &Path) {
+        let shown = match &self.cwd {
+            Some(cwd) => {
+                let abs = cwd.join(path);
+                abs.strip_prefix(cwd).unwrap_or(&abs).display().to_string()
+            }
+            None => path.display().to_string(),
+        };
+        if !self.paths.contains(&shown) {
+            self.paths.push(shown);
+        }
+    }
+
     /// Takes one event of the run.
     pub fn note(&mut self, event: &AgentEvent) {
         match event {
@@ -58,15 +105,41 @@ impl RunSummary {
             AgentEvent::ToolExecutionEnd {
                 tool_call_id,
                 is_error,
+                details,
+                tool_name,
                 ..
             } => {
                 if let Some(i) = self.calls.iter().position(|c| &c.0 == tool_call_id) {
                     let (_, _, path) = self.calls.remove(i);
-                    if let Some(p) = path.filter(|_| !is_error)
-                        && !self.paths.contains(&p)
-                    {
-                        self.paths.push(p);
+                    if let Some(p) = path.filter(|_| !is_error) {
+                        self.add_path(Path::new(&p));
                     }
+                }
+                if tool_name == "patch" && !is_error && details["dry_run"] != true {
+                    let files = details["files"].as_array().cloned().unwrap_or_default();
+                    for f in files {
+                        if let Some(p) = f["path"].as_str() {
+                            self.add_path(Path::new(p));
+                        }
+                    }
+                }
+            }
+            AgentEvent::Checkpoint {
+                added,
+                changed,
+                deleted,
+                more,
+                work_tree,
+                ..
+            } => {
+                // The first is the tree before any change: its lists say
+                // what changed before the run.
+                self.checkpoints += 1;
+                if self.checkpoints > 1 {
+                    for p in added.iter().chain(changed).chain(deleted) {
+                        self.add_path(&Path::new(work_tree).join(p));
+                    }
+                    self.more += more;
                 }
             }
             AgentEvent::AgentEnd {

@@ -255,7 +255,7 @@ impl Subagents {
                 );
             }
         };
-        let mut seen = RunSummary::default();
+        let mut seen = RunSummary::in_dir(place.dir());
         while let Some(line) = stream.lines.next().await {
             let Ok(bytes) = line else { continue };
             let Ok(record) = serde_json::from_slice::<AgentEventRecord>(&bytes) else {
@@ -272,8 +272,8 @@ impl Subagents {
             Ok(o) => o.stderr.lossy().trim().to_string(),
             Err(e) => e.to_string(),
         };
-        // Its own calls' paths, not git status: subagents running together
-        // (and this run's session files) would show in each other's.
+        // Its calls' paths and what its checkpoints saw change (see
+        // run_summary.rs).
         let mut changed = seen.paths.clone();
         let mut details = json!({
             "session_id": seen.session_id,
@@ -312,11 +312,15 @@ impl Subagents {
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
         details["outcome"] = json!(word);
-        let files = if changed.is_empty() {
+        let mut files = if changed.is_empty() {
             "none".to_string()
         } else {
             changed.join(", ")
         };
+        if seen.more > 0 && branch_note.is_empty() {
+            files.push_str(&format!(" and {} more", seen.more));
+            details["more"] = json!(seen.more);
+        }
         let mut output = format!(
             "The subagent ended: {word}, ${:.4}, session {}.\nFiles it changed: {files}{branch_note}",
             seen.usage().cost.total,

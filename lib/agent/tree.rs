@@ -81,7 +81,9 @@ impl Tree {
     }
 
     fn make(max_agents: u32) -> io::Result<Tree> {
-        let tmp = std::env::temp_dir();
+        let tmp = crate::session::ag_home().join("trees");
+        std::fs::create_dir_all(&tmp)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", tmp.display())))?;
         sweep(&tmp);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -889,12 +889,7 @@ fn max_agents_counts_the_agents_of_the_whole_tree_not_each_parents() {
     r.expect_code(0);
     assert!(r.stdout().contains("a leaf ran"));
     // The tree's directory went with the run.
-    let trees: Vec<_> = std::fs::read_dir(env.join(crate::util::TMP))
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("ag-tree-"))
-        .collect();
-    assert!(trees.is_empty(), "{trees:?}");
+    assert_eq!(trees(&env), Vec::<std::path::PathBuf>::new());
 }
 
 fn hanging_grandchild(first: &str, results: usize) -> Option<Turn> {
@@ -910,10 +905,11 @@ fn hanging_grandchild(first: &str, results: usize) -> Option<Turn> {
     }
 }
 
-/// The tree directories under the test's TMPDIR.
+/// The directories of trees of agents.
 fn trees(env: &Env) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(env.join(crate::util::TMP))
-        .unwrap()
+    std::fs::read_dir(env.join(".home/.ag/trees"))
+        .into_iter()
+        .flatten()
         .flatten()
         .map(|e| e.path())
         .filter(|p| {
@@ -1081,4 +1077,59 @@ fn a_project_identity_that_asks_for_a_looser_sandbox_is_refused() {
         assert!(out.contains("may only be stricter"), "{out}");
         assert!(!events.iter().any(|e| e["type"] == "subagent_event"));
     }
+}
+
+fn shell_and_patch(first: &str, results: usize) -> Option<Turn> {
+    Some(match (first, results) {
+        ("delegate the chores", 0) => {
+            Turn::Tools(vec![("agent", json!({"task": "do the chores"}))])
+        }
+        ("delegate the chores", _) => Turn::Text("done"),
+        ("do the chores", 0) => Turn::Tools(vec![(
+            "bash",
+            json!({"command": "printf 'made\\n' > made.txt && rm old.txt && printf 'more\\n' >> kept.txt"}),
+        )]),
+        ("do the chores", 1) => Turn::Tools(vec![(
+            "patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: sub/patched.txt\n+p\n*** End Patch\n"}),
+        )]),
+        ("do the chores", _) => Turn::Text("chores done"),
+        _ => Turn::Text("(unexpected)"),
+    })
+}
+
+/// The `changed` list of the run's agent call, sorted.
+fn changed_by_child(env: &Env) -> Vec<String> {
+    let port = serve(shell_and_patch);
+    let mut c = ag_loop(env, port, "read,bash,patch,agent");
+    c.arg("delegate the chores");
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let end = agent_end(&events);
+    assert_eq!(end["details"]["outcome"], "finished", "{end}");
+    let mut changed: Vec<String> =
+        serde_json::from_value(end["details"]["changed"].clone()).unwrap();
+    changed.sort();
+    let out = end["output"].as_str().unwrap();
+    assert!(out.contains("made.txt"), "{out}");
+    changed
+}
+
+#[test]
+fn the_files_a_child_changed_with_bash_and_patch_are_in_its_result_in_git_or_not() {
+    let want = ["kept.txt", "made.txt", "old.txt", "sub/patched.txt"];
+    // In a git repository.
+    let env = Env::new();
+    repo(&env);
+    env.write("old.txt", "old\n");
+    env.write("kept.txt", "kept\n");
+    git(env.path(), &["add", "old.txt", "kept.txt"]);
+    git(env.path(), &["commit", "-qm", "two files"]);
+    assert_eq!(changed_by_child(&env), want);
+    // Outside git.
+    let env = Env::new();
+    env.write("old.txt", "old\n");
+    env.write("kept.txt", "kept\n");
+    assert_eq!(changed_by_child(&env), want);
 }
