@@ -6,7 +6,6 @@
 //! whole tree and leaves no process.
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::bin;
-use crate::model_server::{Turn, respond_sse, sse};
+use crate::model_server::{Turn, conversation_server};
 use crate::util::{Env, run};
 
 /// The answer to a conversation: `first` is its first user text, `results`
@@ -22,61 +21,9 @@ use crate::util::{Env, run};
 /// goes away (a model call in flight when the run is stopped).
 type Script = fn(first: &str, results: usize) -> Option<Turn>;
 
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
-    }
-}
-
 /// A model server on 127.0.0.1 answering by `script`; returns its port.
 fn serve(script: Script) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(conn) = conn else { continue };
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(conn.try_clone().unwrap());
-                let mut out = conn;
-                while let Some((_, path, body)) = crate::util::read_http_request(&mut reader) {
-                    if !path.ends_with("/chat/completions") {
-                        let nf = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
-                        if out.write_all(nf.as_bytes()).is_err() {
-                            return;
-                        }
-                        continue;
-                    }
-                    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                    let msgs = req["messages"].as_array().cloned().unwrap_or_default();
-                    let first = msgs
-                        .iter()
-                        .find(|m| m["role"] == "user")
-                        .map(|m| text_of(&m["content"]))
-                        .unwrap_or_default();
-                    let results = msgs.iter().filter(|m| m["role"] == "tool").count();
-                    match script(&first, results) {
-                        Some(turn) => {
-                            if !respond_sse(&mut out, &sse(&turn, 0)) {
-                                return;
-                            }
-                        }
-                        None => {
-                            let mut byte = [0u8; 1];
-                            let _ = std::io::Read::read(reader.get_mut(), &mut byte);
-                            return;
-                        }
-                    }
-                }
-            });
-        }
-    });
-    port
+    conversation_server(move |c, _| script(&c.first, c.results))
 }
 
 /// `fake/m` on the server at $10,000 per million input tokens: each call
@@ -101,6 +48,14 @@ fn ag_loop(env: &Env, port: u16, tools: &str) -> Command {
     c.env("FAKE_KEY", "k-secret-123")
         .args(["-m", "fake/m", "--json", "--tools", tools]);
     c
+}
+
+/// `ag-loop --json --tools TOOLS ARGS...` against the server at `port`,
+/// run to its end.
+fn run_loop(env: &Env, port: u16, tools: &str, args: &[&str]) -> crate::util::Run {
+    let mut c = ag_loop(env, port, tools);
+    c.args(args);
+    run(c, None)
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -143,9 +98,7 @@ fn a_subagent_runs_the_task_its_events_nest_and_its_cost_adds_up() {
     git(env.path(), &["add", "README"]);
     git(env.path(), &["commit", "-qm", "init"]);
     let port = serve(one_child);
-    let mut c = ag_loop(&env, port, "read,write,agent");
-    c.arg("delegate");
-    let r = run(c, None);
+    let r = run_loop(&env, port, "read,write,agent", &["delegate"]);
     r.expect_code(0);
     let events = r.json_lines();
     assert_eq!(env.read("notes.txt"), b"from the child\n");
@@ -164,10 +117,7 @@ fn a_subagent_runs_the_task_its_events_nest_and_its_cost_adds_up() {
             .iter()
             .any(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "write")
     );
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
-        .unwrap();
+    let end = agent_call_end(&events);
     assert_eq!(end["is_error"], false, "{end}");
     assert_eq!(
         end["details"]["changed"],
@@ -246,15 +196,15 @@ fn session_tools(env: &Env, id: &str) -> Vec<String> {
 fn the_depth_limit_leaves_agent_out_of_the_last_level_and_the_pretty_view_indents_it() {
     let env = Env::new();
     let port = serve(one_child);
-    let mut c = ag_loop(&env, port, "read,write,agent");
-    c.args(["--max-depth", "1", "delegate"]);
-    let r = run(c, None);
+    let r = run_loop(
+        &env,
+        port,
+        "read,write,agent",
+        &["--max-depth", "1", "delegate"],
+    );
     r.expect_code(0);
     let events = r.json_lines();
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
-        .unwrap();
+    let end = agent_call_end(&events);
     let child = end["details"]["session_id"].as_str().unwrap();
     assert_eq!(session_tools(&env, child), ["read", "write"]);
     // --max-depth 0: no `agent` at all, and a warning says why.
@@ -290,15 +240,10 @@ fn widening(first: &str, results: usize) -> Option<Turn> {
 fn a_subagent_that_asks_for_more_tools_than_its_parent_has_is_refused() {
     let env = Env::new();
     let port = serve(widening);
-    let mut c = ag_loop(&env, port, "read,agent");
-    c.arg("delegate");
-    let r = run(c, None);
+    let r = run_loop(&env, port, "read,agent", &["delegate"]);
     r.expect_code(0);
     let events = r.json_lines();
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
-        .unwrap();
+    let end = agent_call_end(&events);
     assert_eq!(end["is_error"], true);
     let output = end["output"].as_str().unwrap();
     assert!(output.contains("bash"), "{output}");
@@ -320,14 +265,9 @@ fn a_subagent_that_asks_for_more_tools_than_its_parent_has_is_refused() {
         })
     }
     let port = serve(by_identity);
-    let mut c = ag_loop(&env, port, "read,agent");
-    c.arg("delegate");
-    let r = run(c, None);
+    let r = run_loop(&env, port, "read,agent", &["delegate"]);
     let events = r.json_lines();
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
-        .unwrap();
+    let end = agent_call_end(&events);
     assert_eq!(end["is_error"], true);
     let output = end["output"].as_str().unwrap();
     assert!(output.contains("identity `wide`"), "{output}");
@@ -376,9 +316,7 @@ fn two_subagents_run_in_parallel_one_in_a_worktree_whose_branch_holds_its_work()
     let env = Env::new();
     repo(&env);
     let port = serve(two_children);
-    let mut c = ag_loop(&env, port, "read,write,agent");
-    c.arg("split");
-    let r = run(c, None);
+    let r = run_loop(&env, port, "read,write,agent", &["split"]);
     r.expect_code(0);
     let events = r.json_lines();
     let ends: Vec<&Value> = events
@@ -611,15 +549,15 @@ fn a_subagent_gets_only_what_is_left_of_the_parents_cost_and_turns() {
     let port = serve(one_child);
     // $2 in all: the parent's first call costs $1, so the child has $1,
     // which its first call spends; it stops there, and so does the parent.
-    let mut c = ag_loop(&env, port, "read,write,agent");
-    c.args(["--max-cost", "2", "delegate"]);
-    let r = run(c, None);
+    let r = run_loop(
+        &env,
+        port,
+        "read,write,agent",
+        &["--max-cost", "2", "delegate"],
+    );
     r.expect_code(1);
     let events = r.json_lines();
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
-        .unwrap();
+    let end = agent_call_end(&events);
     assert_eq!(end["details"]["outcome"], "cost_limit", "{end}");
     assert_eq!(end["is_error"], true);
     let agent_end = events.iter().rfind(|e| e["type"] == "agent_end").unwrap();
@@ -627,14 +565,14 @@ fn a_subagent_gets_only_what_is_left_of_the_parents_cost_and_turns() {
     let total = agent_end["usage"]["cost"]["total"].as_f64().unwrap();
     assert!((total - 2.0).abs() < 1e-6, "{agent_end}");
     // Two turns in all: the child gets the one left.
-    let mut c = ag_loop(&env, port, "read,write,agent");
-    c.args(["--max-turns", "2", "delegate"]);
-    let r = run(c, None);
+    let r = run_loop(
+        &env,
+        port,
+        "read,write,agent",
+        &["--max-turns", "2", "delegate"],
+    );
     let events = r.json_lines();
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
-        .unwrap();
+    let end = agent_call_end(&events);
     assert_eq!(end["details"]["outcome"], "turn_limit", "{end}");
     let child_turns = nested(&events, end["tool_call_id"].as_str().unwrap())
         .iter()
@@ -698,10 +636,7 @@ fn a_key_given_with_api_key_reaches_the_subagent_in_its_variable_not_its_argumen
     let r = run(c, None);
     r.expect_code(0);
     let events = r.json_lines();
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
-        .unwrap();
+    let end = agent_call_end(&events);
     assert_eq!(end["details"]["outcome"], "finished", "{end}");
     assert!(!r.stdout().contains("k-flag-456"));
 }
@@ -768,7 +703,7 @@ fn a_subagent_of_a_run_a_person_approves_refuses_what_would_be_asked() {
 }
 
 /// The `tool_execution_end` of the run's (first) `agent` call.
-fn agent_end(events: &[Value]) -> &Value {
+fn agent_call_end(events: &[Value]) -> &Value {
     events
         .iter()
         .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
@@ -799,12 +734,15 @@ fn a_childs_turns_count_against_the_parents_max_turns() {
     // write and its answer) leave none for the parent's answer.
     let env = Env::new();
     let port = serve(one_child);
-    let mut c = ag_loop(&env, port, "read,write,agent");
-    c.args(["--max-turns", "3", "delegate"]);
-    let r = run(c, None);
+    let r = run_loop(
+        &env,
+        port,
+        "read,write,agent",
+        &["--max-turns", "3", "delegate"],
+    );
     r.expect_code(1);
     let events = r.json_lines();
-    assert_eq!(agent_end(&events)["details"]["outcome"], "finished");
+    assert_eq!(agent_call_end(&events)["details"]["outcome"], "finished");
     let last = events.iter().rfind(|e| e["type"] == "agent_end").unwrap();
     assert_eq!(last["outcome"], "turn_limit", "{last}");
     let why = last["error"].as_str().unwrap();
@@ -830,9 +768,12 @@ fn children_in_parallel_share_what_is_left_of_the_turns_instead_of_each_spending
     let env = Env::new();
     env.write("README", "x\n");
     let port = serve(spinning_pair);
-    let mut c = ag_loop(&env, port, "read,agent");
-    c.args(["--max-turns", "5", "spin twice"]);
-    let r = run(c, None);
+    let r = run_loop(
+        &env,
+        port,
+        "read,agent",
+        &["--max-turns", "5", "spin twice"],
+    );
     r.expect_code(1);
     let events = r.json_lines();
     // Each child was started with the 4 turns left, and both together
@@ -867,12 +808,10 @@ fn max_agents_counts_the_agents_of_the_whole_tree_not_each_parents() {
     let port = serve(nesting);
     // One place in the tree: the middle agent has it, so its own child is
     // refused (its own --max-agents 1 alone would let it run).
-    let mut c = ag_loop(&env, port, "read,agent");
-    c.args(["--max-agents", "1", "nest"]);
-    let r = run(c, None);
+    let r = run_loop(&env, port, "read,agent", &["--max-agents", "1", "nest"]);
     r.expect_code(0);
     let events = r.json_lines();
-    let id = agent_end(&events)["tool_call_id"].as_str().unwrap();
+    let id = agent_call_end(&events)["tool_call_id"].as_str().unwrap();
     let middle = nested(&events, id);
     let refused = middle
         .iter()
@@ -883,9 +822,7 @@ fn max_agents_counts_the_agents_of_the_whole_tree_not_each_parents() {
     assert!(out.contains("all 1 places"), "{out}");
     assert!(!r.stdout().contains("a leaf ran"));
     // Two places: the leaf runs.
-    let mut c = ag_loop(&env, port, "read,agent");
-    c.args(["--max-agents", "2", "nest"]);
-    let r = run(c, None);
+    let r = run_loop(&env, port, "read,agent", &["--max-agents", "2", "nest"]);
     r.expect_code(0);
     assert!(r.stdout().contains("a leaf ran"));
     // The tree's directory went with the run.
@@ -1025,7 +962,7 @@ fn an_identity_whose_tools_name_agent_gets_the_agent_tool() {
     let r = run(c, None);
     r.expect_code(0);
     let events = r.json_lines();
-    let end = agent_end(&events);
+    let end = agent_call_end(&events);
     assert_eq!(end["details"]["outcome"], "finished", "{end}");
     assert_eq!(env.read("notes.txt"), b"from the child\n");
     // The same identity as the run's own (`--agent lead`).
@@ -1036,7 +973,7 @@ fn an_identity_whose_tools_name_agent_gets_the_agent_tool() {
     let r = run(c, None);
     r.expect_code(0);
     let events = r.json_lines();
-    assert_eq!(agent_end(&events)["details"]["outcome"], "finished");
+    assert_eq!(agent_call_end(&events)["details"]["outcome"], "finished");
     assert_eq!(env.read("notes.txt"), b"from the child\n");
 }
 
@@ -1064,12 +1001,15 @@ fn a_project_identity_that_asks_for_a_looser_sandbox_is_refused() {
     );
     for (name, asked) in [("online", "allow_net: true"), ("free", "sandbox: off")] {
         let port = serve(as_identity);
-        let mut c = ag_loop(&env, port, "read,write,agent");
-        c.arg(format!("delegate as {name}"));
-        let r = run(c, None);
+        let r = run_loop(
+            &env,
+            port,
+            "read,write,agent",
+            &[format!("delegate as {name}").as_str()],
+        );
         r.expect_code(0);
         let events = r.json_lines();
-        let end = agent_end(&events);
+        let end = agent_call_end(&events);
         assert_eq!(end["is_error"], true, "{end}");
         let out = end["output"].as_str().unwrap();
         assert!(out.contains(&format!("identity `{name}`")), "{out}");
@@ -1101,12 +1041,10 @@ fn shell_and_patch(first: &str, results: usize) -> Option<Turn> {
 /// The `changed` list of the run's agent call, sorted.
 fn changed_by_child(env: &Env) -> Vec<String> {
     let port = serve(shell_and_patch);
-    let mut c = ag_loop(env, port, "read,bash,patch,agent");
-    c.arg("delegate the chores");
-    let r = run(c, None);
+    let r = run_loop(env, port, "read,bash,patch,agent", &["delegate the chores"]);
     r.expect_code(0);
     let events = r.json_lines();
-    let end = agent_end(&events);
+    let end = agent_call_end(&events);
     assert_eq!(end["details"]["outcome"], "finished", "{end}");
     let mut changed: Vec<String> =
         serde_json::from_value(end["details"]["changed"].clone()).unwrap();
