@@ -9,6 +9,12 @@ use clap::Parser;
 use super::compact::CompactMode;
 use crate::llm::cli::ReasoningArg;
 
+/// Levels of subagents below a run (`--max-depth`).
+pub const DEFAULT_MAX_DEPTH: u32 = 2;
+
+/// Subagents running at a time in a run's whole tree (`--max-agents`).
+pub const DEFAULT_MAX_AGENTS: u32 = 4;
+
 /// The agent loop: prompts in, events out, tools run as subprocesses.
 ///
 /// Each prompt runs turns of a streamed model call and the tool calls it asks
@@ -331,7 +337,8 @@ pub struct Args {
     // Subagents (issue 35).
     /// Levels of subagents below this run (default 2): `agent` is offered
     /// while the level is above 0, and each child gets one less. Offered
-    /// only when --tools names `agent` (e.g. --tools minimal,agent). A
+    /// only when --tools names `agent` (e.g. --tools minimal,agent), or to
+    /// an `@NAME` prompt whose identity's tools name it. A
     /// subagent is a fresh `ag-loop --json` on the call's task, with a
     /// session of its own; it inherits the model (or its identity's, with
     /// the call's `agent`), the sandbox, the gates and approval policy (it
@@ -339,21 +346,28 @@ pub struct Args {
     /// be asked is refused, with --refuse-unasked), the workspace, --tool
     /// and --mcp,
     /// and the ag tools of this run or fewer: a call or an identity that
-    /// asks for a tool this run lacks, or a looser sandbox, is refused. It
-    /// gets what is left of --max-turns and --max-cost; its events come in
-    /// this run's stream as subagent_event, under the call; its tokens and
-    /// cost add into this run's; an interrupt stops it. The result is its
-    /// answer, its outcome, cost and session, and the files it changed (the
-    /// paths of its write, edit and delete calls; in a worktree, all that
-    /// git sees). With `isolation: "worktree"` it works in a git worktree under
+    /// asks for a tool this run lacks, or a looser sandbox, is refused (a
+    /// stricter one applies). It gets what is left of --max-turns and
+    /// --max-cost, and its turns count against this run's --max-turns as
+    /// they are made (children running at once share what is left); its
+    /// events come in this run's stream as subagent_event, under the call;
+    /// its tokens and cost add into this run's; an interrupt stops it. The
+    /// result is its answer, its outcome, cost and session, and the files
+    /// it changed (the paths of its write, edit, delete and patch calls, and
+    /// what its checkpoints saw change, which includes bash's; in a
+    /// worktree, all that git sees). With `isolation: "worktree"` it works in a git worktree under
     /// $AG_HOME/worktrees on a branch `ag/agent-<call id>`, where its changes
     /// are committed when it ends; the result names the branch and its diff
     /// stat (`ag-session clean-worktrees` removes those a killed run left).
-    #[arg(long, value_name = "N", default_value_t = super::subagent::DEFAULT_MAX_DEPTH)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_DEPTH)]
     pub max_depth: u32,
-    /// Subagents that run at a time (default 4); more `agent` calls in one
-    /// turn wait for a place.
-    #[arg(long, value_name = "N", default_value_t = super::subagent::DEFAULT_MAX_AGENTS,
+    /// Subagents that run at a time in this run's whole tree of agents
+    /// (default 4): children, their children and so on count alike. More
+    /// `agent` calls of this run wait for a place; a subagent's call that
+    /// finds none free is refused (it cannot wait on a place held above
+    /// it). The places are locked files under $AG_HOME/trees, freed when
+    /// their holder ends, even killed outright.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_AGENTS,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_agents: u32,
     // Checkpoints (issue 20).

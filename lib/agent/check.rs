@@ -270,7 +270,7 @@ fn tools_item(resolved: &LoopConfig) -> Item {
     let (mut found, mut missing) = (Vec::new(), Vec::new());
     for name in &resolved.tools {
         let there = name == super::ask::NAME
-            || name == super::subagent::NAME
+            || name == super::delegate::NAME
             || super::cli_agents::program(name).is_some()
             || ToolProgram::ag(name).is_some();
         if there {

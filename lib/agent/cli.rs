@@ -179,8 +179,20 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         &mcp_headers,
     );
     let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?, &mcp_headers).await?;
-    if let Some(sub) = super::subagent::setup(args, &resolved, &model, &cwd) {
-        tools.add_agent(Arc::new(sub));
+    // The subagents' environment is this run's to hand down, never a tool's.
+    crate::proc::withhold_env([
+        super::tree::TREE_ENV,
+        super::tree::TURNS_ENV,
+        super::subagent::PARENT_ENV,
+    ]);
+    let tree = join_tree(args, &resolved, &cwd);
+    let delegate: Option<Arc<dyn super::delegate::Delegate>> =
+        super::subagent::setup(args, &resolved, &model, &cwd, tree.clone())
+            .map(|s| Arc::new(s) as _);
+    if let Some(d) = &delegate
+        && resolved.tools.iter().any(|t| t == super::delegate::NAME)
+    {
+        tools.add_agent(d.clone());
     }
     let mut check_bash = super::until::load_bash(&resolved.checks, &cwd).await?;
     let workspace =
@@ -213,6 +225,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     }
     let mut emitter = Emitter::new(resolved.output, session.writer, resolved.color)
         .with_redactor(redactor)
+        .with_result_dir(&cwd)
         .with_structured_output(output.is_some());
     super::sandbox::announce(&sandbox_plan, &resolved.sandbox, &mut emitter)?;
     super::workspace::announce(workspace.as_deref(), &mut emitter)?;
@@ -248,6 +261,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         skills,
         workspace: workspace.clone(),
         cache: Default::default(),
+        delegate,
     };
     if let Some(note) = lost_identity {
         warn(BIN, &note);
@@ -291,6 +305,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
             config: resolved.checks,
             bash: check_bash.map(Arc::new),
         },
+        tree,
     };
     let mut agent =
         Agent::new(settings, model, tools, session.history, emitter).with_router(router);
@@ -726,6 +741,30 @@ async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitS
 /// child from here on (tools, gates, after-hooks, MCP servers) except those
 /// passed on purpose, and returns what hides their values (and the MCP
 /// servers' header values) in events.
+/// This run's part of a tree of agents: the one it was started in as a
+/// subagent, or a new one when it may start subagents itself (its tools,
+/// or an identity's that an `@NAME` prompt may call on, name `agent`).
+fn join_tree(args: &Args, resolved: &LoopConfig, cwd: &Path) -> Option<Arc<super::tree::Tree>> {
+    let named = |tools: &[String]| tools.iter().any(|t| t == super::delegate::NAME);
+    let own = args.max_depth > 0
+        && (named(&resolved.tools)
+            || identity::list(cwd)
+                .iter()
+                .any(|i| i.tools.as_deref().is_some_and(named)));
+    match super::tree::Tree::join(own, args.max_agents) {
+        Ok(tree) => tree.map(Arc::new),
+        Err(e) => {
+            warn(
+                BIN,
+                &format!(
+                    "`agent` is not offered: the directory its subagents share cannot be made: {e}"
+                ),
+            );
+            None
+        }
+    }
+}
+
 fn withhold_keys(
     api_key: Option<&str>,
     pass: &[String],

@@ -38,7 +38,7 @@ pub struct Emitter {
     /// Structured output is asked for: `--quiet` prints its value or nothing.
     structured: bool,
     /// What `--result-line` reports of the prompt under way.
-    result: super::subagent::RunSummary,
+    result: super::run_summary::RunSummary,
 }
 
 impl Emitter {
@@ -60,6 +60,12 @@ impl Emitter {
     /// never prose that a pipeline would take for it.
     pub fn with_structured_output(mut self, on: bool) -> Self {
         self.structured = on;
+        self
+    }
+
+    /// `--result-line` names changed files relative to `cwd`.
+    pub fn with_result_dir(mut self, cwd: &std::path::Path) -> Self {
+        self.result = super::run_summary::RunSummary::in_dir(cwd);
         self
     }
 
@@ -112,7 +118,8 @@ impl Emitter {
             OutputMode::Result => {
                 self.result.note(&record.event);
                 if matches!(record.event, AgentEvent::AgentEnd { .. }) {
-                    let line = std::mem::take(&mut self.result).line();
+                    let fresh = self.result.fresh();
+                    let line = std::mem::replace(&mut self.result, fresh).line();
                     self.out.write_all_flush(format!("{line}\n").as_bytes())
                 } else {
                     Ok(())

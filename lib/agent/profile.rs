@@ -57,6 +57,8 @@ pub struct Router {
     pub workspace: Option<Arc<crate::workspace::Workspace>>,
     /// Profiles built so far, by identity.
     pub cache: HashMap<String, Profile>,
+    /// Runs `agent` calls, for an identity whose tools name it.
+    pub delegate: Option<Arc<dyn super::delegate::Delegate>>,
 }
 
 /// An `@NAME` at the start of a prompt: the name and the prompt without it.

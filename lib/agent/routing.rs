@@ -127,6 +127,11 @@ impl Agent {
         if let Some(ws) = &router.workspace {
             tools.run_in(ws.clone(), &router.cwd);
         }
+        if let Some(d) = &router.delegate
+            && resolved.tools.iter().any(|t| t == super::delegate::NAME)
+        {
+            tools.add_agent(d.for_profile(&resolved.tools, &resolved.model));
+        }
         let head = match resolved.system_prompt.as_deref() {
             Some(text) => Head::Replace(text),
             None => Head::Identity(&ident.prompt),

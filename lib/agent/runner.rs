@@ -87,6 +87,9 @@ pub struct AgentSettings {
     // Runs that end when a check passes (issue 35).
     /// The `--until` command and the stop hooks a final answer must pass.
     pub checks: super::until::StopChecks,
+    /// The budget this run shares with the other agents of its tree (its
+    /// subagents and the agents above it), when it is in one.
+    pub tree: Option<Arc<super::tree::Tree>>,
 }
 
 impl AgentSettings {
@@ -228,6 +231,14 @@ impl Agent {
         })?;
         self.guard.reset();
         self.model.forget_silence();
+        if let Some(tree) = &self.settings.tree {
+            // Without its ledger the subagents would go unbounded: say so.
+            if let Err(e) = tree.start_prompt(self.settings.max_turns) {
+                self.emitter.emit(AgentEvent::error(format!(
+                    "the turn ledger of this run's agent tree cannot be written ({e}); its subagents' turns are not counted against --max-turns"
+                )))?;
+            }
+        }
         let mut turns = Turns {
             new: Vec::new(),
             usage: Usage::default(),
@@ -253,6 +264,11 @@ impl Agent {
             }
             if let Some(end) = self.limit_reached(turn, &turns) {
                 break end;
+            }
+            if let Some(tree) = &self.settings.tree
+                && let Err(out) = tree.take_turn()
+            {
+                break self.tree_out_of_turns(out.own);
             }
             turn += 1;
             // Steering that arrived since the last model call (during the
@@ -432,6 +448,9 @@ impl Agent {
                 )),
             ));
         }
+        if let Some(out) = self.settings.tree.as_ref().and_then(|t| t.out_of_turns()) {
+            return Some(self.tree_out_of_turns(out.own));
+        }
         if let Some(limit) = self.settings.max_cost
             && turns.usage.cost.total >= limit
         {
@@ -444,6 +463,20 @@ impl Agent {
             ));
         }
         None
+    }
+
+    /// How the run ends when the tree's turn ledgers have none left for
+    /// it: its own (`own`, spent with its subagents') or one above.
+    fn tree_out_of_turns(&self, own: bool) -> RunEnd {
+        let why = if own || self.settings.tree.as_ref().is_some_and(|t| t.is_root()) {
+            format!(
+                "stopped after {} turns (--max-turns), its subagents' turns included; run again with a higher limit or continue the session",
+                self.settings.max_turns
+            )
+        } else {
+            "stopped: no turns are left of the --max-turns of the agents above this one (the whole tree of agents counts against it)".to_string()
+        };
+        RunEnd::new(Outcome::TurnLimit, Some(why))
     }
 
     /// Adds the queued steering messages to the conversation, each as a
@@ -595,8 +628,14 @@ impl Agent {
         // channel, and go out in order between their start and end.
         let (events, mut updates) = mpsc::unbounded_channel::<AgentEvent>();
         // Subagents get what is left of this prompt's budget.
-        let budget = super::subagent::Budget {
-            turns: self.settings.max_turns.saturating_sub(turns.turn),
+        let own_left = self.settings.max_turns.saturating_sub(turns.turn);
+        let budget = super::delegate::Budget {
+            turns: self
+                .settings
+                .tree
+                .as_ref()
+                .and_then(|t| t.turns_left())
+                .map_or(own_left, |left| left.min(own_left)),
             cost: self
                 .settings
                 .max_cost

@@ -18,21 +18,14 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::proc::{CaptureLimit, Command, LineLimits};
-use crate::protocol::{
-    AgentEvent, AgentEventRecord, Message, Outcome, ToolDefinition, ToolResult, Usage,
-};
+use crate::protocol::{AgentEvent, AgentEventRecord, Outcome, ToolDefinition, ToolResult};
 use crate::sandbox::{Enforcement, Mode};
 use crate::tool_protocol::exec::INTERRUPTED;
 use crate::tool_protocol::exec::{self, error_result};
 
-/// The tool's name.
-pub const NAME: &str = "agent";
-
-/// Levels of subagents below a run (`--max-depth`).
-pub const DEFAULT_MAX_DEPTH: u32 = 2;
-
-/// Subagents of one run at a time (`--max-agents`).
-pub const DEFAULT_MAX_AGENTS: u32 = 4;
+use super::delegate::{Budget, Delegate, NAME};
+use super::run_summary::RunSummary;
+use super::tree::{TREE_ENV, TURNS_ENV, Tree};
 
 /// Characters of a child's stderr kept for an error.
 const STDERR_KEPT: usize = 64 << 10;
@@ -70,7 +63,7 @@ pub enum Isolation {
 }
 
 /// The definition the model sees.
-pub fn definition() -> ToolDefinition {
+fn definition() -> ToolDefinition {
     ToolDefinition {
         name: NAME.into(),
         label: "Subagent".into(),
@@ -91,6 +84,7 @@ pub struct SandboxFlags {
 }
 
 /// What every subagent of a run inherits, set up once.
+#[derive(Clone)]
 pub struct Subagents {
     /// ag-loop (this one's sibling).
     pub program: PathBuf,
@@ -108,22 +102,16 @@ pub struct Subagents {
     pub cwd: PathBuf,
     /// Levels of subagents still allowed below this run.
     pub max_depth: u32,
-    /// Subagents at a time.
+    /// Subagents of this run at a time.
     pub max_agents: u32,
-    /// Taken by each running child.
+    /// Taken by each running child of this run.
     pub slots: Arc<Semaphore>,
+    /// The tree's places and turn ledgers, shared with the agents above
+    /// and below.
+    pub tree: Arc<Tree>,
     /// Provider key variables (withheld from tools) that the child, an
     /// ag-loop itself, needs back.
     pub keys: Vec<(String, String)>,
-}
-
-/// What is left of the parent's budget when a call starts.
-#[derive(Debug, Clone, Copy)]
-pub struct Budget {
-    /// Model calls.
-    pub turns: u32,
-    /// Dollars, when the parent has a limit.
-    pub cost: Option<f64>,
 }
 
 /// A refused call, said so that the model can correct it.
@@ -131,10 +119,35 @@ fn refused(id: &str, message: String) -> ToolResult {
     error_result(id, "agent.refused", message)
 }
 
+impl Delegate for Subagents {
+    fn definition(&self) -> ToolDefinition {
+        definition()
+    }
+
+    fn run<'a>(
+        &'a self,
+        id: &'a str,
+        args: &'a Value,
+        budget: Budget,
+        events: &'a mpsc::UnboundedSender<AgentEvent>,
+        cancel: &'a CancellationToken,
+    ) -> futures::future::BoxFuture<'a, ToolResult> {
+        Box::pin(self.run_call(id, args, budget, events, cancel))
+    }
+
+    fn for_profile(&self, tools: &[String], model: &str) -> Arc<dyn Delegate> {
+        Arc::new(Subagents {
+            tools: tools.to_vec(),
+            model: model.to_string(),
+            ..self.clone()
+        })
+    }
+}
+
 impl Subagents {
     /// Runs one `agent` call to its end (or the parent's interrupt);
     /// the child's events go to `events`, wrapped.
-    pub async fn run(
+    async fn run_call(
         &self,
         id: &str,
         args: &Value,
@@ -149,7 +162,7 @@ impl Subagents {
         if call.task.trim().is_empty() {
             return refused(id, "`task` is empty: say what the subagent is to do".into());
         }
-        let tools = match self.child_tools(&call) {
+        let (tools, sandbox) = match self.child_tools(&call) {
             Ok(t) => t,
             Err(why) => return refused(id, why),
         };
@@ -172,6 +185,19 @@ impl Subagents {
         let Ok(_permit) = permit else {
             return refused(id, "subagents are closed for this run".into());
         };
+        // Held until the child has ended (or died: the stream ends then).
+        let Some(_slot) = self.tree.slot(cancel).await else {
+            if cancel.is_cancelled() {
+                return exec::aborted_result(id, INTERRUPTED);
+            }
+            return refused(
+                id,
+                format!(
+                    "all {} places of this tree of agents (--max-agents, counted across the agents above and beside this one) are taken; do the task yourself, or call `agent` again once a subagent has ended",
+                    self.tree.slots()
+                ),
+            );
+        };
         let remote = self.flags.iter().any(|f| f == "--workspace");
         let mut place = match call.isolation {
             Some(Isolation::Worktree) if remote => {
@@ -192,6 +218,7 @@ impl Subagents {
             .arg("--json")
             .args(&self.flags)
             .args(["--tools", &tools.join(",")])
+            .args(sandbox.flags())
             .args(["--max-turns", &budget.turns.to_string()])
             .args(["--max-depth", &self.max_depth.saturating_sub(1).to_string()])
             .args(["--max-agents", &self.max_agents.to_string()])
@@ -205,6 +232,9 @@ impl Subagents {
             cmd = cmd.args(["--max-cost", &format!("{c}")]);
         }
         for (k, v) in &self.keys {
+            cmd = cmd.env(k, v);
+        }
+        for (k, v) in self.tree.child_env() {
             cmd = cmd.env(k, v);
         }
         cmd = cmd.env(PARENT_ENV, std::process::id().to_string());
@@ -225,7 +255,7 @@ impl Subagents {
                 );
             }
         };
-        let mut seen = RunSummary::default();
+        let mut seen = RunSummary::in_dir(place.dir());
         while let Some(line) = stream.lines.next().await {
             let Ok(bytes) = line else { continue };
             let Ok(record) = serde_json::from_slice::<AgentEventRecord>(&bytes) else {
@@ -242,8 +272,8 @@ impl Subagents {
             Ok(o) => o.stderr.lossy().trim().to_string(),
             Err(e) => e.to_string(),
         };
-        // Its own calls' paths, not git status: subagents running together
-        // (and this run's session files) would show in each other's.
+        // Its calls' paths and what its checkpoints saw change (see
+        // run_summary.rs).
         let mut changed = seen.paths.clone();
         let mut details = json!({
             "session_id": seen.session_id,
@@ -282,11 +312,15 @@ impl Subagents {
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
         details["outcome"] = json!(word);
-        let files = if changed.is_empty() {
+        let mut files = if changed.is_empty() {
             "none".to_string()
         } else {
             changed.join(", ")
         };
+        if seen.more > 0 && branch_note.is_empty() {
+            files.push_str(&format!(" and {} more", seen.more));
+            details["more"] = json!(seen.more);
+        }
         let mut output = format!(
             "The subagent ended: {word}, ${:.4}, session {}.\nFiles it changed: {files}{branch_note}",
             seen.usage().cost.total,
@@ -313,9 +347,11 @@ impl Subagents {
 
     /// The tools the child gets: the call's, else its identity's, else
     /// the parent's; a tool the parent lacks is refused, and `agent` is
-    /// left out where the depth runs out.
-    fn child_tools(&self, call: &AgentArgs) -> Result<Vec<String>, String> {
+    /// left out where the depth runs out. And its sandbox: the parent's,
+    /// made stricter where its identity asks (never looser: refused).
+    fn child_tools(&self, call: &AgentArgs) -> Result<(Vec<String>, SandboxFlags), String> {
         let mut wanted = self.tools.clone();
+        let mut sandbox = self.sandbox.clone();
         if let Some(name) = &call.agent {
             let ident = super::identity::load(&self.cwd, name).map_err(|e| {
                 format!("no agent identity `{name}` to run as: {e}; call `agent` without `agent`, or with one that `ag-loop --list-agents` lists")
@@ -325,7 +361,7 @@ impl Subagents {
                 self.narrower("the identity", name, &list)?;
                 wanted = list;
             }
-            self.stricter(name, &ident)?;
+            sandbox = self.stricter(name, &ident)?;
         }
         if let Some(list) = &call.tools {
             if list.is_empty() {
@@ -338,7 +374,7 @@ impl Subagents {
         if self.max_depth <= 1 {
             wanted.retain(|t| t != NAME);
         }
-        Ok(wanted)
+        Ok((wanted, sandbox))
     }
 
     /// Refuses a tool list that names a tool this run does not have.
@@ -363,8 +399,13 @@ impl Subagents {
         ))
     }
 
-    /// Refuses an identity whose sandbox is looser than this run's.
-    fn stricter(&self, name: &str, ident: &super::identity::Identity) -> Result<(), String> {
+    /// The child's sandbox under the identity `name`: stricter where it
+    /// asks; refused where it asks for looser than this run's.
+    fn stricter(
+        &self,
+        name: &str,
+        ident: &super::identity::Identity,
+    ) -> Result<SandboxFlags, String> {
         let looser = |what: String| {
             Err(format!(
                 "refused: the identity `{name}` asks for a looser sandbox than this agent's ({what}); a subagent's sandbox may only be stricter"
@@ -376,26 +417,51 @@ impl Subagents {
             Enforcement::Require => 2,
         };
         let word = |v: &str| Value::String(v.to_ascii_lowercase().replace('_', "-"));
+        let mut out = self.sandbox.clone();
         if let Some(v) = &ident.sandbox
             && let Ok(e) = serde_json::from_value::<Enforcement>(word(v))
-            && rank(e) < rank(self.sandbox.enforcement)
         {
-            return looser(format!("sandbox: {v}"));
+            if rank(e) < rank(self.sandbox.enforcement) {
+                return looser(format!("sandbox: {v}"));
+            }
+            out.enforcement = e;
         }
         if let Some(v) = &ident.sandbox_mode
             && let Ok(m) = serde_json::from_value::<Mode>(word(v))
-            && m == Mode::WorkspaceWrite
-            && self.sandbox.mode == Mode::ReadOnly
         {
-            return looser(format!("sandbox_mode: {v}"));
+            if m == Mode::WorkspaceWrite && self.sandbox.mode == Mode::ReadOnly {
+                return looser(format!("sandbox_mode: {v}"));
+            }
+            out.mode = m;
         }
-        if let Some(v) = &ident.allow_net
-            && matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on")
-            && !self.sandbox.net
-        {
-            return looser(format!("allow_net: {v}"));
+        if let Some(v) = &ident.allow_net {
+            match v.to_ascii_lowercase().as_str() {
+                "true" | "yes" | "on" if !self.sandbox.net => {
+                    return looser(format!("allow_net: {v}"));
+                }
+                "false" | "no" | "off" => out.net = false,
+                _ => {}
+            }
         }
-        Ok(())
+        Ok(out)
+    }
+}
+
+impl SandboxFlags {
+    /// As ag-loop's flags, which win over anything the child's identity
+    /// or config file says.
+    fn flags(&self) -> Vec<String> {
+        let word = |v: Value| v.as_str().map(str::to_string).unwrap_or_default();
+        let mut out = vec![
+            "--sandbox".to_string(),
+            word(serde_json::to_value(self.enforcement).unwrap_or_default()),
+            "--sandbox-mode".to_string(),
+            word(serde_json::to_value(self.mode).unwrap_or_default()),
+        ];
+        if self.net {
+            out.push("--allow-net".into());
+        }
+        out
     }
 }
 
@@ -422,135 +488,28 @@ impl Place {
     }
 }
 
-/// What a run's events say of it: what a parent learns of its child,
-/// and what `--result-line` prints.
-#[derive(Default)]
-pub struct RunSummary {
-    session_id: Option<String>,
-    outcome: Option<Outcome>,
-    error: Option<String>,
-    /// Its final answer.
-    answer: String,
-    /// `agent_end`'s usage (its own subagents' included), when it came.
-    end_usage: Option<Usage>,
-    /// The usage of its model calls, should `agent_end` never come.
-    calls_usage: Usage,
-    /// Files its write, edit and delete calls named, in order.
-    paths: Vec<String>,
-    /// Tool calls under way: their tool and path.
-    calls: Vec<(String, String, Option<String>)>,
-    /// `--output-schema`'s value.
-    output: Option<Value>,
-}
-
-impl RunSummary {
-    /// Takes one event of the run.
-    pub fn note(&mut self, event: &AgentEvent) {
-        match event {
-            AgentEvent::AgentStart { session_id, .. } if self.session_id.is_none() => {
-                self.session_id.clone_from(session_id);
-            }
-            AgentEvent::MessageEnd {
-                message: Message::Assistant(a),
-            } => {
-                self.calls_usage.add(&a.usage);
-            }
-            AgentEvent::ToolExecutionStart {
-                tool_call_id,
-                tool_name,
-                arguments,
-            } => {
-                let path = matches!(tool_name.as_str(), "write" | "edit" | "delete")
-                    .then(|| {
-                        ["file_path", "path"]
-                            .iter()
-                            .find_map(|k| arguments.get(*k).and_then(Value::as_str))
-                    })
-                    .flatten()
-                    .map(str::to_string);
-                self.calls
-                    .push((tool_call_id.clone(), tool_name.clone(), path));
-            }
-            AgentEvent::ToolExecutionEnd {
-                tool_call_id,
-                is_error,
-                ..
-            } => {
-                if let Some(i) = self.calls.iter().position(|c| &c.0 == tool_call_id) {
-                    let (_, _, path) = self.calls.remove(i);
-                    if let Some(p) = path.filter(|_| !is_error)
-                        && !self.paths.contains(&p)
-                    {
-                        self.paths.push(p);
-                    }
-                }
-            }
-            AgentEvent::AgentEnd {
-                messages,
-                outcome,
-                usage,
-                error,
-                output,
-            } => {
-                self.output.clone_from(output);
-                self.outcome = Some(*outcome);
-                self.end_usage = Some(usage.clone());
-                self.error.clone_from(error);
-                self.answer = super::render::final_answer(messages);
-            }
-            _ => {}
-        }
-    }
-
-    /// The `--result-line` line.
-    pub fn line(self) -> Value {
-        let usage = self.usage();
-        let mut line = json!({
-            "type": "result",
-            "outcome": self.outcome,
-            "answer": self.answer,
-            "changed": self.paths,
-            "cost": usage.cost.total,
-            "usage": usage,
-            "session_id": self.session_id,
-        });
-        if let Some(e) = self.error {
-            line["error"] = json!(e);
-        }
-        if let Some(o) = self.output {
-            line["output"] = o;
-        }
-        line
-    }
-
-    fn usage(&self) -> Usage {
-        self.end_usage
-            .clone()
-            .unwrap_or_else(|| self.calls_usage.clone())
-    }
-}
-
-/// What this run's subagents inherit, when `--tools` names `agent` and
-/// `--max-depth` allows one more level (else `None`, with a warning when
-/// `agent` was named). The provider keys are read after they are withheld
+/// What this run's subagents inherit, when `--max-depth` allows one more
+/// level and the run is in a tree of agents (else `None`, with a warning
+/// when `agent` was named); the run offers `agent` when `--tools` names
+/// it, and an `@NAME` identity whose tools name it gets it too. The provider keys are read after they are withheld
 /// from the tools, so that only the child ag-loop gets them back.
 pub fn setup(
     args: &super::args::Args,
     resolved: &super::setup::LoopConfig,
     model: &super::ModelClient,
     cwd: &Path,
+    tree: Option<Arc<Tree>>,
 ) -> Option<Subagents> {
-    if !resolved.tools.iter().any(|t| t == NAME) {
-        return None;
-    }
     if args.max_depth == 0 {
-        crate::cli::warn(
-            "ag-loop",
-            "`agent` is not offered: --max-depth 0 allows no subagent here",
-        );
+        if resolved.tools.iter().any(|t| t == NAME) {
+            crate::cli::warn(
+                "ag-loop",
+                "`agent` is not offered: --max-depth 0 allows no subagent here",
+            );
+        }
         return None;
     }
-    let word = |v: Value| v.as_str().map(str::to_string).unwrap_or_default();
+    let tree = tree?;
     let mut flags: Vec<String> = Vec::new();
     let mut flag = |name: &str, value: Option<String>| {
         flags.push(name.to_string());
@@ -584,20 +543,9 @@ pub fn setup(
     for p in &resolved.pass_env {
         flag("--pass-env", Some(p.clone()));
     }
+    // --sandbox, --sandbox-mode and --allow-net go per call (an
+    // identity may make them stricter).
     let sb = &resolved.sandbox;
-    flag(
-        "--sandbox",
-        Some(word(
-            serde_json::to_value(sb.enforcement).unwrap_or_default(),
-        )),
-    );
-    flag(
-        "--sandbox-mode",
-        Some(word(serde_json::to_value(sb.mode).unwrap_or_default())),
-    );
-    if sb.net {
-        flag("--allow-net", None);
-    }
     for w in &sb.write {
         flag("--sandbox-write", Some(w.display().to_string()));
     }
@@ -632,6 +580,7 @@ pub fn setup(
     }
     let mut keys: Vec<(String, String)> = crate::proc::withheld_env()
         .into_iter()
+        .filter(|n| ![TREE_ENV, TURNS_ENV, PARENT_ENV].iter().any(|t| n == t))
         .filter_map(|n| {
             let v = std::env::var_os(&n)?;
             Some((
@@ -667,6 +616,7 @@ pub fn setup(
         max_depth: args.max_depth,
         max_agents: args.max_agents,
         slots: Arc::new(Semaphore::new(args.max_agents as usize)),
+        tree,
         keys,
     })
 }

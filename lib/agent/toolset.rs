@@ -60,7 +60,7 @@ enum Runs {
     Ask,
     // Subagents (issue 35).
     /// ag-loop's own `agent`: a child ag-loop.
-    Agent(Arc<super::subagent::Subagents>),
+    Agent(Arc<dyn super::delegate::Delegate>),
 }
 
 /// The tools of a run, in the order they are offered.
@@ -87,7 +87,7 @@ impl ToolSet {
         let mut own_names: Vec<String> = Vec::new();
         for name in names
             .iter()
-            .filter(|n| *n != super::ask::NAME && *n != super::subagent::NAME)
+            .filter(|n| *n != super::ask::NAME && *n != super::delegate::NAME)
         {
             match super::cli_agents::program(name) {
                 Some(p) => agents.push(p),
@@ -189,8 +189,8 @@ impl ToolSet {
 
     // Subagents (issue 35).
     /// Offers ag-loop's own `agent` tool, after the ag tools.
-    pub fn add_agent(&mut self, subagents: Arc<super::subagent::Subagents>) {
-        let definition = super::subagent::definition();
+    pub fn add_agent(&mut self, subagents: Arc<dyn super::delegate::Delegate>) {
+        let definition = subagents.definition();
         let at = self
             .tools
             .iter()
@@ -391,7 +391,7 @@ impl ToolSpec {
     }
 
     /// ag-loop's own `agent`: what its children inherit.
-    pub fn subagents(&self) -> Option<&Arc<super::subagent::Subagents>> {
+    pub fn subagents(&self) -> Option<&Arc<dyn super::delegate::Delegate>> {
         match &self.runs {
             Runs::Agent(s) => Some(s),
             _ => None,

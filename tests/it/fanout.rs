@@ -4,8 +4,7 @@
 //! diffs, an interrupt and `--resume`.
 
 use std::collections::BTreeMap;
-use std::io::{BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
@@ -15,7 +14,7 @@ use ag::proc::{Signal, signal_process};
 use serde_json::{Value, json};
 
 use crate::bin;
-use crate::model_server::{Turn, respond_sse, sse};
+use crate::model_server::{Conversation, Turn, conversation_server};
 use crate::util::{Env, run};
 
 /// The repository's root (scripts/fanout, examples/).
@@ -56,16 +55,13 @@ struct PromptServer {
 
 impl PromptServer {
     fn start() -> PromptServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let hold: Arc<(Mutex<Hold>, Condvar)> = Arc::default();
         let h = hold.clone();
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(conn) = conn else { continue };
-                let h = h.clone();
-                std::thread::spawn(move || serve(conn, &h));
+        let port = conversation_server(move |c, conn| {
+            if c.first.starts_with("slow ") && !wait_while_held(&h, conn) {
+                return None;
             }
+            Some(answer(c))
         });
         PromptServer { port, hold }
     }
@@ -81,31 +77,16 @@ impl PromptServer {
     }
 }
 
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
-    }
-}
-
-fn answer(request: &Value) -> Turn {
-    let messages = request["messages"].as_array().cloned().unwrap_or_default();
-    let prompt = messages
-        .iter()
-        .find(|m| m["role"] == "user")
-        .map(|m| text_of(&m["content"]))
-        .unwrap_or_default();
-    let prompt = prompt.strip_prefix("slow ").unwrap_or(&prompt).to_string();
-    let after_tool = messages.last().is_some_and(|m| m["role"] == "tool");
+fn answer(c: &Conversation) -> Turn {
+    let prompt = c
+        .first
+        .strip_prefix("slow ")
+        .unwrap_or(&c.first)
+        .to_string();
     if prompt == "spin" {
         return Turn::Tools(vec![("bash", json!({"command": "true"}))]);
     }
-    if after_tool {
+    if c.after_tool {
         return Turn::Text("done");
     }
     let words: Vec<&str> = prompt.splitn(3, ' ').collect();
@@ -133,43 +114,22 @@ fn gone(conn: &TcpStream) -> bool {
     }
 }
 
-fn serve(conn: TcpStream, hold: &(Mutex<Hold>, Condvar)) {
-    let mut reader = BufReader::new(conn.try_clone().unwrap());
-    let mut out = conn;
-    while let Some((_, path, body)) = crate::util::read_http_request(&mut reader) {
-        if !path.ends_with("/chat/completions") {
-            let nf = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
-            if out.write_all(nf.as_bytes()).is_err() {
-                return;
-            }
-            continue;
-        }
-        let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let first = request["messages"]
-            .as_array()
-            .and_then(|ms| ms.iter().find(|m| m["role"] == "user"))
-            .map(|m| text_of(&m["content"]))
-            .unwrap_or_default();
-        if first.starts_with("slow ") {
-            let (m, c) = hold;
-            let mut h = m.lock().unwrap();
-            h.waiting += 1;
-            while h.held {
-                h = c.wait_timeout(h, Duration::from_millis(50)).unwrap().0;
-                // A client that went away is no longer waiting.
-                if gone(&out) {
-                    h.waiting -= 1;
-                    return;
-                }
-            }
+/// Waits while the server is held; false when the client went away
+/// meanwhile.
+fn wait_while_held(hold: &(Mutex<Hold>, Condvar), conn: &TcpStream) -> bool {
+    let (m, c) = hold;
+    let mut h = m.lock().unwrap();
+    h.waiting += 1;
+    while h.held {
+        h = c.wait_timeout(h, Duration::from_millis(50)).unwrap().0;
+        // A client that went away is no longer waiting.
+        if gone(conn) {
             h.waiting -= 1;
-        }
-        // n = 0: every answer reports the same usage (100 tokens in).
-        let text = sse(&answer(&request), 0);
-        if !respond_sse(&mut out, &text) {
-            return;
+            return false;
         }
     }
+    h.waiting -= 1;
+    true
 }
 
 /// `fake/m` on the server, at $10,000 per million input tokens: $1 a call.

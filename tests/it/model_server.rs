@@ -257,3 +257,84 @@ pub fn respond_sse(out: &mut impl Write, text: &str) -> bool {
     let ok = out.write_all(head.as_bytes()).is_ok() && out.write_all(text.as_bytes()).is_ok();
     ok && out.flush().is_ok()
 }
+
+/// What a chat request says of its conversation, for servers that answer
+/// by it (several agents at once, each with a script of its own).
+pub struct Conversation {
+    /// The text of its first user message (the task).
+    pub first: String,
+    /// Tool results in it so far.
+    pub results: usize,
+    /// Its last message is a tool result.
+    pub after_tool: bool,
+}
+
+/// A message's text: a string, or its text parts joined.
+pub fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// A model server on 127.0.0.1 answering each chat request by `answer`
+/// (given the connection too, to see whether its client went away);
+/// `None` holds the request until the client goes away (a model call in
+/// flight when the run is stopped). Returns its port.
+pub fn conversation_server<F>(answer: F) -> u16
+where
+    F: Fn(&Conversation, &TcpStream) -> Option<Turn> + Send + Sync + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let answer = Arc::new(answer);
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            let answer = answer.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let mut out = conn;
+                while let Some((_, path, body)) = crate::util::read_http_request(&mut reader) {
+                    if !path.ends_with("/chat/completions") {
+                        let nf = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
+                        if out.write_all(nf.as_bytes()).is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    let msgs = req["messages"].as_array().cloned().unwrap_or_default();
+                    let conversation = Conversation {
+                        first: msgs
+                            .iter()
+                            .find(|m| m["role"] == "user")
+                            .map(|m| text_of(&m["content"]))
+                            .unwrap_or_default(),
+                        results: msgs.iter().filter(|m| m["role"] == "tool").count(),
+                        after_tool: msgs.last().is_some_and(|m| m["role"] == "tool"),
+                    };
+                    match answer(&conversation, &out) {
+                        // n = 0: every answer reports the same usage.
+                        Some(turn) => {
+                            if !respond_sse(&mut out, &sse(&turn, 0)) {
+                                return;
+                            }
+                        }
+                        None => {
+                            let mut byte = [0u8; 1];
+                            let _ = std::io::Read::read(reader.get_mut(), &mut byte);
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    port
+}

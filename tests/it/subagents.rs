@@ -6,7 +6,6 @@
 //! whole tree and leaves no process.
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::bin;
-use crate::model_server::{Turn, respond_sse, sse};
+use crate::model_server::{Turn, conversation_server};
 use crate::util::{Env, run};
 
 /// The answer to a conversation: `first` is its first user text, `results`
@@ -22,61 +21,9 @@ use crate::util::{Env, run};
 /// goes away (a model call in flight when the run is stopped).
 type Script = fn(first: &str, results: usize) -> Option<Turn>;
 
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
-    }
-}
-
 /// A model server on 127.0.0.1 answering by `script`; returns its port.
 fn serve(script: Script) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(conn) = conn else { continue };
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(conn.try_clone().unwrap());
-                let mut out = conn;
-                while let Some((_, path, body)) = crate::util::read_http_request(&mut reader) {
-                    if !path.ends_with("/chat/completions") {
-                        let nf = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
-                        if out.write_all(nf.as_bytes()).is_err() {
-                            return;
-                        }
-                        continue;
-                    }
-                    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                    let msgs = req["messages"].as_array().cloned().unwrap_or_default();
-                    let first = msgs
-                        .iter()
-                        .find(|m| m["role"] == "user")
-                        .map(|m| text_of(&m["content"]))
-                        .unwrap_or_default();
-                    let results = msgs.iter().filter(|m| m["role"] == "tool").count();
-                    match script(&first, results) {
-                        Some(turn) => {
-                            if !respond_sse(&mut out, &sse(&turn, 0)) {
-                                return;
-                            }
-                        }
-                        None => {
-                            let mut byte = [0u8; 1];
-                            let _ = std::io::Read::read(reader.get_mut(), &mut byte);
-                            return;
-                        }
-                    }
-                }
-            });
-        }
-    });
-    port
+    conversation_server(move |c, _| script(&c.first, c.results))
 }
 
 /// `fake/m` on the server at $10,000 per million input tokens: each call
@@ -101,6 +48,14 @@ fn ag_loop(env: &Env, port: u16, tools: &str) -> Command {
     c.env("FAKE_KEY", "k-secret-123")
         .args(["-m", "fake/m", "--json", "--tools", tools]);
     c
+}
+
+/// `ag-loop --json --tools TOOLS ARGS...` against the server at `port`,
+/// run to its end.
+fn run_loop(env: &Env, port: u16, tools: &str, args: &[&str]) -> crate::util::Run {
+    let mut c = ag_loop(env, port, tools);
+    c.args(args);
+    run(c, None)
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -143,9 +98,7 @@ fn a_subagent_runs_the_task_its_events_nest_and_its_cost_adds_up() {
     git(env.path(), &["add", "README"]);
     git(env.path(), &["commit", "-qm", "init"]);
     let port = serve(one_child);
-    let mut c = ag_loop(&env, port, "read,write,agent");
-    c.arg("delegate");
-    let r = run(c, None);
+    let r = run_loop(&env, port, "read,write,agent", &["delegate"]);
     r.expect_code(0);
     let events = r.json_lines();
     assert_eq!(env.read("notes.txt"), b"from the child\n");
@@ -164,10 +117,7 @@ fn a_subagent_runs_the_task_its_events_nest_and_its_cost_adds_up() {
             .iter()
             .any(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "write")
     );
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
-        .unwrap();
+    let end = agent_call_end(&events);
     assert_eq!(end["is_error"], false, "{end}");
     assert_eq!(
         end["details"]["changed"],
@@ -246,15 +196,15 @@ fn session_tools(env: &Env, id: &str) -> Vec<String> {
 fn the_depth_limit_leaves_agent_out_of_the_last_level_and_the_pretty_view_indents_it() {
     let env = Env::new();
     let port = serve(one_child);
-    let mut c = ag_loop(&env, port, "read,write,agent");
-    c.args(["--max-depth", "1", "delegate"]);
-    let r = run(c, None);
+    let r = run_loop(
+        &env,
+        port,
+        "read,write,agent",
+        &["--max-depth", "1", "delegate"],
+    );
     r.expect_code(0);
     let events = r.json_lines();
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
-        .unwrap();
+    let end = agent_call_end(&events);
     let child = end["details"]["session_id"].as_str().unwrap();
     assert_eq!(session_tools(&env, child), ["read", "write"]);
     // --max-depth 0: no `agent` at all, and a warning says why.
@@ -290,15 +240,10 @@ fn widening(first: &str, results: usize) -> Option<Turn> {
 fn a_subagent_that_asks_for_more_tools_than_its_parent_has_is_refused() {
     let env = Env::new();
     let port = serve(widening);
-    let mut c = ag_loop(&env, port, "read,agent");
-    c.arg("delegate");
-    let r = run(c, None);
+    let r = run_loop(&env, port, "read,agent", &["delegate"]);
     r.expect_code(0);
     let events = r.json_lines();
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
-        .unwrap();
+    let end = agent_call_end(&events);
     assert_eq!(end["is_error"], true);
     let output = end["output"].as_str().unwrap();
     assert!(output.contains("bash"), "{output}");
@@ -320,14 +265,9 @@ fn a_subagent_that_asks_for_more_tools_than_its_parent_has_is_refused() {
         })
     }
     let port = serve(by_identity);
-    let mut c = ag_loop(&env, port, "read,agent");
-    c.arg("delegate");
-    let r = run(c, None);
+    let r = run_loop(&env, port, "read,agent", &["delegate"]);
     let events = r.json_lines();
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
-        .unwrap();
+    let end = agent_call_end(&events);
     assert_eq!(end["is_error"], true);
     let output = end["output"].as_str().unwrap();
     assert!(output.contains("identity `wide`"), "{output}");
@@ -376,9 +316,7 @@ fn two_subagents_run_in_parallel_one_in_a_worktree_whose_branch_holds_its_work()
     let env = Env::new();
     repo(&env);
     let port = serve(two_children);
-    let mut c = ag_loop(&env, port, "read,write,agent");
-    c.arg("split");
-    let r = run(c, None);
+    let r = run_loop(&env, port, "read,write,agent", &["split"]);
     r.expect_code(0);
     let events = r.json_lines();
     let ends: Vec<&Value> = events
@@ -611,15 +549,15 @@ fn a_subagent_gets_only_what_is_left_of_the_parents_cost_and_turns() {
     let port = serve(one_child);
     // $2 in all: the parent's first call costs $1, so the child has $1,
     // which its first call spends; it stops there, and so does the parent.
-    let mut c = ag_loop(&env, port, "read,write,agent");
-    c.args(["--max-cost", "2", "delegate"]);
-    let r = run(c, None);
+    let r = run_loop(
+        &env,
+        port,
+        "read,write,agent",
+        &["--max-cost", "2", "delegate"],
+    );
     r.expect_code(1);
     let events = r.json_lines();
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
-        .unwrap();
+    let end = agent_call_end(&events);
     assert_eq!(end["details"]["outcome"], "cost_limit", "{end}");
     assert_eq!(end["is_error"], true);
     let agent_end = events.iter().rfind(|e| e["type"] == "agent_end").unwrap();
@@ -627,14 +565,14 @@ fn a_subagent_gets_only_what_is_left_of_the_parents_cost_and_turns() {
     let total = agent_end["usage"]["cost"]["total"].as_f64().unwrap();
     assert!((total - 2.0).abs() < 1e-6, "{agent_end}");
     // Two turns in all: the child gets the one left.
-    let mut c = ag_loop(&env, port, "read,write,agent");
-    c.args(["--max-turns", "2", "delegate"]);
-    let r = run(c, None);
+    let r = run_loop(
+        &env,
+        port,
+        "read,write,agent",
+        &["--max-turns", "2", "delegate"],
+    );
     let events = r.json_lines();
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
-        .unwrap();
+    let end = agent_call_end(&events);
     assert_eq!(end["details"]["outcome"], "turn_limit", "{end}");
     let child_turns = nested(&events, end["tool_call_id"].as_str().unwrap())
         .iter()
@@ -698,10 +636,7 @@ fn a_key_given_with_api_key_reaches_the_subagent_in_its_variable_not_its_argumen
     let r = run(c, None);
     r.expect_code(0);
     let events = r.json_lines();
-    let end = events
-        .iter()
-        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
-        .unwrap();
+    let end = agent_call_end(&events);
     assert_eq!(end["details"]["outcome"], "finished", "{end}");
     assert!(!r.stdout().contains("k-flag-456"));
 }
@@ -765,4 +700,374 @@ fn a_subagent_of_a_run_a_person_approves_refuses_what_would_be_asked() {
     let env = Env::new();
     let (end, ran) = risky_run(&env, false);
     assert!(ran, "{end}");
+}
+
+/// The `tool_execution_end` of the run's (first) `agent` call.
+fn agent_call_end(events: &[Value]) -> &Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .unwrap_or_else(|| panic!("no agent call ended: {events:#?}"))
+}
+
+/// Model calls in the stream: the run's own and, nested at any depth, its
+/// subagents'.
+fn turns_in_tree(events: &[Value]) -> (usize, usize) {
+    fn inner(e: &Value) -> &Value {
+        if e["type"] == "subagent_event" {
+            inner(&e["event"])
+        } else {
+            e
+        }
+    }
+    let own = events.iter().filter(|e| e["type"] == "turn_start").count();
+    let below = events
+        .iter()
+        .filter(|e| e["type"] == "subagent_event" && inner(e)["type"] == "turn_start")
+        .count();
+    (own, below)
+}
+
+#[test]
+fn a_childs_turns_count_against_the_parents_max_turns() {
+    // Three turns in all: the parent's first, and the child's two (the
+    // write and its answer) leave none for the parent's answer.
+    let env = Env::new();
+    let port = serve(one_child);
+    let r = run_loop(
+        &env,
+        port,
+        "read,write,agent",
+        &["--max-turns", "3", "delegate"],
+    );
+    r.expect_code(1);
+    let events = r.json_lines();
+    assert_eq!(agent_call_end(&events)["details"]["outcome"], "finished");
+    let last = events.iter().rfind(|e| e["type"] == "agent_end").unwrap();
+    assert_eq!(last["outcome"], "turn_limit", "{last}");
+    let why = last["error"].as_str().unwrap();
+    assert!(why.contains("subagents' turns included"), "{why}");
+    assert_eq!(turns_in_tree(&events), (1, 2));
+}
+
+fn spinning_pair(first: &str, results: usize) -> Option<Turn> {
+    Some(match (first, results) {
+        ("spin twice", 0) => Turn::Tools(vec![
+            ("agent", json!({"task": "spin"})),
+            ("agent", json!({"task": "spin"})),
+        ]),
+        ("spin twice", _) => Turn::Text("done"),
+        // A child that never ends on its own: it reads, and reads again.
+        ("spin", _) => Turn::Tools(vec![("read", json!({"path": "README"}))]),
+        _ => Turn::Text("(unexpected)"),
+    })
+}
+
+#[test]
+fn children_in_parallel_share_what_is_left_of_the_turns_instead_of_each_spending_it() {
+    let env = Env::new();
+    env.write("README", "x\n");
+    let port = serve(spinning_pair);
+    let r = run_loop(
+        &env,
+        port,
+        "read,agent",
+        &["--max-turns", "5", "spin twice"],
+    );
+    r.expect_code(1);
+    let events = r.json_lines();
+    // Each child was started with the 4 turns left, and both together
+    // made 4 model calls, not 8.
+    assert_eq!(turns_in_tree(&events), (1, 4), "{events:#?}");
+    let ends: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .collect();
+    assert_eq!(ends.len(), 2);
+    for e in ends {
+        assert_eq!(e["details"]["outcome"], "turn_limit", "{e}");
+    }
+    let last = events.iter().rfind(|e| e["type"] == "agent_end").unwrap();
+    assert_eq!(last["outcome"], "turn_limit", "{last}");
+}
+
+fn nesting(first: &str, results: usize) -> Option<Turn> {
+    Some(match (first, results) {
+        ("nest", 0) => Turn::Tools(vec![("agent", json!({"task": "middle"}))]),
+        ("nest", _) => Turn::Text("nested"),
+        ("middle", 0) => Turn::Tools(vec![("agent", json!({"task": "leaf"}))]),
+        ("middle", _) => Turn::Text("middle done"),
+        ("leaf", _) => Turn::Text("a leaf ran"),
+        _ => Turn::Text("(unexpected)"),
+    })
+}
+
+#[test]
+fn max_agents_counts_the_agents_of_the_whole_tree_not_each_parents() {
+    let env = Env::new();
+    let port = serve(nesting);
+    // One place in the tree: the middle agent has it, so its own child is
+    // refused (its own --max-agents 1 alone would let it run).
+    let r = run_loop(&env, port, "read,agent", &["--max-agents", "1", "nest"]);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let id = agent_call_end(&events)["tool_call_id"].as_str().unwrap();
+    let middle = nested(&events, id);
+    let refused = middle
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .expect("the middle agent's call");
+    assert_eq!(refused["is_error"], true, "{refused}");
+    let out = refused["output"].as_str().unwrap();
+    assert!(out.contains("all 1 places"), "{out}");
+    assert!(!r.stdout().contains("a leaf ran"));
+    // Two places: the leaf runs.
+    let r = run_loop(&env, port, "read,agent", &["--max-agents", "2", "nest"]);
+    r.expect_code(0);
+    assert!(r.stdout().contains("a leaf ran"));
+    // The tree's directory went with the run.
+    assert_eq!(trees(&env), Vec::<std::path::PathBuf>::new());
+}
+
+fn hanging_grandchild(first: &str, results: usize) -> Option<Turn> {
+    match (first, results) {
+        ("nest deep", 0) => Some(Turn::Tools(vec![(
+            "agent",
+            json!({"task": "middle of three"}),
+        )])),
+        ("middle of three", 0) => Some(Turn::Tools(vec![("agent", json!({"task": "hang"}))])),
+        // The grandchild's model call, and the root's after the middle
+        // agent was killed, hang until they are stopped.
+        _ => None,
+    }
+}
+
+/// The directories of trees of agents.
+fn trees(env: &Env) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(env.join(".home/.ag/trees"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("ag-tree-")
+        })
+        .collect()
+}
+
+#[test]
+fn a_subagent_killed_outright_leaves_no_process_and_no_place_held() {
+    use nix::fcntl::{Flock, FlockArg};
+    let env = Env::new();
+    let port = serve(hanging_grandchild);
+    let mut c = ag_loop(&env, port, "read,agent");
+    c.args(["--max-agents", "2", "nest deep"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut root = c.spawn().unwrap();
+    let mut lines = BufReader::new(root.stdout.take().unwrap()).lines();
+    let mut next = || -> Value { serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap() };
+    // The grandchild asks its model: both places are held.
+    loop {
+        let e = next();
+        if e["type"] == "subagent_event"
+            && e["event"]["type"] == "subagent_event"
+            && e["event"]["event"]["type"] == "turn_start"
+        {
+            break;
+        }
+    }
+    let tree = trees(&env);
+    assert_eq!(tree.len(), 1, "{tree:?}");
+    let slots: Vec<_> = std::fs::read_dir(&tree[0])
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("slot-")
+        })
+        .collect();
+    assert_eq!(slots.len(), 2);
+    let free = || {
+        slots
+            .iter()
+            .filter(|p| {
+                Flock::lock(
+                    std::fs::File::open(p).unwrap(),
+                    FlockArg::LockExclusiveNonblock,
+                )
+                .is_ok()
+            })
+            .count()
+    };
+    assert_eq!(free(), 0);
+    let middle = processes_in(env.path())
+        .into_iter()
+        .find(|l| l.ends_with("-- middle of three"))
+        .expect("the middle agent's process");
+    let pid: i32 = middle.split_whitespace().next().unwrap().parse().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    // The root learns that its call ended.
+    loop {
+        let e = next();
+        if e["type"] == "tool_execution_end" && e["tool_name"] == "agent" {
+            assert_eq!(e["is_error"], true, "{e}");
+            break;
+        }
+    }
+    // The grandchild ends itself; nothing of the killed branch is left, and
+    // both places are free again.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_in(env.path()).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(processes_in(env.path()), Vec::<String>::new());
+    assert_eq!(free(), 2);
+    // The root killed outright too leaves its tree's directory behind; the
+    // next run's root removes it.
+    root.kill().unwrap();
+    root.wait().unwrap();
+    assert_eq!(trees(&env).len(), 1);
+    let port = serve(one_child);
+    let mut c = ag_loop(&env, port, "read,write,agent");
+    c.arg("delegate");
+    run(c, None).expect_code(0);
+    assert_eq!(trees(&env), Vec::<std::path::PathBuf>::new());
+}
+
+#[test]
+fn an_identity_whose_tools_name_agent_gets_the_agent_tool() {
+    let env = Env::new();
+    env.write(
+        ".ag/agents/lead.md",
+        "---\nname: lead\ntools: read, write, agent\n---\nYou lead.\n",
+    );
+    let port = serve(one_child);
+    // The run itself has no `agent` (no --tools: the default set); the
+    // `@lead` prompt's identity has.
+    models_json(&env, port);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("FAKE_KEY", "k")
+        .args(["-m", "fake/m", "--json", "@lead delegate"]);
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let end = agent_call_end(&events);
+    assert_eq!(end["details"]["outcome"], "finished", "{end}");
+    assert_eq!(env.read("notes.txt"), b"from the child\n");
+    // The same identity as the run's own (`--agent lead`).
+    std::fs::remove_file(env.join("notes.txt")).unwrap();
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("FAKE_KEY", "k")
+        .args(["-m", "fake/m", "--json", "--agent", "lead", "delegate"]);
+    let r = run(c, None);
+    r.expect_code(0);
+    let events = r.json_lines();
+    assert_eq!(agent_call_end(&events)["details"]["outcome"], "finished");
+    assert_eq!(env.read("notes.txt"), b"from the child\n");
+}
+
+fn as_identity(first: &str, results: usize) -> Option<Turn> {
+    let name = first.strip_prefix("delegate as ")?;
+    Some(match results {
+        0 => Turn::Tools(vec![(
+            "agent",
+            json!({"task": "write notes.txt", "agent": name}),
+        )]),
+        _ => Turn::Text("the parent is done"),
+    })
+}
+
+#[test]
+fn a_project_identity_that_asks_for_a_looser_sandbox_is_refused() {
+    let env = Env::new();
+    env.write(
+        ".ag/agents/online.md",
+        "---\nname: online\ntools: read\nallow_net: true\n---\nYou fetch things.\n",
+    );
+    env.write(
+        ".ag/agents/free.md",
+        "---\nname: free\ntools: read\nsandbox: off\n---\nYou run anything.\n",
+    );
+    for (name, asked) in [("online", "allow_net: true"), ("free", "sandbox: off")] {
+        let port = serve(as_identity);
+        let r = run_loop(
+            &env,
+            port,
+            "read,write,agent",
+            &[format!("delegate as {name}").as_str()],
+        );
+        r.expect_code(0);
+        let events = r.json_lines();
+        let end = agent_call_end(&events);
+        assert_eq!(end["is_error"], true, "{end}");
+        let out = end["output"].as_str().unwrap();
+        assert!(out.contains(&format!("identity `{name}`")), "{out}");
+        assert!(out.contains(asked), "{out}");
+        assert!(out.contains("may only be stricter"), "{out}");
+        assert!(!events.iter().any(|e| e["type"] == "subagent_event"));
+    }
+}
+
+fn shell_and_patch(first: &str, results: usize) -> Option<Turn> {
+    Some(match (first, results) {
+        ("delegate the chores", 0) => {
+            Turn::Tools(vec![("agent", json!({"task": "do the chores"}))])
+        }
+        ("delegate the chores", _) => Turn::Text("done"),
+        ("do the chores", 0) => Turn::Tools(vec![(
+            "bash",
+            json!({"command": "printf 'made\\n' > made.txt && rm old.txt && printf 'more\\n' >> kept.txt"}),
+        )]),
+        ("do the chores", 1) => Turn::Tools(vec![(
+            "patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: sub/patched.txt\n+p\n*** End Patch\n"}),
+        )]),
+        ("do the chores", _) => Turn::Text("chores done"),
+        _ => Turn::Text("(unexpected)"),
+    })
+}
+
+/// The `changed` list of the run's agent call, sorted.
+fn changed_by_child(env: &Env) -> Vec<String> {
+    let port = serve(shell_and_patch);
+    let r = run_loop(env, port, "read,bash,patch,agent", &["delegate the chores"]);
+    r.expect_code(0);
+    let events = r.json_lines();
+    let end = agent_call_end(&events);
+    assert_eq!(end["details"]["outcome"], "finished", "{end}");
+    let mut changed: Vec<String> =
+        serde_json::from_value(end["details"]["changed"].clone()).unwrap();
+    changed.sort();
+    let out = end["output"].as_str().unwrap();
+    assert!(out.contains("made.txt"), "{out}");
+    changed
+}
+
+#[test]
+fn the_files_a_child_changed_with_bash_and_patch_are_in_its_result_in_git_or_not() {
+    let want = ["kept.txt", "made.txt", "old.txt", "sub/patched.txt"];
+    // In a git repository.
+    let env = Env::new();
+    repo(&env);
+    env.write("old.txt", "old\n");
+    env.write("kept.txt", "kept\n");
+    git(env.path(), &["add", "old.txt", "kept.txt"]);
+    git(env.path(), &["commit", "-qm", "two files"]);
+    assert_eq!(changed_by_child(&env), want);
+    // Outside git.
+    let env = Env::new();
+    env.write("old.txt", "old\n");
+    env.write("kept.txt", "kept\n");
+    assert_eq!(changed_by_child(&env), want);
 }
