@@ -60,6 +60,8 @@ pub struct Config {
     pub permission_timeout: Option<Duration>,
     /// `--editor-fs`.
     pub editor_fs: bool,
+    /// `--editor-terminal`.
+    pub editor_terminal: bool,
 }
 
 /// ag-acp's state: its sessions and what the editor said it can do.
@@ -173,6 +175,13 @@ impl Server {
             let fs = &req.client_capabilities.fs;
             s.editor_read = self.config.editor_fs && fs.read_text_file;
             s.editor_write = self.config.editor_fs && fs.write_text_file;
+            s.editor_terminal = self.config.editor_terminal && req.client_capabilities.terminal;
+        }
+        if self.config.editor_terminal && !req.client_capabilities.terminal {
+            warn(
+                BIN,
+                "--editor-terminal: the editor does not offer a terminal (no `terminal` in its capabilities); bash runs in ag's own sandbox, as without the flag",
+            );
         }
         let caps = AgentCapabilities::new()
             .load_session(true)

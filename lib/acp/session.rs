@@ -172,22 +172,30 @@ pub fn start(spec: Spec, translator: Translator, shared: Arc<Shared>) -> Handle 
         bridge: None,
     };
     let shows = actor.translator.shows();
-    if shows.editor_read || shows.editor_write {
+    if shows.editor_read || shows.editor_write || shows.editor_terminal {
         if actor.shared.loop_args.iter().any(|a| names_tools(a)) {
             warn(
                 BIN,
                 &format!(
-                    "session {}: --editor-fs is not used with --tools after `--`; read and write work on disk",
+                    "session {}: --editor-fs and --editor-terminal are not used with --tools after `--`; ag's own tools work on disk and run commands",
                     actor.id
                 ),
             );
         } else {
-            match editor_fs::open(&actor.id, &actor.cwd, actor.shared.peer.cx.clone()) {
-                Ok(b) => actor.bridge = Some(b),
+            match editor_fs::open(
+                &actor.id,
+                &actor.cwd,
+                actor.shared.peer.clone(),
+                shows.editor_terminal,
+            ) {
+                Ok(b) => {
+                    actor.translator.set_terminals(b.terminals());
+                    actor.bridge = Some(b);
+                }
                 Err(e) => warn(
                     BIN,
                     &format!(
-                        "session {}: cannot open the socket for --editor-fs ({e}); read and write work on disk",
+                        "session {}: cannot open the socket for --editor-fs and --editor-terminal ({e}); ag's own tools work on disk and run commands",
                         actor.id
                     ),
                 ),
@@ -681,6 +689,9 @@ impl Actor {
             if shows.editor_write {
                 which.push(editor_fs::Which::Write);
             }
+            if shows.editor_terminal {
+                which.push(editor_fs::Which::Bash);
+            }
             editor_fs::loop_flags(&tools, &which, bridge, &self.id)
         });
         extra.extend(self.mode.loop_flags(&sibling("ag-gate"), editor.is_some()));
@@ -712,6 +723,9 @@ impl Actor {
             .stdin(Input::Pipe)
             .stream_lines(limits, &CancellationToken::new())
             .map_err(|e| format!("cannot start ag-loop: {e}"))?;
+        if let Some(b) = &self.bridge {
+            b.set_loop_pid(s.running.pid());
+        }
         Ok((
             Child {
                 stdin: s.stdin,

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, Cost, ImageContent, Notice, NoticeSeverity, Plan, PlanEntry,
-    PlanEntryPriority, PlanEntryStatus, SessionUpdate, StopReason as AcpStop, TextContent,
-    ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
+    PlanEntryPriority, PlanEntryStatus, SessionUpdate, StopReason as AcpStop, Terminal,
+    TextContent, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    UsageUpdate,
 };
 use serde_json::Value;
 
@@ -35,6 +36,9 @@ pub struct ClientShows {
     /// `write` goes through the editor (`--editor-fs` and
     /// `fs.writeTextFile`).
     pub editor_write: bool,
+    /// `bash` runs in the editor's terminal (`--editor-terminal` and
+    /// `terminal`).
+    pub editor_terminal: bool,
 }
 
 /// A tool call as far as it is known.
@@ -77,6 +81,8 @@ pub struct Translator {
     last_stop: Option<StopReason>,
     /// The context window of a model, when known (`provider/model`).
     window: WindowOf,
+    /// The editor's terminals the calls ran in (`--editor-terminal`).
+    terminals: Option<super::editor_terminal::Terminals>,
 }
 
 impl Translator {
@@ -93,7 +99,14 @@ impl Translator {
             usage: Usage::default(),
             last_stop: None,
             window,
+            terminals: None,
         }
+    }
+
+    /// Where the calls that ran in the editor's terminal are noted: their
+    /// last update shows the terminal too.
+    pub fn set_terminals(&mut self, terminals: super::editor_terminal::Terminals) {
+        self.terminals = Some(terminals);
     }
 
     /// What the client said it can show.
@@ -186,12 +199,19 @@ impl Translator {
                 } else {
                     ToolCallStatus::Completed
                 };
-                let mut fields =
-                    ToolCallUpdateFields::new()
-                        .status(status)
-                        .content(tools::result_content(
-                            tool_name, &arguments, output, details, *is_error, &self.cwd,
-                        ));
+                let mut content = tools::result_content(
+                    tool_name, &arguments, output, details, *is_error, &self.cwd,
+                );
+                // The terminal the call ran in stays shown (the editor
+                // keeps a released terminal's output), before the result.
+                if let Some(tid) = self
+                    .terminals
+                    .as_ref()
+                    .and_then(|t| t.lock().ok()?.remove(tool_call_id))
+                {
+                    content.insert(0, ToolCallContent::Terminal(Terminal::new(tid)));
+                }
+                let mut fields = ToolCallUpdateFields::new().status(status).content(content);
                 let changed = tools::result_locations(details, &self.cwd);
                 if !changed.is_empty() {
                     fields = fields.locations(changed);

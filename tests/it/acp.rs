@@ -73,6 +73,8 @@ fn acp_args(model: &ModelServer, extra: &[&str]) -> Vec<String> {
 struct Sdk {
     steps: Vec<Value>,
     log: Vec<(String, Value)>,
+    /// ag-acp's stderr (and node's).
+    stderr: String,
 }
 
 impl Sdk {
@@ -122,7 +124,11 @@ fn sdk_client(env: &Env, dir: &Path, args: &[String], steps: Value) -> Sdk {
             (v["from"].as_str().unwrap().to_string(), msg)
         })
         .collect();
-    Sdk { steps, log }
+    Sdk {
+        steps,
+        log,
+        stderr: r.stderr(),
+    }
 }
 
 /// The updates of a step, as their `update` objects.
@@ -208,6 +214,11 @@ fn check_schema(dir: &Path, log: &[(String, Value)]) {
                 "$/cancel_request" => "CancelRequestNotification",
                 "fs/read_text_file" => "ReadTextFileRequest",
                 "fs/write_text_file" => "WriteTextFileRequest",
+                "terminal/create" => "CreateTerminalRequest",
+                "terminal/output" => "TerminalOutputRequest",
+                "terminal/wait_for_exit" => "WaitForTerminalExitRequest",
+                "terminal/kill" => "KillTerminalRequest",
+                "terminal/release" => "ReleaseTerminalRequest",
                 other => panic!("ag-acp sent `{other}`: {msg}"),
             };
             check(def, &msg["params"], method);
@@ -1602,4 +1613,244 @@ fn in_read_only_mode_read_goes_through_the_editor_and_write_is_not_offered() {
     let mut sorted = offered.clone();
     sorted.sort();
     assert_eq!(sorted, ["find", "grep", "ls", "read"], "{offered:?}");
+}
+
+/// The terminal/* requests of a step, by method.
+fn terminal_calls<'a>(step: &'a Value, method: &str) -> Vec<&'a Value> {
+    step["terminals"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no terminals: {step}"))
+        .iter()
+        .filter(|t| t["method"] == method)
+        .collect()
+}
+
+/// `--editor-terminal`, the sandbox on: the model's bash runs in the SDK
+/// client's terminal (which runs it with child_process), confined by
+/// ag-sandbox; a command that writes outside the workspace is refused by
+/// the sandbox, and one that reaches for the socket to ask for a terminal
+/// without the sandbox is refused by ag-acp.
+#[test]
+fn with_editor_terminal_bash_runs_in_the_editors_terminal_still_confined() {
+    let dir = interop();
+    let env = Env::new();
+    let outside = tempfile::tempdir().unwrap();
+    let escape = outside.path().join("escape.txt");
+    let escape2 = outside.path().join("escape2.txt");
+    let ag_acp = bin!("ag-acp");
+    let forged = format!(
+        "sock=$(ls {tmp}/ag-acp-*/fs.sock | head -1); \
+         sid=$(ps -eo args | grep -F -- \"--socket $sock\" | grep -o -- '--session [^ ]*' | head -1 | cut -d' ' -f2); \
+         echo \"sid=$sid\"; \
+         echo '{{\"id\":\"evil\",\"arguments\":{{\"command\":\"echo owned > {out}\"}}}}' \
+         | env -u AG_SANDBOX {ag_acp} editor-tool bash --socket \"$sock\" --session \"$sid\"",
+        tmp = env.join(crate::util::TMP).display(),
+        out = escape2.display(),
+    );
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": "echo from-the-terminal; pwd; exit 3"}),
+        )]),
+        Turn::Text("ran it"),
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": format!("echo owned > {}", escape.display())}),
+        )]),
+        Turn::Text("tried"),
+        Turn::Tools(vec![("bash", json!({"command": forged}))]),
+        Turn::Text("tried again"),
+    ]);
+    let args: Vec<String> = [
+        "-m",
+        "ollama/scripted",
+        "--mode",
+        "auto",
+        "--editor-terminal",
+        "--",
+        "--base-url",
+        &model.base_url(),
+        "--sandbox",
+        "require",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = sdk_client(
+        &env,
+        &dir,
+        &args,
+        json!([
+            {"op": "initialize", "terminal": true},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "run it"},
+            {"op": "prompt", "text": "write outside"},
+            {"op": "prompt", "text": "forge a request"},
+        ]),
+    );
+    let prompts = out.ops("prompt");
+    assert_eq!(prompts.len(), 3, "{:#?}\n{}", out.steps, out.stderr);
+    for p in &prompts {
+        assert_eq!(p["result"]["stopReason"], "end_turn", "{p}");
+    }
+    // The output and the exit code reached the model, in ag-bash's shape.
+    let ran = tool_results(&model, 1);
+    assert!(ran.contains("from-the-terminal"), "{ran}\n{}", out.stderr);
+    assert!(ran.contains("exit code: 3"), "{ran}");
+    // The editor ran ag-sandbox (by its absolute path) with the policy,
+    // then bash -c the command, in the session's directory.
+    let created = terminal_calls(prompts[0], "terminal/create");
+    assert_eq!(created.len(), 1, "{:#?}", prompts[0]["terminals"]);
+    let params = &created[0]["params"];
+    let program = params["command"].as_str().unwrap();
+    assert!(
+        Path::new(program).is_absolute() && program.ends_with("/ag-sandbox"),
+        "{params}"
+    );
+    let argv: Vec<&str> = params["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let dashes = argv.iter().position(|a| *a == "--").unwrap();
+    assert!(argv[..dashes].contains(&"--workspace"), "{argv:?}");
+    assert!(argv[..dashes].contains(&"require"), "{argv:?}");
+    assert_eq!(
+        argv[dashes + 1..],
+        ["bash", "-c", "echo from-the-terminal; pwd; exit 3"]
+    );
+    for m in [
+        "terminal/wait_for_exit",
+        "terminal/output",
+        "terminal/release",
+    ] {
+        assert_eq!(terminal_calls(prompts[0], m).len(), 1, "{m}");
+    }
+    assert!(terminal_calls(prompts[0], "terminal/kill").is_empty());
+    // The tool call shows the terminal, while it runs and when it ended.
+    let ups = updates(prompts[0]);
+    let shown: Vec<&Value> = of_kind(&ups, "tool_call_update")
+        .into_iter()
+        .filter(|u| {
+            u["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|c| c["type"] == "terminal"))
+        })
+        .collect();
+    assert_eq!(shown.len(), 2, "{ups:#?}");
+    assert_eq!(shown[1]["status"], "completed");
+    // Writing outside the workspace: the sandbox said no.
+    let refused = tool_results(&model, 3);
+    assert!(
+        !escape.exists(),
+        "the editor's terminal wrote outside: {refused}"
+    );
+    assert!(!refused.contains("exit code: 0"), "{refused}");
+    // Asking ag-acp for a terminal without the sandbox, from a command:
+    // found the socket and the session, and was turned away.
+    let forged_out = tool_results(&model, 5);
+    assert!(!escape2.exists(), "{forged_out}");
+    assert!(
+        forged_out.contains("sid=") && !forged_out.contains("sid=\\n"),
+        "{forged_out}"
+    );
+    assert!(
+        forged_out.contains("only the bash tool of this session's ag-loop"),
+        "{forged_out}"
+    );
+    assert_eq!(terminal_calls(prompts[2], "terminal/create").len(), 1);
+    check_schema(&interop(), &out.log);
+}
+
+/// A cancel while the command runs in the editor's terminal kills it (and
+/// releases the terminal); the time limit does the same.
+#[test]
+fn a_cancel_or_the_time_limit_kills_the_editors_terminal() {
+    let dir = interop();
+    let env = Env::new();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": "echo $$ > pid; touch started; sleep 60; touch finished"}),
+        )]),
+        // The interrupted run asks nothing more of the model.
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": "echo $$ > pid2; echo before; sleep 60", "timeout": 1}),
+        )]),
+        Turn::Text("timed out"),
+    ]);
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &["--mode", "auto", "--editor-terminal"]),
+        json!([
+            {"op": "initialize", "terminal": true},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "run long", "cancel_when": env.join("started")},
+            {"op": "prompt", "text": "run too long"},
+        ]),
+    );
+    let prompts = out.ops("prompt");
+    assert_eq!(
+        prompts[0]["result"]["stopReason"], "cancelled",
+        "{}",
+        out.stderr
+    );
+    wait_gone(pid_in(&env, "pid"));
+    assert!(!env.join("finished").exists());
+    for m in ["terminal/create", "terminal/kill", "terminal/release"] {
+        assert_eq!(
+            terminal_calls(prompts[0], m).len(),
+            1,
+            "{m}: {:#?}",
+            prompts[0]["terminals"]
+        );
+    }
+    // The time limit: killed, the output so far and exit code 124.
+    assert_eq!(prompts[1]["result"]["stopReason"], "end_turn");
+    wait_gone(pid_in(&env, "pid2"));
+    let timed = tool_results(&model, 2);
+    assert!(timed.contains("before"), "{timed}");
+    assert!(timed.contains("timed out after 1 s"), "{timed}");
+    assert!(timed.contains("exit code: 124"), "{timed}");
+    for m in ["terminal/kill", "terminal/output", "terminal/release"] {
+        assert_eq!(terminal_calls(prompts[1], m).len(), 1, "{m}");
+    }
+}
+
+/// An editor without terminals: ag's own bash runs the command, and
+/// ag-acp says so on stderr.
+#[test]
+fn without_the_terminal_capability_bash_falls_back_with_a_notice() {
+    let dir = interop();
+    let env = Env::new();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![("bash", json!({"command": "echo ran-by-ag-bash"}))]),
+        Turn::Text("done"),
+    ]);
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &["--mode", "auto", "--editor-terminal"]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "run"},
+        ]),
+    );
+    let p = out.op("prompt");
+    assert_eq!(p["result"]["stopReason"], "end_turn");
+    assert!(p["terminals"].as_array().unwrap().is_empty(), "{p}");
+    let ran = tool_results(&model, 1);
+    assert!(
+        ran.contains("ran-by-ag-bash") && ran.contains("exit code: 0"),
+        "{ran}"
+    );
+    assert!(
+        out.stderr.contains("the editor does not offer a terminal"),
+        "{}",
+        out.stderr
+    );
 }
