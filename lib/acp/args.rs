@@ -30,7 +30,8 @@ use super::modes::Mode;
 /// permission request offering the choices (a free-text question is only
 /// shown, and the model decides after 60 s). `session/fork` (unstable in
 /// ACP) forks through `ag-session fork`; an HTTP MCP server's headers
-/// reach ag-loop in its environment, not its command line.
+/// and a stdio MCP server's variables reach ag-loop in its environment, not
+/// its command line.
 ///
 /// stdout carries only protocol messages; diagnostics go to stderr.
 #[derive(Debug, Parser)]

@@ -122,6 +122,9 @@ pub struct McpSpecs {
     /// ag-loop's environment, not on its command line, where `ps` shows
     /// them.
     pub headers: Option<String>,
+    /// The stdio servers' variables, as `AG_MCP_ENV` (JSON), if any:
+    /// likewise.
+    pub env: Option<String>,
 }
 
 /// The handle of a running session.
@@ -716,6 +719,10 @@ impl Actor {
         // (milliseconds between a prompt and ag-loop reading it).
         let cmd = match &self.mcp.headers {
             Some(h) => cmd.env(crate::mcp::headers::ENV, h),
+            None => cmd,
+        };
+        let cmd = match &self.mcp.env {
+            Some(v) => cmd.env(crate::mcp::env::ENV, v),
             None => cmd,
         };
         let s = cmd

@@ -1854,3 +1854,62 @@ fn without_the_terminal_capability_bash_falls_back_with_a_notice() {
         out.stderr
     );
 }
+
+/// A stdio MCP server's `env` reaches that server, and nothing else: not
+/// ag-loop's command line (`ps`), not the tools' environment, not the
+/// events.
+#[test]
+fn a_stdio_mcp_servers_env_reaches_it_and_stays_out_of_sight() {
+    let dir = interop();
+    let env = Env::new();
+    let secret = "s3cret-mcp-token-4711";
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": "ps -eo args; echo ---; env; echo ---; cat seen.txt"}),
+        )]),
+        Turn::Text("looked"),
+    ]);
+    let mcp = json!([{
+        "name": "keyed",
+        "command": "sh",
+        "args": ["-c", format!("printf %s \"$MCP_TOKEN\" > seen.txt; exec {} --tools ls", bin!("ag-mcp"))],
+        "env": [{"name": "MCP_TOKEN", "value": secret}],
+    }]);
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &["--mode", "auto"]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "cwd": env.path(), "mcpServers": mcp},
+            {"op": "prompt", "text": "look around"},
+        ]),
+    );
+    assert_eq!(
+        out.op("prompt")["result"]["stopReason"],
+        "end_turn",
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.join("seen.txt")).unwrap(),
+        secret
+    );
+    let offered = model.requests()[0]["tools"].to_string();
+    assert!(offered.contains("__ls"), "{offered}");
+    // ps and env in a tool: the command line has no secret, the tools'
+    // environment neither; the one place it is read (the file the server
+    // wrote) is hidden in what the model and the editor get.
+    let seen = tool_results(&model, 1);
+    assert!(seen.contains("ag-loop") && seen.contains("--mcp"), "{seen}");
+    assert!(!seen.contains(secret), "{seen}");
+    assert!(!seen.contains("AG_MCP_ENV"), "{seen}");
+    assert!(seen.contains("[MCP server variable redacted]"), "{seen}");
+    for (from, msg) in &out.log {
+        assert!(
+            from == "client" || !msg.to_string().contains(secret),
+            "{msg}"
+        );
+    }
+}
