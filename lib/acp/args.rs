@@ -53,7 +53,7 @@ Emacs, agent-shell:\n\
     :mode-line-name \"ag\" :buffer-name \"ag\" :shell-prompt \"ag> \" :shell-prompt-regexp \"ag> \"\n\
     :client-maker (lambda (buffer) (agent-shell--make-acp-client :command \"ag-acp\"\n\
       :command-params '() :context-buffer buffer))))\n\n\
-The editor's files, with --editor-fs: read and write go through the editor's fs/read_text_file \
+The editor's files, with --editor-fs: read, write and edit go through the editor's fs/read_text_file \
 and fs/write_text_file; with --editor-terminal, bash runs in the editor's terminal, confined by \
 ag-sandbox (`ag-acp editor-tool`, a tool ag-loop runs, reaches ag-acp over a Unix socket in a \
 private directory). Not used yet: SSE MCP servers, audio prompts, URL elicitation.\n\n\
@@ -80,12 +80,13 @@ pub struct Args {
     #[arg(long, value_name = "CMD")]
     pub loop_cmd: Option<String>,
     /// Where the editor offers to read and write files (`fs` in its
-    /// capabilities), the model's `read` and `write` go through it: the
-    /// editor's buffers, unsaved changes included, are read and written,
-    /// and the editor decides when they are saved. Paths outside the
-    /// session's directory are refused; directories, images and binary
-    /// files are read from disk. The other tools (edit, bash...) still work
-    /// on disk, in ag's sandbox. Not with `--tools` after `--`.
+    /// capabilities), the model's `read`, `write` and `edit` go through it:
+    /// the editor's buffers, unsaved changes included, are read and
+    /// written, and the editor decides when they are saved. Paths outside
+    /// the session's directory are refused; directories, images and binary
+    /// files are read from disk. The other tools (patch, delete, the
+    /// searches) still work on disk, in ag's sandbox. Not with `--tools`
+    /// after `--`.
     #[arg(long)]
     pub editor_fs: bool,
     /// Where the editor offers terminals (`terminal` in its capabilities),

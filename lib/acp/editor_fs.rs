@@ -25,6 +25,7 @@ use clap::Parser;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
+use super::editor_edit::EditorEdit;
 use super::editor_terminal::{self, EditorBash, Ran, Run, Terminals};
 use super::modes::shell_quote;
 use super::session::Peer;
@@ -32,6 +33,7 @@ use crate::cli::{ExitStatus, error_line};
 use crate::fsutil::content_hash;
 use crate::tool_protocol::{self, Context, Tool, ToolError, ToolOutput, hashes};
 use crate::tools::bash::BashTool;
+use crate::tools::edit::EditTool;
 use crate::tools::fileops::check_hash;
 use crate::tools::read::{self, ReadArgs, ReadTool};
 use crate::tools::write::{self, WriteArgs, WriteTool};
@@ -68,6 +70,8 @@ pub enum Which {
     Read,
     /// `write`, through `fs/write_text_file`.
     Write,
+    /// `edit`, on the buffer (`fs/read_text_file`, `fs/write_text_file`).
+    Edit,
     /// `bash`, in the editor's terminal (`terminal/create`).
     Bash,
 }
@@ -114,9 +118,11 @@ pub fn shim_main(args: impl IntoIterator<Item = String>) -> ExitCode {
         let mut def = match args.tool {
             Which::Read => tool_protocol::definition::<ReadTool>(),
             Which::Write => tool_protocol::definition::<WriteTool>(),
+            Which::Edit => tool_protocol::definition::<EditTool>(),
             Which::Bash => tool_protocol::definition::<BashTool>(),
         };
-        // What the model sees of ag-write: ag-loop fills the hash in.
+        // What the model sees of ag-write and ag-edit: ag-loop fills the
+        // hash in.
         hashes::hide_hash_field(&mut def.parameters);
         return crate::cli::print_json(BIN, &def);
     }
@@ -160,6 +166,7 @@ pub fn shim_main(args: impl IntoIterator<Item = String>) -> ExitCode {
         Which::Write => {
             tool_protocol::serve::serve::<EditorWrite>(&ctx, stdin.lock(), io::stdout())
         }
+        Which::Edit => tool_protocol::serve::serve::<EditorEdit>(&ctx, stdin.lock(), io::stdout()),
         Which::Bash => unreachable!("served above"),
     };
     match served {
@@ -174,6 +181,23 @@ pub fn shim_main(args: impl IntoIterator<Item = String>) -> ExitCode {
 /// Asks ag-acp (and so the editor); the text read, or None for a write.
 fn ask(op: Op) -> Result<Option<String>, String> {
     ask_reply(op).map(|r| r.text)
+}
+
+/// The editor's text of `path`.
+pub(super) fn ask_read(path: &Path) -> Result<String, String> {
+    ask(Op::Read {
+        path: path.to_path_buf(),
+    })
+    .map(Option::unwrap_or_default)
+}
+
+/// Puts `content` in the editor's buffer of `path`.
+pub(super) fn ask_write(path: &Path, content: String) -> Result<(), String> {
+    ask(Op::Write {
+        path: path.to_path_buf(),
+        content,
+    })
+    .map(|_| ())
 }
 
 /// Asks ag-acp to run a command in the editor's terminal.
@@ -325,6 +349,7 @@ pub fn loop_flags(tools: &[&str], which: &[Which], bridge: &Bridge, session: &st
     let name = |w: Which| match w {
         Which::Read => ReadTool::NAME,
         Which::Write => WriteTool::NAME,
+        Which::Edit => EditTool::NAME,
         Which::Bash => BashTool::NAME,
     };
     let replaced: Vec<Which> = which
@@ -597,6 +622,10 @@ mod tests {
         assert_eq!(
             tool_protocol::definition::<EditorBash>(),
             tool_protocol::definition::<BashTool>()
+        );
+        assert_eq!(
+            tool_protocol::definition::<EditorEdit>(),
+            tool_protocol::definition::<EditTool>()
         );
     }
 }

@@ -692,6 +692,9 @@ impl Actor {
             if shows.editor_write {
                 which.push(editor_fs::Which::Write);
             }
+            if shows.editor_read && shows.editor_write {
+                which.push(editor_fs::Which::Edit);
+            }
             if shows.editor_terminal {
                 which.push(editor_fs::Which::Bash);
             }

@@ -1913,3 +1913,96 @@ fn a_stdio_mcp_servers_env_reaches_it_and_stays_out_of_sight() {
         );
     }
 }
+
+/// `--editor-fs` and edit: an unsaved buffer that differs from the disk is
+/// edited (read, matched, written back through fs/write_text_file, the
+/// diff shown as diff content); the disk is left alone, and text only on
+/// disk is not found.
+#[test]
+fn with_editor_fs_edit_changes_the_editors_buffer_not_the_disk() {
+    let dir = interop();
+    let env = Env::new();
+    std::fs::write(env.join("notes.txt"), "disk line\n").unwrap();
+    let file = env.join("notes.txt").canonicalize().unwrap();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![("read", json!({"file_path": "notes.txt"}))]),
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.txt", "old_string": "buffer line 2", "new_string": "edited line 2"}),
+        )]),
+        Turn::Text("edited"),
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.txt", "old_string": "disk line", "new_string": "nope"}),
+        )]),
+        Turn::Text("not there"),
+    ]);
+    let buffers = json!({ file.display().to_string(): "buffer line 1\nbuffer line 2\n" });
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &["--mode", "auto", "--editor-fs"]),
+        json!([
+            {"op": "initialize", "buffers": buffers},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "edit notes"},
+            {"op": "prompt", "text": "edit the disk's text"},
+        ]),
+    );
+    let prompts = out.ops("prompt");
+    assert_eq!(
+        prompts[0]["result"]["stopReason"], "end_turn",
+        "{}",
+        out.stderr
+    );
+    let edited = tool_results(&model, 2);
+    assert!(
+        edited.contains("Replaced 1 occurrence in notes.txt"),
+        "{edited}"
+    );
+    let writes: Vec<&Value> = prompts[0]["fs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["method"] == "fs/write_text_file")
+        .collect();
+    assert_eq!(writes.len(), 1, "{:#?}", prompts[0]["fs"]);
+    assert_eq!(writes[0]["params"]["path"], file.display().to_string());
+    assert_eq!(
+        writes[0]["params"]["content"],
+        "buffer line 1\nedited line 2\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.join("notes.txt")).unwrap(),
+        "disk line\n"
+    );
+    // The editor shows its own diff: the buffer before and after.
+    let ups = updates(prompts[0]);
+    let diffs: Vec<&Value> = of_kind(&ups, "tool_call_update")
+        .into_iter()
+        .filter_map(|u| u["content"].as_array())
+        .flatten()
+        .filter(|c| c["type"] == "diff")
+        .collect();
+    assert_eq!(diffs.len(), 1, "{ups:#?}");
+    assert_eq!(diffs[0]["newText"], "buffer line 1\nedited line 2\n");
+    assert_eq!(diffs[0]["oldText"], "buffer line 1\nbuffer line 2\n");
+    // What is only on disk is not in the buffer: not found, nothing
+    // written anywhere.
+    let missed = tool_results(&model, 4);
+    assert!(missed.contains("old_string was not found"), "{missed}");
+    assert!(
+        !prompts[1]["fs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["method"] == "fs/write_text_file"),
+        "{:#?}",
+        prompts[1]["fs"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.join("notes.txt")).unwrap(),
+        "disk line\n"
+    );
+    check_schema(&dir, &out.log);
+}
