@@ -9,9 +9,9 @@
 //! under (`$AG_SANDBOX`, set by ag-loop's confinement), and the editor is
 //! asked to run `ag-sandbox` (by its absolute path) with that policy,
 //! then `SHELL -c CMD`. ag-acp takes such a request only from a shim that
-//! this session's ag-loop started (its parent, or its parent's parent for
-//! `--tool`'s `sh -c`), so that a confined command cannot reach the socket
-//! and ask for a terminal without the policy.
+//! this session's ag-loop started (directly or through `sh`), so that a
+//! confined command cannot reach the socket and ask for a terminal without
+//! the policy.
 //!
 //! What the terminal cannot do (a background job, `list_jobs`, `job`,
 //! `stdin`), the shim does as ag-bash does, in its own sandbox.
@@ -216,19 +216,28 @@ pub async fn run(
 
 /// Whether the process `pid` (the peer of a socket) is a shim that the
 /// ag-loop `loop_pid` started: this executable, whose parent is that
-/// ag-loop, or whose parent's parent is (through `sh -c`, as `--tool`
-/// runs a command line).
+/// ag-loop, or an `sh` that it started (`--tool` runs a command line with
+/// `sh -c`). A command the model runs never qualifies: its parents include
+/// ag-bash, a shell of its own or the editor. (A subagent's shim, a child
+/// ag-loop's, does not either: ag-acp gives ag-loop no `agent` tool when
+/// the editor's tools are on.)
 pub fn started_by(pid: u32, loop_pid: u32) -> bool {
-    let me = std::env::current_exe().and_then(std::fs::canonicalize);
-    let exe = std::fs::read_link(format!("/proc/{pid}/exe"));
-    let same = matches!((me, exe), (Ok(a), Ok(b)) if a == b);
-    if !same || loop_pid == 0 {
-        return false;
-    }
-    let Some(parent) = parent_of(pid) else {
+    let Ok(me) = std::env::current_exe().and_then(std::fs::canonicalize) else {
         return false;
     };
-    parent == loop_pid || (is_shell(parent) && parent_of(parent).is_some_and(|g| g == loop_pid))
+    if loop_pid == 0 || std::fs::read_link(format!("/proc/{pid}/exe")).ok() != Some(me) {
+        return false;
+    }
+    let mut at = parent_of(pid);
+    // The shim's parent, then at most two `sh` (one may not exec).
+    for _ in 0..3 {
+        match at {
+            Some(p) if p == loop_pid => return true,
+            Some(p) if is_sh(p) => at = parent_of(p),
+            _ => return false,
+        }
+    }
+    false
 }
 
 fn parent_of(pid: u32) -> Option<u32> {
@@ -238,9 +247,10 @@ fn parent_of(pid: u32) -> Option<u32> {
     rest.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn is_shell(pid: u32) -> bool {
+/// `sh` as ag-loop runs it for `--tool` (dash or bash under that name).
+fn is_sh(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .is_ok_and(|c| matches!(c.trim(), "sh" | "dash" | "bash"))
+        .is_ok_and(|c| matches!(c.trim(), "sh" | "dash"))
 }
 
 /// The call id of the shim's call (read from its input line).
@@ -513,5 +523,9 @@ mod tests {
         // A process of another executable (cargo, a shell) never is.
         let grandparent = parent_of(parent).unwrap_or(1);
         assert!(!started_by(parent, grandparent));
+        // Nor one whose parent (cargo, not sh) is not the loop.
+        if grandparent > 1 {
+            assert!(!started_by(me, grandparent));
+        }
     }
 }

@@ -2006,3 +2006,83 @@ fn with_editor_fs_edit_changes_the_editors_buffer_not_the_disk() {
     );
     check_schema(&dir, &out.log);
 }
+
+/// A subagent's tool calls (the `agent` tool's child ag-loop) show as
+/// tool calls of their own, titled with the `agent` call, beside that
+/// call, whose result is the child's answer.
+#[test]
+fn a_subagents_tool_calls_show_in_the_editor() {
+    let dir = interop();
+    let env = Env::new();
+    std::fs::write(env.join("notes.txt"), "child reads this\n").unwrap();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![("agent", json!({"task": "read notes.txt"}))]),
+        // The child's turns, in its own ag-loop.
+        Turn::Tools(vec![("read", json!({"file_path": "notes.txt"}))]),
+        Turn::Text("the child read it"),
+        Turn::Text("delegated"),
+    ]);
+    let args: Vec<String> = [
+        "-m",
+        "ollama/scripted",
+        "--mode",
+        "auto",
+        "--",
+        "--base-url",
+        &model.base_url(),
+        "--sandbox",
+        "off",
+        "--tools",
+        "read,agent",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = sdk_client(
+        &env,
+        &dir,
+        &args,
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "delegate"},
+        ]),
+    );
+    let p = out.op("prompt");
+    assert_eq!(p["result"]["stopReason"], "end_turn", "{}", out.stderr);
+    let ups = updates(p);
+    let calls = of_kind(&ups, "tool_call");
+    let agent = calls
+        .iter()
+        .find(|c| c["title"].as_str().unwrap_or("").starts_with("agent"))
+        .and_then(|c| c["toolCallId"].as_str())
+        .filter(|id| !id.contains('/'))
+        .unwrap_or_else(|| panic!("no agent call: {calls:#?}"));
+    let child = calls
+        .iter()
+        .find(|c| c["toolCallId"].as_str().unwrap().contains('/'))
+        .unwrap_or_else(|| panic!("no call of the child: {calls:#?}"));
+    assert!(
+        child["toolCallId"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{agent}/")),
+        "{child}"
+    );
+    assert_eq!(child["title"], format!("agent {agent}: read notes.txt"));
+    assert_eq!(child["kind"], "read");
+    let ended: Vec<&Value> = of_kind(&ups, "tool_call_update")
+        .into_iter()
+        .filter(|u| u["toolCallId"] == child["toolCallId"])
+        .collect();
+    assert_eq!(ended.len(), 1, "{ups:#?}");
+    assert_eq!(ended[0]["status"], "completed");
+    assert!(
+        ended[0]["content"].to_string().contains("child reads this"),
+        "{}",
+        ended[0]
+    );
+    // The child's words are not the session's answer.
+    assert_eq!(answer_text(&ups), "delegated");
+    check_schema(&dir, &out.log);
+}
