@@ -605,6 +605,19 @@ mod tests {
                     content: String::new(),
                 },
             },
+            // A command to run elsewhere.
+            Request {
+                session: "s1".into(),
+                op: Op::Bash(Box::new(Run {
+                    tool_call_id: None,
+                    command: "true".into(),
+                    shell: "bash".into(),
+                    cwd: "/".into(),
+                    timeout_ms: 1000,
+                    output_limit: 1024,
+                    policy: None,
+                })),
+            },
         ] {
             assert!(refusal(&bad, "s1", &root).is_some(), "{bad:?}");
         }

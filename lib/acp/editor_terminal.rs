@@ -127,7 +127,15 @@ pub async fn run(
     terminals: &Terminals,
     gone: impl Future<Output = ()>,
 ) -> Result<Ran, String> {
-    let (program, args) = command_line(&run, &super::session::sibling("ag-sandbox"));
+    let sandbox = super::session::sibling("ag-sandbox");
+    // The editor would look a bare name up on its own PATH: a confined
+    // call runs the ag-sandbox installed with ag-acp, or not at all.
+    if run.policy.is_some() && !sandbox.is_absolute() {
+        return Err(
+            "ag-sandbox is not installed beside ag-acp, so the command cannot run confined in the editor's terminal; install it there".into(),
+        );
+    }
+    let (program, args) = command_line(&run, &sandbox);
     let cx = &peer.cx;
     let created = cx
         .send_request(
