@@ -30,7 +30,8 @@ use super::modes::Mode;
 /// permission request offering the choices (a free-text question is only
 /// shown, and the model decides after 60 s). `session/fork` (unstable in
 /// ACP) forks through `ag-session fork`; an HTTP MCP server's headers
-/// reach ag-loop in its environment, not its command line.
+/// and a stdio MCP server's variables reach ag-loop in its environment, not
+/// its command line.
 ///
 /// stdout carries only protocol messages; diagnostics go to stderr.
 #[derive(Debug, Parser)]
@@ -52,10 +53,10 @@ Emacs, agent-shell:\n\
     :mode-line-name \"ag\" :buffer-name \"ag\" :shell-prompt \"ag> \" :shell-prompt-regexp \"ag> \"\n\
     :client-maker (lambda (buffer) (agent-shell--make-acp-client :command \"ag-acp\"\n\
       :command-params '() :context-buffer buffer))))\n\n\
-The editor's files, with --editor-fs: read and write go through the editor's fs/read_text_file \
-and fs/write_text_file (`ag-acp fs-tool`, a tool ag-loop runs, reaches ag-acp over a Unix socket in a \
-private directory). Not used yet: the editor's terminal (ag's own bash runs commands), \
-SSE MCP servers, audio prompts, URL elicitation.\n\n\
+The editor's files, with --editor-fs: read, write and edit go through the editor's fs/read_text_file \
+and fs/write_text_file; with --editor-terminal, bash runs in the editor's terminal, confined by \
+ag-sandbox (`ag-acp editor-tool`, a tool ag-loop runs, reaches ag-acp over a Unix socket in a \
+private directory). Not used yet: SSE MCP servers, audio prompts, URL elicitation.\n\n\
 Exit status: 0 when the editor closed the connection (or on SIGTERM or SIGHUP), 2 usage or set-up \
 error. Every session's ag-loop, and what its tools started, is stopped when its session is closed \
 and when ag-acp ends."
@@ -79,14 +80,27 @@ pub struct Args {
     #[arg(long, value_name = "CMD")]
     pub loop_cmd: Option<String>,
     /// Where the editor offers to read and write files (`fs` in its
-    /// capabilities), the model's `read` and `write` go through it: the
-    /// editor's buffers, unsaved changes included, are read and written,
-    /// and the editor decides when they are saved. Paths outside the
-    /// session's directory are refused; directories, images and binary
-    /// files are read from disk. The other tools (edit, bash...) still work
-    /// on disk, in ag's sandbox. Not with `--tools` after `--`.
+    /// capabilities), the model's `read`, `write` and `edit` go through it:
+    /// the editor's buffers, unsaved changes included, are read and
+    /// written, and the editor decides when they are saved. Paths outside
+    /// the session's directory are refused; directories, images and binary
+    /// files are read from disk. The other tools (patch, delete, the
+    /// searches) still work on disk, in ag's sandbox. Not with `--tools`
+    /// after `--`.
     #[arg(long)]
     pub editor_fs: bool,
+    /// Where the editor offers terminals (`terminal` in its capabilities),
+    /// the model's bash commands run in the editor's terminal, which shows
+    /// their output as it comes: still confined, as the editor runs
+    /// `ag-sandbox` with the policy ag-loop applies, then `bash -c CMD`;
+    /// still behind the gates and approvals. The time limit kills the
+    /// terminal, as does a cancel. The model gets the end of the output
+    /// (the editor keeps the last `max_output` bytes), not the start and the
+    /// end as ag-bash keeps. Background jobs and `stdin` run as ag-bash runs
+    /// them. An editor without terminals gets ag's own bash, with a notice
+    /// on stderr. Not with `--tools` after `--`.
+    #[arg(long)]
+    pub editor_terminal: bool,
     /// More ag-loop flags, after `--` (`ag-acp -- --max-cost 1 --allow-net`).
     #[arg(last = true, value_name = "AG_LOOP_ARGS")]
     pub loop_args: Vec<String>,

@@ -1,11 +1,12 @@
 //! `--editor-fs`: ag's `read` and `write` through the editor, so that the
 //! model reads and writes the editor's buffers (unsaved changes included)
-//! where the client offers `fs/read_text_file` and `fs/write_text_file`.
-//! No agent logic moves here: ag-loop gets the two tools as `--tool`
-//! commands (`ag-acp fs-tool read|write`, a shim with ag-read's and
-//! ag-write's own schema, numbering and messages), run in its sandbox
-//! like any tool; a call reaches the session's ag-acp over a Unix socket
-//! in a private directory, and ag-acp asks the editor.
+//! where the client offers `fs/read_text_file` and `fs/write_text_file`;
+//! and the socket and shim that `--editor-terminal` (`editor_terminal`)
+//! uses too. No agent logic moves here: ag-loop gets the tools as `--tool`
+//! commands (`ag-acp editor-tool read|write|bash`, a shim with ag-read's,
+//! ag-write's and ag-bash's own schema, numbering and messages), run in
+//! its sandbox like any tool; a call reaches the session's ag-acp over a
+//! Unix socket in a private directory, and ag-acp asks the editor.
 //!
 //! The socket speaks one JSON line each way per connection: a
 //! `Request`, then a `Reply`. Both halves are this file, so the shape
@@ -16,33 +17,37 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
 
-use agent_client_protocol::Client;
-use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{ReadTextFileRequest, WriteTextFileRequest};
 use clap::Parser;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
+use super::editor_edit::EditorEdit;
+use super::editor_terminal::{self, EditorBash, Ran, Run, Terminals};
 use super::modes::shell_quote;
+use super::session::Peer;
 use crate::cli::{ExitStatus, error_line};
 use crate::fsutil::content_hash;
 use crate::tool_protocol::{self, Context, Tool, ToolError, ToolOutput, hashes};
+use crate::tools::bash::BashTool;
+use crate::tools::edit::EditTool;
 use crate::tools::fileops::check_hash;
 use crate::tools::read::{self, ReadArgs, ReadTool};
 use crate::tools::write::{self, WriteArgs, WriteTool};
 
-/// The subcommand that runs the shim (`ag-acp fs-tool read ...`).
-pub const SUBCOMMAND: &str = "fs-tool";
+/// The subcommand that runs the shim (`ag-acp editor-tool read ...`).
+pub const SUBCOMMAND: &str = "editor-tool";
 
 /// The most a request or a reply may hold (a file's text and its JSON).
 const MAX_MESSAGE: u64 = 64 << 20;
 
-/// `ag-acp fs-tool`: one of ag's file tools, through the editor of an
+/// `ag-acp editor-tool`: one of ag's tools, through the editor of an
 /// ag-acp session. ag-acp starts ag-loop with it; it is not for people.
 #[derive(Debug, Parser)]
-#[command(name = "ag-acp fs-tool")]
+#[command(name = "ag-acp editor-tool")]
 pub struct ShimArgs {
     /// The tool.
     #[arg(value_enum)]
@@ -53,7 +58,7 @@ pub struct ShimArgs {
     /// The ACP session.
     #[arg(long, value_name = "ID")]
     pub session: String,
-    /// Print the tool's definition (ag-read's or ag-write's).
+    /// Print the tool's definition (ag-read's, ag-write's or ag-bash's).
     #[arg(long)]
     pub schema: bool,
 }
@@ -65,6 +70,10 @@ pub enum Which {
     Read,
     /// `write`, through `fs/write_text_file`.
     Write,
+    /// `edit`, on the buffer (`fs/read_text_file`, `fs/write_text_file`).
+    Edit,
+    /// `bash`, in the editor's terminal (`terminal/create`).
+    Bash,
 }
 
 /// What the shim asks ag-acp.
@@ -80,13 +89,17 @@ struct Request {
 enum Op {
     Read { path: PathBuf },
     Write { path: PathBuf, content: String },
+    Bash(Box<Run>),
 }
 
-/// ag-acp's answer: the text read (or nothing, for a write), or why not.
+/// ag-acp's answer: the text read (or nothing, for a write), what a
+/// command did, or why not.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Reply {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ran: Option<Ran>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<String>,
 }
@@ -96,7 +109,7 @@ static LINK: OnceLock<(PathBuf, String)> = OnceLock::new();
 
 /// Runs `ag-acp fs-tool` (`args` without the program name).
 pub fn shim_main(args: impl IntoIterator<Item = String>) -> ExitCode {
-    const BIN: &str = "ag-acp fs-tool";
+    const BIN: &str = "ag-acp editor-tool";
     let args = match ShimArgs::try_parse_from(std::iter::once(BIN.to_string()).chain(args)) {
         Ok(a) => a,
         Err(e) => return ExitStatus::from_clap(e, "ag-acp").code(),
@@ -105,8 +118,11 @@ pub fn shim_main(args: impl IntoIterator<Item = String>) -> ExitCode {
         let mut def = match args.tool {
             Which::Read => tool_protocol::definition::<ReadTool>(),
             Which::Write => tool_protocol::definition::<WriteTool>(),
+            Which::Edit => tool_protocol::definition::<EditTool>(),
+            Which::Bash => tool_protocol::definition::<BashTool>(),
         };
-        // What the model sees of ag-write: ag-loop fills the hash in.
+        // What the model sees of ag-write and ag-edit: ag-loop fills the
+        // hash in.
         hashes::hide_hash_field(&mut def.parameters);
         return crate::cli::print_json(BIN, &def);
     }
@@ -121,11 +137,37 @@ pub fn shim_main(args: impl IntoIterator<Item = String>) -> ExitCode {
     };
     let _ = LINK.set((args.socket, args.session));
     let stdin = io::stdin();
+    if args.tool == Which::Bash {
+        // The call's id names the tool call the terminal shows in: read
+        // from the line before it is served (ag-loop sends one call).
+        let mut input = Vec::new();
+        if let Err(e) = stdin.lock().take(MAX_MESSAGE).read_to_end(&mut input) {
+            error_line(BIN, &format!("cannot read the call: {e}"), None);
+            return ExitStatus::Input.code();
+        }
+        let id = input
+            .split(|b| *b == b'\n')
+            .find(|l| !l.trim_ascii().is_empty())
+            .and_then(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
+            .and_then(|v| v.get("id").and_then(|i| i.as_str()).map(str::to_string));
+        if let Some(id) = id {
+            let _ = editor_terminal::CALL_ID.set(id);
+        }
+        return match tool_protocol::serve::serve::<EditorBash>(&ctx, &input[..], io::stdout()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                error_line(BIN, &format!("cannot write the result: {e}"), None);
+                ExitCode::FAILURE
+            }
+        };
+    }
     let served = match args.tool {
         Which::Read => tool_protocol::serve::serve::<EditorRead>(&ctx, stdin.lock(), io::stdout()),
         Which::Write => {
             tool_protocol::serve::serve::<EditorWrite>(&ctx, stdin.lock(), io::stdout())
         }
+        Which::Edit => tool_protocol::serve::serve::<EditorEdit>(&ctx, stdin.lock(), io::stdout()),
+        Which::Bash => unreachable!("served above"),
     };
     match served {
         Ok(()) => ExitCode::SUCCESS,
@@ -138,6 +180,34 @@ pub fn shim_main(args: impl IntoIterator<Item = String>) -> ExitCode {
 
 /// Asks ag-acp (and so the editor); the text read, or None for a write.
 fn ask(op: Op) -> Result<Option<String>, String> {
+    ask_reply(op).map(|r| r.text)
+}
+
+/// The editor's text of `path`.
+pub(super) fn ask_read(path: &Path) -> Result<String, String> {
+    ask(Op::Read {
+        path: path.to_path_buf(),
+    })
+    .map(Option::unwrap_or_default)
+}
+
+/// Puts `content` in the editor's buffer of `path`.
+pub(super) fn ask_write(path: &Path, content: String) -> Result<(), String> {
+    ask(Op::Write {
+        path: path.to_path_buf(),
+        content,
+    })
+    .map(|_| ())
+}
+
+/// Asks ag-acp to run a command in the editor's terminal.
+pub fn ask_terminal(run: Run) -> Result<Ran, String> {
+    ask_reply(Op::Bash(Box::new(run)))?
+        .ran
+        .ok_or_else(|| "ag-acp said nothing of the command".to_string())
+}
+
+fn ask_reply(op: Op) -> Result<Reply, String> {
     let (socket, session) = LINK.get().ok_or("no socket was given")?;
     let mut stream = UnixStream::connect(socket)
         .map_err(|e| format!("cannot reach ag-acp at {}: {e}", socket.display()))?;
@@ -158,7 +228,7 @@ fn ask(op: Op) -> Result<Option<String>, String> {
         serde_json::from_slice(&answer).map_err(|e| format!("a bad answer from ag-acp: {e}"))?;
     match reply.error {
         Some(e) => Err(e),
-        None => Ok(reply.text),
+        None => Ok(reply),
     }
 }
 
@@ -279,6 +349,8 @@ pub fn loop_flags(tools: &[&str], which: &[Which], bridge: &Bridge, session: &st
     let name = |w: Which| match w {
         Which::Read => ReadTool::NAME,
         Which::Write => WriteTool::NAME,
+        Which::Edit => EditTool::NAME,
+        Which::Bash => BashTool::NAME,
     };
     let replaced: Vec<Which> = which
         .iter()
@@ -309,6 +381,20 @@ pub struct Bridge {
     socket: PathBuf,
     task: tokio::task::JoinHandle<()>,
     _dir: tempfile::TempDir,
+    served: Arc<Served>,
+}
+
+impl Bridge {
+    /// The editor's terminals by tool call (`--editor-terminal`).
+    pub fn terminals(&self) -> Terminals {
+        self.served.terminals.clone()
+    }
+
+    /// The session's ag-loop is now this process: only the shims it
+    /// starts may run commands in the editor's terminal.
+    pub fn set_loop_pid(&self, pid: u32) {
+        self.served.loop_pid.store(pid, Ordering::Relaxed);
+    }
 }
 
 impl Drop for Bridge {
@@ -317,40 +403,69 @@ impl Drop for Bridge {
     }
 }
 
+/// What a session's socket serves, and for whom.
+struct Served {
+    session: String,
+    root: PathBuf,
+    peer: Peer,
+    /// The editor's terminal runs `bash` (`--editor-terminal`).
+    terminal: bool,
+    terminals: Terminals,
+    loop_pid: AtomicU32,
+}
+
 /// Opens the socket of session `session` in `cwd`: in a directory only
-/// this user can enter, itself only this user's.
-pub fn open(session: &str, cwd: &Path, cx: ConnectionTo<Client>) -> io::Result<Bridge> {
+/// this user can enter, itself only this user's. `terminal`: commands may
+/// run in the editor's terminal.
+pub fn open(session: &str, cwd: &Path, peer: Peer, terminal: bool) -> io::Result<Bridge> {
     let dir = tempfile::Builder::new().prefix("ag-acp-").tempdir()?;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
     let socket = dir.path().join("fs.sock");
     let listener = tokio::net::UnixListener::bind(&socket)?;
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
-    let root = crate::tool_protocol::real_path(cwd);
-    let session = session.to_string();
+    let served = Arc::new(Served {
+        session: session.to_string(),
+        root: crate::tool_protocol::real_path(cwd),
+        peer,
+        terminal,
+        terminals: Terminals::default(),
+        loop_pid: AtomicU32::new(0),
+    });
+    let serving = served.clone();
     let task = tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
-            tokio::spawn(answer(stream, session.clone(), root.clone(), cx.clone()));
+            tokio::spawn(answer(stream, serving.clone()));
         }
     });
     Ok(Bridge {
         socket,
         task,
         _dir: dir,
+        served,
     })
 }
 
 /// Answers one request of a shim.
-async fn answer(
-    stream: tokio::net::UnixStream,
-    session: String,
-    root: PathBuf,
-    cx: ConnectionTo<Client>,
-) {
+async fn answer(stream: tokio::net::UnixStream, served: Arc<Served>) {
+    let peer_pid = stream
+        .peer_cred()
+        .ok()
+        .and_then(|c| c.pid())
+        .and_then(|p| u32::try_from(p).ok());
     let (rd, mut wr) = stream.into_split();
     let mut line = Vec::new();
-    let read = tokio::io::BufReader::new(rd.take(MAX_MESSAGE))
-        .read_until(b'\n', &mut line)
-        .await;
+    let mut reader = tokio::io::BufReader::new(rd.take(MAX_MESSAGE));
+    let read = reader.read_until(b'\n', &mut line).await;
+    // The shim sends nothing more: the end of its side is its end (the
+    // call was cancelled, or its time ran out in ag-loop).
+    let gone = async move {
+        let mut buf = [0u8; 64];
+        while let Ok(n) = reader.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+        }
+    };
     let reply = match read {
         Err(e) => Reply {
             error: Some(format!("cannot read the request: {e}")),
@@ -361,7 +476,7 @@ async fn answer(
                 error: Some(format!("a bad request: {e}")),
                 ..Reply::default()
             },
-            Ok(req) => serve(req, &session, &root, &cx).await,
+            Ok(req) => serve(req, &served, peer_pid, gone).await,
         },
     };
     if let Ok(mut out) = serde_json::to_vec(&reply) {
@@ -370,14 +485,21 @@ async fn answer(
     }
 }
 
-async fn serve(req: Request, session: &str, root: &Path, cx: &ConnectionTo<Client>) -> Reply {
+async fn serve(
+    req: Request,
+    served: &Served,
+    peer_pid: Option<u32>,
+    gone: impl Future<Output = ()>,
+) -> Reply {
     let error = |e: String| Reply {
         error: Some(e),
         ..Reply::default()
     };
-    if let Some(why) = refusal(&req, session, root) {
+    let session = served.session.as_str();
+    if let Some(why) = refusal(&req, session, &served.root) {
         return error(why);
     }
+    let cx = &served.peer.cx;
     match req.op {
         Op::Read { path } => match cx
             .send_request(ReadTextFileRequest::new(session.to_string(), path))
@@ -386,7 +508,7 @@ async fn serve(req: Request, session: &str, root: &Path, cx: &ConnectionTo<Clien
         {
             Ok(r) => Reply {
                 text: Some(r.content),
-                error: None,
+                ..Reply::default()
             },
             Err(e) => error(e.to_string()),
         },
@@ -402,6 +524,25 @@ async fn serve(req: Request, session: &str, root: &Path, cx: &ConnectionTo<Clien
             Ok(_) => Reply::default(),
             Err(e) => error(e.to_string()),
         },
+        Op::Bash(run) => {
+            if !served.terminal {
+                return error("this session does not run commands in the editor's terminal".into());
+            }
+            let loop_pid = served.loop_pid.load(Ordering::Relaxed);
+            if !peer_pid.is_some_and(|p| editor_terminal::started_by(p, loop_pid)) {
+                return error(
+                    "only the bash tool of this session's ag-loop may run commands in the editor's terminal"
+                        .into(),
+                );
+            }
+            match editor_terminal::run(*run, session, &served.peer, &served.terminals, gone).await {
+                Ok(ran) => Reply {
+                    ran: Some(ran),
+                    ..Reply::default()
+                },
+                Err(e) => error(e),
+            }
+        }
     }
 }
 
@@ -417,6 +558,7 @@ fn refusal(req: &Request, session: &str, root: &Path) -> Option<String> {
     }
     let path = match &req.op {
         Op::Read { path } | Op::Write { path, .. } => path,
+        Op::Bash(run) => &run.cwd,
     };
     (!path.is_absolute() || !crate::tool_protocol::real_path(path).starts_with(root)).then(|| {
         format!(
@@ -463,6 +605,19 @@ mod tests {
                     content: String::new(),
                 },
             },
+            // A command to run elsewhere.
+            Request {
+                session: "s1".into(),
+                op: Op::Bash(Box::new(Run {
+                    tool_call_id: None,
+                    command: "true".into(),
+                    shell: "bash".into(),
+                    cwd: "/".into(),
+                    timeout_ms: 1000,
+                    output_limit: 1024,
+                    policy: None,
+                })),
+            },
         ] {
             assert!(refusal(&bad, "s1", &root).is_some(), "{bad:?}");
         }
@@ -477,5 +632,13 @@ mod tests {
         let mut shim = tool_protocol::definition::<EditorWrite>();
         hashes::hide_hash_field(&mut shim.parameters);
         assert_eq!(shim, write);
+        assert_eq!(
+            tool_protocol::definition::<EditorBash>(),
+            tool_protocol::definition::<BashTool>()
+        );
+        assert_eq!(
+            tool_protocol::definition::<EditorEdit>(),
+            tool_protocol::definition::<EditTool>()
+        );
     }
 }

@@ -11,12 +11,18 @@
 //!   commands (the skills among them), the modes as ag-loop flags.
 //! - `questions.rs`: what the editor is asked: approvals, and the model's
 //!   questions as elicitation forms (or permission requests).
-//! - `editor_fs.rs`: `--editor-fs`, read and write through the editor.
+//! - `editor_fs.rs`: `--editor-fs`, read and write through the editor (and
+//!   the socket and shim the editor's tools share).
+//! - `editor_edit.rs`: `--editor-fs` for edit, on the editor's buffer.
+//! - `editor_terminal.rs`: `--editor-terminal`, bash in the editor's
+//!   terminal, confined.
 //! - `transport.rs`: stdio with bounded lines and a bounded outbox.
 
 pub mod args;
 pub mod commands;
+pub mod editor_edit;
 pub mod editor_fs;
+pub mod editor_terminal;
 pub mod modes;
 pub mod prompt;
 pub mod questions;

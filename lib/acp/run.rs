@@ -50,6 +50,7 @@ async fn run(args: Args) -> ExitStatus {
         permission_timeout: (args.permission_timeout > 0)
             .then(|| Duration::from_secs(args.permission_timeout)),
         editor_fs: args.editor_fs,
+        editor_terminal: args.editor_terminal,
     };
     let server = Arc::new(Server::new(config, outbox.clone()));
     let transport = Lines::new(

@@ -60,6 +60,8 @@ pub struct Config {
     pub permission_timeout: Option<Duration>,
     /// `--editor-fs`.
     pub editor_fs: bool,
+    /// `--editor-terminal`.
+    pub editor_terminal: bool,
 }
 
 /// ag-acp's state: its sessions and what the editor said it can do.
@@ -173,6 +175,13 @@ impl Server {
             let fs = &req.client_capabilities.fs;
             s.editor_read = self.config.editor_fs && fs.read_text_file;
             s.editor_write = self.config.editor_fs && fs.write_text_file;
+            s.editor_terminal = self.config.editor_terminal && req.client_capabilities.terminal;
+        }
+        if self.config.editor_terminal && !req.client_capabilities.terminal {
+            warn(
+                BIN,
+                "--editor-terminal: the editor does not offer a terminal (no `terminal` in its capabilities); bash runs in ag's own sandbox, as without the flag",
+            );
         }
         let caps = AgentCapabilities::new()
             .load_session(true)
@@ -585,11 +594,12 @@ impl Server {
 }
 
 /// The editor's MCP servers as ag-loop's `--mcp` specs: a stdio server as
-/// one shell command line (its environment through `env`), an HTTP server
-/// as its URL, with its headers in `AG_MCP_HEADERS`.
+/// one shell command line, with its variables in `AG_MCP_ENV`; an HTTP
+/// server as its URL, with its headers in `AG_MCP_HEADERS`.
 pub fn mcp_specs(servers: &[McpServer]) -> std::result::Result<McpSpecs, String> {
     let mut out = Vec::new();
     let mut headers = serde_json::Map::new();
+    let mut vars = serde_json::Map::new();
     for s in servers {
         match s {
             McpServer::Stdio(s) => {
@@ -597,27 +607,23 @@ pub fn mcp_specs(servers: &[McpServer]) -> std::result::Result<McpSpecs, String>
                 if command.is_empty() {
                     return Err(format!("MCP server `{}` has an empty `command`", s.name));
                 }
-                let mut words = Vec::new();
+                let mut words = vec![shell_quote(&command)];
+                words.extend(s.args.iter().map(|a| shell_quote(a)));
+                let spec = words.join(" ");
                 if !s.env.is_empty() {
-                    words.push("env".to_string());
+                    let mut these = serde_json::Map::new();
                     for v in &s.env {
-                        let ok = !v.name.is_empty()
-                            && !v.name.starts_with(|c: char| c.is_ascii_digit())
-                            && v.name
-                                .bytes()
-                                .all(|b| b.is_ascii_alphanumeric() || b == b'_');
-                        if !ok {
+                        if !crate::mcp::env::is_name(&v.name) {
                             return Err(format!(
                                 "MCP server `{}`: `{}` is not an environment variable name (letters, digits and _, not starting with a digit)",
                                 s.name, v.name
                             ));
                         }
-                        words.push(shell_quote(&format!("{}={}", v.name, v.value)));
+                        these.insert(v.name.clone(), serde_json::Value::String(v.value.clone()));
                     }
+                    vars.insert(spec.clone(), serde_json::Value::Object(these));
                 }
-                words.push(shell_quote(&command));
-                words.extend(s.args.iter().map(|a| shell_quote(a)));
-                out.push(words.join(" "));
+                out.push(spec);
             }
             McpServer::Http(h) => {
                 if !(h.url.starts_with("http://") || h.url.starts_with("https://")) {
@@ -648,6 +654,14 @@ pub fn mcp_specs(servers: &[McpServer]) -> std::result::Result<McpSpecs, String>
             _ => return Err("an MCP server of a kind ag does not know".into()),
         }
     }
+    let env = if vars.is_empty() {
+        None
+    } else {
+        let text = serde_json::Value::Object(vars).to_string();
+        crate::mcp::env::parse(&text)
+            .map_err(|e| e.replace(&format!("${}: ", crate::mcp::env::ENV), "MCP server "))?;
+        Some(text)
+    };
     let headers = if headers.is_empty() {
         None
     } else {
@@ -661,6 +675,7 @@ pub fn mcp_specs(servers: &[McpServer]) -> std::result::Result<McpSpecs, String>
     Ok(McpSpecs {
         specs: out,
         headers,
+        env,
     })
 }
 
@@ -701,11 +716,18 @@ mod tests {
         assert_eq!(
             specs.specs,
             [
-                "env 'TOKEN=x'\\''y' '/usr/bin/my server' --root 'a b'",
+                "'/usr/bin/my server' --root 'a b'",
                 "http://127.0.0.1:9/mcp"
             ]
         );
         assert_eq!(specs.headers, None);
+        // The variables are not on the command line, but in AG_MCP_ENV
+        // under it.
+        let vars = crate::mcp::env::parse(specs.env.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            vars["'/usr/bin/my server' --root 'a b'"],
+            [("TOKEN".to_string(), "x'y".to_string())]
+        );
     }
 
     #[test]

@@ -122,6 +122,9 @@ pub struct McpSpecs {
     /// ag-loop's environment, not on its command line, where `ps` shows
     /// them.
     pub headers: Option<String>,
+    /// The stdio servers' variables, as `AG_MCP_ENV` (JSON), if any:
+    /// likewise.
+    pub env: Option<String>,
 }
 
 /// The handle of a running session.
@@ -172,22 +175,30 @@ pub fn start(spec: Spec, translator: Translator, shared: Arc<Shared>) -> Handle 
         bridge: None,
     };
     let shows = actor.translator.shows();
-    if shows.editor_read || shows.editor_write {
+    if shows.editor_read || shows.editor_write || shows.editor_terminal {
         if actor.shared.loop_args.iter().any(|a| names_tools(a)) {
             warn(
                 BIN,
                 &format!(
-                    "session {}: --editor-fs is not used with --tools after `--`; read and write work on disk",
+                    "session {}: --editor-fs and --editor-terminal are not used with --tools after `--`; ag's own tools work on disk and run commands",
                     actor.id
                 ),
             );
         } else {
-            match editor_fs::open(&actor.id, &actor.cwd, actor.shared.peer.cx.clone()) {
-                Ok(b) => actor.bridge = Some(b),
+            match editor_fs::open(
+                &actor.id,
+                &actor.cwd,
+                actor.shared.peer.clone(),
+                shows.editor_terminal,
+            ) {
+                Ok(b) => {
+                    actor.translator.set_terminals(b.terminals());
+                    actor.bridge = Some(b);
+                }
                 Err(e) => warn(
                     BIN,
                     &format!(
-                        "session {}: cannot open the socket for --editor-fs ({e}); read and write work on disk",
+                        "session {}: cannot open the socket for --editor-fs and --editor-terminal ({e}); ag's own tools work on disk and run commands",
                         actor.id
                     ),
                 ),
@@ -681,6 +692,12 @@ impl Actor {
             if shows.editor_write {
                 which.push(editor_fs::Which::Write);
             }
+            if shows.editor_read && shows.editor_write {
+                which.push(editor_fs::Which::Edit);
+            }
+            if shows.editor_terminal {
+                which.push(editor_fs::Which::Bash);
+            }
             editor_fs::loop_flags(&tools, &which, bridge, &self.id)
         });
         extra.extend(self.mode.loop_flags(&sibling("ag-gate"), editor.is_some()));
@@ -707,11 +724,18 @@ impl Actor {
             Some(h) => cmd.env(crate::mcp::headers::ENV, h),
             None => cmd,
         };
+        let cmd = match &self.mcp.env {
+            Some(v) => cmd.env(crate::mcp::env::ENV, v),
+            None => cmd,
+        };
         let s = cmd
             .cwd(&self.cwd)
             .stdin(Input::Pipe)
             .stream_lines(limits, &CancellationToken::new())
             .map_err(|e| format!("cannot start ag-loop: {e}"))?;
+        if let Some(b) = &self.bridge {
+            b.set_loop_pid(s.running.pid());
+        }
         Ok((
             Child {
                 stdin: s.stdin,

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, Cost, ImageContent, Notice, NoticeSeverity, Plan, PlanEntry,
-    PlanEntryPriority, PlanEntryStatus, SessionUpdate, StopReason as AcpStop, TextContent,
-    ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
+    PlanEntryPriority, PlanEntryStatus, SessionUpdate, StopReason as AcpStop, Terminal,
+    TextContent, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    UsageUpdate,
 };
 use serde_json::Value;
 
@@ -35,6 +36,9 @@ pub struct ClientShows {
     /// `write` goes through the editor (`--editor-fs` and
     /// `fs.writeTextFile`).
     pub editor_write: bool,
+    /// `bash` runs in the editor's terminal (`--editor-terminal` and
+    /// `terminal`).
+    pub editor_terminal: bool,
 }
 
 /// A tool call as far as it is known.
@@ -77,6 +81,8 @@ pub struct Translator {
     last_stop: Option<StopReason>,
     /// The context window of a model, when known (`provider/model`).
     window: WindowOf,
+    /// The editor's terminals the calls ran in (`--editor-terminal`).
+    terminals: Option<super::editor_terminal::Terminals>,
 }
 
 impl Translator {
@@ -93,7 +99,14 @@ impl Translator {
             usage: Usage::default(),
             last_stop: None,
             window,
+            terminals: None,
         }
+    }
+
+    /// Where the calls that ran in the editor's terminal are noted: their
+    /// last update shows the terminal too.
+    pub fn set_terminals(&mut self, terminals: super::editor_terminal::Terminals) {
+        self.terminals = Some(terminals);
     }
 
     /// What the client said it can show.
@@ -104,6 +117,77 @@ impl Translator {
     /// The tool call with this id, if it is under way.
     pub fn call(&self, id: &str) -> Option<&Call> {
         self.calls.get(id)
+    }
+
+    /// A call begins: `under` is the `agent` call (or calls, `a/b`) of the
+    /// subagent that makes it, if one does.
+    fn call_started(
+        &mut self,
+        id: String,
+        under: Option<&str>,
+        tool_name: &str,
+        arguments: &Value,
+    ) -> SessionUpdate {
+        self.calls.insert(
+            id.clone(),
+            Call {
+                name: tool_name.to_string(),
+                arguments: arguments.clone(),
+            },
+        );
+        let title = tools::title(tool_name, arguments);
+        let title = match under {
+            Some(agent) => format!("agent {agent}: {title}"),
+            None => title,
+        };
+        SessionUpdate::ToolCall(
+            ToolCall::new(id, title)
+                .kind(tools::kind(tool_name))
+                .status(ToolCallStatus::InProgress)
+                .locations(tools::locations(tool_name, arguments, &self.cwd))
+                .raw_input(arguments.clone()),
+        )
+    }
+
+    /// A call ended, with its result; `own`: the session's own call (not
+    /// a subagent's), which may have run in the editor's terminal.
+    fn call_ended(
+        &mut self,
+        id: String,
+        own: bool,
+        tool_name: &str,
+        output: &str,
+        details: &Value,
+        is_error: bool,
+    ) -> SessionUpdate {
+        let arguments = self
+            .calls
+            .remove(&id)
+            .map(|c| c.arguments)
+            .unwrap_or(Value::Null);
+        let status = if is_error {
+            ToolCallStatus::Failed
+        } else {
+            ToolCallStatus::Completed
+        };
+        let mut content =
+            tools::result_content(tool_name, &arguments, output, details, is_error, &self.cwd);
+        // The terminal the call ran in stays shown (the editor keeps a
+        // released terminal's output), before the result.
+        if own
+            && let Some(tid) = self
+                .terminals
+                .as_ref()
+                .and_then(|t| t.lock().ok()?.remove(&id))
+        {
+            content.insert(0, ToolCallContent::Terminal(Terminal::new(tid)));
+        }
+        let mut fields = ToolCallUpdateFields::new().status(status).content(content);
+        let changed = tools::result_locations(details, &self.cwd);
+        if !changed.is_empty() {
+            fields = fields.locations(changed);
+        }
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id, fields))
     }
 
     /// The updates for one event. `replay` is set when the event comes from
@@ -153,22 +237,7 @@ impl Translator {
                 tool_call_id,
                 tool_name,
                 arguments,
-            } => {
-                self.calls.insert(
-                    tool_call_id.clone(),
-                    Call {
-                        name: tool_name.clone(),
-                        arguments: arguments.clone(),
-                    },
-                );
-                out.push(SessionUpdate::ToolCall(
-                    ToolCall::new(tool_call_id.clone(), tools::title(tool_name, arguments))
-                        .kind(tools::kind(tool_name))
-                        .status(ToolCallStatus::InProgress)
-                        .locations(tools::locations(tool_name, arguments, &self.cwd))
-                        .raw_input(arguments.clone()),
-                ));
-            }
+            } => out.push(self.call_started(tool_call_id.clone(), None, tool_name, arguments)),
             AgentEvent::ToolExecutionEnd {
                 tool_call_id,
                 tool_name,
@@ -176,30 +245,14 @@ impl Translator {
                 details,
                 is_error,
             } => {
-                let arguments = self
-                    .calls
-                    .remove(tool_call_id)
-                    .map(|c| c.arguments)
-                    .unwrap_or(Value::Null);
-                let status = if *is_error {
-                    ToolCallStatus::Failed
-                } else {
-                    ToolCallStatus::Completed
-                };
-                let mut fields =
-                    ToolCallUpdateFields::new()
-                        .status(status)
-                        .content(tools::result_content(
-                            tool_name, &arguments, output, details, *is_error, &self.cwd,
-                        ));
-                let changed = tools::result_locations(details, &self.cwd);
-                if !changed.is_empty() {
-                    fields = fields.locations(changed);
-                }
-                out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                out.push(self.call_ended(
                     tool_call_id.clone(),
-                    fields,
-                )));
+                    true,
+                    tool_name,
+                    output,
+                    details,
+                    *is_error,
+                ));
                 if !*is_error && let Some(plan) = plan(tool_name, details) {
                     out.push(SessionUpdate::Plan(plan));
                 }
@@ -212,9 +265,53 @@ impl Translator {
             }
             AgentEvent::AgentEnd { .. } | AgentEvent::Interrupted => {}
             AgentEvent::ApprovalRequest { .. } | AgentEvent::Checkpoint { .. } => {}
-            // A subagent's steps stay inside its `agent` call: the editor
-            // gets the call's result, as for any tool.
-            AgentEvent::SubagentEvent { .. } => {}
+            // A subagent's tool calls show as calls of their own, titled
+            // with the `agent` call they run under, so that the editor can
+            // follow along; the rest of its steps (its text, its plan)
+            // stay inside the `agent` call, whose result is its answer.
+            AgentEvent::SubagentEvent {
+                tool_call_id,
+                event,
+            } => {
+                let mut under = vec![tool_call_id.as_str()];
+                let mut inner = &event.event;
+                while let AgentEvent::SubagentEvent {
+                    tool_call_id,
+                    event,
+                } = inner
+                {
+                    under.push(tool_call_id);
+                    inner = &event.event;
+                }
+                let prefix = under.join("/");
+                match inner {
+                    AgentEvent::ToolExecutionStart {
+                        tool_call_id,
+                        tool_name,
+                        arguments,
+                    } => out.push(self.call_started(
+                        format!("{prefix}/{tool_call_id}"),
+                        Some(&prefix),
+                        tool_name,
+                        arguments,
+                    )),
+                    AgentEvent::ToolExecutionEnd {
+                        tool_call_id,
+                        tool_name,
+                        output,
+                        details,
+                        is_error,
+                    } => out.push(self.call_ended(
+                        format!("{prefix}/{tool_call_id}"),
+                        false,
+                        tool_name,
+                        output,
+                        details,
+                        *is_error,
+                    )),
+                    _ => {}
+                }
+            }
             AgentEvent::Compaction {
                 replaced,
                 kept,
@@ -371,7 +468,7 @@ fn plan(tool: &str, details: &Value) -> Option<Plan> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ToolResultMessage;
+    use crate::protocol::{AgentEventRecord, ToolResultMessage};
     use serde_json::json;
 
     fn translator() -> Translator {
@@ -635,5 +732,65 @@ mod tests {
         t.event(&AgentEvent::TurnStart, false);
         assert_eq!(t.turns, 3);
         assert_eq!(t.prompt_turn, Some(3));
+    }
+
+    /// `event` as a subagent's, under the `agent` calls `under` (outermost
+    /// first).
+    fn nested(under: &[&str], event: AgentEvent) -> AgentEvent {
+        under
+            .iter()
+            .rev()
+            .fold(event, |inner, id| AgentEvent::SubagentEvent {
+                tool_call_id: id.to_string(),
+                event: Box::new(AgentEventRecord {
+                    timestamp: "2026-01-01T00:00:00Z".into(),
+                    event: inner,
+                }),
+            })
+    }
+
+    #[test]
+    fn a_subagents_tool_calls_show_as_calls_titled_with_its_agent_call() {
+        let mut t = translator();
+        let start = |id: &str| AgentEvent::ToolExecutionStart {
+            tool_call_id: id.into(),
+            tool_name: "read".into(),
+            arguments: json!({"file_path": "a.txt"}),
+        };
+        let end = |id: &str, tool: &str, details: Value| AgentEvent::ToolExecutionEnd {
+            tool_call_id: id.into(),
+            tool_name: tool.into(),
+            output: "1\ta".into(),
+            details,
+            is_error: false,
+        };
+        let j = json_of(&t.event(&nested(&["ag1"], start("c1")), false));
+        assert_eq!(j[0]["sessionUpdate"], "tool_call");
+        assert_eq!(j[0]["toolCallId"], "ag1/c1");
+        assert_eq!(j[0]["title"], "agent ag1: read a.txt");
+        assert_eq!(j[0]["kind"], "read");
+        assert_eq!(j[0]["locations"][0]["path"], "/w/a.txt");
+        // The same id from another subagent, or the session's own, is
+        // another call.
+        let j = json_of(&t.event(&nested(&["ag1", "ag2"], start("c1")), false));
+        assert_eq!(j[0]["toolCallId"], "ag1/ag2/c1");
+        assert_eq!(j[0]["title"], "agent ag1/ag2: read a.txt");
+        let j = json_of(&t.event(&nested(&["ag1"], end("c1", "read", json!({}))), false));
+        assert_eq!(j[0]["sessionUpdate"], "tool_call_update");
+        assert_eq!(j[0]["toolCallId"], "ag1/c1");
+        assert_eq!(j[0]["status"], "completed");
+        assert!(t.call("ag1/ag2/c1").is_some() && t.call("ag1/c1").is_none());
+        // A child's todo list is not the session's plan; its text stays
+        // inside the agent call.
+        let todo = json!({"items": [{"id": 1, "content": "a", "status": "done"}]});
+        let u = t.event(&nested(&["ag1"], end("c2", "todo", todo)), false);
+        assert_eq!(u.len(), 1);
+        let text = AgentEvent::MessageUpdate {
+            event: LlmEvent::TextDelta {
+                index: 0,
+                delta: "child says".into(),
+            },
+        };
+        assert!(t.event(&nested(&["ag1"], text), false).is_empty());
     }
 }

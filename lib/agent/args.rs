@@ -171,7 +171,9 @@ pub struct Args {
     /// An HTTP server's headers (a key, a token) come from $AG_MCP_HEADERS,
     /// a JSON object by URL: `{"https://host/mcp": {"Authorization": "Bearer
     /// ..."}}`, kept off the command line, from every child and out of the
-    /// events.
+    /// events. Likewise a stdio server's own variables come from
+    /// $AG_MCP_ENV, a JSON object by the command line as given here:
+    /// `{"my-server --flag": {"API_KEY": "..."}}`, set on that server alone.
     #[arg(long = "mcp", value_name = "CMD|URL")]
     pub mcp: Vec<String>,
     /// Run a message's tool calls one after another instead of in parallel.

@@ -172,12 +172,15 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         crate::cli::note(BIN, &note);
     }
     let mcp_headers = crate::mcp::headers::from_env().map_err(SetupError::McpHeaders)?;
+    let mcp_env = crate::mcp::env::from_env().map_err(SetupError::McpHeaders)?;
     let redactor = withhold_keys(
         args.api_key.as_deref(),
         &resolved.pass_env,
         &model,
         &mcp_headers,
+        &mcp_env,
     );
+    crate::mcp::env::register(mcp_env);
     let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?, &mcp_headers).await?;
     // The subagents' environment is this run's to hand down, never a tool's.
     crate::proc::withhold_env([
@@ -737,10 +740,6 @@ async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitS
     status
 }
 
-/// Keeps the provider key variables and `AG_MCP_HEADERS` out of every
-/// child from here on (tools, gates, after-hooks, MCP servers) except those
-/// passed on purpose, and returns what hides their values (and the MCP
-/// servers' header values) in events.
 /// This run's part of a tree of agents: the one it was started in as a
 /// subagent, or a new one when it may start subagents itself (its tools,
 /// or an identity's that an `@NAME` prompt may call on, name `agent`).
@@ -765,11 +764,16 @@ fn join_tree(args: &Args, resolved: &LoopConfig, cwd: &Path) -> Option<Arc<super
     }
 }
 
+/// Keeps the provider key variables, `AG_MCP_HEADERS` and `AG_MCP_ENV` out
+/// of every child from here on (tools, gates, after-hooks, MCP servers)
+/// except those passed on purpose, and returns what hides their values (and
+/// the MCP servers' header and variable values) in events.
 fn withhold_keys(
     api_key: Option<&str>,
     pass: &[String],
     model: &ModelClient,
     mcp_headers: &crate::mcp::headers::Headers,
+    mcp_env: &crate::mcp::env::Vars,
 ) -> Arc<Redactor> {
     let table = match model {
         ModelClient::Library(llm) => llm.table().clone(),
@@ -788,7 +792,7 @@ fn withhold_keys(
             .into_iter()
             .filter(|n| !pass.contains(n)),
     );
-    crate::proc::withhold_env([crate::mcp::headers::ENV]);
+    crate::proc::withhold_env([crate::mcp::headers::ENV, crate::mcp::env::ENV]);
     let mut extra: Vec<(&str, String)> = api_key
         .iter()
         .map(|k| ("--api-key", k.to_string()))
@@ -799,6 +803,9 @@ fn withhold_keys(
         if let Some((_, credentials)) = value.split_once(' ') {
             extra.push(("MCP header", credentials.to_string()));
         }
+    }
+    for (_, value) in mcp_env.values().flatten() {
+        extra.push(("MCP server variable", value.clone()));
     }
     Arc::new(Redactor::for_keys(&table, &extra))
 }

@@ -407,6 +407,10 @@ async fn start(
             if let Some(sandbox) = &options.sandbox {
                 command = command.sandbox(sandbox);
             }
+            // Its own variables from `AG_MCP_ENV`, set on it alone.
+            for (name, value) in super::env::for_command(cmd) {
+                command = command.env(name, value);
+            }
             let limits = LineLimits {
                 max_line: MAX_LINE,
                 max_total: None,

@@ -10,6 +10,7 @@
 pub mod cli;
 pub mod client;
 pub mod convert;
+pub mod env;
 pub mod headers;
 pub mod server;
 pub mod tools;

@@ -73,6 +73,8 @@ fn acp_args(model: &ModelServer, extra: &[&str]) -> Vec<String> {
 struct Sdk {
     steps: Vec<Value>,
     log: Vec<(String, Value)>,
+    /// ag-acp's stderr (and node's).
+    stderr: String,
 }
 
 impl Sdk {
@@ -122,7 +124,11 @@ fn sdk_client(env: &Env, dir: &Path, args: &[String], steps: Value) -> Sdk {
             (v["from"].as_str().unwrap().to_string(), msg)
         })
         .collect();
-    Sdk { steps, log }
+    Sdk {
+        steps,
+        log,
+        stderr: r.stderr(),
+    }
 }
 
 /// The updates of a step, as their `update` objects.
@@ -208,6 +214,11 @@ fn check_schema(dir: &Path, log: &[(String, Value)]) {
                 "$/cancel_request" => "CancelRequestNotification",
                 "fs/read_text_file" => "ReadTextFileRequest",
                 "fs/write_text_file" => "WriteTextFileRequest",
+                "terminal/create" => "CreateTerminalRequest",
+                "terminal/output" => "TerminalOutputRequest",
+                "terminal/wait_for_exit" => "WaitForTerminalExitRequest",
+                "terminal/kill" => "KillTerminalRequest",
+                "terminal/release" => "ReleaseTerminalRequest",
                 other => panic!("ag-acp sent `{other}`: {msg}"),
             };
             check(def, &msg["params"], method);
@@ -1602,4 +1613,476 @@ fn in_read_only_mode_read_goes_through_the_editor_and_write_is_not_offered() {
     let mut sorted = offered.clone();
     sorted.sort();
     assert_eq!(sorted, ["find", "grep", "ls", "read"], "{offered:?}");
+}
+
+/// The terminal/* requests of a step, by method.
+fn terminal_calls<'a>(step: &'a Value, method: &str) -> Vec<&'a Value> {
+    step["terminals"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no terminals: {step}"))
+        .iter()
+        .filter(|t| t["method"] == method)
+        .collect()
+}
+
+/// `--editor-terminal`, the sandbox on: the model's bash runs in the SDK
+/// client's terminal (which runs it with child_process), confined by
+/// ag-sandbox; a command that writes outside the workspace is refused by
+/// the sandbox, and one that reaches for the socket to ask for a terminal
+/// without the sandbox is refused by ag-acp.
+#[test]
+fn with_editor_terminal_bash_runs_in_the_editors_terminal_still_confined() {
+    let dir = interop();
+    let env = Env::new();
+    let outside = tempfile::tempdir().unwrap();
+    let escape = outside.path().join("escape.txt");
+    let escape2 = outside.path().join("escape2.txt");
+    let ag_acp = bin!("ag-acp");
+    let forged = format!(
+        "sock=$(ls {tmp}/ag-acp-*/fs.sock | head -1); \
+         sid=$(ps -eo args | grep -F -- \"--socket $sock\" | grep -o -- '--session [^ ]*' | head -1 | cut -d' ' -f2); \
+         echo \"sid=$sid\"; \
+         echo '{{\"id\":\"evil\",\"arguments\":{{\"command\":\"echo owned > {out}\"}}}}' \
+         | env -u AG_SANDBOX {ag_acp} editor-tool bash --socket \"$sock\" --session \"$sid\"",
+        tmp = env.join(crate::util::TMP).display(),
+        out = escape2.display(),
+    );
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": "echo from-the-terminal; pwd; exit 3"}),
+        )]),
+        Turn::Text("ran it"),
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": format!("echo owned > {}", escape.display())}),
+        )]),
+        Turn::Text("tried"),
+        Turn::Tools(vec![("bash", json!({"command": forged}))]),
+        Turn::Text("tried again"),
+    ]);
+    let args: Vec<String> = [
+        "-m",
+        "ollama/scripted",
+        "--mode",
+        "auto",
+        "--editor-terminal",
+        "--",
+        "--base-url",
+        &model.base_url(),
+        "--sandbox",
+        "require",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = sdk_client(
+        &env,
+        &dir,
+        &args,
+        json!([
+            {"op": "initialize", "terminal": true},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "run it"},
+            {"op": "prompt", "text": "write outside"},
+            {"op": "prompt", "text": "forge a request"},
+        ]),
+    );
+    let prompts = out.ops("prompt");
+    assert_eq!(prompts.len(), 3, "{:#?}\n{}", out.steps, out.stderr);
+    for p in &prompts {
+        assert_eq!(p["result"]["stopReason"], "end_turn", "{p}");
+    }
+    // The output and the exit code reached the model, in ag-bash's shape.
+    let ran = tool_results(&model, 1);
+    assert!(ran.contains("from-the-terminal"), "{ran}\n{}", out.stderr);
+    assert!(ran.contains("exit code: 3"), "{ran}");
+    // The editor ran ag-sandbox (by its absolute path) with the policy,
+    // then bash -c the command, in the session's directory.
+    let created = terminal_calls(prompts[0], "terminal/create");
+    assert_eq!(created.len(), 1, "{:#?}", prompts[0]["terminals"]);
+    let params = &created[0]["params"];
+    let program = params["command"].as_str().unwrap();
+    assert!(
+        Path::new(program).is_absolute() && program.ends_with("/ag-sandbox"),
+        "{params}"
+    );
+    let argv: Vec<&str> = params["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let dashes = argv.iter().position(|a| *a == "--").unwrap();
+    assert!(argv[..dashes].contains(&"--workspace"), "{argv:?}");
+    assert!(argv[..dashes].contains(&"require"), "{argv:?}");
+    assert_eq!(
+        argv[dashes + 1..],
+        ["bash", "-c", "echo from-the-terminal; pwd; exit 3"]
+    );
+    for m in [
+        "terminal/wait_for_exit",
+        "terminal/output",
+        "terminal/release",
+    ] {
+        assert_eq!(terminal_calls(prompts[0], m).len(), 1, "{m}");
+    }
+    assert!(terminal_calls(prompts[0], "terminal/kill").is_empty());
+    // The tool call shows the terminal, while it runs and when it ended.
+    let ups = updates(prompts[0]);
+    let shown: Vec<&Value> = of_kind(&ups, "tool_call_update")
+        .into_iter()
+        .filter(|u| {
+            u["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|c| c["type"] == "terminal"))
+        })
+        .collect();
+    assert_eq!(shown.len(), 2, "{ups:#?}");
+    assert_eq!(shown[1]["status"], "completed");
+    // Writing outside the workspace: the sandbox said no.
+    let refused = tool_results(&model, 3);
+    assert!(
+        !escape.exists(),
+        "the editor's terminal wrote outside: {refused}"
+    );
+    assert!(!refused.contains("exit code: 0"), "{refused}");
+    // Asking ag-acp for a terminal without the sandbox, from a command:
+    // found the socket and the session, and was turned away.
+    let forged_out = tool_results(&model, 5);
+    assert!(!escape2.exists(), "{forged_out}");
+    assert!(
+        forged_out.contains("sid=") && !forged_out.contains("sid=\\n"),
+        "{forged_out}"
+    );
+    assert!(
+        forged_out.contains("only the bash tool of this session's ag-loop"),
+        "{forged_out}"
+    );
+    assert_eq!(terminal_calls(prompts[2], "terminal/create").len(), 1);
+    check_schema(&interop(), &out.log);
+}
+
+/// A cancel while the command runs in the editor's terminal kills it (and
+/// releases the terminal); the time limit does the same.
+#[test]
+fn a_cancel_or_the_time_limit_kills_the_editors_terminal() {
+    let dir = interop();
+    let env = Env::new();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": "echo $$ > pid; touch started; sleep 60; touch finished"}),
+        )]),
+        // The interrupted run asks nothing more of the model.
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": "echo $$ > pid2; echo before; sleep 60", "timeout": 1}),
+        )]),
+        Turn::Text("timed out"),
+    ]);
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &["--mode", "auto", "--editor-terminal"]),
+        json!([
+            {"op": "initialize", "terminal": true},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "run long", "cancel_when": env.join("started")},
+            {"op": "prompt", "text": "run too long"},
+        ]),
+    );
+    let prompts = out.ops("prompt");
+    assert_eq!(
+        prompts[0]["result"]["stopReason"], "cancelled",
+        "{}",
+        out.stderr
+    );
+    wait_gone(pid_in(&env, "pid"));
+    assert!(!env.join("finished").exists());
+    for m in ["terminal/create", "terminal/kill", "terminal/release"] {
+        assert_eq!(
+            terminal_calls(prompts[0], m).len(),
+            1,
+            "{m}: {:#?}",
+            prompts[0]["terminals"]
+        );
+    }
+    // The time limit: killed, the output so far and exit code 124.
+    assert_eq!(prompts[1]["result"]["stopReason"], "end_turn");
+    wait_gone(pid_in(&env, "pid2"));
+    let timed = tool_results(&model, 2);
+    assert!(timed.contains("before"), "{timed}");
+    assert!(timed.contains("timed out after 1 s"), "{timed}");
+    assert!(timed.contains("exit code: 124"), "{timed}");
+    for m in ["terminal/kill", "terminal/output", "terminal/release"] {
+        assert_eq!(terminal_calls(prompts[1], m).len(), 1, "{m}");
+    }
+}
+
+/// An editor without terminals: ag's own bash runs the command, and
+/// ag-acp says so on stderr.
+#[test]
+fn without_the_terminal_capability_bash_falls_back_with_a_notice() {
+    let dir = interop();
+    let env = Env::new();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![("bash", json!({"command": "echo ran-by-ag-bash"}))]),
+        Turn::Text("done"),
+    ]);
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &["--mode", "auto", "--editor-terminal"]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "run"},
+        ]),
+    );
+    let p = out.op("prompt");
+    assert_eq!(p["result"]["stopReason"], "end_turn");
+    assert!(p["terminals"].as_array().unwrap().is_empty(), "{p}");
+    let ran = tool_results(&model, 1);
+    assert!(
+        ran.contains("ran-by-ag-bash") && ran.contains("exit code: 0"),
+        "{ran}"
+    );
+    assert!(
+        out.stderr.contains("the editor does not offer a terminal"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A stdio MCP server's `env` reaches that server, and nothing else: not
+/// ag-loop's command line (`ps`), not the tools' environment, not the
+/// events.
+#[test]
+fn a_stdio_mcp_servers_env_reaches_it_and_stays_out_of_sight() {
+    let dir = interop();
+    let env = Env::new();
+    let secret = "s3cret-mcp-token-4711";
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": "ps -eo args; echo ---; env; echo ---; cat seen.txt"}),
+        )]),
+        Turn::Text("looked"),
+    ]);
+    let mcp = json!([{
+        "name": "keyed",
+        "command": "sh",
+        "args": ["-c", format!("printf %s \"$MCP_TOKEN\" > seen.txt; exec {} --tools ls", bin!("ag-mcp"))],
+        "env": [{"name": "MCP_TOKEN", "value": secret}],
+    }]);
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &["--mode", "auto"]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "cwd": env.path(), "mcpServers": mcp},
+            {"op": "prompt", "text": "look around"},
+        ]),
+    );
+    assert_eq!(
+        out.op("prompt")["result"]["stopReason"],
+        "end_turn",
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.join("seen.txt")).unwrap(),
+        secret
+    );
+    let offered = model.requests()[0]["tools"].to_string();
+    assert!(offered.contains("__ls"), "{offered}");
+    // ps and env in a tool: the command line has no secret, the tools'
+    // environment neither; the one place it is read (the file the server
+    // wrote) is hidden in what the model and the editor get.
+    let seen = tool_results(&model, 1);
+    assert!(seen.contains("ag-loop") && seen.contains("--mcp"), "{seen}");
+    assert!(!seen.contains(secret), "{seen}");
+    assert!(!seen.contains("AG_MCP_ENV"), "{seen}");
+    assert!(seen.contains("[MCP server variable redacted]"), "{seen}");
+    for (from, msg) in &out.log {
+        assert!(
+            from == "client" || !msg.to_string().contains(secret),
+            "{msg}"
+        );
+    }
+}
+
+/// `--editor-fs` and edit: an unsaved buffer that differs from the disk is
+/// edited (read, matched, written back through fs/write_text_file, the
+/// diff shown as diff content); the disk is left alone, and text only on
+/// disk is not found.
+#[test]
+fn with_editor_fs_edit_changes_the_editors_buffer_not_the_disk() {
+    let dir = interop();
+    let env = Env::new();
+    std::fs::write(env.join("notes.txt"), "disk line\n").unwrap();
+    let file = env.join("notes.txt").canonicalize().unwrap();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![("read", json!({"file_path": "notes.txt"}))]),
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.txt", "old_string": "buffer line 2", "new_string": "edited line 2"}),
+        )]),
+        Turn::Text("edited"),
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.txt", "old_string": "disk line", "new_string": "nope"}),
+        )]),
+        Turn::Text("not there"),
+    ]);
+    let buffers = json!({ file.display().to_string(): "buffer line 1\nbuffer line 2\n" });
+    let out = sdk_client(
+        &env,
+        &dir,
+        &acp_args(&model, &["--mode", "auto", "--editor-fs"]),
+        json!([
+            {"op": "initialize", "buffers": buffers},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "edit notes"},
+            {"op": "prompt", "text": "edit the disk's text"},
+        ]),
+    );
+    let prompts = out.ops("prompt");
+    assert_eq!(
+        prompts[0]["result"]["stopReason"], "end_turn",
+        "{}",
+        out.stderr
+    );
+    let edited = tool_results(&model, 2);
+    assert!(
+        edited.contains("Replaced 1 occurrence in notes.txt"),
+        "{edited}"
+    );
+    let writes: Vec<&Value> = prompts[0]["fs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["method"] == "fs/write_text_file")
+        .collect();
+    assert_eq!(writes.len(), 1, "{:#?}", prompts[0]["fs"]);
+    assert_eq!(writes[0]["params"]["path"], file.display().to_string());
+    assert_eq!(
+        writes[0]["params"]["content"],
+        "buffer line 1\nedited line 2\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.join("notes.txt")).unwrap(),
+        "disk line\n"
+    );
+    // The editor shows its own diff: the buffer before and after.
+    let ups = updates(prompts[0]);
+    let diffs: Vec<&Value> = of_kind(&ups, "tool_call_update")
+        .into_iter()
+        .filter_map(|u| u["content"].as_array())
+        .flatten()
+        .filter(|c| c["type"] == "diff")
+        .collect();
+    assert_eq!(diffs.len(), 1, "{ups:#?}");
+    assert_eq!(diffs[0]["newText"], "buffer line 1\nedited line 2\n");
+    assert_eq!(diffs[0]["oldText"], "buffer line 1\nbuffer line 2\n");
+    // What is only on disk is not in the buffer: not found, nothing
+    // written anywhere.
+    let missed = tool_results(&model, 4);
+    assert!(missed.contains("old_string was not found"), "{missed}");
+    assert!(
+        !prompts[1]["fs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["method"] == "fs/write_text_file"),
+        "{:#?}",
+        prompts[1]["fs"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.join("notes.txt")).unwrap(),
+        "disk line\n"
+    );
+    check_schema(&dir, &out.log);
+}
+
+/// A subagent's tool calls (the `agent` tool's child ag-loop) show as
+/// tool calls of their own, titled with the `agent` call, beside that
+/// call, whose result is the child's answer.
+#[test]
+fn a_subagents_tool_calls_show_in_the_editor() {
+    let dir = interop();
+    let env = Env::new();
+    std::fs::write(env.join("notes.txt"), "child reads this\n").unwrap();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![("agent", json!({"task": "read notes.txt"}))]),
+        // The child's turns, in its own ag-loop.
+        Turn::Tools(vec![("read", json!({"file_path": "notes.txt"}))]),
+        Turn::Text("the child read it"),
+        Turn::Text("delegated"),
+    ]);
+    let args: Vec<String> = [
+        "-m",
+        "ollama/scripted",
+        "--mode",
+        "auto",
+        "--",
+        "--base-url",
+        &model.base_url(),
+        "--sandbox",
+        "off",
+        "--tools",
+        "read,agent",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = sdk_client(
+        &env,
+        &dir,
+        &args,
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "cwd": env.path()},
+            {"op": "prompt", "text": "delegate"},
+        ]),
+    );
+    let p = out.op("prompt");
+    assert_eq!(p["result"]["stopReason"], "end_turn", "{}", out.stderr);
+    let ups = updates(p);
+    let calls = of_kind(&ups, "tool_call");
+    let agent = calls
+        .iter()
+        .find(|c| c["title"].as_str().unwrap_or("").starts_with("agent"))
+        .and_then(|c| c["toolCallId"].as_str())
+        .filter(|id| !id.contains('/'))
+        .unwrap_or_else(|| panic!("no agent call: {calls:#?}"));
+    let child = calls
+        .iter()
+        .find(|c| c["toolCallId"].as_str().unwrap().contains('/'))
+        .unwrap_or_else(|| panic!("no call of the child: {calls:#?}"));
+    assert!(
+        child["toolCallId"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{agent}/")),
+        "{child}"
+    );
+    assert_eq!(child["title"], format!("agent {agent}: read notes.txt"));
+    assert_eq!(child["kind"], "read");
+    let ended: Vec<&Value> = of_kind(&ups, "tool_call_update")
+        .into_iter()
+        .filter(|u| u["toolCallId"] == child["toolCallId"])
+        .collect();
+    assert_eq!(ended.len(), 1, "{ups:#?}");
+    assert_eq!(ended[0]["status"], "completed");
+    assert!(
+        ended[0]["content"].to_string().contains("child reads this"),
+        "{}",
+        ended[0]
+    );
+    // The child's words are not the session's answer.
+    assert_eq!(answer_text(&ups), "delegated");
+    check_schema(&dir, &out.log);
 }

@@ -6,7 +6,7 @@
 pub mod jobs;
 pub mod progress;
 mod record;
-mod render;
+pub(crate) mod render;
 mod sandbox;
 mod supervisor;
 
@@ -344,7 +344,7 @@ fn field<T: serde::Serialize>(name: &str, value: &Option<T>) -> String {
 /// without a job (it would stop nothing the model named, and running the
 /// command instead may be the opposite of what it wanted), and a call that
 /// asks for nothing.
-fn check_modes(args: &BashArgs) -> Result<Vec<String>, ToolError> {
+pub(crate) fn check_modes(args: &BashArgs) -> Result<Vec<String>, ToolError> {
     let usage = |msg: String| Err(ToolError::new("bash.usage", msg));
     let quoted = |v: &str| Value::from(v).to_string();
     if let (Some(c), Some(j)) = (&args.command, &args.job) {
@@ -428,7 +428,7 @@ fn one_line(command: &str) -> String {
 }
 
 /// The shell program: `bash` by default, `$SHELL` read from the environment.
-fn shell_of(given: Option<&str>) -> Result<String, ToolError> {
+pub(crate) fn shell_of(given: Option<&str>) -> Result<String, ToolError> {
     match given {
         None | Some("") => Ok("bash".to_string()),
         Some("$SHELL") => match std::env::var("SHELL") {
@@ -443,7 +443,7 @@ fn shell_of(given: Option<&str>) -> Result<String, ToolError> {
 }
 
 /// The directory to run in, checked.
-fn resolve_cwd(ctx: &Context, cwd: Option<&str>) -> Result<PathBuf, ToolError> {
+pub(crate) fn resolve_cwd(ctx: &Context, cwd: Option<&str>) -> Result<PathBuf, ToolError> {
     let Some(given) = cwd else {
         return Ok(ctx.cwd.clone());
     };
@@ -464,7 +464,7 @@ fn resolve_cwd(ctx: &Context, cwd: Option<&str>) -> Result<PathBuf, ToolError> {
     }
 }
 
-fn timeout_of(args: &BashArgs) -> Result<Duration, ToolError> {
+pub(crate) fn timeout_of(args: &BashArgs) -> Result<Duration, ToolError> {
     let secs = args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS);
     if !(secs > 0.0 && secs <= MAX_TIMEOUT_SECS) {
         return Err(ToolError::new(
@@ -478,7 +478,7 @@ for longer tasks start them with background=true and check on them with job=ID"
     Ok(Duration::from_secs_f64(secs))
 }
 
-fn max_output_of(args: &BashArgs) -> Result<usize, ToolError> {
+pub(crate) fn max_output_of(args: &BashArgs) -> Result<usize, ToolError> {
     let n = args.max_output.unwrap_or(DEFAULT_MAX_OUTPUT);
     if !(MIN_MAX_OUTPUT..=MAX_MAX_OUTPUT).contains(&n) {
         return Err(ToolError::new(
@@ -694,7 +694,7 @@ meant to keep running.\n",
     ToolOutput::new(text, details)
 }
 
-fn end_line(s: &mut String) {
+pub(crate) fn end_line(s: &mut String) {
     if !s.is_empty() && !s.ends_with('\n') {
         s.push('\n');
     }
@@ -716,7 +716,7 @@ pub(crate) fn human_bytes(n: u64) -> String {
 }
 
 /// `180 s`, `0.5 s`.
-fn human_secs(d: Duration) -> String {
+pub(crate) fn human_secs(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s.fract() == 0.0 {
         format!("{s:.0} s")

@@ -282,11 +282,67 @@ fn parse_lines(spec: &str) -> Option<(u64, u64)> {
     }
 }
 
-fn edit(ctx: &Context, mut args: EditArgs) -> Result<ToolOutput, ToolError> {
+/// Where an edit reads the file's text and writes the new text: the disk
+/// ([`Disk`]), or an editor's buffer (ag-acp's `--editor-fs`). Everything
+/// else (the matching, the all-or-nothing batch, the stale check, the
+/// diff) is the same for both.
+pub trait FileIo {
+    /// The file's bytes, with its metadata when it is read from disk.
+    fn load(
+        &self,
+        ctx: &Context,
+        target: &Target,
+    ) -> Result<(Option<Metadata>, Vec<u8>), ToolError>;
+    /// Writes `new` in place of `original`, unless the file no longer holds
+    /// `original`: then whoever changed it meanwhile keeps their version.
+    fn commit(
+        &self,
+        ctx: &Context,
+        target: &Target,
+        meta: Option<&Metadata>,
+        original: &[u8],
+        new: &[u8],
+    ) -> Result<(), ToolError>;
+}
+
+/// The file on disk, written atomically.
+pub struct Disk;
+
+impl FileIo for Disk {
+    fn load(
+        &self,
+        ctx: &Context,
+        target: &Target,
+    ) -> Result<(Option<Metadata>, Vec<u8>), ToolError> {
+        load(ctx, target).map(|(m, c)| (Some(m), c))
+    }
+
+    fn commit(
+        &self,
+        ctx: &Context,
+        target: &Target,
+        meta: Option<&Metadata>,
+        original: &[u8],
+        new: &[u8],
+    ) -> Result<(), ToolError> {
+        commit(ctx, target, meta, original, new)
+    }
+}
+
+fn edit(ctx: &Context, args: EditArgs) -> Result<ToolOutput, ToolError> {
+    edit_with(ctx, args, &Disk)
+}
+
+/// An edit, with the file read and written through `io`.
+pub fn edit_with(
+    ctx: &Context,
+    mut args: EditArgs,
+    io: &dyn FileIo,
+) -> Result<ToolOutput, ToolError> {
     let mut plan = plan(&mut args)?;
     let target = resolve_target(ctx, &args.file_path, "edit")?;
     let shown = target.shown.clone();
-    let (meta, original) = load(ctx, &target)?;
+    let (meta, original) = io.load(ctx, &target)?;
     if let Some(expected) = args.expected_hash.as_deref() {
         check_hash(
             "edit.stale",
@@ -328,9 +384,9 @@ fn edit(ctx: &Context, mut args: EditArgs) -> Result<ToolOutput, ToolError> {
             format!("these edits leave `{shown}` exactly as it was, so nothing was written."),
         ));
     }
-    commit(ctx, &target, &meta, &original, &outcome.content)?;
+    io.commit(ctx, &target, meta.as_ref(), &original, &outcome.content)?;
     let out = report(ctx, &target, &plan, &original, &outcome, sketched.as_ref());
-    Ok(out.with_notes(hard_link_note(Some(&meta))))
+    Ok(out.with_notes(hard_link_note(meta.as_ref())))
 }
 
 /// Replaces the file with `new`, unless it no longer holds `original`:
@@ -338,12 +394,12 @@ fn edit(ctx: &Context, mut args: EditArgs) -> Result<ToolOutput, ToolError> {
 fn commit(
     ctx: &Context,
     target: &Target,
-    meta: &Metadata,
+    meta: Option<&Metadata>,
     original: &[u8],
     new: &[u8],
 ) -> Result<(), ToolError> {
     let real = &target.real;
-    ctx.write_atomic(real, Some(meta), new, || ctx.has_content(real, original))
+    ctx.write_atomic(real, meta, new, || ctx.has_content(real, original))
         .map_err(|e| write_failed("edit.changed_on_disk", "edit.io", &target.shown, e))
 }
 
@@ -380,7 +436,7 @@ fn looks_like_identifier(name: &str) -> bool {
 }
 
 /// Reads the file to edit, after the checks that need no content.
-fn load(ctx: &Context, target: &Target) -> Result<(Metadata, Vec<u8>), ToolError> {
+pub fn load(ctx: &Context, target: &Target) -> Result<(Metadata, Vec<u8>), ToolError> {
     let shown = &target.shown;
     let meta = match ctx.metadata(&target.real) {
         Ok(m) => m,
@@ -763,7 +819,7 @@ mod tests {
         let (meta, original) = load(&ctx, &target).unwrap();
         // Someone else saves the file between our read and our write.
         std::fs::write(dir.path().join("f.txt"), "theirs\n").unwrap();
-        let err = commit(&ctx, &target, &meta, &original, b"ours\n").unwrap_err();
+        let err = commit(&ctx, &target, Some(&meta), &original, b"ours\n").unwrap_err();
         assert_eq!(err.code, "edit.changed_on_disk");
         assert!(
             err.message.contains("their version was kept"),
@@ -776,7 +832,7 @@ mod tests {
         );
         // Unchanged, the same commit goes through.
         let (meta, original) = load(&ctx, &target).unwrap();
-        commit(&ctx, &target, &meta, &original, b"ours\n").unwrap();
+        commit(&ctx, &target, Some(&meta), &original, b"ours\n").unwrap();
         assert_eq!(std::fs::read(dir.path().join("f.txt")).unwrap(), b"ours\n");
     }
 
