@@ -350,8 +350,9 @@ pub struct Args {
     /// and the ag tools of this run or fewer: a call or an identity that
     /// asks for a tool this run lacks, or a looser sandbox, is refused (a
     /// stricter one applies). It gets what is left of --max-turns and
-    /// --max-cost, and its turns count against this run's --max-turns as
-    /// they are made (children running at once share what is left); its
+    /// --max-cost, and its turns and cost count against this run's
+    /// --max-turns and --max-cost as they are made (children running at
+    /// once share what is left); its
     /// events come in this run's stream as subagent_event, under the call;
     /// its tokens and cost add into this run's; an interrupt stops it. The
     /// result is its answer, its outcome, cost and session, and the files

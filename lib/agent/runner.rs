@@ -233,9 +233,9 @@ impl Agent {
         self.model.forget_silence();
         if let Some(tree) = &self.settings.tree {
             // Without its ledger the subagents would go unbounded: say so.
-            if let Err(e) = tree.start_prompt(self.settings.max_turns) {
+            if let Err(e) = tree.start_prompt(self.settings.max_turns, self.settings.max_cost) {
                 self.emitter.emit(AgentEvent::error(format!(
-                    "the turn ledger of this run's agent tree cannot be written ({e}); its subagents' turns are not counted against --max-turns"
+                    "the ledger of this run's agent tree cannot be written ({e}); its subagents' turns and cost are not counted against --max-turns and --max-cost"
                 )))?;
             }
         }
@@ -268,7 +268,7 @@ impl Agent {
             if let Some(tree) = &self.settings.tree
                 && let Err(out) = tree.take_turn()
             {
-                break self.tree_out_of_turns(out.own);
+                break self.tree_out_of_turns(&out);
             }
             turn += 1;
             // Steering that arrived since the last model call (during the
@@ -283,6 +283,9 @@ impl Agent {
             self.emitter.emit(AgentEvent::TurnStart)?;
             self.note_turn_start();
             let assistant = self.model_call(cancel).await?;
+            if let Some(tree) = &self.settings.tree {
+                tree.spend(assistant.usage.cost.total);
+            }
             turns.usage.add(&assistant.usage);
             let message = Message::Assistant(assistant.clone());
             self.messages.push(message.clone());
@@ -449,7 +452,7 @@ impl Agent {
             ));
         }
         if let Some(out) = self.settings.tree.as_ref().and_then(|t| t.out_of_turns()) {
-            return Some(self.tree_out_of_turns(out.own));
+            return Some(self.tree_out_of_turns(&out));
         }
         if let Some(limit) = self.settings.max_cost
             && turns.usage.cost.total >= limit
@@ -465,10 +468,22 @@ impl Agent {
         None
     }
 
-    /// How the run ends when the tree's turn ledgers have none left for
-    /// it: its own (`own`, spent with its subagents') or one above.
-    fn tree_out_of_turns(&self, own: bool) -> RunEnd {
-        let why = if own || self.settings.tree.as_ref().is_some_and(|t| t.is_root()) {
+    /// How the run ends when the tree's ledgers have no turn or no money
+    /// left for it: its own (spent with its subagents') or one above.
+    fn tree_out_of_turns(&self, out: &super::tree::OutOfTurns) -> RunEnd {
+        let root = self.settings.tree.as_ref().is_some_and(|t| t.is_root());
+        if out.cost {
+            let why = if out.own || root {
+                format!(
+                    "stopped at --max-cost ${}, its subagents' cost included; run again with a higher limit or continue the session",
+                    self.settings.max_cost.unwrap_or_default()
+                )
+            } else {
+                "stopped: nothing is left of the --max-cost of the agents above this one (the whole tree of agents counts against it)".to_string()
+            };
+            return RunEnd::new(Outcome::CostLimit, Some(why));
+        }
+        let why = if out.own || root {
             format!(
                 "stopped after {} turns (--max-turns), its subagents' turns included; run again with a higher limit or continue the session",
                 self.settings.max_turns
@@ -636,10 +651,17 @@ impl Agent {
                 .as_ref()
                 .and_then(|t| t.turns_left())
                 .map_or(own_left, |left| left.min(own_left)),
-            cost: self
-                .settings
-                .max_cost
-                .map(|limit| limit - turns.usage.cost.total),
+            cost: {
+                let own = self
+                    .settings
+                    .max_cost
+                    .map(|limit| limit - turns.usage.cost.total);
+                let tree = self.settings.tree.as_ref().and_then(|t| t.cost_left());
+                match (own, tree) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            },
         };
         let run_one = {
             let tools = self.tools.clone();

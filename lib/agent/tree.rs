@@ -1,6 +1,7 @@
 //! The budget of a whole tree of agents, shared by its processes: the
-//! turns of `--max-turns` and the places of `--max-agents`. The first
-//! ag-loop that may start subagents makes a directory (in `$TMPDIR`) and
+//! turns of `--max-turns`, the dollars of `--max-cost` and the places of
+//! `--max-agents`. The first ag-loop that may start subagents makes a
+//! directory (under `$AG_HOME/trees`) and
 //! hands it down in [`TREE_ENV`]; every agent of the tree finds it there.
 //!
 //! - Places: `slot-0` .. `slot-{N-1}`, N the root's `--max-agents`. A
@@ -13,6 +14,12 @@
 //!   every ledger above (their pids come down in [`TURNS_ENV`]), so that a
 //!   child's turns count against its parent's limit, and children running
 //!   in parallel share what is left instead of each spending all of it.
+//! - Cost: the same ledger holds what is left of the agent's `--max-cost`
+//!   in the current prompt. What each model call anywhere below it cost is
+//!   taken from it once the call ends, so a child's spending counts against
+//!   its parent's limit while the child runs, not only when it ends. A
+//!   call's cost is known only afterwards: agents running at once can each
+//!   start one last call with a little left, and overshoot by that much.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -54,6 +61,29 @@ pub struct OutOfTurns {
     /// This agent's own ledger ran out (its subagents spent the rest),
     /// not an ancestor's.
     pub own: bool,
+    /// It was the cost that ran out, not the turns.
+    pub cost: bool,
+}
+
+/// What a ledger holds: the turns left, and the dollars left (`None`
+/// without a cost limit).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Left {
+    turns: u32,
+    cost: Option<f64>,
+}
+
+impl Left {
+    /// Why nothing is left, if so.
+    fn spent(&self) -> Option<bool> {
+        if self.turns == 0 {
+            Some(false)
+        } else if self.cost.is_some_and(|c| c <= 0.0) {
+            Some(true)
+        } else {
+            None
+        }
+    }
 }
 
 impl Tree {
@@ -115,9 +145,10 @@ impl Tree {
         ]
     }
 
-    /// A new prompt: this agent's ledger starts at `max_turns`. No child
-    /// runs between prompts, so nothing else writes it now.
-    pub fn start_prompt(&self, max_turns: u32) -> io::Result<()> {
+    /// A new prompt: this agent's ledger starts at `max_turns` and
+    /// `max_cost`. No child runs between prompts, so nothing else writes it
+    /// now.
+    pub fn start_prompt(&self, max_turns: u32, max_cost: Option<f64>) -> io::Result<()> {
         if !self.own {
             return Ok(());
         }
@@ -128,44 +159,71 @@ impl Tree {
             .write(true)
             .open(self.ledger(std::process::id()))?;
         let mut lock = Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, e)| e)?;
-        write_count(&mut lock, max_turns)
+        write_ledger(
+            &mut lock,
+            Left {
+                turns: max_turns,
+                cost: max_cost,
+            },
+        )
     }
 
     /// Takes one turn from this agent's ledger and every one above; none is
-    /// taken when one of them has none left.
+    /// taken when one of them has no turn or no money left.
     pub fn take_turn(&self) -> Result<(), OutOfTurns> {
         let mut locked = Vec::new();
         for (pid, own) in self.chain() {
-            // A ledger that is gone belongs to an agent that ended; its
-            // own child (this one) is being stopped anyway.
-            let Ok(file) = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open(self.ledger(pid))
-            else {
+            let Some(mut lock) = self.lock_ledger(pid) else {
                 continue;
             };
-            let Ok(mut lock) = Flock::lock(file, FlockArg::LockExclusive) else {
-                continue;
-            };
-            let left = read_count(&mut lock);
-            if left == 0 {
-                return Err(OutOfTurns { own });
+            let left = read_ledger(&mut lock);
+            if let Some(cost) = left.spent() {
+                return Err(OutOfTurns { own, cost });
             }
             locked.push((lock, left));
         }
         for (mut lock, left) in locked {
-            let _ = write_count(&mut lock, left - 1);
+            let turns = left.turns - 1;
+            let _ = write_ledger(&mut lock, Left { turns, ..left });
         }
         Ok(())
     }
 
-    /// The first ledger of this agent's chain that has no turn left.
+    /// Takes what a model call of this agent cost from its ledger and
+    /// every one above.
+    pub fn spend(&self, cost: f64) {
+        if cost <= 0.0 || !cost.is_finite() {
+            return;
+        }
+        for (pid, _) in self.chain() {
+            let Some(mut lock) = self.lock_ledger(pid) else {
+                continue;
+            };
+            let left = read_ledger(&mut lock);
+            if let Some(c) = left.cost {
+                let cost = Some(c - cost);
+                let _ = write_ledger(&mut lock, Left { cost, ..left });
+            }
+        }
+    }
+
+    /// A ledger of the chain, locked for writing; `None` when it is gone
+    /// (its agent ended, and its own child, this one, is being stopped).
+    fn lock_ledger(&self, pid: u32) -> Option<Flock<File>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(self.ledger(pid))
+            .ok()?;
+        Flock::lock(file, FlockArg::LockExclusive).ok()
+    }
+
+    /// The first ledger of this agent's chain that has no turn or no money
+    /// left.
     pub fn out_of_turns(&self) -> Option<OutOfTurns> {
         self.chain().find_map(|(pid, own)| {
-            let file = File::open(self.ledger(pid)).ok()?;
-            let mut lock = Flock::lock(file, FlockArg::LockShared).ok()?;
-            (read_count(&mut lock) == 0).then_some(OutOfTurns { own })
+            let left = self.read(pid)?;
+            left.spent().map(|cost| OutOfTurns { own, cost })
         })
     }
 
@@ -173,12 +231,23 @@ impl Tree {
     /// (`None` when there is none to read).
     pub fn turns_left(&self) -> Option<u32> {
         self.chain()
-            .filter_map(|(pid, _)| {
-                let file = File::open(self.ledger(pid)).ok()?;
-                let mut lock = Flock::lock(file, FlockArg::LockShared).ok()?;
-                Some(read_count(&mut lock))
-            })
+            .filter_map(|(pid, _)| self.read(pid))
+            .map(|l| l.turns)
             .min()
+    }
+
+    /// Dollars left to this agent: the least of those of its ledger and
+    /// those above that have a limit (`None` when none has).
+    pub fn cost_left(&self) -> Option<f64> {
+        self.chain()
+            .filter_map(|(pid, _)| self.read(pid)?.cost)
+            .reduce(f64::min)
+    }
+
+    fn read(&self, pid: u32) -> Option<Left> {
+        let file = File::open(self.ledger(pid)).ok()?;
+        let mut lock = Flock::lock(file, FlockArg::LockShared).ok()?;
+        Some(read_ledger(&mut lock))
     }
 
     /// A place for a subagent. The root waits for one (those who hold one
@@ -257,17 +326,33 @@ impl Drop for Tree {
     }
 }
 
-fn read_count(file: &mut File) -> u32 {
+/// A ledger is one line, `TURNS COST`, COST `-` without a limit; one that
+/// cannot be read has nothing left (a torn ledger must not free a budget).
+fn read_ledger(file: &mut File) -> Left {
     let mut text = String::new();
     let _ = file.seek(SeekFrom::Start(0));
     let _ = file.read_to_string(&mut text);
-    text.trim().parse().unwrap_or(0)
+    let mut words = text.split_whitespace();
+    let turns = words.next().and_then(|t| t.parse().ok());
+    let cost = match words.next() {
+        Some("-") => Some(None),
+        Some(c) => c.parse().ok().map(Some),
+        None => None,
+    };
+    match (turns, cost) {
+        (Some(turns), Some(cost)) => Left { turns, cost },
+        _ => Left {
+            turns: 0,
+            cost: None,
+        },
+    }
 }
 
-fn write_count(file: &mut File, n: u32) -> io::Result<()> {
+fn write_ledger(file: &mut File, left: Left) -> io::Result<()> {
+    let cost = left.cost.map_or_else(|| "-".to_string(), |c| c.to_string());
     file.set_len(0)?;
     file.seek(SeekFrom::Start(0))?;
-    file.write_all(n.to_string().as_bytes())
+    file.write_all(format!("{} {cost}", left.turns).as_bytes())
 }
 
 /// Removes the trees of roots that are gone (killed outright, so that they

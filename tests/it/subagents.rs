@@ -791,6 +791,41 @@ fn children_in_parallel_share_what_is_left_of_the_turns_instead_of_each_spending
     assert_eq!(last["outcome"], "turn_limit", "{last}");
 }
 
+#[test]
+fn children_in_parallel_share_what_is_left_of_the_cost_while_they_run() {
+    // $5 in all, each call $1: after the parent's first call $4 is left,
+    // and each child is started with $4. Spending on its own, each would
+    // make 4 calls (8 in all); sharing the tree's ledger, they make 4
+    // between them, and at most one more (each may start its last call
+    // when $1 is left, before the other's call has been paid for).
+    let env = Env::new();
+    env.write("README", "x\n");
+    let port = serve(spinning_pair);
+    let r = run_loop(
+        &env,
+        port,
+        "read,agent",
+        &["--max-turns", "50", "--max-cost", "5", "spin twice"],
+    );
+    r.expect_code(1);
+    let events = r.json_lines();
+    let (own, below) = turns_in_tree(&events);
+    assert_eq!(own, 1, "{events:#?}");
+    assert!((4..=5).contains(&below), "children made {below} calls");
+    let ends: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end" && e["tool_name"] == "agent")
+        .collect();
+    assert_eq!(ends.len(), 2);
+    for e in ends {
+        assert_eq!(e["details"]["outcome"], "cost_limit", "{e}");
+    }
+    let last = events.iter().rfind(|e| e["type"] == "agent_end").unwrap();
+    assert_eq!(last["outcome"], "cost_limit", "{last}");
+    let why = last["error"].as_str().unwrap_or_default();
+    assert!(why.contains("--max-cost"), "{last}");
+}
+
 fn nesting(first: &str, results: usize) -> Option<Turn> {
     Some(match (first, results) {
         ("nest", 0) => Turn::Tools(vec![("agent", json!({"task": "middle"}))]),
