@@ -314,8 +314,13 @@ fn a_signal_to_ag_bash_cancels_the_process_tree() {
             json!({"id": "1", "arguments": {"command": script}}),
             json!({"id": "2", "arguments": {"command": "touch second"}})
         );
-        let mut c = env.cmd(bin!("ag-bash"));
-        c.stdin(Stdio::piped())
+        // ag-bash keeps a signal ignored that it was started with ignored,
+        // as nohup asks; a suite started in the background of a script (`&`)
+        // hands its children SIGINT ignored, so give this one the default.
+        // env execs ag-bash in its own process: the pid is ag-bash's.
+        let mut c = env.cmd("env");
+        c.args(["--default-signal=INT,TERM", bin!("ag-bash")])
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = c.spawn().unwrap();
