@@ -66,7 +66,7 @@ pub struct Args {
 const LONG_ABOUT: &str = "\
 Runs CMD confined by the kernel, with no root and no namespaces, so it works inside containers \
 whose seccomp profile forbids user namespaces. Landlock (ABI 3 or later, Linux 6.2) keeps writes \
-to the workspace, the --write directories, a private $TMPDIR (removed afterwards) and \
+to the workspace, the --write directories, a private $TMPDIR (removed afterwards; by the next run when ag-sandbox was killed outright) and \
 /dev/null-style devices (/dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/tty, \
 /dev/ptmx, /dev/pts); in read-only mode only the devices are writable. Everything is readable \
 except the deny list: ~/.ssh, ~/.gnupg, ~/.aws, ~/.azure, ~/.config/gcloud, ~/.config/gh, ~/.kube, \

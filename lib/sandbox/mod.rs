@@ -298,8 +298,9 @@ impl Prepared {
                 None
             }
             (Mode::WorkspaceWrite, None) => {
+                sweep_run_tmpdirs();
                 let t = tempfile::Builder::new()
-                    .prefix("ag-sandbox-")
+                    .prefix(&format!("{RUN_TMPDIR}{}-", std::process::id()))
                     .tempdir()
                     .map_err(|source| Error::Path {
                         context: "cannot make the private TMPDIR in",
@@ -427,6 +428,44 @@ pub fn warn_unconfined(reason: &str) {
             &format!("the sandbox is unavailable, commands run unconfined: {reason} (`--sandbox require` refuses instead, `--sandbox off` silences this)"),
         );
     });
+}
+
+/// The name of a private `$TMPDIR` made for one run begins with this and
+/// the pid of the process that made it, so that a later run can tell one
+/// whose maker was killed (and so could not remove it) from one in use.
+const RUN_TMPDIR: &str = "ag-sandbox-run-";
+
+/// Removes this user's per-run `$TMPDIR`s whose makers are gone: a
+/// process killed outright (`kill -9`, an editor's terminal/kill) never
+/// drops its own.
+fn sweep_run_tmpdirs() {
+    use std::os::unix::fs::MetadataExt;
+    let uid = nix::unistd::geteuid().as_raw();
+    let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(RUN_TMPDIR))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let gone = matches!(
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+            Err(nix::errno::Errno::ESRCH)
+        );
+        // Only a real directory of this user's: never one through a
+        // symlink, nor someone else's.
+        let ours =
+            std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir() && m.uid() == uid);
+        if gone && ours {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// A private `$TMPDIR` for confined commands in this workspace that lasts

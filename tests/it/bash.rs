@@ -13,7 +13,7 @@ use nix::unistd::Pid;
 use serde_json::{Value, json};
 
 use crate::bin;
-use crate::util::{Env, call, run, run_args};
+use crate::util::{Env, call, run, run_args, wait_for};
 
 /// Far longer than any of these commands needs; reaching it means a hang.
 const HANG: Duration = Duration::from_secs(30);
@@ -24,15 +24,6 @@ fn bash(env: &Env, args: Value) -> Value {
 
 fn output(r: &Value) -> &str {
     r["output"].as_str().unwrap()
-}
-
-/// Waits until `f` holds, failing after HANG.
-fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(start.elapsed() < HANG, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn pids_in(path: &Path) -> Vec<u32> {

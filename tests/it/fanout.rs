@@ -8,14 +8,14 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ag::proc::{Signal, signal_process};
 use serde_json::{Value, json};
 
 use crate::bin;
 use crate::model_server::{Conversation, Turn, conversation_server};
-use crate::util::{Env, run};
+use crate::util::{Env, run, wait_for};
 
 /// The repository's root (scripts/fanout, examples/).
 pub fn root() -> PathBuf {
@@ -386,15 +386,6 @@ fn result_lines(path: &Path) -> Vec<Value> {
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|v| v["type"] == "result")
         .collect()
-}
-
-/// Waits (for at most two minutes, then fails saying what it waited for).
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !done() {
-        assert!(Instant::now() < deadline, "gave up waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]

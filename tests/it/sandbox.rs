@@ -7,11 +7,15 @@
 use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
 use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use crate::bin;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
 use crate::util::{Env, Run, run};
 
 /// A test directory with a workspace `ws/` and a directory `outside/` next
@@ -297,6 +301,51 @@ fn devices_stay_writable_and_the_private_tmpdir_works_and_goes_away() {
         !Path::new(&tmp).exists(),
         "the private TMPDIR was left behind"
     );
+}
+
+/// The private TMPDIR of an ag-sandbox killed outright cannot be removed by
+/// it; the next ag-sandbox removes it, and leaves those in use alone.
+#[test]
+fn the_private_tmpdir_of_a_killed_run_is_removed_by_the_next_run() {
+    let env = setup();
+    let spawn = |script: &str| {
+        let mut c = env.cmd(bin!("ag-sandbox"));
+        c.current_dir(env.join("ws"))
+            .args(["--sandbox", "require", "--", "sh", "-c", script])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        c.spawn().unwrap()
+    };
+    let mut killed = spawn("echo \"$TMPDIR\" > killed; sleep 60");
+    let mut alive = spawn("echo \"$TMPDIR\" > alive; sleep 60");
+    let tmpdir_of = |file: &str| {
+        crate::util::wait_for(file, || {
+            std::fs::read_to_string(env.join(&format!("ws/{file}")))
+                .is_ok_and(|t| t.ends_with('\n'))
+        });
+        let t = String::from_utf8_lossy(&env.read(&format!("ws/{file}")))
+            .trim()
+            .to_string();
+        std::path::PathBuf::from(t)
+    };
+    let (k, a) = (tmpdir_of("killed"), tmpdir_of("alive"));
+    assert!(k.is_dir() && a.is_dir(), "{k:?} {a:?}");
+    kill(Pid::from_raw(killed.id() as i32), Signal::SIGKILL).unwrap();
+    killed.wait().unwrap();
+    assert!(k.is_dir(), "a killed run cannot remove its own");
+    let r = sandbox(&env, &[], "true");
+    r.ok();
+    assert!(
+        !k.exists(),
+        "the killed run's TMPDIR was left behind: {k:?}"
+    );
+    assert!(
+        a.is_dir(),
+        "a running ag-sandbox's TMPDIR was removed: {a:?}"
+    );
+    kill(Pid::from_raw(alive.id() as i32), Signal::SIGTERM).unwrap();
+    alive.wait().unwrap();
+    crate::util::wait_for("the TMPDIR of a run ended by SIGTERM to go", || !a.exists());
 }
 
 #[test]

@@ -214,3 +214,16 @@ pub fn read_http_request(reader: &mut impl std::io::BufRead) -> Option<(String, 
     reader.read_exact(&mut body).ok()?;
     Some((method, path, body))
 }
+
+/// Polls `cond` until it holds; fails, saying what it waited for, after two
+/// minutes (a hang, not a slow machine).
+pub fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "gave up waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

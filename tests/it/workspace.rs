@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::bin;
 use crate::model_server::{ModelServer, Turn};
-use crate::util::{Env, Run, run};
+use crate::util::{Env, Run, run, wait_for};
 
 /// A private sshd on a free port of 127.0.0.1, running as this user.
 struct Sshd {
@@ -162,18 +162,6 @@ fn alive(pattern: &str) -> bool {
         .output()
         .unwrap();
     !out.stdout.is_empty()
-}
-
-/// Polls `cond` until it holds, for at most 30 s.
-pub(crate) fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "waited too long for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// ag-loop against the scripted model, in `workspace`, extra environment.

@@ -18,10 +18,10 @@ use serde_json::json;
 
 use crate::bin;
 use crate::model_server::{ModelServer, Turn};
-use crate::util::{Env, run};
+use crate::util::{Env, run, wait_for};
 use crate::workspace::{
     UnderWay, copied_notes, nix_is_root, remote_task, second_session_copied_nothing,
-    sleeping_twice, tool_ends, wait_for,
+    sleeping_twice, tool_ends,
 };
 
 /// Set (to anything) to turn "NOT RUN" into a failure, for a CI that has
