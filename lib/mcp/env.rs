@@ -8,60 +8,45 @@
 //! error names a variable, never its value. ag-acp passes an editor's
 //! `McpServer::Stdio { env }` this way.
 
-use std::collections::HashMap;
 use std::sync::RwLock;
+
+use super::secrets_by_server::{self, ByServer};
 
 /// The variable.
 pub const ENV: &str = "AG_MCP_ENV";
 
 /// Variables by server command line.
-pub type Vars = HashMap<String, Vec<(String, String)>>;
+pub type Vars = ByServer;
 
 /// The variables of this process's servers (see [`register`]).
 static REGISTERED: RwLock<Option<Vars>> = RwLock::new(None);
 
 /// The variables in `AG_MCP_ENV` (none when it is unset or empty).
 pub fn from_env() -> Result<Vars, String> {
-    match std::env::var(ENV) {
-        Ok(text) if !text.trim().is_empty() => parse(&text),
-        Ok(_) | Err(std::env::VarError::NotPresent) => Ok(Vars::new()),
-        Err(std::env::VarError::NotUnicode(_)) => Err(format!("${ENV} is not UTF-8")),
-    }
+    secrets_by_server::read(ENV)?.map_or_else(|| Ok(Vars::new()), |t| parse(&t))
 }
 
 /// Reads and checks the JSON of `AG_MCP_ENV`.
 pub fn parse(text: &str) -> Result<Vars, String> {
-    let shape = || {
-        format!(
-            "${ENV} must be a JSON object of MCP server command lines (as given to --mcp), each with an object of variable names and string values: {{\"my-server --flag\": {{\"API_KEY\": \"...\"}}}}"
-        )
-    };
-    // The parser's own message may quote the text, values included.
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|_| shape())?;
-    let servers = v.as_object().ok_or_else(shape)?;
-    let mut out = Vars::new();
-    for (spec, vars) in servers {
-        let vars = vars.as_object().ok_or_else(shape)?;
-        let mut list = Vec::new();
-        for (name, value) in vars {
-            let value = value
-                .as_str()
-                .ok_or_else(|| format!("${ENV}: variable `{name}` of `{spec}` must be a string"))?;
+    secrets_by_server::parse(
+        ENV,
+        text,
+        "a JSON object of MCP server command lines (as given to --mcp), each with an object of variable names and string values: {\"my-server --flag\": {\"API_KEY\": \"...\"}}",
+        "variable",
+        |name, value, spec| {
             if !is_name(name) {
                 return Err(format!(
-                    "${ENV}: `{name}` (for `{spec}`) is not an environment variable name (letters, digits and _, not starting with a digit)"
+                    "`{name}` (for `{spec}`) is not an environment variable name (letters, digits and _, not starting with a digit)"
                 ));
             }
             if value.contains('\0') {
                 return Err(format!(
-                    "${ENV}: the value of `{name}` (for `{spec}`) holds a NUL byte"
+                    "the value of `{name}` (for `{spec}`) holds a NUL byte"
                 ));
             }
-            list.push((name.clone(), value.to_string()));
-        }
-        out.insert(spec.trim().to_string(), list);
-    }
-    Ok(out)
+            Ok(())
+        },
+    )
 }
 
 /// Whether `name` can be an environment variable's name.

@@ -10,54 +10,38 @@ use std::collections::HashMap;
 
 use reqwest::header::{HeaderName, HeaderValue};
 
+use super::secrets_by_server::{self, ByServer};
+
 /// The variable.
 pub const ENV: &str = "AG_MCP_HEADERS";
 
 /// Headers by server URL.
-pub type Headers = HashMap<String, Vec<(String, String)>>;
+pub type Headers = ByServer;
 
 /// The headers in `AG_MCP_HEADERS` (none when it is unset or empty).
 pub fn from_env() -> Result<Headers, String> {
-    match std::env::var(ENV) {
-        Ok(text) if !text.trim().is_empty() => parse(&text),
-        Ok(_) | Err(std::env::VarError::NotPresent) => Ok(Headers::new()),
-        Err(std::env::VarError::NotUnicode(_)) => Err(format!("${ENV} is not UTF-8")),
-    }
+    secrets_by_server::read(ENV)?.map_or_else(|| Ok(Headers::new()), |t| parse(&t))
 }
 
 /// Reads and checks the JSON of `AG_MCP_HEADERS`.
 pub fn parse(text: &str) -> Result<Headers, String> {
-    let shape = || {
-        format!(
-            "${ENV} must be a JSON object of server URLs, each with an object of header names and string values: {{\"https://host/mcp\": {{\"Authorization\": \"Bearer ...\"}}}}"
-        )
-    };
-    // The parser's own message may quote the text, values included.
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|_| shape())?;
-    let servers = v.as_object().ok_or_else(shape)?;
-    let mut out = Headers::new();
-    for (url, headers) in servers {
-        let headers = headers.as_object().ok_or_else(shape)?;
-        let mut list = Vec::new();
-        for (name, value) in headers {
-            let value = value
-                .as_str()
-                .ok_or_else(|| format!("${ENV}: header `{name}` of `{url}` must be a string"))?;
+    secrets_by_server::parse(
+        ENV,
+        text,
+        "a JSON object of server URLs, each with an object of header names and string values: {\"https://host/mcp\": {\"Authorization\": \"Bearer ...\"}}",
+        "header",
+        |name, value, url| {
             if HeaderName::from_bytes(name.as_bytes()).is_err() {
-                return Err(format!(
-                    "${ENV}: `{name}` (for `{url}`) is not an HTTP header name"
-                ));
+                return Err(format!("`{name}` (for `{url}`) is not an HTTP header name"));
             }
             if HeaderValue::from_str(value).is_err() {
                 return Err(format!(
-                    "${ENV}: the value of header `{name}` (for `{url}`) is not a valid HTTP header value (visible ASCII, no line breaks)"
+                    "the value of header `{name}` (for `{url}`) is not a valid HTTP header value (visible ASCII, no line breaks)"
                 ));
             }
-            list.push((name.clone(), value.to_string()));
-        }
-        out.insert(url.clone(), list);
-    }
-    Ok(out)
+            Ok(())
+        },
+    )
 }
 
 /// The headers as rmcp takes them (already checked by [`parse`]).

@@ -5,13 +5,15 @@
 //! and called for ag [`ToolResult`](crate::protocol::ToolResult)s. Both use
 //! the official Rust SDK, `rmcp`; [`convert`] maps between its types and ag's,
 //! and [`wire`] checks each incoming line before rmcp sees it; [`headers`]
-//! are an HTTP server's headers, given outside the command line.
+//! are an HTTP server's headers and [`env`] a stdio server's variables,
+//! both given outside the command line.
 
 pub mod cli;
 pub mod client;
 pub mod convert;
 pub mod env;
 pub mod headers;
+pub mod secrets_by_server;
 pub mod server;
 pub mod tools;
 pub mod wire;
