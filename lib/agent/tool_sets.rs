@@ -10,10 +10,16 @@
 /// the default set offers it only when someone can answer). `bash` here
 /// is the command tool alone: the background-job tools cost every request
 /// about 1,200 characters, and are offered when asked for (`--tools bash`).
+/// ag-edit's ways of editing are a tool each: `edit` (a replacement) and
+/// `edit_lines` here; `multi_edit` (`patch` does several changes at once)
+/// and `edit_sketch` when asked for (`--tools edit`), each about 550
+/// characters a request. A call in their shape lands anyway (see
+/// [`crate::tools::offer::Offered::capability`]).
 pub const DEFAULT_TOOLS: &[&str] = &[
     "read",
     "write",
     "edit",
+    "edit_lines",
     "patch",
     "delete",
     "bash",
@@ -35,15 +41,15 @@ pub const SETS: &[(&str, &str)] = &[
     ("full", "minimal and the installed CLI agents; the default"),
     (
         "minimal",
-        "read, write, edit, patch, delete, bash (commands; its jobs only by name), grep, find, ls, todo, git_status, git_diff, git_log, git_commit, notify, ask",
+        "read, write, edit, edit_lines, patch, delete, bash (commands; its jobs only by name), grep, find, ls, todo, git_status, git_diff, git_log, git_commit, notify, ask",
     ),
     (
         "basic",
-        "read, write, edit, bash (commands): seed 002's four",
+        "read, write, edit (replacements), bash (commands): seed 002's four",
     ),
     (
         "small",
-        "read, write, edit, bash (commands), grep, find, ls: for a small context window",
+        "read, write, edit (replacements), bash (commands), grep, find, ls: for a small context window",
     ),
     ("readonly", "read, grep, find, ls"),
     ("chat", "notify and ask: the model talks"),

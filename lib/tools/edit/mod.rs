@@ -522,7 +522,10 @@ fn miss_error(
         Miss::EmptyOld => ToolError::new(
             "edit.empty_old_string",
             format!(
-                "{which}old_string is empty. Give the exact text to replace; to add text, include a neighbouring line in old_string and in new_string, or use line_edits to insert. To replace the whole file, use write.{all_or_nothing}"
+                "{which}old_string is empty. Give the exact text to replace; to add text, include a neighbouring line in old_string and in new_string{}. To replace the whole file, use write.{all_or_nothing}",
+                crate::tools::offer::way_text("edit_lines", "line_edits")
+                    .map(|w| format!(", or use {w} to insert"))
+                    .unwrap_or_default()
             ),
         ),
         Miss::Ambiguous {
