@@ -1539,3 +1539,56 @@ fn a_call_in_the_binarys_own_shape_runs_only_as_an_offered_tool() {
     );
     assert!(!marker.exists(), "the job ran");
 }
+
+/// One call of Qwen2.5-Coder-1.5B in scripts/realmodel's tasks, replayed
+/// through the scripted model server and ag-loop with the tools it had
+/// (`small`, its default): the call, the project's files, and what the
+/// answer must hold and must not.
+struct Replayed {
+    task: &'static str,
+    tool: &'static str,
+    arguments: Value,
+    files: &'static [(&'static str, &'static str)],
+    holds: &'static [&'static str],
+    not: &'static [&'static str],
+}
+
+/// The calls of the suite's runs (2026-11-26) that ag answered badly, each
+/// answered now as its intent needs.
+#[test]
+fn the_realmodel_suites_calls_get_answers_that_fit() {
+    const README: &str = "# mailer\n\nSends the reports every morning.\n\nYou will recieve one email per project.\nReplies go to the team's inbox.\n";
+    let cases = vec![Replayed {
+        // "README.md misspells receive": the right word on both sides.
+        // It was told the two are the same, five times; the file does
+        // not hold that text, and the closest line shows the misspelling.
+        task: "fix a typo",
+        tool: "edit",
+        arguments: json!({"file_path": "README.md", "old_string": "receive", "new_string": "receive"}),
+        files: &[("README.md", README)],
+        holds: &["old_string was not found", "You will recieve one email"],
+        not: &["are the same"],
+    }];
+    for case in cases {
+        let env = Env::new();
+        for (name, text) in case.files {
+            env.write(name, text);
+        }
+        let server = ModelServer::start(vec![
+            Turn::Tools(vec![(case.tool, case.arguments.clone())]),
+            Turn::Text("done"),
+        ]);
+        let mut c = server.ag_loop(&env);
+        c.args(["--no-gate", "--no-session", "--tools", "small", "go"]);
+        let r = run(c, None);
+        r.ok();
+        let end = &ends(&r.json_lines(), case.tool)[0];
+        let text = end["output"].as_str().unwrap();
+        for h in case.holds {
+            assert!(text.contains(h), "{}: `{h}` missing: {text}", case.task);
+        }
+        for n in case.not {
+            assert!(!text.contains(n), "{}: `{n}`: {text}", case.task);
+        }
+    }
+}
