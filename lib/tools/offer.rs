@@ -561,6 +561,12 @@ pub fn way_text(name: &str, standalone: &str) -> Option<String> {
     }
 }
 
+/// Whether the caller has the tool `name`: always when the binary is used
+/// by itself, else when the model sees it (see [`MODEL_TOOLS_ENV`]).
+pub fn has_tool(name: &str) -> bool {
+    model_tools().is_none_or(|seen| seen.iter().any(|s| s == name))
+}
+
 /// [`call_text`] for a given list of the model's tools.
 pub fn call_text_for(seen: Option<&[String]>, name: &str, arguments: Value) -> Option<String> {
     let offered = find(name)?;

@@ -990,7 +990,9 @@ fn the_second_rounds_calls_land_and_say_what_was_set_aside() {
             .env("GIT_AUTHOR_EMAIL", "t@t")
             .env("GIT_COMMITTER_NAME", "t")
             .env("GIT_COMMITTER_EMAIL", "t@t");
-        c.args(["--no-gate", "--no-session", "--tools", tool, "go"]);
+        // The edit's advice names grep, which the model then has too.
+        let tools = if tool == "edit" { "edit,grep" } else { tool };
+        c.args(["--no-gate", "--no-session", "--tools", tools, "go"]);
         let r = run(c, None);
         r.ok();
         let end = &ends(&r.json_lines(), tool)[0];
@@ -1546,6 +1548,7 @@ fn a_call_in_the_binarys_own_shape_runs_only_as_an_offered_tool() {
 /// answer must hold and must not.
 struct Replayed {
     task: &'static str,
+    set: &'static str,
     tool: &'static str,
     arguments: Value,
     files: &'static [(&'static str, &'static str)],
@@ -1558,17 +1561,31 @@ struct Replayed {
 #[test]
 fn the_realmodel_suites_calls_get_answers_that_fit() {
     const README: &str = "# mailer\n\nSends the reports every morning.\n\nYou will recieve one email per project.\nReplies go to the team's inbox.\n";
-    let cases = vec![Replayed {
-        // "README.md misspells receive": the right word on both sides.
-        // It was told the two are the same, five times; the file does
-        // not hold that text, and the closest line shows the misspelling.
-        task: "fix a typo",
-        tool: "edit",
-        arguments: json!({"file_path": "README.md", "old_string": "receive", "new_string": "receive"}),
-        files: &[("README.md", README)],
-        holds: &["old_string was not found", "You will recieve one email"],
-        not: &["are the same"],
-    }];
+    let cases = vec![
+        Replayed {
+            // "README.md misspells receive": the right word on both sides.
+            // It was told the two are the same, five times; the file does
+            // not hold that text, and the closest line shows the misspelling.
+            task: "fix a typo",
+            set: "small",
+            tool: "edit",
+            arguments: json!({"file_path": "README.md", "old_string": "receive", "new_string": "receive"}),
+            files: &[("README.md", README)],
+            holds: &["old_string was not found", "You will recieve one email"],
+            not: &["are the same"],
+        },
+        Replayed {
+            // The constant taken for a file name, with `basic`, which has no
+            // grep: the advice names the grep it can run, through bash.
+            task: "change a constant",
+            set: "basic",
+            tool: "edit",
+            arguments: json!({"file_path": "src/TIMEOUT_SECONDS", "old_string": "30", "new_string": "45"}),
+            files: &[("config.py", "TIMEOUT_SECONDS = 30\n")],
+            holds: &[r#"with bash {"command":"grep -rn TIMEOUT_SECONDS ."}"#],
+            not: &["grep {\"query\"", "use write"],
+        },
+    ];
     for case in cases {
         let env = Env::new();
         for (name, text) in case.files {
@@ -1579,7 +1596,7 @@ fn the_realmodel_suites_calls_get_answers_that_fit() {
             Turn::Text("done"),
         ]);
         let mut c = server.ag_loop(&env);
-        c.args(["--no-gate", "--no-session", "--tools", "small", "go"]);
+        c.args(["--no-gate", "--no-session", "--tools", case.set, "go"]);
         let r = run(c, None);
         r.ok();
         let end = &ends(&r.json_lines(), case.tool)[0];
