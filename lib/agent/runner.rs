@@ -666,7 +666,13 @@ impl Agent {
         let run_one = {
             let tools = self.tools.clone();
             let cwd = self.settings.cwd.clone();
-            let env = self.settings.tool_env.clone();
+            let mut env = self.settings.tool_env.clone();
+            // A tool's advice names the tools this model sees (`job_list`),
+            // not its binary's mode fields.
+            env.push((
+                offer::MODEL_TOOLS_ENV.to_string(),
+                self.tools.names().join(","),
+            ));
             let sandbox = self.settings.sandbox.clone();
             let questions = self.settings.questions.clone();
             let session_id = self.settings.session_id.clone();

@@ -10,10 +10,16 @@
 /// the default set offers it only when someone can answer). `bash` here
 /// is the command tool alone: the background-job tools cost every request
 /// about 1,200 characters, and are offered when asked for (`--tools bash`).
+/// ag-edit's ways of editing are a tool each: `edit` (a replacement) and
+/// `edit_lines` here; `multi_edit` (`patch` does several changes at once)
+/// and `edit_sketch` when asked for (`--tools edit`), each about 550
+/// characters a request. A call in their shape lands anyway (see
+/// [`crate::tools::offer::Offered::capability`]).
 pub const DEFAULT_TOOLS: &[&str] = &[
     "read",
     "write",
     "edit",
+    "edit_lines",
     "patch",
     "delete",
     "bash",
@@ -35,15 +41,15 @@ pub const SETS: &[(&str, &str)] = &[
     ("full", "minimal and the installed CLI agents; the default"),
     (
         "minimal",
-        "read, write, edit, patch, delete, bash (commands; its jobs only by name), grep, find, ls, todo, git_status, git_diff, git_log, git_commit, notify, ask",
+        "read, write, edit, edit_lines, patch, delete, bash (commands; its jobs only by name), grep, find, ls, todo, git_status, git_diff, git_log, git_commit, notify, ask",
     ),
     (
         "basic",
-        "read, write, edit, bash (commands): seed 002's four",
+        "read, write, edit (replacements), bash (commands): seed 002's four",
     ),
     (
         "small",
-        "read, write, edit, bash (commands), grep, find, ls: for a small context window",
+        "read, write, edit (replacements), bash (commands), grep, find, ls: for a small context window",
     ),
     ("readonly", "read, grep, find, ls"),
     ("chat", "notify and ask: the model talks"),
@@ -53,11 +59,15 @@ pub const SETS: &[(&str, &str)] = &[
 /// pi offers (read, write, edit, bash, grep, find, ls).
 pub const SMALL_TOOLS: &[&str] = &["read", "write", "edit", "bash", "grep", "find", "ls"];
 
-/// Context windows up to this many tokens get [`SMALL_TOOLS`] by default.
-/// Provisional (issue 34): the small models that fail under ag's whole set
-/// are served with windows this size (llama.cpp's Qwen2.5-Coder-1.5B at
-/// 32,768), and a smaller set was not yet measured against the whole one on
-/// such a model.
+/// Context windows up to this many tokens get [`SMALL_TOOLS`] by default:
+/// the small models that struggle are served with windows this size
+/// (llama.cpp's Qwen2.5-Coder-1.5B at 32,768). Measured with
+/// scripts/realmodel on that model (docs/models.md): `small`, `basic` and
+/// the whole set solved about as few tasks and none had a call refused,
+/// so the smaller first request decides (4,097 characters against 7,866,
+/// about 45 s less prompt processing per run on a 2-core CPU). A model whose
+/// window is unknown keeps the whole set: not measured, and ag cannot tell
+/// a small local model from a large one it has no entry for.
 pub const SMALL_CONTEXT: u64 = 32_768;
 
 /// Fits the default tool set to the model: a known context window of at

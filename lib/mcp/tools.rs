@@ -26,6 +26,7 @@ pub const DEFAULT_TOOLS: &[&str] = &[
     "read",
     "write",
     "edit",
+    "edit_lines",
     "delete",
     "patch",
     "bash",
@@ -97,6 +98,9 @@ pub struct ToolCommand {
     /// A binary offered as one tool per mode (see [`crate::tools::offer`]):
     /// clients see those instead of `definition`.
     split: Option<Split>,
+    /// The environment of its calls: the tools the client sees (see
+    /// [`offer::MODEL_TOOLS_ENV`]).
+    env: Vec<(String, String)>,
 }
 
 /// The tools of a server, in the order they are listed.
@@ -178,9 +182,15 @@ impl ToolBox {
                 server_hash,
                 check,
                 split,
+                env: Vec::new(),
             });
         }
-        Ok(ToolBox { tools, skipped })
+        let mut tool_box = ToolBox { tools, skipped };
+        let seen: Vec<String> = tool_box.listed().into_iter().map(|(d, _)| d.name).collect();
+        for t in &mut tool_box.tools {
+            t.env = vec![(offer::MODEL_TOOLS_ENV.to_string(), seen.join(","))];
+        }
+        Ok(tool_box)
     }
 
     /// The tools, in order.
@@ -256,7 +266,10 @@ impl ToolCommand {
         arguments: &Map<String, Value>,
         cancel: &CancellationToken,
     ) -> ToolResult {
-        let options = CallOptions::default();
+        let options = CallOptions {
+            env: &self.env,
+            ..CallOptions::default()
+        };
         let name = &self.definition.name;
         self.program
             .call(name, id, arguments, &options, cancel)

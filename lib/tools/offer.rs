@@ -13,7 +13,7 @@
 use serde_json::{Map, Value};
 
 use crate::protocol::{ToolDefinition, ToolResult};
-use crate::tool_protocol::ArgsCheck;
+use crate::tool_protocol::{ArgsCheck, hashes};
 
 /// One tool as the model sees it: a mode of a tool binary.
 #[derive(Debug)]
@@ -35,6 +35,12 @@ pub struct Offered {
     pub fixed: &'static str,
     /// It only looks, never changes anything.
     pub read_only: bool,
+    /// What it lets the model do: a call whose fields choose a tool the run
+    /// does not offer still lands when an offered tool of the same binary
+    /// has the same capability (an `edit` with `line_edits` where only
+    /// `edit` is offered), and is refused when none has (a background job
+    /// where only `bash` is).
+    pub capability: &'static str,
 }
 
 /// Every offered tool, grouped by binary in the order a tool list offers
@@ -49,6 +55,7 @@ pub const OFFERED: &[Offered] = &[
         required: &["command"],
         fixed: "{}",
         read_only: false,
+        capability: "run",
     },
     Offered {
         name: "bash_background",
@@ -59,6 +66,7 @@ pub const OFFERED: &[Offered] = &[
         required: &["command"],
         fixed: r#"{"background":true}"#,
         read_only: false,
+        capability: "jobs",
     },
     Offered {
         name: "job_output",
@@ -69,6 +77,7 @@ pub const OFFERED: &[Offered] = &[
         required: &["job"],
         fixed: "{}",
         read_only: true,
+        capability: "jobs",
     },
     Offered {
         name: "job_stop",
@@ -79,6 +88,7 @@ pub const OFFERED: &[Offered] = &[
         required: &["job"],
         fixed: r#"{"stop":true}"#,
         read_only: false,
+        capability: "jobs",
     },
     Offered {
         name: "job_list",
@@ -89,6 +99,51 @@ pub const OFFERED: &[Offered] = &[
         required: &[],
         fixed: r#"{"list_jobs":true}"#,
         read_only: true,
+        capability: "jobs",
+    },
+    Offered {
+        name: "edit",
+        tool: "edit",
+        label: "Edit File",
+        description: "Replace old_string with new_string in a file. Copy old_string exactly as read shows it, without the line numbers; it must occur once, unless replace_all.",
+        fields: &["file_path", "old_string", "new_string", "replace_all"],
+        required: &["file_path", "old_string", "new_string"],
+        fixed: "{}",
+        read_only: false,
+        capability: "edit",
+    },
+    Offered {
+        name: "multi_edit",
+        tool: "edit",
+        label: "Edit File in Several Places",
+        description: "Several replacements in one file, each an old_string and a new_string as in edit, applied in order; all are made or none.",
+        fields: &["file_path", "edits"],
+        required: &["file_path", "edits"],
+        fixed: "{}",
+        read_only: false,
+        capability: "edit",
+    },
+    Offered {
+        name: "edit_lines",
+        tool: "edit",
+        label: "Edit File Lines",
+        description: "Replace lines of a file by the numbers read shows: each line edit replaces start_line to end_line with replacement.",
+        fields: &["file_path", "line_edits"],
+        required: &["file_path", "line_edits"],
+        fixed: "{}",
+        read_only: false,
+        capability: "edit",
+    },
+    Offered {
+        name: "edit_sketch",
+        tool: "edit",
+        label: "Edit File by Sketch",
+        description: "Edit a file by giving the new code of the changed part, unchanged code left out behind a marker line such as `// ... existing code ...` (in the file's comment syntax); begin and end each changed stretch with unchanged lines. instructions: what it changes, in one sentence.",
+        fields: &["file_path", "code_edit", "instructions"],
+        required: &["file_path", "code_edit"],
+        fixed: "{}",
+        read_only: false,
+        capability: "edit",
     },
     Offered {
         name: "git_status",
@@ -99,6 +154,7 @@ pub const OFFERED: &[Offered] = &[
         required: &[],
         fixed: r#"{"action":"status"}"#,
         read_only: true,
+        capability: "look",
     },
     Offered {
         name: "git_diff",
@@ -109,6 +165,7 @@ pub const OFFERED: &[Offered] = &[
         required: &[],
         fixed: r#"{"action":"diff"}"#,
         read_only: true,
+        capability: "look",
     },
     Offered {
         name: "git_log",
@@ -119,6 +176,7 @@ pub const OFFERED: &[Offered] = &[
         required: &[],
         fixed: r#"{"action":"log"}"#,
         read_only: true,
+        capability: "look",
     },
     Offered {
         name: "git_commit",
@@ -129,6 +187,7 @@ pub const OFFERED: &[Offered] = &[
         required: &["message"],
         fixed: r#"{"action":"commit"}"#,
         read_only: false,
+        capability: "commit",
     },
     Offered {
         name: "todo",
@@ -139,6 +198,7 @@ pub const OFFERED: &[Offered] = &[
         required: &["items"],
         fixed: r#"{"action":"set"}"#,
         read_only: false,
+        capability: "todo",
     },
 ];
 
@@ -196,7 +256,12 @@ pub fn is_split(tool: &str) -> bool {
 /// when the fields choose none (the binary then refuses or decides), or
 /// choose a mode no offered tool makes (`todo` with `update`).
 pub fn mode_of(tool: &str, arguments: &Value) -> Option<&'static Offered> {
-    let given = |k: &str| arguments.get(k).is_some_and(|v| !v.is_null());
+    // An empty list is no mode (`"edits": []` beside a replacement).
+    let given = |k: &str| {
+        arguments
+            .get(k)
+            .is_some_and(|v| !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()))
+    };
     let yes = |k: &str| arguments.get(k).and_then(Value::as_bool) == Some(true);
     let name = match tool {
         // ag-bash: a job first, then a command, then the list.
@@ -205,6 +270,13 @@ pub fn mode_of(tool: &str, arguments: &Value) -> Option<&'static Offered> {
         "bash" if given("command") && yes("background") => "bash_background",
         "bash" if given("command") => "bash",
         "bash" if yes("list_jobs") => "job_list",
+        // ag-edit makes every change a call gives, in one write: a call
+        // with a replacement is an `edit` whatever else it carries, so it
+        // lands wherever `edit` is offered.
+        "edit" if given("old_string") || given("new_string") => "edit",
+        "edit" if given("code_edit") => "edit_sketch",
+        "edit" if given("line_edits") => "edit_lines",
+        "edit" if given("edits") => "multi_edit",
         "git" | "todo" => {
             let action = arguments.get("action").and_then(Value::as_str)?;
             return of_tool(tool).find(|o| o.fixed_value("action").as_deref() == Some(action));
@@ -364,6 +436,15 @@ impl Split {
     /// fields choose wins over the name, when it is offered (`bash` with
     /// `list_jobs` lists the jobs); a mode that is not offered is refused.
     pub fn route(&self, called: &str, arguments: &mut Value) -> Result<Route, String> {
+        // A caller that serves a model hides the stale-edit guard's hash
+        // from it (see [`crate::tool_protocol::hashes`]): a hash the model
+        // sends is a guess (`"..."`), dropped as the caller drops it for a
+        // tool offered whole.
+        if !crate::tool_protocol::lenient::declares(&self.schema, hashes::HASH_FIELD)
+            && let Some(map) = arguments.as_object_mut()
+        {
+            hashes::drop_guessed_hash(map);
+        }
         let named = self.offers.iter().find(|o| o.offered.name == called);
         let mut probe = arguments.clone();
         if let Value::Object(map) = &mut probe {
@@ -378,6 +459,15 @@ impl Split {
             (Some(o), Some(m)) if m.name == o.offered.name => Some(o),
             (_, Some(m)) => match self.offers.iter().find(|o| o.offered.name == m.name) {
                 Some(o) => Some(o),
+                // The binary runs it as it is: nothing the run did not
+                // allow, and no tool named that the model does not have.
+                None if self
+                    .offers
+                    .iter()
+                    .any(|o| o.offered.capability == m.capability) =>
+                {
+                    None
+                }
                 None => {
                     return Err(format!(
                         "this call's fields make it a `{}` call, which is not among the tools here (of ag-{}'s tools, this run offers {}); nothing was run. Call one of those with the fields it takes.",
@@ -425,6 +515,71 @@ impl Offered {
             Value::Object(shown),
             self.name
         )
+    }
+}
+
+/// The environment variable that tells a tool binary which tools the model
+/// it answers sees, comma-separated (`bash,job_output,read`): set by
+/// ag-loop and ag-mcp on every call. A binary's advice then names the
+/// offered tool and its call (`job_list`), never a mode field of the
+/// binary the model was not shown (`list_jobs: true`), and leaves out what
+/// the model has no tool for. Without it (the binary used by itself) the
+/// advice is in the binary's own shape.
+pub const MODEL_TOOLS_ENV: &str = "AG_MODEL_TOOLS";
+
+/// The tools the model sees, from [`MODEL_TOOLS_ENV`]; `None` when the
+/// binary is used by itself.
+pub fn model_tools() -> Option<Vec<String>> {
+    let list = std::env::var(MODEL_TOOLS_ENV).ok()?;
+    Some(
+        list.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// How a caller makes the call of the offered tool `name` with the fields
+/// `arguments`, for advice in a binary's message: `` `job_output`
+/// {"job":"3"} `` when a model sees `name` (see [`MODEL_TOOLS_ENV`]), the
+/// binary's own call `{"job":"3","stop":true}` when the binary is used by
+/// itself, and `None` when the model has no such tool, so that the advice
+/// is left out rather than naming a tool it cannot call.
+pub fn call_text(name: &str, arguments: Value) -> Option<String> {
+    call_text_for(model_tools().as_deref(), name, arguments)
+}
+
+/// How a caller names another way of calling: the offered tool `name`
+/// (`` `edit_lines` ``) when a model sees it, `standalone` (the binary's
+/// field, `line_edits`) when the binary is used by itself, and `None` when
+/// the model has no such tool.
+pub fn way_text(name: &str, standalone: &str) -> Option<String> {
+    match model_tools() {
+        Some(seen) => seen.iter().any(|s| s == name).then(|| format!("`{name}`")),
+        None => Some(standalone.to_string()),
+    }
+}
+
+/// Whether the caller has the tool `name`: always when the binary is used
+/// by itself, else when the model sees it (see [`MODEL_TOOLS_ENV`]).
+pub fn has_tool(name: &str) -> bool {
+    model_tools().is_none_or(|seen| seen.iter().any(|s| s == name))
+}
+
+/// [`call_text`] for a given list of the model's tools.
+pub fn call_text_for(seen: Option<&[String]>, name: &str, arguments: Value) -> Option<String> {
+    let offered = find(name)?;
+    match seen {
+        Some(seen) => seen
+            .iter()
+            .any(|s| s == name)
+            .then(|| format!("`{name}` {arguments}")),
+        None => {
+            let mut call = arguments;
+            offered.fill(&mut call);
+            Some(call.to_string())
+        }
     }
 }
 
@@ -510,6 +665,34 @@ mod tests {
         let note = bash.route("bash_background", &mut call).unwrap().note;
         assert!(note.is_none(), "{note:?}");
         assert_eq!(call["background"], true);
+    }
+
+    #[test]
+    fn a_mode_not_offered_lands_when_an_offered_tool_does_the_same() {
+        use crate::tools::edit::EditTool;
+        let mut whole = crate::tool_protocol::definition::<EditTool>();
+        // As ag-loop and ag-mcp load it: the guard's hash hidden.
+        crate::tool_protocol::hashes::hide_hash_field(&mut whole.parameters);
+        let edit = Split::new(&whole, Some(&["edit".to_string()]));
+        // Line edits where only `edit` is offered: run by the binary as
+        // they are, with no note naming a tool the model does not have.
+        let lines = json!([{"start_line": 1, "end_line": 1, "replacement": "x"}]);
+        let mut call = json!({"file_path": "a", "line_edits": lines});
+        let route = edit.route("edit", &mut call).unwrap();
+        assert!(route.note.is_none(), "{route:?}");
+        assert_eq!(call["line_edits"], lines);
+        // A replacement beside an empty batch and a guessed hash (what
+        // Qwen2.5-Coder-1.5B sent): an `edit`, the hash dropped.
+        let mut call = json!({"file_path": "a", "old_string": "o", "new_string": "n",
+            "edits": [], "expected_hash": "..."});
+        assert!(edit.route("edit", &mut call).unwrap().note.is_none());
+        assert!(call.get("expected_hash").is_none(), "{call}");
+        // Named by the offered tool of another way: runs as the way its
+        // fields choose, with the note that names it.
+        let all = Split::new(&whole, None);
+        let mut call = json!({"file_path": "a", "line_edits": lines});
+        let note = all.route("edit", &mut call).unwrap().note.unwrap();
+        assert!(note.starts_with("this call ran as `edit_lines`"), "{note}");
     }
 
     #[test]

@@ -74,7 +74,7 @@ fn the_default_first_request_is_smaller_than_pis() {
     let total = system + tools;
     // Nobody can answer a question here: `ask` is left out. Git is four
     // tools, one per job, and ag-bash's job tools are left out (issue 34).
-    assert_eq!(request["tools"].as_array().unwrap().len(), 15);
+    assert_eq!(request["tools"].as_array().unwrap().len(), 16);
     assert!(system <= 700, "system prompt: {system} characters");
     assert!(
         total <= BUDGET,
@@ -92,7 +92,7 @@ fn with_someone_to_answer_the_ask_tool_still_keeps_it_below_pi() {
         .iter()
         .filter_map(|t| t["function"]["name"].as_str().or(t["name"].as_str()))
         .collect();
-    assert_eq!(names.len(), 16, "{names:?}");
+    assert_eq!(names.len(), 17, "{names:?}");
     assert!(names.contains(&"ask"), "{names:?}");
     let total = system + tools;
     assert!(
@@ -145,7 +145,7 @@ fn ag_mcps_tool_list_stays_small() {
     let tools = &list["result"]["tools"];
     // Its default set leaves out todo and notify, which need ag-loop; git
     // is four tools, one per job.
-    assert_eq!(tools.as_array().unwrap().len(), 13, "{list}");
+    assert_eq!(tools.as_array().unwrap().len(), 14, "{list}");
     let size = tools.to_string().chars().count();
     assert!(size <= 7_200, "ag-mcp tools/list: {size} characters");
 }
@@ -192,10 +192,10 @@ fn a_small_context_window_gets_the_small_set_unless_a_list_is_given() {
     );
     // A named set offers `ask` anyway.
     let (given, said) = first("32768", &["--tools", "full"]);
-    assert_eq!(given.len(), 16, "{given:?}");
+    assert_eq!(given.len(), 17, "{given:?}");
     assert!(!said.contains("small tool set"), "{said}");
     let (larger, _) = first("32769", &[]);
-    assert_eq!(larger.len(), 15, "{larger:?}");
+    assert_eq!(larger.len(), 16, "{larger:?}");
     let (named, _) = first("200000", &["--tools", "small"]);
     assert_eq!(named, small);
 }

@@ -433,6 +433,7 @@ fn seed_003s_identity_runs_as_written() {
             "read",
             "write",
             "edit",
+            "edit_lines",
             "patch",
             "delete",
             "bash",
@@ -481,8 +482,9 @@ fn at_name_routes_one_prompt_and_default_md_answers_the_rest() {
         as_matt["messages"][0]["content"],
         "design the API for the new billing system"
     );
-    // The core tools (git as four) and `ask`: a named set offers it.
-    assert_eq!(tool_names(&as_matt).len(), 16);
+    // The core tools (git as four, edit as two) and `ask`: a named set
+    // offers it.
+    assert_eq!(tool_names(&as_matt).len(), 17);
     let as_default = request(&env, 1);
     assert!(
         as_default["system"]
@@ -586,7 +588,7 @@ fn seed_003s_tool_sets_mean_what_it_says() {
                     "{system}"
                 );
             }
-            _ => assert_eq!(names.len(), 16, "{names:?}"),
+            _ => assert_eq!(names.len(), 17, "{names:?}"),
         }
     }
     let r = run_args(

@@ -23,6 +23,7 @@ use super::record::{JobRecord, JobState, LOG, now_ms};
 use super::{GRACE, render, supervisor};
 use crate::proc::{self, Signal};
 use crate::tool_protocol::{ToolError, ToolOutput};
+use crate::tools::offer::call_text;
 
 /// Lines of the log shown when none are asked for, and the most shown.
 const DEFAULT_LINES: u64 = 50;
@@ -56,7 +57,10 @@ fn job_dir(id: &str) -> Result<PathBuf, ToolError> {
     if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
         return Err(ToolError::new(
             "bash.bad_job",
-            format!("`{id}` is not a job id; job ids are numbers (see list_jobs=true)"),
+            format!(
+                "`{id}` is not a job id; job ids are numbers{}",
+                advice(" (", "job_list", json!({}), " lists them)")
+            ),
         ));
     }
     Ok(jobs_dir()?.join(id))
@@ -71,12 +75,38 @@ fn load_job(id: &str) -> Result<(PathBuf, JobRecord), ToolError> {
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Err(ToolError::new(
             "bash.job_not_found",
-            format!("there is no job {id}; list the jobs with list_jobs=true"),
+            format!(
+                "there is no job {id}{}",
+                advice("; ", "job_list", json!({}), " lists the jobs")
+            ),
         )),
         Err(e) => Err(ToolError::new(
             "bash.io",
             format!("cannot read job {id}: {e}"),
         )),
+    }
+}
+
+/// `before`, the call of the offered tool `name` and `after`, if the caller
+/// has that tool (see [`call_text`]); else nothing.
+fn advice(before: &str, name: &str, arguments: serde_json::Value, after: &str) -> String {
+    call_text(name, arguments).map_or_else(String::new, |c| format!("{before}{c}{after}"))
+}
+
+/// How to see and stop the job `id`, with the calls the caller has.
+fn job_advice(id: &serde_json::Value) -> String {
+    let see = advice(
+        "see its output with ",
+        "job_output",
+        json!({ "job": id }),
+        "",
+    );
+    let stop = advice("stop it with ", "job_stop", json!({ "job": id }), "");
+    match (see.is_empty(), stop.is_empty()) {
+        (true, true) => String::new(),
+        (false, true) => format!(" S{}.", &see[1..]),
+        (true, false) => format!(" S{}.", &stop[1..]),
+        (false, false) => format!(" S{}, {stop}.", &see[1..]),
     }
 }
 
@@ -166,8 +196,9 @@ pub fn start(
                 return Err(ToolError::new(
                     "bash.job_start",
                     format!(
-                        "job {id} did not start within {} s; see job={id}",
-                        START_WAIT.as_secs()
+                        "job {id} did not start within {} s{}",
+                        START_WAIT.as_secs(),
+                        advice("; see it with ", "job_output", json!({ "job": id }), "")
                     ),
                 ));
             }
@@ -190,10 +221,11 @@ pub fn start(
         (false, None) => "It runs until it ends or is stopped.".to_string(),
     };
     let output = format!(
-        "started job {id} (pid {}): {}\nlog: {}\n{ends} See its output with job=\"{id}\", stop it with job=\"{id}\", stop=true.\n",
+        "started job {id} (pid {}): {}\nlog: {}\n{ends}{}\n",
         rec.pid.unwrap_or(0),
         one_line(command),
         log.display(),
+        job_advice(&json!(id)),
     );
     Ok(ToolOutput::new(output, job_details(&rec, &dir)))
 }
@@ -267,7 +299,14 @@ pub fn list() -> Result<ToolOutput, ToolError> {
         ));
         details.push(job_details(r, dir));
     }
-    text.push_str("See a job's output with job=ID; stop it with job=ID, stop=true.\n");
+    // A real id in the calls shown (the newest job's), not a placeholder
+    // a model would copy.
+    let newest = jobs.last().map_or_else(String::new, |(_, r)| r.id.clone());
+    let advice = job_advice(&json!(newest));
+    if !advice.is_empty() {
+        text.push_str(advice.trim_start());
+        text.push('\n');
+    }
     Ok(ToolOutput::new(text, json!({ "jobs": details })))
 }
 

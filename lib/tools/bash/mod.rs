@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use crate::proc::{self, Cancel, CancelReason, CaptureLimit, Input, Output, Stop};
 use crate::protocol::ToolResult;
 use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
+use crate::tools::offer::call_text;
 
 pub use render::{clean, strip_ansi};
 pub use supervisor::supervisor_main;
@@ -347,29 +348,39 @@ fn field<T: serde::Serialize>(name: &str, value: &Option<T>) -> String {
 pub(crate) fn check_modes(args: &BashArgs) -> Result<Vec<String>, ToolError> {
     let usage = |msg: String| Err(ToolError::new("bash.usage", msg));
     let quoted = |v: &str| Value::from(v).to_string();
+    // The calls that would work, as the caller makes them: the offered
+    // tool a model sees (`job_output {"job":"3"}`), or the binary's shape.
+    let call = |name: &str, arguments: Value| call_text(name, arguments);
     if let (Some(c), Some(j)) = (&args.command, &args.job) {
+        let ways: Vec<String> = [
+            call("bash", json!({ "command": one_line(c) }))
+                .map(|t| format!("to run the command {t}")),
+            call("job_output", json!({ "job": j })).map(|t| format!("to see the job {t}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         return usage(format!(
-            "this call gave `command` {} and `job` {}, but a call does one of them. Call again with one: \
-to run the command {}; to see the job {}",
+            "this call gave `command` {} and `job` {}, but a call does one of them. Call again with one: {}",
             quoted(&one_line(c)),
             quoted(j),
-            json!({ "command": one_line(c) }),
-            json!({ "job": j }),
+            ways.join("; "),
         ));
     }
     if args.stop && args.job.is_none() {
         // Small models set `stop` by default beside a command; show the
         // call that runs it, which is what they almost always meant.
-        let run = match &args.command {
-            Some(c) => format!(
-                " To run the command, leave `stop` out: {}",
-                json!({ "command": one_line(c) })
-            ),
-            None => String::new(),
-        };
+        let run = args
+            .command
+            .as_ref()
+            .and_then(|c| call("bash", json!({ "command": one_line(c) })))
+            .map(|t| format!(" To run the command, leave `stop` out: {t}"))
+            .unwrap_or_default();
+        let list = call("job_list", json!({}))
+            .map(|t| format!(" ({t} shows them)"))
+            .unwrap_or_default();
         return usage(format!(
-            "`stop: true` was given without `job`: it stops a background job, given by its id \
-(`list_jobs: true` shows them).{run}"
+            "`stop: true` was given without `job`: it stops a background job, given by its id{list}.{run}"
         ));
     }
     let mode = if args.job.is_some() {
@@ -383,11 +394,12 @@ to run the command {}; to see the job {}",
     } else if args.list_jobs {
         Mode::ListJobs
     } else {
-        return usage(
-            "nothing to do: give `command` (the shell command to run), or `list_jobs: true`, \
-or `job` with a background job's id"
-                .to_string(),
-        );
+        let list = call("job_list", json!({}))
+            .map(|t| format!("; {t} lists the background jobs"))
+            .unwrap_or_default();
+        return usage(format!(
+            "nothing to do: give `command`, the shell command to run{list}"
+        ));
     };
     let aside = foreign_fields(args, mode);
     if aside.is_empty() {
@@ -470,12 +482,25 @@ pub(crate) fn timeout_of(args: &BashArgs) -> Result<Duration, ToolError> {
         return Err(ToolError::new(
             "bash.bad_timeout",
             format!(
-                "`timeout` must be more than 0 and at most {MAX_TIMEOUT_SECS} seconds (got {secs}); \
-for longer tasks start them with background=true and check on them with job=ID"
+                "`timeout` must be more than 0 and at most {MAX_TIMEOUT_SECS} seconds (got {secs}){}",
+                longer(args)
             ),
         ));
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// For a timeout that is too long: the call that runs the command as a
+/// background job instead, when the caller has that tool.
+fn longer(args: &BashArgs) -> String {
+    let Some(command) = &args.command else {
+        return String::new();
+    };
+    let start = call_text("bash_background", json!({ "command": one_line(command) }));
+    match start {
+        Some(start) => format!("; to let it run longer, start it as a background job: {start}"),
+        None => String::new(),
+    }
 }
 
 pub(crate) fn max_output_of(args: &BashArgs) -> Result<usize, ToolError> {

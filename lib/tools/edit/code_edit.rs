@@ -67,7 +67,8 @@ pub fn resolve(
         return Err(ToolError::new(
             "edit.sketch_unplaced",
             format!(
-                "{why}\nNothing was changed.\nhint: make each changed stretch of code_edit begin and end with unchanged lines copied exactly from the file, with `// ... existing code ...` (in the file's comment syntax) where code is left out; or use old_string/new_string, or line_edits with the line numbers read shows."
+                "{why}\nNothing was changed.\nhint: make each changed stretch of code_edit begin and end with unchanged lines copied exactly from the file, with `// ... existing code ...` (in the file's comment syntax) where code is left out{}",
+                other_ways()
             ),
         ));
     };
@@ -232,6 +233,25 @@ fn change(s: &sketch::SegmentPlace) -> Value {
         v["block_line"] = json!(opener);
     }
     v
+}
+
+/// The other ways to make the change, as the caller has them: `edit` and
+/// `edit_lines` for a model that sees those tools, the binary's fields
+/// when used by itself.
+fn other_ways() -> String {
+    let ways: Vec<String> = [
+        crate::tools::offer::way_text("edit", "old_string/new_string"),
+        crate::tools::offer::way_text("edit_lines", "line_edits")
+            .map(|w| format!("{w} with the line numbers read shows")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if ways.is_empty() {
+        ".".to_string()
+    } else {
+        format!("; or use {}.", ways.join(", or "))
+    }
 }
 
 #[cfg(test)]

@@ -413,9 +413,18 @@ fn missing_file_hint(path: &std::path::Path) -> String {
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
     if looks_like_identifier(&name) {
-        let grep = serde_json::json!({ "query": name });
+        // With the tool the model has: grep, else a grep through bash.
+        use crate::tools::offer::has_tool;
+        let how = if has_tool("grep") {
+            format!(" with grep {}", serde_json::json!({ "query": name }))
+        } else if has_tool("bash") {
+            let command = format!("grep -rn {name} .");
+            format!(" with bash {}", serde_json::json!({ "command": command }))
+        } else {
+            String::new()
+        };
         return format!(
-            "`{name}` looks like a name in the code, not a file: find the file that defines it with grep {grep}, then edit that file."
+            "`{name}` looks like a name in the code, not a file: find the file that defines it{how}, then edit that file."
         );
     }
     "To create a new file, use write.".to_string()
@@ -578,7 +587,10 @@ fn miss_error(
         Miss::EmptyOld => ToolError::new(
             "edit.empty_old_string",
             format!(
-                "{which}old_string is empty. Give the exact text to replace; to add text, include a neighbouring line in old_string and in new_string, or use line_edits to insert. To replace the whole file, use write.{all_or_nothing}"
+                "{which}old_string is empty. Give the exact text to replace; to add text, include a neighbouring line in old_string and in new_string{}. To replace the whole file, use write.{all_or_nothing}",
+                crate::tools::offer::way_text("edit_lines", "line_edits")
+                    .map(|w| format!(", or use {w} to insert"))
+                    .unwrap_or_default()
             ),
         ),
         Miss::Ambiguous {

@@ -66,6 +66,15 @@ pub enum Miss {
 /// Makes one replacement in `content`.
 pub fn replace(content: &[u8], r: Replacement) -> Result<Done, Miss> {
     if r.old == r.new {
+        // A model told to fix a misspelling writes the right word on both
+        // sides: when the file does not hold it, say so (with the closest
+        // line, which shows the misspelling) rather than "the same".
+        let held = memmem::find(content, r.old.as_bytes()).is_some()
+            || (has_crlf(content)
+                && memmem::find(content, &with_eol(r.old.as_bytes(), CRLF)).is_some());
+        if !r.old.is_empty() && !held {
+            return Err(Miss::NotFound);
+        }
         return Err(Miss::Unchanged);
     }
     let bom = bom_len(content);
@@ -251,6 +260,10 @@ mod tests {
         assert_eq!(replace(b"abc", one("", "q")).unwrap_err(), Miss::EmptyOld);
         assert_eq!(text(&replace(b"", one("", "q")).unwrap()), "q");
         assert_eq!(replace(b"abc", one("a", "a")).unwrap_err(), Miss::Unchanged);
+        assert_eq!(
+            replace(b"you will recieve it", one("receive", "receive")).unwrap_err(),
+            Miss::NotFound
+        );
     }
 
     /// Random files and edits: a tolerated match never changes text
