@@ -357,11 +357,15 @@ pub fn loop_flags(tools: &[&str], which: &[Which], bridge: &Bridge, session: &st
         .copied()
         .filter(|w| tools.contains(&name(*w)))
         .collect();
-    let kept: Vec<&str> = tools
-        .iter()
-        .copied()
-        .filter(|t| !replaced.iter().any(|w| name(*w) == *t))
-        .collect();
+    // The model's other tools made of a replaced binary (edit_lines of
+    // ag-edit, say) go too: the editor's tool takes all of its calls, and
+    // ag-edit's own would write to disk under the editor's buffer.
+    let of_replaced = |t: &str| {
+        replaced.iter().any(|w| {
+            name(*w) == t || crate::tools::offer::find(t).is_some_and(|o| o.tool == name(*w))
+        })
+    };
+    let kept: Vec<&str> = tools.iter().copied().filter(|t| !of_replaced(t)).collect();
     let mut flags = vec!["--tools".to_string(), kept.join(",")];
     for w in replaced {
         flags.push("--tool".into());
