@@ -82,8 +82,9 @@ for t in {tools}; do
   p=$(command -v "$t" 2>/dev/null) && echo "path.$t=$p" && echo "path_version.$t=$("$p" --version 2>/dev/null | head -n 1)"
   [ -x "$ag_cache/$t" ] && echo "cache.$t=$ag_cache/$t" && echo "cache_version.$t=$("$ag_cache/$t" --version 2>/dev/null | head -n 1)"
 done
-d=$(pwd -P)
-while :; do
+d=$(pwd -P 2>/dev/null)
+case $d in /*) ;; *) d= ;; esac
+while [ -n "$d" ]; do
   for f in AGENTS.md CLAUDE.md; do [ -f "$d/$f" ] && echo "file=$d/$f"; done
   [ -e "$d/.git" ] && echo "root=$d" && break
   [ "$d" = / ] && break
@@ -205,6 +206,27 @@ mod tests {
         assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/ag-ws"));
         let out = sh(&call("/", "true", &[]), "", false);
         assert_eq!(out.status.code(), Some(NO_CALL));
+    }
+
+    /// A directory removed between the `cd` and the walk up (`pwd -P`
+    /// then fails): the walk must end, not climb `dirname .` for ever as
+    /// an orphan once the connection is gone.
+    #[test]
+    fn the_probe_ends_when_its_directory_is_removed_under_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone");
+        std::fs::create_dir(&gone).unwrap();
+        let script = probe(&gone.display().to_string(), &[], "0.1.0");
+        let (enter, rest) = script.split_once('\n').unwrap();
+        // `timeout` only guards against a hang, it times nothing.
+        let script = format!("{enter}\nrmdir \"$PWD\"\n{rest}");
+        let out = std::process::Command::new("timeout")
+            .args(["60", "sh", "-c", &script])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains("root=") && !text.contains("file="), "{text}");
     }
 
     #[test]
