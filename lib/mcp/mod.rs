@@ -5,7 +5,7 @@
 //! and called for ag [`ToolResult`](crate::protocol::ToolResult)s. Both use
 //! the official Rust SDK, `rmcp`; [`convert`] maps between its types and ag's,
 //! and [`wire`] checks each incoming line before rmcp sees it; [`headers`]
-//! are an HTTP server's headers and [`env`] a stdio server's variables,
+//! are an HTTP server's headers and [`env`](mod@env) a stdio server's variables,
 //! both given outside the command line.
 
 pub mod cli;
