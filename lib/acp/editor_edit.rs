@@ -23,7 +23,7 @@ impl FileIo for Buffer {
         if crate::tools::read::not_text(ctx, &target.real) {
             return edit::load(ctx, target).map(|(m, c)| (Some(m), c));
         }
-        match super::editor_fs::ask_read(&target.real) {
+        match super::editor_link::ask_read(&target.real) {
             Ok(text) => Ok((None, text.into_bytes())),
             // Not in the editor and not on disk: ag-edit's message, with
             // the names that are there.
@@ -55,7 +55,7 @@ impl FileIo for Buffer {
         // The buffer may have changed while the edit was worked out (the
         // person typing): then theirs is kept, as ag-edit keeps a file
         // changed on disk meanwhile.
-        let now = super::editor_fs::ask_read(&target.real).map_err(|e| editor("read", e))?;
+        let now = super::editor_link::ask_read(&target.real).map_err(|e| editor("read", e))?;
         if now.as_bytes() != original {
             return Err(ToolError::new(
                 "edit.changed_in_editor",
@@ -70,7 +70,7 @@ impl FileIo for Buffer {
                 format!("the edit would make `{shown}` invalid UTF-8, which the editor cannot hold; nothing was written"),
             )
         })?;
-        super::editor_fs::ask_write(&target.real, text).map_err(|e| editor("write", e))
+        super::editor_link::ask_write(&target.real, text).map_err(|e| editor("write", e))
     }
 }
 

@@ -12,23 +12,22 @@
 //! `Request`, then a `Reply`. Both halves are this file, so the shape
 //! is private to it.
 
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, OnceLock};
 
 use agent_client_protocol::v1::schema::{ReadTextFileRequest, WriteTextFileRequest};
 use clap::Parser;
-use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
 use super::editor_edit::EditorEdit;
-use super::editor_terminal::{self, EditorBash, Ran, Run, Terminals};
+use super::editor_link::{self, MAX_MESSAGE, Op, Reply, Request, ask};
+use super::editor_terminal::{self, EditorBash, Terminals};
 use super::modes::shell_quote;
-use super::session::Peer;
+use super::peer::Peer;
 use crate::cli::{ExitStatus, error_line};
 use crate::fsutil::content_hash;
 use crate::tool_protocol::{self, Context, Tool, ToolError, ToolOutput, hashes};
@@ -40,9 +39,6 @@ use crate::tools::write::{self, WriteArgs, WriteTool};
 
 /// The subcommand that runs the shim (`ag-acp editor-tool read ...`).
 pub const SUBCOMMAND: &str = "editor-tool";
-
-/// The most a request or a reply may hold (a file's text and its JSON).
-const MAX_MESSAGE: u64 = 64 << 20;
 
 /// `ag-acp editor-tool`: one of ag's tools, through the editor of an
 /// ag-acp session. ag-acp starts ag-loop with it; it is not for people.
@@ -76,37 +72,6 @@ pub enum Which {
     Bash,
 }
 
-/// What the shim asks ag-acp.
-#[derive(Debug, Serialize, Deserialize)]
-struct Request {
-    session: String,
-    #[serde(flatten)]
-    op: Op,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-enum Op {
-    Read { path: PathBuf },
-    Write { path: PathBuf, content: String },
-    Bash(Box<Run>),
-}
-
-/// ag-acp's answer: the text read (or nothing, for a write), what a
-/// command did, or why not.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct Reply {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    text: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    ran: Option<Ran>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-}
-
-/// The socket and session of this shim process.
-static LINK: OnceLock<(PathBuf, String)> = OnceLock::new();
-
 /// Runs `ag-acp fs-tool` (`args` without the program name).
 pub fn shim_main(args: impl IntoIterator<Item = String>) -> ExitCode {
     const BIN: &str = "ag-acp editor-tool";
@@ -135,7 +100,7 @@ pub fn shim_main(args: impl IntoIterator<Item = String>) -> ExitCode {
             return ExitStatus::Input.code();
         }
     };
-    let _ = LINK.set((args.socket, args.session));
+    editor_link::connect(args.socket, args.session);
     let stdin = io::stdin();
     if args.tool == Which::Bash {
         // The call's id names the tool call the terminal shows in: read
@@ -175,60 +140,6 @@ pub fn shim_main(args: impl IntoIterator<Item = String>) -> ExitCode {
             error_line(BIN, &format!("cannot write the result: {e}"), None);
             ExitCode::FAILURE
         }
-    }
-}
-
-/// Asks ag-acp (and so the editor); the text read, or None for a write.
-fn ask(op: Op) -> Result<Option<String>, String> {
-    ask_reply(op).map(|r| r.text)
-}
-
-/// The editor's text of `path`.
-pub(super) fn ask_read(path: &Path) -> Result<String, String> {
-    ask(Op::Read {
-        path: path.to_path_buf(),
-    })
-    .map(Option::unwrap_or_default)
-}
-
-/// Puts `content` in the editor's buffer of `path`.
-pub(super) fn ask_write(path: &Path, content: String) -> Result<(), String> {
-    ask(Op::Write {
-        path: path.to_path_buf(),
-        content,
-    })
-    .map(|_| ())
-}
-
-/// Asks ag-acp to run a command in the editor's terminal.
-pub fn ask_terminal(run: Run) -> Result<Ran, String> {
-    ask_reply(Op::Bash(Box::new(run)))?
-        .ran
-        .ok_or_else(|| "ag-acp said nothing of the command".to_string())
-}
-
-fn ask_reply(op: Op) -> Result<Reply, String> {
-    let (socket, session) = LINK.get().ok_or("no socket was given")?;
-    let mut stream = UnixStream::connect(socket)
-        .map_err(|e| format!("cannot reach ag-acp at {}: {e}", socket.display()))?;
-    let mut line = serde_json::to_vec(&Request {
-        session: session.clone(),
-        op,
-    })
-    .map_err(|e| e.to_string())?;
-    line.push(b'\n');
-    stream
-        .write_all(&line)
-        .map_err(|e| format!("cannot send to ag-acp: {e}"))?;
-    let mut answer = Vec::new();
-    io::BufReader::new(stream.take(MAX_MESSAGE))
-        .read_until(b'\n', &mut answer)
-        .map_err(|e| format!("no answer from ag-acp: {e}"))?;
-    let reply: Reply =
-        serde_json::from_slice(&answer).map_err(|e| format!("a bad answer from ag-acp: {e}"))?;
-    match reply.error {
-        Some(e) => Err(e),
-        None => Ok(reply),
     }
 }
 
@@ -576,6 +487,7 @@ fn refusal(req: &Request, session: &str, root: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::acp::editor_link::Run;
 
     fn read(session: &str, path: &Path) -> Request {
         Request {

@@ -17,7 +17,7 @@
 //! `stdin`), the shim does as ag-bash does, in its own sandbox.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -26,10 +26,10 @@ use agent_client_protocol::v1::schema::{
     TerminalOutputRequest, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
     WaitForTerminalExitRequest,
 };
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::session::Peer;
+use super::editor_link::{Ran, Run};
+use super::peer::{Peer, sibling};
 use crate::sandbox::{Denial, Op as DeniedOp, Policy};
 use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
 use crate::tools::bash::{self, BashArgs, BashTool, render};
@@ -37,49 +37,6 @@ use crate::tools::bash::{self, BashArgs, BashTool, render};
 /// The editor's terminals by the tool call they show in, so that the
 /// call's last update keeps showing its terminal.
 pub type Terminals = Arc<Mutex<HashMap<String, String>>>;
-
-/// One command for the editor's terminal, as the shim asks for it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Run {
-    /// The tool call it runs for (its terminal is shown there).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
-    /// The command, for `SHELL -c`.
-    pub command: String,
-    /// The shell.
-    pub shell: String,
-    /// Where it runs (absolute, inside the session's directory).
-    pub cwd: PathBuf,
-    /// How long it may run.
-    pub timeout_ms: u64,
-    /// The most output the editor keeps (its end).
-    pub output_limit: u64,
-    /// The sandbox the call runs under (None: unconfined, as ag-loop
-    /// runs it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub policy: Option<Policy>,
-}
-
-/// What came of it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Ran {
-    /// The editor's terminal.
-    pub terminal_id: String,
-    /// The output the editor kept.
-    pub output: String,
-    /// The editor cut its start.
-    pub truncated: bool,
-    /// The exit code, if it exited.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<u32>,
-    /// The signal that ended it, if one did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signal: Option<String>,
-    /// It ran out of time and was killed.
-    pub timed_out: bool,
-    /// How long it ran.
-    pub duration_ms: u64,
-}
 
 /// The program and arguments the editor runs for `run`: confined by
 /// `ag-sandbox` (`sandbox`, an absolute path) with the call's policy when
@@ -127,7 +84,7 @@ pub async fn run(
     terminals: &Terminals,
     gone: impl Future<Output = ()>,
 ) -> Result<Ran, String> {
-    let sandbox = super::session::sibling("ag-sandbox");
+    let sandbox = sibling("ag-sandbox");
     // The editor would look a bare name up on its own PATH: a confined
     // call runs the ag-sandbox installed with ag-acp, or not at all.
     if run.policy.is_some() && !sandbox.is_absolute() {
@@ -305,7 +262,7 @@ impl Tool for EditorBash {
             output_limit: u64::try_from(limit).unwrap_or(u64::MAX),
             policy: policy.clone(),
         };
-        let ran = super::editor_fs::ask_terminal(request).map_err(|e| {
+        let ran = super::editor_link::ask_terminal(request).map_err(|e| {
             ToolError::new(
                 "bash.editor",
                 format!("the editor's terminal could not run the command: {e}"),

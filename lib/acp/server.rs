@@ -27,8 +27,9 @@ use tokio::sync::oneshot;
 
 use super::commands;
 use super::modes::{self, Mode, shell_quote};
+use super::peer::Peer;
 use super::prompt::{plain_text, to_user_content};
-use super::session::{self, Cmd, Handle, McpSpecs, Peer, Shared, Spec, Work};
+use super::session::{self, Cmd, Handle, McpSpecs, Shared, Spec, Work};
 use super::skills;
 use super::translate::{ClientShows, Translator};
 use super::transport::Outbox;

@@ -12,12 +12,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    PromptResponse, RequestPermissionOutcome, SessionNotification, SessionUpdate,
-    StopReason as AcpStop,
+    PromptResponse, RequestPermissionOutcome, SessionUpdate, StopReason as AcpStop,
 };
-use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Client, Error, ErrorCode, RequestCancellationHandle};
+use agent_client_protocol::{Error, ErrorCode, RequestCancellationHandle};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
@@ -27,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use super::commands::{self, Slash};
 use super::editor_fs;
 use super::modes::Mode;
+use super::peer::{Peer, sibling};
 use super::questions;
 use super::translate::{Ending, Translator, text_chunk};
 use super::transport::Outbox;
@@ -48,25 +48,6 @@ pub struct Shared {
     pub permission_timeout: Option<Duration>,
     /// The editor.
     pub peer: Peer,
-}
-
-/// The editor, as a session writes to it.
-#[derive(Clone)]
-pub struct Peer {
-    /// The connection.
-    pub cx: ConnectionTo<Client>,
-    /// What waits to be written.
-    pub outbox: Outbox,
-}
-
-impl Peer {
-    /// Sends one update of a session; false when the editor is gone.
-    pub fn update(&self, session: &str, update: SessionUpdate) -> bool {
-        self.outbox.add();
-        self.cx
-            .send_notification(SessionNotification::new(session.to_string(), update))
-            .is_ok()
-    }
 }
 
 /// What a session is asked to do.
@@ -257,15 +238,6 @@ fn names_tools(arg: &str) -> bool {
     ["--tools", "--toolset"]
         .iter()
         .any(|f| arg == *f || arg.strip_prefix(f).is_some_and(|r| r.starts_with('=')))
-}
-
-/// `ag-NAME` beside this executable, else on `PATH`.
-pub fn sibling(name: &str) -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(|d| d.join(name)))
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from(name))
 }
 
 impl Actor {
