@@ -173,13 +173,20 @@ def chat_sse(turn, n, piece=7):
 
 
 def scripted_chat(turns):
-    """A handler answering the n-th chat request with turns[n] (the last
-    one again past the end)."""
+    """A handler answering the n-th chat request with turns[n] (a note that
+    the script has ended past the end). Only chat requests count: a client's
+    other requests (ag-loop asks an Ollama server for the model's context
+    window first) must not move the script on."""
+    chats = [0]
 
     def handle(method, path, headers, body, n):
+        if n == 0:  # the first request since the server was reset
+            chats[0] = 0
         if method != "POST" or not path.endswith("/chat/completions"):
             return Response(b'{"error":{"message":"not found"}}', 404, "application/json")
-        turn = turns[n] if n < len(turns) else {"text": "(the script has ended)"}
-        return Response(chat_sse(turn, n))
+        i = chats[0]
+        chats[0] += 1
+        turn = turns[i] if i < len(turns) else {"text": "(the script has ended)"}
+        return Response(chat_sse(turn, i))
 
     return handle
