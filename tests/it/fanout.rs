@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::bin;
 use crate::model_server::{Conversation, Turn, conversation_server};
-use crate::util::{Env, run, wait_for};
+use crate::util::{Env, git, run, wait_for};
 
 /// The repository's root (scripts/fanout, examples/).
 pub fn root() -> PathBuf {
@@ -145,17 +145,6 @@ fn models_json(env: &Env, server: &PromptServer) {
         }}})
         .to_string(),
     );
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@e"])
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
 }
 
 /// A git repository `rel` with one commit of README.md.

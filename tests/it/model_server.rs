@@ -282,21 +282,21 @@ pub fn text_of(content: &Value) -> String {
     }
 }
 
-/// A model server on 127.0.0.1 answering each chat request by `answer`
-/// (given the connection too, to see whether its client went away);
-/// `None` holds the request until the client goes away (a model call in
-/// flight when the run is stopped). Returns its port.
-pub fn conversation_server<F>(answer: F) -> u16
+/// A server on 127.0.0.1 handing each chat request's body to `handle`,
+/// with the connection to answer on and its reader (to wait on the
+/// client); any other path gets 404. `handle` returns false to drop the
+/// connection. Returns the port.
+pub fn chat_server<F>(handle: F) -> u16
 where
-    F: Fn(&Conversation, &TcpStream) -> Option<Turn> + Send + Sync + 'static,
+    F: Fn(&[u8], &mut TcpStream, &mut BufReader<TcpStream>) -> bool + Send + Sync + 'static,
 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let answer = Arc::new(answer);
+    let handle = Arc::new(handle);
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(conn) = conn else { continue };
-            let answer = answer.clone();
+            let handle = handle.clone();
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(conn.try_clone().unwrap());
                 let mut out = conn;
@@ -308,33 +308,44 @@ where
                         }
                         continue;
                     }
-                    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                    let msgs = req["messages"].as_array().cloned().unwrap_or_default();
-                    let conversation = Conversation {
-                        first: msgs
-                            .iter()
-                            .find(|m| m["role"] == "user")
-                            .map(|m| text_of(&m["content"]))
-                            .unwrap_or_default(),
-                        results: msgs.iter().filter(|m| m["role"] == "tool").count(),
-                        after_tool: msgs.last().is_some_and(|m| m["role"] == "tool"),
-                    };
-                    match answer(&conversation, &out) {
-                        // n = 0: every answer reports the same usage.
-                        Some(turn) => {
-                            if !respond_sse(&mut out, &sse(&turn, 0)) {
-                                return;
-                            }
-                        }
-                        None => {
-                            let mut byte = [0u8; 1];
-                            let _ = std::io::Read::read(reader.get_mut(), &mut byte);
-                            return;
-                        }
+                    if !handle(&body, &mut out, &mut reader) {
+                        return;
                     }
                 }
             });
         }
     });
     port
+}
+
+/// A model server on 127.0.0.1 answering each chat request by `answer`
+/// (given the connection too, to see whether its client went away);
+/// `None` holds the request until the client goes away (a model call in
+/// flight when the run is stopped). Returns its port.
+pub fn conversation_server<F>(answer: F) -> u16
+where
+    F: Fn(&Conversation, &TcpStream) -> Option<Turn> + Send + Sync + 'static,
+{
+    chat_server(move |body, out, reader| {
+        let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        let msgs = req["messages"].as_array().cloned().unwrap_or_default();
+        let conversation = Conversation {
+            first: msgs
+                .iter()
+                .find(|m| m["role"] == "user")
+                .map(|m| text_of(&m["content"]))
+                .unwrap_or_default(),
+            results: msgs.iter().filter(|m| m["role"] == "tool").count(),
+            after_tool: msgs.last().is_some_and(|m| m["role"] == "tool"),
+        };
+        match answer(&conversation, out) {
+            // n = 0: every answer reports the same usage.
+            Some(turn) => respond_sse(out, &sse(&turn, 0)),
+            None => {
+                let mut byte = [0u8; 1];
+                let _ = std::io::Read::read(reader.get_mut(), &mut byte);
+                false
+            }
+        }
+    })
 }

@@ -5,7 +5,6 @@
 //! an invalid conversation with a 400, as OpenAI's API does.
 
 use std::io::{BufReader, Write};
-use std::net::TcpListener;
 use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use crate::bin;
-use crate::model_server::{Turn, respond_sse, sse};
+use crate::model_server::{Turn, chat_server, respond_sse, sse};
 use crate::util::{Env, run};
 
 /// An OpenAI-style server that checks every conversation it is sent: a
@@ -30,59 +29,33 @@ struct StrictServer {
 
 impl StrictServer {
     fn start() -> StrictServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let refused = Arc::new(Mutex::new(Vec::new()));
         let calls = Arc::new(AtomicUsize::new(0));
         let (r, c) = (refused.clone(), calls.clone());
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(conn) = conn else { continue };
-                let (r, c) = (r.clone(), c.clone());
-                std::thread::spawn(move || {
-                    let mut reader = BufReader::new(conn.try_clone().unwrap());
-                    let mut out = conn;
-                    while let Some((_, path, body)) = crate::util::read_http_request(&mut reader) {
-                        if !path.ends_with("/chat/completions") {
-                            let nf = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
-                            if out.write_all(nf.as_bytes()).is_err() {
-                                return;
-                            }
-                            continue;
-                        }
-                        let n = c.fetch_add(1, Ordering::SeqCst);
-                        let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                        let sent = match check(&request) {
-                            Err(why) => {
-                                r.lock().unwrap().push(why.clone());
-                                let body = serde_json::json!({"error": {"message": why,
-                                    "type": "invalid_request_error"}})
-                                .to_string();
-                                let head = format!(
-                                    "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-                                    body.len()
-                                );
-                                out.write_all(head.as_bytes()).is_ok()
-                                    && out.write_all(body.as_bytes()).is_ok()
-                            }
-                            Ok(last_role) => {
-                                let turn = if last_role == "tool" {
-                                    Turn::Text("done")
-                                } else {
-                                    Turn::Tools(vec![(
-                                        "bash",
-                                        serde_json::json!({"command": "echo hi"}),
-                                    )])
-                                };
-                                let text = sse(&turn, n).replace(&format!("call_{n}_0"), "call_1");
-                                respond_sse(&mut out, &text)
-                            }
-                        };
-                        if !sent {
-                            return;
-                        }
-                    }
-                });
+        let port = chat_server(move |body, out, _| {
+            let n = c.fetch_add(1, Ordering::SeqCst);
+            let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+            match check(&request) {
+                Err(why) => {
+                    r.lock().unwrap().push(why.clone());
+                    let body = serde_json::json!({"error": {"message": why,
+                        "type": "invalid_request_error"}})
+                    .to_string();
+                    let head = format!(
+                        "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                        body.len()
+                    );
+                    out.write_all(head.as_bytes()).is_ok() && out.write_all(body.as_bytes()).is_ok()
+                }
+                Ok(last_role) => {
+                    let turn = if last_role == "tool" {
+                        Turn::Text("done")
+                    } else {
+                        Turn::Tools(vec![("bash", serde_json::json!({"command": "echo hi"}))])
+                    };
+                    let text = sse(&turn, n).replace(&format!("call_{n}_0"), "call_1");
+                    respond_sse(out, &text)
+                }
             }
         });
         StrictServer {

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::bin;
 use crate::model_server::{Turn, conversation_server};
-use crate::util::{Env, run};
+use crate::util::{Env, git, run};
 
 /// The answer to a conversation: `first` is its first user text, `results`
 /// the tool results so far. `None` holds the request until the client
@@ -56,17 +56,6 @@ fn run_loop(env: &Env, port: u16, tools: &str, args: &[&str]) -> crate::util::Ru
     let mut c = ag_loop(env, port, tools);
     c.args(args);
     run(c, None)
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@e"])
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
 }
 
 fn nested<'a>(events: &'a [Value], call: &str) -> Vec<&'a Value> {

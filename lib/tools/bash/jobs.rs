@@ -299,8 +299,8 @@ pub fn list() -> Result<ToolOutput, ToolError> {
         ));
         details.push(job_details(r, dir));
     }
-    // A real id in the calls shown (the newest job's), not a placeholder
-    // a model would copy.
+    // The calls shown name the newest job's real id: a model copies what
+    // it is shown, so what it copies must work.
     let newest = jobs.last().map_or_else(String::new, |(_, r)| r.id.clone());
     let advice = job_advice(&json!(newest));
     if !advice.is_empty() {
