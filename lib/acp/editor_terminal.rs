@@ -29,7 +29,8 @@ use agent_client_protocol::v1::schema::{
 use serde_json::{Value, json};
 
 use super::editor_link::{Ran, Run};
-use super::peer::{Peer, sibling};
+use super::peer::Peer;
+use crate::proc::sibling;
 use crate::sandbox::{Denial, Op as DeniedOp, Policy};
 use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
 use crate::tools::bash::{self, BashArgs, BashTool, render};

@@ -1,8 +1,4 @@
-//! The editor as the sessions and the editor tools write to it, and where
-//! ag-acp finds its sibling binaries.
-
-use std::path::PathBuf;
-
+//! The editor as the sessions and the editor tools write to it.
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{SessionNotification, SessionUpdate};
@@ -26,13 +22,4 @@ impl Peer {
             .send_notification(SessionNotification::new(session.to_string(), update))
             .is_ok()
     }
-}
-
-/// `ag-NAME` beside this executable, else on `PATH`.
-pub fn sibling(name: &str) -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(|d| d.join(name)))
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from(name))
 }

@@ -26,11 +26,12 @@ use tokio_util::sync::CancellationToken;
 use super::commands::{self, Slash};
 use super::editor_fs;
 use super::modes::Mode;
-use super::peer::{Peer, sibling};
+use super::peer::Peer;
 use super::questions;
 use super::translate::{Ending, Translator, text_chunk};
 use super::transport::Outbox;
 use crate::cli::warn;
+use crate::proc::sibling;
 use crate::proc::{CaptureLimit, Command, Input, LineLimits, Lines, Output, Running};
 use crate::protocol::{AgentCommand, AgentEvent, AgentEventRecord, Usage, UserContent};
 

@@ -446,6 +446,16 @@ impl Error {
     }
 }
 
+/// `ag-NAME` beside this executable, else on `PATH`: the front ends start
+/// the ag binaries of their own install.
+pub fn sibling(name: &str) -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(|d| d.join(name)))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from(name))
+}
+
 /// Makes this process the reaper of its orphaned descendants (Linux), so
 /// that the background children a command leaves behind are adopted here
 /// and can be waited for, rather than lingering as zombies under an init

@@ -12,10 +12,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::args::Args;
 use super::broker::{Broker, Settings};
-use super::live::sibling;
 use super::paths::Paths;
 use crate::cli::{ExitStatus, error_line, note, warn};
 use crate::llm::keys::Redactor;
+use crate::proc::sibling;
 use crate::session::{Store, ag_home};
 
 const BIN: &str = "ag-serve";

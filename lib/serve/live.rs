@@ -234,15 +234,6 @@ fn model_flag(args: &[String]) -> Option<String> {
     None
 }
 
-/// `ag-NAME` beside this executable, else on `PATH`.
-pub fn sibling(name: &str) -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(|d| d.join(name)))
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from(name))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

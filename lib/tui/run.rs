@@ -6,7 +6,7 @@
 //! frame per batch and a key never waits behind a backlog of frames.
 
 use std::io::{self, Stdout};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::task::Poll;
 use std::time::Duration;
@@ -31,7 +31,7 @@ use super::state::NoticeKind;
 use super::theme::Theme;
 use super::view::View;
 use crate::cli::{ExitStatus, error_line};
-use crate::proc::{CaptureLimit, Command, Input, LineLimits, Lines, Output, Running};
+use crate::proc::{CaptureLimit, Command, Input, LineLimits, Lines, Output, Running, sibling};
 use crate::protocol::AgentEventRecord;
 use crate::session::{Reader, Store, ag_home};
 
@@ -545,13 +545,4 @@ fn show_tools(app: &mut App, id: &str) {
             "the session does not record its tools".into(),
         ),
     }
-}
-
-/// `ag-NAME` beside this executable, else on `PATH`.
-fn sibling(name: &str) -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(|d| d.join(name)))
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from(name))
 }
