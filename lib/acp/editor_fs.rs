@@ -72,7 +72,7 @@ pub enum Which {
     Bash,
 }
 
-/// Runs `ag-acp fs-tool` (`args` without the program name).
+/// Runs `ag-acp editor-tool` (`args` without the program name).
 pub fn shim_main(args: impl IntoIterator<Item = String>) -> ExitCode {
     const BIN: &str = "ag-acp editor-tool";
     let args = match ShimArgs::try_parse_from(std::iter::once(BIN.to_string()).chain(args)) {
