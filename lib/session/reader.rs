@@ -249,7 +249,16 @@ pub fn messages(path: &Path) -> io::Result<(Option<SessionHeader>, Vec<Message>,
 /// answer no call before them, or a call already answered, are dropped;
 /// that is reported as [`Damage::Interleaved`].
 pub fn repair(messages: &mut Vec<Message>) -> Option<Damage> {
-    let old = std::mem::take(messages);
+    // The new order is worked out first, as places in the old one, so that
+    // a well-formed conversation (nearly always) is left as it is and any
+    // other is rebuilt by moving messages, never copying them: a long
+    // session's messages would otherwise be held twice.
+    enum Slot {
+        Old(usize),
+        Interrupted(String, String),
+    }
+    let old = &*messages;
+    let mut order: Vec<Slot> = Vec::with_capacity(old.len());
     let mut used = vec![false; old.len()];
     let (mut moved, mut dropped) = (0usize, 0usize);
     for i in 0..old.len() {
@@ -269,10 +278,10 @@ pub fn repair(messages: &mut Vec<Message>) -> Option<Damage> {
                 .collect(),
             _ => Vec::new(),
         };
-        messages.push(old[i].clone());
+        order.push(Slot::Old(i));
         let mut next = i + 1;
-        for (id, name) in &calls {
-            match result_for(&old, &used, i, id) {
+        for (id, name) in calls {
+            match result_for(old, &used, i, &id) {
                 Some(j) => {
                     used[j] = true;
                     // In place when only this message's results lie between.
@@ -282,11 +291,26 @@ pub fn repair(messages: &mut Vec<Message>) -> Option<Damage> {
                     if next <= j {
                         moved += 1;
                     }
-                    messages.push(old[j].clone());
+                    order.push(Slot::Old(j));
                 }
-                None => messages.push(Message::ToolResult(interrupted_result(id, name))),
+                None => order.push(Slot::Interrupted(id, name)),
             }
         }
+    }
+    let unchanged = order.len() == old.len()
+        && order
+            .iter()
+            .enumerate()
+            .all(|(at, slot)| matches!(slot, Slot::Old(k) if *k == at));
+    if !unchanged {
+        let mut old: Vec<Option<Message>> =
+            std::mem::take(messages).into_iter().map(Some).collect();
+        messages.extend(order.into_iter().filter_map(|slot| match slot {
+            Slot::Old(k) => old[k].take(),
+            Slot::Interrupted(id, name) => {
+                Some(Message::ToolResult(interrupted_result(&id, &name)))
+            }
+        }));
     }
     (moved + dropped > 0).then_some(Damage::Interleaved { moved, dropped })
 }
