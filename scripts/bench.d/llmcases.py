@@ -227,6 +227,12 @@ def _reference(suite, turns, repo, port):
 
 
 def loop_turns(suite):
+    """The loop's own overhead per turn, then what the per-turn checkpoint
+    adds to the same session. The overhead rows run with
+    --no-checkpoints: they measure the loop (as on 2026-11-22, before
+    checkpoints existed), and the checkpoint has a row of its own, paired
+    with the session without checkpoints, spread over the checkpoints it
+    took."""
     n = 50
     turns = task.loop_turns(n)
     repo = suite.tmp / "loop-repo"
@@ -235,50 +241,94 @@ def loop_turns(suite):
     rows = []
     server = modelserver.ModelServer(modelserver.scripted_chat(turns))
     runs = suite.runs(5, 2)
+
+    def ag_loop(extra):
+        argv = [suite.bin("ag-loop"), "-m", "ollama/scripted", "--base-url", server.base_url + "/v1", "--json", *extra, "work through the repository"]
+        task.reset_repo(repo)
+        server.reset()
+        r = run_once(argv, suite.env, cwd=repo, stdout=out, limit=300)
+        events = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+        return r, events
+
+    def problems_of(results):
+        problems = []
+        bad = [r.status for r, _ in results if r.status != 0]
+        if bad:
+            problems.append(f"ag-loop exited {bad[0]}")
+        for _, events in results:
+            ends = [e for e in events if e.get("type") == "tool_execution_end"]
+            ok = sum(1 for e in ends if not e.get("is_error") and not (e.get("result") or {}).get("is_error"))
+            if ok != n - 1:
+                first = next((e for e in ends if e.get("is_error") or (e.get("result") or {}).get("is_error")), {})
+                problems.append(f"{ok} of {n - 1} tool calls succeeded (first failure: {str(first.get('output', ''))[:160]!r})")
+                break
+        return problems
+
     try:
-        for label, extra in [("", []), (" --no-gate", ["--no-gate"])]:
-            argv = [suite.bin("ag-loop"), "-m", "ollama/scripted", "--base-url", server.base_url + "/v1", "--json", *extra, "work through the repository"]
+        for label, extra in [("", ["--no-checkpoints"]), (" --no-gate", ["--no-gate", "--no-checkpoints"])]:
             ag, ref, conns = [], [], []
             for i in range(runs + 1):
                 for which in (("ag", "ref") if i % 2 == 0 else ("ref", "ag")):
-                    task.reset_repo(repo)
-                    server.reset()
                     if which == "ag":
-                        r = run_once(argv, suite.env, cwd=repo, stdout=out, limit=300)
+                        result = ag_loop(extra)
                         if i > 0:
-                            ag.append(r)
+                            ag.append(result)
                             conns.append(server.connections)
                     else:
+                        task.reset_repo(repo)
+                        server.reset()
                         w = _reference(suite, turns, repo, server.port)
                         if i > 0:
                             ref.append(w)
-            events = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-            tools_ok = sum(1 for e in events if e.get("type") == "tool_execution_end" and not e.get("is_error") and not (e.get("result") or {}).get("is_error"))
-            problems = []
-            if any(r.status != 0 for r in ag):
-                problems.append(f"ag-loop exited {[r.status for r in ag if r.status][0]}")
-            if tools_ok != n - 1:
-                first = next((e for e in events if e.get("type") == "tool_execution_end" and e.get("is_error")), {})
-                problems.append(f"{tools_ok} of {n - 1} tool calls succeeded (first failure: {str(first.get('output', ''))[:160]!r})")
-            ta, tr = median([r.wall for r in ag]), median(ref)
+            problems = problems_of(ag)
+            ta, tr = median([r.wall for r, _ in ag]), median(ref)
             per = (ta - tr) / n
             rows.append(
                 Row(
-                    f"ag-loop{label}: overhead per turn beyond model and tools ({n}-turn session)",
-                    f"{fmt_s(per)} ({fmt_s(ta)} in all, {fmt_s(median([r.cpu for r in ag]))} CPU)",
+                    f"ag-loop{label} --no-checkpoints: overhead per turn beyond model and tools ({n}-turn session)",
+                    f"{fmt_s(per)} ({fmt_s(ta)} in all, {fmt_s(median([r.cpu for r, _ in ag]))} CPU)",
                     f"same requests and tool runs back to back: {fmt_s(tr)}",
                     ta / tr,
                     "< 5 ms",
                     per < 5e-3 and not problems,
                     "; ".join(problems) or "start-up (loading the tool schemas) is spread over the turns"
-                    + ("; each call also goes through the default gate (ag-gate's policy, in-process)" if not extra else ""),
+                    + ("; each call also goes through the default gate (ag-gate's policy, in-process)" if not label else ""),
                 )
             )
-            if not extra:
-                peak = max(r.rss for r in ag)
+            if not label:
+                peak = max(r.rss for r, _ in ag)
                 rows.append(Row(f"ag-loop: peak memory, {n}-turn session", fmt_kib(peak), "—", None, "< 30.0 MiB", peak < 30 * 1024, "maxrss of ag-loop (includes its tool children's if larger)"))
                 c = max(conns)
                 rows.append(Row(f"ag-loop: connections opened, {n}-turn session", str(c), "—", None, "1", c == 1))
+        # The default: a checkpoint before each turn whose tools may change
+        # files, paired with the same session without them.
+        on, off = [], []
+        for i in range(runs + 1):
+            for which in (("on", "off") if i % 2 == 0 else ("off", "on")):
+                result = ag_loop([] if which == "on" else ["--no-checkpoints"])
+                if i > 0:
+                    (on if which == "on" else off).append(result)
+        problems = problems_of(on + off)
+        taken = [sum(1 for e in events if e.get("type") == "checkpoint") for _, events in on]
+        if not taken or min(taken) == 0:
+            problems.append("no checkpoint event in the default session")
+        count = max(min(taken or [1]), 1)
+        t_on, t_off = median([r.wall for r, _ in on]), median([r.wall for r, _ in off])
+        per_cp = (t_on - t_off) / count
+        rows.append(
+            Row(
+                f"ag-loop: the per-turn checkpoint (the default) in the same session: added per checkpoint ({count} of {n} turns)",
+                f"{fmt_s(per_cp)} ({fmt_s((t_on - t_off) / n)} per turn; {fmt_s(t_on)} in all)",
+                f"--no-checkpoints: {fmt_s(t_off)}",
+                t_on / t_off,
+                "< 50 ms",
+                per_cp < 50e-3 and not problems,
+                "; ".join(problems)
+                or "a checkpoint before each turn whose tools may change files, and one at the end; "
+                "six git processes when files changed (status of the watched names, update-index, write-tree, "
+                "commit-tree, update-ref, diff-tree), two when none did",
+            )
+        )
     finally:
         server.close()
     return rows
