@@ -1566,13 +1566,19 @@ fn the_realmodel_suites_calls_get_answers_that_fit() {
             // "README.md misspells receive": the right word on both sides.
             // It was told the two are the same, five times; the file does
             // not hold that text, and the closest line shows the misspelling.
+            // Told that, it repeated the call (2026-11-26, a second run): the
+            // hint now gives its own call with the file's spelling.
             task: "fix a typo",
             set: "small",
             tool: "edit",
             arguments: json!({"file_path": "README.md", "old_string": "receive", "new_string": "receive"}),
             files: &[("README.md", README)],
-            holds: &["old_string was not found", "You will recieve one email"],
-            not: &["are the same"],
+            holds: &[
+                "old_string was not found",
+                "You will recieve one email",
+                r#"line 5 has "recieve", 1 character away from old_string and nowhere else in the file. If that is the text to change, call edit again with old_string "recieve" and new_string "receive"."#,
+            ],
+            not: &["are the same", "copy old_string exactly"],
         },
         Replayed {
             // The constant taken for a file name, with `basic`, which has no

@@ -28,7 +28,7 @@ use super::fileops::{
     resolve_target, write_failed,
 };
 use super::matching::ladder::Step;
-use super::matching::{closest, diff, lines, text};
+use super::matching::{closest, diff, lines, misspelt, text};
 use crate::fsutil::{BINARY_PROBE, content_hash, looks_binary};
 use crate::tool_protocol::{Context, Note, Tool, ToolError, ToolOutput};
 use replace::{Miss, Replacement};
@@ -640,12 +640,39 @@ fn miss_error(
             ToolError::new(
                 "edit.not_found",
                 format!(
-                    "{which}old_string was not found in the file{seen}.{all_note}{all_or_nothing}\n{}\nhint: copy old_string exactly from the file, without the line-number prefix that read adds, and call edit again.",
-                    closest::explain(current, &r.old_string).trim_end()
+                    "{which}old_string was not found in the file{seen}.{all_note}{all_or_nothing}\n{}\n{}",
+                    closest::explain(current, &r.old_string).trim_end(),
+                    near_miss_hint(current, r)
                 ),
             )
         }
     }
+}
+
+/// The closing hint of a miss: the call with the file's own text when
+/// old_string is off by a letter or two from one place in the file (see
+/// [`misspelt`]), else to copy old_string from the file.
+fn near_miss_hint(current: &[u8], r: &StringEdit) -> String {
+    let Some(near) = misspelt::near_miss(current, &r.old_string) else {
+        return "hint: copy old_string exactly from the file, without the line-number prefix that read adds, and call edit again.".into();
+    };
+    let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    let new = if r.new_string.chars().count() <= 200 {
+        format!("new_string {}", quoted(&r.new_string))
+    } else {
+        "your new_string".into()
+    };
+    let chars = if near.distance == 1 {
+        "1 character"
+    } else {
+        &format!("{} characters", near.distance)
+    };
+    format!(
+        "hint: line {} has {}, {chars} away from old_string and nowhere else in the file. If that is the text to change, call edit again with old_string {} and {new}.",
+        near.line,
+        quoted(&near.text),
+        quoted(&near.text)
+    )
 }
 
 /// Whether every non-blank line starts like a line of read's output
