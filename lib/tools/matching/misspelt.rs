@@ -15,6 +15,8 @@ const MAX_CHARS: usize = 200;
 /// Character comparisons allowed over the whole file: a large file is
 /// not scanned for a hint.
 const MAX_WORK: usize = 30_000_000;
+/// Files larger than this are not scanned at all.
+const MAX_BYTES: usize = 8 << 20;
 
 /// The file's own text that the searched text most likely meant.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,7 +37,11 @@ pub struct Near {
 pub fn near_miss(content: &[u8], old: &str) -> Option<Near> {
     let wanted = old.trim();
     let want: Vec<char> = wanted.chars().collect();
-    if wanted.contains('\n') || want.len() < MIN_CHARS || want.len() > MAX_CHARS {
+    if wanted.contains('\n')
+        || want.len() < MIN_CHARS
+        || want.len() > MAX_CHARS
+        || content.len() > MAX_BYTES
+    {
         return None;
     }
     let limit = (want.len() / 5).max(1);
