@@ -75,7 +75,8 @@ and $AG_HOME/models.json, plus each --deny-read (names in a denied directory can
 listed, contents not read; a listed path that does not exist when CMD starts is left out). The network is off unless --net: Landlock refuses TCP connect and \
 bind, and a seccomp filter refuses creating AF_INET, AF_INET6 and AF_PACKET sockets (so UDP and \
 raw sockets too) and io_uring; Unix sockets stay allowed. Making a file setuid or setgid (chmod) and \
-setting extended attributes (file capabilities) are refused with or without --net. no_new_privs is set, so setuid \
+setting extended attributes (file capabilities) are refused with or without --net (the latter as not supported, so \
+that sed -i and cp -a keep the mode alone without a warning). no_new_privs is set, so setuid \
 binaries gain nothing. Children, background jobs and processes that leave the session \
 (setsid, nohup) stay confined, and what is still running when CMD ends is ended with it (killed), \
 so that nothing confined outlives the checks below. The confined command sees its policy as JSON \

@@ -534,6 +534,31 @@ fn setuid_and_setgid_modes_are_refused_and_plain_chmod_works() {
 }
 
 #[test]
+fn sed_in_place_is_quiet_and_extended_attributes_are_not_supported() {
+    // sed -i copies the file's access list to its new copy with an
+    // extended attribute; refused with EACCES it printed "preserving
+    // permissions ...: Permission denied" on every edit (a small model saw
+    // it after each of its eight sed -i calls). Not supported, it keeps the
+    // mode alone and says nothing.
+    let env = setup();
+    env.write("ws/settings.json", "{\"port\": 3000}\n");
+    let script = "sed -i 's/3000/8080/' settings.json && echo edited; \
+        python3 -c 'import os; os.setxattr(\"settings.json\", \"user.mark\", b\"1\")' 2>&1 | tail -1";
+    for flags in [&[][..], &["--net"][..]] {
+        let r = sandbox(&env, flags, script);
+        r.ok();
+        assert_eq!(
+            r.stdout(),
+            "edited\nOSError: [Errno 95] Operation not supported: 'settings.json'\n",
+            "{r}"
+        );
+        assert_eq!(r.stderr(), "", "{r}");
+        assert_eq!(env.read("ws/settings.json"), b"{\"port\": 8080}\n");
+        env.write("ws/settings.json", "{\"port\": 3000}\n");
+    }
+}
+
+#[test]
 fn ag_bash_keeps_its_ruleset_across_calls_and_takes_in_a_deny_path_that_appears() {
     // One process, calls one after another on stdin: the ruleset is built
     // once, and again when a deny-list path it left out (it did not exist)
