@@ -1581,6 +1581,21 @@ fn the_realmodel_suites_calls_get_answers_that_fit() {
             not: &["are the same", "copy old_string exactly"],
         },
         Replayed {
+            // "Add *.log to .gitignore" (2026-11-26): an edit with an empty
+            // old_string, five times, told only to include a neighbouring
+            // line. The hint now is that call, with the file's last line.
+            task: "ignore log files",
+            set: "small",
+            tool: "edit",
+            arguments: json!({"file_path": ".gitignore", "old_string": "", "new_string": "*.log", "replace_all": true}),
+            files: &[(".gitignore", "__pycache__/\n*.pyc\n")],
+            holds: &[
+                "old_string is empty",
+                r#"call edit again with old_string "*.pyc" and new_string "*.pyc\n*.log"."#,
+            ],
+            not: &[],
+        },
+        Replayed {
             // The constant taken for a file name, with `basic`, which has no
             // grep: the advice names the grep it can run, through bash.
             task: "change a constant",

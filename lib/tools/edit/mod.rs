@@ -588,9 +588,12 @@ fn miss_error(
         Miss::EmptyOld => ToolError::new(
             "edit.empty_old_string",
             format!(
-                "{which}old_string is empty. Give the exact text to replace; to add text, include a neighbouring line in old_string and in new_string{}. To replace the whole file, use write.{all_or_nothing}",
+                "{which}old_string is empty. Give the exact text to replace; to add text, include a neighbouring line in old_string and in new_string{}. To replace the whole file, use write.{all_or_nothing}{}",
                 crate::tools::offer::way_text("edit_lines", "line_edits")
                     .map(|w| format!(", or use {w} to insert"))
+                    .unwrap_or_default(),
+                append_hint(current, r)
+                    .map(|h| format!("\n{h}"))
                     .unwrap_or_default()
             ),
         ),
@@ -648,6 +651,30 @@ fn miss_error(
             )
         }
     }
+}
+
+/// For an edit with an empty old_string (a small model's way of adding
+/// a line: `*.log` to a .gitignore), the call that adds new_string after
+/// the file's last line: the fewest last lines that occur once in the
+/// file as old_string, and the same followed by new_string as new_string.
+fn append_hint(current: &[u8], r: &StringEdit) -> Option<String> {
+    let text = std::str::from_utf8(current).ok()?;
+    let added = r.new_string.trim_end_matches('\n');
+    if added.is_empty() || added.len() > 400 {
+        return None;
+    }
+    let lines: Vec<&str> = text.trim_end_matches('\n').split('\n').collect();
+    (1..=lines.len().min(5)).find_map(|n| {
+        let tail = lines[lines.len() - n..].join("\n");
+        (!tail.trim().is_empty() && text.matches(tail.as_str()).count() == 1).then(|| {
+            let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
+            format!(
+                "hint: to add new_string after the last line of the file, call edit again with old_string {} and new_string {}.",
+                quoted(&tail),
+                quoted(&format!("{tail}\n{added}"))
+            )
+        })
+    })
 }
 
 /// The closing hint of a miss: the call with the file's own text when
