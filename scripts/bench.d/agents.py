@@ -377,9 +377,12 @@ def agent_command(name, exe, url, home, repo, bin_dir):
         "LANG": "C.UTF-8",
     }
     home.mkdir(parents=True, exist_ok=True)
-    if name == "ag-loop":
+    if name.startswith("ag-loop"):
+        # "ag-loop --no-checkpoints": the loop as it was measured before
+        # checkpoints existed (2026-11-22).
         env["AG_HOME"] = str(home / ".ag")
-        return [str(bin_dir / "ag-loop"), "-m", "ollama/scripted", "--base-url", url + "/v1", "--json", PROMPT], env
+        extra = name.split()[1:]
+        return [str(bin_dir / "ag-loop"), "-m", "ollama/scripted", "--base-url", url + "/v1", "--json", *extra, PROMPT], env
     if name == "pi":
         cfg = home / ".pi" / "agent"
         cfg.mkdir(parents=True, exist_ok=True)
@@ -506,6 +509,21 @@ def compare_agents(suite):
             return [Row("11-turn task: ag-loop", "could not finish", "—", None, "—", False, "; ".join(problems))]
         ag_wall, ag_text, ag_detail = _summary(results)
         rows.append(Row("11-turn task (4 reads, grep, 2 edits, write, 2 shell commands): ag-loop", ag_text, ag_detail, None, "—", None))
+        bare, problems = run_agent("ag-loop --no-checkpoints", None, server, work, bin_dir, runs)
+        if not problems:
+            bare_wall, bare_text, bare_detail = _summary(bare)
+            rows.append(
+                Row(
+                    "11-turn task: ag-loop --no-checkpoints (as measured before checkpoints existed)",
+                    bare_text,
+                    f"the default, checkpoints on: {fmt_s(ag_wall)}",
+                    bare_wall / ag_wall,
+                    "—",
+                    None,
+                    "the default takes a checkpoint (git) before each of the 5 turns that may change files and at the end, "
+                    "the session's first one a look at the whole tree; the rows below compare the default",
+                )
+            )
         for name in ("pi", "codex", "claude"):
             label = {"pi": "pi", "codex": "Codex CLI", "claude": "Claude Code"}[name]
             case = f"11-turn task: ag-loop vs {label}"
