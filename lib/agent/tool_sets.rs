@@ -62,12 +62,12 @@ pub const SMALL_TOOLS: &[&str] = &["read", "write", "edit", "bash", "grep", "fin
 /// Context windows up to this many tokens get [`SMALL_TOOLS`] by default:
 /// the small models that struggle are served with windows this size
 /// (llama.cpp's Qwen2.5-Coder-1.5B at 32,768). Measured with
-/// scripts/realmodel on that model (docs/models.md): `small`, `basic` and
-/// the whole set solved about as few tasks and none had a call refused,
-/// so the smaller first request decides (4,097 characters against 7,866,
-/// about 45 s less prompt processing per run on a 2-core CPU). A model whose
-/// window is unknown keeps the whole set: not measured, and ag cannot tell
-/// a small local model from a large one it has no entry for.
+/// scripts/realmodel on that model (docs/models.md): over 14 task runs
+/// `small` solved 2 and the whole set 1, and the whole set sent 2.4 times
+/// the tokens; no call was refused with either. A model whose window is
+/// unknown keeps the whole set: the servers small models run on all say
+/// their window when asked (`crate::llm::discover`), so an unknown one
+/// tells nothing about the model's size.
 pub const SMALL_CONTEXT: u64 = 32_768;
 
 /// Fits the default tool set to the model: a known context window of at
