@@ -1561,6 +1561,7 @@ struct Replayed {
 #[test]
 fn the_realmodel_suites_calls_get_answers_that_fit() {
     const README: &str = "# mailer\n\nSends the reports every morning.\n\nYou will recieve one email per project.\nReplies go to the team's inbox.\n";
+    const APP: &str = "def total(prices):\n    s = 0\n    for p in prices:\n        print(\"DEBUG\", p)\n        s += p\n    return s\n";
     let cases = vec![
         Replayed {
             // "README.md misspells receive": the right word on both sides.
@@ -1594,6 +1595,29 @@ fn the_realmodel_suites_calls_get_answers_that_fit() {
                 r#"call edit again with old_string "*.pyc" and new_string "*.pyc\n*.log"."#,
             ],
             not: &[],
+        },
+        Replayed {
+            // "Remove the debug print from app.py" (2026-11-26): the file
+            // says print("DEBUG", p); the model wrote single quotes, then
+            // copied the · that ag's diff shows for a space. Quotes and all,
+            // the hint names the file's text; with the quotes right, the
+            // markers are read as the spaces they stand for and it lands.
+            task: "remove a debug print",
+            set: "small",
+            tool: "edit",
+            arguments: json!({"file_path": "app.py", "old_string": "print('DEBUG',\u{b7}p)", "new_string": "", "replace_all": true}),
+            files: &[("app.py", APP)],
+            holds: &[r#"call edit again with old_string "print(\"DEBUG\", p)" and new_string ""."#],
+            not: &[],
+        },
+        Replayed {
+            task: "remove a debug print",
+            set: "small",
+            tool: "edit",
+            arguments: json!({"file_path": "app.py", "old_string": "print(\"DEBUG\",\u{b7}p)", "new_string": "", "replace_all": true}),
+            files: &[("app.py", APP)],
+            holds: &["Replaced 1 occurrence", "that ag's diffs show for a space"],
+            not: &["not found"],
         },
         Replayed {
             // The constant taken for a file name, with `basic`, which has no

@@ -536,23 +536,37 @@ fn apply(original: &[u8], plan: &Plan) -> Result<Outcome, ToolError> {
         } else {
             String::new()
         };
+        let unmarked = text::unmarked(current, &r.old_string, &r.new_string);
+        let (old, new) = match &unmarked {
+            Some((old, new)) => (old.as_str(), new.as_str()),
+            None => (r.old_string.as_str(), r.new_string.as_str()),
+        };
         let rep = Replacement {
-            old: &r.old_string,
-            new: &r.new_string,
+            old,
+            new,
             all: r.replace_all,
         };
         match replace::replace(current, rep) {
             Ok(done) => {
                 matches += done.count;
+                if unmarked.is_some() {
+                    tolerances.push((i + 1, Step::Markers));
+                }
                 tolerances.extend(done.tolerance.iter().map(|&t| (i + 1, t)));
                 content = Some(done.content);
             }
             Err(miss) => {
                 let earlier = !plan.line_edits.is_empty() || i > 0;
+                // The hint speaks of the text as it was looked for.
+                let looked_for = unmarked.map(|(old_string, new_string)| StringEdit {
+                    old_string,
+                    new_string,
+                    replace_all: r.replace_all,
+                });
                 return Err(miss_error(
                     miss,
                     current,
-                    r,
+                    looked_for.as_ref().unwrap_or(r),
                     &which,
                     earlier,
                     all_or_nothing,

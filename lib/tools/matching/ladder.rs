@@ -44,6 +44,10 @@ pub enum Step {
     Escapes,
     /// `...` lines taken as left-out lines.
     Elision,
+    /// The markers ag's diffs show for whitespace (`·`, `→`, `␍`), copied
+    /// into old_string from one, read as what they stand for (ag-edit
+    /// only, before the ladder: see `text::unmarked`).
+    Markers,
 }
 
 impl Step {
@@ -55,6 +59,7 @@ impl Step {
             Step::EdgeWhitespace => "edge_whitespace",
             Step::Escapes => "escapes",
             Step::Elision => "elision",
+            Step::Markers => "whitespace_markers",
         }
     }
 
@@ -73,6 +78,9 @@ impl Step {
             }
             Step::Elision => {
                 "old_string's `...` lines were taken as lines left out, and the parts around them were each matched and replaced on their own"
+            }
+            Step::Markers => {
+                "old_string had the ·, → or ␍ that ag's diffs show for a space, a tab or a carriage return, which the file does not have; they were read as what they stand for (in new_string too)"
             }
         }
     }

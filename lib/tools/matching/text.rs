@@ -98,6 +98,36 @@ pub fn visible(line: &str) -> String {
         .collect()
 }
 
+/// The markers [`visible`] shows for whitespace, and what each stands for
+/// (not `⍽`: a no-break space is rarely meant).
+const MARKERS: [(char, char); 3] = [('·', ' '), ('→', '\t'), ('␍', '\r')];
+
+/// `old` and `new` with the markers of [`visible`] read back as the
+/// whitespace they stand for, when `old` has a marker that `file` has
+/// nowhere: a model copied a line of a diff that ag showed it, markers
+/// and all. Such an `old` can never match as it is, so reading it back
+/// loses nothing; `new`, copied from the same diff, is read the same way.
+/// `None` when `old` has no such marker.
+pub fn unmarked(file: &[u8], old: &str, new: &str) -> Option<(String, String)> {
+    let used: Vec<(char, char)> = MARKERS
+        .into_iter()
+        .filter(|(m, _)| {
+            let mut buf = [0u8; 4];
+            old.contains(*m)
+                && memchr::memmem::find(file, m.encode_utf8(&mut buf).as_bytes()).is_none()
+        })
+        .collect();
+    if used.is_empty() {
+        return None;
+    }
+    let read = |s: &str| -> String {
+        s.chars()
+            .map(|c| used.iter().find(|(m, _)| *m == c).map_or(c, |(_, w)| *w))
+            .collect()
+    };
+    Some((read(old), read(new)))
+}
+
 /// The line count of a text as an editor shows it (a last line without a
 /// newline counts; an empty text has none).
 pub fn count_lines(content: &[u8]) -> u64 {
@@ -112,6 +142,23 @@ pub fn count_lines(content: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markers_copied_from_a_diff_are_read_back_only_where_the_file_has_none() {
+        let file = b"        print(\"DEBUG\", p)\n";
+        assert_eq!(
+            unmarked(file, "print(\"DEBUG\",\u{b7}p)", "x\u{b7}=\u{b7}1"),
+            Some(("print(\"DEBUG\", p)".to_string(), "x = 1".to_string()))
+        );
+        // Nothing to read back, or a file that has the marker itself.
+        assert_eq!(unmarked(file, "print", ""), None);
+        assert_eq!(unmarked("a\u{b7}b\n".as_bytes(), "a\u{b7}b", ""), None);
+        // A tab marker is read back though the file has middle dots.
+        assert_eq!(
+            unmarked("\u{b7}\tx\n".as_bytes(), "\u{2192}x", "\u{b7}"),
+            Some(("\tx".to_string(), "\u{b7}".to_string()))
+        );
+    }
 
     #[test]
     fn line_endings_are_taken_locally() {
