@@ -1582,6 +1582,24 @@ fn the_realmodel_suites_calls_get_answers_that_fit() {
             not: &["are the same", "copy old_string exactly"],
         },
         Replayed {
+            // The typo fixed by the hint above, the model sent the fix
+            // again: the closest text is its own new_string, so the edit is
+            // called applied, never "change receive to receive".
+            task: "fix a typo",
+            set: "small",
+            tool: "edit",
+            arguments: json!({"file_path": "README.md", "old_string": "recieve", "new_string": "receive"}),
+            files: &[(
+                "README.md",
+                "# mailer\n\nYou will receive one email per project.\n",
+            )],
+            holds: &[
+                r#"line 3 already has new_string "receive""#,
+                "looks already applied",
+            ],
+            not: &["call edit again"],
+        },
+        Replayed {
             // "Add *.log to .gitignore" (2026-11-26): an edit with an empty
             // old_string, five times, told only to include a neighbouring
             // line. The hint now is that call, with the file's last line.

@@ -699,6 +699,15 @@ fn near_miss_hint(current: &[u8], r: &StringEdit) -> String {
         return "hint: copy old_string exactly from the file, without the line-number prefix that read adds, and call edit again.".into();
     };
     let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    if near.text == r.new_string.trim() {
+        // The closest text is new_string itself: an edit already made
+        // (a model repeating its fix), not a misspelling to copy.
+        return format!(
+            "hint: line {} already has new_string {}, and nowhere else in the file: this edit looks already applied, so there is nothing to change. Read the file to check, and go on with the task.",
+            near.line,
+            quoted(&near.text)
+        );
+    }
     let new = if r.new_string.chars().count() <= 200 {
         format!("new_string {}", quoted(&r.new_string))
     } else {
