@@ -55,14 +55,15 @@ pub fn near_miss(content: &[u8], old: &str) -> Option<Near> {
         for n in words.saturating_sub(1).max(1)..=words + 1 {
             for w in toks.windows(n) {
                 let candidate = &line[w[0].0..w[n - 1].1];
-                let have: Vec<char> = candidate.chars().collect();
-                if have.len().abs_diff(want.len()) > limit {
+                let count = candidate.chars().count();
+                if count.abs_diff(want.len()) > limit {
                     continue;
                 }
-                work += have.len() * want.len();
+                work += count * want.len();
                 if work > MAX_WORK {
                     return None;
                 }
+                let have: Vec<char> = candidate.chars().collect();
                 let d = distance(&want, &have);
                 if d == 0 || d > limit {
                     continue;
