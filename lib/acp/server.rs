@@ -33,7 +33,7 @@ use super::session::{self, Cmd, Handle, McpSpecs, Shared, Spec, Work};
 use super::skills;
 use super::translate::{ClientShows, Translator};
 use super::transport::Outbox;
-use crate::agent::skills::Skill;
+use crate::agent::config::skills::Skill;
 use crate::cli::warn;
 use crate::llm::models::{ModelTable, default_ag_home};
 use crate::protocol::{AgentEventRecord, UserContent};

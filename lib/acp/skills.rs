@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema::{
 };
 
 use super::commands;
-use crate::agent::skills::{self, Skill};
+use crate::agent::config::skills::{self, Skill};
 
 /// The skills of a session in `cwd`, as ag-loop started with `loop_args`
 /// would list them (its `--skills DIR` and `--no-skills`), less those

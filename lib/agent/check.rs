@@ -10,11 +10,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::args::Args;
-use super::config;
-use super::error::SetupError;
-use super::resume;
-use super::setup::{Env, LoopConfig};
+use super::config::error::SetupError;
+use super::config::file as config_file;
+use super::setup::args::Args;
+use super::setup::resume;
+use super::setup::settings::{Env, LoopConfig};
 use crate::cli::ExitStatus;
 use crate::llm::error::FailureKind;
 use crate::llm::ping::{Answer, KeySource};
@@ -86,10 +86,10 @@ async fn report(args: &Args) -> Result<Vec<Item>, SetupError> {
             .ok_or_else(|| SetupError::NotADirectory(c.clone()))?,
         None => here,
     };
-    let config = config::load(args.config.as_deref())?;
+    let config = config_file::load(args.config.as_deref())?;
     let env = Env::from_process();
     // A session to resume is read, not locked: nothing is run.
-    let choice = super::setup::session_choice(args);
+    let choice = super::setup::settings::session_choice(args);
     let existing = resume::existing(&choice, &crate::session::Store::from_env(), &cwd)?;
     let was = match &existing {
         Some(f) => resume::recorded(&f.path)?,
@@ -235,7 +235,7 @@ fn sandbox_item(resolved: &LoopConfig, cwd: &Path) -> Item {
         };
     }
     let support = crate::sandbox::support();
-    let mut policy = Policy::new(choice.mode, super::sandbox::workspace(cwd));
+    let mut policy = Policy::new(choice.mode, super::calls::sandbox::workspace(cwd));
     policy.net = choice.net;
     match support.missing(&policy) {
         None => Item {
@@ -243,7 +243,7 @@ fn sandbox_item(resolved: &LoopConfig, cwd: &Path) -> Item {
             text: format!(
                 "Landlock ABI {} and seccomp: every tool call is confined to {} ({}, network {})",
                 support.landlock_abi,
-                super::sandbox::workspace(cwd).display(),
+                super::calls::sandbox::workspace(cwd).display(),
                 match choice.mode {
                     crate::sandbox::Mode::ReadOnly => "read-only",
                     crate::sandbox::Mode::WorkspaceWrite => "writes in the workspace",
@@ -269,9 +269,9 @@ fn sandbox_item(resolved: &LoopConfig, cwd: &Path) -> Item {
 fn tools_item(resolved: &LoopConfig) -> Item {
     let (mut found, mut missing) = (Vec::new(), Vec::new());
     for name in &resolved.tools {
-        let there = name == super::ask::NAME
-            || name == super::delegate::NAME
-            || super::cli_agents::program(name).is_some()
+        let there = name == super::calls::ask::NAME
+            || name == super::delegation::NAME
+            || super::delegation::cli_agents::program(name).is_some()
             || ToolProgram::ag(name).is_some();
         if there {
             found.push(name.as_str());
@@ -342,12 +342,12 @@ async fn git_item(cwd: &Path) -> Item {
 /// The project's instructions (AGENTS.md and the like) and MEMORY.md that
 /// the system prompt would carry.
 fn instructions_item(cwd: &Path) -> Item {
-    let mut files: Vec<String> = super::prompt::local_project_files(cwd)
+    let mut files: Vec<String> = super::config::prompt::local_project_files(cwd)
         .iter()
         .map(|(p, text)| format!("{} ({} bytes)", p.display(), text.len()))
         .collect();
     files.extend(
-        super::prompt::memory_files(Some(cwd))
+        super::config::prompt::memory_files(Some(cwd))
             .iter()
             .map(|(p, text)| format!("{} ({} bytes)", p.display(), text.len())),
     );

@@ -18,21 +18,21 @@ use serde_json::json;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
-pub use super::args::Args;
-use super::checkpoint_state::CheckpointState;
-use super::config;
-use super::control::{Answer, Control};
-use super::emit::Emitter;
-use super::error::SetupError;
-use super::gates::{Gate, Gates};
-use super::identity;
-use super::model::ModelClient;
-use super::profile::Router;
-use super::prompt::{Head, Parts};
-use super::resume;
-use super::runner::{Agent, AgentSettings};
-use super::setup::{Env, GateChoice, LoopConfig};
-use super::toolset::ToolSet;
+use super::calls::gates::{Gate, Gates};
+use super::calls::toolset::ToolSet;
+use super::config::error::SetupError;
+use super::config::file as config_file;
+use super::config::identity;
+use super::config::prompt::{Head, Parts};
+use super::events::emit::Emitter;
+use super::run::checkpoints::CheckpointState;
+use super::run::control::{Answer, Control};
+use super::run::model::ModelClient;
+use super::run::profile::Router;
+use super::run::runner::{Agent, AgentSettings};
+pub use super::setup::args::Args;
+use super::setup::resume;
+use super::setup::settings::{Env, GateChoice, LoopConfig};
 use crate::cli::{ExitStatus, error_line, warn};
 use crate::llm::keys::{Redactor, key_env_names};
 use crate::llm::{Llm, LlmOptions, ModelTable};
@@ -111,7 +111,7 @@ async fn run(args: Args) -> ExitCode {
 /// `None` when the flags asked for something else (`--list-agents`).
 async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     let cwd = working_dir(args.cwd.as_deref())?;
-    let config = config::load(args.config.as_deref())?;
+    let config = config_file::load(args.config.as_deref())?;
     if args.list_agents {
         list_agents(&cwd);
         return Ok(None);
@@ -125,7 +125,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     }
     let env = Env::from_process();
     let store = Store::from_env();
-    let choice = super::setup::session_choice(args);
+    let choice = super::setup::settings::session_choice(args);
     let existing = resume::existing(&choice, &store, &cwd)?;
     // First of all: a session another process runs is refused (or waited
     // for) before anything is started or its header is read.
@@ -146,9 +146,13 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         Some(_) => resume::changes(&was, &resolved, args),
         None => Vec::new(),
     };
-    let mut sandbox_plan = super::sandbox::Plan::new(&resolved.sandbox, &cwd)?;
-    let config_path = args.config.clone().unwrap_or_else(config::default_path);
-    let output = super::output::from_setup(args, &config, ident.as_ref(), &config_path)?;
+    let mut sandbox_plan = super::calls::sandbox::Plan::new(&resolved.sandbox, &cwd)?;
+    let config_path = args
+        .config
+        .clone()
+        .unwrap_or_else(config_file::default_path);
+    let output =
+        super::setup::output_schema::from_setup(args, &config, ident.as_ref(), &config_path)?;
     // A resumed session's own model that cannot be used now (no key here)
     // is named as the session's, with the way to go on with another.
     let sessions_model = args.model.is_none() && was.model.as_deref() == Some(&resolved.model);
@@ -166,7 +170,8 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         .or(found_window.as_ref().map(|w| w.0));
     let mut resolved = resolved;
     if resolved.tool_set.is_none()
-        && let Some(note) = super::tool_sets::fit_to_model(&mut resolved.tools, context_window)
+        && let Some(note) =
+            super::config::named_sets::fit_to_model(&mut resolved.tools, context_window)
         && !args.quiet
     {
         crate::cli::note(BIN, &note);
@@ -184,22 +189,23 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?, &mcp_headers).await?;
     // The subagents' environment is this run's to hand down, never a tool's.
     crate::proc::withhold_env([
-        super::tree::TREE_ENV,
-        super::tree::TURNS_ENV,
-        super::subagent::PARENT_ENV,
+        super::delegation::tree_budget::TREE_ENV,
+        super::delegation::tree_budget::TURNS_ENV,
+        super::delegation::subagent::PARENT_ENV,
     ]);
     let tree = join_tree(args, &resolved, &cwd);
-    let delegate: Option<Arc<dyn super::delegate::Delegate>> =
-        super::subagent::setup(args, &resolved, &model, &cwd, tree.clone())
+    let delegate: Option<Arc<dyn super::delegation::Delegate>> =
+        super::inherit::setup(args, &resolved, &model, &cwd, tree.clone())
             .map(|s| Arc::new(s) as _);
     if let Some(d) = &delegate
-        && resolved.tools.iter().any(|t| t == super::delegate::NAME)
+        && resolved.tools.iter().any(|t| t == super::delegation::NAME)
     {
         tools.add_agent(d.clone());
     }
-    let mut check_bash = super::until::load_bash(&resolved.checks, &cwd).await?;
+    let mut check_bash = super::setup::until::load_bash(&resolved.checks, &cwd).await?;
     let workspace =
-        super::workspace::open(&resolved.workspace, &mut tools, check_bash.as_mut(), &cwd).await?;
+        super::setup::workspace::open(&resolved.workspace, &mut tools, check_bash.as_mut(), &cwd)
+            .await?;
     let tools = Arc::new(tools);
     let session = open_session(&resolved, &cwd, &tools, found_window, &store, existing)?;
     let session_dir = session.id.as_ref().map(|_| PathBuf::from(&session.dir));
@@ -219,7 +225,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         // Each tool fits its default output in what enters the conversation.
         (
             crate::tools::budget::ENV.to_string(),
-            super::toolset::MAX_OUTPUT_CHARS.to_string(),
+            super::calls::toolset::MAX_OUTPUT_CHARS.to_string(),
         ),
     ];
     if let Some(id) = &session.id {
@@ -230,12 +236,12 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         .with_redactor(redactor)
         .with_result_dir(&cwd)
         .with_structured_output(output.is_some());
-    super::sandbox::announce(&sandbox_plan, &resolved.sandbox, &mut emitter)?;
-    super::workspace::announce(workspace.as_deref(), &mut emitter)?;
+    super::calls::sandbox::announce(&sandbox_plan, &resolved.sandbox, &mut emitter)?;
+    super::setup::workspace::announce(workspace.as_deref(), &mut emitter)?;
     let local_cwd = cwd.clone();
-    let (cwd, project_files) = super::workspace::cwd_and_files(workspace.as_deref(), &cwd);
+    let (cwd, project_files) = super::setup::workspace::cwd_and_files(workspace.as_deref(), &cwd);
     // The project's MEMORY.md is read here only when the project is here.
-    let memory = super::prompt::memory_files(workspace.is_none().then_some(cwd.as_path()));
+    let memory = super::config::prompt::memory_files(workspace.is_none().then_some(cwd.as_path()));
     let skills = skills_of(args, &local_cwd);
     let head = match (&resolved.system_prompt, &resolved.identity_prompt) {
         (Some(text), _) => Head::Replace(text),
@@ -304,7 +310,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         checkpoints,
         questions: Arc::new(resolved.questions),
         attach_dir: local_cwd,
-        checks: super::until::StopChecks {
+        checks: super::setup::until::StopChecks {
             config: resolved.checks,
             bash: check_bash.map(Arc::new),
         },
@@ -355,11 +361,11 @@ fn list_agents(cwd: &Path) {
 }
 
 /// The skills the system prompt lists: none with --no-skills.
-fn skills_of(args: &Args, cwd: &Path) -> Vec<super::skills::Skill> {
+fn skills_of(args: &Args, cwd: &Path) -> Vec<super::config::skills::Skill> {
     if args.no_skills {
         return Vec::new();
     }
-    super::skills::find(&super::skills::search_dirs(cwd, &args.skills)).0
+    super::config::skills::find(&super::config::skills::search_dirs(cwd, &args.skills)).0
 }
 
 /// Prints the skills the system prompt lists: the name, the description,
@@ -368,7 +374,8 @@ fn list_skills(args: &Args, cwd: &Path) {
     if args.no_skills {
         return;
     }
-    let (skills, skipped) = super::skills::find(&super::skills::search_dirs(cwd, &args.skills));
+    let (skills, skipped) =
+        super::config::skills::find(&super::config::skills::search_dirs(cwd, &args.skills));
     let mut text = String::new();
     for s in skills {
         text.push_str(&format!(
@@ -522,7 +529,7 @@ fn open_session(
     store: &Store,
     existing: Option<(SessionFile, SessionLock)>,
 ) -> Result<Session, SetupError> {
-    if resolved.session == super::setup::SessionChoice::Off {
+    if resolved.session == super::setup::settings::SessionChoice::Off {
         return Ok(Session {
             id: None,
             dir: String::new(),
@@ -586,7 +593,7 @@ fn before_gates(choice: &GateChoice) -> Result<Vec<Gate>, SetupError> {
 async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitStatus {
     let control = Arc::new(Control::new());
     spawn_signal_handlers(control.clone());
-    super::subagent::watch_parent(control.clone());
+    super::run::control::watch_parent(control.clone());
     let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
     if prompts.is_empty() {
         spawn_stdin_reader(control.clone(), tx);
@@ -743,14 +750,18 @@ async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitS
 /// This run's part of a tree of agents: the one it was started in as a
 /// subagent, or a new one when it may start subagents itself (its tools,
 /// or an identity's that an `@NAME` prompt may call on, name `agent`).
-fn join_tree(args: &Args, resolved: &LoopConfig, cwd: &Path) -> Option<Arc<super::tree::Tree>> {
-    let named = |tools: &[String]| tools.iter().any(|t| t == super::delegate::NAME);
+fn join_tree(
+    args: &Args,
+    resolved: &LoopConfig,
+    cwd: &Path,
+) -> Option<Arc<super::delegation::tree_budget::Tree>> {
+    let named = |tools: &[String]| tools.iter().any(|t| t == super::delegation::NAME);
     let own = args.max_depth > 0
         && (named(&resolved.tools)
             || identity::list(cwd)
                 .iter()
                 .any(|i| i.tools.as_deref().is_some_and(named)));
-    match super::tree::Tree::join(own, args.max_agents) {
+    match super::delegation::tree_budget::Tree::join(own, args.max_agents) {
         Ok(tree) => tree.map(Arc::new),
         Err(e) => {
             warn(

@@ -1,56 +1,28 @@
 //! The agent loop behind `ag-loop`: prompts in, events out, every tool call
 //! run as a subprocess of a tool binary, every event appended to the session.
+//!
+//! The rooms, from the ground up (a room imports only rooms below it):
+//! `config` and `events` (what is read before a run; what goes out of it),
+//! `delegation` (the `agent` tool and the other agents' CLIs), `calls` (one
+//! tool call), `setup` (one run's settings), `run` (one prompt's run), and
+//! at the top `cli.rs`, which wires them into ag-loop.
 
-mod approval;
-mod args;
-pub mod ask;
-mod attachments;
-mod check;
-mod checkpoint_state;
-mod checkpoints;
+pub mod calls;
+pub mod check;
 pub mod cli;
-mod cli_agents;
-pub mod compact;
-mod compaction;
 pub mod config;
-mod control;
-mod delegate;
-mod emit;
-pub mod error;
-mod escalate;
-pub mod gates;
-pub mod identity;
-mod model;
-pub mod output;
-mod prefixes;
-mod profile;
-mod progress;
-mod prompt;
-mod render;
-mod repeats;
-mod resume;
-mod routing;
-mod run_summary;
-mod runner;
-pub mod sandbox;
+pub mod delegation;
+pub mod events;
+pub mod inherit;
+pub mod run;
 pub mod setup;
-pub mod skills;
 mod stdin_hint;
-pub mod subagent;
-mod tool_sets;
-mod toolset;
-mod tree;
-mod tty;
-mod until;
-mod until_run;
-mod updates;
-mod workspace;
 
-pub use checkpoint_state::CheckpointState;
-pub use control::Control;
-pub use emit::{Emitter, OutputMode};
-pub use model::{Accumulator, ModelClient};
-pub use prompt::system_prompt;
-pub use runner::{Agent, AgentSettings};
-pub use tool_sets::{DEFAULT_TOOLS, named_set};
-pub use toolset::{ToolSet, ToolSpec};
+pub use calls::toolset::{ToolSet, ToolSpec};
+pub use config::named_sets::{DEFAULT_TOOLS, named_set};
+pub use config::prompt::system_prompt;
+pub use events::emit::{Emitter, OutputMode};
+pub use run::checkpoints::CheckpointState;
+pub use run::control::Control;
+pub use run::model::{Accumulator, ModelClient};
+pub use run::runner::{Agent, AgentSettings};

@@ -1,0 +1,13 @@
+//! A tool call from the model's request to its result: the tools offered
+//! and how each runs, the gates that judge it, the sandbox that confines
+//! it, the questions it may put to a person, its progress while it runs,
+//! and the guard against the same failing call again and again.
+
+pub mod ask;
+pub mod gates;
+pub mod prefixes;
+pub mod progress;
+pub mod repeats;
+pub mod sandbox;
+pub mod toolset;
+pub mod tty;

@@ -1,0 +1,1035 @@
+//! One prompt's run: turns of a streamed model call and the tool calls it
+//! asks for, until the model answers without tools, a limit is reached or
+//! the user interrupts. Events come out in the order of seed 002's loop.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::control::Control;
+use super::model::ModelClient;
+use super::window;
+use crate::agent::calls::gates::{Gates, Verdict};
+use crate::agent::calls::repeats::FailureGuard;
+use crate::agent::calls::toolset::{CallEnv, ToolSet, cap_output};
+use crate::agent::events::emit::Emitter;
+use crate::agent::setup::args::CompactMode;
+use crate::agent::setup::output_schema::Judgement;
+use crate::agent::setup::until::CheckVerdict;
+use crate::protocol::{
+    AfterRequest, AgentEvent, AssistantMessage, ContentBlock, GateRequest, LlmRequest, Message,
+    Outcome, Reasoning, StopReason, ToolResult, ToolResultMessage, Usage, UserContent,
+};
+use crate::tool_protocol::exec::error_result;
+use crate::tool_protocol::exec::interrupted_result;
+use crate::tool_protocol::hashes::FileHashes;
+use crate::tools::offer;
+
+/// Settings of a run.
+pub struct AgentSettings {
+    /// The agent identity answering, by the name `--agent` takes.
+    pub agent: Option<String>,
+    /// `provider/model`.
+    pub model: String,
+    /// The system prompt.
+    pub system: String,
+    /// Reasoning effort.
+    pub reasoning: Option<Reasoning>,
+    /// The tool set as asked for (`None`: the default), for `settings`
+    /// events.
+    pub tool_set: Option<Vec<String>>,
+    /// Output token limit per call.
+    pub max_tokens: Option<u64>,
+    /// Model calls per prompt before stopping.
+    pub max_turns: u32,
+    /// Stop once a prompt has cost this many dollars.
+    pub max_cost: Option<f64>,
+    /// Run a message's tool calls one after another instead of together.
+    pub sequential: bool,
+    /// What a gate would have asked about, with nobody to ask, is refused.
+    pub refuse_unasked: bool,
+    /// Failed tool calls in a row that stop a prompt's run (0: no limit).
+    pub max_failed_calls: u32,
+    /// The working directory of tool calls.
+    pub cwd: PathBuf,
+    /// Environment given to tools (`AG_SESSION_ID`, `AG_SESSION_DIR`).
+    pub tool_env: Vec<(String, String)>,
+    /// The model's context window in tokens, when known.
+    pub context_window: Option<u64>,
+    /// How to shorten the conversation when it nears the window.
+    pub compact: CompactMode,
+    /// Gates before and hooks after every tool call.
+    pub gates: Gates,
+    /// Approvals are asked on the terminal (else by `approval` commands on stdin).
+    pub interactive: bool,
+    /// A client on stdin answers approvals, so the gates may ask.
+    pub approve_on_stdin: bool,
+    /// The session's id, for gates.
+    pub session_id: Option<String>,
+    // The sandbox (issue 19).
+    /// What confines every tool call, when the sandbox is on.
+    pub sandbox: Option<Arc<crate::agent::calls::sandbox::LoopSandbox>>,
+    // Structured output (--output-schema).
+    /// The schema the final answer must match, and the retries allowed.
+    pub output: Option<crate::agent::setup::output_schema::OutputSpec>,
+    // Checkpoints (issue 20).
+    /// Records the working tree before turns that may change it.
+    pub checkpoints: super::checkpoints::CheckpointState,
+    // Questions and attachments (issue 31).
+    /// Who answers the model's questions (the `ask` tool).
+    pub questions: Arc<crate::agent::calls::ask::Questions>,
+    /// Where attached files are looked for: this machine's working
+    /// directory, also when the tools run in another workspace.
+    pub attach_dir: PathBuf,
+    // Runs that end when a check passes (issue 35).
+    /// The `--until` command and the stop hooks a final answer must pass.
+    pub checks: crate::agent::setup::until::StopChecks,
+    /// The budget this run shares with the other agents of its tree (its
+    /// subagents and the agents above it), when it is in one.
+    pub tree: Option<Arc<crate::agent::delegation::tree_budget::Tree>>,
+}
+
+impl AgentSettings {
+    /// True when a person can answer an approval request, on the terminal
+    /// or through a client on stdin; the gates may ask only then.
+    pub fn someone_answers(&self) -> bool {
+        self.interactive || self.approve_on_stdin
+    }
+}
+
+/// The agent: settings, the conversation so far and where events go.
+pub struct Agent {
+    /// Settings.
+    pub settings: AgentSettings,
+    /// The model.
+    pub model: ModelClient,
+    /// The tools.
+    pub tools: Arc<ToolSet>,
+    /// The whole conversation.
+    pub messages: Vec<Message>,
+    /// Where events go.
+    pub emitter: Emitter,
+    hashes: FileHashes,
+    /// Failing calls counted over the current prompt.
+    guard: FailureGuard,
+    /// Tools the person approved for the rest of the run ("always").
+    pub(in crate::agent) always: Vec<String>,
+    /// How `@NAME` prompts find their identity's profile.
+    pub(in crate::agent) router: Option<super::profile::Router>,
+}
+
+/// How a prompt ended, for the exit status.
+#[derive(Debug, Clone)]
+pub struct RunEnd {
+    /// The outcome.
+    pub outcome: Outcome,
+    /// The reason when it did not finish.
+    pub error: Option<String>,
+    /// Steering messages that came too late for the run (after its last
+    /// turn, or when it ended early): the caller runs them as the next
+    /// prompts.
+    pub steers: Vec<UserContent>,
+}
+
+impl RunEnd {
+    fn new(outcome: Outcome, error: Option<String>) -> RunEnd {
+        RunEnd {
+            outcome,
+            error,
+            steers: Vec::new(),
+        }
+    }
+}
+
+pub(in crate::agent) struct Turns {
+    pub(in crate::agent) new: Vec<Message>,
+    pub(in crate::agent) usage: Usage,
+    /// Model calls made so far (what is left goes to subagents).
+    pub(in crate::agent) turn: u32,
+}
+
+impl Agent {
+    /// An agent over a conversation (empty, or loaded from a session).
+    pub fn new(
+        settings: AgentSettings,
+        model: ModelClient,
+        tools: Arc<ToolSet>,
+        messages: Vec<Message>,
+        emitter: Emitter,
+    ) -> Self {
+        Agent {
+            guard: FailureGuard::new(settings.max_failed_calls),
+            settings,
+            model,
+            tools,
+            messages,
+            emitter,
+            hashes: FileHashes::default(),
+            always: Vec::new(),
+            router: None,
+        }
+    }
+
+    /// Lets `@NAME` prompts be answered by the identity NAME.
+    pub fn with_router(mut self, router: super::profile::Router) -> Self {
+        self.router = Some(router);
+        self
+    }
+
+    fn push(&mut self, turns: &mut Turns, message: Message) -> io::Result<()> {
+        self.emitter.emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        })?;
+        self.emitter.emit(AgentEvent::MessageEnd {
+            message: message.clone(),
+        })?;
+        self.messages.push(message.clone());
+        turns.new.push(message);
+        Ok(())
+    }
+
+    /// Runs one prompt to its end.
+    pub async fn prompt(&mut self, content: UserContent, control: &Control) -> io::Result<RunEnd> {
+        let cancel = control.begin();
+        let result = self.run(content, control, &cancel).await;
+        let steers = control.end();
+        result.map(|mut end| {
+            end.steers = steers;
+            end
+        })
+    }
+
+    /// Runs one prompt to its end as `profile` (an `@NAME` prompt's
+    /// identity), then goes back to the run's own.
+    pub async fn prompt_as(
+        &mut self,
+        profile: Option<super::profile::Profile>,
+        content: UserContent,
+        control: &Control,
+    ) -> io::Result<RunEnd> {
+        let Some(profile) = profile else {
+            return self.prompt(content, control).await;
+        };
+        let own = self.swap_profile(profile);
+        let result = self.prompt(content, control).await;
+        self.swap_profile(own);
+        result
+    }
+
+    async fn run(
+        &mut self,
+        content: UserContent,
+        control: &Control,
+        cancel: &CancellationToken,
+    ) -> io::Result<RunEnd> {
+        self.emitter.emit(AgentEvent::AgentStart {
+            session_id: self.settings.session_id.clone(),
+            agent: self.settings.agent.clone(),
+        })?;
+        self.guard.reset();
+        self.model.forget_silence();
+        if let Some(tree) = &self.settings.tree {
+            // Without its ledger the subagents would go unbounded: say so.
+            if let Err(e) = tree.start_prompt(self.settings.max_turns, self.settings.max_cost) {
+                self.emitter.emit(AgentEvent::error(format!(
+                    "the ledger of this run's agent tree cannot be written ({e}); its subagents' turns and cost are not counted against --max-turns and --max-cost"
+                )))?;
+            }
+        }
+        let mut turns = Turns {
+            new: Vec::new(),
+            usage: Usage::default(),
+            turn: 0,
+        };
+        self.push(
+            &mut turns,
+            Message::User {
+                content: self.scrub_prompt(content),
+                timestamp: Some(crate::session::now()),
+            },
+        )?;
+        let mut turn = 0u32;
+        let mut overflow_retried = false;
+        // Structured output: the valid answer, and the wrong ones so far.
+        let (mut output, mut wrong_answers) = (None, 0u32);
+        // Checks of the final answer made so far (--until, --stop).
+        let mut checks_made = 0u32;
+        let end = loop {
+            if cancel.is_cancelled() {
+                self.emitter.emit(AgentEvent::Interrupted)?;
+                break RunEnd::new(Outcome::Interrupted, None);
+            }
+            if let Some(end) = self.limit_reached(turn, &turns) {
+                break end;
+            }
+            if let Some(tree) = &self.settings.tree
+                && let Err(out) = tree.take_turn()
+            {
+                break self.tree_out_of_turns(&out);
+            }
+            turn += 1;
+            // Steering that arrived since the last model call (during the
+            // tools, or before the first call) goes with the next one.
+            self.deliver_steering(&mut turns, control)?;
+            if let Some(window) = self.settings.context_window.filter(|w| *w > 0)
+                && window::estimate_tokens(&self.messages) as f64
+                    > window as f64 * window::THRESHOLD
+            {
+                self.compact(window, &mut turns, cancel).await?;
+            }
+            self.emitter.emit(AgentEvent::TurnStart)?;
+            self.note_turn_start();
+            let assistant = self.model_call(cancel).await?;
+            if let Some(tree) = &self.settings.tree {
+                tree.spend(assistant.usage.cost.total);
+            }
+            turns.usage.add(&assistant.usage);
+            let message = Message::Assistant(assistant.clone());
+            self.messages.push(message.clone());
+            turns.new.push(message.clone());
+            self.emitter.emit(AgentEvent::MessageEnd { message })?;
+
+            match assistant.stop_reason {
+                StopReason::Error
+                    if !overflow_retried
+                        && assistant.content.is_empty()
+                        && assistant
+                            .error_message
+                            .as_deref()
+                            .is_some_and(window::is_overflow) =>
+                {
+                    // One compaction and a retry instead of ending the run.
+                    overflow_retried = true;
+                    self.emitter.emit(AgentEvent::TurnEnd {
+                        message: assistant.clone(),
+                        tool_results: Vec::new(),
+                    })?;
+                    let window = self
+                        .settings
+                        .context_window
+                        .filter(|w| *w > 0)
+                        .unwrap_or_else(|| window::estimate_tokens(&self.messages));
+                    self.compact(window, &mut turns, cancel).await?;
+                    turn -= 1;
+                    continue;
+                }
+                StopReason::Error | StopReason::Refusal => {
+                    self.emitter.emit(AgentEvent::TurnEnd {
+                        message: assistant.clone(),
+                        tool_results: Vec::new(),
+                    })?;
+                    break RunEnd::new(
+                        Outcome::ModelError,
+                        assistant
+                            .error_message
+                            .clone()
+                            .or_else(|| Some("the model call failed".into())),
+                    );
+                }
+                StopReason::Aborted => {
+                    // Keep the conversation valid: every call gets a result.
+                    let results = self.answer_unrun(&mut turns, &assistant)?;
+                    self.emitter.emit(AgentEvent::TurnEnd {
+                        message: assistant.clone(),
+                        tool_results: results,
+                    })?;
+                    self.emitter.emit(AgentEvent::Interrupted)?;
+                    break RunEnd::new(Outcome::Interrupted, None);
+                }
+                _ => {}
+            }
+            let calls: Vec<(String, String, Value)> = assistant
+                .tool_calls()
+                .map(|(id, name, args)| (id.to_string(), name.to_string(), args.clone()))
+                .collect();
+            if calls.is_empty() {
+                self.emitter.emit(AgentEvent::TurnEnd {
+                    message: assistant.clone(),
+                    tool_results: Vec::new(),
+                })?;
+                if let Some(spec) = &self.settings.output {
+                    match spec.judge(&assistant.text(), wrong_answers) {
+                        Judgement::Valid(value) => output = Some(value),
+                        Judgement::Retry(problems) => {
+                            wrong_answers += 1;
+                            let retry = Message::User {
+                                content: UserContent::Text(problems),
+                                timestamp: Some(crate::session::now()),
+                            };
+                            self.push(&mut turns, retry)?;
+                            continue;
+                        }
+                        Judgement::Invalid(reason) => {
+                            break RunEnd::new(Outcome::InvalidOutput, Some(reason));
+                        }
+                    }
+                }
+                // A steer sent while the model wrote this answer gets one
+                // more turn, when the limits allow one; otherwise the
+                // caller runs it as the next prompt.
+                if control.has_steering() && self.limit_reached(turn, &turns).is_none() {
+                    continue;
+                }
+                if self.settings.checks.active() {
+                    checks_made += 1;
+                    let verdict = self
+                        .run_checks(&assistant.text(), checks_made, cancel)
+                        .await?;
+                    match verdict {
+                        CheckVerdict::Pass => {}
+                        CheckVerdict::Interrupted => {
+                            self.emitter.emit(AgentEvent::Interrupted)?;
+                            break RunEnd::new(Outcome::Interrupted, None);
+                        }
+                        CheckVerdict::CannotRun(why) => {
+                            output = None;
+                            break RunEnd::new(Outcome::CheckFailed, Some(why));
+                        }
+                        CheckVerdict::SendBack { prompt, failure } => {
+                            let tries = self.settings.checks.config.tries;
+                            if checks_made >= tries {
+                                output = None;
+                                break RunEnd::new(
+                                    Outcome::CheckFailed,
+                                    Some(format!(
+                                        "{failure} on the last of {tries} checks (--until-tries); continue the session to go on, with a higher --until-tries if need be"
+                                    )),
+                                );
+                            }
+                            // The model goes back to work: --max-turns and
+                            // --max-cost still stop it at the loop's top.
+                            output = None;
+                            let back = Message::User {
+                                content: UserContent::Text(prompt),
+                                timestamp: Some(crate::session::now()),
+                            };
+                            self.push(&mut turns, back)?;
+                            continue;
+                        }
+                    }
+                }
+                break RunEnd::new(Outcome::Finished, None);
+            }
+            self.checkpoint_before_tools(&calls).await?;
+            turns.turn = turn;
+            let results = self.run_tools(&mut turns, calls, control, cancel).await?;
+            self.emitter.emit(AgentEvent::TurnEnd {
+                message: assistant.clone(),
+                tool_results: results,
+            })?;
+            if cancel.is_cancelled() {
+                self.emitter.emit(AgentEvent::Interrupted)?;
+                break RunEnd::new(Outcome::Interrupted, None);
+            }
+            if let Some(stop) = self.guard.stop() {
+                break RunEnd::new(Outcome::RepeatedFailure, Some(stop.reason()));
+            }
+        };
+        self.checkpoint_at_end().await?;
+        self.emitter.emit(AgentEvent::AgentEnd {
+            messages: turns.new,
+            outcome: end.outcome,
+            usage: turns.usage,
+            error: end.error.clone(),
+            output,
+        })?;
+        Ok(end)
+    }
+
+    /// How the run ends when another turn would pass `--max-turns` or
+    /// `--max-cost`; `None` while one is allowed.
+    fn limit_reached(&self, turn: u32, turns: &Turns) -> Option<RunEnd> {
+        if turn >= self.settings.max_turns {
+            return Some(RunEnd::new(
+                Outcome::TurnLimit,
+                Some(format!(
+                    "stopped after {} turns (--max-turns); run again with a higher limit or continue the session",
+                    self.settings.max_turns
+                )),
+            ));
+        }
+        if let Some(out) = self.settings.tree.as_ref().and_then(|t| t.out_of_turns()) {
+            return Some(self.tree_out_of_turns(&out));
+        }
+        if let Some(limit) = self.settings.max_cost
+            && turns.usage.cost.total >= limit
+        {
+            return Some(RunEnd::new(
+                Outcome::CostLimit,
+                Some(format!(
+                    "stopped at ${:.4}, past --max-cost ${limit}",
+                    turns.usage.cost.total
+                )),
+            ));
+        }
+        None
+    }
+
+    /// How the run ends when the tree's ledgers have no turn or no money
+    /// left for it: its own (spent with its subagents') or one above.
+    fn tree_out_of_turns(&self, out: &crate::agent::delegation::tree_budget::OutOfTurns) -> RunEnd {
+        let root = self.settings.tree.as_ref().is_some_and(|t| t.is_root());
+        if out.cost {
+            let why = if out.own || root {
+                format!(
+                    "stopped at --max-cost ${}, its subagents' cost included; run again with a higher limit or continue the session",
+                    self.settings.max_cost.unwrap_or_default()
+                )
+            } else {
+                "stopped: nothing is left of the --max-cost of the agents above this one (the whole tree of agents counts against it)".to_string()
+            };
+            return RunEnd::new(Outcome::CostLimit, Some(why));
+        }
+        let why = if out.own || root {
+            format!(
+                "stopped after {} turns (--max-turns), its subagents' turns included; run again with a higher limit or continue the session",
+                self.settings.max_turns
+            )
+        } else {
+            "stopped: no turns are left of the --max-turns of the agents above this one (the whole tree of agents counts against it)".to_string()
+        };
+        RunEnd::new(Outcome::TurnLimit, Some(why))
+    }
+
+    /// Adds the queued steering messages to the conversation, each as a
+    /// user message; an empty one is reported and left out.
+    fn deliver_steering(&mut self, turns: &mut Turns, control: &Control) -> io::Result<()> {
+        for steer in control.take_steering() {
+            if steer.is_blank() {
+                self.emitter.emit(AgentEvent::error(
+                    "an empty steer was skipped: its content has no text and no image",
+                ))?;
+                continue;
+            }
+            let content = self.scrub_prompt(steer);
+            self.push(
+                turns,
+                Message::User {
+                    content,
+                    timestamp: Some(crate::session::now()),
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    async fn model_call(&mut self, cancel: &CancellationToken) -> io::Result<AssistantMessage> {
+        let request = LlmRequest {
+            model: self.settings.model.clone(),
+            system: Some(self.settings.system.clone()),
+            messages: self.messages.clone(),
+            tools: self.tools.definitions(),
+            reasoning: self.settings.reasoning,
+            max_tokens: self.settings.max_tokens,
+            temperature: None,
+            base_url: None,
+            output_schema: self
+                .settings
+                .output
+                .as_ref()
+                .map(|o| o.schema.schema.clone()),
+        };
+        self.emitter.emit(AgentEvent::MessageStart {
+            message: Message::Assistant(AssistantMessage {
+                model: Some(self.settings.model.clone()),
+                ..Default::default()
+            }),
+        })?;
+        let mut emit_error: Option<io::Error> = None;
+        let emitter = &mut self.emitter;
+        let mut sink = |event: crate::protocol::LlmEvent| {
+            // The final message is carried by message_end.
+            if matches!(
+                event,
+                crate::protocol::LlmEvent::Done { .. } | crate::protocol::LlmEvent::Error { .. }
+            ) {
+                return;
+            }
+            if emit_error.is_none()
+                && let Err(e) = emitter.emit(AgentEvent::MessageUpdate { event })
+            {
+                emit_error = Some(e);
+            }
+        };
+        let mut message = self.model.stream(&request, &mut sink, cancel).await;
+        if let Some(e) = emit_error {
+            return Err(e);
+        }
+        if message.timestamp.is_none() {
+            message.timestamp = Some(crate::session::now());
+        }
+        Ok(message)
+    }
+
+    /// Results for the tool calls of an interrupted message.
+    fn answer_unrun(
+        &mut self,
+        turns: &mut Turns,
+        assistant: &AssistantMessage,
+    ) -> io::Result<Vec<ToolResultMessage>> {
+        let mut out = Vec::new();
+        for (id, name, _) in assistant.tool_calls() {
+            let msg = to_message(name, interrupted_result(id));
+            self.push(turns, Message::ToolResult(msg.clone()))?;
+            out.push(msg);
+        }
+        Ok(out)
+    }
+
+    async fn run_tools(
+        &mut self,
+        turns: &mut Turns,
+        calls: Vec<(String, String, Value)>,
+        control: &Control,
+        cancel: &CancellationToken,
+    ) -> io::Result<Vec<ToolResultMessage>> {
+        let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
+        // What the loop adds to a result: how a call was routed.
+        let mut notes: Vec<Option<String>> = vec![None; calls.len()];
+        let mut prepared = Vec::new();
+        for (i, (id, called, args)) in calls.iter().enumerate() {
+            // Another agent's name for an ag tool (seed 003's `read_file`)
+            // runs that tool; the result keeps the name the model called.
+            // An offered tool of a split binary (`git_status`) runs as the
+            // binary (`git` with its action): gates, hooks and events see
+            // the binary's call.
+            let named = self.tool_name(called);
+            let mut args = args.clone();
+            let spec = self.tools.find(&named);
+            let name = &spec.map_or(named.clone(), |s| s.definition.name.clone());
+            let check = match spec {
+                None => Err((
+                    "call.unknown_tool",
+                    format!(
+                        "There is no tool named `{named}`. The tools are: {}.",
+                        self.tools.names().join(", ")
+                    ),
+                )),
+                Some(spec) => spec
+                    .validate(&named, &mut args)
+                    .map_err(|msg| ("call.invalid_arguments", msg)),
+            };
+            if let Ok(Some(note)) = &check {
+                notes[i] = Some(note.clone());
+            }
+            // The event shows what the call runs with (the arguments after
+            // leniency), or what the model sent when they were refused; the
+            // model's own text is in its message either way. The read-hash
+            // guard's value is added only after, as the model never sees it.
+            self.emitter.emit(AgentEvent::ToolExecutionStart {
+                tool_call_id: id.clone(),
+                tool_name: name.clone(),
+                arguments: args.clone(),
+            })?;
+            match check {
+                Err((code, msg)) => {
+                    let mut r = error_result(id, code, msg);
+                    self.end_call(id, name, &args, &mut r)?;
+                    results[i] = Some(r);
+                }
+                Ok(_) => {
+                    self.hashes.guard(name, &self.settings.cwd, &mut args);
+                    prepared.push((i, id.clone(), name.clone(), args));
+                }
+            }
+        }
+        let prepared = self
+            .apply_gates(prepared, &mut results, control, cancel)
+            .await?;
+        // Progress and questions come from the running calls through this
+        // channel, and go out in order between their start and end.
+        let (events, mut updates) = mpsc::unbounded_channel::<AgentEvent>();
+        // Subagents get what is left of this prompt's budget.
+        let own_left = self.settings.max_turns.saturating_sub(turns.turn);
+        let budget = crate::agent::delegation::Budget {
+            turns: self
+                .settings
+                .tree
+                .as_ref()
+                .and_then(|t| t.turns_left())
+                .map_or(own_left, |left| left.min(own_left)),
+            cost: {
+                let own = self
+                    .settings
+                    .max_cost
+                    .map(|limit| limit - turns.usage.cost.total);
+                let tree = self.settings.tree.as_ref().and_then(|t| t.cost_left());
+                match (own, tree) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            },
+        };
+        let run_one = {
+            let tools = self.tools.clone();
+            let cwd = self.settings.cwd.clone();
+            let mut env = self.settings.tool_env.clone();
+            // A tool's advice names the tools this model sees (`job_list`),
+            // not its binary's mode fields.
+            env.push((
+                offer::MODEL_TOOLS_ENV.to_string(),
+                self.tools.names().join(","),
+            ));
+            let sandbox = self.settings.sandbox.clone();
+            let questions = self.settings.questions.clone();
+            let session_id = self.settings.session_id.clone();
+            let events = events.clone();
+            move |id: String,
+                  name: String,
+                  args: Value,
+                  answer: Option<oneshot::Receiver<String>>,
+                  cancel: CancellationToken| {
+                let tools = tools.clone();
+                let cwd = cwd.clone();
+                let env = env.clone();
+                let sandbox = sandbox.clone();
+                let questions = questions.clone();
+                let session_id = session_id.clone();
+                let events = events.clone();
+                async move {
+                    match tools.get(&name) {
+                        Some(spec) if spec.is_ask() => {
+                            let asking = crate::agent::calls::ask::Asking {
+                                questions: &questions,
+                                answer,
+                                events: &events,
+                                cwd: &cwd,
+                                session_id: session_id.as_deref(),
+                            };
+                            crate::agent::calls::ask::run(&id, &args, asking, &cancel).await
+                        }
+                        Some(spec) if spec.subagents().is_some() => match spec.subagents() {
+                            Some(sub) => sub.run(&id, &args, budget, &events, &cancel).await,
+                            None => error_result(&id, "call.unknown_tool", name),
+                        },
+                        Some(spec) => {
+                            let sink =
+                                crate::agent::calls::progress::progress_sink(&id, &name, events);
+                            let call_env = CallEnv {
+                                cwd: &cwd,
+                                env: &env,
+                                sandbox: sandbox.as_deref(),
+                                progress: Some(&sink),
+                            };
+                            spec.call(&id, &args, &call_env, &cancel).await
+                        }
+                        None => error_result(
+                            &id,
+                            "call.unknown_tool",
+                            format!("no tool named `{name}`"),
+                        ),
+                    }
+                }
+            }
+        };
+        drop(events);
+        let mut finished_args: Vec<(usize, String, Value)> = Vec::new();
+        if self.settings.sequential {
+            for (i, id, name, args) in prepared {
+                let r = if cancel.is_cancelled() {
+                    interrupted_result(&id)
+                } else {
+                    let answer = self.answer_slot(&name, &id, control);
+                    let call = run_one(
+                        id.clone(),
+                        name.clone(),
+                        args.clone(),
+                        answer,
+                        cancel.clone(),
+                    );
+                    self.pump(call, &mut updates).await?
+                };
+                let r = self.escalate(&id, &name, &args, r, control, cancel).await?;
+                let mut r = self.after_hooks(&id, &name, &args, r).await?;
+                if let Some(note) = &notes[i] {
+                    offer::add_note(&mut r, note);
+                }
+                self.end_call(&id, &name, &calls[i].2, &mut r)?;
+                finished_args.push((i, name, args));
+                results[i] = Some(r);
+            }
+        } else {
+            let mut set = tokio::task::JoinSet::new();
+            let mut meta = Vec::new();
+            for (i, id, name, args) in prepared {
+                let answer = self.answer_slot(&name, &id, control);
+                let fut = run_one(
+                    id.clone(),
+                    name.clone(),
+                    args.clone(),
+                    answer,
+                    cancel.clone(),
+                );
+                set.spawn(async move { (i, fut.await) });
+                meta.push((i, id, name, args));
+            }
+            loop {
+                let joined = tokio::select! {
+                    biased;
+                    Some(event) = updates.recv() => {
+                        self.emitter.emit(event)?;
+                        continue;
+                    }
+                    joined = set.join_next() => joined,
+                };
+                let Some(joined) = joined else { break };
+                let (i, r) = match joined {
+                    Ok(v) => v,
+                    Err(e) => return Err(io::Error::other(format!("a tool task failed: {e}"))),
+                };
+                // Whatever the call reported before it ended goes out first.
+                self.flush_updates(&mut updates)?;
+                let mut r = r;
+                if let Some((_, id, name, args)) = meta.iter().find(|(j, ..)| *j == i) {
+                    r = self.escalate(id, name, args, r, control, cancel).await?;
+                    r = self.after_hooks(id, name, args, r).await?;
+                    if let Some(note) = &notes[i] {
+                        offer::add_note(&mut r, note);
+                    }
+                    self.end_call(id, name, &calls[i].2, &mut r)?;
+                    finished_args.push((i, name.clone(), args.clone()));
+                }
+                results[i] = Some(r);
+            }
+        }
+        for (i, name, args) in finished_args {
+            if let Some(r) = &results[i] {
+                self.hashes
+                    .learn(&name, &self.settings.cwd, &args, &r.details, r.is_error);
+            }
+        }
+        // Results enter the conversation in the order the model asked.
+        let mut out = Vec::new();
+        for (i, (id, name, _)) in calls.iter().enumerate() {
+            let r = results[i].take().unwrap_or_else(|| interrupted_result(id));
+            // A subagent's tokens and cost are this run's too (and count
+            // against --max-cost at the next turn).
+            if self
+                .tools
+                .get(name)
+                .is_some_and(|t| t.subagents().is_some())
+                && let Some(u) = r.details.get("usage")
+                && let Ok(u) = serde_json::from_value::<Usage>(u.clone())
+            {
+                turns.usage.add(&u);
+            }
+            let msg = to_message(name, r);
+            self.push(turns, Message::ToolResult(msg.clone()))?;
+            out.push(msg);
+        }
+        Ok(out)
+    }
+
+    /// Puts every prepared call through the gates; denied calls get their
+    /// results here, asked ones wait for a person.
+    async fn apply_gates(
+        &mut self,
+        prepared: Vec<(usize, String, String, Value)>,
+        results: &mut [Option<ToolResult>],
+        control: &Control,
+        cancel: &CancellationToken,
+    ) -> io::Result<Vec<(usize, String, String, Value)>> {
+        if self.settings.gates.before.is_empty() {
+            return Ok(prepared);
+        }
+        let mut out = Vec::new();
+        for (i, id, name, args) in prepared {
+            let request = GateRequest {
+                tool: name.clone(),
+                arguments: args.clone(),
+                cwd: self.settings.cwd.display().to_string(),
+                session_id: self.settings.session_id.clone(),
+                tool_call_id: Some(id.clone()),
+                interactive: self.settings.someone_answers(),
+                sandbox: self.settings.sandbox.as_ref().map(|s| s.gate(None)),
+            };
+            let (verdict, problems) = self.settings.gates.check(request).await;
+            for p in problems {
+                self.emitter.emit(AgentEvent::error(p))?;
+            }
+            let refused = match verdict {
+                Verdict::Allow(a) => {
+                    out.push((i, id, name, a));
+                    continue;
+                }
+                Verdict::NotAsked(_, reason) if self.settings.refuse_unasked => format!(
+                    "This call was not run: a person would have been asked about it ({reason}), and nobody can be asked here. Do not retry it as it is; find another way, or end with what you have and say what needs a person's approval."
+                ),
+                Verdict::NotAsked(a, reason) => {
+                    // Unattended: what ran without a person's yes is on record.
+                    let message =
+                        format!("the `{name}` call runs without a person's approval: {reason}");
+                    if !self.emitter.is_pretty() {
+                        crate::cli::note("ag-loop", &message);
+                    }
+                    self.emitter.emit(AgentEvent::Note {
+                        message,
+                        tool_call_id: Some(id.clone()),
+                    })?;
+                    out.push((i, id, name, a));
+                    continue;
+                }
+                Verdict::Deny(reason) => format!(
+                    "This call was not run: the policy refused it ({reason}). Do not retry it as it is; find another way or ask the user."
+                ),
+                Verdict::Ask(a, reason) => {
+                    if self.always.contains(&name)
+                        || self
+                            .ask_person(&id, &name, &a, &reason, control, cancel)
+                            .await?
+                    {
+                        out.push((i, id, name, a));
+                        continue;
+                    }
+                    if cancel.is_cancelled() {
+                        let mut r = interrupted_result(&id);
+                        self.end_call(&id, &name, &args, &mut r)?;
+                        results[i] = Some(r);
+                        continue;
+                    }
+                    format!(
+                        "The user did not approve this call ({reason}), so it was not run. Do not retry it; ask the user or find another way."
+                    )
+                }
+            };
+            let mut r = error_result(&id, "call.denied", refused);
+            self.end_call(&id, &name, &args, &mut r)?;
+            results[i] = Some(r);
+        }
+        Ok(out)
+    }
+
+    /// Passes a result through the after-hooks.
+    async fn after_hooks(
+        &mut self,
+        id: &str,
+        name: &str,
+        args: &Value,
+        mut r: ToolResult,
+    ) -> io::Result<ToolResult> {
+        // After-hooks are programs too: they get no key a tool let out.
+        self.scrub(&mut r);
+        if self.settings.gates.after.is_empty() {
+            return Ok(r);
+        }
+        let request = AfterRequest {
+            tool: name.to_string(),
+            arguments: args.clone(),
+            cwd: self.settings.cwd.display().to_string(),
+            session_id: self.settings.session_id.clone(),
+            tool_call_id: Some(id.to_string()),
+            output: r.output.clone(),
+            details: r.details.clone(),
+            is_error: r.is_error,
+        };
+        let (output, is_error, problems) = self.settings.gates.after(request).await;
+        for p in problems {
+            self.emitter.emit(AgentEvent::error(p))?;
+        }
+        r.output = output;
+        r.is_error = is_error;
+        Ok(r)
+    }
+
+    /// Hides provider keys in what a person typed: the model needs none, and
+    /// the conversation goes to the provider on every turn.
+    fn scrub_prompt(&self, mut content: UserContent) -> UserContent {
+        let redactor = self.emitter.redactor();
+        match &mut content {
+            UserContent::Text(t) => {
+                redactor.string(t);
+            }
+            UserContent::Blocks(blocks) => {
+                for b in blocks {
+                    if let ContentBlock::Text { text } = b {
+                        redactor.string(text);
+                    }
+                }
+            }
+        }
+        content
+    }
+
+    /// Hides provider keys in a result.
+    fn scrub(&self, r: &mut ToolResult) {
+        let redactor = self.emitter.redactor();
+        redactor.string(&mut r.output);
+        redactor.value(&mut r.details);
+    }
+
+    /// Reports a finished call. The result is cleared of provider keys and
+    /// given the repeated-failure notes here, before it is shown or enters
+    /// the conversation, so that the event shows what the model reads.
+    /// `args` are the arguments as the model sent them.
+    fn end_call(
+        &mut self,
+        id: &str,
+        name: &str,
+        args: &Value,
+        r: &mut ToolResult,
+    ) -> io::Result<()> {
+        self.scrub(r);
+        // The last-resort cut (for tools that ignore AG_OUTPUT_BUDGET) comes
+        // before the notes, so that neither is lost and the event shows the
+        // text the model reads.
+        r.output = cap_output(std::mem::take(&mut r.output));
+        self.guard.note(name, args, r);
+        self.emitter.emit(AgentEvent::ToolExecutionEnd {
+            tool_call_id: id.to_string(),
+            tool_name: name.to_string(),
+            output: r.output.clone(),
+            details: r.details.clone(),
+            is_error: r.is_error,
+        })?;
+        if name == "notify"
+            && !r.is_error
+            && let Some(message) = r.details.get("message").and_then(Value::as_str)
+        {
+            let level = r
+                .details
+                .get("level")
+                .and_then(Value::as_str)
+                .unwrap_or("info");
+            self.emitter.emit(AgentEvent::Notify {
+                message: message.to_string(),
+                level: level.to_string(),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl Agent {
+    /// The offered tool a call's name means: the name itself, else the ag
+    /// tool another agent's name stands for, when that one is offered.
+    fn tool_name(&self, called: &str) -> String {
+        let own = crate::agent::config::named_sets::own_name(called);
+        if self.tools.find(called).is_none() && self.tools.find(own).is_some() {
+            own.to_string()
+        } else {
+            called.to_string()
+        }
+    }
+}
+
+fn to_message(name: &str, r: ToolResult) -> ToolResultMessage {
+    let mut content = vec![ContentBlock::Text { text: r.output }];
+    for img in r.images {
+        content.push(ContentBlock::Image {
+            data: img.data,
+            mime_type: img.mime_type,
+        });
+    }
+    ToolResultMessage {
+        tool_call_id: r.id.unwrap_or_default(),
+        tool_name: name.to_string(),
+        content,
+        details: r.details,
+        is_error: r.is_error,
+        timestamp: Some(crate::session::now()),
+    }
+}
