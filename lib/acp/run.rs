@@ -119,12 +119,12 @@ async fn run(args: Args) -> ExitStatus {
             on_receive_request!(),
         );
 
-    let mut term = signal(tokio::signal::unix::SignalKind::terminate());
-    let mut hup = signal(tokio::signal::unix::SignalKind::hangup());
+    let mut term = crate::cli::Signal::new(tokio::signal::unix::SignalKind::terminate());
+    let mut hup = crate::cli::Signal::new(tokio::signal::unix::SignalKind::hangup());
     let served = tokio::select! {
         r = agent.connect_to(transport) => Some(r),
-        _ = recv_signal(&mut term) => None,
-        _ = recv_signal(&mut hup) => None,
+        _ = term.recv() => None,
+        _ = hup.recv() => None,
     };
     server.close_all().await;
     match served {
@@ -133,18 +133,5 @@ async fn run(args: Args) -> ExitStatus {
             ExitStatus::Input
         }
         _ => ExitStatus::Success,
-    }
-}
-
-fn signal(kind: tokio::signal::unix::SignalKind) -> Option<tokio::signal::unix::Signal> {
-    tokio::signal::unix::signal(kind).ok()
-}
-
-async fn recv_signal(s: &mut Option<tokio::signal::unix::Signal>) {
-    match s {
-        Some(s) => {
-            s.recv().await;
-        }
-        None => std::future::pending().await,
     }
 }

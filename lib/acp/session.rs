@@ -676,14 +676,7 @@ impl Actor {
         extra.extend(self.mode.loop_flags(&sibling("ag-gate"), editor.is_some()));
         extra.extend(editor.unwrap_or_default());
         extra.extend(self.shared.loop_args.iter().cloned());
-        let cmd = match &self.shared.loop_cmd {
-            Some(line) => Command::new("sh")
-                .arg("-c")
-                .arg(format!("{line} \"$@\""))
-                .arg("sh")
-                .args(&extra),
-            None => Command::new(sibling("ag-loop")).arg("--json").args(&extra),
-        };
+        let cmd = crate::proc::loop_command(self.shared.loop_cmd.as_deref(), &extra);
         let limits = LineLimits {
             max_line: 16 << 20,
             max_total: None,

@@ -25,7 +25,7 @@ use super::config::file as config_file;
 use super::config::identity;
 use super::config::prompt::{Head, Parts};
 use super::events::emit::Emitter;
-use super::run::checkpoints::CheckpointState;
+use super::run::checkpoint_ledger::CheckpointState;
 use super::run::control::{Answer, Control};
 use super::run::model::ModelClient;
 use super::run::profile::Router;
@@ -49,12 +49,7 @@ pub fn main() -> ExitCode {
     };
     // Before any thread exists: a tool must not read the provider keys in
     // this process's /proc/PID/environ (see `hide_own_environment`).
-    if let Err(e) = crate::proc::hide_own_environment() {
-        warn(
-            BIN,
-            &format!("cannot hide the provider keys in /proc from the tools: {e}"),
-        );
-    }
+    crate::proc::hide_own_environment_or_warn(BIN);
     let runtime = match crate::cli::runtime(BIN) {
         Ok(r) => r,
         Err(status) => return status.code(),

@@ -22,7 +22,7 @@ pub use calls::toolset::{ToolSet, ToolSpec};
 pub use config::named_sets::{DEFAULT_TOOLS, named_set};
 pub use config::prompt::system_prompt;
 pub use events::emit::{Emitter, OutputMode};
-pub use run::checkpoints::CheckpointState;
+pub use run::checkpoint_ledger::CheckpointState;
 pub use run::control::Control;
 pub use run::model::{Accumulator, ModelClient};
 pub use run::runner::{Agent, AgentSettings};

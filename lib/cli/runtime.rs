@@ -17,3 +17,38 @@ pub fn runtime(bin: &str) -> Result<Runtime, ExitStatus> {
             ExitStatus::Input
         })
 }
+
+/// A Unix signal that a front end waits for (SIGTERM, SIGHUP) in a
+/// `select!`: when the handler cannot be installed, it never arrives,
+/// rather than failing the binary's start.
+pub struct Signal(Option<tokio::signal::unix::Signal>);
+
+impl Signal {
+    /// Listens for `kind` from now on.
+    pub fn new(kind: tokio::signal::unix::SignalKind) -> Self {
+        Self(tokio::signal::unix::signal(kind).ok())
+    }
+
+    /// Waits for the next one.
+    pub async fn recv(&mut self) {
+        match &mut self.0 {
+            Some(s) => {
+                s.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// The working directory, or the error printed for `bin` and the status
+/// to exit with.
+pub fn working_dir(bin: &str) -> Result<std::path::PathBuf, ExitStatus> {
+    std::env::current_dir().map_err(|e| {
+        error_line(
+            bin,
+            &format!("cannot read the working directory: {e}"),
+            None,
+        );
+        ExitStatus::Input
+    })
+}

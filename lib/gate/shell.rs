@@ -127,17 +127,24 @@ pub struct Command {
     pub subshell: usize,
 }
 
+impl Parser {
+    /// A parser at the start of `text`.
+    fn new(text: &str) -> Parser {
+        Parser {
+            chars: text.chars().collect(),
+            pos: 0,
+            commands: Vec::new(),
+            current: Command::default(),
+            pipeline: 0,
+            subshell: 0,
+            heredocs: Vec::new(),
+        }
+    }
+}
+
 /// Splits a command line into simple commands, in order.
 pub fn parse(src: &str) -> Vec<Command> {
-    let mut p = Parser {
-        chars: src.chars().collect(),
-        pos: 0,
-        commands: Vec::new(),
-        current: Command::default(),
-        pipeline: 0,
-        subshell: 0,
-        heredocs: Vec::new(),
-    };
+    let mut p = Parser::new(src);
     p.run();
     p.commands
 }
@@ -673,15 +680,7 @@ impl Parser {
 /// unquoted here-document body) read as one word: its command
 /// substitutions, and whether anything in it expands.
 fn expansions_of(text: &str) -> Word {
-    let mut p = Parser {
-        chars: text.chars().collect(),
-        pos: 0,
-        commands: Vec::new(),
-        current: Command::default(),
-        pipeline: 0,
-        subshell: 0,
-        heredocs: Vec::new(),
-    };
+    let mut p = Parser::new(text);
     let mut w = Word::default();
     p.double_quoted(&mut w, None);
     w

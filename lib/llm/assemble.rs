@@ -272,6 +272,30 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// The provider's content filter stopped the answer (`detail` is how
+    /// its stream said so): a refusal for the caller, and the turn ends as
+    /// an error.
+    pub fn filtered(&mut self, provider: &str, detail: &str) -> StopReason {
+        self.refusal = Some(format!(
+            "{provider} stopped the answer with its content filter ({detail})"
+        ));
+        StopReason::Error
+    }
+
+    /// The stop reason of a stream that gave none of the special ones:
+    /// tool use when it asked for tools, else a plain stop; and the
+    /// model's own refusal text, when it sent one, said as one.
+    pub fn plain_stop(&mut self, refusal: &str) -> StopReason {
+        if !refusal.is_empty() {
+            self.refusal = Some(format!("the model refused: {refusal}"));
+        }
+        if self.has_tool_calls() {
+            StopReason::ToolUse
+        } else {
+            StopReason::Stop
+        }
+    }
+
     /// True when the message has a tool call.
     pub fn has_tool_calls(&self) -> bool {
         self.msg

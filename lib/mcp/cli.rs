@@ -114,12 +114,7 @@ pub fn main() -> ExitCode {
     };
     // Before any thread exists: a tool must not read the provider keys in
     // this process's /proc/PID/environ (see `hide_own_environment`).
-    if let Err(e) = crate::proc::hide_own_environment() {
-        warn(
-            BIN,
-            &format!("cannot hide the provider keys in /proc from the tools: {e}"),
-        );
-    }
+    crate::proc::hide_own_environment_or_warn(BIN);
     // As with `git -C`, everything after it (`--root`, `--tool` paths) is
     // seen from DIR. Set before any thread starts: the tools inherit it.
     if let Some(dir) = &args.cwd

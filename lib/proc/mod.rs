@@ -69,7 +69,7 @@ pub use child::{Ended, Running, Streaming};
 pub use confine::{Confinement, landlock_abi, landlock_add_path_rule, seccomp_filter_available};
 pub use lines::{Line, LineError, LineLimits, Lines};
 pub use nix::sys::signal::Signal;
-pub use secrets::{hide_own_environment, withheld_env, withhold_env};
+pub use secrets::{hide_own_environment, hide_own_environment_or_warn, withheld_env, withhold_env};
 pub use signals::{TerminationGuard, termination_signal};
 pub use strays::end_adopted;
 pub use tree::{foreign_group_alive, process_alive, session_of, signal_group, signal_process};
@@ -454,6 +454,20 @@ pub fn sibling(name: &str) -> PathBuf {
         .and_then(|e| e.parent().map(|d| d.join(name)))
         .filter(|p| p.is_file())
         .unwrap_or_else(|| PathBuf::from(name))
+}
+
+/// The ag-loop a front end drives, with `args` after its own: `--loop-cmd
+/// LINE` (a shell line the arguments are appended to, for a wrapper such
+/// as ssh or a container) or else the sibling `ag-loop --json`.
+pub fn loop_command(loop_cmd: Option<&str>, args: &[String]) -> Command {
+    match loop_cmd {
+        Some(line) => Command::new("sh")
+            .arg("-c")
+            .arg(format!("{line} \"$@\""))
+            .arg("sh")
+            .args(args),
+        None => Command::new(sibling("ag-loop")).arg("--json").args(args),
+    }
 }
 
 /// Makes this process the reaper of its orphaned descendants (Linux), so

@@ -50,6 +50,17 @@ pub fn hide_own_environment() -> std::io::Result<()> {
     nix::sys::prctl::set_dumpable(false).map_err(std::io::Error::from)
 }
 
+/// [`hide_own_environment`], for a binary that runs tools: when it cannot,
+/// `bin` warns and goes on (the keys are then only as safe as before).
+pub fn hide_own_environment_or_warn(bin: &str) {
+    if let Err(e) = hide_own_environment() {
+        crate::cli::warn(
+            bin,
+            &format!("cannot hide the provider keys in /proc from the tools: {e}"),
+        );
+    }
+}
+
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn clear_environment_block() -> std::io::Result<()> {

@@ -74,16 +74,9 @@ async fn broker(args: Args, paths: Paths) -> ExitStatus {
             return ExitStatus::Input;
         }
     };
-    let cwd = match std::env::current_dir() {
+    let cwd = match crate::cli::working_dir(BIN) {
         Ok(d) => d,
-        Err(e) => {
-            error_line(
-                BIN,
-                &format!("cannot read the working directory: {e}"),
-                None,
-            );
-            return ExitStatus::Input;
-        }
+        Err(status) => return status,
     };
     if let Err(e) = paths.make_dir() {
         error_line(BIN, &e.to_string(), None);

@@ -103,16 +103,9 @@ enum KeyInput {
 }
 
 async fn run(args: Args) -> ExitStatus {
-    let cwd = match std::env::current_dir() {
+    let cwd = match crate::cli::working_dir(BIN) {
         Ok(d) => d,
-        Err(e) => {
-            error_line(
-                BIN,
-                &format!("cannot read the working directory: {e}"),
-                None,
-            );
-            return ExitStatus::Input;
-        }
+        Err(status) => return status,
     };
     if !crossterm::tty::IsTty::is_tty(&io::stdin()) || !crossterm::tty::IsTty::is_tty(&io::stdout())
     {
@@ -199,8 +192,8 @@ async fn run(args: Args) -> ExitStatus {
     }
 
     let mut failure = None;
-    let mut term = signal(tokio::signal::unix::SignalKind::terminate());
-    let mut hup = signal(tokio::signal::unix::SignalKind::hangup());
+    let mut term = crate::cli::Signal::new(tokio::signal::unix::SignalKind::terminate());
+    let mut hup = crate::cli::Signal::new(tokio::signal::unix::SignalKind::hangup());
     loop {
         if screen.terminal.draw(|f| view.draw(f, &app)).is_err() {
             break;
@@ -256,8 +249,8 @@ async fn run(args: Args) -> ExitStatus {
             Some((then, ok, out, err)) = done.recv() => {
                 effects.extend(app.on_session_output(then, ok, &out, &err));
             }
-            _ = recv_signal(&mut term) => break,
-            _ = recv_signal(&mut hup) => break,
+            _ = term.recv() => break,
+            _ = hup.recv() => break,
         }
         if effects.contains(&Effect::Quit) {
             break;
@@ -396,12 +389,7 @@ fn start(args: &Args, app: &mut App, session: &[String], model: Option<&str>) ->
     let cmd = match &args.loop_cmd {
         _ if args.attach.is_some() => Command::new(sibling("ag-serve"))
             .args(super::live::bridge_args(session, model, &args.loop_args)),
-        Some(line) => Command::new("sh")
-            .arg("-c")
-            .arg(format!("{line} \"$@\""))
-            .arg("sh")
-            .args(&extra),
-        None => Command::new(sibling("ag-loop")).arg("--json").args(&extra),
+        loop_cmd => crate::proc::loop_command(loop_cmd.as_deref(), &extra),
     };
     // A session of its own: nothing the child runs can take the terminal
     // (an ssh password prompt would write over the screen).
@@ -479,19 +467,6 @@ async fn child_end(running: Option<&Running>, output_over: bool) -> String {
             s
         }
         Err(e) => format!("ag-loop ended: {e}"),
-    }
-}
-
-fn signal(kind: tokio::signal::unix::SignalKind) -> Option<tokio::signal::unix::Signal> {
-    tokio::signal::unix::signal(kind).ok()
-}
-
-async fn recv_signal(s: &mut Option<tokio::signal::unix::Signal>) {
-    match s {
-        Some(s) => {
-            s.recv().await;
-        }
-        None => std::future::pending().await,
     }
 }
 

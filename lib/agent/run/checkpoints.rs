@@ -11,115 +11,13 @@
 //! those of earlier runs included), which is how `ag-session rewind --turn`
 //! counts them. A directory that cannot have checkpoints (a bare
 //! repository, no git installed) gets one `error` event and none after.
-//!
-//! [`CheckpointState`] is what the run keeps of them (whether they are on,
-//! where, the turns counted so far), apart from the recording so that the
-//! agent's settings can hold it.
-
-use std::io;
-use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use std::io;
 
+use super::checkpoint_ledger::READ_ONLY;
 use super::runner::Agent;
-use crate::checkpoint::{Checkpoints, Error, Place};
 use crate::protocol::AgentEvent;
-
-/// Tools that never change the working tree.
-pub(in crate::agent) const READ_ONLY: &[&str] =
-    &["read", "grep", "find", "ls", "todo", "notify", "ask"];
-
-/// Checkpoints of one ag-loop run.
-#[derive(Debug, Default)]
-pub struct CheckpointState {
-    /// Set when checkpoints are on and not yet refused.
-    pub(in crate::agent) want: Option<Wanted>,
-    /// Found on first use.
-    pub(in crate::agent) open: Option<Checkpoints>,
-    /// `turn_start` events of the session so far.
-    pub(in crate::agent) turns: u64,
-    /// The last turn whose tools may have changed files, when none has
-    /// been recorded after it.
-    pub(in crate::agent) dirty: Option<u64>,
-}
-
-#[derive(Debug)]
-pub(in crate::agent) struct Wanted {
-    pub(in crate::agent) cwd: PathBuf,
-    pub(in crate::agent) session_id: String,
-    pub(in crate::agent) home: PathBuf,
-    pub(in crate::agent) max_file_bytes: u64,
-}
-
-impl CheckpointState {
-    /// Checkpoints off (`--no-checkpoints`, `checkpoints = false`, or no session).
-    pub fn off() -> CheckpointState {
-        CheckpointState::default()
-    }
-
-    /// Checkpoints of the session `session_id` (its file at `session`, whose
-    /// turns are counted) for the working directory `cwd`.
-    pub fn on(
-        cwd: &Path,
-        session_id: &str,
-        session: Option<&Path>,
-        max_file_bytes: u64,
-    ) -> CheckpointState {
-        CheckpointState {
-            want: Some(Wanted {
-                cwd: cwd.to_path_buf(),
-                session_id: session_id.to_string(),
-                home: crate::session::ag_home(),
-                max_file_bytes,
-            }),
-            open: None,
-            turns: session.map(count_turns).unwrap_or(0),
-            dirty: None,
-        }
-    }
-
-    /// Opens the checkpoints on first use; `Err` once with why they are off.
-    pub(in crate::agent) fn get(&mut self) -> Result<Option<&Checkpoints>, Error> {
-        if self.open.is_none() {
-            let Some(w) = &self.want else {
-                return Ok(None);
-            };
-            let home = w.home.canonicalize().unwrap_or_else(|_| w.home.clone());
-            match Place::find(&w.cwd, &home) {
-                Ok(place) => {
-                    // Many checkpoints in one process: worth watching the
-                    // tree rather than asking git to look at all of it.
-                    self.open = Some(
-                        Checkpoints::new(place, &w.session_id, &home, w.max_file_bytes).watching(),
-                    );
-                }
-                Err(e) => {
-                    self.want = None;
-                    return Err(e);
-                }
-            }
-        }
-        Ok(self.open.as_ref())
-    }
-}
-
-/// The `turn_start` events of a session file.
-pub(in crate::agent) fn count_turns(path: &Path) -> u64 {
-    #[derive(serde::Deserialize)]
-    struct Kind {
-        #[serde(rename = "type")]
-        kind: String,
-    }
-    let mut n = 0;
-    if let Ok(mut reader) = crate::session::Reader::open(path) {
-        let _ = reader.for_each_line_of_unchecked::<Kind>(&["\"turn_start\""], |_, k| {
-            if k.kind == "turn_start" {
-                n += 1;
-            }
-        });
-    }
-    n
-}
 
 impl Agent {
     /// Counts a `turn_start` just emitted.

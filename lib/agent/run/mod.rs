@@ -6,6 +6,7 @@
 
 pub mod approval;
 pub mod attachments;
+pub mod checkpoint_ledger;
 pub mod checkpoints;
 pub mod compaction;
 pub mod control;

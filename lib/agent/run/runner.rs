@@ -78,7 +78,7 @@ pub struct AgentSettings {
     pub output: Option<crate::agent::setup::output_schema::OutputSpec>,
     // Checkpoints (issue 20).
     /// Records the working tree before turns that may change it.
-    pub checkpoints: super::checkpoints::CheckpointState,
+    pub checkpoints: super::checkpoint_ledger::CheckpointState,
     // Questions and attachments (issue 31).
     /// Who answers the model's questions (the `ask` tool).
     pub questions: Arc<crate::agent::calls::ask::Questions>,

@@ -227,15 +227,7 @@ impl GeminiParser {
     /// the name first, then `partialArgs` by JSON path, `willContinue` until the last.
     fn streamed_call(&mut self, fc: &Value, sig: Option<&str>, b: &mut Builder<'_>) {
         if self.streaming.is_none() {
-            if let Some(s) = sig {
-                b.redacted_thinking(s);
-            }
-            let name = fc["name"].as_str().unwrap_or("");
-            let id = match fc["id"].as_str().filter(|s| !s.is_empty()) {
-                Some(id) => id.to_string(),
-                None => b.synthetic_id(name),
-            };
-            let block = b.tool_start(&id, name);
+            let block = start_call(fc, sig, b);
             self.streaming = Some(Streaming {
                 block,
                 args: json!({}),
@@ -283,19 +275,11 @@ impl GeminiParser {
                 return self.streamed_call(fc, sig, b);
             }
             self.end_streaming(b);
-            if let Some(s) = sig {
-                b.redacted_thinking(s);
-            }
-            let name = fc["name"].as_str().unwrap_or("");
-            let id = match fc["id"].as_str().filter(|s| !s.is_empty()) {
-                Some(id) => id.to_string(),
-                None => b.synthetic_id(name),
-            };
             let args = match fc.get("args") {
                 Some(a @ Value::Object(_)) => a.clone(),
                 _ => json!({}),
             };
-            let idx = b.tool_start(&id, name);
+            let idx = start_call(fc, sig, b);
             b.tool_args(idx, &args.to_string());
             b.tool_end(idx, Some(args));
             return;
@@ -313,6 +297,21 @@ impl GeminiParser {
             b.text(text);
         }
     }
+}
+
+/// Opens the block of a function call (after its thought signature, kept
+/// as a redacted thinking block); its id is Gemini's, or made up when it
+/// sent none.
+fn start_call(fc: &Value, sig: Option<&str>, b: &mut Builder<'_>) -> usize {
+    if let Some(s) = sig {
+        b.redacted_thinking(s);
+    }
+    let name = fc["name"].as_str().unwrap_or("");
+    let id = match fc["id"].as_str().filter(|s| !s.is_empty()) {
+        Some(id) => id.to_string(),
+        None => b.synthetic_id(name),
+    };
+    b.tool_start(&id, name)
 }
 
 impl StreamParser for GeminiParser {

@@ -358,22 +358,18 @@ impl ChatParser {
             }
         }
         let reason = self.finish.as_deref().unwrap_or("stop");
-        b.stop = Some(match reason {
+        let stop = match reason {
             "length" => StopReason::Length,
             "tool_calls" | "function_call" => StopReason::ToolUse,
-            "content_filter" => {
-                b.refusal = Some(format!(
-                    "{} stopped the answer with its content filter (finish_reason content_filter)",
-                    self.names.provider
-                ));
-                StopReason::Error
-            }
-            _ if b.has_tool_calls() => StopReason::ToolUse,
+            "content_filter" => b.filtered(&self.names.provider, "finish_reason content_filter"),
             _ => StopReason::Stop,
+        };
+        let plain = b.plain_stop(&self.refusal);
+        b.stop = Some(if stop == StopReason::Stop {
+            plain
+        } else {
+            stop
         });
-        if !self.refusal.is_empty() {
-            b.refusal = Some(format!("the model refused: {}", self.refusal));
-        }
     }
 }
 

@@ -337,21 +337,15 @@ impl ResponsesParser {
         b.end_all_tools();
         let status = resp["status"].as_str().unwrap_or("completed");
         let reason = resp["incomplete_details"]["reason"].as_str().unwrap_or("");
-        b.stop = Some(match (status, reason) {
-            ("incomplete", "max_output_tokens") => StopReason::Length,
+        let stop = match (status, reason) {
+            ("incomplete", "max_output_tokens") => Some(StopReason::Length),
             ("incomplete", "content_filter") => {
-                b.refusal = Some(format!(
-                    "{} stopped the answer with its content filter (incomplete: content_filter)",
-                    self.names.provider
-                ));
-                StopReason::Error
+                Some(b.filtered(&self.names.provider, "incomplete: content_filter"))
             }
-            _ if b.has_tool_calls() => StopReason::ToolUse,
-            _ => StopReason::Stop,
-        });
-        if !self.refusal.is_empty() {
-            b.refusal = Some(format!("the model refused: {}", self.refusal));
-        }
+            _ => None,
+        };
+        let plain = b.plain_stop(&self.refusal);
+        b.stop = Some(stop.unwrap_or(plain));
     }
 }
 

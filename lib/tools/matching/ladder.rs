@@ -20,7 +20,7 @@
 //! ladder for each hunk, on whole lines: the line levels (3 to 6) through
 //! `seek`, then blank context lines at the hunk's ends, then escapes and
 //! `...` lines decoded and split with this module's [`unescape`] and
-//! [`is_elision`] (see `tools/patch/place.rs`).
+//! [`is_elision`] (see `tools/patch/place/`).
 
 use memchr::memmem;
 
