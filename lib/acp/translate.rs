@@ -388,6 +388,7 @@ impl Translator {
             }
             Outcome::Finished
             | Outcome::RepeatedFailure
+            | Outcome::RepeatedCall
             | Outcome::InvalidOutput
             | Outcome::CheckFailed => Ending::Stop(AcpStop::EndTurn),
             Outcome::Interrupted => Ending::Stop(AcpStop::Cancelled),

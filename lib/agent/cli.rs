@@ -310,6 +310,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
             bash: check_bash.map(Arc::new),
         },
         tree,
+        first_call: args.first_call.map(Into::into),
     };
     let mut agent =
         Agent::new(settings, model, tools, session.history, emitter).with_router(router);
@@ -711,7 +712,7 @@ async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitS
         match agent.prompt_as(profile, content, &control).await {
             Ok(end) => {
                 let this = match end.outcome {
-                    Outcome::Finished => ExitStatus::Success,
+                    _ if end.succeeded() => ExitStatus::Success,
                     Outcome::Interrupted => ExitStatus::Signal(2),
                     _ => ExitStatus::Failure,
                 };

@@ -98,6 +98,29 @@ impl Redactor {
         out
     }
 
+    /// The bytes at the end of `text` that could be the start of a secret
+    /// which the next piece of a stream would complete: a streamed text is
+    /// held back by this much, so that a key split over two pieces is
+    /// still hidden whole. 0 when no secret starts there.
+    pub fn unsettled_tail(&self, text: &str) -> usize {
+        let mut longest = 0;
+        for (value, _) in &self.secrets {
+            // Only a proper prefix can be completed later; a whole one was
+            // already replaced by `text`.
+            let most = value.len().saturating_sub(1).min(text.len());
+            for n in (longest + 1..=most).rev() {
+                let start = text.len() - n;
+                if text.is_char_boundary(start)
+                    && value.as_bytes().starts_with(&text.as_bytes()[start..])
+                {
+                    longest = n;
+                    break;
+                }
+            }
+        }
+        longest
+    }
+
     /// Redacts in place; true when something was hidden.
     pub fn string(&self, s: &mut String) -> bool {
         match self.text(s) {
@@ -211,5 +234,19 @@ mod tests {
         r.add("abcdefgh", "A");
         r.add("abcdefgh-ijklmnop", "B");
         assert_eq!(r.text("abcdefgh-ijklmnop"), "[B redacted]");
+    }
+
+    #[test]
+    fn a_tail_that_could_begin_a_key_is_unsettled() {
+        let mut r = Redactor::default();
+        r.add("sk-secret-12345", "KEY");
+        assert_eq!(r.unsettled_tail("the key is sk-sec"), "sk-sec".len());
+        assert_eq!(r.unsettled_tail("the key is s"), 1);
+        assert_eq!(r.unsettled_tail("nothing here"), 0);
+        // A whole key is no tail (`text` replaces it), nor is a tail that
+        // only ends like one.
+        assert_eq!(r.unsettled_tail("sk-secret-12345"), 0);
+        assert_eq!(r.unsettled_tail("key: 12345"), 0);
+        assert_eq!(r.unsettled_tail("é"), 0);
     }
 }

@@ -185,6 +185,12 @@ pub enum AgentEvent {
         /// schema or when the run did not finish with a valid answer.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output: Option<Value>,
+        /// What the run did, from its own record rather than from what the
+        /// model says: so that a caller can tell a finished run that
+        /// changed files from one that changed nothing. Absent in session
+        /// files written before it was recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        work: Option<Work>,
     },
     /// The running work was interrupted.
     Interrupted,
@@ -466,6 +472,23 @@ impl AgentEvent {
     }
 }
 
+/// What a prompt's run did, from its own record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Work {
+    /// Tool calls made (a subagent's own calls not counted).
+    pub calls: u32,
+    /// Of those, the ones that failed.
+    pub failed_calls: u32,
+    /// Files changed: the paths of the file tools' successful calls and
+    /// what the run's checkpoints saw change (where `bash`'s changes
+    /// show), relative to the working directory when beneath it. Without
+    /// checkpoints only the file tools' paths are known.
+    pub changed: Vec<String>,
+    /// Changed files the checkpoints counted but did not list.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more_changed: u64,
+}
+
 /// How an agent run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -483,6 +506,10 @@ pub enum Outcome {
     ModelError,
     /// The model kept making the same failing tool call.
     RepeatedFailure,
+    /// The model kept making a call that had succeeded, with the same
+    /// output each time: the run stopped there, its work kept. ag-loop
+    /// exits 0 when the run changed files, 1 when it changed none.
+    RepeatedCall,
     /// The final answer still did not match `--output-schema` after the
     /// retries (`--output-retries`).
     InvalidOutput,

@@ -36,6 +36,23 @@ pub struct LlmRequest {
     /// where the model supports it, else as an instruction in the system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<serde_json::Value>,
+    /// Whether the answer must be a tool call (`required`) or may be text
+    /// (`auto`, the default). A local server (llama.cpp, Ollama, vLLM)
+    /// enforces `required` with a grammar; ag-loop asks for it on the
+    /// first request of a task for a small local model, whose first answer
+    /// is otherwise often a claim of work it never did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
+}
+
+/// Whether the model must call a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    /// Text or tool calls, as the model chooses.
+    Auto,
+    /// At least one tool call.
+    Required,
 }
 
 /// Reasoning effort.

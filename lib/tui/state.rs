@@ -312,6 +312,9 @@ impl State {
                     Outcome::RepeatedFailure => {
                         Some("stopped: the model kept making failing calls")
                     }
+                    Outcome::RepeatedCall => {
+                        Some("stopped: the model kept repeating a call that had succeeded")
+                    }
                     Outcome::InvalidOutput => {
                         Some("stopped: the final answer did not match --output-schema")
                     }

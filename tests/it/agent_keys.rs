@@ -285,3 +285,53 @@ fn ag_loop_still_sends_its_key_after_hiding_its_environment() {
         Some("Bearer k-from-the-environment-1234")
     );
 }
+
+/// A key the model writes out comes in pieces: no delta holds it whole,
+/// but joined, as the page, the session file and the SSE stream join them
+/// while streaming, they would. The tail of a delta that could begin a key
+/// is held back until the next one settles it.
+#[test]
+fn a_key_split_over_streamed_deltas_is_hidden_when_they_are_joined() {
+    let env = Env::new();
+    let (a, rest) = OPENAI.split_at(5);
+    let (b, c) = rest.split_at(9);
+    let text = format!("the key is {OPENAI}, said in pieces; a near miss: sk-test-01 stays.");
+    let turn = vec![
+        json!({"type": "start", "model": "test/scripted"}),
+        json!({"type": "text_delta", "index": 0, "delta": format!("the key is {a}")}),
+        json!({"type": "text_delta", "index": 0, "delta": b}),
+        json!({"type": "text_delta", "index": 0, "delta": format!("{c}, said in pieces; a near miss: sk-te")}),
+        json!({"type": "text_delta", "index": 0, "delta": "st-01 stays."}),
+        json!({"type": "done", "message": {"content": [{"type": "text", "text": text}], "stop_reason": "stop", "model": "test/scripted",
+            "usage": {"input": 1, "output": 1, "cache_read": 0, "cache_write": 0, "cost": {"input": 0.0, "output": 0.0, "cache_read": 0.0, "cache_write": 0.0, "total": 0.0}}}}),
+    ];
+    let model = crate::agent::scripted_model(&env, &[turn]);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("OPENAI_API_KEY", OPENAI).args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "read",
+        "--json",
+        "say it",
+    ]);
+    let r = run(c, None);
+    r.ok();
+    let joined: String = r
+        .json_lines()
+        .iter()
+        .filter(|e| e["type"] == "message_update" && e["event"]["type"] == "text_delta")
+        .map(|e| e["event"]["delta"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        joined,
+        "the key is [OPENAI_API_KEY redacted], said in pieces; a near miss: sk-test-01 stays.",
+        "{r}"
+    );
+    let session = std::fs::read_to_string(session_file(&env)).unwrap();
+    assert!(
+        !session.contains(&OPENAI[..12]),
+        "a piece of the key in the session"
+    );
+    assert!(!r.stdout().contains(&OPENAI[..12]), "{r}");
+}

@@ -102,6 +102,7 @@ mod mcp_interop;
 mod cli_agents;
 // ag-loop keeps provider keys from tools, gates, hooks and everything it writes.
 mod agent_keys;
+mod evidence;
 // A first run without a key: what ag-loop says, and the local servers it offers.
 mod first_run;
 // ag-loop's repeated-failure guard, replaying what a real small model did.

@@ -6,13 +6,19 @@
 //! same text), and past a limit the run stops after the turn. A call that
 //! succeeds but returns what it returned before (a test run whose failure
 //! the model keeps re-running without a change in between) earns a note
-//! too, never a stop: waiting on something outside can look the same.
+//! too, which names the last call that failed, since a weak model often
+//! circles back to looking at the state instead of acting on an error it
+//! was given; and at the fifth such call the run stops with its work
+//! kept (a model that has done the job and keeps repeating its last call
+//! would otherwise run into the turn limit, a failure). A call waiting on
+//! something outside looks the same, but five identical answers in one
+//! prompt say that nothing is moving.
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::protocol::ToolResult;
+use crate::protocol::{Outcome, ToolResult};
 use crate::tool_protocol::exec::ABORTED;
 
 /// Identical failing calls before the model is told so.
@@ -22,6 +28,10 @@ pub const SAME_STOP: u32 = 5;
 /// Identical successful calls with identical output before the model is
 /// told that nothing changed.
 pub const SAME_OUTPUT_WARN: u32 = 3;
+/// Identical successful calls with identical output that stop the run.
+pub const SAME_OUTPUT_STOP: u32 = 5;
+/// Characters of the last failure quoted in a note.
+const FAILURE_QUOTED: usize = 300;
 /// The default limit on failed calls in a row, of any kind.
 pub const DEFAULT_MAX_FAILED: u32 = 8;
 
@@ -32,6 +42,8 @@ pub enum Stop {
     Same(u32),
     /// This many calls in a row failed.
     Streak(u32),
+    /// One call succeeded with the same output this many times.
+    SameOutput(u32),
 }
 
 impl Stop {
@@ -44,6 +56,17 @@ impl Stop {
             Stop::Streak(n) => format!(
                 "stopped: {n} tool calls in a row failed (--max-failed-calls); raise the limit or give the model more guidance"
             ),
+            Stop::SameOutput(n) => format!(
+                "stopped: the model made the same successful tool call {n} times with the same output; its work is kept"
+            ),
+        }
+    }
+
+    /// The outcome a run stopped this way has.
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            Stop::Same(_) | Stop::Streak(_) => Outcome::RepeatedFailure,
+            Stop::SameOutput(_) => Outcome::RepeatedCall,
         }
     }
 }
@@ -58,6 +81,8 @@ pub struct FailureGuard {
     /// Failed calls in a row that stop the run; 0 for no limit.
     max_failed: u32,
     stop: Option<Stop>,
+    /// The last call that failed: its tool and the start of its error.
+    last_failure: Option<(String, String)>,
 }
 
 impl FailureGuard {
@@ -105,9 +130,20 @@ impl FailureGuard {
                 r.output.push_str(&format!(
                     "\n\nThis exact call has now returned the same output {n} times: nothing it looks at changed in between. Repeating it will not change the result; make a change first, or try a different approach."
                 ));
+                if let Some((tool, said)) = &self.last_failure {
+                    r.output.push_str(&format!(
+                        " The last call that failed was `{tool}`, and it said: \"{said}\". Act on what it said."
+                    ));
+                }
+                if n >= SAME_OUTPUT_STOP {
+                    r.output
+                        .push_str(" ag-loop stops after this turn, keeping what was done.");
+                    self.stop.get_or_insert(Stop::SameOutput(n));
+                }
             }
             return;
         }
+        self.last_failure = Some((name.to_string(), quoted(&r.output)));
         self.streak += 1;
         let mut notes = Vec::new();
         if n >= SAME_WARN {
@@ -137,6 +173,15 @@ impl FailureGuard {
             r.output.push_str(&notes.join(" "));
         }
     }
+}
+
+/// The start of a failure's text on one line, for a note.
+fn quoted(output: &str) -> String {
+    let line = output.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= FAILURE_QUOTED {
+        return line;
+    }
+    line.chars().take(FAILURE_QUOTED).collect::<String>() + "…"
 }
 
 /// The arguments with object keys sorted, so that the same call with its
@@ -232,14 +277,14 @@ mod tests {
     }
 
     #[test]
-    fn the_same_output_again_and_again_is_pointed_out_but_never_stops() {
+    fn the_same_output_again_and_again_is_pointed_out_then_stops_the_run() {
         let mut g = FailureGuard::new(2);
         let test_run = |out: &str| ToolResult {
             output: out.into(),
             ..succeeded()
         };
         let args = json!({"command": "cargo test"});
-        for i in 1..=8 {
+        for i in 1..SAME_OUTPUT_STOP {
             let mut r = test_run("1 failed (in 0.42 s)");
             g.note("bash", &args, &mut r);
             assert_eq!(
@@ -248,12 +293,39 @@ mod tests {
                 "call {i}: {}",
                 r.output
             );
+            assert_eq!(g.stop(), None, "call {i}");
         }
-        assert_eq!(g.stop(), None);
         // Another output (the model changed something) starts afresh.
         let mut r = test_run("all passed");
         g.note("bash", &args, &mut r);
         assert_eq!(r.output, "all passed");
+        let mut r = test_run("1 failed (in 0.40 s)");
+        g.note("bash", &args, &mut r);
+        assert!(r.output.contains("stops after this turn"), "{}", r.output);
+        assert_eq!(g.stop(), Some(&Stop::SameOutput(SAME_OUTPUT_STOP)));
+        assert_eq!(g.stop().unwrap().outcome(), Outcome::RepeatedCall);
+    }
+
+    /// The model that circles back to `git status` after a commit failed
+    /// is shown the failure it is not acting on.
+    #[test]
+    fn a_repeated_look_names_the_last_failure() {
+        let mut g = FailureGuard::new(0);
+        let mut r = ToolResult {
+            output: "Author identity unknown\n\n*** Please tell me who you are.\n\nRun\n\n  git config user.email \"you@example.com\"".into(),
+            ..failed("")
+        };
+        g.note("bash", &json!({"command": "git commit -m x"}), &mut r);
+        let mut r = succeeded();
+        for _ in 0..SAME_OUTPUT_WARN {
+            r = succeeded();
+            g.note("bash", &json!({"command": "git status"}), &mut r);
+        }
+        assert!(
+            r.output.contains("The last call that failed was `bash`, and it said: \"Author identity unknown *** Please tell me who you are. Run git config user.email"),
+            "{}",
+            r.output
+        );
     }
 
     #[test]

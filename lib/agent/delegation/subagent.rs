@@ -339,7 +339,10 @@ impl Subagents {
             id: Some(id.to_string()),
             output,
             details,
-            is_error: outcome != Outcome::Finished,
+            // As ag-loop's exit status has it: a child stopped for repeating
+            // a call that had succeeded kept its work.
+            is_error: !(outcome == Outcome::Finished
+                || (outcome == Outcome::RepeatedCall && (!seen.paths.is_empty() || seen.more > 0))),
             error_code: (outcome == Outcome::Interrupted).then(|| exec::ABORTED.to_string()),
             images: Vec::new(),
         }

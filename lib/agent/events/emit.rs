@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::render::Renderer;
 use crate::cli::Stdout;
 use crate::llm::keys::Redactor;
-use crate::protocol::{AgentEvent, AgentEventRecord};
+use crate::protocol::{AgentEvent, AgentEventRecord, LlmEvent};
 use crate::session::{Writer, now};
 
 /// How events are shown on stdout.
@@ -37,8 +37,18 @@ pub struct Emitter {
     redactor: Arc<Redactor>,
     /// Structured output is asked for: `--quiet` prints its value or nothing.
     structured: bool,
-    /// What `--result-line` reports of the prompt under way.
+    /// What the prompt under way did, gathered from its events: the run's
+    /// work in `agent_end`, and what `--result-line` reports.
     result: super::run_summary::RunSummary,
+    /// The end of the last streamed piece, held back while it could be
+    /// the start of a key that the next piece completes.
+    held: Option<Held>,
+}
+
+/// A streamed piece's tail that is not yet let out.
+struct Held {
+    /// Which stream: the delta event with the held text as its delta.
+    event: LlmEvent,
 }
 
 impl Emitter {
@@ -53,6 +63,7 @@ impl Emitter {
             redactor: Arc::default(),
             structured: false,
             result: Default::default(),
+            held: None,
         }
     }
 
@@ -81,13 +92,64 @@ impl Emitter {
         self.mode == OutputMode::Pretty
     }
 
+    /// What the prompt under way did so far, from its events.
+    pub fn work(&self) -> crate::protocol::Work {
+        self.result.work()
+    }
+
     /// The secrets this emitter hides.
     pub fn redactor(&self) -> &Redactor {
         &self.redactor
     }
 
-    /// Emits one event.
+    /// Emits one event. Redaction works on each event whole, and a key
+    /// that the model writes out may come split over several deltas: so a
+    /// delta's tail that could begin a key is held back until the next
+    /// event settles it (a key, hidden whole, or not one, let out as it
+    /// was, before that event).
     pub fn emit(&mut self, event: AgentEvent) -> io::Result<()> {
+        if self.redactor.is_empty() {
+            return self.write(event);
+        }
+        let AgentEvent::MessageUpdate { event: piece } = event else {
+            if let Some(held) = self.held.take() {
+                self.write(AgentEvent::MessageUpdate { event: held.event })?;
+            }
+            return self.write(event);
+        };
+        let Some((index, delta)) = delta_of(&piece) else {
+            if let Some(held) = self.held.take() {
+                self.write(AgentEvent::MessageUpdate { event: held.event })?;
+            }
+            return self.write(AgentEvent::MessageUpdate { event: piece });
+        };
+        let mut text = String::new();
+        match self.held.take() {
+            Some(held) if same_stream(&held.event, &piece) => {
+                text.push_str(delta_of(&held.event).map_or("", |(_, d)| d));
+            }
+            Some(held) => self.write(AgentEvent::MessageUpdate { event: held.event })?,
+            None => {}
+        }
+        text.push_str(delta);
+        let text = self.redactor.text(&text).into_owned();
+        let keep = text.len() - self.redactor.unsettled_tail(&text);
+        let (now, later) = text.split_at(keep);
+        if !later.is_empty() {
+            self.held = Some(Held {
+                event: with_delta(&piece, index, later.to_string()),
+            });
+        }
+        if now.is_empty() {
+            return Ok(());
+        }
+        self.write(AgentEvent::MessageUpdate {
+            event: with_delta(&piece, index, now.to_string()),
+        })
+    }
+
+    /// Stamps, redacts, records and prints one event.
+    fn write(&mut self, event: AgentEvent) -> io::Result<()> {
         let mut record = AgentEventRecord {
             timestamp: now(),
             event,
@@ -102,7 +164,13 @@ impl Emitter {
         if let Some(w) = &mut self.session {
             w.append_line(&line)?;
         }
+        // Every mode keeps the summary: the runner reads the run's work
+        // from it, and --result-line prints it.
+        self.result.note(&record.event);
         if self.stdout_closed {
+            if matches!(record.event, AgentEvent::AgentEnd { .. }) {
+                self.result = self.result.fresh();
+            }
             return Ok(());
         }
         let res = match self.mode {
@@ -116,7 +184,6 @@ impl Emitter {
                 }
             }
             OutputMode::Result => {
-                self.result.note(&record.event);
                 if matches!(record.event, AgentEvent::AgentEnd { .. }) {
                     let fresh = self.result.fresh();
                     let line = std::mem::replace(&mut self.result, fresh).line();
@@ -143,6 +210,9 @@ impl Emitter {
                 _ => Ok(()),
             },
         };
+        if self.mode != OutputMode::Result && matches!(record.event, AgentEvent::AgentEnd { .. }) {
+            self.result = self.result.fresh();
+        }
         match res {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
                 self.stdout_closed = true;
@@ -150,5 +220,30 @@ impl Emitter {
             }
             other => other,
         }
+    }
+}
+
+/// A streamed piece of text, thinking or tool arguments: its block and text.
+fn delta_of(event: &LlmEvent) -> Option<(usize, &str)> {
+    match event {
+        LlmEvent::TextDelta { index, delta }
+        | LlmEvent::ThinkingDelta { index, delta }
+        | LlmEvent::ToolCallDelta { index, delta } => Some((*index, delta)),
+        _ => None,
+    }
+}
+
+/// Two pieces of one stream: the same kind, in the same block.
+fn same_stream(a: &LlmEvent, b: &LlmEvent) -> bool {
+    std::mem::discriminant(a) == std::mem::discriminant(b)
+        && delta_of(a).map(|(i, _)| i) == delta_of(b).map(|(i, _)| i)
+}
+
+/// `like`'s kind of piece, with other text.
+fn with_delta(like: &LlmEvent, index: usize, delta: String) -> LlmEvent {
+    match like {
+        LlmEvent::ThinkingDelta { .. } => LlmEvent::ThinkingDelta { index, delta },
+        LlmEvent::ToolCallDelta { .. } => LlmEvent::ToolCallDelta { index, delta },
+        _ => LlmEvent::TextDelta { index, delta },
     }
 }

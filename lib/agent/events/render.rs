@@ -191,6 +191,7 @@ impl Renderer {
                 outcome,
                 usage,
                 error,
+                work,
                 ..
             } => {
                 let nl = self.newline_if_needed();
@@ -201,16 +202,26 @@ impl Renderer {
                     Outcome::CostLimit => "stopped at the cost limit",
                     Outcome::ModelError => "model error",
                     Outcome::RepeatedFailure => "stopped: tool calls kept failing",
+                    Outcome::RepeatedCall => "stopped: the same call again and again",
                     Outcome::InvalidOutput => "stopped: the answer did not match the output schema",
                     Outcome::CheckFailed => "stopped: the check did not pass",
                 };
                 let reason = error.as_ref().map(|e| format!(": {e}")).unwrap_or_default();
+                // What the record says was done, beside what the model said.
+                let changed = match work {
+                    Some(w) => match w.changed.len() as u64 + w.more_changed {
+                        0 => " · no file changed".to_string(),
+                        1 => " · 1 file changed".to_string(),
+                        n => format!(" · {n} files changed"),
+                    },
+                    None => String::new(),
+                };
                 format!(
                     "{nl}{}\n",
                     self.style(
                         "2",
                         &format!(
-                            "[{what}{reason} · {} in, {} out, {} cached tokens · ${:.4}]",
+                            "[{what}{reason}{changed} · {} in, {} out, {} cached tokens · ${:.4}]",
                             usage.input, usage.output, usage.cache_read, usage.cost.total
                         )
                     )

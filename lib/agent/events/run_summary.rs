@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::protocol::{AgentEvent, Message, Outcome, Usage};
+use crate::protocol::{AgentEvent, Message, Outcome, Usage, Work};
 
 /// What a run's events say of it: what a parent learns of its child,
 /// and what `--result-line` prints.
@@ -43,6 +43,9 @@ pub struct RunSummary {
     calls: Vec<(String, String, Option<String>)>,
     /// `--output-schema`'s value.
     output: Option<Value>,
+    /// Tool calls ended, and of those the failed ones.
+    ended_calls: u32,
+    failed_calls: u32,
 }
 
 impl RunSummary {
@@ -109,6 +112,10 @@ impl RunSummary {
                 tool_name,
                 ..
             } => {
+                self.ended_calls += 1;
+                if *is_error {
+                    self.failed_calls += 1;
+                }
                 if let Some(i) = self.calls.iter().position(|c| &c.0 == tool_call_id) {
                     let (_, _, path) = self.calls.remove(i);
                     if let Some(p) = path.filter(|_| !is_error) {
@@ -148,6 +155,7 @@ impl RunSummary {
                 usage,
                 error,
                 output,
+                ..
             } => {
                 self.output.clone_from(output);
                 self.outcome = Some(*outcome);
@@ -159,6 +167,16 @@ impl RunSummary {
         }
     }
 
+    /// What the run did so far, from its events.
+    pub fn work(&self) -> Work {
+        Work {
+            calls: self.ended_calls,
+            failed_calls: self.failed_calls,
+            changed: self.paths.clone(),
+            more_changed: self.more,
+        }
+    }
+
     /// The `--result-line` line.
     pub fn line(self) -> Value {
         let usage = self.usage();
@@ -167,6 +185,8 @@ impl RunSummary {
             "outcome": self.outcome,
             "answer": self.answer,
             "changed": self.paths,
+            "calls": self.ended_calls,
+            "failed_calls": self.failed_calls,
             "cost": usage.cost.total,
             "usage": usage,
             "session_id": self.session_id,

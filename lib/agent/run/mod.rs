@@ -11,6 +11,7 @@ pub mod checkpoints;
 pub mod compaction;
 pub mod control;
 pub mod escalate;
+pub mod evidence;
 pub mod final_checks;
 pub mod model;
 pub mod profile;

@@ -22,7 +22,8 @@ use crate::agent::setup::output_schema::Judgement;
 use crate::agent::setup::until::CheckVerdict;
 use crate::protocol::{
     AfterRequest, AgentEvent, AssistantMessage, ContentBlock, GateRequest, LlmRequest, Message,
-    Outcome, Reasoning, StopReason, ToolResult, ToolResultMessage, Usage, UserContent,
+    Outcome, Reasoning, StopReason, ToolChoice, ToolResult, ToolResultMessage, Usage, UserContent,
+    Work,
 };
 use crate::tool_protocol::exec::error_result;
 use crate::tool_protocol::exec::interrupted_result;
@@ -91,9 +92,28 @@ pub struct AgentSettings {
     /// The budget this run shares with the other agents of its tree (its
     /// subagents and the agents above it), when it is in one.
     pub tree: Option<Arc<crate::agent::delegation::tree_budget::Tree>>,
+    /// Whether a prompt's first model call must be a tool call
+    /// (`--first-call`); `None`: only for a small context window (see
+    /// [`AgentSettings::first_call_required`]).
+    pub first_call: Option<ToolChoice>,
 }
 
 impl AgentSettings {
+    /// Whether a prompt's first model call asks for a tool call. By default
+    /// only for a model with a small context window (the size local
+    /// servers give small models, as for the small tool set): measured on
+    /// such a model, its first answer was otherwise often a claim of work
+    /// it had not done (docs/models.md). A question still gets its answer
+    /// after the one call, from the next request, which is free.
+    pub fn first_call_required(&self) -> bool {
+        match self.first_call {
+            Some(choice) => choice == ToolChoice::Required,
+            None => self
+                .context_window
+                .is_some_and(|w| w <= crate::agent::config::named_sets::SMALL_CONTEXT),
+        }
+    }
+
     /// True when a person can answer an approval request, on the terminal
     /// or through a client on stdin; the gates may ask only then.
     pub fn someone_answers(&self) -> bool {
@@ -133,6 +153,8 @@ pub struct RunEnd {
     /// turn, or when it ended early): the caller runs them as the next
     /// prompts.
     pub steers: Vec<UserContent>,
+    /// What the run did, as `agent_end` says it.
+    pub work: Work,
 }
 
 impl RunEnd {
@@ -141,6 +163,19 @@ impl RunEnd {
             outcome,
             error,
             steers: Vec::new(),
+            work: Work::default(),
+        }
+    }
+
+    /// Whether the run did what was asked of it as far as ag can tell:
+    /// the exit status of ag-loop. A run stopped for repeating a call that
+    /// had succeeded kept its work, and counts as done when it changed
+    /// files.
+    pub fn succeeded(&self) -> bool {
+        match self.outcome {
+            Outcome::Finished => true,
+            Outcome::RepeatedCall => !self.work.changed.is_empty() || self.work.more_changed > 0,
+            _ => false,
         }
     }
 }
@@ -258,6 +293,8 @@ impl Agent {
         let (mut output, mut wrong_answers) = (None, 0u32);
         // Checks of the final answer made so far (--until, --stop).
         let mut checks_made = 0u32;
+        // Whether an answer was sent back for changes that did not land.
+        let mut sent_back_unlanded = false;
         let end = loop {
             if cancel.is_cancelled() {
                 self.emitter.emit(AgentEvent::Interrupted)?;
@@ -283,7 +320,7 @@ impl Agent {
             }
             self.emitter.emit(AgentEvent::TurnStart)?;
             self.note_turn_start();
-            let assistant = self.model_call(cancel).await?;
+            let assistant = self.model_call(turn == 1, cancel).await?;
             if let Some(tree) = &self.settings.tree {
                 tree.spend(assistant.usage.cost.total);
             }
@@ -351,6 +388,20 @@ impl Agent {
                     message: assistant.clone(),
                     tool_results: Vec::new(),
                 })?;
+                // An answer after attempts to change files that all failed
+                // goes back once, with what failed (see evidence.rs).
+                if !sent_back_unlanded
+                    && self.limit_reached(turn, &turns).is_none()
+                    && let Some(statement) = super::evidence::unlanded_changes(&turns.new)
+                {
+                    sent_back_unlanded = true;
+                    let back = Message::User {
+                        content: UserContent::Text(statement),
+                        timestamp: Some(crate::session::now()),
+                    };
+                    self.push(&mut turns, back)?;
+                    continue;
+                }
                 if let Some(spec) = &self.settings.output {
                     match spec.judge(&assistant.text(), wrong_answers) {
                         Judgement::Valid(value) => output = Some(value),
@@ -426,16 +477,19 @@ impl Agent {
                 break RunEnd::new(Outcome::Interrupted, None);
             }
             if let Some(stop) = self.guard.stop() {
-                break RunEnd::new(Outcome::RepeatedFailure, Some(stop.reason()));
+                break RunEnd::new(stop.outcome(), Some(stop.reason()));
             }
         };
         self.checkpoint_at_end().await?;
+        let mut end = end;
+        end.work = self.emitter.work();
         self.emitter.emit(AgentEvent::AgentEnd {
             messages: turns.new,
             outcome: end.outcome,
             usage: turns.usage,
             error: end.error.clone(),
             output,
+            work: Some(end.work.clone()),
         })?;
         Ok(end)
     }
@@ -517,7 +571,13 @@ impl Agent {
         Ok(())
     }
 
-    async fn model_call(&mut self, cancel: &CancellationToken) -> io::Result<AssistantMessage> {
+    /// One streamed model call; the `first` of a prompt may have to be a
+    /// tool call (see [`AgentSettings::first_call_required`]).
+    async fn model_call(
+        &mut self,
+        first: bool,
+        cancel: &CancellationToken,
+    ) -> io::Result<AssistantMessage> {
         let request = LlmRequest {
             model: self.settings.model.clone(),
             system: Some(self.settings.system.clone()),
@@ -532,6 +592,8 @@ impl Agent {
                 .output
                 .as_ref()
                 .map(|o| o.schema.schema.clone()),
+            tool_choice: (first && self.settings.first_call_required())
+                .then_some(ToolChoice::Required),
         };
         self.emitter.emit(AgentEvent::MessageStart {
             message: Message::Assistant(AssistantMessage {

@@ -42,7 +42,8 @@ pub const DEFAULT_MAX_AGENTS: u32 = 4;
 #[command(
     name = "ag-loop",
     version,
-    after_help = "Exit status: 0 the agent finished every prompt, 1 a model error or a limit stopped it \
+    after_help = "Exit status: 0 the agent finished every prompt (or stopped repeating a call that had succeeded, \
+having changed files: outcome repeated_call), 1 a model error or a limit stopped it \
 (or the final answer never matched --output-schema: outcome invalid_output; or the --until check or a \
 --stop hook did not pass: outcome check_failed), 2 usage or set-up error (a \
 broken --output-schema among them), 130 interrupted.\n\nSIGINT or {\"type\":\"interrupt\"} stops the model and the running \
@@ -93,6 +94,8 @@ pub struct Args {
     /// and error) is pointed out from its second failure and stops the run at
     /// its fifth, however many turns and successful calls lie in between. The
     /// run stops after the turn's results, with the outcome repeated_failure.
+    /// A call that succeeds with the same output for the fifth time stops it
+    /// too, with the outcome repeated_call and its work kept.
     #[arg(long, value_name = "N")]
     pub max_failed_calls: Option<u32>,
     /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
@@ -138,6 +141,14 @@ pub struct Args {
     /// (`my-tool --flag "a b"`), run by `sh -c` in the agent's directory.
     #[arg(long = "tool", value_name = "CMD")]
     pub extra_tools: Vec<String>,
+    /// Whether a prompt's first model call must be a tool call: required,
+    /// or auto (text or tools, as the model chooses). Without the flag,
+    /// required for a model whose context window is 32,768 tokens or
+    /// less (a small local model, whose first answer is otherwise often a
+    /// claim of work it never did), auto for any other. The calls after
+    /// the first are always free, so a question still gets its answer.
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub first_call: Option<FirstCall>,
     /// Near the context window, summarise the older turns with a model call
     /// (auto), or just drop them and leave a marker (never).
     #[arg(long, value_enum, default_value = "auto")]
@@ -449,4 +460,22 @@ pub enum CompactMode {
     Auto,
     /// Drop the older turns and leave a marker (no model call).
     Never,
+}
+
+/// `--first-call`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FirstCall {
+    /// A tool call.
+    Required,
+    /// Text or tools, as the model chooses.
+    Auto,
+}
+
+impl From<FirstCall> for crate::protocol::ToolChoice {
+    fn from(f: FirstCall) -> Self {
+        match f {
+            FirstCall::Required => crate::protocol::ToolChoice::Required,
+            FirstCall::Auto => crate::protocol::ToolChoice::Auto,
+        }
+    }
 }

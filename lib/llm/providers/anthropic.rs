@@ -16,7 +16,7 @@ use super::super::error::{Failure, classify_stream_error};
 use super::super::frames::Frame;
 use super::stream::{Complete, Names, StreamParser, json_of, u64_at};
 use super::{HttpRequest, Target, join_url, max_tokens, native_schema};
-use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason};
+use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason, ToolChoice};
 
 const ID_RULE: IdRule = IdRule::Word(64);
 
@@ -145,6 +145,9 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
             .map(|d| json!({"name": d.name, "description": d.description, "input_schema": d.parameters}))
             .collect();
         body.insert("tools".into(), Value::Array(tools));
+        if req.tool_choice == Some(ToolChoice::Required) {
+            body.insert("tool_choice".into(), json!({"type": "any"}));
+        }
     }
     if let Some(b) = thinking {
         body.insert(

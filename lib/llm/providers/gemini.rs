@@ -12,7 +12,7 @@ use super::super::error::{Failure, FailureKind, classify_stream_error};
 use super::super::frames::Frame;
 use super::stream::{Complete, Names, StreamParser, json_of, u64_at};
 use super::{HttpRequest, Target, join_url, max_tokens, native_schema};
-use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason};
+use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason, ToolChoice};
 
 /// Gemini 3 accepts this in place of a signature it never issued
 /// (calls made by another model, or before signatures existed).
@@ -126,6 +126,12 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
             .map(|d| json!({"name": d.name, "description": d.description, "parametersJsonSchema": d.parameters}))
             .collect();
         body.insert("tools".into(), json!([{"functionDeclarations": decls}]));
+        if req.tool_choice == Some(ToolChoice::Required) {
+            body.insert(
+                "toolConfig".into(),
+                json!({"functionCallingConfig": {"mode": "ANY"}}),
+            );
+        }
     }
     let mut config = Map::new();
     if let Some(max) = max_tokens(t, req) {

@@ -218,6 +218,55 @@ mod tests {
         build(&t, &req).body
     }
 
+    /// `required` reaches each API in its own words, only with tools, and
+    /// `auto` or none sends nothing (the APIs' own default).
+    #[test]
+    fn a_required_tool_call_is_asked_for_in_each_apis_words() {
+        let table = ModelTable::builtin();
+        let tool = crate::protocol::ToolDefinition {
+            name: "read".into(),
+            label: "Read".into(),
+            description: "reads".into(),
+            parameters: json!({"type": "object"}),
+        };
+        for (model, field, want) in [
+            ("deepseek/deepseek-chat", "tool_choice", json!("required")),
+            ("openai/gpt-5", "tool_choice", json!("required")),
+            (
+                "anthropic/claude-sonnet-4-5",
+                "tool_choice",
+                json!({"type": "any"}),
+            ),
+            (
+                "google/gemini-2.5-pro",
+                "toolConfig",
+                json!({"functionCallingConfig": {"mode": "ANY"}}),
+            ),
+        ] {
+            let info = table.resolve(model).unwrap();
+            let provider = table.provider(&info.provider).unwrap();
+            let t = Target {
+                model: &info,
+                provider,
+                base_url: &provider.base_url,
+                key: Some("k"),
+            };
+            let mut req = LlmRequest {
+                model: model.into(),
+                messages: vec![Message::user_text("go")],
+                tools: vec![tool.clone()],
+                tool_choice: Some(crate::protocol::ToolChoice::Required),
+                ..Default::default()
+            };
+            assert_eq!(build(&t, &req).body[field], want, "{model}");
+            req.tool_choice = Some(crate::protocol::ToolChoice::Auto);
+            assert!(build(&t, &req).body.get(field).is_none(), "{model}");
+            req.tools.clear();
+            req.tool_choice = Some(crate::protocol::ToolChoice::Required);
+            assert!(build(&t, &req).body.get(field).is_none(), "{model}");
+        }
+    }
+
     #[test]
     fn anthropic_same_model_keeps_signed_thinking_and_sends_errors_and_images() {
         let m = "anthropic/claude-sonnet-4-5";

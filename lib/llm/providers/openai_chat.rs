@@ -19,7 +19,7 @@ use super::stream::{Complete, Names, StreamParser, json_of, u64_at};
 use super::{
     HttpRequest, Target, arguments_text, data_url, effort, join_url, max_tokens, native_schema,
 };
-use crate::protocol::{ContentBlock, LlmRequest, Message, StopReason, Usage};
+use crate::protocol::{ContentBlock, LlmRequest, Message, StopReason, ToolChoice, Usage};
 
 /// The request.
 pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
@@ -161,6 +161,9 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
+        if req.tool_choice == Some(ToolChoice::Required) {
+            body.insert("tool_choice".into(), json!("required"));
+        }
     }
     if let Some(level) = req.reasoning.and_then(effort) {
         match compat.reasoning_effort.as_str() {

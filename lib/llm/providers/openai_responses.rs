@@ -19,7 +19,7 @@ use super::stream::{Complete, Names, StreamParser, json_of, u64_at};
 use super::{
     HttpRequest, Target, arguments_text, data_url, effort, join_url, max_tokens, native_schema,
 };
-use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason};
+use crate::protocol::{ContentBlock, LlmRequest, Message, Reasoning, StopReason, ToolChoice};
 
 const ID_RULE: IdRule = IdRule::Word(64);
 
@@ -146,6 +146,9 @@ pub fn request(t: &Target<'_>, req: &LlmRequest) -> HttpRequest {
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
+        if req.tool_choice == Some(ToolChoice::Required) {
+            body.insert("tool_choice".into(), json!("required"));
+        }
     }
     if let Some((schema, strict)) = native_schema(t, req) {
         body.insert(

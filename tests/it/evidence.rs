@@ -1,0 +1,227 @@
+//! Runs that end on evidence (issue 44): what the run's own record says it
+//! did, in `agent_end` and `--result-line`, whatever the model claims; an
+//! answer after attempts to change files that all failed sent back once;
+//! the same successful call again and again ending the run with its work
+//! kept; the first call of a small model's task asked to be a tool call;
+//! and a question that still ends at once.
+
+use serde_json::{Value, json};
+
+use crate::bin;
+use crate::model_server::{ModelServer, Turn};
+use crate::util::{Env, Run, run};
+
+const NOTES: &str = "# Notes\n\nSome text.\n";
+
+fn loop_run(env: &Env, server: &ModelServer, extra: &[&str], prompt: &str) -> Run {
+    env.write("notes.md", NOTES);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()])
+        .args(["--no-gate", "--max-turns", "12"])
+        .args(extra)
+        .arg(prompt);
+    run(c, None)
+}
+
+fn agent_end(r: &Run) -> Value {
+    r.json_lines()
+        .into_iter()
+        .find(|e| e["type"] == "agent_end")
+        .unwrap_or_else(|| panic!("no agent_end\n{r}"))
+}
+
+#[test]
+fn a_claim_without_a_call_finishes_and_says_nothing_changed() {
+    let env = Env::new();
+    let server = ModelServer::start(vec![Turn::Text("I added the section to notes.md.")]);
+    let r = loop_run(
+        &env,
+        &server,
+        &["--json"],
+        "Add a Usage section to notes.md.",
+    );
+    r.ok();
+    let end = agent_end(&r);
+    assert_eq!(end["outcome"], "finished", "{r}");
+    assert_eq!(
+        end["work"],
+        json!({"calls": 0, "failed_calls": 0, "changed": []}),
+        "{r}"
+    );
+    assert_eq!(String::from_utf8(env.read("notes.md")).unwrap(), NOTES);
+    // The result line says the same without the prose.
+    let server = ModelServer::start(vec![Turn::Text("I added the section to notes.md.")]);
+    let r = loop_run(&env, &server, &["--result-line"], "Add a Usage section.");
+    let line = &r.json_lines()[0];
+    assert_eq!(line["changed"], json!([]), "{r}");
+    assert_eq!(line["calls"], 0, "{r}");
+}
+
+#[test]
+fn a_look_then_a_claim_says_nothing_changed_and_is_not_sent_back() {
+    let env = Env::new();
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![("ls", json!({}))]),
+        Turn::Text("I removed the section."),
+    ]);
+    let r = loop_run(&env, &server, &["--json"], "Remove the text from notes.md.");
+    r.ok();
+    let end = agent_end(&r);
+    assert_eq!(end["outcome"], "finished", "{r}");
+    assert_eq!(end["work"]["calls"], 1, "{r}");
+    assert_eq!(end["work"]["changed"], json!([]), "{r}");
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "looking is no attempt to change"
+    );
+}
+
+#[test]
+fn an_answer_after_failed_edits_goes_back_once_with_what_failed() {
+    let env = Env::new();
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.md", "old_string": "Some txt.", "new_string": "Other text."}),
+        )]),
+        Turn::Text("I changed the text."),
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.md", "old_string": "Some text.", "new_string": "Other text."}),
+        )]),
+        Turn::Text("Changed."),
+    ]);
+    let r = loop_run(&env, &server, &["--json"], "Change the text in notes.md.");
+    r.ok();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{r}");
+    let sent_back = requests[2]["messages"].to_string();
+    assert!(
+        sent_back.contains("No file has changed during this request")
+            && sent_back.contains("- `edit`: "),
+        "{sent_back}"
+    );
+    let end = agent_end(&r);
+    assert_eq!(end["outcome"], "finished");
+    assert_eq!(end["work"]["changed"], json!(["notes.md"]), "{r}");
+    assert_eq!(end["work"]["failed_calls"], 1, "{r}");
+    assert!(
+        String::from_utf8(env.read("notes.md"))
+            .unwrap()
+            .contains("Other text.")
+    );
+
+    // Once only: a second answer after the same failures ends the run.
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "/proc/nope/x", "content": "x"}),
+        )]),
+        Turn::Text("Written."),
+        Turn::Text("Written, really."),
+    ]);
+    let r = loop_run(&env, &server, &["--json"], "Write the file.");
+    r.ok();
+    assert_eq!(server.requests().len(), 3, "{r}");
+    assert_eq!(agent_end(&r)["work"]["changed"], json!([]), "{r}");
+}
+
+#[test]
+fn the_same_successful_call_again_and_again_ends_the_run_with_its_work_kept() {
+    let env = Env::new();
+    let write = (
+        "write",
+        json!({"file_path": "notes.md", "content": "# Notes\n\nDone.\n"}),
+    );
+    let server = ModelServer::start((0..8).map(|_| Turn::Tools(vec![write.clone()])).collect());
+    let r = loop_run(&env, &server, &["--json"], "Replace the text with Done.");
+    // Work done and kept: exit 0, not the turn limit's failure.
+    r.ok();
+    let end = agent_end(&r);
+    assert_eq!(end["outcome"], "repeated_call", "{r}");
+    assert_eq!(end["work"]["changed"], json!(["notes.md"]), "{r}");
+    assert!(
+        end["error"].as_str().unwrap().contains("its work is kept"),
+        "{r}"
+    );
+    assert_eq!(server.requests().len(), 5, "{r}");
+    assert_eq!(
+        String::from_utf8(env.read("notes.md")).unwrap(),
+        "# Notes\n\nDone.\n"
+    );
+
+    // Looking again and again at a tree that nothing changed is no success.
+    let server = ModelServer::start(
+        (0..8)
+            .map(|_| Turn::Tools(vec![("ls", json!({}))]))
+            .collect(),
+    );
+    let r = loop_run(&env, &server, &["--json"], "Commit the change.");
+    assert_eq!(r.code(), Some(1), "{r}");
+    assert_eq!(agent_end(&r)["outcome"], "repeated_call", "{r}");
+}
+
+#[test]
+fn a_question_ends_at_once_with_or_without_a_look() {
+    let env = Env::new();
+    let server = ModelServer::start(vec![Turn::Text("It prints the notes.")]);
+    let r = loop_run(&env, &server, &["--json"], "What does notes.md say?");
+    r.ok();
+    assert_eq!(server.requests().len(), 1);
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![("read", json!({"file_path": "notes.md"}))]),
+        Turn::Text("It says: some text."),
+    ]);
+    let r = loop_run(&env, &server, &["--json"], "What does notes.md say?");
+    r.ok();
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(agent_end(&r)["work"]["calls"], 1);
+}
+
+#[test]
+fn a_small_models_first_call_of_a_task_must_be_a_tool_call() {
+    let env = Env::new();
+    let turns = || {
+        vec![
+            Turn::Tools(vec![("read", json!({"file_path": "notes.md"}))]),
+            Turn::Text("It says: some text."),
+        ]
+    };
+    // A window of a small local model: the first request asks for a call,
+    // the next leaves the model free to answer.
+    let server = ModelServer::start(turns());
+    let mut c = env.cmd(bin!("ag-loop"));
+    env.write("notes.md", NOTES);
+    c.env("AG_CONTEXT_WINDOW", "32768")
+        .args(["-m", "ollama/scripted", "--base-url", &server.base_url()])
+        .args(["--json", "--no-gate", "What does notes.md say?"]);
+    run(c, None).ok();
+    let requests = server.requests();
+    assert_eq!(requests[0]["tool_choice"], "required");
+    assert!(requests[1].get("tool_choice").is_none(), "{}", requests[1]);
+
+    // A large window: free from the start, unless the flag says otherwise.
+    for (window, flag, want) in [
+        ("200000", None, None),
+        ("200000", Some("required"), Some("required")),
+        ("32768", Some("auto"), None),
+    ] {
+        let server = ModelServer::start(turns());
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.env("AG_CONTEXT_WINDOW", window)
+            .args(["-m", "ollama/scripted", "--base-url", &server.base_url()])
+            .args(["--json", "--no-gate"]);
+        if let Some(f) = flag {
+            c.args(["--first-call", f]);
+        }
+        c.arg("What does notes.md say?");
+        run(c, None).ok();
+        let first = &server.requests()[0];
+        assert_eq!(
+            first.get("tool_choice").and_then(Value::as_str),
+            want,
+            "{window} {flag:?}"
+        );
+    }
+}
