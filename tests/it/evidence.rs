@@ -225,3 +225,29 @@ fn a_small_models_first_call_of_a_task_must_be_a_tool_call() {
         );
     }
 }
+
+/// A write that a gate (or a person) refused is no failed attempt of the
+/// model's: its answer goes to whoever said no, as it is.
+#[test]
+fn an_answer_after_a_denied_write_is_not_sent_back() {
+    let env = Env::new();
+    env.write(
+        "gate.sh",
+        "cat > /dev/null\necho '{\"decision\":\"deny\",\"reason\":\"no writes today\"}'\n",
+    );
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "notes.md", "content": "x"}),
+        )]),
+        Turn::Text("The write was refused, so I left the file alone."),
+    ]);
+    env.write("notes.md", NOTES);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()])
+        .args(["--json", "--gate", "sh gate.sh", "Write x to notes.md."]);
+    let r = run(c, None);
+    r.ok();
+    assert_eq!(server.requests().len(), 2, "{r}");
+    assert_eq!(agent_end(&r)["work"]["failed_calls"], 1, "{r}");
+}

@@ -9,7 +9,9 @@
 //! Nothing here reads the answer's words. A run that only looked (read,
 //! grep, ls), as a question's run does, is never sent back; nor is one
 //! whose bash calls succeeded, since bash may have made the change (the
-//! files changed then show in `agent_end`'s `work`, from the checkpoints).
+//! files changed then show in `agent_end`'s `work`, from the checkpoints);
+//! nor one in which a gate or a person denied a call (the runner checks
+//! that): the answer is then for whoever said no.
 
 use crate::agent::config::named_sets::own_name;
 use crate::agent::run::checkpoint_ledger::READ_ONLY;

@@ -140,6 +140,9 @@ pub struct Agent {
     pub(in crate::agent) always: Vec<String>,
     /// How `@NAME` prompts find their identity's profile.
     pub(in crate::agent) router: Option<super::profile::Router>,
+    /// A call of the prompt under way was denied by a gate or a person:
+    /// its answer then goes to them as it is (see evidence.rs).
+    pub(in crate::agent) denied: bool,
 }
 
 /// How a prompt ended, for the exit status.
@@ -206,6 +209,7 @@ impl Agent {
             hashes: FileHashes::default(),
             always: Vec::new(),
             router: None,
+            denied: false,
         }
     }
 
@@ -266,6 +270,7 @@ impl Agent {
             agent: self.settings.agent.clone(),
         })?;
         self.guard.reset();
+        self.denied = false;
         self.model.forget_silence();
         if let Some(tree) = &self.settings.tree {
             // Without its ledger the subagents would go unbounded: say so.
@@ -391,6 +396,7 @@ impl Agent {
                 // An answer after attempts to change files that all failed
                 // goes back once, with what failed (see evidence.rs).
                 if !sent_back_unlanded
+                    && !self.denied
                     && self.limit_reached(turn, &turns).is_none()
                     && let Some(statement) = super::evidence::unlanded_changes(&turns.new)
                 {
@@ -958,6 +964,7 @@ impl Agent {
                     )
                 }
             };
+            self.denied = true;
             let mut r = error_result(&id, "call.denied", refused);
             self.end_call(&id, &name, &args, &mut r)?;
             results[i] = Some(r);
