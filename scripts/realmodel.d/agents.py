@@ -7,6 +7,7 @@ task, and read. Each agent's log is read into the same measurements:
   not take);
 - failed: calls that ran and failed;
 - tokens in (cache reads included) and out;
+- answer: the text of the agent's last message that had any;
 - stopped: why the run ended, when not by the agent finishing.
 
 The docstring of scripts/realmodel says how each agent is invoked.
@@ -37,7 +38,7 @@ def kind(agent):
 
 def new_stats():
     return {"calls": 0, "refused": 0, "failed": 0, "tokens_in": 0, "tokens_out": 0, "turns": 0,
-            "stopped": "", "refusals": []}
+            "stopped": "", "refusals": [], "answer": ""}
 
 
 def log(msg):
@@ -108,7 +109,8 @@ def text_of(content):
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+        return "".join(b.get("text", "") for b in content
+                       if isinstance(b, dict) and b.get("type", "text") == "text")
     return ""
 
 
@@ -119,6 +121,11 @@ def note(stats, text, tool):
         stats["refusals"].append(f"{tool}: {text.splitlines()[0][:160]}")
     else:
         stats["failed"] += 1
+
+
+def answer(stats, text):
+    if text and text.strip():
+        stats["answer"] = text.strip()
 
 
 def count(agent, e, stats):
@@ -135,6 +142,7 @@ def count(agent, e, stats):
             u = e["message"].get("usage") or {}
             stats["tokens_in"] += u.get("input", 0) + u.get("cacheRead", 0)
             stats["tokens_out"] += u.get("output", 0)
+            answer(stats, text_of(e["message"].get("content")))
         return
     if t == "turn_end":
         stats["turns"] += 1
@@ -142,6 +150,8 @@ def count(agent, e, stats):
         stats["calls"] += 1
         if e.get("is_error"):
             note(stats, e.get("output", ""), e.get("tool_name"))
+    elif t == "message_end" and (e.get("message") or {}).get("role") == "assistant":
+        answer(stats, text_of(e["message"].get("content")))
     elif t == "agent_end":
         u = e.get("usage") or {}
         stats["tokens_in"] += u.get("input", 0) + u.get("cache_read", 0)
