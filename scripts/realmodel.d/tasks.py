@@ -1,9 +1,10 @@
-"""The everyday tasks of scripts/realmodel: each a tiny project (its files),
-the prompt a person would type, a check that passes only when the task is
-done and nothing else was broken, and a solution (a shell command) that
+"""The old set of everyday tasks of scripts/realmodel (`--set old`): the ten
+that ag was tuned on. Each is a tiny project (its files), the prompt a
+person would type, a check that passes only when the task is done and
+nothing else was broken, and a solution (a shell command) that
 `scripts/realmodel --check-tasks` uses to prove the check can pass and
-fail. The checks are shell commands run in
-the project after the agent ends (python3 and grep only)."""
+fail. The checks are shell commands run in the project after the agent
+ends (python3 and grep only). The new set is in new_tasks.py."""
 
 CALC = '''def add(a, b):
     return a + b
