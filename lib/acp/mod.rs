@@ -9,6 +9,8 @@
 //! - `translate.rs`, `tools.rs`: events as updates (tool kinds, diffs).
 //! - `prompt.rs`, `commands.rs`, `skills.rs`, `modes.rs`: prompts in, slash
 //!   commands (the skills among them), the modes as ag-loop flags.
+//! - `refused.rs`: how a prompt ag-loop did not run is told from one it
+//!   runs.
 //! - `questions.rs`: what the editor is asked: approvals, and the model's
 //!   questions as elicitation forms (or permission requests).
 //! - `editor_fs.rs`: `--editor-fs`, read and write through the editor (and
@@ -28,6 +30,7 @@ pub mod modes;
 pub mod peer;
 pub mod prompt;
 pub mod questions;
+pub mod refused;
 pub mod run;
 pub mod server;
 pub mod session;
