@@ -18,7 +18,9 @@
 //! - `editor_edit.rs`: `--editor-fs` for edit, on the editor's buffer.
 //! - `editor_terminal.rs`: `--editor-terminal`, bash in the editor's
 //!   terminal, confined.
-//! - `transport.rs`: stdio with bounded lines and a bounded outbox.
+//! - `transport.rs`: stdio with bounded lines and a bounded outbox;
+//!   `envelope.rs`: each line judged first, so that a bad request is
+//!   answered with its id.
 
 pub mod args;
 pub mod commands;
@@ -26,6 +28,7 @@ pub mod editor_edit;
 pub mod editor_fs;
 pub mod editor_link;
 pub mod editor_terminal;
+pub mod envelope;
 pub mod modes;
 pub mod peer;
 pub mod prompt;

@@ -2320,6 +2320,120 @@ fn a_cancel_frees_a_prompt_ag_loop_has_not_started() {
 }
 
 #[test]
+fn a_bad_envelope_with_a_usable_id_is_answered_with_that_id() {
+    let env = Env::new();
+    let model = ModelServer::start(vec![Turn::Text("fine")]);
+    let mut acp = Raw::start(&env, &acp_args(&model, &[]));
+    let sid = acp.start_session(&env);
+    let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+    let cases: Vec<(&str, Vec<u8>, i64, &str)> = vec![
+        (
+            "params",
+            br#"{"jsonrpc":"2.0","id":"params","method":"session/list","params":""}"#.to_vec(),
+            -32600,
+            "`params`",
+        ),
+        (
+            "version",
+            br#"{"jsonrpc":"1.0","id":"version","method":"session/list","params":{}}"#.to_vec(),
+            -32600,
+            "`jsonrpc`",
+        ),
+        (
+            "method",
+            br#"{"jsonrpc":"2.0","id":"method","method":5,"params":{}}"#.to_vec(),
+            -32600,
+            "`method`",
+        ),
+        (
+            "deep",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":"deep","method":"session/prompt","params":{{"sessionId":"{sid}","prompt":{}}}}}"#,
+                deep(200)
+            )
+            .into_bytes(),
+            -32602,
+            "levels deep",
+        ),
+        (
+            "deep-then-id",
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/list","params":{{"cwd":{}}},"id":"deep-then-id"}}"#,
+                deep(100_000)
+            )
+            .into_bytes(),
+            -32602,
+            "`params`",
+        ),
+        (
+            "utf8",
+            [
+                &br#"{"jsonrpc":"2.0","id":"utf8","method":"session/prompt","params":{"sessionId":""#[..],
+                sid.as_bytes(),
+                b"\",\"prompt\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}]}}",
+            ]
+            .concat(),
+            -32602,
+            "not UTF-8",
+        ),
+    ];
+    for (_, line, ..) in &cases {
+        acp.send_bytes(line);
+    }
+    for (id, _, code, says) in &cases {
+        let a = acp.answer_seen_or_next(json!(id));
+        assert_eq!(a["error"]["code"], *code, "{id}: {a}");
+        let message = a["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{id}: {a}");
+    }
+    // None of them ran, and the session goes on.
+    acp.prompt(json!("ok"), &sid, "still there?");
+    assert_eq!(acp.answer(json!("ok"))["result"]["stopReason"], "end_turn");
+    assert_eq!(model.requests().len(), 1);
+    assert_eq!(acp.finish_reading(), 0);
+    let answers = acp.answers_per_id();
+    assert!(!answers.contains_key("null"), "{:#?}", acp.seen);
+    for (id, n) in answers {
+        assert_eq!(n, 1, "{id} was answered {n} times");
+    }
+}
+
+#[test]
+fn a_request_line_over_64_mib_is_answered_with_its_id() {
+    let env = Env::new();
+    let model = ModelServer::start(vec![Turn::Text("fine")]);
+    let mut acp = Raw::start(&env, &acp_args(&model, &[]));
+    let sid = acp.start_session(&env);
+    // A valid prompt, one byte past ag-acp's limit: its id is read from
+    // its start, and the rest of the line is never held whole.
+    let mut long = format!(
+        r#"{{"jsonrpc":"2.0","id":"long","method":"session/prompt","params":{{"sessionId":"{sid}","prompt":[{{"type":"text","text":""#
+    )
+    .into_bytes();
+    let head = long.len();
+    long.resize((64 << 20) + 1 - 5, b'a');
+    long.extend_from_slice(br#""}]}}"#);
+    assert_eq!(long.len(), (64 << 20) + 1);
+    assert!(head < 200);
+    acp.send_bytes(&long);
+    drop(long);
+    let a = acp.answer(json!("long"));
+    assert_eq!(a["error"]["code"], -32600, "{a}");
+    assert!(
+        a["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("longer than 64 MiB")),
+        "{a}"
+    );
+    acp.prompt(json!("ok"), &sid, "still there?");
+    assert_eq!(acp.answer(json!("ok"))["result"]["stopReason"], "end_turn");
+    assert_eq!(model.requests().len(), 1);
+    assert_eq!(acp.finish_reading(), 0);
+    let answers = acp.answers_per_id();
+    assert!(!answers.contains_key("null"), "{:#?}", acp.seen);
+}
+
+#[test]
 fn a_cancel_frees_a_prompt_even_when_its_refusal_went_unseen() {
     let env = Env::new();
     env.write("blob.bin", b"a\0b");
