@@ -9,6 +9,8 @@
 //! - `translate.rs`, `tools.rs`: events as updates (tool kinds, diffs).
 //! - `prompt.rs`, `commands.rs`, `skills.rs`, `modes.rs`: prompts in, slash
 //!   commands (the skills among them), the modes as ag-loop flags.
+//! - `refused.rs`: how a prompt ag-loop did not run is told from one it
+//!   runs.
 //! - `questions.rs`: what the editor is asked: approvals, and the model's
 //!   questions as elicitation forms (or permission requests).
 //! - `editor_fs.rs`: `--editor-fs`, read and write through the editor (and
@@ -16,7 +18,9 @@
 //! - `editor_edit.rs`: `--editor-fs` for edit, on the editor's buffer.
 //! - `editor_terminal.rs`: `--editor-terminal`, bash in the editor's
 //!   terminal, confined.
-//! - `transport.rs`: stdio with bounded lines and a bounded outbox.
+//! - `transport.rs`: stdio with bounded lines and a bounded outbox;
+//!   `envelope.rs`: each line judged first, so that a bad request is
+//!   answered with its id.
 
 pub mod args;
 pub mod commands;
@@ -24,10 +28,12 @@ pub mod editor_edit;
 pub mod editor_fs;
 pub mod editor_link;
 pub mod editor_terminal;
+pub mod envelope;
 pub mod modes;
 pub mod peer;
 pub mod prompt;
 pub mod questions;
+pub mod refused;
 pub mod run;
 pub mod server;
 pub mod session;

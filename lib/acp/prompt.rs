@@ -10,8 +10,10 @@ use crate::protocol::{ContentBlock as AgBlock, UserContent};
 /// Why a prompt cannot be sent.
 #[derive(Debug, PartialEq, thiserror::Error)]
 pub enum PromptError {
-    /// Nothing to send.
-    #[error("the prompt is empty: send at least one text, image or resource block")]
+    /// Nothing to send: no block, or text that is only white space.
+    #[error(
+        "the prompt is empty (no block, or only white space): write what to do, or send an image or a resource"
+    )]
     Empty,
     /// Audio, which ag does not announce.
     #[error(
@@ -70,11 +72,17 @@ pub fn to_user_content(prompt: &[ContentBlock]) -> Result<UserContent, PromptErr
             _ => continue,
         }
     }
-    match blocks.as_slice() {
-        [] => Err(PromptError::Empty),
-        [AgBlock::Text { text }] => Ok(UserContent::Text(text.clone())),
-        _ => Ok(UserContent::Blocks(blocks)),
+    let content = match blocks.as_slice() {
+        [] => return Err(PromptError::Empty),
+        [AgBlock::Text { text }] => UserContent::Text(text.clone()),
+        _ => UserContent::Blocks(blocks),
+    };
+    // ag-loop skips a blank prompt without running it; refused here, the
+    // editor hears why at once.
+    if content.is_blank() {
+        return Err(PromptError::Empty);
     }
+    Ok(content)
 }
 
 /// Adds text, joined to a text block just before it (editors send a
@@ -175,5 +183,17 @@ mod tests {
             Err(PromptError::Audio)
         );
         assert_eq!(to_user_content(&[]), Err(PromptError::Empty));
+        assert_eq!(
+            to_user_content(&[text("  \n\t"), text(" ")]),
+            Err(PromptError::Empty)
+        );
+        // White space beside an image is no empty prompt.
+        assert!(
+            to_user_content(&[
+                text(" "),
+                ContentBlock::Image(ImageContent::new("aGVsbG8=", "image/png"))
+            ])
+            .is_ok()
+        );
     }
 }

@@ -53,10 +53,8 @@ async fn run(args: Args) -> ExitStatus {
         editor_terminal: args.editor_terminal,
     };
     let server = Arc::new(Server::new(config, outbox.clone()));
-    let transport = Lines::new(
-        transport::outgoing(tokio::io::stdout(), outbox),
-        transport::stdin(),
-    );
+    let (outgoing, incoming) = transport::stdio(outbox);
+    let transport = Lines::new(outgoing, incoming);
     let (s1, s2, s3, s4, s5, s6, s7, s8, s9, s10) = (
         server.clone(),
         server.clone(),

@@ -4,8 +4,9 @@
 //! time (a prompt sent while one runs waits its turn, as ag-loop would
 //! queue it), turns ag-loop's events into `session/update`s, asks the
 //! editor about the calls ag-gate wants a person to approve, and answers
-//! each prompt when its run ends. A cancel is ag-loop's interrupt: the run
-//! ends as ag-loop ends it, so the conversation stays valid.
+//! each prompt when its run ends, or when ag-loop refused it (see
+//! `refused`). A cancel is ag-loop's interrupt: the run ends as ag-loop
+//! ends it, so the conversation stays valid.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ use super::editor_fs;
 use super::modes::Mode;
 use super::peer::Peer;
 use super::questions;
+use super::refused::{self, Before};
 use super::translate::{Ending, Translator, text_chunk};
 use super::transport::Outbox;
 use crate::cli::warn;
@@ -153,6 +155,7 @@ pub fn start(spec: Spec, translator: Translator, shared: Arc<Shared>) -> Handle 
         queue: VecDeque::new(),
         running: None,
         permissions: HashMap::new(),
+        syncs: 0,
         me: tx.downgrade(),
         bridge: None,
     };
@@ -209,6 +212,48 @@ struct Current {
     /// than a prompt (ends at `agent_end`).
     compact: bool,
     cancelled: bool,
+    /// Its `agent_start` came: its `agent_end` answers it.
+    started: bool,
+    /// The `error` events before it started: why it was not run, if it
+    /// never starts.
+    errors: Vec<String>,
+    /// The sync written after it (see `refused`), if one was.
+    sync: Option<String>,
+}
+
+impl Current {
+    fn new(responder: Box<Responder<PromptResponse>>, compact: bool) -> Current {
+        Current {
+            responder,
+            compact,
+            cancelled: false,
+            started: false,
+            errors: Vec::new(),
+            sync: None,
+        }
+    }
+
+    /// ag-loop did not run the prompt: answered with why, in ag-loop's
+    /// words (its stable code, if any, in `data`), or as cancelled when
+    /// the editor cancelled it meanwhile.
+    fn not_run(self, code: Option<&str>) {
+        if self.cancelled {
+            let _ = self
+                .responder
+                .respond(PromptResponse::new(AcpStop::Cancelled));
+            return;
+        }
+        let why = if self.errors.is_empty() {
+            "ag-loop did not run the prompt and said nothing of why (ag-acp's stderr shows ag-loop's); send it again".to_string()
+        } else {
+            self.errors.join("; ")
+        };
+        let mut error = Error::new(ErrorCode::INVALID_PARAMS, why);
+        if let Some(code) = code {
+            error = error.data(json!({ "code": code }));
+        }
+        let _ = self.responder.respond_with_error(error);
+    }
 }
 
 struct Actor {
@@ -229,6 +274,8 @@ struct Actor {
     running: Option<Current>,
     /// Permission requests waiting for the editor, by tool call.
     permissions: HashMap<String, RequestCancellationHandle>,
+    /// The syncs written so far, for their ids.
+    syncs: u64,
     me: mpsc::WeakUnboundedSender<Cmd>,
     /// `--editor-fs`: the socket the tools reach the editor by.
     bridge: Option<editor_fs::Bridge>,
@@ -335,11 +382,7 @@ impl Actor {
                 let _ = responder.respond_with_error(internal(&e));
                 continue;
             }
-            self.running = Some(Current {
-                responder,
-                compact,
-                cancelled: false,
-            });
+            self.running = Some(Current::new(responder, compact));
         }
         true
     }
@@ -361,8 +404,14 @@ impl Actor {
                     && !cur.cancelled
                 {
                     cur.cancelled = true;
+                    // A prompt ag-loop already refused has nothing for
+                    // the interrupt to end: the sync's echo frees it.
+                    let unstarted = !cur.compact && !cur.started;
                     if let Err(e) = self.write(&AgentCommand::Interrupt).await {
                         warn(BIN, &format!("session {}: {e}", self.id));
+                    }
+                    if unstarted {
+                        self.sync().await;
                     }
                 }
             }
@@ -428,12 +477,32 @@ impl Actor {
             }
         };
         let event = record.event;
+        if let AgentEvent::Error { message, .. } = &event
+            && refused::is_sync_echo(message)
+        {
+            // Ours, not the editor's: it answers a prompt ag-loop did not
+            // run, or comes after one that ran.
+            if let Some(cur) = self.running.take_if(|c| {
+                !c.started
+                    && c.sync
+                        .as_deref()
+                        .is_some_and(|id| refused::echoes(message, id))
+            }) {
+                cur.not_run(None);
+            }
+            return true;
+        }
         for update in self.translator.event(&event, false) {
             if !self.shared.peer.update(&self.id, update) {
                 return false;
             }
         }
         match event {
+            AgentEvent::AgentStart { .. } => {
+                if let Some(cur) = self.running.as_mut() {
+                    cur.started = true;
+                }
+            }
             AgentEvent::AgentEnd {
                 outcome,
                 error,
@@ -450,14 +519,12 @@ impl Actor {
                 }
                 self.permissions.clear();
             }
-            AgentEvent::Compaction { .. } | AgentEvent::Error { .. } => {
-                if let Some(cur) = self.running.take_if(|c| c.compact) {
-                    let stop = if cur.cancelled {
-                        AcpStop::Cancelled
-                    } else {
-                        AcpStop::EndTurn
-                    };
-                    let _ = cur.responder.respond(PromptResponse::new(stop));
+            AgentEvent::Compaction { .. } => self.compacted(),
+            AgentEvent::Error { message, code } => {
+                if self.running.as_ref().is_some_and(|c| c.compact) {
+                    self.compacted();
+                } else {
+                    self.error_before_start(message, code).await;
                 }
             }
             AgentEvent::ApprovalRequest {
@@ -482,6 +549,54 @@ impl Actor {
             _ => {}
         }
         true
+    }
+
+    /// A `/compact` ended (with its `compaction` or an `error`).
+    fn compacted(&mut self) {
+        if let Some(cur) = self.running.take_if(|c| c.compact) {
+            let stop = if cur.cancelled {
+                AcpStop::Cancelled
+            } else {
+                AcpStop::EndTurn
+            };
+            let _ = cur.responder.respond(PromptResponse::new(stop));
+        }
+    }
+
+    /// An `error` event: one before the running prompt started may be its
+    /// refusal (see `refused`).
+    async fn error_before_start(&mut self, message: String, code: Option<String>) {
+        let Some(cur) = self.running.as_mut().filter(|c| !c.started) else {
+            return;
+        };
+        match refused::before_start(code.as_deref()) {
+            Before::Warning => {}
+            Before::Refused => {
+                cur.errors.push(message);
+                if let Some(cur) = self.running.take() {
+                    cur.not_run(code.as_deref());
+                }
+            }
+            Before::Unsure => {
+                cur.errors.push(message);
+                self.sync().await;
+            }
+        }
+    }
+
+    /// Writes a sync after the running prompt, once (see `refused`).
+    async fn sync(&mut self) {
+        if self.running.as_ref().is_none_or(|c| c.sync.is_some()) {
+            return;
+        }
+        self.syncs += 1;
+        let id = refused::sync_id(self.syncs);
+        if let Err(e) = self.write(&refused::sync_command(&id)).await {
+            warn(BIN, &format!("session {}: {e}", self.id));
+        }
+        if let Some(cur) = self.running.as_mut() {
+            cur.sync = Some(id);
+        }
     }
 
     /// Asks the editor a question of the model's (see `questions`): the

@@ -16,6 +16,7 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::Value;
 
+use super::refused;
 use super::tools;
 use crate::protocol::{
     AgentEvent, AssistantMessage, ContentBlock as AgBlock, LlmEvent, Message, Outcome, StopReason,
@@ -331,6 +332,8 @@ impl Translator {
                     "\n{message}\n"
                 ))));
             }
+            // ag-acp's own (see `refused`), in a session file replayed.
+            AgentEvent::Error { message, .. } if refused::is_sync_echo(message) => {}
             AgentEvent::Error { message, .. } => {
                 out.push(self.note(NoticeSeverity::Warning, message));
             }

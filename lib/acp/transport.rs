@@ -1,7 +1,9 @@
-//! ag-acp's stdio as the SDK's line transport, with two bounds the SDK's
-//! own stdio adapter lacks: a line from the editor longer than
-//! [`MAX_LINE`] is dropped (answered as a parse error, never held in
-//! memory whole), and the notifications waiting to be written are counted
+//! ag-acp's stdio as the SDK's line transport, with what the SDK's own
+//! stdio adapter lacks: each line from the editor is judged first
+//! ([`super::envelope`]), so that a request the SDK would answer with
+//! `"id": null` is answered here with its id; a line longer than
+//! [`MAX_LINE`] is never held in memory whole (its start tells who to
+//! answer); and the notifications waiting to be written are counted
 //! ([`Outbox`]), so that while the editor does not read, ag-acp stops
 //! reading ag-loop instead of queueing without end (ag-loop then waits on
 //! its pipe).
@@ -11,19 +13,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::{Sink, Stream};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Notify;
+use tokio::sync::{Mutex, Notify};
+
+use super::envelope::{self, Verdict};
 
 /// The longest message line read from the editor. Images come base64
 /// encoded inside prompts, so this is generous.
 pub const MAX_LINE: usize = 64 << 20;
 
+/// How much of a line over [`MAX_LINE`] is kept to find its `id` in.
+const KEPT_OF_LONG_LINE: usize = 64 << 10;
+
 /// Notifications queued and not yet written, past which session output
 /// waits.
 pub const MAX_QUEUED: usize = 1024;
-
-/// What a line over [`MAX_LINE`] is replaced with: not JSON, so the SDK
-/// answers it with a parse error, as it would the line itself.
-const OVERLONG: &str = "(a message line longer than 64 MiB was dropped)";
 
 /// Counts the messages queued for stdout and not yet written.
 #[derive(Clone, Default)]
@@ -70,32 +73,99 @@ impl Outbox {
     }
 }
 
-/// The editor's lines, each cut at [`MAX_LINE`].
-pub fn incoming<R: AsyncBufRead + Unpin + Send + 'static>(
+/// The writer both directions share: the SDK's messages, and the answers
+/// given here to lines the SDK never sees. A line is written whole under
+/// the lock, so that two never interleave.
+type Writer<W> = Arc<Mutex<W>>;
+
+async fn write_line<W: AsyncWrite + Unpin>(w: &Mutex<W>, mut line: String) -> std::io::Result<()> {
+    line.push('\n');
+    let mut w = w.lock().await;
+    w.write_all(line.as_bytes()).await?;
+    w.flush().await
+}
+
+/// The transport over `reader` and `writer`: the SDK's outgoing lines and
+/// its incoming ones, judged.
+pub fn lines<R, W>(
     reader: R,
-) -> impl Stream<Item = std::io::Result<String>> + Send + 'static {
-    futures::stream::unfold(reader, |mut r| async move {
-        match read_line(&mut r, MAX_LINE).await {
-            Ok(Some(line)) => Some((Ok(line), r)),
-            Ok(None) => None,
-            Err(e) => Some((Err(e), r)),
+    writer: W,
+    outbox: Outbox,
+) -> (
+    impl Sink<String, Error = std::io::Error> + Send + 'static,
+    impl Stream<Item = std::io::Result<String>> + Send + 'static,
+)
+where
+    R: AsyncBufRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let writer: Writer<W> = Arc::new(Mutex::new(writer));
+    (
+        outgoing(writer.clone(), outbox),
+        incoming(reader, writer, MAX_LINE),
+    )
+}
+
+/// stdin and stdout as [`lines`] reads and writes them.
+pub fn stdio(
+    outbox: Outbox,
+) -> (
+    impl Sink<String, Error = std::io::Error> + Send + 'static,
+    impl Stream<Item = std::io::Result<String>> + Send + 'static,
+) {
+    lines(
+        BufReader::with_capacity(64 << 10, tokio::io::stdin()),
+        tokio::io::stdout(),
+        outbox,
+    )
+}
+
+/// The editor's lines that the SDK is to see; the others are answered
+/// through `writer` on the way.
+fn incoming<R, W>(
+    reader: R,
+    writer: Writer<W>,
+    max: usize,
+) -> impl Stream<Item = std::io::Result<String>> + Send + 'static
+where
+    R: AsyncBufRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    futures::stream::unfold((reader, writer), move |(mut r, writer)| async move {
+        loop {
+            let verdict = match read_line(&mut r, max).await {
+                Ok(Some(Line::Whole(line))) => envelope::judge(&line),
+                Ok(Some(Line::TooLong(kept))) => envelope::judge_long(&kept, max),
+                Ok(None) => return None,
+                Err(e) => return Some((Err(e), (r, writer))),
+            };
+            match verdict {
+                Verdict::Pass(text) => return Some((Ok(text), (r, writer))),
+                Verdict::Answer(answer) => {
+                    if let Err(e) = write_line(&writer, answer).await {
+                        return Some((Err(e), (r, writer)));
+                    }
+                }
+                Verdict::Drop => {}
+            }
         }
     })
 }
 
-/// stdin as [`incoming`] reads it.
-pub fn stdin() -> impl Stream<Item = std::io::Result<String>> + Send + 'static {
-    incoming(BufReader::with_capacity(64 << 10, tokio::io::stdin()))
+/// A line as read: whole, or over the limit (only its start kept).
+#[derive(Debug, PartialEq)]
+enum Line {
+    Whole(Vec<u8>),
+    TooLong(Vec<u8>),
 }
 
-/// Reads one line without its newline; None at the end of input. A line
-/// over `max` bytes is read to its end and dropped, and [`OVERLONG`] is
-/// given in its place. Bytes that are not UTF-8 become U+FFFD (the JSON
-/// parser then says what is wrong).
+/// Reads one line without its newline (or `\r\n`); None at the end of
+/// input. A line over `max` bytes is read to its end, keeping only its
+/// first [`KEPT_OF_LONG_LINE`] bytes.
 async fn read_line<R: AsyncBufRead + Unpin>(
     r: &mut R,
     max: usize,
-) -> std::io::Result<Option<String>> {
+) -> std::io::Result<Option<Line>> {
     let mut line: Vec<u8> = Vec::new();
     let mut over = false;
     let mut any = false;
@@ -112,13 +182,20 @@ async fn read_line<R: AsyncBufRead + Unpin>(
             Some(i) => (&buf[..i], Some(i + 1)),
             None => (buf, None),
         };
-        if !over {
-            if line.len() + chunk.len() > max {
-                over = true;
-                line = Vec::new();
-            } else {
-                line.extend_from_slice(chunk);
+        if !over && line.len() + chunk.len() > max {
+            over = true;
+            if line.len() > KEPT_OF_LONG_LINE {
+                line.truncate(KEPT_OF_LONG_LINE);
+                line.shrink_to_fit();
             }
+        }
+        if over {
+            let keep = KEPT_OF_LONG_LINE
+                .saturating_sub(line.len())
+                .min(chunk.len());
+            line.extend_from_slice(&chunk[..keep]);
+        } else {
+            line.extend_from_slice(chunk);
         }
         let used = found.unwrap_or(buf.len());
         r.consume(used);
@@ -127,30 +204,26 @@ async fn read_line<R: AsyncBufRead + Unpin>(
         }
     }
     if over {
-        return Ok(Some(OVERLONG.to_string()));
+        return Ok(Some(Line::TooLong(line)));
     }
     if line.last() == Some(&b'\r') {
         line.pop();
     }
-    Ok(Some(match String::from_utf8(line) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    }))
+    Ok(Some(Line::Whole(line)))
 }
 
-/// Lines to `w`, each flushed as written and counted off the outbox.
-pub fn outgoing<W: AsyncWrite + Unpin + Send + 'static>(
-    w: W,
+/// Lines to the shared writer, each flushed as written and counted off
+/// the outbox.
+fn outgoing<W: AsyncWrite + Unpin + Send + 'static>(
+    writer: Writer<W>,
     outbox: Outbox,
 ) -> impl Sink<String, Error = std::io::Error> + Send + 'static {
     futures::sink::unfold(
-        (w, outbox),
-        |(mut w, outbox), mut line: String| async move {
-            line.push('\n');
-            w.write_all(line.as_bytes()).await?;
-            w.flush().await?;
+        (writer, outbox),
+        |(writer, outbox), line: String| async move {
+            write_line(&writer, line).await?;
             outbox.written();
-            Ok::<_, std::io::Error>((w, outbox))
+            Ok::<_, std::io::Error>((writer, outbox))
         },
     )
 }
@@ -159,7 +232,10 @@ pub fn outgoing<W: AsyncWrite + Unpin + Send + 'static>(
 mod tests {
     use super::*;
 
-    async fn lines(input: &[u8], max: usize) -> Vec<String> {
+    use futures::StreamExt;
+    use tokio::io::AsyncReadExt;
+
+    async fn read_all(input: &[u8], max: usize) -> Vec<Line> {
         let mut r = BufReader::with_capacity(4, input);
         let mut out = Vec::new();
         while let Some(l) = read_line(&mut r, max).await.unwrap() {
@@ -168,24 +244,79 @@ mod tests {
         out
     }
 
+    fn whole(s: &[u8]) -> Line {
+        Line::Whole(s.to_vec())
+    }
+
     #[tokio::test]
     async fn lines_are_cut_at_newlines_across_buffer_ends() {
         assert_eq!(
-            lines(b"{\"a\":1}\r\n\nlast", 100).await,
-            ["{\"a\":1}", "", "last"]
+            read_all(b"{\"a\":1}\r\n\nlast", 100).await,
+            [whole(b"{\"a\":1}"), whole(b""), whole(b"last")]
         );
     }
 
     #[tokio::test]
-    async fn an_overlong_line_is_replaced_and_the_next_is_read() {
+    async fn an_overlong_line_keeps_its_start_and_the_next_is_read() {
         let mut input = vec![b'x'; 50];
         input.extend_from_slice(b"\nok\n");
-        assert_eq!(lines(&input, 10).await, [OVERLONG, "ok"]);
+        assert_eq!(
+            read_all(&input, 10).await,
+            [Line::TooLong(vec![b'x'; 50]), whole(b"ok")]
+        );
+        // Only the start is kept of a line longer than that.
+        let mut input = vec![b'y'; KEPT_OF_LONG_LINE * 3];
+        input.push(b'\n');
+        let got = read_all(&input, KEPT_OF_LONG_LINE).await;
+        assert_eq!(got, [Line::TooLong(vec![b'y'; KEPT_OF_LONG_LINE])]);
     }
 
     #[tokio::test]
     async fn bytes_that_are_not_utf8_do_not_stop_the_reader() {
-        assert_eq!(lines(b"a\xffb\nc\n", 100).await, ["a\u{fffd}b", "c"]);
+        assert_eq!(
+            read_all(b"a\xffb\nc\n", 100).await,
+            [whole(b"a\xffb"), whole(b"c")]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_bad_request_is_answered_with_its_id_and_the_sdk_sees_the_rest() {
+        let input: &[u8] =
+            b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"session/list\",\"params\":\"\"}\n\
+            {\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"session/list\"}\n";
+        let long = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"session/prompt\",\"params\":\"{}\"}}\n",
+            "a".repeat(300)
+        );
+        let (out, mut editor) = tokio::io::duplex(1 << 16);
+        let writer = Arc::new(Mutex::new(out));
+        let input = [input, long.as_bytes()].concat();
+        let seen: Vec<String> = incoming(BufReader::new(std::io::Cursor::new(input)), writer, 200)
+            .map(Result::unwrap)
+            .collect()
+            .await;
+        assert_eq!(
+            seen,
+            [r#"{"jsonrpc":"2.0","id":10,"method":"session/list"}"#]
+        );
+        let mut written = vec![0; 4096];
+        let n = editor.read(&mut written).await.unwrap();
+        let answers: Vec<serde_json::Value> = written[..n]
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        assert_eq!(answers.len(), 2, "{answers:?}");
+        assert_eq!(answers[0]["id"], 9);
+        assert_eq!(answers[0]["error"]["code"], -32600);
+        assert_eq!(answers[1]["id"], 11);
+        assert!(
+            answers[1]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("longer than"),
+            "{answers:?}"
+        );
     }
 
     #[tokio::test]

@@ -722,8 +722,12 @@ impl Raw {
     }
 
     fn send(&mut self, line: &str) {
+        self.send_bytes(line.as_bytes());
+    }
+
+    fn send_bytes(&mut self, line: &[u8]) {
         let s = self.stdin.as_mut().unwrap();
-        s.write_all(line.as_bytes()).unwrap();
+        s.write_all(line).unwrap();
         s.write_all(b"\n").unwrap();
         s.flush().unwrap();
     }
@@ -761,6 +765,49 @@ impl Raw {
         self.until(&format!("answer to {id}"), |m| {
             m.get("method").is_none() && m["id"] == id
         })
+    }
+
+    /// The answer to `id`, read already or still to come.
+    fn answer_seen_or_next(&mut self, id: Value) -> Value {
+        let seen = self
+            .seen
+            .iter()
+            .find(|m| m.get("method").is_none() && m["id"] == id);
+        match seen {
+            Some(a) => a.clone(),
+            None => self.answer(id),
+        }
+    }
+
+    /// Closes stdin, waits for the exit status and keeps what ag-acp
+    /// wrote meanwhile.
+    fn finish_reading(&mut self) -> i32 {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + HANG;
+        let code = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s.code().unwrap_or(-1);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "ag-acp did not exit when its stdin closed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // The reader thread ends with ag-acp's stdout.
+        while let Ok(v) = self.rx.recv_timeout(HANG) {
+            self.seen.push(v);
+        }
+        code
+    }
+
+    /// How many answers each id got.
+    fn answers_per_id(&self) -> HashMap<String, usize> {
+        let mut n = HashMap::new();
+        for m in self.seen.iter().filter(|m| m.get("method").is_none()) {
+            *n.entry(m["id"].to_string()).or_default() += 1;
+        }
+        n
     }
 
     fn start_session(&mut self, env: &Env) -> String {
@@ -2085,4 +2132,343 @@ fn a_subagents_tool_calls_show_in_the_editor() {
     // The child's words are not the session's answer.
     assert_eq!(answer_text(&ups), "delegated");
     check_schema(&dir, &out.log);
+}
+
+/// A session of ag-acp's in `cwd`, for a raw client.
+fn new_session_in(acp: &mut Raw, cwd: &Path) -> String {
+    acp.request(
+        json!("init"),
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    );
+    acp.answer(json!("init"));
+    acp.request(
+        json!("new"),
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": []}),
+    );
+    let r = acp.answer(json!("new"));
+    r["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string()
+}
+
+#[test]
+fn a_prompt_ag_loop_refuses_is_answered_with_why_and_the_next_one_runs() {
+    let env = Env::new();
+    // The session works in proj/, so that ag's home (.home/.ag, with its
+    // models.json) is outside it, where the sandbox's deny list keeps it.
+    env.write("proj/blob.bin", b"a\0b");
+    env.write("proj/secret.txt", "private words\n");
+    env.write("proj/.ag/agents/dev.md", "You are dev.\n");
+    env.write(".home/.ag/models.json", "{\"providers\": {}}\n");
+    env.write(
+        "gate.sh",
+        "read -r req\ncase \"$req\" in\n  *secret.txt*) echo '{\"decision\":\"deny\",\"reason\":\"secret.txt is private\"}' ;;\n  *) echo '{\"decision\":\"allow\"}' ;;\nesac\n",
+    );
+    let model = ModelServer::start(vec![Turn::Text("fine")]);
+    let gate = format!("sh {}", env.join("gate.sh").display());
+    // The sandbox is on (no `--sandbox off`): its deny list is one case.
+    let args: Vec<String> = [
+        "-m",
+        "ollama/scripted",
+        "--",
+        "--base-url",
+        &model.base_url(),
+        "--gate",
+        &gate,
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut acp = Raw::start(&env, &args);
+    let sid = new_session_in(&mut acp, &env.join("proj"));
+    // What ag-loop refuses (and, last, what ag-acp refuses itself), with
+    // ag-loop's words for it and its code.
+    let cases = [
+        (
+            "binary",
+            "see @blob.bin",
+            "binary file",
+            Some("attach.binary"),
+        ),
+        (
+            "gate",
+            "see @secret.txt",
+            "secret.txt is private",
+            Some("attach.denied"),
+        ),
+        (
+            "deny-list",
+            "see @../.home/.ag/models.json",
+            "deny list",
+            Some("attach.denied"),
+        ),
+        (
+            "identity",
+            "@nosuch do x",
+            "no agent identity `nosuch`",
+            None,
+        ),
+        ("nothing-after", "@dev", "with nothing after it", None),
+        ("blank", "  \n\t ", "the prompt is empty", None),
+    ];
+    // Sent at once: each waits for the one before it, so one never
+    // answered would hold up every one after it.
+    for (id, text, ..) in &cases {
+        acp.prompt(json!(id), &sid, text);
+    }
+    acp.prompt(json!("ok"), &sid, "hello");
+    for (id, _, why, code) in &cases {
+        let a = acp.answer_seen_or_next(json!(id));
+        let message = a["error"]["message"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{id}: not an error answer: {a}"));
+        assert!(
+            message.contains(why),
+            "{id}: {a} (the deny list needs the sandbox: is Landlock available?)"
+        );
+        assert_eq!(a["error"]["code"], -32602, "{id}: {a}");
+        assert_eq!(a["error"]["data"]["code"].as_str(), *code, "{id}: {a}");
+    }
+    let a = acp.answer_seen_or_next(json!("ok"));
+    assert_eq!(a["result"]["stopReason"], "end_turn", "{a}");
+    assert!(agent_text(&acp.seen).ends_with("fine"), "{:#?}", acp.seen);
+    // Only the last prompt reached the model, without what was refused.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    let sent = requests[0]["messages"].to_string();
+    assert!(
+        !sent.contains("private words") && !sent.contains("providers"),
+        "{sent}"
+    );
+    assert_eq!(acp.finish_reading(), 0);
+    // Each prompt got exactly one answer, and ag-acp's syncs (see
+    // lib/acp/refused.rs) never reached the editor.
+    for (id, n) in acp.answers_per_id() {
+        assert_eq!(n, 1, "{id} was answered {n} times: {:#?}", acp.seen);
+    }
+    let all = serde_json::to_string(&acp.seen).unwrap();
+    assert!(!all.contains("ag-acp sync"), "{all}");
+    // Nor do they when the session is loaded and replayed.
+    let mut again = Raw::start(&env, &args);
+    again.request(
+        json!(0),
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    );
+    again.answer(json!(0));
+    again.request(
+        json!("load"),
+        "session/load",
+        json!({"sessionId": sid, "cwd": env.join("proj"), "mcpServers": []}),
+    );
+    let a = again.answer(json!("load"));
+    assert!(a.get("error").is_none(), "{a}");
+    let replayed = agent_text(&again.seen);
+    assert!(
+        replayed.contains("no agent identity") && replayed.contains("fine"),
+        "{replayed}"
+    );
+    assert!(!replayed.contains("ag-acp sync"), "{replayed}");
+    assert_eq!(again.finish(), 0);
+}
+
+#[test]
+fn a_cancel_frees_a_prompt_ag_loop_has_not_started() {
+    let env = Env::new();
+    env.write("slow.txt", "slow\n");
+    // A gate that holds the check of slow.txt (attached by the prompt)
+    // until the test lets it go, then refuses it: the prompt is pending in
+    // ag-loop when the cancel comes, and is never run.
+    env.write(
+        "gate.sh",
+        format!(
+            "read -r req\ncase \"$req\" in\n  *slow.txt*) touch '{waiting}'; while [ ! -e '{go}' ]; do sleep 0.05; done; echo '{{\"decision\":\"deny\",\"reason\":\"slow.txt is private\"}}' ;;\n  *) echo '{{\"decision\":\"allow\"}}' ;;\nesac\n",
+            waiting = env.join("gate-waiting").display(),
+            go = env.join("go").display(),
+        ),
+    );
+    let model = ModelServer::start(vec![Turn::Text("fine")]);
+    let mut args = acp_args(&model, &[]);
+    args.extend([
+        "--gate".into(),
+        format!("sh {}", env.join("gate.sh").display()),
+    ]);
+    let mut acp = Raw::start(&env, &args);
+    let sid = acp.start_session(&env);
+    acp.prompt(json!("p1"), &sid, "see @slow.txt");
+    crate::util::wait_for("the gate to hold the prompt", || {
+        env.join("gate-waiting").exists()
+    });
+    acp.send(
+        &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}})
+            .to_string(),
+    );
+    env.write("go", "");
+    let a = acp.answer(json!("p1"));
+    assert_eq!(a["result"]["stopReason"], "cancelled", "{a}");
+    acp.prompt(json!("p2"), &sid, "hello");
+    let a = acp.answer(json!("p2"));
+    assert_eq!(a["result"]["stopReason"], "end_turn", "{a}");
+    assert!(agent_text(&acp.seen).ends_with("fine"), "{:#?}", acp.seen);
+    assert_eq!(model.requests().len(), 1);
+    assert_eq!(acp.finish_reading(), 0);
+    for (id, n) in acp.answers_per_id() {
+        assert_eq!(n, 1, "{id} was answered {n} times: {:#?}", acp.seen);
+    }
+}
+
+#[test]
+fn a_bad_envelope_with_a_usable_id_is_answered_with_that_id() {
+    let env = Env::new();
+    let model = ModelServer::start(vec![Turn::Text("fine")]);
+    let mut acp = Raw::start(&env, &acp_args(&model, &[]));
+    let sid = acp.start_session(&env);
+    let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+    let cases: Vec<(&str, Vec<u8>, i64, &str)> = vec![
+        (
+            "params",
+            br#"{"jsonrpc":"2.0","id":"params","method":"session/list","params":""}"#.to_vec(),
+            -32600,
+            "`params`",
+        ),
+        (
+            "version",
+            br#"{"jsonrpc":"1.0","id":"version","method":"session/list","params":{}}"#.to_vec(),
+            -32600,
+            "`jsonrpc`",
+        ),
+        (
+            "method",
+            br#"{"jsonrpc":"2.0","id":"method","method":5,"params":{}}"#.to_vec(),
+            -32600,
+            "`method`",
+        ),
+        (
+            "deep",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":"deep","method":"session/prompt","params":{{"sessionId":"{sid}","prompt":{}}}}}"#,
+                deep(200)
+            )
+            .into_bytes(),
+            -32602,
+            "levels deep",
+        ),
+        (
+            "deep-then-id",
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/list","params":{{"cwd":{}}},"id":"deep-then-id"}}"#,
+                deep(100_000)
+            )
+            .into_bytes(),
+            -32602,
+            "`params`",
+        ),
+        (
+            "utf8",
+            [
+                &br#"{"jsonrpc":"2.0","id":"utf8","method":"session/prompt","params":{"sessionId":""#[..],
+                sid.as_bytes(),
+                b"\",\"prompt\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}]}}",
+            ]
+            .concat(),
+            -32602,
+            "not UTF-8",
+        ),
+    ];
+    for (_, line, ..) in &cases {
+        acp.send_bytes(line);
+    }
+    for (id, _, code, says) in &cases {
+        let a = acp.answer_seen_or_next(json!(id));
+        assert_eq!(a["error"]["code"], *code, "{id}: {a}");
+        let message = a["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{id}: {a}");
+    }
+    // None of them ran, and the session goes on.
+    acp.prompt(json!("ok"), &sid, "still there?");
+    assert_eq!(acp.answer(json!("ok"))["result"]["stopReason"], "end_turn");
+    assert_eq!(model.requests().len(), 1);
+    assert_eq!(acp.finish_reading(), 0);
+    let answers = acp.answers_per_id();
+    assert!(!answers.contains_key("null"), "{:#?}", acp.seen);
+    for (id, n) in answers {
+        assert_eq!(n, 1, "{id} was answered {n} times");
+    }
+}
+
+#[test]
+fn a_request_line_over_64_mib_is_answered_with_its_id() {
+    let env = Env::new();
+    let model = ModelServer::start(vec![Turn::Text("fine")]);
+    let mut acp = Raw::start(&env, &acp_args(&model, &[]));
+    let sid = acp.start_session(&env);
+    // A valid prompt, one byte past ag-acp's limit: its id is read from
+    // its start, and the rest of the line is never held whole.
+    let mut long = format!(
+        r#"{{"jsonrpc":"2.0","id":"long","method":"session/prompt","params":{{"sessionId":"{sid}","prompt":[{{"type":"text","text":""#
+    )
+    .into_bytes();
+    let head = long.len();
+    long.resize((64 << 20) + 1 - 5, b'a');
+    long.extend_from_slice(br#""}]}}"#);
+    assert_eq!(long.len(), (64 << 20) + 1);
+    assert!(head < 200);
+    acp.send_bytes(&long);
+    drop(long);
+    let a = acp.answer(json!("long"));
+    assert_eq!(a["error"]["code"], -32600, "{a}");
+    assert!(
+        a["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("longer than 64 MiB")),
+        "{a}"
+    );
+    acp.prompt(json!("ok"), &sid, "still there?");
+    assert_eq!(acp.answer(json!("ok"))["result"]["stopReason"], "end_turn");
+    assert_eq!(model.requests().len(), 1);
+    assert_eq!(acp.finish_reading(), 0);
+    let answers = acp.answers_per_id();
+    assert!(!answers.contains_key("null"), "{:#?}", acp.seen);
+}
+
+#[test]
+fn a_cancel_frees_a_prompt_even_when_its_refusal_went_unseen() {
+    let env = Env::new();
+    env.write("blob.bin", b"a\0b");
+    // ag-loop with its refusal of the prompt taken out of its output: all
+    // ag-acp sees is a prompt that never starts. The editor's cancel must
+    // still free it.
+    env.write(
+        "loop.sh",
+        format!(
+            "'{}' --json \"$@\" | grep --line-buffered -v '\"code\":\"attach.binary\"'\n",
+            bin!("ag-loop")
+        ),
+    );
+    let model = ModelServer::start(vec![Turn::Text("fine")]);
+    let loop_cmd = format!("sh {}", env.join("loop.sh").display());
+    let mut acp = Raw::start(&env, &acp_args(&model, &["--loop-cmd", &loop_cmd]));
+    let sid = acp.start_session(&env);
+    acp.prompt(json!("p1"), &sid, "see @blob.bin");
+    // Once the session file holds the refusal, ag-loop is past the prompt.
+    let file = crate::util::run_args(&env, bin!("ag-session"), &["path", &sid]).stdout();
+    let file = PathBuf::from(file.trim());
+    crate::util::wait_for("ag-loop to refuse the prompt", || {
+        std::fs::read_to_string(&file).is_ok_and(|t| t.contains("attach.binary"))
+    });
+    acp.send(
+        &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}})
+            .to_string(),
+    );
+    let a = acp.answer(json!("p1"));
+    assert_eq!(a["result"]["stopReason"], "cancelled", "{a}");
+    acp.prompt(json!("p2"), &sid, "hello");
+    let a = acp.answer(json!("p2"));
+    assert_eq!(a["result"]["stopReason"], "end_turn", "{a}");
+    assert_eq!(acp.finish_reading(), 0);
+    for (id, n) in acp.answers_per_id() {
+        assert_eq!(n, 1, "{id} was answered {n} times: {:#?}", acp.seen);
+    }
 }

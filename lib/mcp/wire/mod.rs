@@ -29,7 +29,8 @@ use scan::{Member, scan_object};
 
 use crate::protocol::json_kind;
 
-mod scan;
+// Shared with ag-acp (`crate::acp::envelope`), which reads its lines the same way.
+pub mod scan;
 
 /// The longest line taken. No real request comes near it; past it, the
 /// line is answered without being held in memory.
