@@ -1,7 +1,11 @@
-//! An ACP prompt (text, images, resource links, embedded resources) as the
-//! content of an ag-loop `prompt` command: text and images stay what they
-//! are; a linked resource is named for the model, which reads it with its
-//! tools; an embedded resource's text is put inline, marked with its URI.
+//! An ACP prompt (text, images, resource links, embedded resources) as an
+//! ag-loop `prompt` command: text and images stay what they are, in
+//! `content`; a linked resource is named for the model, which reads it with
+//! its tools, and an embedded resource's text is given marked with its URI.
+//! Those two are the editor's data, not the person's words: they go in the
+//! command's `data`, which ag-loop never reads for `@PATH` mentions (a word
+//! inside an embedded file must not attach another), and the sentence keeps
+//! a numbered reference where each stood.
 
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
 
@@ -22,9 +26,28 @@ pub enum PromptError {
     Audio,
 }
 
-/// The prompt as ag-loop's `content`: one string when it is all text.
-pub fn to_user_content(prompt: &[ContentBlock]) -> Result<UserContent, PromptError> {
+/// A prompt as ag-loop takes it.
+#[derive(Debug, PartialEq)]
+pub struct Prompt {
+    /// What the person wrote (and the images): one string when it is all text.
+    pub content: UserContent,
+    /// The linked and embedded resources, each a text block after the
+    /// prompt, never read for mentions.
+    pub data: Vec<AgBlock>,
+}
+
+/// The prompt as ag-loop's `content` and `data`.
+pub fn to_user_content(prompt: &[ContentBlock]) -> Result<Prompt, PromptError> {
     let mut blocks: Vec<AgBlock> = Vec::new();
+    let mut data: Vec<AgBlock> = Vec::new();
+    // A resource's place in the sentence, and the block that holds it.
+    let mut refer = |blocks: &mut Vec<AgBlock>, text: String| {
+        let label = format!("[resource {}]", data.len() + 1);
+        push_text(blocks, &label);
+        data.push(AgBlock::Text {
+            text: format!("{label}: {text}"),
+        });
+    };
     for block in prompt {
         match block {
             ContentBlock::Text(t) => push_text(&mut blocks, &t.text),
@@ -33,7 +56,7 @@ pub fn to_user_content(prompt: &[ContentBlock]) -> Result<UserContent, PromptErr
                 mime_type: i.mime_type.clone(),
             }),
             ContentBlock::Image(i) => match &i.uri {
-                Some(uri) => push_text(&mut blocks, &format!("[image: {uri}]")),
+                Some(uri) => refer(&mut blocks, format!("[image: {uri}]")),
                 None => continue,
             },
             ContentBlock::Audio(_) => return Err(PromptError::Audio),
@@ -42,21 +65,21 @@ pub fn to_user_content(prompt: &[ContentBlock]) -> Result<UserContent, PromptErr
                 if let Some(d) = l.description.as_deref().filter(|d| !d.is_empty()) {
                     s.push_str(&format!(" — {d}"));
                 }
-                push_text(&mut blocks, &s);
+                refer(&mut blocks, s);
             }
             ContentBlock::Resource(r) => match &r.resource {
-                EmbeddedResourceResource::TextResourceContents(t) => push_text(
+                EmbeddedResourceResource::TextResourceContents(t) => refer(
                     &mut blocks,
-                    &format!("<resource uri=\"{}\">\n{}\n</resource>", t.uri, t.text),
+                    format!("<resource uri=\"{}\">\n{}\n</resource>", t.uri, t.text),
                 ),
                 EmbeddedResourceResource::BlobResourceContents(b) => match b.mime_type.as_deref() {
                     Some(m) if m.starts_with("image/") => blocks.push(AgBlock::Image {
                         data: b.blob.clone(),
                         mime_type: m.to_string(),
                     }),
-                    m => push_text(
+                    m => refer(
                         &mut blocks,
-                        &format!(
+                        format!(
                             "[binary resource {} ({}), not included]",
                             b.uri,
                             m.unwrap_or("unknown type")
@@ -82,7 +105,7 @@ pub fn to_user_content(prompt: &[ContentBlock]) -> Result<UserContent, PromptErr
     if content.is_blank() {
         return Err(PromptError::Empty);
     }
-    Ok(content)
+    Ok(Prompt { content, data })
 }
 
 /// Adds text, joined to a text block just before it (editors send a
@@ -129,29 +152,43 @@ mod tests {
     fn text_alone_stays_a_string() {
         assert_eq!(
             to_user_content(&[text("fix it")]),
-            Ok(UserContent::Text("fix it".into()))
+            Ok(Prompt {
+                content: UserContent::Text("fix it".into()),
+                data: Vec::new()
+            })
         );
     }
 
+    /// The editor's data is kept apart from the person's words: ag-loop
+    /// reads only the words for `@PATH` mentions.
     #[test]
-    fn links_and_embedded_text_join_the_sentence() {
+    fn links_and_embedded_text_are_referred_to_and_given_as_data() {
         let c = to_user_content(&[
             text("look at"),
             ContentBlock::ResourceLink(ResourceLink::new("main.rs", "file:///p/main.rs")),
             text("and"),
             ContentBlock::Resource(EmbeddedResource::new(
                 EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(
-                    "fn main() {}",
-                    "file:///p/lib.rs",
+                    "see @../outside.txt",
+                    "file:///p/README.md",
                 )),
             )),
         ])
         .unwrap();
         assert_eq!(
-            c,
-            UserContent::Text(
-                "look at [main.rs](file:///p/main.rs) and <resource uri=\"file:///p/lib.rs\">\nfn main() {}\n</resource>".into()
-            )
+            c.content,
+            UserContent::Text("look at [resource 1] and [resource 2]".into())
+        );
+        assert_eq!(
+            c.data,
+            [
+                AgBlock::Text {
+                    text: "[resource 1]: [main.rs](file:///p/main.rs)".into()
+                },
+                AgBlock::Text {
+                    text: "[resource 2]: <resource uri=\"file:///p/README.md\">\nsee @../outside.txt\n</resource>".into()
+                },
+            ]
         );
     }
 
@@ -168,12 +205,13 @@ mod tests {
             )),
         ])
         .unwrap();
-        let UserContent::Blocks(b) = c else {
+        let UserContent::Blocks(b) = c.content else {
             panic!("{c:?}")
         };
         assert_eq!(b.len(), 3);
         assert!(matches!(&b[1], AgBlock::Image { mime_type, .. } if mime_type == "image/png"));
-        assert!(matches!(&b[2], AgBlock::Text { text } if text.contains("x.bin")));
+        assert!(matches!(&b[2], AgBlock::Text { text } if text == "[resource 1]"));
+        assert!(matches!(&c.data[0], AgBlock::Text { text } if text.contains("x.bin")));
     }
 
     #[test]

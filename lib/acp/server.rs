@@ -530,7 +530,7 @@ impl Server {
             skills::prompt(t, s.get(&id)?)
         });
         if let Some(p) = skill {
-            return match h.send_prompt(Work::Prompt(UserContent::Text(p)), responder) {
+            return match h.send_prompt(Work::Prompt(UserContent::Text(p), Vec::new()), responder) {
                 Ok(()) => Ok(()),
                 Err(returned) => returned.respond_with_error(not_found(&id)),
             };
@@ -539,7 +539,7 @@ impl Server {
             Some(Ok(slash)) => Work::Slash(slash),
             Some(Err(e)) => return responder.respond_with_error(invalid(e)),
             None => match to_user_content(&req.prompt) {
-                Ok(c) => Work::Prompt(c),
+                Ok(c) => Work::Prompt(c.content, c.data),
                 Err(e) => return responder.respond_with_error(invalid(e.to_string())),
             },
         };

@@ -55,8 +55,9 @@ pub struct Shared {
 
 /// What a session is asked to do.
 pub enum Work {
-    /// A prompt for the model.
-    Prompt(UserContent),
+    /// A prompt for the model: the person's words, and the editor's data
+    /// blocks (never read for mentions).
+    Prompt(UserContent, Vec<crate::protocol::ContentBlock>),
     /// A slash command.
     Slash(Slash),
 }
@@ -356,9 +357,10 @@ impl Actor {
                     continue;
                 }
                 Work::Slash(Slash::Compact) => AgentCommand::Compact,
-                Work::Prompt(content) => AgentCommand::Prompt {
+                Work::Prompt(content, data) => AgentCommand::Prompt {
                     content,
                     attachments: Vec::new(),
+                    data,
                 },
             };
             let compact = matches!(command, AgentCommand::Compact);

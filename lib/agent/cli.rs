@@ -36,7 +36,9 @@ use super::setup::settings::{Env, GateChoice, LoopConfig};
 use crate::cli::{ExitStatus, error_line, warn};
 use crate::llm::keys::{Redactor, key_env_names};
 use crate::llm::{Llm, LlmOptions, ModelTable};
-use crate::protocol::{AgentCommand, AgentEvent, Message, Outcome, Reasoning, UserContent};
+use crate::protocol::{
+    AgentCommand, AgentEvent, ContentBlock, Message, Outcome, Reasoning, UserContent,
+};
 use crate::session::{SessionFile, SessionLock, Store, Writer, messages as session_messages};
 
 const BIN: &str = "ag-loop";
@@ -596,7 +598,12 @@ async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitS
     } else {
         for p in prompts {
             let n = control.queue_prompt();
-            let _ = tx.send(Input::Prompt(n, UserContent::Text(p.clone()), Vec::new()));
+            let _ = tx.send(Input::Prompt(
+                n,
+                UserContent::Text(p.clone()),
+                Vec::new(),
+                Vec::new(),
+            ));
         }
         drop(tx);
         control.close_input();
@@ -615,10 +622,13 @@ async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitS
                 p = rx.recv() => p,
             },
         };
-        let (n, content, mut attachments) = match next {
+        let (n, content, mut attachments, data) = match next {
             None => break,
-            Some(Input::Prompt(_, content, attachments))
-                if content.is_blank() && attachments.is_empty() && first_attachments.is_empty() =>
+            Some(Input::Prompt(_, content, attachments, data))
+                if content.is_blank()
+                    && attachments.is_empty()
+                    && data.is_empty()
+                    && first_attachments.is_empty() =>
             {
                 // Nothing to ask: no model call is made (and paid for).
                 let message = "an empty prompt was skipped (no model call): its content has no text and no image";
@@ -629,8 +639,10 @@ async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitS
                 }
                 continue;
             }
-            Some(Input::Prompt(n, content, attachments)) => (Some(n), content, attachments),
-            Some(Input::Steered(content)) => (None, content, Vec::new()),
+            Some(Input::Prompt(n, content, attachments, data)) => {
+                (Some(n), content, attachments, data)
+            }
+            Some(Input::Steered(content)) => (None, content, Vec::new(), Vec::new()),
             Some(Input::SetModel(model)) => {
                 if let Err(e) = agent.set_model(model).await {
                     error_line(BIN, &format!("cannot write an event: {e}"), None);
@@ -688,7 +700,7 @@ async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitS
             attachments.splice(0..0, std::mem::take(&mut first_attachments));
         }
         let content = match agent.attach(content, &attachments).await {
-            Ok(c) => c,
+            Ok(c) => c.with_blocks(data),
             Err(e) => {
                 // Not run, and said in the stream: nothing is dropped
                 // without a word.
@@ -851,9 +863,9 @@ fn spawn_signal_handlers(control: Arc<Control>) {
 
 /// What the stdin reader hands the prompt loop.
 enum Input {
-    /// A prompt to run, numbered as it was queued, and the files to
-    /// attach to it.
-    Prompt(u64, UserContent, Vec<String>),
+    /// A prompt to run, numbered as it was queued, the files to attach to
+    /// it, and its data blocks (never read for mentions).
+    Prompt(u64, UserContent, Vec<String>, Vec<ContentBlock>),
     /// A steer that came too late for its run, run as the next prompt
     /// ahead of the queue (it has no number: an `interrupt` line counts
     /// the prompts that were queued).
@@ -906,6 +918,7 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                     control.queue_prompt(),
                     UserContent::Text(line.clone()),
                     Vec::new(),
+                    Vec::new(),
                 ));
                 continue;
             }
@@ -913,17 +926,33 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                 Ok(AgentCommand::Prompt {
                     content,
                     attachments,
+                    data,
                 }) => {
-                    let _ = tx.send(Input::Prompt(control.queue_prompt(), content, attachments));
+                    let _ = tx.send(Input::Prompt(
+                        control.queue_prompt(),
+                        content,
+                        attachments,
+                        data,
+                    ));
                 }
                 // Seed 002 writes `message` for a prompt.
                 Ok(AgentCommand::Message { content }) => {
-                    let _ = tx.send(Input::Prompt(control.queue_prompt(), content, Vec::new()));
+                    let _ = tx.send(Input::Prompt(
+                        control.queue_prompt(),
+                        content,
+                        Vec::new(),
+                        Vec::new(),
+                    ));
                 }
                 Ok(AgentCommand::Steer { content }) => {
                     // Steering with nothing running is simply the next prompt.
                     if let Some(content) = control.steer(content) {
-                        let _ = tx.send(Input::Prompt(control.queue_prompt(), content, Vec::new()));
+                        let _ = tx.send(Input::Prompt(
+                            control.queue_prompt(),
+                            content,
+                            Vec::new(),
+                            Vec::new(),
+                        ));
                     }
                 }
                 Ok(AgentCommand::Answer {

@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    AssistantMessage, LlmEvent, Message, Reasoning, ToolResultMessage, Usage, UserContent,
+    AssistantMessage, ContentBlock, LlmEvent, Message, Reasoning, ToolResultMessage, Usage,
+    UserContent,
 };
 
 /// One line of ag-loop's stdin (a line that is not JSON is a prompt).
@@ -25,6 +26,12 @@ pub enum AgentCommand {
         /// working directory.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         attachments: Vec<String>,
+        /// Blocks that carry data rather than a person's words (a file an
+        /// editor embedded, a link's name): put after `content` and the
+        /// attachments, and never read for `@PATH` mentions, so that a word
+        /// inside a file cannot attach another.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        data: Vec<ContentBlock>,
     },
     /// Seed 002's name for `prompt`, taken the same way.
     Message {

@@ -69,6 +69,20 @@ impl UserContent {
                 .all(|b| matches!(b, ContentBlock::Text { text } if text.trim().is_empty())),
         }
     }
+
+    /// The content with `more` blocks after it (as it is without any).
+    pub fn with_blocks(self, more: Vec<ContentBlock>) -> UserContent {
+        if more.is_empty() {
+            return self;
+        }
+        let mut blocks = match self {
+            UserContent::Text(t) if t.is_empty() => Vec::new(),
+            UserContent::Text(text) => vec![ContentBlock::Text { text }],
+            UserContent::Blocks(b) => b,
+        };
+        blocks.extend(more);
+        UserContent::Blocks(blocks)
+    }
 }
 
 /// A message from the model.

@@ -231,6 +231,7 @@ async fn create(State(app): State<Shared>, bytes: Bytes) -> Response {
                 && let Ok(mut line) = serde_json::to_vec(&AgentCommand::Prompt {
                     content,
                     attachments: Vec::new(),
+                    data: Vec::new(),
                 })
             {
                 line.push(b'\n');

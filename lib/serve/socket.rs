@@ -320,6 +320,7 @@ async fn request(
                     let cmd = AgentCommand::Prompt {
                         content,
                         attachments: Vec::new(),
+                        data: Vec::new(),
                     };
                     if let Ok(mut line) = serde_json::to_vec(&cmd) {
                         line.push(b'\n');

@@ -333,6 +333,7 @@ impl App {
         Effect::Send(AgentCommand::Prompt {
             content: UserContent::Text(text),
             attachments: std::mem::take(&mut self.attachments),
+            data: Vec::new(),
         })
     }
 

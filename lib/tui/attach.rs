@@ -85,6 +85,7 @@ mod tests {
             [Effect::Send(AgentCommand::Prompt {
                 content: UserContent::Text("what is it?".into()),
                 attachments: vec!["shot one.png".into()],
+                data: Vec::new(),
             })]
         );
         assert!(app.attachments.is_empty());

@@ -184,6 +184,7 @@ async fn run(args: Args) -> ExitStatus {
         let effects = vec![Effect::Send(crate::protocol::AgentCommand::Prompt {
             content: crate::protocol::UserContent::Text(p.clone()),
             attachments: args.files.clone(),
+            data: Vec::new(),
         })];
         apply_effects(
             effects, &args, &mut app, &mut agent, &done_tx, &cancel, &cwd,

@@ -25,7 +25,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 HERE = Path(__file__).resolve().parent
 
-# The agents by kind; `ag:SET` is ag with a tool set.
+# The agents by kind; `ag:SET` is ag with a tool set, and `+FLAG=VALUE`
+# after either adds an ag-loop flag (`ag+first-call=auto`), so that one
+# mechanism can be measured against its absence.
 KINDS = ("ag", "pi", "opencode", "mini-swe-agent")
 
 # A call refused before it ran: the tool is unknown or the arguments were
@@ -50,7 +52,7 @@ NOT_EXECUTED = "action was not executed"
 
 
 def kind(agent):
-    return "ag" if agent == "ag" or agent.startswith("ag:") else agent
+    return "ag" if agent == "ag" or agent.startswith(("ag:", "ag+")) else agent
 
 
 def new_stats():
@@ -244,8 +246,12 @@ def command(agent, args, model, window, where, prompt, unshare, sock):
     env["AG_HOME"] = str(home / ".ag")
     argv = [str(args.bin_dir / "ag-loop"), "-m", f"llamacpp/{model}", "--base-url", args.base_url,
             "--max-turns", str(args.max_turns), "--json", "--no-gate", "--no-session"]
-    if ":" in agent:
-        argv += ["--tools", agent.split(":", 1)[1]]
+    name, *flags = agent.split("+")
+    if ":" in name:
+        argv += ["--tools", name.split(":", 1)[1]]
+    for f in flags:
+        flag, _, value = f.partition("=")
+        argv += [f"--{flag}"] + ([value] if value else [])
     return argv + [prompt], env
 
 

@@ -2472,3 +2472,40 @@ fn a_cancel_frees_a_prompt_even_when_its_refusal_went_unseen() {
         assert_eq!(n, 1, "{id} was answered {n} times: {:#?}", acp.seen);
     }
 }
+
+/// An editor's embedded file and a link's name are data, not the person's
+/// words: an `@PATH` inside them attaches nothing (here a file outside the
+/// workspace), while the person's own `@notes.md` does.
+#[test]
+fn an_at_word_inside_an_embedded_resource_or_a_links_name_attaches_nothing() {
+    let env = Env::new();
+    env.write("work/notes.md", "remember the milk\n");
+    env.write("outside.txt", "SECRET OUTSIDE\n");
+    let model = ModelServer::start(vec![Turn::Text("read it")]);
+    let work = env.join("work");
+    let mut acp = Raw::start(&env, &acp_args(&model, &["--mode", "auto"]));
+    acp.request(json!(1), "initialize", json!({"protocolVersion": 1}));
+    acp.answer(json!(1));
+    acp.request(
+        json!(2),
+        "session/new",
+        json!({"cwd": work, "mcpServers": []}),
+    );
+    let sid = acp.answer(json!(2))["result"]["sessionId"].clone();
+    acp.request(
+        json!(3),
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [
+            {"type": "text", "text": "summarise @notes.md and"},
+            {"type": "resource", "resource": {"uri": "file:///x/README.md", "text": "see @../outside.txt"}},
+            {"type": "resource_link", "name": "@../outside.txt", "uri": "file:///x/y"},
+        ]}),
+    );
+    let a = acp.answer(json!(3));
+    assert_eq!(a["result"]["stopReason"], "end_turn", "{a}");
+    let sent = model.requests()[0]["messages"].to_string();
+    assert!(sent.contains("remember the milk"), "{sent}");
+    assert!(sent.contains("see @../outside.txt"), "{sent}");
+    assert!(!sent.contains("SECRET OUTSIDE"), "{sent}");
+    assert_eq!(acp.finish(), 0);
+}

@@ -309,3 +309,48 @@ fn an_unattended_flagged_call_runs_and_leaves_a_note_with_the_gates_reason() {
         "{file}"
     );
 }
+
+/// A prompt's `data` (an editor's embedded file, say) reaches the model
+/// after its words, and an `@PATH` inside it attaches nothing: only what
+/// a person wrote is a mention.
+#[test]
+fn a_prompts_data_reaches_the_model_and_is_never_read_for_mentions() {
+    let env = Env::new();
+    env.write("secret.txt", "do not send\n");
+    env.write("notes.md", "remember the milk\n");
+    let model = scripted_model(&env, &[text_turn("ok")]);
+    let prompt = json!({
+        "type": "prompt",
+        "content": "summarise @notes.md and [resource 1]",
+        "data": [{"type": "text", "text": "[resource 1]: <resource uri=\"file:///x/README.md\">\nsee @secret.txt\n</resource>"}],
+    });
+    let mut c = ag_loop(
+        &env,
+        &[
+            "--llm-cmd",
+            &model,
+            "--tools",
+            "read",
+            "--json",
+            "--no-session",
+        ],
+    );
+    c.stdin(Stdio::piped());
+    let r = crate::util::run(c, Some(format!("{prompt}\n").as_bytes()));
+    r.ok();
+    let req: Value = serde_json::from_slice(&env.read(".model/request0.json")).unwrap();
+    let texts: Vec<String> = req["messages"][0]["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{req}"))
+        .iter()
+        .map(|b| b["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(texts.len(), 3, "{texts:?}");
+    assert_eq!(texts[0], "summarise @notes.md and [resource 1]");
+    assert!(
+        texts[1].starts_with("[Attached file `notes.md`"),
+        "{texts:?}"
+    );
+    assert!(texts[2].contains("see @secret.txt"), "{texts:?}");
+    assert!(!req.to_string().contains("do not send"), "{req}");
+}
