@@ -65,7 +65,9 @@ pub struct Args {
     /// of this machine that clients use over --allow-remote, or a tunnel's.
     #[arg(long = "allow-host", value_name = "NAME")]
     pub allow_hosts: Vec<String>,
-    /// The bytes a client may fall behind a session before it is dropped.
+    /// The bytes ag-serve may hold for one client before it drops it: the
+    /// session's events it has not read and, on the socket, the replies to
+    /// its requests.
     #[arg(long, value_name = "BYTES", default_value_t = 8 << 20)]
     pub client_buffer: usize,
     /// The ag-loop program (default: the one beside ag-serve, else on PATH).

@@ -113,6 +113,11 @@ impl Broker {
         self.redactor.clone()
     }
 
+    /// The bytes the broker may hold for one client (`--client-buffer`).
+    pub fn client_buffer(&self) -> usize {
+        self.settings.client_buffer
+    }
+
     /// The live sessions.
     pub fn live_sessions(&self) -> Vec<Arc<Live>> {
         self.table().values().cloned().collect()

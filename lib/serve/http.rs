@@ -460,7 +460,12 @@ async fn events(
                 Some(att.queue),
                 app.site.broker.redactor_arc(),
             );
-            (feed, attached, Some((l, att.client)), att.dropped)
+            (
+                feed,
+                attached,
+                Some((l, att.client)),
+                att.budget.dropped().clone(),
+            )
         }
         Ok(Found::Ended(f)) => {
             let count = match super::tail::Tail::open(&f.path) {

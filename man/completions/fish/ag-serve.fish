@@ -26,7 +26,7 @@ end
 
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l http -d 'Also serve HTTP (JSON endpoints, Server-Sent Events and the web page) on ADDR, a loopback address and port such as 127.0.0.1:8377 (port 0: any free port)' -r
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l allow-host -d 'A host name (NAME or NAME:PORT) the HTTP server answers to besides the address it serves, localhost and 127.0.0.1 (repeatable): the name of this machine that clients use over --allow-remote, or a tunnel\'s' -r
-complete -c ag-serve -n "__fish_ag_serve_needs_command" -l client-buffer -d 'The bytes a client may fall behind a session before it is dropped' -r
+complete -c ag-serve -n "__fish_ag_serve_needs_command" -l client-buffer -d 'The bytes ag-serve may hold for one client before it drops it: the session\'s events it has not read and, on the socket, the replies to its requests' -r
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l ag-loop -d 'The ag-loop program (default: the one beside ag-serve, else on PATH)' -r -F
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l fanout -d 'Show this file\'s result lines of a `scripts/fanout` run as a table on the web page (read again at each look, so a running fanout shows)' -r -F
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l socket -d 'The Unix socket (default: $AG_HOME/serve/socket)' -r -F
