@@ -42,10 +42,11 @@ to connect to, a request refused).\n\n\
 If ag-serve is killed, the sessions it ran end as a kill -9 of ag-loop ends them: their watchdog stops what they \
 started, nothing in their files is torn, and each can be resumed (ag-loop --session ID, or attach with \
 \"resume\":true). ag-serve started again lists them as ended and resumable.\n\n\
-HTTP: every request needs the token (kept in $AG_HOME/serve/token, mode 0600, made anew at each start): \
-as ?token=, a Bearer Authorization header, or the cookie the page sets. Requests whose Host is not the \
-address served, or whose Origin is another site's, are refused. The page never receives a provider key: \
-every line it gets passes the redaction ag-loop's events pass."
+HTTP: every request but those for the page itself (its HTML, script and style) needs the token (kept in \
+$AG_HOME/serve/token, mode 0600, made anew at each start): as a Bearer Authorization header or ?token=. No \
+cookie is set (a browser would send it to every port of the host); the page keeps the token for its own origin \
+and tab. Requests whose Host is not the address served, or whose Origin is another site's, are refused. The page \
+never receives a provider key: every line it gets passes the redaction ag-loop's events pass."
 )]
 pub struct Args {
     /// A client command; without one, ag-serve runs the broker.

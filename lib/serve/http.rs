@@ -4,7 +4,9 @@
 //! and the web page. Every request passes `guard.rs` first; the handlers
 //! call the same broker operations as the socket.
 //!
-//! - `GET /` the page (`/page.js`, `/page.css` its script and style)
+//! - `GET /` the page (`/page.js`, `/page.css` its script and style), the
+//!   same in every copy of ag, which takes the token from its URL's
+//!   fragment and sends it with each request
 //! - `GET /api/sessions[?all=1]` `{"sessions":[...]}`
 //! - `POST /api/sessions` `{"cwd","args","prompt"}` → `{"session"}`
 //! - `GET /api/sessions/ID/events[?from=N]` the event stream
@@ -62,7 +64,8 @@ struct App {
 type Shared = Arc<App>;
 
 /// Binds `addr`, makes and saves the token, and serves until `stop`;
-/// returns the URL with the token.
+/// returns the URL with the token (in its fragment, which a browser never
+/// sends: only the page reads it).
 pub async fn start(
     addr: SocketAddr,
     site: Site,
@@ -105,7 +108,7 @@ pub async fn start(
             crate::cli::warn("ag-serve", &format!("the HTTP server stopped: {e}"));
         }
     });
-    Ok(format!("http://{}/?token={token}", guard::url_host(bound)))
+    Ok(format!("http://{}/#token={token}", guard::url_host(bound)))
 }
 
 async fn guard_layer(
@@ -114,7 +117,7 @@ async fn guard_layer(
     next: axum::middleware::Next,
 ) -> Response {
     match app.guard.check(request.headers(), request.uri()) {
-        Ok(()) => {
+        Ok(_) => {
             let mut response = next.run(request).await;
             guard::harden(response.headers_mut());
             response
@@ -162,18 +165,8 @@ const PAGE: &str = include_str!("page/index.html");
 const SCRIPT: &str = include_str!("page/page.js");
 const STYLE: &str = include_str!("page/page.css");
 
-async fn page(State(app): State<Shared>, uri: Uri) -> Response {
-    let mut r = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE).into_response();
-    // The token of the URL becomes a cookie that only this site's own
-    // requests carry (SameSite=Strict), so the page's requests and its
-    // event streams need no token in their URLs.
-    if let Some(t) = guard::query_value(&uri, "token")
-        && app.guard.token_matches(&t)
-        && let Ok(v) = HeaderValue::from_str(&app.guard.cookie(&t))
-    {
-        r.headers_mut().insert(header::SET_COOKIE, v);
-    }
-    r
+async fn page() -> Response {
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE).into_response()
 }
 
 async fn script() -> Response {

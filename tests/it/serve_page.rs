@@ -3,13 +3,15 @@
 //! Chromium (Debian's `chromium`, driven through the DevTools protocol by
 //! tests/fixtures/serve/page.mjs with node's own modules), against a
 //! session of a scripted model: the printed URL opened, the live stream,
-//! a prompt sent, a call approved, a rewind, screenshots. chromium and node
+//! a prompt sent, a call approved, a rewind, screenshots, a reload, and
+//! another local server that gets nothing of the token. chromium and node
 //! are required: scripts/test installs them.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -85,6 +87,7 @@ fn printed_url(serve: &Serve) -> (String, u16, String) {
         .unwrap()
         .parse()
         .unwrap();
+    // The token is in the fragment, which a browser never sends.
     let token = url.split("token=").nth(1).unwrap().to_string();
     (url, port, token)
 }
@@ -113,20 +116,29 @@ fn nothing_is_served_without_the_token_from_another_site_or_under_another_name()
     c.send(&json!({"type": "start", "args": model_args(&server)}));
     let id = c.until("attached")["session"].as_str().unwrap().to_string();
 
-    // Without the token: nothing, not even the page or its script.
+    // Without the token: nothing but the page itself, which holds
+    // nothing of this machine.
     for path in [
-        "/",
-        "/page.js",
         "/api/sessions",
+        "/api/fanout",
         &format!("/api/sessions/{id}/events"),
+        "/nothing-here",
     ] {
         let (status, _, body) = get(port, path, &[&host]);
         assert_eq!(status, 401, "{path}: {body}");
-        assert!(
-            !body.contains("<html") && !body.contains(&id),
-            "{path}: {body}"
-        );
+        assert!(!body.contains(&id), "{path}: {body}");
         assert!(body.contains("token"), "{path}: {body}");
+    }
+    for path in ["/", "/page.js", "/page.css"] {
+        let (status, head, body) = get(port, path, &[&host]);
+        assert_eq!(status, 200, "{path}: {body}");
+        assert!(
+            !body.contains(&id) && !body.contains(&token) && !head.contains(&token),
+            "{path}: {head}{body}"
+        );
+        // Under another name it is refused all the same.
+        let (status, _, _) = get(port, path, &[&format!("Host: evil.example:{port}")]);
+        assert_eq!(status, 403, "{path}");
     }
     let (status, _, _) = get(port, "/api/sessions?token=wrong", &[&host]);
     assert_eq!(status, 401);
@@ -156,22 +168,22 @@ fn nothing_is_served_without_the_token_from_another_site_or_under_another_name()
     assert_eq!(status, 200);
     assert!(body.contains("<script src=\"/page.js\""), "{body}");
     let head = head.to_ascii_lowercase();
-    assert!(
-        head.contains("set-cookie: ag_serve_token_")
-            && head.contains("httponly")
-            && head.contains("samesite=strict"),
-        "{head}"
-    );
+    // No cookie: a browser would send it to every port of this host.
+    assert!(!head.contains("set-cookie"), "{head}");
     assert!(
         head.contains("content-security-policy: default-src 'none'"),
         "{head}"
     );
     assert!(head.contains("referrer-policy: no-referrer"), "{head}");
-    let cookie = format!("Cookie: ag_serve_token_{port}={token}");
-    let (status, _, _) = get(port, "/api/sessions", &[&host, &cookie]);
-    assert_eq!(status, 200);
+    for cookie in [
+        format!("Cookie: ag_serve_token_{port}={token}"),
+        format!("Cookie: token={token}"),
+    ] {
+        let (status, _, _) = get(port, "/api/sessions", &[&host, &cookie]);
+        assert_eq!(status, 401, "{cookie}");
+    }
     // The fanout results: the last line of each task, its diff as a size.
-    let (status, _, body) = get(port, "/api/fanout", &[&host, &cookie]);
+    let (status, _, body) = get(port, "/api/fanout", &[&host, &bearer]);
     assert_eq!(status, 200, "{body}");
     let v: Value = serde_json::from_str(&body).unwrap();
     let results = v["results"].as_array().unwrap();
@@ -245,6 +257,55 @@ fn nothing_is_served_without_the_token_from_another_site_or_under_another_name()
     assert!(r.stderr().contains("--allow-remote"), "{}", r.stderr());
 }
 
+/// Another HTTP server on this host, at another port, as any local process
+/// may run: it answers every request with a small page, and keeps what
+/// each request sent it (its head).
+struct Elsewhere {
+    port: u16,
+    heads: Arc<Mutex<Vec<String>>>,
+}
+
+impl Elsewhere {
+    fn start() -> Elsewhere {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let heads: Arc<Mutex<Vec<String>>> = Arc::default();
+        let kept = heads.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let kept = kept.clone();
+                std::thread::spawn(move || {
+                    stream
+                        .set_read_timeout(Some(Duration::from_secs(30)))
+                        .unwrap();
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut head = String::new();
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                            break;
+                        }
+                        head.push_str(&line);
+                    }
+                    kept.lock().unwrap().push(head);
+                    let body = "<!doctype html><title>elsewhere</title><p>elsewhere</p>";
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                });
+            }
+        });
+        Elsewhere { port, heads }
+    }
+
+    fn heads(&self) -> Vec<String> {
+        self.heads.lock().unwrap().clone()
+    }
+}
+
 fn chromium() -> String {
     for c in ["chromium", "chromium-browser"] {
         if Command::new(c)
@@ -287,7 +348,8 @@ fn the_page_in_a_real_browser_streams_sends_approves_and_rewinds() {
         &["--http", "127.0.0.1:0", "--fanout", "results.jsonl"],
         &[("OPENAI_API_KEY", KEY)],
     );
-    let (url, _, _) = printed_url(&serve);
+    let (url, _, token) = printed_url(&serve);
+    let elsewhere = Elsewhere::start();
     let mut args = model_args(&server);
     args.extend(["--tools", "bash,edit", "--sandbox", "off"].map(String::from));
     let mut watcher = serve.connect();
@@ -302,6 +364,7 @@ fn the_page_in_a_real_browser_streams_sends_approves_and_rewinds() {
         .arg(&script)
         .arg(&url)
         .arg(&out)
+        .arg(format!("http://127.0.0.1:{}/elsewhere", elsewhere.port))
         .env("CHROMIUM", &browser)
         .env("CHROMIUM_PROFILES", &out)
         .output()
@@ -328,6 +391,35 @@ fn the_page_in_a_real_browser_streams_sends_approves_and_rewinds() {
     assert!(!text.contains(KEY), "the page shows the key: {text}");
     assert!(text.contains("redacted"), "{text}");
     assert_eq!(saw["fanoutRows"], 2, "{saw}");
+    // Loaded again without the token in its address, the page goes on.
+    let reloaded = &saw["reloaded"];
+    assert!(
+        !reloaded["href"].as_str().unwrap().contains("token"),
+        "{reloaded}"
+    );
+    assert!(
+        reloaded["status"]
+            .as_str()
+            .unwrap()
+            .starts_with("connected as"),
+        "{reloaded}"
+    );
+    // The browser that opened the page went to another server on this
+    // host: it sent that server nothing of the token, and the other
+    // server's page sees nothing of it.
+    let heads = elsewhere.heads();
+    assert!(
+        heads.iter().any(|h| h.starts_with("GET /elsewhere ")),
+        "the browser never reached the other server: {heads:?}"
+    );
+    for head in &heads {
+        assert!(
+            !head.contains(&token),
+            "the token reached another server on this host:\n{head}"
+        );
+    }
+    let away = saw["away"].to_string();
+    assert!(!away.contains(&token), "{away}");
     for shot in saw["screenshots"].as_array().unwrap() {
         let bytes = std::fs::read(shot.as_str().unwrap()).unwrap();
         assert!(
