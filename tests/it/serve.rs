@@ -38,6 +38,17 @@ impl Serve {
         Serve::spawn(env, c)
     }
 
+    /// The same under a limit of `nofile` open files (`ulimit -n`), as on a
+    /// small machine.
+    pub fn start_limited(env: &Env, nofile: u32, args: &[&str]) -> Serve {
+        let mut c = env.cmd("sh");
+        c.arg("-c")
+            .arg(format!("ulimit -n {nofile} && exec \"$0\" \"$@\""))
+            .arg(bin!("ag-serve"))
+            .args(args);
+        Serve::spawn(env, c)
+    }
+
     fn spawn(env: &Env, mut c: Command) -> Serve {
         c.stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -4,15 +4,17 @@
 //! tests/fixtures/serve/page.mjs with node's own modules), against a
 //! session of a scripted model: the printed URL opened, the live stream,
 //! a prompt sent, a call approved, a rewind, screenshots, a reload, and
-//! another local server that gets nothing of the token. chromium and node
-//! are required: scripts/test installs them.
+//! another local server that gets nothing of the token. Then, as hostile
+//! callers: connections that send a header a byte at a time, or nothing,
+//! by the hundred. chromium and node are required: scripts/test installs
+//! them.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -464,4 +466,181 @@ fn the_page_in_a_real_browser_streams_sends_approves_and_rewinds() {
     )
     .unwrap();
     assert_eq!(header["parent"], saw["oldId"], "{header}");
+}
+
+/// Whether the server closed `s` within `bound`: reading it gives the end,
+/// or a reset, rather than a response. Returns what was read first.
+fn closed_within(s: &mut TcpStream, bound: Duration) -> Result<Vec<u8>, String> {
+    let deadline = Instant::now() + bound;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(format!(
+                "still open after {bound:?}; it sent: {}",
+                String::from_utf8_lossy(&got)
+            ));
+        }
+        s.set_read_timeout(Some(left)).unwrap();
+        match s.read(&mut buf) {
+            Ok(0) => return Ok(got),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return Ok(got),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// Reads one response with a Content-Length off a kept-alive connection:
+/// its status and body.
+fn response(s: &mut TcpStream) -> (u16, String) {
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut reader = BufReader::new(s.try_clone().unwrap());
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            length = v.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body).unwrap();
+    let code = status.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (code, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[test]
+fn slow_and_idle_connections_are_closed_and_a_flood_of_them_leaves_the_token_holder_in() {
+    let env = Env::new();
+    // Few descriptors, as on a small machine: the flood below is more
+    // connections than ag-serve could hold open at once.
+    let serve = Serve::start_limited(
+        &env,
+        96,
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--http-header-timeout",
+            "2",
+            "--http-idle-timeout",
+            "3",
+        ],
+    );
+    let note = serve.wait_for_line("HTTP connections at once");
+    assert!(note.contains("at most 24 "), "{note}");
+    let (_, port, token) = printed_url(&serve);
+    let host = format!("Host: 127.0.0.1:{port}");
+    let bearer = format!("Authorization: Bearer {token}");
+    let bound = Duration::from_secs(30);
+    let server = ModelServer::start(vec![Turn::Text("hi")]);
+
+    // A connection that sends nothing is closed, without a response.
+    let mut silent = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let got = closed_within(&mut silent, bound).unwrap();
+    assert!(got.is_empty(), "{}", String::from_utf8_lossy(&got));
+
+    // One that sends its head a byte at a time is closed all the same: the
+    // head has 2 s in all, however often its bytes come.
+    let mut slow = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let head = format!("GET /api/sessions HTTP/1.1\r\n{host}\r\n{bearer}\r\nX-Pad: ");
+    let started = Instant::now();
+    let mut sent = 0;
+    let closed = loop {
+        assert!(
+            started.elapsed() < bound,
+            "a head sent a byte at a time kept its connection for {bound:?}"
+        );
+        let byte = head.as_bytes().get(sent).copied().unwrap_or(b'x');
+        if slow.write_all(&[byte]).is_err() {
+            break Vec::new();
+        }
+        sent += 1;
+        match closed_within(&mut slow, Duration::from_millis(100)) {
+            Ok(got) => break got,
+            Err(e) if e.starts_with("still open") => {}
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert!(closed.is_empty(), "{}", String::from_utf8_lossy(&closed));
+
+    // One kept alive after its answer is closed once it sits idle.
+    let mut idle = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        idle,
+        "GET /api/sessions HTTP/1.1\r\n{host}\r\n{bearer}\r\n\r\n"
+    )
+    .unwrap();
+    let (status, body) = response(&mut idle);
+    assert_eq!(status, 200, "{body}");
+    let got = closed_within(&mut idle, bound).unwrap();
+    assert!(got.is_empty(), "{}", String::from_utf8_lossy(&got));
+
+    // A flood: 200 connections that send nothing or part of a head, more
+    // than the 96 descriptors ag-serve has. The token holder still gets in,
+    // over HTTP and over the socket.
+    let mut flood = Vec::new();
+    for n in 0..200 {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        if n % 2 == 0 {
+            s.write_all(format!("GET / HTTP/1.1\r\n{host}\r\n").as_bytes())
+                .unwrap();
+        }
+        flood.push(s);
+    }
+    let (status, _, body) = get(port, "/api/sessions", &[&host, &bearer]);
+    assert_eq!(status, 200, "{body}");
+    let mut c = serve.connect();
+    c.send(&json!({"type": "list"}));
+    c.until("sessions");
+    // An event stream of the token holder's outlives the flood: it is the
+    // last a new connection would push out.
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.send(&json!({"type": "start", "args": model_args(&server)}));
+    let id = c.until("attached")["session"].as_str().unwrap().to_string();
+    write!(
+        stream,
+        "GET /api/sessions/{id}/events HTTP/1.1\r\n{host}\r\n{bearer}\r\n\r\n"
+    )
+    .unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    stream.set_read_timeout(Some(bound)).unwrap();
+    let mut line = String::new();
+    while !line.contains("\"attached\"") {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "the stream ended");
+    }
+    let mut more = Vec::new();
+    for _ in 0..100 {
+        more.push(TcpStream::connect(("127.0.0.1", port)).unwrap());
+    }
+    // Every connection of the floods is closed within the bound.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for (n, mut s) in flood.into_iter().chain(more).enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        closed_within(&mut s, left.max(Duration::from_millis(1)))
+            .unwrap_or_else(|e| panic!("connection {n} of the flood: {e}"));
+    }
+    // The stream still runs: ending the session reaches it.
+    c.send(&json!({"type": "end", "session": id}));
+    while !line.contains("\"session_ended\"") {
+        line.clear();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "the event stream was closed by the flood"
+        );
+    }
 }
