@@ -168,7 +168,7 @@ fn serve_error(e: &ServeError) -> Response {
     let status = match e {
         ServeError::Store(crate::session::StoreError::NotFound(_)) => StatusCode::NOT_FOUND,
         ServeError::Store(crate::session::StoreError::Ambiguous { .. }) => StatusCode::CONFLICT,
-        ServeError::Busy(_) => StatusCode::CONFLICT,
+        ServeError::Busy(_) | ServeError::Rewinding { .. } => StatusCode::CONFLICT,
         ServeError::Args(_) | ServeError::Cwd(_) => StatusCode::BAD_REQUEST,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };

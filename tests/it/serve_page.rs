@@ -6,8 +6,8 @@
 //! a prompt sent, a call approved, a rewind, screenshots, a reload, and
 //! another local server that gets nothing of the token. Then, as hostile
 //! callers: connections that send a header a byte at a time, or nothing,
-//! by the hundred. chromium and node are required: scripts/test installs
-//! them.
+//! by the hundred; and rewinds of one session sent at once. chromium and
+//! node are required: scripts/test installs them.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -643,4 +643,128 @@ fn slow_and_idle_connections_are_closed_and_a_flood_of_them_leaves_the_token_hol
             "the event stream was closed by the flood"
         );
     }
+}
+
+#[test]
+fn rewinds_of_one_session_sent_at_once_run_one_and_refuse_the_others() {
+    let env = Env::new();
+    // The session works in `work`; what the test needs to hold the first
+    // rewind lies outside it, where no checkpoint sees it.
+    env.write("work/notes.md", "status: draft\n");
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.md", "old_string": "draft", "new_string": "final"}),
+        )]),
+        Turn::Text("edited"),
+    ]);
+    // ag-loop, whose end waits for the test: the first rewind is under
+    // way (the session it ends has not yet ended) for as long as the test
+    // needs to send the others.
+    let release = env.join("release");
+    let wrapper = env.write(
+        "slow-end-ag-loop",
+        format!(
+            "#!/bin/sh\n\"{}\" \"$@\"\nstatus=$?\nwhile [ ! -e \"{}\" ]; do sleep 0.05; done\nexit $status\n",
+            crate::bin!("ag-loop"),
+            release.display()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let serve = Serve::start(
+        &env,
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--ag-loop",
+            wrapper.to_str().unwrap(),
+        ],
+    );
+    let (_, port, token) = printed_url(&serve);
+    let mut args = model_args(&server);
+    args.extend(["--tools", "edit"].map(String::from));
+    let mut c = serve.connect();
+    c.send(&json!({"type": "start", "cwd": "work", "args": args, "prompt": "finish the notes"}));
+    let id = c.until("attached")["session"].as_str().unwrap().to_string();
+    let turn = c.until("checkpoint")["turn"].clone();
+    c.until("agent_end");
+    c.send(&json!({"type": "detach"}));
+    c.until("detached");
+
+    // Three rewinds of it at once.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let barrier = Arc::new(std::sync::Barrier::new(3));
+    for _ in 0..3 {
+        let (tx, barrier, id, token) = (tx.clone(), barrier.clone(), id.clone(), token.clone());
+        let body = json!({ "turn": turn }).to_string();
+        std::thread::spawn(move || {
+            barrier.wait();
+            let r = post(
+                port,
+                &format!("/api/sessions/{id}/rewind"),
+                &[
+                    &format!("Host: 127.0.0.1:{port}"),
+                    &format!("Authorization: Bearer {token}"),
+                ],
+                &body,
+            );
+            let _ = tx.send(r);
+        });
+    }
+    // Two are refused while the first is under way.
+    let mut refused = Vec::new();
+    for _ in 0..2 {
+        let (status, _, body) = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("no answer to a rewind sent while another was under way");
+        assert_eq!(status, 409, "{body}");
+        refused.push(body);
+    }
+    for body in &refused {
+        assert!(
+            body.contains(&format!("a rewind of session {id} is under way")),
+            "{body}"
+        );
+    }
+    // And one over the socket too.
+    c.send(&json!({"type": "rewind", "session": id, "turn": turn}));
+    let r = c.until("refused");
+    assert!(
+        r["message"].as_str().unwrap().contains("is under way"),
+        "{r}"
+    );
+    std::fs::write(&release, "").unwrap();
+    let (status, _, body) = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the rewind under way never answered");
+    assert_eq!(status, 200, "{body}");
+    let done: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(done["rewound"], id.as_str());
+    let new = done["session"].as_str().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(env.join("work/notes.md")).unwrap(),
+        "status: draft\n"
+    );
+    // One new session, one ag-loop: the old one ended, the new one runs.
+    c.send(&json!({"type": "list"}));
+    let list = c.until("sessions");
+    let sessions = list["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 2, "{list}");
+    let live: Vec<&Value> = sessions.iter().filter(|s| s["state"] != "ended").collect();
+    assert_eq!(live.len(), 1, "{list}");
+    assert_eq!(live[0]["id"], new, "{list}");
+    // Once it is over, the session may be rewound again.
+    let (status, _, body) = post(
+        port,
+        &format!("/api/sessions/{id}/rewind"),
+        &[
+            &format!("Host: 127.0.0.1:{port}"),
+            &format!("Authorization: Bearer {token}"),
+        ],
+        &json!({ "turn": turn }).to_string(),
+    );
+    assert_eq!(status, 200, "{body}");
+    let again: Value = serde_json::from_str(&body).unwrap();
+    assert_ne!(again["session"], new, "{again}");
 }
