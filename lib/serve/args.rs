@@ -42,10 +42,14 @@ to connect to, a request refused).\n\n\
 If ag-serve is killed, the sessions it ran end as a kill -9 of ag-loop ends them: their watchdog stops what they \
 started, nothing in their files is torn, and each can be resumed (ag-loop --session ID, or attach with \
 \"resume\":true). ag-serve started again lists them as ended and resumable.\n\n\
-HTTP: every request needs the token (kept in $AG_HOME/serve/token, mode 0600, made anew at each start): \
-as ?token=, a Bearer Authorization header, or the cookie the page sets. Requests whose Host is not the \
-address served, or whose Origin is another site's, are refused. The page never receives a provider key: \
-every line it gets passes the redaction ag-loop's events pass."
+HTTP: every request but those for the page itself (its HTML, script and style) needs the token (kept in \
+$AG_HOME/serve/token, mode 0600, made anew at each start): as a Bearer Authorization header or ?token=. No \
+cookie is set (a browser would send it to every port of the host); the page keeps the token for its own origin \
+and tab. Requests whose Host is not the address served, or whose Origin is another site's, are refused. The page \
+never receives a provider key: every line it gets passes the redaction ag-loop's events pass. A connection must \
+send a request's head within --http-header-timeout, may sit between requests for --http-idle-timeout, and at \
+most --http-connections are open (a new one closes the one that waited longest, those that never carried the \
+token first)."
 )]
 pub struct Args {
     /// A client command; without one, ag-serve runs the broker.
@@ -65,9 +69,25 @@ pub struct Args {
     /// of this machine that clients use over --allow-remote, or a tunnel's.
     #[arg(long = "allow-host", value_name = "NAME")]
     pub allow_hosts: Vec<String>,
-    /// The bytes a client may fall behind a session before it is dropped.
+    /// The bytes ag-serve may hold for one client before it drops it: the
+    /// session's events it has not read and, on the socket, the replies to
+    /// its requests.
     #[arg(long, value_name = "BYTES", default_value_t = 8 << 20)]
     pub client_buffer: usize,
+    /// The seconds an HTTP client has to send the head of a request (from
+    /// connecting, or from the head's first byte) before it is closed.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub http_header_timeout: u64,
+    /// The seconds an HTTP connection may sit between requests with nothing
+    /// sent either way (an event stream sends a keep-alive every 15 s).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub http_idle_timeout: u64,
+    /// The most HTTP connections open at once (at most a quarter of the
+    /// open-file limit, `ulimit -n`). A new one past it closes the one that
+    /// has waited longest without a request, those that never carried the
+    /// token first.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub http_connections: usize,
     /// The ag-loop program (default: the one beside ag-serve, else on PATH).
     #[arg(long, value_name = "PROGRAM")]
     pub ag_loop: Option<PathBuf>,

@@ -54,6 +54,16 @@ pub enum ServeError {
         "session {0} is working; send {{\"type\":\"interrupt\"}} or wait until it is idle, then rewind"
     )]
     Busy(String),
+    /// Another rewind of the session, or of its working tree, is under way.
+    #[error(
+        "a rewind of session {session} is under way{tree}; wait until it is done (`list` shows the new session it makes), then rewind again if you still mean to"
+    )]
+    Rewinding {
+        /// The session being rewound.
+        session: String,
+        /// ", in the same working directory `DIR`" when that is what collides.
+        tree: String,
+    },
     /// ag-loop or ag-session could not be run, or failed.
     #[error("{0}")]
     Failed(String),
@@ -74,6 +84,10 @@ pub struct Broker {
     registry: Registry,
     redactor: Arc<Redactor>,
     live: Mutex<HashMap<String, Arc<Live>>>,
+    /// The rewinds under way: the session and the working directory each
+    /// restores, to refuse a second one of either (two at once would each
+    /// end the session, restore the same files and start a new session).
+    rewinds: Mutex<HashMap<String, PathBuf>>,
     shutdown: CancellationToken,
     listing: listing::Cache,
     me: Weak<Broker>,
@@ -93,6 +107,7 @@ impl Broker {
             store,
             redactor: Arc::new(redactor),
             live: Mutex::new(HashMap::new()),
+            rewinds: Mutex::new(HashMap::new()),
             shutdown,
             listing: listing::Cache::default(),
             me: me.clone(),
@@ -111,6 +126,11 @@ impl Broker {
     /// The same, shared.
     pub fn redactor_arc(&self) -> Arc<Redactor> {
         self.redactor.clone()
+    }
+
+    /// The bytes the broker may hold for one client (`--client-buffer`).
+    pub fn client_buffer(&self) -> usize {
+        self.settings.client_buffer
     }
 
     /// The live sessions.
@@ -148,14 +168,44 @@ impl Broker {
         {
             return Ok(live.clone());
         }
-        let cwd = crate::session::Reader::open(&file.path)
+        let cwd = self.cwd_of(&file);
+        self.spawn(&mut table, file, cwd, args.to_vec())
+    }
+
+    /// The working directory a session's header names, if it is one; else
+    /// the default.
+    fn cwd_of(&self, file: &SessionFile) -> PathBuf {
+        crate::session::Reader::open(&file.path)
             .and_then(|mut r| r.header())
             .ok()
             .flatten()
             .map(|h| PathBuf::from(h.cwd))
             .filter(|d| d.is_dir())
-            .unwrap_or_else(|| self.settings.default_cwd.clone());
-        self.spawn(&mut table, file, cwd, args.to_vec())
+            .unwrap_or_else(|| self.settings.default_cwd.clone())
+    }
+
+    /// Notes a rewind of session `id`, which restores `cwd`, as under way;
+    /// refused while another rewind of the session, or of that working
+    /// directory, is. The note goes when the guard is dropped.
+    fn hold_rewind(&self, id: &str, cwd: &std::path::Path) -> Result<RewindGuard<'_>, ServeError> {
+        let mut rewinds = self.rewinds.lock().unwrap_or_else(|p| p.into_inner());
+        if rewinds.contains_key(id) {
+            return Err(ServeError::Rewinding {
+                session: id.to_string(),
+                tree: String::new(),
+            });
+        }
+        if let Some((other, _)) = rewinds.iter().find(|(_, d)| d.as_path() == cwd) {
+            return Err(ServeError::Rewinding {
+                session: other.clone(),
+                tree: format!(", in the same working directory `{}`", cwd.display()),
+            });
+        }
+        rewinds.insert(id.to_string(), cwd.to_path_buf());
+        Ok(RewindGuard {
+            broker: self,
+            id: id.to_string(),
+        })
     }
 
     fn spawn(
@@ -246,7 +296,14 @@ impl Broker {
         turn: u64,
         force: bool,
     ) -> Result<(String, Arc<Live>, Vec<String>), ServeError> {
-        let (file, was_live) = match self.find(wanted)? {
+        let found = self.find(wanted)?;
+        let (id, cwd) = match &found {
+            Found::Live(live) => (live.id.clone(), live.cwd.clone()),
+            Found::Ended(f) => (f.id.clone(), self.cwd_of(f)),
+        };
+        // Held until this rewind is over, whichever way it ends.
+        let _held = self.hold_rewind(&id, &cwd)?;
+        let (file, was_live) = match found {
             Found::Live(live) if !live.has_ended() => {
                 if matches!(
                     live.hub.state(),
@@ -361,6 +418,22 @@ impl Broker {
     }
 }
 
+/// A rewind under way; dropping it ends the note.
+struct RewindGuard<'a> {
+    broker: &'a Broker,
+    id: String,
+}
+
+impl Drop for RewindGuard<'_> {
+    fn drop(&mut self) {
+        self.broker
+            .rewinds
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.id);
+    }
+}
+
 /// Refuses flags that are ag-serve's to give (or that would make ag-loop
 /// stop reading commands), with ag-loop's own parser, so that a bad flag
 /// gets ag-loop's message before anything starts.
@@ -435,6 +508,53 @@ mod tests {
         assert!(e.contains("--json"), "{e}");
         let e = check_args(&v(&["--no-such-flag"])).unwrap_err().to_string();
         assert!(e.contains("--no-such-flag"), "{e}");
+    }
+
+    #[test]
+    fn one_rewind_at_a_time_of_a_session_and_of_a_working_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings {
+            ag_loop: "ag-loop".into(),
+            ag_session: "ag-session".into(),
+            client_buffer: 1 << 20,
+            default_cwd: dir.path().to_path_buf(),
+            registry: dir.path().join("sessions.jsonl"),
+        };
+        let store = Store {
+            root: dir.path().join("sessions"),
+        };
+        let b = Broker::new(
+            settings,
+            store,
+            Redactor::default(),
+            CancellationToken::new(),
+        );
+        let (a, elsewhere) = (std::path::Path::new("/w/a"), std::path::Path::new("/w/b"));
+        let held = b.hold_rewind("s1", a).unwrap();
+        let Err(e) = b.hold_rewind("s1", elsewhere) else {
+            panic!("a second rewind of s1 went ahead");
+        };
+        assert!(matches!(e, ServeError::Rewinding { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("a rewind of session s1 is under way; wait"),
+            "{e}"
+        );
+        // Another session restoring the same files is refused too.
+        let Err(e) = b.hold_rewind("s2", a) else {
+            panic!("a rewind in /w/a went ahead while s1's was under way");
+        };
+        let e = e.to_string();
+        assert!(
+            e.contains("session s1 is under way, in the same working directory `/w/a`"),
+            "{e}"
+        );
+        let other = b.hold_rewind("s3", elsewhere).unwrap();
+        // Over, whichever way it ended: the next one goes ahead.
+        drop(held);
+        drop(b.hold_rewind("s1", a).unwrap());
+        drop(other);
+        b.hold_rewind("s3", elsewhere).unwrap();
     }
 
     #[test]

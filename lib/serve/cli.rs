@@ -122,6 +122,7 @@ async fn broker(args: Args, paths: Paths) -> ExitStatus {
             broker: broker.clone(),
             allow_hosts: args.allow_hosts.clone(),
             fanout: args.fanout.clone().map(absolute),
+            limits: http_limits(&args),
         };
         match super::http::start(addr, site, &paths, stop.clone()).await {
             Ok(url) => {
@@ -147,6 +148,30 @@ async fn broker(args: Args, paths: Paths) -> ExitStatus {
     broker.shut_down(STOP_GRACE).await;
     let _ = std::fs::remove_file(&paths.socket);
     ExitStatus::Success
+}
+
+/// The bounds of the HTTP connections: the flags, the number kept to what
+/// the open-file limit leaves room for (said when that lowers it).
+fn http_limits(args: &Args) -> super::conns::Limits {
+    let asked = super::conns::Limits {
+        header: Duration::from_secs(args.http_header_timeout.max(1)),
+        idle: Duration::from_secs(args.http_idle_timeout.max(1)),
+        max: args.http_connections.max(1),
+    };
+    let nofile = super::conns::open_file_limit();
+    let limits = asked.within_open_files(nofile);
+    if limits.max < asked.max
+        && let Some(n) = nofile
+    {
+        note(
+            BIN,
+            &format!(
+                "at most {} HTTP connections at once, a quarter of the open-file limit ({n}; raise it with `ulimit -n`)",
+                limits.max
+            ),
+        );
+    }
+    limits
 }
 
 fn absolute(p: PathBuf) -> PathBuf {

@@ -3,10 +3,19 @@
 //! whose name an attacker points at 127.0.0.1, DNS rebinding, is refused
 //! here), its `Origin`, when it has one, must be this site (another site's
 //! page posting here, cross-site request forgery), and it must carry the
-//! token: as `?token=`, as `Authorization: Bearer`, or in the cookie the
-//! page sets (`SameSite=Strict`: a browser sends it with this site's own
-//! requests only). Every response is marked not to be cached, framed,
-//! sniffed or given a referrer (the page's URL holds the token).
+//! token, as `Authorization: Bearer` or `?token=`, unless it asks for the
+//! page itself (its HTML, script and style, the same in every copy of ag
+//! and holding nothing of this machine's), so that the page can be loaded
+//! again without the token in its address.
+//!
+//! No cookie carries the token: a browser sends a cookie to every port of
+//! a host, so any server on this machine would collect it. The page keeps
+//! the token where only its own origin (scheme, host and port) reads it,
+//! and sends it itself. That also leaves another site's page no way to
+//! send it: a browser adds nothing of ours to that page's requests.
+//!
+//! Every response is marked not to be cached, framed, sniffed or given a
+//! referrer.
 
 use std::net::SocketAddr;
 
@@ -17,12 +26,22 @@ pub struct Guard {
     token: String,
     /// `Host` values served, lowercase, with their port.
     hosts: Vec<String>,
-    /// The port, naming the cookie (cookies do not tell ports apart).
-    port: u16,
 }
 
 /// A refusal: its status and message.
 pub type Refusal = (StatusCode, String);
+
+/// The paths served without the token: the page, its script and its style.
+const PUBLIC: &[&str] = &["/", "/page.js", "/page.css"];
+
+/// How a request that passed got in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// With the token.
+    Token,
+    /// To the page itself, which needs none.
+    Page,
+}
 
 impl Guard {
     /// The checks for a server bound to `bound` with this token; `extra`
@@ -58,7 +77,7 @@ impl Guard {
             hosts.extend(bare);
         }
         hosts.dedup();
-        Guard { token, hosts, port }
+        Guard { token, hosts }
     }
 
     /// Whether `given` is the token (compared in constant time).
@@ -68,7 +87,7 @@ impl Guard {
     }
 
     /// Checks a request's Host, Origin and token.
-    pub fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), Refusal> {
+    pub fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<Access, Refusal> {
         let host = headers
             .get(header::HOST)
             .and_then(|v| v.to_str().ok())
@@ -106,11 +125,10 @@ impl Guard {
                 "a request another site's page made is refused".to_string(),
             ));
         }
-        let given = bearer(headers)
-            .or_else(|| query_value(uri, "token"))
-            .or_else(|| cookie_value(headers, &self.cookie_name()));
+        let given = bearer(headers).or_else(|| query_value(uri, "token"));
         match given {
-            Some(t) if self.token_matches(&t) => Ok(()),
+            Some(t) if self.token_matches(&t) => Ok(Access::Token),
+            None if PUBLIC.contains(&uri.path()) => Ok(Access::Page),
             Some(_) => Err((
                 StatusCode::UNAUTHORIZED,
                 "the token is wrong: open the URL ag-serve printed when it started ($AG_HOME/serve/token holds the token)".to_string(),
@@ -120,18 +138,6 @@ impl Guard {
                 "a token is needed: open the URL ag-serve printed when it started, or send `Authorization: Bearer TOKEN` ($AG_HOME/serve/token holds it)".to_string(),
             )),
         }
-    }
-
-    fn cookie_name(&self) -> String {
-        format!("ag_serve_token_{}", self.port)
-    }
-
-    /// The `Set-Cookie` value that carries the token for the page.
-    pub fn cookie(&self, token: &str) -> String {
-        format!(
-            "{}={token}; HttpOnly; SameSite=Strict; Path=/",
-            self.cookie_name()
-        )
     }
 }
 
@@ -149,18 +155,6 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
     scheme
         .eq_ignore_ascii_case("bearer")
         .then(|| token.trim().to_string())
-}
-
-fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|pair| {
-            let (k, v) = pair.trim().split_once('=')?;
-            (k == name).then(|| v.to_string())
-        })
 }
 
 /// The value of a query parameter, percent-decoded.
@@ -240,9 +234,9 @@ mod tests {
         let g = guard();
         let uri: Uri = "/api/sessions?token=t0ken".parse().unwrap();
         let bare: Uri = "/api/sessions".parse().unwrap();
-        assert!(
-            g.check(&headers(&[("host", "127.0.0.1:8377")]), &uri)
-                .is_ok()
+        assert_eq!(
+            g.check(&headers(&[("host", "127.0.0.1:8377")]), &uri),
+            Ok(Access::Token)
         );
         assert!(
             g.check(&headers(&[("host", "localhost:8377")]), &uri)
@@ -285,16 +279,24 @@ mod tests {
             ("authorization", "Bearer t0ken"),
         ]);
         assert!(g.check(&h, &bare).is_ok());
+        assert_eq!(g.check(&h, &bare), Ok(Access::Token));
+        // No cookie lets a request in: a browser sends one to every port.
         let h = headers(&[
             ("host", "127.0.0.1:8377"),
-            ("cookie", "a=b; ag_serve_token_8377=t0ken"),
+            ("cookie", "a=b; ag_serve_token_8377=t0ken; token=t0ken"),
         ]);
-        assert!(g.check(&h, &bare).is_ok());
-        let h = headers(&[
-            ("host", "127.0.0.1:8377"),
-            ("cookie", "ag_serve_token_9999=t0ken"),
-        ]);
-        assert!(g.check(&h, &bare).is_err());
+        assert_eq!(g.check(&h, &bare).unwrap_err().0, StatusCode::UNAUTHORIZED);
+        // The page itself needs no token, but its Host and Origin are
+        // checked all the same, and a wrong token is refused there too.
+        let host = headers(&[("host", "127.0.0.1:8377")]);
+        for page in ["/", "/page.js", "/page.css"] {
+            assert_eq!(g.check(&host, &page.parse().unwrap()), Ok(Access::Page));
+        }
+        assert!(g.check(&host, &"/api/fanout".parse().unwrap()).is_err());
+        assert!(g.check(&host, &"/page.js/../api".parse().unwrap()).is_err());
+        let h = headers(&[("host", "evil.example:8377")]);
+        assert!(g.check(&h, &"/".parse().unwrap()).is_err());
+        assert!(g.check(&host, &"/?token=t0kem".parse().unwrap()).is_err());
         let wrong: Uri = "/?token=t0kem".parse().unwrap();
         let (s, m) = g
             .check(&headers(&[("host", "127.0.0.1:8377")]), &wrong)

@@ -2,9 +2,12 @@
 //! and commands, each session's events as Server-Sent Events (the event id
 //! is the offset after the event, so `Last-Event-ID` is where to go on),
 //! and the web page. Every request passes `guard.rs` first; the handlers
-//! call the same broker operations as the socket.
+//! call the same broker operations as the socket. The connections are
+//! bounded in number and time by `conns.rs`.
 //!
-//! - `GET /` the page (`/page.js`, `/page.css` its script and style)
+//! - `GET /` the page (`/page.js`, `/page.css` its script and style), the
+//!   same in every copy of ag, which takes the token from its URL's
+//!   fragment and sends it with each request
 //! - `GET /api/sessions[?all=1]` `{"sessions":[...]}`
 //! - `POST /api/sessions` `{"cwd","args","prompt"}` → `{"session"}`
 //! - `GET /api/sessions/ID/events[?from=N]` the event stream
@@ -33,6 +36,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::broker::{Broker, Found, ServeError};
+use super::conns::{Bounded, Limits, Tracked};
 use super::feed::{Feed, Item};
 use super::guard::{self, Guard};
 use super::paths::{Paths, new_token};
@@ -40,6 +44,9 @@ use crate::protocol::{AgentCommand, ServeMessage, SessionState, UserContent};
 
 /// How long an event stream whose client was dropped may take to be written.
 const DROP_GRACE: Duration = Duration::from_secs(5);
+
+/// The longest an event stream goes without sending anything.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// The largest request body taken.
 const MAX_BODY: usize = 16 << 20;
@@ -52,6 +59,8 @@ pub struct Site {
     pub allow_hosts: Vec<String>,
     /// The result lines of a fanout run, when given.
     pub fanout: Option<PathBuf>,
+    /// The bounds of the connections.
+    pub limits: Limits,
 }
 
 struct App {
@@ -62,7 +71,8 @@ struct App {
 type Shared = Arc<App>;
 
 /// Binds `addr`, makes and saves the token, and serves until `stop`;
-/// returns the URL with the token.
+/// returns the URL with the token (in its fragment, which a browser never
+/// sends: only the page reads it).
 pub async fn start(
     addr: SocketAddr,
     site: Site,
@@ -78,6 +88,7 @@ pub async fn start(
     let token = new_token();
     paths.write_token(&token).map_err(|e| e.to_string())?;
     let guard = Guard::new(token.clone(), bound, &site.allow_hosts);
+    let limits = site.limits;
     let app: Shared = Arc::new(App { site, guard });
     let router = Router::new()
         .route("/", get(page))
@@ -97,15 +108,17 @@ pub async fn start(
         ))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(app);
+    let listener = Bounded::new(listener, limits);
+    let service = router.into_make_service_with_connect_info::<Tracked>();
     tokio::spawn(async move {
-        let served = axum::serve(listener, router)
+        let served = axum::serve(listener, service)
             .with_graceful_shutdown(stop.cancelled_owned())
             .await;
         if let Err(e) = served {
             crate::cli::warn("ag-serve", &format!("the HTTP server stopped: {e}"));
         }
     });
-    Ok(format!("http://{}/?token={token}", guard::url_host(bound)))
+    Ok(format!("http://{}/#token={token}", guard::url_host(bound)))
 }
 
 async fn guard_layer(
@@ -113,8 +126,19 @@ async fn guard_layer(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
+    // The connection's clocks stop while the request is handled.
+    let conn = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<Tracked>>()
+        .map(|c| c.0.0.clone());
+    let _busy = conn.as_ref().map(|c| c.begin());
     match app.guard.check(request.headers(), request.uri()) {
-        Ok(()) => {
+        Ok(access) => {
+            if access == guard::Access::Token
+                && let Some(c) = &conn
+            {
+                c.trust();
+            }
             let mut response = next.run(request).await;
             guard::harden(response.headers_mut());
             response
@@ -144,7 +168,7 @@ fn serve_error(e: &ServeError) -> Response {
     let status = match e {
         ServeError::Store(crate::session::StoreError::NotFound(_)) => StatusCode::NOT_FOUND,
         ServeError::Store(crate::session::StoreError::Ambiguous { .. }) => StatusCode::CONFLICT,
-        ServeError::Busy(_) => StatusCode::CONFLICT,
+        ServeError::Busy(_) | ServeError::Rewinding { .. } => StatusCode::CONFLICT,
         ServeError::Args(_) | ServeError::Cwd(_) => StatusCode::BAD_REQUEST,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
@@ -162,18 +186,8 @@ const PAGE: &str = include_str!("page/index.html");
 const SCRIPT: &str = include_str!("page/page.js");
 const STYLE: &str = include_str!("page/page.css");
 
-async fn page(State(app): State<Shared>, uri: Uri) -> Response {
-    let mut r = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE).into_response();
-    // The token of the URL becomes a cookie that only this site's own
-    // requests carry (SameSite=Strict), so the page's requests and its
-    // event streams need no token in their URLs.
-    if let Some(t) = guard::query_value(&uri, "token")
-        && app.guard.token_matches(&t)
-        && let Ok(v) = HeaderValue::from_str(&app.guard.cookie(&t))
-    {
-        r.headers_mut().insert(header::SET_COOKIE, v);
-    }
-    r
+async fn page() -> Response {
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE).into_response()
 }
 
 async fn script() -> Response {
@@ -461,7 +475,12 @@ async fn events(
                 Some(att.queue),
                 app.site.broker.redactor_arc(),
             );
-            (feed, attached, Some((l, att.client)), att.dropped)
+            (
+                feed,
+                attached,
+                Some((l, att.client)),
+                att.budget.dropped().clone(),
+            )
         }
         Ok(Found::Ended(f)) => {
             let count = match super::tail::Tail::open(&f.path) {
@@ -490,8 +509,11 @@ async fn events(
     let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(64);
     let broker = app.site.broker.clone();
     tokio::spawn(stream_feed(feed, attached, live, dropped, tx, broker));
+    // A comment at least twice within the idle bound, so that only a
+    // stream nobody reads runs out of it (`conns.rs`).
+    let every = (app.site.limits.idle / 2).min(KEEP_ALIVE);
     let mut r = Sse::new(Stream(rx))
-        .keep_alive(KeepAlive::default())
+        .keep_alive(KeepAlive::new().interval(every))
         .into_response();
     r.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

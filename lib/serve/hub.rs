@@ -6,6 +6,11 @@
 //! left off. An approval request is answered once: the first answer goes
 //! to ag-loop and every client is told who gave it; a later one is refused.
 //!
+//! What a client is owed counts against one [`Budget`]: on the socket the
+//! connection's replies share it with the feed, so that a client that
+//! asks and never reads is dropped at the same bound as one that stops
+//! reading a busy session.
+//!
 //! Attaching takes the hub's lock to note the offset where live events
 //! begin for the new client and to add it in one step: every event before
 //! that offset is in the file (ag-loop writes it there first), every event
@@ -42,33 +47,121 @@ impl Out {
     fn size(&self) -> usize {
         match self {
             Out::Event(_, line) => line.len(),
-            Out::Message(_) => 64,
+            Out::Message(m) => message_size(m),
             Out::Dropped(_) | Out::Ended => 0,
         }
+    }
+}
+
+/// The bytes a message takes as a line.
+pub fn message_size(m: &ServeMessage) -> usize {
+    serde_json::to_vec(m).map_or(0, |v| v.len() + 1)
+}
+
+/// The bytes the broker holds for one client, against its bound
+/// (`--client-buffer`): the items queued for it and not yet taken by its
+/// writer. A client past the bound is dropped: the token is cancelled,
+/// and whoever writes to it gives up on it.
+#[derive(Clone)]
+pub struct Budget {
+    held: Arc<AtomicUsize>,
+    limit: usize,
+    dropped: CancellationToken,
+}
+
+impl Budget {
+    /// A budget of `limit` bytes, nothing held.
+    pub fn new(limit: usize) -> Budget {
+        Budget {
+            held: Arc::new(AtomicUsize::new(0)),
+            limit,
+            dropped: CancellationToken::new(),
+        }
+    }
+
+    /// Counts `size` more bytes held; false (nothing counted) when that
+    /// would pass the bound or the client was already dropped. One item
+    /// larger than the bound still goes to a client that holds nothing,
+    /// so that no line is too long to ever be sent.
+    pub fn take(&self, size: usize) -> bool {
+        if self.dropped.is_cancelled() {
+            return false;
+        }
+        self.held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                (held == 0 || held.saturating_add(size) <= self.limit)
+                    .then(|| held.saturating_add(size))
+            })
+            .is_ok()
+    }
+
+    /// Counts `size` bytes as no longer held (its writer took them).
+    pub fn give(&self, size: usize) {
+        let _ = self
+            .held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                Some(held.saturating_sub(size))
+            });
+    }
+
+    /// The bytes held now.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Acquire)
+    }
+
+    /// The bound.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Marks the client dropped.
+    pub fn drop_client(&self) {
+        self.dropped.cancel();
+    }
+
+    /// Whether the client was dropped.
+    pub fn is_dropped(&self) -> bool {
+        self.dropped.is_cancelled()
+    }
+
+    /// Cancelled when the client is dropped.
+    pub fn dropped(&self) -> &CancellationToken {
+        &self.dropped
     }
 }
 
 /// The receiving end of a client's queue.
 pub struct Queue {
     /// The items.
-    pub rx: mpsc::UnboundedReceiver<Out>,
-    /// Bytes queued and not yet written.
-    queued: Arc<AtomicUsize>,
+    rx: mpsc::UnboundedReceiver<Out>,
+    /// What its items count against.
+    budget: Budget,
 }
 
 impl Queue {
     /// The next item; the caller has written the one before.
     pub async fn next(&mut self) -> Option<Out> {
         let out = self.rx.recv().await?;
-        self.queued.fetch_sub(out.size(), Ordering::Relaxed);
+        self.budget.give(out.size());
         Some(out)
     }
 
     /// The next item if one is there now.
     pub fn try_next(&mut self) -> Option<Out> {
         let out = self.rx.try_recv().ok()?;
-        self.queued.fetch_sub(out.size(), Ordering::Relaxed);
+        self.budget.give(out.size());
         Some(out)
+    }
+}
+
+impl Drop for Queue {
+    /// What was never taken is no longer held: a socket connection keeps
+    /// its budget when it leaves one session for another.
+    fn drop(&mut self) {
+        self.rx.close();
+        while let Ok(out) = self.rx.try_recv() {
+            self.budget.give(out.size());
+        }
     }
 }
 
@@ -76,8 +169,21 @@ struct Client {
     id: u64,
     name: String,
     tx: mpsc::UnboundedSender<Out>,
-    queued: Arc<AtomicUsize>,
-    dropped: CancellationToken,
+    budget: Budget,
+}
+
+impl Client {
+    /// Queues `out`, or drops the client when its budget has no room (a
+    /// `Dropped` at `offset`, the first event it will not get, ends its
+    /// queue); false once the client is gone.
+    fn offer(&self, out: &Out, offset: u64) -> bool {
+        if !self.budget.take(out.size()) {
+            let _ = self.tx.send(Out::Dropped(offset));
+            self.budget.drop_client();
+            return false;
+        }
+        self.tx.send(out.clone()).is_ok()
+    }
 }
 
 /// An approval request and who answered it.
@@ -132,9 +238,10 @@ pub struct Attachment {
     pub live_from: u64,
     /// The state when it attached.
     pub state: SessionState,
-    /// Cancelled when the client is dropped for falling behind: a writer
-    /// stuck on a client that reads nothing gives up on it then.
-    pub dropped: CancellationToken,
+    /// What it is owed counts against this; its token is cancelled when
+    /// it is dropped for falling behind: a writer stuck on a client that
+    /// reads nothing gives up on it then.
+    pub budget: Budget,
 }
 
 /// Why an approval was not passed on.
@@ -178,11 +285,16 @@ impl Hub {
     }
 
     /// Adds a client (named `name`, numbered to tell two of one name
-    /// apart). A client of an ended session gets its queue already closed.
+    /// apart) with a budget of its own. A client of an ended session gets
+    /// its queue already closed.
     pub fn attach(&self, name: &str) -> Attachment {
+        self.attach_with(name, Budget::new(self.limit))
+    }
+
+    /// Adds a client whose queue counts against `budget`, which it may
+    /// share with what else is held for it (a socket connection's replies).
+    pub fn attach_with(&self, name: &str, budget: Budget) -> Attachment {
         let (tx, rx) = mpsc::unbounded_channel();
-        let queued = Arc::new(AtomicUsize::new(0));
-        let dropped = CancellationToken::new();
         let mut inner = self.lock();
         let id = inner.next_client;
         inner.next_client += 1;
@@ -195,17 +307,19 @@ impl Hub {
                 id,
                 name: name.clone(),
                 tx,
-                queued: queued.clone(),
-                dropped: dropped.clone(),
+                budget: budget.clone(),
             });
         }
         Attachment {
             client: id,
             name,
-            queue: Queue { rx, queued },
+            queue: Queue {
+                rx,
+                budget: budget.clone(),
+            },
             live_from: inner.next,
             state,
-            dropped,
+            budget,
         }
     }
 
@@ -224,31 +338,18 @@ impl Hub {
             observe(&mut inner, line);
             inner.next = offset + 1;
             let out = Out::Event(*offset, line.clone());
-            let limit = self.limit;
-            inner.clients.retain(|c| {
-                let size = out.size();
-                let queued = c.queued.load(Ordering::Relaxed);
-                // One line longer than the bound still goes to a client
-                // that has nothing queued.
-                if queued > 0 && queued + size > limit {
-                    let _ = c.tx.send(Out::Dropped(*offset));
-                    c.dropped.cancel();
-                    return false;
-                }
-                c.queued.fetch_add(size, Ordering::Relaxed);
-                c.tx.send(out.clone()).is_ok()
-            });
+            inner.clients.retain(|c| c.offer(&out, *offset));
         }
     }
 
-    /// Sends a message of the broker's to every client.
+    /// Sends a message of the broker's to every client (a client with no
+    /// room for it is dropped, as for an event: a client can make the
+    /// broker announce again and again, by asking to end a session).
     pub fn announce(&self, message: ServeMessage) {
         let out = Out::Message(Arc::new(message));
-        let inner = self.lock();
-        for c in &inner.clients {
-            c.queued.fetch_add(out.size(), Ordering::Relaxed);
-            let _ = c.tx.send(out.clone());
-        }
+        let mut inner = self.lock();
+        let next = inner.next;
+        inner.clients.retain(|c| c.offer(&out, next));
     }
 
     /// Marks the session ended: every client gets `message`, then the end
@@ -297,10 +398,8 @@ impl Hub {
             always,
             by: by.to_string(),
         }));
-        for c in &inner.clients {
-            c.queued.fetch_add(out.size(), Ordering::Relaxed);
-            let _ = c.tx.send(out.clone());
-        }
+        let next = inner.next;
+        inner.clients.retain(|c| c.offer(&out, next));
         Ok(())
     }
 
@@ -550,6 +649,40 @@ mod tests {
             "{got:?}"
         );
         assert_eq!(hub.snapshot().2, 1);
+    }
+
+    #[tokio::test]
+    async fn what_else_a_client_holds_counts_against_its_feed_and_is_given_back() {
+        let hub = Hub::new("s".into(), 0, Seen::default(), 100);
+        let budget = Budget::new(100);
+        let mut a = hub.attach_with("a", budget.clone());
+        // 80 bytes of replies wait for the writer: the next event does not fit.
+        assert!(budget.take(80));
+        let ev = line(&format!(
+            r#"{{"type":"notify","timestamp":"t","message":"{}","level":"info"}}"#,
+            "x".repeat(10)
+        ));
+        hub.publish(&[(0, ev.clone())]);
+        assert!(budget.is_dropped());
+        assert!(matches!(a.queue.next().await, Some(Out::Dropped(0))));
+        assert_eq!(hub.snapshot().2, 0);
+        // Nothing more is taken once dropped.
+        assert!(!budget.take(1));
+
+        // A queue dropped with items in it gives their bytes back.
+        let budget = Budget::new(1000);
+        let b = hub.attach_with("b", budget.clone());
+        hub.publish(&[(1, ev.clone()), (2, ev.clone())]);
+        assert_eq!(budget.held(), 2 * ev.len());
+        hub.detach(b.client);
+        drop(b);
+        assert_eq!(budget.held(), 0);
+        // One line longer than the bound still goes to a client holding nothing.
+        let small = Budget::new(10);
+        assert!(small.take(500));
+        assert!(!small.take(1));
+        small.give(500);
+        assert!(small.take(1));
     }
 
     #[tokio::test]

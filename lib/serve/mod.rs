@@ -13,14 +13,15 @@
 //!   `listing.rs`, `registry.rs`: what `list` shows, and remembers.
 //! - `socket.rs`: the Unix socket's connections; `client.rs`: the client
 //!   commands (`ag-serve attach` is a bridge, as `tmux attach` is).
-//! - `http.rs`, `guard.rs`, `page/`: the same over HTTP, its checks, and
-//!   the web page.
+//! - `http.rs`, `guard.rs`, `conns.rs`, `page/`: the same over HTTP, its
+//!   checks, the bounds of its connections, and the web page.
 //! - `paths.rs`, `args.rs`, `cli.rs`: files, flags, set-up.
 
 pub mod args;
 pub mod broker;
 mod cli;
 mod client;
+mod conns;
 pub mod feed;
 mod guard;
 mod http;

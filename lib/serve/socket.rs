@@ -2,11 +2,18 @@
 //! commands, and read the attached session's events and the broker's
 //! messages. Each connection has a reader (its lines, handled in order)
 //! and a writer (the replies and the attached session's feed, one line at
-//! a time, flushed when nothing more is ready). A connection that is
-//! dropped for falling behind is closed once the `dropped` message is out,
-//! or after a grace period when the client reads nothing at all.
+//! a time, flushed when nothing more is ready).
+//!
+//! Everything waiting for the writer counts against the connection's one
+//! budget (`--client-buffer`), the feed's queue and the replies alike: a
+//! client that sends requests and reads none of their answers is dropped
+//! at the same bound as one that stops reading a busy session. A dropped
+//! connection is read no more (the client's writes fail), and is closed
+//! once the `dropped` message is out, or after a grace period when the
+//! client reads nothing at all.
 
 use std::io;
+use std::os::fd::AsFd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -21,8 +28,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::broker::{Broker, Found, ServeError};
 use super::feed::{Feed, Item};
-use super::hub::Attachment;
+use super::hub::{Attachment, Budget};
 use super::live::Live;
+use crate::llm::keys::Redactor;
 use crate::protocol::{AgentCommand, ServeMessage, ServeRequest, SessionState};
 
 /// The longest line a client may send.
@@ -38,6 +46,15 @@ const DROP_GRACE: Duration = Duration::from_secs(600);
 
 /// Bytes gathered before a write.
 const WRITE_CHUNK: usize = 64 * 1024;
+
+/// What an attach waiting for the writer counts against the budget: its
+/// queue and client in the session's hub, and the `attached` line to come.
+/// A client that sends attach after attach and reads nothing is dropped
+/// by this count before the hub fills with its clients.
+const ATTACH_COST: usize = 1024;
+
+/// What a detach waiting for the writer counts: the line it will answer.
+const DETACH_COST: usize = 256;
 
 /// The request types of ag-serve (every other `type` is ag-loop's).
 const REQUESTS: &[&str] = &["list", "start", "attach", "detach", "end", "rewind"];
@@ -90,8 +107,8 @@ pub async fn serve(listener: UnixListener, broker: Arc<Broker>, stop: Cancellati
 
 /// What the reader tells the writer.
 enum Ctl {
-    /// A reply.
-    Reply(ServeMessage),
+    /// A reply: its line, keys hidden.
+    Reply(Vec<u8>),
     /// Follow this session from `from` (leaving the one followed before).
     Attach {
         live: Option<Arc<Live>>,
@@ -105,6 +122,46 @@ enum Ctl {
     },
     /// Leave the session followed, and say so.
     Detach,
+    /// The client holds more than its budget: say so, and close.
+    Drop,
+}
+
+/// The way from a connection's reader to its writer. Each item carries
+/// what it counts against the budget, given back when the writer takes it.
+#[derive(Clone)]
+struct Link {
+    tx: mpsc::UnboundedSender<(Ctl, usize)>,
+    budget: Budget,
+    redactor: Arc<Redactor>,
+}
+
+impl Link {
+    /// Queues a reply for the writer.
+    fn reply(&self, m: &ServeMessage) {
+        let line = encode(m, &self.redactor);
+        let cost = line.len();
+        self.send(Ctl::Reply(line), cost);
+    }
+
+    /// Queues `ctl`, or, when the budget has no room for it, drops the
+    /// client: nothing more is queued but the `dropped` message. False
+    /// when `ctl` was not queued.
+    fn send(&self, ctl: Ctl, cost: usize) -> bool {
+        if self.budget.take(cost) {
+            self.tx.send((ctl, cost)).is_ok()
+        } else {
+            self.budget.drop_client();
+            false
+        }
+    }
+}
+
+/// A message as the line a client reads.
+fn encode(m: &ServeMessage, redactor: &Redactor) -> Vec<u8> {
+    let mut line = serde_json::to_vec(m).unwrap_or_default();
+    redactor.json_line(&mut line);
+    line.push(b'\n');
+    line
 }
 
 /// The session a connection is attached to, for its commands.
@@ -126,8 +183,20 @@ fn set_current(shared: &Shared, value: Option<Current>) {
 }
 
 async fn connection(stream: UnixStream, broker: Arc<Broker>) {
+    // A second handle on the socket, to stop reading a dropped client.
+    let read_side = stream
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::os::unix::net::UnixStream::from)
+        .ok();
     let (read, write) = stream.into_split();
     let (ctl_tx, ctl_rx) = mpsc::unbounded_channel();
+    let budget = Budget::new(broker.client_buffer());
+    let link = Link {
+        tx: ctl_tx,
+        budget: budget.clone(),
+        redactor: broker.redactor_arc(),
+    };
     let shared: Shared = Arc::new(Mutex::new(None));
     let closed = CancellationToken::new();
     let writer = tokio::spawn(write_loop(
@@ -136,30 +205,55 @@ async fn connection(stream: UnixStream, broker: Arc<Broker>) {
         shared.clone(),
         closed.clone(),
         broker.clone(),
+        budget.clone(),
     ));
     let mut reader = BufReader::new(read);
     let mut line = Vec::new();
     loop {
         line.clear();
+        // A line as long as the longest one keeps its memory only while
+        // it is handled.
+        line.shrink_to(WRITE_CHUNK);
         let got = tokio::select! {
             r = read_line(&mut reader, &mut line) => r,
             _ = closed.cancelled() => break,
+            _ = budget.dropped().cancelled() => break,
         };
         let len = match got {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
         if len > MAX_LINE {
-            let _ = ctl_tx.send(Ctl::Reply(refused(format!(
+            link.reply(&refused(format!(
                 "a line of {len} bytes is longer than the {MAX_LINE} bytes a line may have; skipped"
-            ))));
-            continue;
+            )));
+        } else {
+            handle(&line, &broker, &shared, &link).await;
         }
-        handle(&line, &broker, &shared, &ctl_tx).await;
+        if budget.is_dropped() {
+            break;
+        }
+    }
+    let dropped = budget.is_dropped();
+    if dropped {
+        // Its requests are read no more: its writes fail at once rather
+        // than fill the socket, and the writer says why once what it was
+        // owed is out.
+        if let Some(s) = &read_side {
+            let _ = s.shutdown(std::net::Shutdown::Read);
+        }
+        let _ = link.tx.send((Ctl::Drop, 0));
     }
     // The writer leaves the session when the channel closes.
-    drop(ctl_tx);
+    drop(link);
     let _ = writer.await;
+    if dropped {
+        // What it sent before it was cut off is thrown away: a Unix socket
+        // closed with unread data gives its peer a reset where it should
+        // read the end. No more comes once reading is shut down.
+        let mut sink = [0u8; 8192];
+        while matches!(reader.get_ref().try_read(&mut sink), Ok(n) if n > 0) {}
+    }
 }
 
 /// Reads one line into `line`, keeping at most [`MAX_LINE`] bytes of it;
@@ -192,12 +286,7 @@ fn refused(message: String) -> ServeMessage {
     ServeMessage::Refused { message }
 }
 
-async fn handle(
-    raw: &[u8],
-    broker: &Arc<Broker>,
-    shared: &Shared,
-    ctl: &mpsc::UnboundedSender<Ctl>,
-) {
+async fn handle(raw: &[u8], broker: &Arc<Broker>, shared: &Shared, link: &Link) {
     let text = raw.trim_ascii();
     if text.is_empty() {
         return;
@@ -212,16 +301,14 @@ async fn handle(
         && REQUESTS.contains(&k.as_str())
     {
         match serde_json::from_value::<ServeRequest>(v.clone()) {
-            Ok(req) => request(req, broker, shared, ctl).await,
-            Err(e) => {
-                let _ = ctl.send(Ctl::Reply(refused(format!("bad `{k}` request: {e}"))));
-            }
+            Ok(req) => request(req, broker, shared, link).await,
+            Err(e) => link.reply(&refused(format!("bad `{k}` request: {e}"))),
         }
         return;
     }
     let reply = command(text, value, shared);
     if let Err(message) = reply {
-        let _ = ctl.send(Ctl::Reply(refused(message)));
+        link.reply(&refused(message));
     }
 }
 
@@ -291,15 +378,8 @@ pub fn deliver(
     if live.send(line) { Ok(()) } else { Err(gone()) }
 }
 
-async fn request(
-    req: ServeRequest,
-    broker: &Arc<Broker>,
-    shared: &Shared,
-    ctl: &mpsc::UnboundedSender<Ctl>,
-) {
-    let reply = |m: ServeMessage| {
-        let _ = ctl.send(Ctl::Reply(m));
-    };
+async fn request(req: ServeRequest, broker: &Arc<Broker>, shared: &Shared, link: &Link) {
+    let reply = |m: ServeMessage| link.reply(&m);
     match req {
         ServeRequest::List { all } => {
             let b = broker.clone();
@@ -315,7 +395,7 @@ async fn request(
             client,
         } => match broker.start(cwd.as_deref(), &args) {
             Ok(live) => {
-                attach_live(&live, 0, client.as_deref(), shared, ctl);
+                attach_live(&live, 0, client.as_deref(), shared, link);
                 if let Some(content) = prompt {
                     let cmd = AgentCommand::Prompt {
                         content,
@@ -344,13 +424,13 @@ async fn request(
             &args,
             client.as_deref(),
             shared,
-            ctl,
+            link,
         ) {
             Ok(()) => {}
             Err(e) => reply(refused(e.to_string())),
         },
         ServeRequest::Detach => {
-            let _ = ctl.send(Ctl::Detach);
+            link.send(Ctl::Detach, DETACH_COST);
         }
         ServeRequest::End { session } => {
             let live = match session {
@@ -409,7 +489,7 @@ async fn request(
                             .as_deref()
                             .and_then(|n| n.rsplit_once('#'))
                             .map(|(b, _)| b);
-                        attach_live(&live, 0, base, shared, ctl);
+                        attach_live(&live, 0, base, shared, link);
                     }
                 }
                 Err(e) => reply(refused(e.to_string())),
@@ -427,7 +507,7 @@ fn attach(
     args: &[String],
     client: Option<&str>,
     shared: &Shared,
-    ctl: &mpsc::UnboundedSender<Ctl>,
+    link: &Link,
 ) -> Result<(), ServeError> {
     let live = match broker.find(session)? {
         Found::Live(l) if !l.has_ended() => l,
@@ -441,44 +521,50 @@ fn attach(
         )?,
         Found::Ended(f) if resume => broker.resume(f, args)?,
         Found::Live(l) => {
-            replay_ended(&l.id, &l.path, from, client, shared, ctl)?;
+            replay_ended(&l.id, &l.path, from, client, shared, link)?;
             return Ok(());
         }
         Found::Ended(f) => {
-            replay_ended(&f.id, &f.path, from, client, shared, ctl)?;
+            replay_ended(&f.id, &f.path, from, client, shared, link)?;
             return Ok(());
         }
     };
-    attach_live(&live, from, client, shared, ctl);
+    attach_live(&live, from, client, shared, link);
     Ok(())
 }
 
-fn attach_live(
-    live: &Arc<Live>,
-    from: u64,
-    client: Option<&str>,
-    shared: &Shared,
-    ctl: &mpsc::UnboundedSender<Ctl>,
-) {
-    let att = live.hub.attach(client.unwrap_or("socket"));
+fn attach_live(live: &Arc<Live>, from: u64, client: Option<&str>, shared: &Shared, link: &Link) {
+    // Its queue counts against the connection's budget, with the replies.
+    let att = live
+        .hub
+        .attach_with(client.unwrap_or("socket"), link.budget.clone());
+    let client = att.client;
     set_current(
         shared,
         Some(Current {
             live: live.clone(),
-            client: att.client,
+            client,
             name: att.name.clone(),
         }),
     );
-    let _ = ctl.send(Ctl::Attach {
-        live: Some(live.clone()),
-        session: live.id.clone(),
-        path: live.path.clone(),
-        from,
-        live_from: att.live_from,
-        state: att.state,
-        name: att.name.clone(),
-        attachment: Some(att),
-    });
+    let queued = link.send(
+        Ctl::Attach {
+            live: Some(live.clone()),
+            session: live.id.clone(),
+            path: live.path.clone(),
+            from,
+            live_from: att.live_from,
+            state: att.state,
+            name: att.name.clone(),
+            attachment: Some(att),
+        },
+        ATTACH_COST,
+    );
+    if !queued {
+        // Dropped: the session keeps no client for it.
+        live.hub.detach(client);
+        forget(shared, live, client);
+    }
 }
 
 /// Attaching to a session that does not run here: its file, then its end.
@@ -488,22 +574,25 @@ fn replay_ended(
     from: u64,
     client: Option<&str>,
     shared: &Shared,
-    ctl: &mpsc::UnboundedSender<Ctl>,
+    link: &Link,
 ) -> Result<(), ServeError> {
     let count = super::tail::Tail::open(path)
         .map_err(|e| ServeError::Failed(e.to_string()))?
         .count();
     set_current(shared, None);
-    let _ = ctl.send(Ctl::Attach {
-        live: None,
-        attachment: None,
-        session: id.to_string(),
-        path: path.to_path_buf(),
-        from,
-        live_from: count,
-        state: SessionState::Ended,
-        name: client.unwrap_or("socket").to_string(),
-    });
+    link.send(
+        Ctl::Attach {
+            live: None,
+            attachment: None,
+            session: id.to_string(),
+            path: path.to_path_buf(),
+            from,
+            live_from: count,
+            state: SessionState::Ended,
+            name: client.unwrap_or("socket").to_string(),
+        },
+        ATTACH_COST,
+    );
     Ok(())
 }
 
@@ -514,69 +603,92 @@ struct Following {
     session: String,
     path: std::path::PathBuf,
     feed: Feed,
-    dropped: CancellationToken,
     /// The offset after the last event written.
     next: u64,
 }
 
 async fn write_loop(
     write: OwnedWriteHalf,
-    mut ctl: mpsc::UnboundedReceiver<Ctl>,
+    mut ctl: mpsc::UnboundedReceiver<(Ctl, usize)>,
     shared: Shared,
     closed: CancellationToken,
     broker: Arc<Broker>,
+    budget: Budget,
 ) {
     let mut out = Out {
         write,
         buf: Vec::with_capacity(WRITE_CHUNK),
         redactor: broker.redactor_arc(),
+        dropped: budget.dropped().clone(),
     };
     let mut following: Option<Following> = None;
     let result: io::Result<()> = async {
         loop {
             tokio::select! {
                 biased;
-                c = ctl.recv() => match c {
-                    None => break,
-                    Some(Ctl::Reply(m)) => {
-                        out.message(&m);
-                        out.flush(None).await?;
-                    }
-                    Some(Ctl::Detach) => match following.take() {
-                        Some(f) => leave(f, &mut out, &shared).await?,
-                        None => {
-                            out.message(&refused("not attached to a session".into()));
-                            out.flush(None).await?;
+                c = ctl.recv() => {
+                    let Some((c, cost)) = c else { break };
+                    budget.give(cost);
+                    match c {
+                        Ctl::Reply(line) => {
+                            out.buf.extend_from_slice(&line);
+                            out.flush().await?;
                         }
-                    },
-                    Some(Ctl::Attach { live, attachment, session, path, from, live_from, state, name }) => {
-                        if let Some(f) = following.take() {
-                            leave_quietly(f);
+                        Ctl::Detach => match following.take() {
+                            Some(f) => leave(f, &mut out, &shared).await?,
+                            None => {
+                                out.message(&refused("not attached to a session".into()));
+                                out.flush().await?;
+                            }
+                        },
+                        Ctl::Attach { live, attachment, session, path, from, live_from, state, name } => {
+                            if let Some(f) = following.take() {
+                                leave_quietly(f);
+                            }
+                            out.message(&ServeMessage::Attached {
+                                session: session.clone(),
+                                path: path.display().to_string(),
+                                from,
+                                live_from,
+                                state,
+                                client: name,
+                            });
+                            out.flush().await?;
+                            let (client, queue) = match attachment {
+                                Some(a) => (a.client, Some(a.queue)),
+                                None => (0, None),
+                            };
+                            following = Some(Following {
+                                live,
+                                client,
+                                session,
+                                path: path.clone(),
+                                feed: Feed::new(path, from, live_from, queue, broker.redactor_arc()),
+                                next: from,
+                            });
                         }
-                        out.message(&ServeMessage::Attached {
-                            session: session.clone(),
-                            path: path.display().to_string(),
-                            from,
-                            live_from,
-                            state,
-                            client: name,
-                        });
-                        out.flush(None).await?;
-                        let (client, queue, dropped) = match attachment {
-                            Some(a) => (a.client, Some(a.queue), a.dropped),
-                            None => (0, None, CancellationToken::new()),
-                        };
-                        following = Some(Following {
-                            live,
-                            client,
-                            session,
-                            path: path.clone(),
-                            feed: Feed::new(path, from, live_from, queue, broker.redactor_arc()),
-                            dropped,
-                            next: from,
-                        });
+                        Ctl::Drop => {
+                            let (session, offset) = match following.take() {
+                                Some(f) => {
+                                    let at = (f.session.clone(), f.next);
+                                    leave_quietly(f);
+                                    at
+                                }
+                                None => (String::new(), 0),
+                            };
+                            out.message(&ServeMessage::Dropped {
+                                session,
+                                offset,
+                                reason: format!(
+                                    "this client left more than {} bytes unread (replies to its requests and the events of its session; ag-serve --client-buffer), so it is let go and its requests are read no more: connect again, attach from `offset`, and read what comes back",
+                                    budget.limit()
+                                ),
+                            });
+                            out.flush().await?;
+                            return Ok(());
+                        }
                     }
-                },
+                }
                 item = next_item(&mut following) => {
                     let step = match following.as_mut() {
                         Some(f) => write_items(f, item, &mut out).await?,
@@ -632,7 +744,7 @@ async fn write_items(f: &mut Following, item: Option<Item>, out: &mut Out) -> io
                     offset: n,
                     reason: "this client fell too far behind the session (its buffer is full); attach again from `offset` to go on".into(),
                 });
-                out.flush(Some(&f.dropped)).await?;
+                out.flush().await?;
                 // Closed, so that a client that stopped reading learns it
                 // when it reads again.
                 return Ok(Step::Close);
@@ -647,17 +759,17 @@ async fn write_items(f: &mut Following, item: Option<Item>, out: &mut Out) -> io
                         resumable: f.path.is_file(),
                     });
                 }
-                out.flush(None).await?;
+                out.flush().await?;
                 return Ok(Step::Over);
             }
         }
         if out.buf.len() >= WRITE_CHUNK {
-            out.flush(Some(&f.dropped)).await?;
+            out.flush().await?;
         }
         item = match f.feed.try_next() {
             Some(i) => Some(i),
             None => {
-                out.flush(Some(&f.dropped)).await?;
+                out.flush().await?;
                 return Ok(Step::Go);
             }
         };
@@ -679,7 +791,7 @@ async fn leave(mut f: Following, out: &mut Out, shared: &Shared) -> io::Result<(
             session: f.session.clone(),
             offset: f.next,
         });
-        return out.flush(None).await;
+        return out.flush().await;
     };
     let offset = live.hub.detach(f.client);
     forget(shared, &live, f.client);
@@ -688,7 +800,7 @@ async fn leave(mut f: Following, out: &mut Out, shared: &Shared) -> io::Result<(
             Item::Event(n, line) if n < offset => {
                 out.buf.extend_from_slice(&line);
                 if out.buf.len() >= WRITE_CHUNK {
-                    out.flush(None).await?;
+                    out.flush().await?;
                 }
             }
             Item::Event(..) => {}
@@ -700,7 +812,7 @@ async fn leave(mut f: Following, out: &mut Out, shared: &Shared) -> io::Result<(
         session: f.session.clone(),
         offset,
     });
-    out.flush(None).await
+    out.flush().await
 }
 
 fn leave_quietly(f: Following) {
@@ -725,38 +837,34 @@ struct Out {
     write: OwnedWriteHalf,
     buf: Vec<u8>,
     /// What no message may carry (a refusal may quote a request).
-    redactor: Arc<crate::llm::keys::Redactor>,
+    redactor: Arc<Redactor>,
+    /// Cancelled when the client is dropped.
+    dropped: CancellationToken,
 }
 
 impl Out {
     fn message(&mut self, m: &ServeMessage) {
-        if let Ok(mut line) = serde_json::to_vec(m) {
-            self.redactor.json_line(&mut line);
-            line.push(b'\n');
-            self.buf.extend_from_slice(&line);
-        }
+        self.buf.extend_from_slice(&encode(m, &self.redactor));
     }
 
-    /// Writes what is gathered; once `dropped` is cancelled, a client that
-    /// takes nothing for [`DROP_GRACE`] is given up on.
-    async fn flush(&mut self, dropped: Option<&CancellationToken>) -> io::Result<()> {
+    /// Writes what is gathered; once the client is dropped, one that takes
+    /// nothing for [`DROP_GRACE`] is given up on.
+    async fn flush(&mut self) -> io::Result<()> {
         if self.buf.is_empty() {
             return Ok(());
         }
         let give_up = async {
-            match dropped {
-                Some(d) => {
-                    d.cancelled().await;
-                    tokio::time::sleep(DROP_GRACE).await;
-                }
-                None => std::future::pending().await,
-            }
+            self.dropped.cancelled().await;
+            tokio::time::sleep(DROP_GRACE).await;
         };
         let r = tokio::select! {
             r = self.write.write_all(&self.buf) => r,
             _ = give_up => Err(io::Error::new(io::ErrorKind::TimedOut, "the client reads nothing")),
         };
         self.buf.clear();
+        // A reply or a chunk far larger than usual keeps its memory only
+        // while it is written.
+        self.buf.shrink_to(WRITE_CHUNK);
         r
     }
 }

@@ -1,7 +1,8 @@
 //! ag-serve over its Unix socket against a scripted model server: sessions
 //! started, detached and attached again from an offset with every event
 //! exactly once, two clients on one session with one approving, a client
-//! that stops reading, ag-serve killed mid-call and the session resumed.
+//! that stops reading, one that asks and never reads, ag-serve killed
+//! mid-call and the session resumed.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
@@ -33,8 +34,23 @@ impl Serve {
     pub fn start_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Serve {
         let mut c = env.cmd(bin!("ag-serve"));
         c.envs(vars.iter().copied());
-        c.args(args)
-            .stdin(Stdio::null())
+        c.args(args);
+        Serve::spawn(env, c)
+    }
+
+    /// The same under a limit of `nofile` open files (`ulimit -n`), as on a
+    /// small machine.
+    pub fn start_limited(env: &Env, nofile: u32, args: &[&str]) -> Serve {
+        let mut c = env.cmd("sh");
+        c.arg("-c")
+            .arg(format!("ulimit -n {nofile} && exec \"$0\" \"$@\""))
+            .arg(bin!("ag-serve"))
+            .args(args);
+        Serve::spawn(env, c)
+    }
+
+    fn spawn(env: &Env, mut c: Command) -> Serve {
+        c.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let mut child = c.spawn().unwrap();
@@ -199,6 +215,20 @@ pub fn follow(serve: &Serve, mut c: Client, id: &str, ends: usize) -> (Vec<Value
         }
     }
     (events, c)
+}
+
+/// A process's memory from /proc: (resident now, peak resident), in KiB.
+pub fn memory(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap()
+    };
+    (field("VmRSS:"), field("VmHWM:"))
 }
 
 /// The flags that point ag-loop at the scripted model.
@@ -409,6 +439,95 @@ fn a_client_that_stops_reading_is_dropped_and_comes_back_from_its_offset() {
     let mut got = before;
     got.extend(again.events());
     assert_eq!(got, file_events(&path));
+}
+
+#[test]
+fn a_client_that_asks_and_never_reads_is_dropped_at_its_bound_and_the_broker_stays_small() {
+    let env = Env::new();
+    let server = ModelServer::start(vec![Turn::Text("still serving")]);
+    let serve = Serve::start(&env, &["--client-buffer", "1048576"]);
+    // A few sessions, so that each `sessions` reply is long.
+    let mut owner = serve.connect();
+    for n in 0..4 {
+        owner.send(
+            &json!({"type": "start", "args": model_args(&server), "client": format!("s{n}")}),
+        );
+        owner.until("attached");
+    }
+    owner.send(&json!({"type": "list"}));
+    let one_reply = owner.until("sessions").to_string().len() + 1;
+    assert!(one_reply > 1000, "{one_reply}");
+    let pid = serve.child.id();
+    // The peak from here on (writing 5 to clear_refs starts it again).
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").unwrap();
+    let (before, _) = memory(pid);
+
+    // 4 MiB of `list` requests, and nothing read: without a bound their
+    // replies, hundreds of MiB of them, would pile up in the broker.
+    let hostile = UnixStream::connect(&serve.socket).unwrap();
+    hostile
+        .set_write_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    let requests = "{\"type\":\"list\"}\n".repeat((4 << 20) / 16);
+    let mut w = hostile.try_clone().unwrap();
+    let wrote = std::thread::spawn(move || w.write_all(requests.as_bytes()))
+        .join()
+        .unwrap();
+    // It was dropped, and its requests are read no more: its writes fail
+    // at once instead of waiting on a full socket.
+    let e =
+        wrote.expect_err("the broker read all 4 MiB of requests from a client that reads nothing");
+    assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    let (after, peak) = memory(pid);
+    eprintln!("ag-serve: {before} KiB before, {after} KiB after, peak {peak} KiB");
+    assert!(
+        peak < before + 24 * 1024,
+        "ag-serve grew from {before} KiB to {peak} KiB for a client held to 1 MiB"
+    );
+
+    // The others are served all the while.
+    owner.send(&json!({"type": "prompt", "content": "are you there"}));
+    owner.until("agent_end");
+    let mut other = serve.connect();
+    other.send(&json!({"type": "list"}));
+    assert_eq!(
+        other.until("sessions")["sessions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+
+    // When it reads at last: the replies it was owed up to the bound, then
+    // why it was let go, then the end of the connection.
+    hostile
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut replies = 0;
+    let mut last = Value::Null;
+    for line in BufReader::new(hostile).lines() {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["type"] == "sessions" {
+            replies += 1;
+        }
+        last = v;
+    }
+    assert_eq!(last["type"], "dropped", "{last}");
+    let reason = last["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("1048576 bytes unread") && reason.contains("--client-buffer"),
+        "{reason}"
+    );
+    // What it could be sent is the bound, with what the kernel held for it
+    // and the one reply being written (a socket holds a few hundred KiB).
+    assert!(
+        replies > 0,
+        "no reply reached the client before it was dropped"
+    );
+    assert!(
+        replies * one_reply < (1 << 20) + (2 << 20),
+        "{replies} replies of {one_reply} bytes were queued for a client held to 1 MiB"
+    );
 }
 
 /// Processes whose command line names `text`.

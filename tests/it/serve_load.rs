@@ -6,25 +6,11 @@ use serde_json::{Value, json};
 use std::io::{BufRead, Write};
 
 use crate::model_server::{ModelServer, Turn};
-use crate::serve::{Client, Serve, model_args};
+use crate::serve::{Client, Serve, memory, model_args};
 use crate::util::Env;
 
 const SESSIONS: usize = 50;
 const CLIENTS: usize = 4;
-
-/// A process's memory from /proc: (resident now, peak resident), in KiB.
-fn memory(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap()
-    };
-    (field("VmRSS:"), field("VmHWM:"))
-}
 
 /// The raw event lines of a session file.
 fn file_lines(path: &str) -> Vec<String> {

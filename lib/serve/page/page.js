@@ -6,11 +6,22 @@
 "use strict";
 
 (() => {
-  // The token came in the URL; the server turned it into a cookie for this
-  // site only. Leave it out of the address bar and the history.
-  if (location.search.includes("token=")) {
-    history.replaceState(null, "", location.pathname);
-  }
+  // The token comes in the URL's fragment (which the browser never sends),
+  // or its query. It is kept in this tab's sessionStorage, which only this
+  // origin (scheme, host and port) reads, so that a reload goes on without
+  // it in the address bar; and it is sent with each request, never as a
+  // cookie, which a browser would send to every port of this host.
+  const TOKEN_KEY = "ag-serve-token";
+  const token = (() => {
+    const given = new URLSearchParams(location.hash.slice(1)).get("token")
+      || new URLSearchParams(location.search).get("token");
+    if (given) {
+      sessionStorage.setItem(TOKEN_KEY, given);
+      history.replaceState(null, "", location.pathname);
+      return given;
+    }
+    return sessionStorage.getItem(TOKEN_KEY) || "";
+  })();
 
   const $ = (id) => document.getElementById(id);
   const el = (tag, cls, text) => {
@@ -27,8 +38,15 @@
     sessionStorage.setItem("ag-client", clientName);
   }
 
+  const noToken = "no token: open the URL ag-serve printed when it started (its token is in $AG_HOME/serve/token)";
+
   async function api(method, path, body) {
-    const init = { method, headers: { "x-ag-client": clientName }, credentials: "same-origin" };
+    if (!token) throw new Error(noToken);
+    const init = {
+      method,
+      headers: { "x-ag-client": clientName, authorization: "Bearer " + token },
+      credentials: "omit",
+    };
     if (body !== undefined) {
       init.headers["content-type"] = "application/json";
       init.body = JSON.stringify(body);
@@ -218,7 +236,10 @@
   function connect(view) {
     // The browser reconnects by itself with Last-Event-ID, the offset to go
     // on from, when the stream breaks (or this page fell behind).
-    const src = new EventSource("/api/sessions/" + encodeURIComponent(view.id) + "/events?client=" + encodeURIComponent(clientName));
+    // An EventSource sets no headers: the token goes in its query, to this
+    // origin only (no referrer is ever sent).
+    const src = new EventSource("/api/sessions/" + encodeURIComponent(view.id) + "/events?client="
+      + encodeURIComponent(clientName) + "&token=" + encodeURIComponent(token));
     view.source = src;
     src.onmessage = (m) => { if (current === view) event(view, JSON.parse(m.data)); };
     src.addEventListener("serve", (m) => { if (current === view) serve(view, JSON.parse(m.data)); });

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_serve_global_optspecs
-    string join \n http= allow-remote allow-host= client-buffer= ag-loop= fanout= socket= h/help V/version
+    string join \n http= allow-remote allow-host= client-buffer= http-header-timeout= http-idle-timeout= http-connections= ag-loop= fanout= socket= h/help V/version
 end
 
 function __fish_ag_serve_needs_command
@@ -26,7 +26,10 @@ end
 
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l http -d 'Also serve HTTP (JSON endpoints, Server-Sent Events and the web page) on ADDR, a loopback address and port such as 127.0.0.1:8377 (port 0: any free port)' -r
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l allow-host -d 'A host name (NAME or NAME:PORT) the HTTP server answers to besides the address it serves, localhost and 127.0.0.1 (repeatable): the name of this machine that clients use over --allow-remote, or a tunnel\'s' -r
-complete -c ag-serve -n "__fish_ag_serve_needs_command" -l client-buffer -d 'The bytes a client may fall behind a session before it is dropped' -r
+complete -c ag-serve -n "__fish_ag_serve_needs_command" -l client-buffer -d 'The bytes ag-serve may hold for one client before it drops it: the session\'s events it has not read and, on the socket, the replies to its requests' -r
+complete -c ag-serve -n "__fish_ag_serve_needs_command" -l http-header-timeout -d 'The seconds an HTTP client has to send the head of a request (from connecting, or from the head\'s first byte) before it is closed' -r
+complete -c ag-serve -n "__fish_ag_serve_needs_command" -l http-idle-timeout -d 'The seconds an HTTP connection may sit between requests with nothing sent either way (an event stream sends a keep-alive every 15 s)' -r
+complete -c ag-serve -n "__fish_ag_serve_needs_command" -l http-connections -d 'The most HTTP connections open at once (at most a quarter of the open-file limit, `ulimit -n`). A new one past it closes the one that has waited longest without a request, those that never carried the token first' -r
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l ag-loop -d 'The ag-loop program (default: the one beside ag-serve, else on PATH)' -r -F
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l fanout -d 'Show this file\'s result lines of a `scripts/fanout` run as a table on the web page (read again at each look, so a running fanout shows)' -r -F
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l socket -d 'The Unix socket (default: $AG_HOME/serve/socket)' -r -F
