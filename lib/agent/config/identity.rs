@@ -179,6 +179,17 @@ pub fn list(cwd: &Path) -> Vec<Identity> {
             if out.iter().any(|i| i.stem == stem) {
                 continue;
             }
+            // `--list-agents` prints the stem and the path.
+            if stem != super::prompt::printable(&stem) {
+                super::prompt::warn_once(
+                    &p,
+                    &format!(
+                        "the identity `{}` is not read: its name holds control characters",
+                        p.display().to_string().escape_debug()
+                    ),
+                );
+                continue;
+            }
             if let Some(text) = super::prompt::read_or_warn(&p, within.as_deref())
                 && let Ok(id) = parse(&stem, &text, &p)
             {
@@ -238,8 +249,10 @@ pub fn parse(stem: &str, text: &str, path: &Path) -> Result<Identity, SetupError
             )),
         };
         match key.as_str() {
-            "name" => id.name = text(value)?,
-            "role" | "description" => id.role = Some(text(value)?),
+            // `--list-agents` prints them: nothing in them may act on the
+            // terminal.
+            "name" => id.name = super::prompt::printable(&text(value)?),
+            "role" | "description" => id.role = Some(super::prompt::printable(&text(value)?)),
             "model" => id.model = Some(model(&key, value).map_err(|why| bad(line, why))?),
             "reasoning" => id.reasoning = Some(text(value)?),
             "output_schema" => id.output_schema = Some(text(value)?),
@@ -512,6 +525,15 @@ mod tests {
         assert!(e.contains("`name` takes one value"), "{e}");
         let e = parsed("---\njust words\n---\nx").unwrap_err();
         assert!(e.contains("`key: value`"), "{e}");
+    }
+
+    #[test]
+    fn what_list_agents_prints_cannot_act_on_the_terminal() {
+        let id =
+            parsed("---\nname: \"Ma\u{1b}[2Jtt\"\nrole: CTO\u{1b}]0;pwned\u{7} \u{202e}x\n---\nx")
+                .unwrap();
+        assert_eq!(id.name, "Ma[2Jtt");
+        assert_eq!(id.role.as_deref(), Some("CTO]0;pwned x"));
     }
 
     #[test]

@@ -119,6 +119,20 @@ pub fn warn_once(path: &Path, message: &str) {
     }
 }
 
+/// `text` without the characters that would act on a terminal rather
+/// than show, for what a project's files say that ag prints (a skill's
+/// name, an identity's role): C0 and C1 controls (escape sequences start
+/// with ESC or CSI; newlines and tabs go too, each such text being one
+/// field of one line), DEL, and the bidirectional overrides that make a
+/// line show in another order than it reads.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .filter(|c| {
+            !c.is_control() && !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .collect()
+}
+
 /// The project instruction files found from `cwd` up to the repository
 /// root (the first directory holding `.git`), outermost first.
 pub fn project_files(cwd: &Path) -> Vec<PathBuf> {

@@ -14,14 +14,22 @@
 //!
 //! A project's skills come with the code too, so they are read as its
 //! other files are (see [`super::prompt::read_file`]): a bounded read of a
-//! regular file that stays inside the repository.
+//! regular file that stays inside the repository. What is listed is
+//! cleaned of terminal control characters, and a name is one short word,
+//! so that a skill can neither fill every request nor rewrite the
+//! terminal of whoever lists it.
 
 use std::path::{Path, PathBuf};
+
+use super::prompt::printable;
 
 /// The longest description listed, in characters (the Agent Skills
 /// format's own limit); a longer one is cut, so one skill cannot fill the
 /// prompt.
 const MAX_DESCRIPTION: usize = 1024;
+
+/// The longest name, in characters (the Agent Skills format's own limit).
+const MAX_NAME: usize = 64;
 
 /// How deep below a skills directory a `SKILL.md` is looked for: skills
 /// grouped in folders (`db/migrate/SKILL.md`) are found, a whole tree is
@@ -122,7 +130,8 @@ pub fn find(dirs: &[SkillsDir]) -> (Vec<Skill>, Vec<Skipped>) {
 
 /// The `SKILL.md` files of the folders below `dir`; a skill's own folder
 /// is not searched further (its files are its own). Inside a project, a
-/// folder that leads out of it is passed over.
+/// folder that leads out of it is passed over, and so is one whose name
+/// holds control characters (its path would be printed).
 fn collect(dir: &Path, within: Option<&Path>, depth: usize, out: &mut Vec<PathBuf>) {
     if depth >= MAX_DEPTH || !stays_within(dir, within) {
         return;
@@ -132,8 +141,18 @@ fn collect(dir: &Path, within: Option<&Path>, depth: usize, out: &mut Vec<PathBu
     };
     for e in entries.flatten() {
         let p = e.path();
-        let hidden = e.file_name().to_string_lossy().starts_with('.');
-        if hidden || !p.is_dir() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || !p.is_dir() {
+            continue;
+        }
+        if name != printable(&name) {
+            super::prompt::warn_once(
+                &p,
+                &format!(
+                    "the skills folder `{}` is not read: its name holds control characters",
+                    p.display().to_string().escape_debug()
+                ),
+            );
             continue;
         }
         let file = p.join("SKILL.md");
@@ -185,18 +204,27 @@ fn parse(text: &str, folder: &str, path: &Path) -> Result<Skill, String> {
             .map(|(_, v)| v.clone())
             .filter(|v| !v.is_empty())
     };
-    let name = get("name").unwrap_or_else(|| folder.to_string());
-    if name.is_empty() || name.contains(char::is_whitespace) {
+    let raw = get("name").unwrap_or_else(|| folder.to_string());
+    let name = printable(&raw);
+    let length = name.chars().count();
+    if length > MAX_NAME {
         return Err(format!(
-            "has the name `{name}`: write `name:` as one word, like `name: {}`",
-            slug(&name, folder)
+            "has a name of {length} characters, more than the {MAX_NAME} the Agent Skills format allows: write `name:` as one short word, like `name: {}`",
+            slug(&name.chars().take(MAX_NAME).collect::<String>(), folder)
+        ));
+    }
+    if name.is_empty() || raw.contains(char::is_whitespace) {
+        return Err(format!(
+            "has the name `{}`: write `name:` as one word, like `name: {}`",
+            printable_spaced(&raw),
+            slug(&printable_spaced(&raw), folder)
         ));
     }
     let description = get("description").ok_or_else(|| {
         "has no `description:`: add one line saying what the skill is for and when to use it"
             .to_string()
     })?;
-    let mut description = description.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut description = printable_spaced(&description);
     if let Some((at, _)) = description.char_indices().nth(MAX_DESCRIPTION) {
         description.truncate(at);
         description.push('…');
@@ -206,6 +234,14 @@ fn parse(text: &str, folder: &str, path: &Path) -> Result<Skill, String> {
         description,
         path: path.to_path_buf(),
     })
+}
+
+/// `text` on one line: its runs of white space (newlines and tabs too)
+/// one space each, then [`printable`]: a name and a description are one
+/// field of one line each, in the prompt and in `--list-skills`'
+/// tab-separated output.
+fn printable_spaced(text: &str) -> String {
+    printable(&text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 fn slug(name: &str, folder: &str) -> String {
