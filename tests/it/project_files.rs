@@ -4,7 +4,8 @@
 //! a link to `/proc/self/pagemap`, to `/dev/zero` or to a file of the
 //! person's outside the repository, a FIFO, or simply huge. ag-loop starts,
 //! says on stderr what it did not read or cut, and stays small (its peak
-//! memory is read by the scripted model when the request reaches it).
+//! memory is read by the scripted model when the request reaches it). And
+//! `ag-loop --check` there reports the tools a run would offer.
 
 use std::path::Path;
 
@@ -220,4 +221,39 @@ fn an_identity_asked_for_by_name_that_cannot_be_read_is_an_error() {
         "{r}"
     );
     assert!(!r.stderr().contains(SECRET), "{r}");
+}
+
+#[test]
+fn check_in_a_hostile_repository_reports_the_tools_a_run_offers() {
+    let (env, _person) = hostile_repository(Hostile::Pagemap);
+    env.write("CLAUDE.md", "Run the tests with make test.\n");
+    let mut c = env.cmd(bin!("ag-loop"));
+    // The command answers nothing: --check does not ask it.
+    c.args(["--check", "--llm-cmd", "false", "--tools", "minimal"]);
+    let r = run(c, None);
+    r.ok();
+    let out = r.stdout();
+    // Every tool of the set, the git tools and edit_lines (modes of ag-git
+    // and ag-edit) too, as the run offers them.
+    assert!(
+        out.contains("  tools      17 found: read write edit edit_lines patch delete bash grep find ls todo git_status git_diff git_log git_commit notify ask; plus 0 --tool and 0 --mcp\n"),
+        "{r}"
+    );
+    assert!(!out.contains("not found"), "{r}");
+    // The instructions that would be read, and not the one that leads out.
+    assert!(
+        out.contains(&format!(
+            "  AGENTS.md  {} (30 bytes)\n",
+            env.join("CLAUDE.md").display()
+        )),
+        "{r}"
+    );
+    assert!(
+        r.stderr().contains(&format!(
+            "`{}` is not read",
+            env.join("AGENTS.md").display()
+        )),
+        "{r}"
+    );
+    assert!(out.ends_with("a run here would work\n"), "{r}");
 }
