@@ -265,18 +265,25 @@ fn sandbox_item(resolved: &LoopConfig, cwd: &Path) -> Item {
     }
 }
 
-/// The tools of the run that are found, and those that are not.
+/// The tools of the run that are found, and those that are not. A name
+/// in the tool list is a tool as the model sees it, and several are modes
+/// of one binary (`git_status` and `git_log` are ag-git's, `edit_lines`
+/// is ag-edit's): each is looked for as the run's tool set looks for it
+/// (`ToolSet::load` groups the names by binary with
+/// `crate::tools::offer::by_binary`), by its binary, not by its own name.
 fn tools_item(resolved: &LoopConfig) -> Item {
     let (mut found, mut missing) = (Vec::new(), Vec::new());
     for name in &resolved.tools {
         let there = name == super::calls::ask::NAME
             || name == super::delegation::NAME
             || super::delegation::cli_agents::program(name).is_some()
-            || ToolProgram::ag(name).is_some();
+            || ToolProgram::ag(binary_of(name)).is_some();
         if there {
             found.push(name.as_str());
+        } else if binary_of(name) == name {
+            missing.push(name.clone());
         } else {
-            missing.push(name.as_str());
+            missing.push(format!("{name} (ag-{})", binary_of(name)));
         }
     }
     let mut text = format!("{} found: {}", found.len(), found.join(" "));
@@ -298,6 +305,13 @@ fn tools_item(resolved: &LoopConfig) -> Item {
         // leaves out what is missing.
         ok: missing.is_empty() || !resolved.tools_explicit,
     }
+}
+
+/// The tool whose binary (`ag-<tool>`) makes the calls of the tool the
+/// model calls `name`: the binary of a mode, else the name itself (as
+/// `crate::tools::offer::by_binary` groups them).
+fn binary_of(name: &str) -> &str {
+    crate::tools::offer::find(name).map_or(name, |o| o.tool)
 }
 
 /// git's version, and whether the directory is in a repository (for the

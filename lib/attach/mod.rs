@@ -198,60 +198,79 @@ fn pdf_text(
             shown,
             "attach.too_large",
             format!(
-                "the PDF is {}, more than the {} a PDF may have; split it (for example with `qpdf --split-pages`) and attach the part that matters",
+                "the PDF is {}, more than the {} a PDF may have; {}",
                 human_bytes(size),
-                human_bytes(MAX_PDF_BYTES)
+                human_bytes(MAX_PDF_BYTES),
+                smaller_part(shown)
             ),
         ));
     }
     let bytes = read_rest(file, probe, MAX_PDF_BYTES + 1, shown)?;
-    let pages = pdf::pages(&bytes).map_err(|e| AttachError::new(shown, "attach.pdf", e))?;
-    let count = pages.len();
-    let texts: Vec<String> = pages
-        .into_iter()
-        .map(|p| match p {
-            pdf::Page::Text(t) if t.is_empty() => {
-                "(no text on this page: it may be a scanned image)".to_string()
-            }
-            pdf::Page::Text(t) => t,
-            pdf::Page::Unreadable(why) => {
-                format!("(the text of this page could not be read: {why})")
-            }
-        })
-        .collect();
-    let total: usize = texts.iter().map(|t| t.chars().count()).sum();
+    let pdf = pdf::read(&bytes, budget).map_err(|refusal| {
+        if refusal.is_limit() {
+            AttachError::new(
+                shown,
+                "attach.too_large",
+                format!("{refusal}; {}", smaller_part(shown)),
+            )
+        } else {
+            AttachError::new(shown, "attach.pdf", refusal.to_string())
+        }
+    })?;
+    drop(bytes);
+    let count = pdf.count;
+    let read = pdf.pages.len();
+    let limit = if budget < MAX_TEXT_CHARS {
+        " left for this prompt"
+    } else {
+        " for one file"
+    };
     let mut body = String::new();
     let mut used = 0usize;
     let mut cut = None;
-    for (i, page) in texts.iter().enumerate() {
+    for (i, page) in pdf.pages.iter().enumerate() {
         let n = i + 1;
         body.push_str(&format!("--- page {n} ---\n"));
-        let len = page.chars().count();
-        if used + len <= budget {
-            body.push_str(page);
+        let text = shown_page(page);
+        let len = text.chars().count();
+        let room = budget - used;
+        // The last page read, when the text stopped on it, goes on.
+        let goes_on = n == read && pdf.end == pdf::End::Text;
+        if len <= room && !goes_on {
+            body.push_str(&text);
             body.push('\n');
             used += len;
             continue;
         }
-        let room = budget - used;
-        body.extend(page.chars().take(room));
-        used += room;
+        body.extend(text.chars().take(room));
+        used += len.min(room);
         let rest = match count - n {
             0 => format!("the rest of page {n} is"),
             1 => format!("the rest of page {n} and page {count} are"),
             _ => format!("the rest of page {n} and pages {}-{count} are", n + 1),
         };
         let note = format!(
-            "{rest} left out: the PDF's text has {total} characters, {used} are attached (the limit{})",
-            if budget < MAX_TEXT_CHARS {
-                " left for this prompt"
-            } else {
-                " for one file"
-            }
+            "{rest} left out: {used} characters of the PDF's text are attached (the limit{limit}); {}",
+            pages_apart(shown, n, count)
         );
         body.push_str(&format!("\n[... cut: {note} ...]\n"));
         cut = Some(note);
         break;
+    }
+    if pdf.end == pdf::End::Content && read < count {
+        let first = read + 1;
+        let pages = if first == count {
+            format!("page {first} is")
+        } else {
+            format!("pages {first}-{count} are")
+        };
+        let note = format!(
+            "{pages} left out: reading them would inflate more than the {} MiB of page content ag reads of one PDF; {}",
+            pdf::limits::MAX_CONTENT >> 20,
+            pages_apart(shown, first, count)
+        );
+        body.push_str(&format!("[... cut: {note} ...]\n"));
+        cut = Some(note);
     }
     let header = format!(
         "[Attached PDF `{shown}`: {count} page{}, its text]\n",
@@ -266,6 +285,50 @@ fn pdf_text(
         chars: used,
         cut,
     })
+}
+
+/// A page's text as attached: what could not be read is said.
+fn shown_page(page: &pdf::Page) -> String {
+    match (&page.problem, page.text.is_empty()) {
+        (None, true) => "(no text on this page: it may be a scanned image)".to_string(),
+        (None, false) => page.text.clone(),
+        (Some(why), true) => format!("(the text of this page could not be read: {why})"),
+        (Some(why), false) => format!(
+            "{}\n(some of this page's text could not be read: {why})",
+            page.text
+        ),
+    }
+}
+
+/// What to do with a PDF that is over a limit.
+fn smaller_part(shown: &str) -> String {
+    let name = shell_word(shown);
+    format!(
+        "attach a part of it (the first 50 pages: `qpdf {name} --pages . 1-50 -- part.pdf`) or its text (`pdftotext {name} part.txt`)"
+    )
+}
+
+/// How to attach pages `from`-`to` of a PDF on their own.
+fn pages_apart(shown: &str, from: usize, to: usize) -> String {
+    let range = if from == to {
+        from.to_string()
+    } else {
+        format!("{from}-{to}")
+    };
+    format!(
+        "to read on, attach those pages on their own (`qpdf {} --pages . {range} -- rest.pdf`)",
+        shell_word(shown)
+    )
+}
+
+/// `text` as one word for a shell, quoted only when it needs to be.
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._-/+,:@".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
 }
 
 fn text(

@@ -1,15 +1,18 @@
 //! File helpers the file tools share: content hashes that prove a caller
 //! saw the current file, names to suggest when a path does not exist,
-//! binary detection, atomic replacement of a file ([`AtomicFile`]), and
-//! opening paths confined to a directory ([`beneath`]).
+//! binary detection, atomic replacement of a file ([`AtomicFile`]),
+//! opening paths confined to a directory ([`beneath`]), and reading a small
+//! text file that someone else may have put there ([`read_small_text`]).
 
 mod atomic;
 pub mod beneath;
+mod small;
 
 pub use atomic::{
     AtomicFile, WriteError, copy_metadata, has_content, has_content_of, hash_file, hash_of,
     resolve_symlinks, write_atomic,
 };
+pub use small::{SmallText, SmallTextError, read_small_text};
 
 use std::path::Path;
 

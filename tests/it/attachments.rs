@@ -322,3 +322,301 @@ fn the_sandboxs_deny_list_keeps_a_file_from_attachments_as_from_ag_read() {
         "{r}"
     );
 }
+
+// Hostile PDFs: small files that stand for a great deal. Each is attached
+// to a real ag-loop, and the model script records the loop's peak memory
+// (VmHWM) when the request reaches it, after the attachment was read.
+
+/// A scripted model (see [`scripted_model`]) that first records the peak
+/// memory of the ag-loop that called it, in KiB, one line per request.
+pub(crate) fn measured_model(env: &Env, turns: &[Vec<Value>]) -> String {
+    let inner = scripted_model(env, turns);
+    // ag-loop runs the command through `sh -c`: the loop is the nearest
+    // ancestor of that name.
+    env.write(
+        ".model/measured.sh",
+        format!(
+            "p=$PPID\nwhile [ \"$p\" -gt 1 ] && [ \"$(cat /proc/$p/comm)\" != ag-loop ]; do p=$(awk '/^PPid:/{{print $2}}' /proc/$p/status); done\nawk '/^VmHWM:/{{print $2}}' /proc/$p/status >> \"{}\"\nexec {inner}\n",
+            env.join(".model/peak").display()
+        ),
+    );
+    format!("sh {}", env.join(".model/measured.sh").display())
+}
+
+/// The peak memory of ag-loop, in MiB, at its `n`th request.
+pub(crate) fn peak_mib(env: &Env, n: usize) -> u64 {
+    let text = String::from_utf8(env.read(".model/peak")).unwrap();
+    let kib: u64 = text.lines().nth(n).unwrap().trim().parse().unwrap();
+    kib / 1024
+}
+
+/// At most this much memory for reading a hostile PDF (ag-loop itself
+/// takes a few dozen MiB); the files below took 1.3 GiB and more before.
+const BOUNDED_MIB: u64 = 128;
+
+/// A PDF of these object bodies (object 1 the catalog, 2 the page tree),
+/// with its cross-reference table.
+fn pdf_of(objects: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = b"%PDF-1.5\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend(format!("{} 0 obj\n", i + 1).as_bytes());
+        out.extend(body);
+        out.extend(b"\nendobj\n");
+    }
+    let at = out.len();
+    out.extend(format!("xref\n0 {}\n0000000000 65535 f \n", offsets.len() + 1).as_bytes());
+    for o in &offsets {
+        out.extend(format!("{o:010} 00000 n \n").as_bytes());
+    }
+    out.extend(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{at}\n%%EOF\n",
+            offsets.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}
+
+/// A stream object's body: `dict` entries, then `data` deflated.
+fn deflated(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut s = lopdf::Stream::new(lopdf::Dictionary::new(), data.to_vec());
+    s.compress().unwrap();
+    assert!(s.dict.has(b"Filter"), "not deflated");
+    zlib_stream(dict, &s.content)
+}
+
+fn zlib_stream(dict: &str, zlib: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "<< {dict} /Filter /FlateDecode /Length {} >>\nstream\n",
+        zlib.len()
+    )
+    .into_bytes();
+    out.extend(zlib);
+    out.extend(b"\nendstream");
+    out
+}
+
+/// `n` zero bytes as a zlib stream of 13 bits per 258 bytes, written by
+/// hand (one fixed-Huffman block: a zero, then copies of the 258 bytes
+/// before), so that a stream of hundreds of MiB costs the test nothing.
+fn zeros_zlib(n: usize) -> Vec<u8> {
+    struct Bits {
+        out: Vec<u8>,
+        acc: u64,
+        len: u32,
+    }
+    impl Bits {
+        /// `count` bits of `value`, least significant first.
+        fn put(&mut self, value: u64, count: u32) {
+            self.acc |= value << self.len;
+            self.len += count;
+            while self.len >= 8 {
+                self.out.push(self.acc as u8);
+                self.acc >>= 8;
+                self.len -= 8;
+            }
+        }
+        /// A Huffman code, most significant bit first.
+        fn code(&mut self, code: u64, count: u32) {
+            let reversed = (0..count).fold(0, |r, i| (r << 1) | ((code >> i) & 1));
+            self.put(reversed, count);
+        }
+    }
+    let mut b = Bits {
+        out: vec![0x78, 0x01],
+        acc: 0,
+        len: 0,
+    };
+    b.put(1, 1); // the last block
+    b.put(1, 2); // fixed Huffman codes
+    b.code(0x30, 8); // literal 0
+    let mut left = n - 1;
+    while left >= 258 {
+        b.code(0xc5, 8); // length 258 (symbol 285)
+        b.code(0, 5); // distance 1
+        left -= 258;
+    }
+    for _ in 0..left {
+        b.code(0x30, 8);
+    }
+    b.code(0, 7); // end of block
+    if b.len > 0 {
+        b.out.push(b.acc as u8);
+    }
+    // Adler-32 of zeros: the byte sum stays 1, the sum of sums is n.
+    let adler = (((n % 65_521) as u32) << 16) | 1;
+    b.out.extend(adler.to_be_bytes());
+    b.out
+}
+
+/// `pages` pages that all show the one content stream `content`, in
+/// Helvetica.
+fn pages_over_one_stream(pages: usize, content: &[u8]) -> Vec<u8> {
+    let kids: String = (0..pages).map(|i| format!("{} 0 R ", 5 + i)).collect();
+    let mut objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        format!("<< /Type /Pages /Kids [{kids}] /Count {pages} >>").into_bytes(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+            .to_vec(),
+        deflated("", content),
+    ];
+    for _ in 0..pages {
+        objects.push(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>"
+                .to_vec(),
+        );
+    }
+    pdf_of(&objects)
+}
+
+/// Runs ag-loop on `prompts` (JSONL on stdin) with a measured model that
+/// answers each, and returns the run.
+fn attach_on_stdin(env: &Env, prompts: &[Value]) -> crate::util::Run {
+    let turns: Vec<Vec<Value>> = prompts.iter().map(|_| text_turn("read")).collect();
+    let model = measured_model(env, &turns);
+    let mut c = ag_loop(env, &model, &[]);
+    c.stdin(Stdio::piped());
+    let input: String = prompts.iter().map(|p| format!("{p}\n")).collect();
+    run(c, Some(input.as_bytes()))
+}
+
+#[test]
+fn a_pdf_of_400_pages_over_one_4_mib_stream_is_cut_at_the_limit_in_bounded_memory() {
+    let env = Env::new();
+    // 4 MiB of text in one stream, shown by every page: 1.6 GB of text in
+    // all, which took ag-loop to 1.4 GiB and an abort.
+    let line = "BT /F1 12 Tf 72 720 Td (The quick brown fox jumps over the lazy dog again and again.) Tj ET\n";
+    let content = line.repeat((4 << 20) / line.len());
+    let pdf = pages_over_one_stream(400, content.as_bytes());
+    assert!(pdf.len() < 100_000, "{}", pdf.len());
+    env.write("shared.pdf", &pdf);
+    let model = measured_model(&env, &[text_turn("read")]);
+    let r = run(
+        ag_loop(&env, &model, &["--attach", "shared.pdf", "summarise"]),
+        None,
+    );
+    r.ok();
+    let text = sent(&env, 0)[1]["text"].as_str().unwrap().to_string();
+    assert!(
+        text.starts_with(
+            "[Attached PDF `shared.pdf`: 400 pages, its text]\n--- page 1 ---\nThe quick brown fox"
+        ),
+        "{}",
+        &text[..200]
+    );
+    assert!(!text.contains("--- page 2 ---"));
+    assert!(text.chars().count() < 101_000, "{}", text.len());
+    assert!(
+        text.contains("[... cut: the rest of page 1 and pages 2-400 are left out: 100000 characters of the PDF's text are attached (the limit for one file); to read on, attach those pages on their own (`qpdf shared.pdf --pages . 1-400 -- rest.pdf`) ...]"),
+        "{}",
+        &text[text.len() - 400..]
+    );
+    let peak = peak_mib(&env, 0);
+    assert!(peak < BOUNDED_MIB, "ag-loop reached {peak} MiB");
+}
+
+#[test]
+fn pages_over_one_stream_without_text_stop_at_the_content_budget() {
+    let env = Env::new();
+    // Drawing and a comment, no text: each page inflates 4 MiB and finds
+    // nothing, so pages would be read until the last.
+    let mut content = "0 0 m 612 792 l S\n".repeat(1000);
+    content.push('%');
+    content.push_str(&"x".repeat((4 << 20) - content.len() - 2));
+    content.push('\n');
+    env.write(
+        "drawing.pdf",
+        pages_over_one_stream(400, content.as_bytes()),
+    );
+    let r = attach_on_stdin(
+        &env,
+        &[json!({"type": "prompt", "content": "what is drawn?", "attachments": ["drawing.pdf"]})],
+    );
+    r.ok();
+    let text = sent(&env, 0)[1]["text"].as_str().unwrap().to_string();
+    // 64 MiB of content is 16 pages of 4 MiB; the 17th would go over.
+    assert!(text.contains("--- page 16 ---"), "{text}");
+    assert!(!text.contains("--- page 17 ---"), "{text}");
+    assert!(
+        text.ends_with("[... cut: pages 17-400 are left out: reading them would inflate more than the 64 MiB of page content ag reads of one PDF; to read on, attach those pages on their own (`qpdf drawing.pdf --pages . 17-400 -- rest.pdf`) ...]"),
+        "{text}"
+    );
+    let peak = peak_mib(&env, 0);
+    assert!(peak < BOUNDED_MIB, "ag-loop reached {peak} MiB");
+}
+
+#[test]
+fn object_streams_that_inflate_to_200_mib_each_are_refused_before_lopdf_loads_them() {
+    let env = Env::new();
+    // Eight object streams of 200 MiB each: lopdf's own cap is 256 MiB a
+    // stream, and its load aborted at 1.3 GiB.
+    let bomb = zeros_zlib(200 << 20);
+    let mut objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [] /Count 0 >>".to_vec(),
+    ];
+    for _ in 0..8 {
+        objects.push(zlib_stream("/Type /ObjStm /N 100 /First 0", &bomb));
+    }
+    let pdf = pdf_of(&objects);
+    assert!(pdf.len() < 12 << 20, "{}", pdf.len());
+    env.write("bomb.pdf", &pdf);
+    // A prompt's attachment that cannot be read is an error event, and the
+    // next prompt runs: the model sees the loop's memory after both.
+    let r = attach_on_stdin(
+        &env,
+        &[
+            json!({"type": "prompt", "content": "read it", "attachments": ["bomb.pdf"]}),
+            json!({"type": "prompt", "content": "then this"}),
+        ],
+    );
+    // The prompt that could not be run makes the exit status 1.
+    r.expect_code(1);
+    let events = r.json_lines();
+    let errors = of_type(&events, "error");
+    assert_eq!(errors.len(), 1, "{r}");
+    let message = errors[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("cannot attach `bomb.pdf`: one of the PDF's object streams inflates to more than 8 MiB, more than ag inflates of one stream; attach a part of it (the first 50 pages: `qpdf bomb.pdf --pages . 1-50 -- part.pdf`) or its text (`pdftotext bomb.pdf part.txt`)"),
+        "{message}"
+    );
+    assert_eq!(errors[0]["code"], "attach.too_large", "{r}");
+    assert_eq!(sent(&env, 0)[0]["text"], "then this");
+    let peak = peak_mib(&env, 0);
+    assert!(peak < BOUNDED_MIB, "ag-loop reached {peak} MiB");
+}
+
+#[test]
+fn a_1_kib_object_stream_that_names_one_object_many_times_is_refused() {
+    let env = Env::new();
+    // 200 objects at one offset, each a 100,000-value array: lopdf parsed
+    // it 200 times, 2.3 GiB from a file of about a kilobyte.
+    let index: String = (0..200).map(|i| format!("{} 0 ", 10 + i)).collect();
+    let array = format!("[{}]", "0 ".repeat(100_000));
+    let content = format!("{index}{array}");
+    let pdf = pdf_of(&[
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [] /Count 0 >>".to_vec(),
+        deflated(
+            &format!("/Type /ObjStm /N 200 /First {}", index.len()),
+            content.as_bytes(),
+        ),
+    ]);
+    assert!(pdf.len() < 2048, "{}", pdf.len());
+    env.write("overlap.pdf", &pdf);
+    let model = scripted_model(&env, &[text_turn("x")]);
+    let r = run(
+        ag_loop(&env, &model, &["--attach", "overlap.pdf", "go"]),
+        None,
+    );
+    r.expect_code(2);
+    assert!(
+        r.stderr().contains(
+            "cannot attach `overlap.pdf`: one of the PDF's object streams has objects that overlap"
+        ),
+        "{r}"
+    );
+}

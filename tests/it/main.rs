@@ -24,6 +24,8 @@ pub(crate) mod loop_stdin;
 mod loop_steer;
 // Attachments: --attach, @path mentions, images, PDFs, limits, refusals.
 mod attachments;
+// A hostile repository's AGENTS.md, identities and skills: links out, FIFOs, huge files.
+mod project_files;
 // The model asks (the ask tool): answered on stdin, by a default, a program, or nobody.
 mod questions;
 // Progress of running calls: ag-bash's progress lines, tool_execution_update events.

@@ -214,3 +214,112 @@ fn without_the_read_tool_no_skills_are_listed() {
     run(c, None).ok();
     assert!(!system_of(&server.requests()[0]).contains("# Skills"));
 }
+
+/// A repository's skills written to do harm: a name of 20 MB (sent with
+/// every request before), a name over the format's 64 characters, and a
+/// name and a description full of terminal escape sequences (which
+/// `--list-skills` printed as they were: a title change, a screen clear,
+/// a hyperlink, text shown backwards).
+#[test]
+fn a_skills_name_is_one_short_word_and_nothing_listed_acts_on_the_terminal() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.join(".git")).unwrap();
+    let huge = format!(
+        "---\nname: {}\ndescription: Huge.\n---\nbody\n",
+        "n".repeat(20 << 20)
+    );
+    env.write(".agents/skills/huge/SKILL.md", &huge);
+    let long = "a".repeat(65);
+    env.write(
+        ".agents/skills/long/SKILL.md",
+        format!("---\nname: {long}\ndescription: Long.\n---\n"),
+    );
+    env.write(
+        ".agents/skills/escapes/SKILL.md",
+        "---\nname: \"es\u{7}cap\u{7f}es\u{9b}\"\ndescription: \"Clears\u{1b}[2J the screen,\u{1b}]8;;http://x\u{1b}\\\\links\u{1b}]8;;\u{1b}\\\\ and \u{202e}sdrawkcab\u{202c} text\"\n---\n",
+    );
+    let r = run_args(&env, bin!("ag-loop"), &["--list-skills"]);
+    r.ok();
+    let out = r.stdout();
+    // One line, with nothing but text, tabs and the newline in it.
+    assert_eq!(
+        out,
+        format!(
+            "escapes\tClears[2J the screen,]8;;http://x\\\\links]8;;\\\\ and sdrawkcab text\t{}\n",
+            env.join(".agents/skills/escapes/SKILL.md").display()
+        ),
+        "{r}"
+    );
+    let err = r.stderr();
+    assert!(!err.chars().any(|c| c.is_control() && c != '\n'), "{err:?}");
+    assert!(
+        err.contains(&format!(
+            "skill {} is not listed: it has a name of 65 characters, more than the 64 the Agent Skills format allows: write `name:` as one short word, like `name: {}`",
+            env.join(".agents/skills/long/SKILL.md").display(),
+            &long[..64]
+        )),
+        "{r}"
+    );
+    // The 20 MB name: only 256 KiB of the file is read, which ends inside
+    // the name, so there is no skill to list.
+    assert!(
+        err.contains(&format!(
+            "`{}` is 20.0 MiB; only its first 256 KiB is read",
+            env.join(".agents/skills/huge/SKILL.md").display()
+        )),
+        "{r}"
+    );
+    assert!(
+        err.contains(&format!(
+            "skill {} is not listed: it has no front matter",
+            env.join(".agents/skills/huge/SKILL.md").display()
+        )),
+        "{r}"
+    );
+    // A run's system prompt lists the same, cleaned, and nothing of the
+    // 20 MB name.
+    let server = ModelServer::start(vec![Turn::Text("ok")]);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()])
+        .args([
+            "--json",
+            "--no-gate",
+            "--no-session",
+            "--tools",
+            "read",
+            "hi",
+        ]);
+    run(c, None).ok();
+    let system = system_of(&server.requests()[0]);
+    assert!(
+        system.contains("- escapes: Clears[2J the screen,"),
+        "{system}"
+    );
+    assert!(!system.contains("nnnnnnnn"), "{}", system.len());
+    assert!(!system.contains(&long), "{system}");
+    assert!(
+        !system.chars().any(|c| c.is_control() && c != '\n'),
+        "{system:?}"
+    );
+}
+
+/// A skills folder whose name holds an escape sequence is passed over,
+/// and named on stderr with the sequence shown, not played.
+#[test]
+fn a_skills_folder_named_with_control_characters_is_passed_over() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.join(".git")).unwrap();
+    env.write(
+        ".agents/skills/ok\u{1b}[31mred/SKILL.md",
+        "---\nname: red\ndescription: Red.\n---\n",
+    );
+    let r = run_args(&env, bin!("ag-loop"), &["--list-skills"]);
+    r.ok();
+    assert_eq!(r.stdout(), "", "{r}");
+    let err = r.stderr();
+    assert!(
+        err.contains("ok\\u{1b}[31mred` is not read: its name holds control characters"),
+        "{r}"
+    );
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+}

@@ -101,6 +101,9 @@ pub struct Config {
     pub ask_timeout: Option<f64>,
 }
 
+/// The largest config file read.
+const MAX_CONFIG: usize = 1024 * 1024;
+
 /// The default config file.
 pub fn default_path() -> PathBuf {
     crate::session::ag_home().join("config.toml")
@@ -112,12 +115,33 @@ pub fn load(path: Option<&Path>) -> Result<Config, SetupError> {
         Some(p) => (p.to_path_buf(), true),
         None => (default_path(), false),
     };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+    // The person's own file, read as any file that is not a project's
+    // (wherever its links lead), but a regular file of bounded size: a
+    // config is a few lines, and one that is not cannot be cut and still
+    // mean what it says.
+    let text = match crate::fsutil::read_small_text(&path, MAX_CONFIG, None) {
+        Ok(t) if t.cut_from.is_some() => {
+            return Err(SetupError::ConfigRead {
+                path,
+                source: std::io::Error::other(format!(
+                    "it is larger than the {} a config file may have; a config is a few lines of settings",
+                    crate::tools::bash::human_bytes(MAX_CONFIG as u64)
+                )),
+            });
+        }
+        Ok(t) => t.text,
+        Err(e) if e.is_missing() && !explicit => {
             return Ok(Config::default());
         }
-        Err(source) => return Err(SetupError::ConfigRead { path, source }),
+        Err(crate::fsutil::SmallTextError::Io(source)) => {
+            return Err(SetupError::ConfigRead { path, source });
+        }
+        Err(e) => {
+            return Err(SetupError::ConfigRead {
+                path,
+                source: std::io::Error::other(e),
+            });
+        }
     };
     toml::from_str(&text).map_err(|e| SetupError::ConfigParse {
         path,

@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 
 use super::error::SetupError;
+use crate::fsutil::SmallTextError;
 
 /// The identity used when none is named, when there is one.
 pub const DEFAULT: &str = "default";
@@ -56,59 +57,111 @@ pub struct Identity {
 
 /// The directories searched, first match wins.
 pub fn search_dirs(cwd: &Path) -> Vec<PathBuf> {
+    places(cwd).into_iter().map(|(d, _)| d).collect()
+}
+
+/// The directories searched, each with the directory its files must stay
+/// in: the project's (from the working directory up to the repository
+/// root) stay in the repository (or, outside one, in the directory whose
+/// `.ag` it is), since they come with the code; `$AG_HOME`'s are the
+/// person's own and are read wherever they lead. See
+/// [`super::prompt::read_file`].
+fn places(cwd: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
+    let repo = super::prompt::repository_root(cwd);
     let mut dirs = Vec::new();
-    let mut dir = Some(cwd);
-    while let Some(d) = dir {
-        dirs.push(d.join(".ag/agents"));
-        if d.join(".git").exists() {
+    for d in cwd.ancestors() {
+        let within = repo.clone().unwrap_or_else(|| d.to_path_buf());
+        dirs.push((d.join(".ag/agents"), Some(within)));
+        if repo.as_deref() == Some(d) {
             break;
         }
-        dir = d.parent();
     }
-    dirs.push(crate::session::ag_home().join("agents"));
+    dirs.push((crate::session::ag_home().join("agents"), None));
     dirs
+}
+
+/// The files that would be the identity `name`, nearest first, each with
+/// the directory it must stay in: every one that is there and is not a
+/// directory (what cannot be read is said when it is read).
+fn candidates(cwd: &Path, name: &str) -> Vec<(PathBuf, Option<PathBuf>)> {
+    // A name is a file name, not a path: `@../x` finds nothing.
+    if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+        return Vec::new();
+    }
+    places(cwd)
+        .into_iter()
+        .map(|(d, within)| (d.join(format!("{name}.md")), within))
+        .filter(|(p, _)| std::fs::metadata(p).is_ok_and(|m| !m.is_dir()))
+        .collect()
 }
 
 /// The file of the identity `name`, if there is one.
 pub fn find(cwd: &Path, name: &str) -> Option<PathBuf> {
-    // A name is a file name, not a path: `@../x` finds nothing.
-    if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
-        return None;
-    }
-    search_dirs(cwd)
-        .into_iter()
-        .map(|d| d.join(format!("{name}.md")))
-        .find(|p| p.is_file())
+    candidates(cwd, name).into_iter().next().map(|(p, _)| p)
 }
 
-/// Finds and loads an identity by name.
+/// Finds and loads an identity by name. A file that cannot be read (a
+/// project's that leads outside it, a FIFO, ...) is passed over, with a
+/// warning, for the next place; when none can be read, the first one's
+/// reason is the error.
 pub fn load(cwd: &Path, name: &str) -> Result<Identity, SetupError> {
-    match find(cwd, name) {
-        Some(p) => read(name, &p),
-        None => Err(SetupError::NoIdentity {
+    let (found, mut refused) = read_first(cwd, name)?;
+    if let Some(id) = found {
+        warn_all(&refused);
+        return Ok(id);
+    }
+    if refused.is_empty() {
+        return Err(SetupError::NoIdentity {
             name: name.to_string(),
             dirs: search_dirs(cwd),
-        }),
+        });
     }
+    let (path, e) = refused.remove(0);
+    warn_all(&refused);
+    Err(SetupError::IdentityRead {
+        path,
+        source: match e {
+            SmallTextError::Io(io) => io,
+            other => std::io::Error::other(other),
+        },
+    })
 }
 
-/// `default.md`, when the project or `$AG_HOME` has one.
+/// `default.md`, when the project or `$AG_HOME` has one that can be read.
+/// One that cannot is passed over with a warning: a cloned repository's
+/// `.ag/agents/default.md` is read on every run, and must not keep ag
+/// from starting.
 pub fn load_default(cwd: &Path) -> Result<Option<Identity>, SetupError> {
-    find(cwd, DEFAULT).map(|p| read(DEFAULT, &p)).transpose()
+    let (found, refused) = read_first(cwd, DEFAULT)?;
+    warn_all(&refused);
+    Ok(found)
 }
 
-fn read(stem: &str, path: &Path) -> Result<Identity, SetupError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SetupError::IdentityRead {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse(stem, &text, path)
+/// The first of the identity's files that can be read, parsed, and the
+/// ones before it that could not be read.
+type Refused = Vec<(PathBuf, SmallTextError)>;
+
+fn read_first(cwd: &Path, name: &str) -> Result<(Option<Identity>, Refused), SetupError> {
+    let mut refused = Vec::new();
+    for (path, within) in candidates(cwd, name) {
+        match super::prompt::read_file(&path, within.as_deref()) {
+            Ok(text) => return Ok((Some(parse(name, &text, &path)?), refused)),
+            Err(e) => refused.push((path, e)),
+        }
+    }
+    Ok((None, refused))
+}
+
+fn warn_all(refused: &Refused) {
+    for (path, e) in refused {
+        super::prompt::warn_once(path, &super::prompt::not_read(path, e));
+    }
 }
 
 /// Every identity that can be found, nearest first, each name once.
 pub fn list(cwd: &Path) -> Vec<Identity> {
     let mut out: Vec<Identity> = Vec::new();
-    for dir in search_dirs(cwd) {
+    for (dir, within) in places(cwd) {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -126,7 +179,18 @@ pub fn list(cwd: &Path) -> Vec<Identity> {
             if out.iter().any(|i| i.stem == stem) {
                 continue;
             }
-            if let Ok(text) = std::fs::read_to_string(&p)
+            // `--list-agents` prints the stem and the path.
+            if stem != super::prompt::printable(&stem) {
+                super::prompt::warn_once(
+                    &p,
+                    &format!(
+                        "the identity `{}` is not read: its name holds control characters",
+                        p.display().to_string().escape_debug()
+                    ),
+                );
+                continue;
+            }
+            if let Some(text) = super::prompt::read_or_warn(&p, within.as_deref())
                 && let Ok(id) = parse(&stem, &text, &p)
             {
                 out.push(id);
@@ -185,8 +249,10 @@ pub fn parse(stem: &str, text: &str, path: &Path) -> Result<Identity, SetupError
             )),
         };
         match key.as_str() {
-            "name" => id.name = text(value)?,
-            "role" | "description" => id.role = Some(text(value)?),
+            // `--list-agents` prints them: nothing in them may act on the
+            // terminal.
+            "name" => id.name = super::prompt::printable(&text(value)?),
+            "role" | "description" => id.role = Some(super::prompt::printable(&text(value)?)),
             "model" => id.model = Some(model(&key, value).map_err(|why| bad(line, why))?),
             "reasoning" => id.reasoning = Some(text(value)?),
             "output_schema" => id.output_schema = Some(text(value)?),
@@ -459,6 +525,15 @@ mod tests {
         assert!(e.contains("`name` takes one value"), "{e}");
         let e = parsed("---\njust words\n---\nx").unwrap_err();
         assert!(e.contains("`key: value`"), "{e}");
+    }
+
+    #[test]
+    fn what_list_agents_prints_cannot_act_on_the_terminal() {
+        let id =
+            parsed("---\nname: \"Ma\u{1b}[2Jtt\"\nrole: CTO\u{1b}]0;pwned\u{7} \u{202e}x\n---\nx")
+                .unwrap();
+        assert_eq!(id.name, "Ma[2Jtt");
+        assert_eq!(id.role.as_deref(), Some("CTO]0;pwned x"));
     }
 
     #[test]

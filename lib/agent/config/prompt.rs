@@ -11,6 +11,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::fsutil::SmallTextError;
+
 /// Who the agent is, when no identity says.
 const ROLE: &str = "\
 You are a coding agent in a repository on the user's machine; every tool call runs for real. \
@@ -38,6 +40,99 @@ pub enum Head<'a> {
     Identity(&'a str),
 }
 
+/// Bytes read of an AGENTS.md, CLAUDE.md or MEMORY.md, an agent identity
+/// or a SKILL.md: far more than instructions need, and what every request
+/// would carry. A longer file is cut there, with a warning.
+pub const MAX_FILE: usize = 256 * 1024;
+
+/// The repository `cwd` is in: the nearest directory up from it that holds
+/// `.git`.
+pub fn repository_root(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+/// Reads a file of instructions (AGENTS.md, MEMORY.md, an identity, a
+/// SKILL.md) with [`crate::fsutil::read_small_text`]: at most [`MAX_FILE`]
+/// bytes of a regular file. `within` is given for a project's file, which
+/// comes with the code being worked on (a clone of anyone's repository):
+/// it is read only if it stays inside that directory, links and all, so
+/// that a repository cannot make ag read `/proc`, a device, or a file of
+/// the person's into the prompt. The person's own files (`$AG_HOME`,
+/// `~/.agents`, `--skills`) are followed wherever their links lead.
+/// A file cut at the limit is said on stderr, once.
+pub fn read_file(path: &Path, within: Option<&Path>) -> Result<String, SmallTextError> {
+    let read = crate::fsutil::read_small_text(path, MAX_FILE, within)?;
+    if let Some(size) = read.cut_from {
+        warn_once(
+            path,
+            &format!(
+                "`{}` is {}; only its first {} is read (ag reads at most that much of an AGENTS.md, MEMORY.md, identity or SKILL.md): shorten it",
+                path.display(),
+                crate::tools::bash::human_bytes(size),
+                crate::tools::bash::human_bytes(MAX_FILE as u64)
+            ),
+        );
+    }
+    Ok(read.text)
+}
+
+/// [`read_file`], with what keeps a file from being read said on stderr
+/// (once) instead of returned; a file that is not there is no news.
+pub fn read_or_warn(path: &Path, within: Option<&Path>) -> Option<String> {
+    match read_file(path, within) {
+        Ok(text) => Some(text),
+        Err(e) if e.is_missing() => None,
+        Err(e) => {
+            warn_once(path, &not_read(path, &e));
+            None
+        }
+    }
+}
+
+/// Why a file of instructions is not read, and what to do.
+pub fn not_read(path: &Path, e: &SmallTextError) -> String {
+    let fix = match e {
+        SmallTextError::Outside(_) => {
+            "; a project's files are read only from inside it: put the text itself there"
+        }
+        SmallTextError::NotRegular(_) | SmallTextError::Kernel(_) => {
+            "; make it a regular file that holds the text"
+        }
+        SmallTextError::NotText => "; save it as UTF-8",
+        SmallTextError::Io(_) => "",
+    };
+    format!("`{}` is not read: {e}{fix}", path.display())
+}
+
+/// A warning about a file, once per file for the life of the process:
+/// identities and skills are looked up again during a run.
+pub fn warn_once(path: &Path, message: &str) {
+    static WARNED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut warned = WARNED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !warned.iter().any(|p| p == path) {
+        warned.push(path.to_path_buf());
+        crate::cli::warn("ag-loop", message);
+    }
+}
+
+/// `text` without the characters that would act on a terminal rather
+/// than show, for what a project's files say that ag prints (a skill's
+/// name, an identity's role): C0 and C1 controls (escape sequences start
+/// with ESC or CSI; newlines and tabs go too, each such text being one
+/// field of one line), DEL, and the bidirectional overrides that make a
+/// line show in another order than it reads.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .filter(|c| {
+            !c.is_control() && !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .collect()
+}
+
 /// The project instruction files found from `cwd` up to the repository
 /// root (the first directory holding `.git`), outermost first.
 pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
@@ -46,26 +141,20 @@ pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
 
 /// The files of these names in the directories from the repository root
 /// (else the working directory alone) down to `cwd`, outermost first.
+/// A name that is there at all counts, whatever it is: what cannot be
+/// read is said when it is read.
 fn files_named(cwd: &Path, names: &[&str]) -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    let mut dir = Some(cwd);
-    while let Some(d) = dir {
-        dirs.push(d.to_path_buf());
-        if d.join(".git").exists() {
-            break;
-        }
-        dir = d.parent();
-    }
-    // Without a repository, only the working directory itself counts.
-    if !dirs.last().is_some_and(|d| d.join(".git").exists()) {
-        dirs.truncate(1);
-    }
+    let root = project_root(cwd);
+    let mut dirs: Vec<&Path> = cwd
+        .ancestors()
+        .take_while(|d| d.starts_with(&root))
+        .collect();
     dirs.reverse();
     let mut files = Vec::new();
     for d in dirs {
         for name in names {
             let p = d.join(name);
-            if p.is_file() {
+            if std::fs::symlink_metadata(&p).is_ok() {
                 files.push(p);
             }
         }
@@ -73,28 +162,39 @@ fn files_named(cwd: &Path, names: &[&str]) -> Vec<PathBuf> {
     files
 }
 
+/// The directory a project's files must stay in: the repository root,
+/// else the working directory (where, without a repository, they are
+/// looked for).
+fn project_root(cwd: &Path) -> PathBuf {
+    repository_root(cwd).unwrap_or_else(|| cwd.to_path_buf())
+}
+
 /// The project instruction files of `cwd` with their text.
 pub fn local_project_files(cwd: &Path) -> Vec<(PathBuf, String)> {
-    read_all(project_files(cwd))
+    let root = project_root(cwd);
+    read_all(project_files(cwd), Some(&root))
 }
 
 /// The MEMORY.md files with their text: `$AG_HOME`'s (the person's), then
 /// the project's from the repository root down to `project` (none when the
 /// project is in another workspace).
 pub fn memory_files(project: Option<&Path>) -> Vec<(PathBuf, String)> {
-    let mut files = vec![crate::session::ag_home().join("MEMORY.md")];
+    let own = crate::session::ag_home().join("MEMORY.md");
+    let mut out = read_all(vec![own.clone()], None);
     if let Some(cwd) = project {
-        files.extend(files_named(cwd, &["MEMORY.md"]));
+        let root = project_root(cwd);
+        let mut files = files_named(cwd, &["MEMORY.md"]);
+        // Working in `$AG_HOME` itself names it twice.
+        files.retain(|f| *f != own);
+        out.extend(read_all(files, Some(&root)));
     }
-    files.retain(|f| f.is_file());
-    files.dedup();
-    read_all(files)
+    out
 }
 
-fn read_all(files: Vec<PathBuf>) -> Vec<(PathBuf, String)> {
+fn read_all(files: Vec<PathBuf>, within: Option<&Path>) -> Vec<(PathBuf, String)> {
     files
         .into_iter()
-        .filter_map(|f| std::fs::read_to_string(&f).ok().map(|t| (f, t)))
+        .filter_map(|f| read_or_warn(&f, within).map(|t| (f, t)))
         .collect()
 }
 

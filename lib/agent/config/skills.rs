@@ -11,13 +11,25 @@
 //! would grant something (`allowed-tools`, `model`, hooks, ...) are
 //! ignored, as for a project's identity, so a skill that comes with the
 //! code being worked on never loosens the sandbox or the approval policy.
+//!
+//! A project's skills come with the code too, so they are read as its
+//! other files are (see [`super::prompt::read_file`]): a bounded read of a
+//! regular file that stays inside the repository. What is listed is
+//! cleaned of terminal control characters, and a name is one short word,
+//! so that a skill can neither fill every request nor rewrite the
+//! terminal of whoever lists it.
 
 use std::path::{Path, PathBuf};
+
+use super::prompt::printable;
 
 /// The longest description listed, in characters (the Agent Skills
 /// format's own limit); a longer one is cut, so one skill cannot fill the
 /// prompt.
 const MAX_DESCRIPTION: usize = 1024;
+
+/// The longest name, in characters (the Agent Skills format's own limit).
+const MAX_NAME: usize = 64;
 
 /// How deep below a skills directory a `SKILL.md` is looked for: skills
 /// grouped in folders (`db/migrate/SKILL.md`) are found, a whole tree is
@@ -44,40 +56,69 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// A directory searched for skills.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillsDir {
+    /// The directory.
+    pub path: PathBuf,
+    /// For a project's: the directory its skills must stay in (the
+    /// repository). `None` for the person's own, which are read wherever
+    /// their links lead.
+    pub within: Option<PathBuf>,
+}
+
+impl SkillsDir {
+    /// The person's own directory (`--skills`, `~/.agents/skills`,
+    /// `$AG_HOME/skills`).
+    pub fn own(path: PathBuf) -> Self {
+        SkillsDir { path, within: None }
+    }
+}
+
 /// The directories searched, in order: `extra` (`--skills`), the
 /// project's from `cwd` up to the repository root, then the person's.
-pub fn search_dirs(cwd: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = extra.iter().map(|d| cwd.join(d)).collect();
-    let mut dir = Some(cwd);
-    while let Some(d) = dir {
-        dirs.push(d.join(".agents/skills"));
-        dirs.push(d.join(".claude/skills"));
-        if d.join(".git").exists() {
+pub fn search_dirs(cwd: &Path, extra: &[PathBuf]) -> Vec<SkillsDir> {
+    let mut dirs: Vec<SkillsDir> = extra.iter().map(|d| SkillsDir::own(cwd.join(d))).collect();
+    let repo = super::prompt::repository_root(cwd);
+    for d in cwd.ancestors() {
+        let within = Some(repo.clone().unwrap_or_else(|| d.to_path_buf()));
+        for sub in [".agents/skills", ".claude/skills"] {
+            dirs.push(SkillsDir {
+                path: d.join(sub),
+                within: within.clone(),
+            });
+        }
+        if repo.as_deref() == Some(d) {
             break;
         }
-        dir = d.parent();
     }
     if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        dirs.push(PathBuf::from(home).join(".agents/skills"));
+        dirs.push(SkillsDir::own(PathBuf::from(home).join(".agents/skills")));
     }
-    dirs.push(crate::session::ag_home().join("skills"));
-    // Working in the home directory names `~/.agents/skills` twice.
+    dirs.push(SkillsDir::own(crate::session::ag_home().join("skills")));
+    // Working in the home directory names `~/.agents/skills` twice: the
+    // first, a project's, keeps its bounds.
     let mut seen = std::collections::HashSet::new();
-    dirs.retain(|d| seen.insert(d.clone()));
+    dirs.retain(|d| seen.insert(d.path.clone()));
     dirs
 }
 
 /// Every skill in `dirs`, first of a name wins, and the folders that were
-/// passed over with the reason.
-pub fn find(dirs: &[PathBuf]) -> (Vec<Skill>, Vec<Skipped>) {
+/// passed over with the reason. A file that cannot be read at all is said
+/// on stderr when it is met.
+pub fn find(dirs: &[SkillsDir]) -> (Vec<Skill>, Vec<Skipped>) {
     let mut skills: Vec<Skill> = Vec::new();
     let mut skipped = Vec::new();
     for dir in dirs {
+        let within = dir.within.as_deref();
         let mut files = Vec::new();
-        collect(dir, 0, &mut files);
+        collect(&dir.path, within, 0, &mut files);
         files.sort();
         for path in files {
-            match load(&path) {
+            let Some(text) = super::prompt::read_or_warn(&path, within) else {
+                continue;
+            };
+            match parse(&text, &folder_of(&path), &path) {
                 Ok(s) if skills.iter().any(|k| k.name == s.name) => {}
                 Ok(s) => skills.push(s),
                 Err(reason) => skipped.push(Skipped { path, reason }),
@@ -88,9 +129,11 @@ pub fn find(dirs: &[PathBuf]) -> (Vec<Skill>, Vec<Skipped>) {
 }
 
 /// The `SKILL.md` files of the folders below `dir`; a skill's own folder
-/// is not searched further (its files are its own).
-fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    if depth >= MAX_DEPTH {
+/// is not searched further (its files are its own). Inside a project, a
+/// folder that leads out of it is passed over, and so is one whose name
+/// holds control characters (its path would be printed).
+fn collect(dir: &Path, within: Option<&Path>, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth >= MAX_DEPTH || !stays_within(dir, within) {
         return;
     }
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -98,28 +141,55 @@ fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     };
     for e in entries.flatten() {
         let p = e.path();
-        let hidden = e.file_name().to_string_lossy().starts_with('.');
-        if hidden || !p.is_dir() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || !p.is_dir() {
+            continue;
+        }
+        if name != printable(&name) {
+            super::prompt::warn_once(
+                &p,
+                &format!(
+                    "the skills folder `{}` is not read: its name holds control characters",
+                    p.display().to_string().escape_debug()
+                ),
+            );
             continue;
         }
         let file = p.join("SKILL.md");
-        if file.is_file() {
+        // There at all, whatever it is: what cannot be read is said when
+        // it is read.
+        if std::fs::symlink_metadata(&file).is_ok() {
             out.push(file);
         } else {
-            collect(&p, depth + 1, out);
+            collect(&p, within, depth + 1, out);
         }
     }
 }
 
-/// Reads one `SKILL.md`.
-pub fn load(path: &Path) -> Result<Skill, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot be read: {e}"))?;
-    let folder = path
-        .parent()
+/// Whether `dir` stays inside `within` (when given), links and all; one
+/// that leads out is said once.
+fn stays_within(dir: &Path, within: Option<&Path>) -> bool {
+    let Some(root) = within else {
+        return true;
+    };
+    let (Ok(real), Ok(real_root)) = (dir.canonicalize(), root.canonicalize()) else {
+        // Not there: nothing to read either way.
+        return true;
+    };
+    if real.starts_with(&real_root) {
+        return true;
+    }
+    let e = crate::fsutil::SmallTextError::Outside(root.to_path_buf());
+    super::prompt::warn_once(dir, &super::prompt::not_read(dir, &e));
+    false
+}
+
+/// The name of the folder a `SKILL.md` is in.
+fn folder_of(path: &Path) -> String {
+    path.parent()
         .and_then(Path::file_name)
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    parse(&text, &folder, path)
+        .unwrap_or_default()
 }
 
 fn parse(text: &str, folder: &str, path: &Path) -> Result<Skill, String> {
@@ -134,18 +204,27 @@ fn parse(text: &str, folder: &str, path: &Path) -> Result<Skill, String> {
             .map(|(_, v)| v.clone())
             .filter(|v| !v.is_empty())
     };
-    let name = get("name").unwrap_or_else(|| folder.to_string());
-    if name.is_empty() || name.contains(char::is_whitespace) {
+    let raw = get("name").unwrap_or_else(|| folder.to_string());
+    let name = printable(&raw);
+    let length = name.chars().count();
+    if length > MAX_NAME {
         return Err(format!(
-            "has the name `{name}`: write `name:` as one word, like `name: {}`",
-            slug(&name, folder)
+            "has a name of {length} characters, more than the {MAX_NAME} the Agent Skills format allows: write `name:` as one short word, like `name: {}`",
+            slug(&name.chars().take(MAX_NAME).collect::<String>(), folder)
+        ));
+    }
+    if name.is_empty() || raw.contains(char::is_whitespace) {
+        return Err(format!(
+            "has the name `{}`: write `name:` as one word, like `name: {}`",
+            printable_spaced(&raw),
+            slug(&printable_spaced(&raw), folder)
         ));
     }
     let description = get("description").ok_or_else(|| {
         "has no `description:`: add one line saying what the skill is for and when to use it"
             .to_string()
     })?;
-    let mut description = description.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut description = printable_spaced(&description);
     if let Some((at, _)) = description.char_indices().nth(MAX_DESCRIPTION) {
         description.truncate(at);
         description.push('…');
@@ -155,6 +234,14 @@ fn parse(text: &str, folder: &str, path: &Path) -> Result<Skill, String> {
         description,
         path: path.to_path_buf(),
     })
+}
+
+/// `text` on one line: its runs of white space (newlines and tabs too)
+/// one space each, then [`printable`]: a name and a description are one
+/// field of one line each, in the prompt and in `--list-skills`'
+/// tab-separated output.
+fn printable_spaced(text: &str) -> String {
+    printable(&text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 fn slug(name: &str, folder: &str) -> String {
@@ -318,7 +405,7 @@ mod tests {
         }
         std::fs::create_dir_all(b.join("group/broken")).unwrap();
         std::fs::write(b.join("group/broken/SKILL.md"), "no front matter").unwrap();
-        let (skills, skipped) = find(&[a, b.clone()]);
+        let (skills, skipped) = find(&[SkillsDir::own(a), SkillsDir::own(b.clone())]);
         assert_eq!(skills.len(), 1, "{skills:?}");
         assert_eq!(skills[0].description, "first");
         assert_eq!(skipped.len(), 1);
