@@ -144,12 +144,27 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     .map_err(|e| write_failed("write.changed_on_disk", "write.io", shown, e))?;
 
     let (mut output, mut details) = written(shown, &content, meta.is_none());
+    // A weak model asked to change a part of a file often writes that part
+    // alone over the whole: say what went, while the checkpoint still has it.
+    if let Some(before) = meta.as_ref().map(|m| m.len())
+        && before >= SHRINK_NOTED_FROM
+        && before > 2 * content.len() as u64
+    {
+        output.push_str(&format!(
+            "; it held {before} bytes before, so most of what it held is gone. To change a part of a file, edit that part instead"
+        ));
+        details["size_before"] = json!(before);
+    }
     if let Some(real) = target.link_note(ctx) {
         output.push_str(&format!(", through the symlink to {real}"));
         details["symlink_target"] = json!(real);
     }
     Ok(ToolOutput::new(output, details).with_notes(hard_link_note(meta.as_ref())))
 }
+
+/// A file at least this large that a write shrinks to under half is
+/// pointed out: smaller ones are often rewritten whole on purpose.
+const SHRINK_NOTED_FROM: u64 = 200;
 
 /// What `write` says of a file it wrote (`is_new`: it created it), and
 /// its details; also the answer of a write through an editor (see
