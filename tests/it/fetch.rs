@@ -184,6 +184,27 @@ fn a_loopback_host_the_policy_does_not_name_is_refused_before_any_request() {
     );
     r.ok();
     assert_eq!(r.stdout(), "hello\n", "{r}");
+    // Calls on stdin take the process's hosts, and may not bring their own.
+    let mut c = env.cmd(bin!("ag-fetch"));
+    c.args(["--allow-host", "localhost"]);
+    let calls = format!(
+        "{}\n{}\n",
+        json!({"id": "1", "arguments": {"url": format!("http://localhost:{}/", server.port)}}),
+        json!({"id": "2", "arguments": {"url": server.url("/"), "allow_host": ["127.0.0.1"]}}),
+    );
+    let r = run(c, Some(calls.as_bytes()));
+    r.ok();
+    let answers = r.json_lines();
+    assert_eq!(answers[0]["output"], "hello\n", "{r}");
+    assert_eq!(answers[1]["error_code"], "fetch.flags_fixed", "{r}");
+    assert!(
+        answers[1]["output"].as_str().unwrap().ends_with(&format!(
+            r#"call again without them: {{"url":"{}"}}"#,
+            server.url("/")
+        )),
+        "{r}"
+    );
+    assert_eq!(server.paths(), ["/", "/"]);
 }
 
 #[test]

@@ -20,7 +20,7 @@ use std::net::IpAddr;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use clap::{Args, FromArgMatches};
+use clap::Args;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -140,12 +140,22 @@ comes back as its text without markup.";
 fn process_flags() -> &'static (Vec<String>, Vec<String>, Option<f64>) {
     static FLAGS: OnceLock<(Vec<String>, Vec<String>, Option<f64>)> = OnceLock::new();
     FLAGS.get_or_init(|| {
+        // Read flag by flag: in the JSONL loop there is no URL on the
+        // command line, and the whole struct would not parse without it.
         let cmd = crate::tool_protocol::tool_command::<FetchTool>().mut_args(|a| a.required(false));
-        cmd.try_get_matches()
-            .ok()
-            .and_then(|m| FetchArgs::from_arg_matches(&m).ok())
-            .map(|a| (a.allow_host, a.resolve, a.timeout))
-            .unwrap_or_default()
+        let Ok(m) = cmd.try_get_matches() else {
+            return Default::default();
+        };
+        let strings = |id: &str| -> Vec<String> {
+            m.get_many::<String>(id)
+                .map(|v| v.cloned().collect())
+                .unwrap_or_default()
+        };
+        (
+            strings("allow_host"),
+            strings("resolve"),
+            m.get_one::<f64>("timeout").copied(),
+        )
     })
 }
 
