@@ -10,7 +10,8 @@
 //!    container's class or id (`content`, `article` against `sidebar`,
 //!    `comment`) weighs in, links count against, and the best container
 //!    wins; the whole body when none scores;
-//! 3. inside what was found: no navigation, header, footer, aside, form
+//! 3. inside what was found: no navigation, header (but an article's, or
+//!    one holding the title), footer, aside, form
 //!    controls, scripts, styles, frames, hidden elements, and no element
 //!    whose class or id says it is an ad, a menu, a banner, a share bar or
 //!    the like (never inside code, whose highlighting classes say
@@ -497,7 +498,7 @@ fn prune(root: &Handle, base: &Url, in_article: bool) {
             };
             let t = t.as_str();
             let drop = DROPPED_TAGS.contains(&t)
-                || (t == "header" && !article)
+                || (t == "header" && !article && !titled(&child))
                 || hidden(&child)
                 || attr(&child, "role")
                     .is_some_and(|r| DROPPED_ROLES.contains(&r.to_ascii_lowercase().as_str()))
@@ -517,6 +518,12 @@ fn prune(root: &Handle, base: &Url, in_article: bool) {
         }
         *node.children.borrow_mut() = kept;
     }
+}
+
+/// A `<header>` that holds the page's title (`<main><header><h1>`), which
+/// is the content's head, not the site's.
+fn titled(header: &Handle) -> bool {
+    find(header, &|n| matches!(tag(n), Some("h1" | "h2"))).is_some()
 }
 
 /// An image with alternative text, its source made absolute; decoration
@@ -777,6 +784,20 @@ mod tests {
         assert!(c.markdown.contains("This paragraph"), "{}", c.markdown);
         assert!(!c.markdown.contains("One"), "{}", c.markdown);
         assert!(!c.markdown.contains("only a link"), "{}", c.markdown);
+    }
+
+    #[test]
+    fn a_header_with_the_title_stays_a_site_header_goes() {
+        let c = md(
+            "<body><main><header><h1>Install</h1><p>Two steps.</p></header>\
+                    <header class=\"bar\"><a href=\"/\">Logo</a></header><p>Run it.</p></main></body>",
+        );
+        assert!(
+            c.markdown.starts_with("# Install\n\nTwo steps."),
+            "{}",
+            c.markdown
+        );
+        assert!(!c.markdown.contains("Logo"), "{}", c.markdown);
     }
 
     #[test]
