@@ -226,32 +226,24 @@ fn fetch(args: &FetchArgs, budget: Option<usize>) -> Result<ToolOutput, ToolErro
     render(args, &fetched, doc, budget)
 }
 
-/// `--resolve HOST:ADDR` entries.
+/// `--resolve HOST:ADDR` entries, the host written as URLs write it (lower
+/// case, punycode), so that it matches the host of a URL.
 fn pinned(entries: &[String]) -> Result<http::Overrides, ToolError> {
     let mut out = http::Overrides::new();
     for e in entries {
         let parsed = e.split_once(':').and_then(|(host, addr)| {
             let ip: IpAddr = addr.trim().trim_matches(['[', ']']).parse().ok()?;
-            let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
-            (!host.is_empty()).then_some((host, ip))
+            Some((policy::normal_name(host).ok()?, ip))
         });
-        match parsed {
-            Some((host, ip)) => {
-                out.insert(host, ip);
-            }
-            None => {
-                return Err(ToolError::new(
-                    "fetch.bad_resolve",
-                    format!(
-                        "--resolve `{e}`: give a host name and an address, such as --resolve {}:127.0.0.1",
-                        e.split(':')
-                            .next()
-                            .filter(|h| !h.is_empty())
-                            .unwrap_or("HOST")
-                    ),
-                ));
-            }
-        }
+        let Some((host, ip)) = parsed else {
+            return Err(ToolError::new(
+                "fetch.bad_resolve",
+                format!(
+                    "--resolve `{e}` is not HOST:ADDR (a host name, a colon, then an IPv4 or IPv6 address)"
+                ),
+            ));
+        };
+        out.insert(host, ip);
     }
     Ok(out)
 }

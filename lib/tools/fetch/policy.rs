@@ -186,6 +186,15 @@ fn pattern(entry: &str) -> Result<Pattern, String> {
     }
 }
 
+/// A host name as the URL parser writes it (lower case, punycode, no
+/// final dot), for names given outside a URL (`--resolve`).
+pub fn normal_name(name: &str) -> Result<String, String> {
+    match pattern(name)? {
+        Pattern::Exact(h) if !h.starts_with('[') && h.parse::<IpAddr>().is_err() => Ok(h),
+        _ => Err(format!("`{name}` is not a host name")),
+    }
+}
+
 /// Reads a URL as fetch does: http or https, a host, no user name or
 /// password (credentials are never sent), the fragment dropped; a URL
 /// without a scheme is taken as https. The error says what to call instead.
@@ -405,6 +414,11 @@ mod tests {
         let url = parse_url("http://127.0.0.1:9/").unwrap();
         assert_eq!(p.reach(&host_of(&url)), Ok(Reach::Named));
         assert!(NetPolicy::standalone(&["*.1.2.3.4".into()]).is_err());
+        assert_eq!(
+            normal_name("B\u{fc}cher.Example.").unwrap(),
+            "xn--bcher-kva.example"
+        );
+        assert!(normal_name("10.0.0.1").is_err() && normal_name("*").is_err());
         assert!(NetPolicy::standalone(&["exa mple".into()]).is_err());
     }
 
