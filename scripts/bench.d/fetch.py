@@ -76,7 +76,11 @@ def measure(suite):
     finally:
         server.shutdown()
     note = "ag-fetch also finds the main content and prints its first page (100,000 characters); html2text converts the whole page"
-    return [Row.timed("ag-fetch 2 MB HTML page to markdown", a, b, "curl | html2text", ("ratio", 1.0), note=note)]
+    ref_label = "curl, then html2text"
+    return [
+        Row.timed("ag-fetch 2 MB HTML page to markdown", a, b, ref_label, ("ratio", 1.0), note=note),
+        Row.memory("ag-fetch 2 MB HTML page: peak memory", a, b, ref_label, None),
+    ]
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
