@@ -589,3 +589,49 @@ fn a_person_asked_about_a_host_outside_the_policy_decides_and_the_tool_still_che
     }
     assert!(page.paths().is_empty(), "{:?}", page.paths());
 }
+
+#[test]
+fn a_pdf_comes_back_as_its_text_and_an_image_as_one_line() {
+    const PDF: &[u8] = include_bytes!("../fixtures/attach/two-pages.pdf");
+    let server = Server::start(|path, out| match path {
+        "/spec.pdf" => respond(out, "200 OK", &[("content-type", "application/pdf")], PDF),
+        // No type: known by its first bytes.
+        "/download" => respond(out, "200 OK", &[], PDF),
+        _ => respond(
+            out,
+            "200 OK",
+            &[("content-type", "image/png")],
+            &[0x89; 4096],
+        ),
+    });
+    let env = Env::new();
+    for path in ["/spec.pdf", "/download"] {
+        let r = fetch(
+            &env,
+            &["--allow-host", "127.0.0.1", "--json", &server.url(path)],
+        );
+        r.ok();
+        let j = r.json();
+        assert_eq!(j["details"]["kind"], "pdf", "{j}");
+        let text = j["output"].as_str().unwrap();
+        let (p1, p2) = (
+            text.find("--- page 1 ---").unwrap(),
+            text.find("--- page 2 ---").unwrap(),
+        );
+        let (apples, answer) = (text.find("apples").unwrap(), text.find("42").unwrap());
+        assert!(p1 < apples && apples < p2 && p2 < answer, "{text}");
+    }
+    let r = fetch(
+        &env,
+        &["--allow-host", "127.0.0.1", &server.url("/logo.png")],
+    );
+    r.ok();
+    assert_eq!(
+        r.stdout(),
+        format!(
+            "`{}` is image/png, 4 KiB: fetch shows web pages, PDFs, JSON and text, not this.\n",
+            server.url("/logo.png")
+        ),
+        "{r}"
+    );
+}
