@@ -183,6 +183,8 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         &mcp_env,
     );
     crate::mcp::env::register(mcp_env);
+    // A fetch URL is checked for them before it runs (the tool never has them).
+    crate::llm::keys::hold(redactor.clone());
     let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?, &mcp_headers).await?;
     // The subagents' environment is this run's to hand down, never a tool's.
     crate::proc::withhold_env([
@@ -225,6 +227,19 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
             super::calls::toolset::MAX_OUTPUT_CHARS.to_string(),
         ),
     ];
+    // ag-fetch reaches the hosts of the network policy, and another host
+    // only when the gates (which ask a person for it) passed the call.
+    let hosts = net_hosts(&resolved.sandbox);
+    tool_env.push((
+        crate::tools::fetch::policy::HOSTS_ENV.to_string(),
+        hosts.join(","),
+    ));
+    if !matches!(resolved.gates, GateChoice::Off) {
+        tool_env.push((
+            crate::tools::fetch::policy::GATED_ENV.to_string(),
+            "1".to_string(),
+        ));
+    }
     if let Some(id) = &session.id {
         tool_env.push(("AG_SESSION_ID".to_string(), id.clone()));
         tool_env.push(("AG_SESSION_DIR".to_string(), session.dir.clone()));
@@ -255,7 +270,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         skills: &skills,
     }
     .build();
-    let before = before_gates(&resolved.gates)?;
+    let before = before_gates(&resolved.gates, &hosts)?;
     let router = Router {
         args: args.clone(),
         config: config.clone(),
@@ -574,15 +589,29 @@ fn open_session(
     })
 }
 
-/// The gates each tool call passes before it runs.
-fn before_gates(choice: &GateChoice) -> Result<Vec<Gate>, SetupError> {
+/// The gates each tool call passes before it runs; the built-in one
+/// allows `fetch` calls to `hosts` without asking.
+fn before_gates(choice: &GateChoice, hosts: &[String]) -> Result<Vec<Gate>, SetupError> {
     Ok(match choice {
         GateChoice::Off => Vec::new(),
         GateChoice::Programs(programs) => programs.iter().cloned().map(Gate::Program).collect(),
         GateChoice::Default => vec![Gate::Builtin(Arc::new(
-            crate::gate::default_policy().map_err(SetupError::DefaultGate)?,
+            crate::gate::default_policy()
+                .map_err(SetupError::DefaultGate)?
+                .with_hosts(hosts),
         ))],
     })
+}
+
+/// The network policy's hosts for `fetch`: those named, and `*` (any
+/// public host) when the run may use the network anyway (`--allow-net`:
+/// bash could reach them with curl).
+fn net_hosts(choice: &super::calls::sandbox::SandboxChoice) -> Vec<String> {
+    let mut hosts = choice.hosts.clone();
+    if choice.net {
+        hosts.push("*".into());
+    }
+    hosts
 }
 
 /// Runs the prompts (from the arguments, else from stdin) through the agent

@@ -77,6 +77,9 @@ pub fn setup(
     for w in &sb.write {
         flag("--sandbox-write", Some(w.display().to_string()));
     }
+    for h in &sb.hosts {
+        flag("--allow-host", Some(h.clone()));
+    }
     if sb.mcp_unconfined {
         flag("--mcp-unconfined", None);
     }

@@ -7,7 +7,7 @@
 //! caller's (ag-loop's) to decide: this module only reads and shapes.
 
 pub mod mentions;
-mod pdf;
+pub(crate) mod pdf;
 
 use std::fs::File;
 use std::io::Read;

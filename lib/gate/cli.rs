@@ -75,6 +75,12 @@ with \"not_asked\": true, the reason kept in the decision, and ag-loop leaves a 
 with it); (4) under `always` every other call is asked unless `allow` \
 rules cover it; (5) the rest is allowed. Tool names match with or without the `ag-` prefix.
 
+Fetch: a `fetch` call is judged by the host of its `url`, after the deny and allow lists: a host \
+--allow-host names (ag-loop's built-in gate: ag-loop's --allow-host and allow_hosts, `*` with \
+--allow-net) is allowed; another host is asked, and denied under `never`, since nobody is there to \
+say yes to a host the policy does not name. Where a host's addresses lead (loopback, private, \
+169.254.169.254) the tool checks itself when it connects.
+
 With the sandbox: a request whose \"sandbox\" says the call runs in ag-loop's sandbox ({\"mode\": \"workspace-write\" or \"read-only\", \"workspace\": \"/project\", \"net\": false}) does not ask about what the kernel stops: recursive deletes, writes and deletes outside the working directory, disk tools, crontab, writes to .git/hooks and .git/config, and (without net) `curl | sh`; in read-only mode also the git commands that drop work. Force pushes, sudo, chmod -R 777, chown -R, kill -9 -1, shutdown, fork bombs and code that cannot be read are asked as before. A request whose sandbox also says \"blocked\": \"...\" asks whether a call the sandbox blocked may run again outside it: asked whatever the allow lists say, denied under never.
 
 The classifier flags bash commands (tool `bash`, `arguments.command`) that: delete recursively \

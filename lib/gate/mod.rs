@@ -11,6 +11,7 @@ pub mod config;
 mod files;
 mod git;
 mod glob;
+pub mod net;
 pub mod place;
 pub mod policy;
 mod runtime;

@@ -3,7 +3,8 @@
 //!
 //! 1. an invalid request is denied;
 //! 2. a tool on the deny list, or a matching `deny` rule, is denied;
-//! 3. a tool on the allow list is allowed;
+//! 3. a tool on the allow list is allowed; a `fetch` of a host the network
+//!    policy names is allowed, of another host asked (under `never`: denied);
 //! 4. a matching `ask` rule, or a finding of the classifier that no `allow`
 //!    rule covers, is asked (`--approval never`: allowed, the reason noted);
 //! 5. with `--approval always` every other call is asked too, unless
@@ -36,6 +37,8 @@ pub struct Policy {
     rules: Vec<Rule>,
     home: Option<PathBuf>,
     tmpdir: Option<PathBuf>,
+    /// The hosts `fetch` may reach without asking (`*`: any public host).
+    hosts: Vec<String>,
 }
 
 impl Policy {
@@ -63,7 +66,15 @@ impl Policy {
             tmpdir: std::env::var_os("TMPDIR")
                 .filter(|t| !t.is_empty())
                 .map(PathBuf::from),
+            hosts: Vec::new(),
         }
+    }
+
+    /// The policy with the network policy's hosts, which `fetch` calls
+    /// reach without asking (`--allow-host`; `*` for any public host).
+    pub fn with_hosts(mut self, hosts: &[String]) -> Policy {
+        self.hosts.extend(hosts.iter().cloned());
+        self
     }
 
     /// Decides one request line; anything unreadable is denied.
@@ -142,6 +153,12 @@ impl Policy {
         }
         if self.allow.contains(&tool) {
             return GateDecision::allow(format!("`{tool}` is on the allow list"));
+        }
+        // A fetch is judged by its host, against the network policy.
+        if tool == "fetch"
+            && let Some(decision) = super::net::judge(&args, &self.hosts, mode)
+        {
+            return decision;
         }
         let allow_rules: Vec<&Rule> = self
             .rules

@@ -6,6 +6,7 @@
 //! redactor is the second line, for a key that got out some other way.
 
 use std::borrow::Cow;
+use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
@@ -28,6 +29,25 @@ pub fn key_env_names(table: &ModelTable) -> Vec<String> {
     names.sort();
     names.dedup();
     names
+}
+
+/// The secrets of a process that runs tools: ag-loop and ag-mcp hold
+/// them here at start, so that a check before a call sends text off the
+/// machine (a `fetch` URL) can look for them; the tool itself is not
+/// given the keys, and so cannot.
+static HELD: RwLock<Option<Arc<Redactor>>> = RwLock::new(None);
+
+/// Holds `secrets` as this process's (see [`held`]).
+pub fn hold(secrets: Arc<Redactor>) {
+    *HELD.write().unwrap_or_else(|e| e.into_inner()) = Some(secrets);
+}
+
+/// The secrets this process holds: those given to [`hold`], else none.
+pub fn held() -> Arc<Redactor> {
+    HELD.read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .unwrap_or_default()
 }
 
 /// Hides known secret values in text.
@@ -80,6 +100,19 @@ impl Redactor {
             .push((value.to_string(), format!("[{label} redacted]")));
         self.secrets
             .sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+    }
+
+    /// The name of the first secret (the longest first) that `text` holds,
+    /// as its redaction shows it (`OPENAI_API_KEY`).
+    pub fn found_in(&self, text: &str) -> Option<&str> {
+        self.secrets
+            .iter()
+            .find(|(value, _)| text.contains(value.as_str()))
+            .map(|(_, mark)| {
+                mark.strip_prefix('[')
+                    .and_then(|m| m.strip_suffix(" redacted]"))
+                    .unwrap_or(mark)
+            })
     }
 
     /// True when there is nothing to hide.
@@ -226,6 +259,17 @@ mod tests {
         assert!(r.json_line(&mut line));
         let back: Value = serde_json::from_slice(&line).unwrap();
         assert_eq!(back["x"], "[ODD redacted]!");
+    }
+
+    #[test]
+    fn a_secret_is_found_by_its_name() {
+        let mut r = Redactor::default();
+        r.add("sk-abc123456789", "OPENAI_API_KEY");
+        assert_eq!(
+            r.found_in("https://x/?k=sk-abc123456789"),
+            Some("OPENAI_API_KEY")
+        );
+        assert_eq!(r.found_in("https://x/?k=sk-abc"), None);
     }
 
     #[test]

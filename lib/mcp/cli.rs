@@ -163,6 +163,11 @@ async fn run(args: Args) -> ExitStatus {
             .into_iter()
             .filter(|n| !args.pass_env.contains(n)),
     );
+    // A fetch URL is checked for them before it runs (the tool never has them).
+    crate::llm::keys::hold(std::sync::Arc::new(crate::llm::keys::Redactor::for_keys(
+        &table,
+        &[],
+    )));
     let tools = match ToolBox::load(&args.selection()).await {
         Ok(t) => t,
         Err(e) => {

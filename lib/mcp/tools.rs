@@ -266,6 +266,13 @@ impl ToolCommand {
         arguments: &Map<String, Value>,
         cancel: &CancellationToken,
     ) -> ToolResult {
+        // The tool is never given the keys, so it cannot see one in its
+        // URL: the server looks before the call runs.
+        if self.program.label() == "ag-fetch"
+            && let Some(message) = crate::tools::fetch::secrets::refusal_of_call(arguments)
+        {
+            return exec::error_result(id, crate::tools::fetch::secrets::CODE, message);
+        }
         let options = CallOptions {
             env: &self.env,
             ..CallOptions::default()

@@ -40,6 +40,11 @@ pub fn edit() -> ExitCode {
     tool_main::<super::edit::EditTool>()
 }
 
+/// ag-fetch.
+pub fn fetch() -> ExitCode {
+    tool_main::<super::fetch::FetchTool>()
+}
+
 /// ag-find.
 pub fn find() -> ExitCode {
     tool_main::<super::find::FindTool>()

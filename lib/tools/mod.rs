@@ -6,6 +6,7 @@ pub mod budget;
 pub mod cli_agent;
 pub mod delete;
 pub mod edit;
+pub mod fetch;
 pub(crate) mod fileops;
 pub mod find;
 pub mod git;

@@ -13,6 +13,8 @@ mod git;
 mod gate;
 // ag-read.
 mod read;
+// ag-fetch: pages as markdown, inward addresses refused, bounds, keys in URLs.
+mod fetch;
 // ag-session.
 mod session;
 // One writer per session: concurrent ag-loop runs refused or waiting, interleaved files repaired.

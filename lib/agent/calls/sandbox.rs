@@ -50,6 +50,15 @@ pub struct SandboxArgs {
     /// sockets work (also `allow_net`).
     #[arg(long)]
     pub allow_net: bool,
+    /// A host the `fetch` tool may reach without asking (repeatable; also
+    /// `allow_hosts`): a name (`docs.rs`), the names below a domain
+    /// (`*.rust-lang.org`) or an address; a host named here may also lead
+    /// to a loopback or private address (`--allow-host localhost`). With
+    /// --allow-net any public host. A fetch of a host the policy does not
+    /// name goes to the gate, which asks a person or, with nobody to ask,
+    /// refuses it.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allow_host: Vec<String>,
     /// Let confined calls write DIR too, such as a build cache outside the
     /// workspace (repeatable; also `sandbox_write`).
     #[arg(long = "sandbox-write", value_name = "DIR")]
@@ -69,6 +78,9 @@ pub struct SandboxChoice {
     pub mode: Mode,
     /// Whether they may use the network.
     pub net: bool,
+    /// The hosts `fetch` reaches without asking (`--allow-host`,
+    /// `allow_hosts`).
+    pub hosts: Vec<String>,
     /// Directories they may write besides the workspace.
     pub write: Vec<PathBuf>,
     /// Whether MCP stdio servers start unconfined.
@@ -132,10 +144,22 @@ pub fn resolve(
             }
         }
     }
+    let hosts: Vec<String> = config
+        .allow_hosts
+        .iter()
+        .chain(&args.allow_host)
+        .cloned()
+        .collect();
+    crate::tools::fetch::policy::NetPolicy::check_entries(&hosts).map_err(|e| {
+        SetupError::Sandbox(format!(
+            "--allow-host {e}\nhint: hosts come from --allow-host and `allow_hosts` in the config file"
+        ))
+    })?;
     Ok(SandboxChoice {
         enforcement: args.sandbox.unwrap_or(enforcement),
         mode: args.sandbox_mode.unwrap_or(mode),
         net: args.allow_net || net,
+        hosts,
         write: config
             .sandbox_write
             .iter()
@@ -434,6 +458,19 @@ impl LoopSandbox {
         Prepared::new(&policy).map_err(|e| e.to_string())
     }
 
+    /// The confinement of an ag-fetch call: the run's policy with the
+    /// network, which is its whole job (ag-fetch itself keeps it to the
+    /// hosts the network policy allows, address by address), and read-only,
+    /// since it writes nothing.
+    pub fn for_fetch(&self) -> Result<Prepared, String> {
+        let mut policy = self.policy.clone();
+        policy.net = true;
+        policy.mode = Mode::ReadOnly;
+        policy.write.clear();
+        policy.tmpdir = None;
+        Prepared::new(&policy).map_err(|e| e.to_string())
+    }
+
     /// The policy in force.
     pub fn policy(&self) -> &Policy {
         &self.policy
@@ -526,7 +563,7 @@ impl LoopSandbox {
 }
 
 /// ag's tools that only look.
-const READ_ONLY_TOOLS: &[&str] = &["read", "grep", "find", "ls"];
+const READ_ONLY_TOOLS: &[&str] = &["read", "grep", "find", "ls", "fetch"];
 
 /// Undoes what a call changed in the git hooks and config, and tells the
 /// model (in the output) and the client (in `details.sandbox.hooks`).

@@ -385,6 +385,11 @@ impl ToolSpec {
             .map(|()| None)
     }
 
+    /// True for ag's `fetch` (ag-fetch), which needs the network.
+    fn is_fetch(&self) -> bool {
+        self.ag_binary.as_deref() == Some("ag-fetch")
+    }
+
     /// True for ag-loop's own `ask`, which the loop answers itself.
     pub fn is_ask(&self) -> bool {
         matches!(self.runs, Runs::Ask)
@@ -413,6 +418,14 @@ impl ToolSpec {
         env: &CallEnv<'_>,
         cancel: &CancellationToken,
     ) -> ToolResult {
+        // The tool is never given the keys, so it cannot see one in its
+        // URL: the loop looks before the call runs.
+        if self.is_fetch()
+            && let Some(args) = arguments.as_object()
+            && let Some(message) = crate::tools::fetch::secrets::refusal_of_call(args)
+        {
+            return exec::error_result(id, crate::tools::fetch::secrets::CODE, message);
+        }
         let guard = env.sandbox.and_then(|s| s.guard(&self.definition.name));
         let mut r = self.run(id, arguments, env, cancel).await;
         if let Some(guard) = guard {
@@ -437,6 +450,20 @@ impl ToolSpec {
                 };
                 let mut prepared = env.sandbox.map(|s| s.prepared());
                 let mut call_env: Vec<(String, String)> = env.env.to_vec();
+                if self.is_fetch()
+                    && let Some(s) = env.sandbox
+                {
+                    match s.for_fetch() {
+                        Ok(p) => prepared = Some(Arc::new(p)),
+                        Err(e) => {
+                            return exec::error_result(
+                                id,
+                                exec::SPAWN,
+                                format!("cannot confine `fetch` with the network: {e}"),
+                            );
+                        }
+                    }
+                }
                 if let Some(agent) = self.agent {
                     // The wrapped agent calls its provider with its own key.
                     call_env.extend(agent.key_env());

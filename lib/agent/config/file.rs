@@ -17,6 +17,7 @@
 //! sandbox = "auto"
 //! sandbox_mode = "workspace-write"
 //! allow_net = false
+//! allow_hosts = ["docs.rs", "*.rust-lang.org"]
 //! sandbox_write = ["~/.cargo"]
 //! mcp_unconfined = false
 //! output_schema = "answer.schema.json"
@@ -73,6 +74,9 @@ pub struct Config {
     pub sandbox_mode: Option<crate::sandbox::Mode>,
     /// Let confined calls use the network.
     pub allow_net: Option<bool>,
+    /// Hosts `fetch` reaches without asking (added to `--allow-host`).
+    #[serde(default)]
+    pub allow_hosts: Vec<String>,
     /// More directories confined calls may write (added to `--sandbox-write`).
     #[serde(default)]
     pub sandbox_write: Vec<PathBuf>,

@@ -14,7 +14,10 @@
 /// `edit_lines` here; `multi_edit` (`patch` does several changes at once)
 /// and `edit_sketch` when asked for (`--tools edit`), each about 550
 /// characters a request. A call in their shape lands anyway (see
-/// [`crate::tools::offer::Offered::capability`]).
+/// [`crate::tools::offer::Offered::capability`]). `fetch` is offered when
+/// named (`--tools full,fetch`): its definition would take the default
+/// first request past its budget (tests/it/prompt_size.rs), and it is of
+/// use only in a run whose network policy names hosts (`--allow-host`).
 pub const DEFAULT_TOOLS: &[&str] = &[
     "read",
     "write",
@@ -109,8 +112,9 @@ pub fn named_set(name: &str, cli_agents: &[String]) -> Option<Vec<String>> {
 
 /// The names other agents give ag's tools: seed 003's registry (`read_file`,
 /// `git_status`, `glob`, `notify_user`, ...) and seed 001's Cursor tools
-/// (`grep_search`, `list_dir`, `delete_file`), so that their tool lists
-/// work as written. Seed 003's `git_status`, `git_diff` and `git_commit`
+/// (`grep_search`, `list_dir`, `delete_file`), and the web fetch tools of
+/// Gemini CLI, opencode and Claude Code, so that their tool lists work as
+/// written. Seed 003's `git_status`, `git_diff` and `git_commit`
 /// are ag's own names (see [`crate::tools::offer`]).
 pub fn own_name(name: &str) -> &str {
     match name {
@@ -122,6 +126,7 @@ pub fn own_name(name: &str) -> &str {
         "grep_search" => "grep",
         "glob" => "find",
         "notify_user" => "notify",
+        "web_fetch" | "webfetch" | "WebFetch" => "fetch",
         other => other,
     }
 }

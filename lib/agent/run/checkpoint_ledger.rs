@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use crate::checkpoint::{Checkpoints, Error, Place};
 
 /// Tools that never change the working tree.
-pub(in crate::agent) const READ_ONLY: &[&str] =
-    &["read", "grep", "find", "ls", "todo", "notify", "ask"];
+pub(in crate::agent) const READ_ONLY: &[&str] = &[
+    "read", "grep", "find", "ls", "todo", "notify", "ask", "fetch",
+];
 
 /// Checkpoints of one ag-loop run.
 #[derive(Debug, Default)]

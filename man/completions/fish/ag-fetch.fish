@@ -1,0 +1,9 @@
+complete -c ag-fetch -l offset -d 'Line of the result to start from (1-indexed), to read on in a long page; the first result says how long the page is and where to go on' -r
+complete -c ag-fetch -l allow-host -d 'Let HOST be reached whatever it resolves to, loopback and private addresses included (repeatable): a name (`localhost`), every name below a domain (`*.corp.example`) or an address (`127.0.0.1`, `::1`). Without it any public host is reached and the others are refused; under ag-loop, the run\'s network policy decides (ag-loop --allow-host), and these are added to it' -r
+complete -c ag-fetch -l resolve -d 'Connect to ADDR for the host HOST instead of resolving it (curl\'s --resolve, without the port; repeatable). The address is checked as a resolved one would be: a name pinned to a private address is refused unless --allow-host names it' -r
+complete -c ag-fetch -l timeout -d 'Give up after SECS seconds in all, redirects and a slow body included (default 30, at most 300); what came by then is shown, with a note' -r
+complete -c ag-fetch -l root -d 'Confine every path to DIR (after symlinks are resolved); paths outside it are refused. Each file is opened from DIR in one step (openat2 RESOLVE_BENEATH, or a walk with O_NOFOLLOW where the kernel lacks it, or when AG_NO_OPENAT2=1), so a symlink swapped mid-call cannot lead outside; symlinks that stay inside DIR work' -r -F
+complete -c ag-fetch -l schema -d 'Print the tool\'s definition (name, description, JSON Schema of its arguments) as one JSON object and exit'
+complete -c ag-fetch -l json -d 'Print the result as a JSON object (`{"output","details","is_error"}`, the notes inside `output`) instead of the plain output text'
+complete -c ag-fetch -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ag-fetch -s V -l version -d 'Print version'
