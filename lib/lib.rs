@@ -12,6 +12,7 @@ pub mod fsutil;
 pub mod gate;
 pub mod llm;
 pub mod mcp;
+pub mod pdf;
 pub mod proc;
 pub mod protocol;
 pub mod sandbox;

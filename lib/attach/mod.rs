@@ -7,7 +7,7 @@
 //! caller's (ag-loop's) to decide: this module only reads and shapes.
 
 pub mod mentions;
-pub(crate) mod pdf;
+use crate::pdf;
 
 use std::fs::File;
 use std::io::Read;

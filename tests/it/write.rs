@@ -166,13 +166,27 @@ fn killed_mid_write_leaves_the_old_file() {
 #[test]
 fn a_write_that_leaves_little_of_a_file_says_so() {
     let env = Env::new();
-    let body: String = (0..40).map(|i| format!("line {i} of the module\n")).collect();
+    let body: String = (0..40)
+        .map(|i| format!("line {i} of the module\n"))
+        .collect();
     env.write("books.py", &body);
-    let r = write(&env, json!({"file_path": "books.py", "content": "class Book:\n    year = None\n"}));
+    let r = write(
+        &env,
+        json!({"file_path": "books.py", "content": "class Book:\n    year = None\n"}),
+    );
     let out = r["output"].as_str().unwrap();
-    assert!(out.contains(&format!("it held {} bytes before, so most of what it held is gone", body.len())), "{r}");
+    assert!(
+        out.contains(&format!(
+            "it held {} bytes before, so most of what it held is gone",
+            body.len()
+        )),
+        "{r}"
+    );
     assert_eq!(r["details"]["size_before"], body.len());
-    let r = write(&env, json!({"file_path": "books.py", "content": body.replace("module", "package")}));
+    let r = write(
+        &env,
+        json!({"file_path": "books.py", "content": body.replace("module", "package")}),
+    );
     assert!(!r["output"].as_str().unwrap().contains("held"), "{r}");
     env.write("tiny.txt", "a short note\n");
     let r = write(&env, json!({"file_path": "tiny.txt", "content": "x\n"}));

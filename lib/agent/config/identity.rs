@@ -65,9 +65,9 @@ pub fn search_dirs(cwd: &Path) -> Vec<PathBuf> {
 /// root) stay in the repository (or, outside one, in the directory whose
 /// `.ag` it is), since they come with the code; `$AG_HOME`'s are the
 /// person's own and are read wherever they lead. See
-/// [`super::prompt::read_file`].
+/// [`super::reading::read_file`].
 fn places(cwd: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
-    let repo = super::prompt::repository_root(cwd);
+    let repo = super::reading::repository_root(cwd);
     let mut dirs = Vec::new();
     for d in cwd.ancestors() {
         let within = repo.clone().unwrap_or_else(|| d.to_path_buf());
@@ -144,7 +144,7 @@ type Refused = Vec<(PathBuf, SmallTextError)>;
 fn read_first(cwd: &Path, name: &str) -> Result<(Option<Identity>, Refused), SetupError> {
     let mut refused = Vec::new();
     for (path, within) in candidates(cwd, name) {
-        match super::prompt::read_file(&path, within.as_deref()) {
+        match super::reading::read_file(&path, within.as_deref()) {
             Ok(text) => return Ok((Some(parse(name, &text, &path)?), refused)),
             Err(e) => refused.push((path, e)),
         }
@@ -154,7 +154,7 @@ fn read_first(cwd: &Path, name: &str) -> Result<(Option<Identity>, Refused), Set
 
 fn warn_all(refused: &Refused) {
     for (path, e) in refused {
-        super::prompt::warn_once(path, &super::prompt::not_read(path, e));
+        super::reading::warn_once(path, &super::reading::not_read(path, e));
     }
 }
 
@@ -180,8 +180,8 @@ pub fn list(cwd: &Path) -> Vec<Identity> {
                 continue;
             }
             // `--list-agents` prints the stem and the path.
-            if stem != super::prompt::printable(&stem) {
-                super::prompt::warn_once(
+            if stem != super::reading::printable(&stem) {
+                super::reading::warn_once(
                     &p,
                     &format!(
                         "the identity `{}` is not read: its name holds control characters",
@@ -190,7 +190,7 @@ pub fn list(cwd: &Path) -> Vec<Identity> {
                 );
                 continue;
             }
-            if let Some(text) = super::prompt::read_or_warn(&p, within.as_deref())
+            if let Some(text) = super::reading::read_or_warn(&p, within.as_deref())
                 && let Ok(id) = parse(&stem, &text, &p)
             {
                 out.push(id);
@@ -251,8 +251,8 @@ pub fn parse(stem: &str, text: &str, path: &Path) -> Result<Identity, SetupError
         match key.as_str() {
             // `--list-agents` prints them: nothing in them may act on the
             // terminal.
-            "name" => id.name = super::prompt::printable(&text(value)?),
-            "role" | "description" => id.role = Some(super::prompt::printable(&text(value)?)),
+            "name" => id.name = super::reading::printable(&text(value)?),
+            "role" | "description" => id.role = Some(super::reading::printable(&text(value)?)),
             "model" => id.model = Some(model(&key, value).map_err(|why| bad(line, why))?),
             "reasoning" => id.reasoning = Some(text(value)?),
             "output_schema" => id.output_schema = Some(text(value)?),

@@ -8,4 +8,5 @@ pub mod file;
 pub mod identity;
 pub mod named_sets;
 pub mod prompt;
+pub mod reading;
 pub mod skills;

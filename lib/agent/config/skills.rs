@@ -13,7 +13,7 @@
 //! code being worked on never loosens the sandbox or the approval policy.
 //!
 //! A project's skills come with the code too, so they are read as its
-//! other files are (see [`super::prompt::read_file`]): a bounded read of a
+//! other files are (see [`super::reading::read_file`]): a bounded read of a
 //! regular file that stays inside the repository. What is listed is
 //! cleaned of terminal control characters, and a name is one short word,
 //! so that a skill can neither fill every request nor rewrite the
@@ -21,7 +21,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::prompt::printable;
+use super::reading::printable;
 
 /// The longest description listed, in characters (the Agent Skills
 /// format's own limit); a longer one is cut, so one skill cannot fill the
@@ -79,7 +79,7 @@ impl SkillsDir {
 /// project's from `cwd` up to the repository root, then the person's.
 pub fn search_dirs(cwd: &Path, extra: &[PathBuf]) -> Vec<SkillsDir> {
     let mut dirs: Vec<SkillsDir> = extra.iter().map(|d| SkillsDir::own(cwd.join(d))).collect();
-    let repo = super::prompt::repository_root(cwd);
+    let repo = super::reading::repository_root(cwd);
     for d in cwd.ancestors() {
         let within = Some(repo.clone().unwrap_or_else(|| d.to_path_buf()));
         for sub in [".agents/skills", ".claude/skills"] {
@@ -115,7 +115,7 @@ pub fn find(dirs: &[SkillsDir]) -> (Vec<Skill>, Vec<Skipped>) {
         collect(&dir.path, within, 0, &mut files);
         files.sort();
         for path in files {
-            let Some(text) = super::prompt::read_or_warn(&path, within) else {
+            let Some(text) = super::reading::read_or_warn(&path, within) else {
                 continue;
             };
             match parse(&text, &folder_of(&path), &path) {
@@ -146,7 +146,7 @@ fn collect(dir: &Path, within: Option<&Path>, depth: usize, out: &mut Vec<PathBu
             continue;
         }
         if name != printable(&name) {
-            super::prompt::warn_once(
+            super::reading::warn_once(
                 &p,
                 &format!(
                     "the skills folder `{}` is not read: its name holds control characters",
@@ -180,7 +180,7 @@ fn stays_within(dir: &Path, within: Option<&Path>) -> bool {
         return true;
     }
     let e = crate::fsutil::SmallTextError::Outside(root.to_path_buf());
-    super::prompt::warn_once(dir, &super::prompt::not_read(dir, &e));
+    super::reading::warn_once(dir, &super::reading::not_read(dir, &e));
     false
 }
 

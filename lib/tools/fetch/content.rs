@@ -4,7 +4,7 @@
 //! says what it is. A body without a usable type is known by its first
 //! bytes.
 
-use super::http::{Cut, Fetched};
+use super::http::{Cut, Fetched, essence};
 
 /// Bytes of a page or text kept.
 pub const MAX_TEXT_BYTES: usize = 10 * 1024 * 1024;
@@ -37,15 +37,6 @@ impl Kind {
             Kind::Other => "other",
         }
     }
-}
-
-/// A `Content-Type`'s type and subtype in lower case, without parameters;
-/// empty when there is none.
-pub fn essence(content_type: Option<&str>) -> String {
-    content_type
-        .and_then(|c| c.split(';').next())
-        .map(|e| e.trim().to_ascii_lowercase())
-        .unwrap_or_default()
 }
 
 /// The kind a type announces; `None` when it says nothing usable (no
@@ -244,11 +235,9 @@ fn lossy_note() -> String {
 /// reader (the one attachments use, with its bounds on what a small file
 /// may make it inflate or build), read as far as [`MAX_PDF_CHARS`].
 fn pdf_text(body: &[u8], notes: &mut Vec<String>) -> Result<String, String> {
-    // tools sits a floor below attach (ARCHITECTURE.md): this is the one
-    // call upward, so that ag has one PDF reader, with one set of bounds.
-    // attach/pdf/ uses nothing of the rest of attach, and can move down a
-    // floor.
-    use crate::attach::pdf;
+    // The one PDF reader of ag, with one set of bounds (attachments use it
+    // too).
+    use crate::pdf;
     let doc = pdf::read(body, MAX_PDF_CHARS).map_err(|refusal| refusal.to_string())?;
     let mut out = String::new();
     let mut empty = 0;

@@ -295,7 +295,7 @@ pub async fn fetch(
             ));
         }
         let content_length = response.content_length();
-        let kind = super::content::essence(content_type.as_deref());
+        let kind = essence(content_type.as_deref());
         let max = (limits.max_bytes)(&kind);
         let mut fetched = Fetched {
             url: url.clone(),
@@ -394,4 +394,13 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text
+}
+
+/// A `Content-Type`'s type and subtype in lower case, without parameters;
+/// empty when there is none.
+pub fn essence(content_type: Option<&str>) -> String {
+    content_type
+        .and_then(|c| c.split(';').next())
+        .map(|e| e.trim().to_ascii_lowercase())
+        .unwrap_or_default()
 }

@@ -834,7 +834,7 @@ mod tests {
 
     #[test]
     fn a_plain_file_is_tallied_and_an_encrypted_one_refused() {
-        let two = include_bytes!("../../../tests/fixtures/attach/two-pages.pdf");
+        let two = include_bytes!("../../tests/fixtures/attach/two-pages.pdf");
         let t = check_file(two).unwrap();
         assert!(t.values > 50 && t.values < 200, "{t:?}");
         assert_eq!(t.packed_objects, 0);

@@ -370,7 +370,7 @@ pub(crate) mod testing {
 mod tests {
     use super::*;
 
-    const TWO_PAGES: &[u8] = include_bytes!("../../../tests/fixtures/attach/two-pages.pdf");
+    const TWO_PAGES: &[u8] = include_bytes!("../../tests/fixtures/attach/two-pages.pdf");
 
     #[test]
     fn garbage_is_an_error_not_a_panic() {

@@ -169,7 +169,7 @@ fn size(object: &Object) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attach::pdf::testing::file;
+    use crate::pdf::testing::file;
 
     const CATALOG: &str = "<< /Type /Catalog /Pages 2 0 R >>";
     const PAGES: &str = "<< /Type /Pages /Kids [] /Count 0 >>";
