@@ -12,7 +12,6 @@ use agent_client_protocol::v1::schema::{
     ResumeSessionRequest, SetSessionModeRequest,
 };
 use agent_client_protocol::{Agent, Lines, on_receive_notification, on_receive_request};
-use clap::Parser;
 
 use super::args::Args;
 use super::server::{Config, Server};
@@ -27,13 +26,9 @@ pub fn main() -> ExitCode {
     if argv.next().as_deref() == Some(super::editor_fs::SUBCOMMAND) {
         return super::editor_fs::shim_main(argv);
     }
-    let args = match Args::try_parse() {
-        Ok(a) => a,
-        Err(e) => return ExitStatus::from_clap(e, BIN).code(),
-    };
-    let runtime = match crate::cli::runtime(BIN) {
-        Ok(r) => r,
-        Err(status) => return status.code(),
+    let (args, runtime) = match crate::cli::start::<Args>(BIN) {
+        Ok(started) => started,
+        Err(code) => return code,
     };
     let code = runtime.block_on(run(args));
     runtime.shutdown_timeout(Duration::from_secs(1));

@@ -8,4 +8,4 @@ mod runtime;
 
 pub use exit::ExitStatus;
 pub use output::{Stdout, error_line, note, print_json, stderr_line, warn};
-pub use runtime::{Signal, runtime, working_dir};
+pub use runtime::{Signal, runtime, start, working_dir};

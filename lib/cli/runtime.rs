@@ -52,3 +52,11 @@ pub fn working_dir(bin: &str) -> Result<std::path::PathBuf, ExitStatus> {
         ExitStatus::Input
     })
 }
+
+/// A front end's start: its flags read (a usage error printed for `bin`,
+/// with the exit code to return) and its runtime made.
+pub fn start<A: clap::Parser>(bin: &str) -> Result<(A, Runtime), std::process::ExitCode> {
+    let args = A::try_parse().map_err(|e| ExitStatus::from_clap(e, bin).code())?;
+    let runtime = runtime(bin).map_err(ExitStatus::code)?;
+    Ok((args, runtime))
+}

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
 use tokio_util::sync::CancellationToken;
 
 use super::args::Args;
@@ -25,13 +24,9 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// Runs `ag-serve`.
 pub fn main() -> ExitCode {
-    let args = match Args::try_parse() {
-        Ok(a) => a,
-        Err(e) => return ExitStatus::from_clap(e, BIN).code(),
-    };
-    let runtime = match crate::cli::runtime(BIN) {
-        Ok(r) => r,
-        Err(status) => return status.code(),
+    let (args, runtime) = match crate::cli::start::<Args>(BIN) {
+        Ok(started) => started,
+        Err(code) => return code,
     };
     let paths = Paths::new(&ag_home(), args.socket.clone());
     let code = match args.command {
@@ -201,6 +196,7 @@ async fn wait_for_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
 
     #[test]
     fn a_non_loopback_address_needs_its_flag() {

@@ -11,7 +11,6 @@ use std::process::ExitCode;
 use std::task::Poll;
 use std::time::Duration;
 
-use clap::Parser;
 use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event};
 use crossterm::execute;
 use crossterm::terminal::{
@@ -42,13 +41,9 @@ const BATCH: usize = 512;
 
 /// Runs `ag-tui`.
 pub fn main() -> ExitCode {
-    let args = match Args::try_parse() {
-        Ok(a) => a,
-        Err(e) => return ExitStatus::from_clap(e, BIN).code(),
-    };
-    let runtime = match crate::cli::runtime(BIN) {
-        Ok(r) => r,
-        Err(status) => return status.code(),
+    let (args, runtime) = match crate::cli::start::<Args>(BIN) {
+        Ok(started) => started,
+        Err(code) => return code,
     };
     let code = runtime.block_on(run(args));
     runtime.shutdown_background();
