@@ -200,8 +200,19 @@ mod tests {
     }
 
     fn body(model: &str, msgs: Vec<Message>) -> Value {
+        let req = LlmRequest {
+            model: model.into(),
+            system: Some("sys".into()),
+            messages: msgs,
+            ..Default::default()
+        };
+        body_of(&req)
+    }
+
+    /// The body `req` is sent as, to its model's API in the built-in table.
+    fn body_of(req: &LlmRequest) -> Value {
         let table = ModelTable::builtin();
-        let info = table.resolve(model).unwrap();
+        let info = table.resolve(&req.model).unwrap();
         let provider = table.provider(&info.provider).unwrap();
         let t = Target {
             model: &info,
@@ -209,20 +220,13 @@ mod tests {
             base_url: &provider.base_url,
             key: Some("k"),
         };
-        let req = LlmRequest {
-            model: model.into(),
-            system: Some("sys".into()),
-            messages: msgs,
-            ..Default::default()
-        };
-        build(&t, &req).body
+        build(&t, req).body
     }
 
     /// `required` reaches each API in its own words, only with tools, and
     /// `auto` or none sends nothing (the APIs' own default).
     #[test]
     fn a_required_tool_call_is_asked_for_in_each_apis_words() {
-        let table = ModelTable::builtin();
         let tool = crate::protocol::ToolDefinition {
             name: "read".into(),
             label: "Read".into(),
@@ -243,14 +247,6 @@ mod tests {
                 json!({"functionCallingConfig": {"mode": "ANY"}}),
             ),
         ] {
-            let info = table.resolve(model).unwrap();
-            let provider = table.provider(&info.provider).unwrap();
-            let t = Target {
-                model: &info,
-                provider,
-                base_url: &provider.base_url,
-                key: Some("k"),
-            };
             let mut req = LlmRequest {
                 model: model.into(),
                 messages: vec![Message::user_text("go")],
@@ -258,12 +254,12 @@ mod tests {
                 tool_choice: Some(crate::protocol::ToolChoice::Required),
                 ..Default::default()
             };
-            assert_eq!(build(&t, &req).body[field], want, "{model}");
+            assert_eq!(body_of(&req)[field], want, "{model}");
             req.tool_choice = Some(crate::protocol::ToolChoice::Auto);
-            assert!(build(&t, &req).body.get(field).is_none(), "{model}");
+            assert!(body_of(&req).get(field).is_none(), "{model}");
             req.tools.clear();
             req.tool_choice = Some(crate::protocol::ToolChoice::Required);
-            assert!(build(&t, &req).body.get(field).is_none(), "{model}");
+            assert!(body_of(&req).get(field).is_none(), "{model}");
         }
     }
 
