@@ -4,8 +4,8 @@
 //! A PDF is a small file that may stand for a great deal: streams inflate
 //! (lopdf caps one stream, not their sum), pages may share one content
 //! stream, and a few bytes can make a parser build the same thing over and
-//! over. So before lopdf reads the file, [`scan`] skims it and refuses what
-//! is over the [`limits`]; [`guard`] watches lopdf's load; and the pages
+//! over. So before lopdf reads the file, `scan` skims it and refuses what
+//! is over the [`limits`]; `guard` watches lopdf's load; and the pages
 //! are read one by one only until the text reaches the characters that can
 //! be attached, each page's content inflated once within a budget for the
 //! whole file, its operations read one at a time, and each font's

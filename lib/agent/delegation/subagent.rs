@@ -502,5 +502,5 @@ pub(in crate::agent) fn sibling_loop() -> PathBuf {
 }
 
 /// Set in a subagent's environment to its parent's pid (see
-/// [`watch_parent`]).
+/// `run::control::watch_parent`).
 pub const PARENT_ENV: &str = "AG_SUBAGENT_OF";

@@ -19,7 +19,7 @@
 //!
 //! Links and images become absolute against the page's final URL; images
 //! without alternative text (decoration, tracking pixels) and inline data
-//! images are left out. A page nested deeper than [`MAX_DEPTH`] has its
+//! images are left out. A page nested deeper than `MAX_DEPTH` has its
 //! deeper elements flattened to their text, so that nothing here or in
 //! htmd recurses without bound on a hostile page; the conversion also runs
 //! on a thread with a large stack. The parser's time grows with the square
