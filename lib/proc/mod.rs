@@ -43,11 +43,13 @@ mod clock;
 #[cfg(target_os = "linux")]
 mod confine;
 mod lines;
+mod owner;
 mod run;
 mod secrets;
 mod signals;
 mod strays;
 mod tree;
+pub mod warm;
 #[cfg(target_os = "linux")]
 mod watchdog;
 #[cfg(not(target_os = "linux"))]
@@ -69,6 +71,7 @@ pub use child::{Ended, Running, Streaming};
 pub use confine::{Confinement, landlock_abi, landlock_add_path_rule, seccomp_filter_available};
 pub use lines::{Line, LineError, LineLimits, Lines};
 pub use nix::sys::signal::Signal;
+pub use owner::session_owner;
 pub use secrets::{hide_own_environment, hide_own_environment_or_warn, withheld_env, withhold_env};
 pub use signals::{TerminationGuard, termination_signal};
 pub use strays::end_adopted;
