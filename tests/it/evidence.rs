@@ -128,47 +128,6 @@ fn an_answer_after_failed_edits_goes_back_once_with_what_failed() {
 }
 
 #[test]
-fn an_answer_after_a_failed_command_goes_back_once_and_a_successful_one_is_kept() {
-    let env = Env::new();
-    // The shape a weak model sent: one command that fails, then a claim.
-    let server = ModelServer::start(vec![
-        Turn::Tools(vec![(
-            "bash",
-            json!({"command": "cp notes.md backup/notes.md"}),
-        )]),
-        Turn::Text("I created the backup directory and copied the notes."),
-        Turn::Tools(vec![(
-            "bash",
-            json!({"command": "mkdir -p backup && cp notes.md backup/"}),
-        )]),
-        Turn::Text("Copied."),
-    ]);
-    let r = loop_run(&env, &server, &["--json"], "Copy notes.md into backup/.");
-    r.ok();
-    let requests = server.requests();
-    assert_eq!(requests.len(), 4, "{r}");
-    let sent_back = requests[2]["messages"].to_string();
-    assert!(
-        sent_back.contains("Every call of this request that could have changed a file failed")
-            && sent_back.contains("`cp notes.md backup/notes.md`: exit code 1"),
-        "{sent_back}"
-    );
-    assert_eq!(
-        String::from_utf8(env.read("backup/notes.md")).unwrap(),
-        NOTES
-    );
-
-    // A command that succeeded may have made the change: accepted at once.
-    let server = ModelServer::start(vec![
-        Turn::Tools(vec![("bash", json!({"command": "cp notes.md copy.md"}))]),
-        Turn::Text("Copied."),
-    ]);
-    let r = loop_run(&env, &server, &["--json"], "Copy notes.md to copy.md.");
-    r.ok();
-    assert_eq!(server.requests().len(), 2, "{r}");
-}
-
-#[test]
 fn the_same_successful_call_again_and_again_ends_the_run_with_its_work_kept() {
     let env = Env::new();
     let write = (

@@ -6,18 +6,12 @@
 //! call that may change files (bash, an MCP tool) succeeded either. Such an
 //! answer is sent back once, with a plain statement of what failed.
 //!
-//! A shell command that exits with an error counts as a failed attempt
-//! too (a `sed` on a path that does not exist, a `cp` into a missing
-//! directory): its exit code is the record. The statement then says only
-//! what the record shows, since a failing command may have changed
-//! something before it failed.
-//!
 //! Nothing here reads the answer's words. A run that only looked (read,
 //! grep, ls), as a question's run does, is never sent back; nor is one
-//! in which a bash command succeeded, since it may have made the change
-//! (the files changed then show in `agent_end`'s `work`, from the
-//! checkpoints); nor one in which a gate or a person denied a call (the
-//! runner checks that): the answer is then for whoever said no.
+//! whose bash calls succeeded, since bash may have made the change (the
+//! files changed then show in `agent_end`'s `work`, from the checkpoints);
+//! nor one in which a gate or a person denied a call (the runner checks
+//! that): the answer is then for whoever said no.
 
 use crate::agent::config::named_sets::own_name;
 use crate::agent::run::checkpoint_ledger::READ_ONLY;
@@ -33,7 +27,6 @@ const QUOTED: usize = 240;
 /// attempts to change files of which none landed; `None` otherwise.
 pub(in crate::agent) fn unlanded_changes(new: &[Message]) -> Option<String> {
     let mut failed = Vec::new();
-    let mut shell_failed = false;
     for m in new {
         let Message::ToolResult(r) = m else {
             continue;
@@ -44,18 +37,6 @@ pub(in crate::agent) fn unlanded_changes(new: &[Message]) -> Option<String> {
         }
         if r.details["dry_run"] == true {
             // A patch tried out, on purpose without a change.
-            continue;
-        }
-        if tool == "bash"
-            && !r.is_error
-            && let Some(code) = failed_exit(&r.details)
-        {
-            let command = one_line(r.details["command"].as_str().unwrap_or_default());
-            failed.push(format!(
-                "- `bash` `{command}`: exit code {code}: {}",
-                first_words(&r.content)
-            ));
-            shell_failed = true;
             continue;
         }
         if !r.is_error {
@@ -69,35 +50,10 @@ pub(in crate::agent) fn unlanded_changes(new: &[Message]) -> Option<String> {
     if failed.is_empty() {
         return None;
     }
-    let opening = if shell_failed {
-        // A command may fail after changing something: say only that the
-        // calls failed.
-        "Every call of this request that could have changed a file failed."
-    } else {
-        "No file has changed during this request: every call that would have changed one failed."
-    };
     Some(format!(
-        "{opening}\n{}\nIf the request asks for a change, it has not been made yet: look at the current content, then make the change with a tool. If it asks for no change, give your answer again.",
+        "No file has changed during this request: every call that would have changed one failed.\n{}\nIf the request asks for a change, it has not been made yet: read the current content, then make the change with a tool. If it asks for no change, give your answer again.",
         failed.join("\n")
     ))
-}
-
-/// A bash result's exit code when the command failed (or ran out of
-/// time); `None` when it exited 0 or the result does not say.
-fn failed_exit(details: &serde_json::Value) -> Option<i64> {
-    if details["timed_out"] == true {
-        return Some(details["exit_code"].as_i64().unwrap_or(-1));
-    }
-    details["exit_code"].as_i64().filter(|&c| c != 0)
-}
-
-/// A command on one line, cut to a quotable length.
-fn one_line(command: &str) -> String {
-    let line = command.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() <= QUOTED / 2 {
-        return line;
-    }
-    line.chars().take(QUOTED / 2).collect::<String>() + "…"
 }
 
 /// The start of a result's text, on one line.
@@ -190,40 +146,5 @@ mod tests {
             result("patch", false, "would apply", json!({"dry_run": true})),
         ];
         assert!(unlanded_changes(&new).is_some());
-    }
-
-    #[test]
-    fn a_failed_command_counts_as_a_failed_attempt_and_is_quoted() {
-        let cp = result(
-            "bash",
-            false,
-            "cp: target 'notes/backup/x.txt': No such file or directory\n\nexit code: 1\n",
-            json!({"command": "cp notes/a.txt notes/backup/x.txt", "exit_code": 1}),
-        );
-        let s = unlanded_changes(std::slice::from_ref(&cp)).unwrap();
-        assert!(
-            s.starts_with("Every call of this request that could have changed a file failed."),
-            "{s}"
-        );
-        assert!(
-            s.contains("- `bash` `cp notes/a.txt notes/backup/x.txt`: exit code 1: cp: target"),
-            "{s}"
-        );
-        // A command that then succeeded may have made the change.
-        let ok = result(
-            "bash",
-            false,
-            "",
-            json!({"command": "mkdir -p d", "exit_code": 0}),
-        );
-        assert_eq!(unlanded_changes(&[cp.clone(), ok]), None);
-        // A timed-out command failed too.
-        let slow = result(
-            "bash",
-            false,
-            "",
-            json!({"command": "sleep 9", "exit_code": -1, "timed_out": true}),
-        );
-        assert!(unlanded_changes(&[slow]).is_some());
     }
 }
