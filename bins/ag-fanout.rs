@@ -1,5 +1,5 @@
-//! ag-fanout: many ag-loop sessions from a tasks file, on GNU parallel,
-//! Slurm or Kubernetes.
+//! ag-fanout: many ag-loop sessions from a tasks file, on GNU parallel
+//! or Slurm.
 
 fn main() -> std::process::ExitCode {
     ag::fanout::main()

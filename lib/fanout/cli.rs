@@ -11,7 +11,8 @@ use super::{BIN, parallel, results, slurm, task};
 use crate::cli::{ExitStatus, error_line};
 
 /// Many ag-loop sessions from a tasks file: on GNU parallel (here or over
-/// ssh), as a Slurm job array, or as a Kubernetes Indexed Job.
+/// ssh) or as a Slurm job array; `--task N` alone is what a Kubernetes
+/// Indexed Job's pod runs (examples/k8s).
 ///
 /// TASKS holds one JSON object a line; blank lines and lines starting with
 /// # are not tasks:
@@ -171,7 +172,10 @@ fn run(args: Args) -> ExitStatus {
     if tasks.to_string_lossy().starts_with('-') {
         error_line(
             BIN,
-            &format!("the tasks file comes last, after `{}`", tasks.to_string_lossy()),
+            &format!(
+                "the tasks file comes last, after `{}`",
+                tasks.to_string_lossy()
+            ),
             Some("ag-fanout [OPTIONS] [PARALLEL-OPTIONS] TASKS"),
         );
         return ExitStatus::Input;
@@ -219,7 +223,10 @@ fn run(args: Args) -> ExitStatus {
                 cpus_per_task: args.cpus_per_task,
                 mem: args.mem.clone(),
                 resume: args.resume,
-                work_dir: args.work_dir.clone().unwrap_or_else(|| default_work_dir(&tasks)),
+                work_dir: args
+                    .work_dir
+                    .clone()
+                    .unwrap_or_else(|| default_work_dir(&tasks)),
                 call: std::env::args().collect(),
             };
             let runtime = match crate::cli::runtime(BIN) {

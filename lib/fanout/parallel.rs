@@ -26,9 +26,8 @@ const PARALLEL_GRACE: Duration = Duration::from_secs(30);
 
 /// Whether `program` is on PATH.
 fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|d| d.join(program).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
 }
 
 /// Runs every task of `tasks_path` through GNU parallel with
@@ -171,8 +170,7 @@ pub async fn run(tasks_path: &Path, parallel_args: &[OsString]) -> ExitStatus {
 /// `s` as one word of a POSIX shell line.
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()
-        && s
-            .bytes()
+        && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@%".contains(&b))
     {
         return s.to_string();

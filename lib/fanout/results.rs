@@ -21,7 +21,7 @@ pub fn line(record: &FanoutRecord) -> Vec<u8> {
 
 /// Prints a result line on stdout in one write.
 pub fn print(result: &FanoutResult) -> io::Result<()> {
-    print_line(&line(&FanoutRecord::Result(result.clone())))
+    print_line(&line(&FanoutRecord::Result(Box::new(result.clone()))))
 }
 
 /// Prints a line (already ending in a newline) on stdout in one write; a
@@ -41,7 +41,7 @@ pub fn file_of(dir: &Path, n: u64) -> PathBuf {
 /// Writes a result into `dir` as `N.json` (N its line), whole or not at all.
 pub fn write(dir: &Path, result: &FanoutResult) -> Result<(), String> {
     let path = file_of(dir, result.line);
-    let bytes = line(&FanoutRecord::Result(result.clone()));
+    let bytes = line(&FanoutRecord::Result(Box::new(result.clone())));
     crate::fsutil::write_atomic(&path, None, &bytes, || Ok(true))
         .map_err(|e| format!("cannot write the result to `{}`: {e}", path.display()))
 }

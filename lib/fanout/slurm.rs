@@ -126,7 +126,11 @@ pub async fn run(tasks_path: &Path, opts: &Options) -> ExitStatus {
         root: match std::path::absolute(&opts.work_dir) {
             Ok(p) => p,
             Err(e) => {
-                error_line(BIN, &format!("cannot resolve `{}`: {e}", opts.work_dir.display()), None);
+                error_line(
+                    BIN,
+                    &format!("cannot resolve `{}`: {e}", opts.work_dir.display()),
+                    None,
+                );
                 return ExitStatus::Input;
             }
         },
@@ -149,8 +153,17 @@ pub async fn run(tasks_path: &Path, opts: &Options) -> ExitStatus {
                 let mut call = opts.call.clone();
                 call.retain(|w| w != "--resume");
                 return refuse(
-                    &format!("--resume: no run to go on with in `{}`", work.root.display()),
-                    &format!("start one: {}", call.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ")),
+                    &format!(
+                        "--resume: no run to go on with in `{}`",
+                        work.root.display()
+                    ),
+                    &format!(
+                        "start one: {}",
+                        call.iter()
+                            .map(|w| shell_quote(w))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
                 );
             }
         }
@@ -173,8 +186,17 @@ pub async fn run(tasks_path: &Path, opts: &Options) -> ExitStatus {
             return ExitStatus::Input;
         }
     }
-    if let Err(e) = crate::fsutil::write_atomic(&work.tasks_hash(), None, format!("{hash}\n").as_bytes(), || Ok(true)) {
-        error_line(BIN, &format!("cannot write `{}`: {e}", work.tasks_hash().display()), None);
+    if let Err(e) = crate::fsutil::write_atomic(
+        &work.tasks_hash(),
+        None,
+        format!("{hash}\n").as_bytes(),
+        || Ok(true),
+    ) {
+        error_line(
+            BIN,
+            &format!("cannot write `{}`: {e}", work.tasks_hash().display()),
+            None,
+        );
         return ExitStatus::Input;
     }
 
@@ -218,7 +240,14 @@ pub async fn run(tasks_path: &Path, opts: &Options) -> ExitStatus {
     if !to_submit.is_empty() {
         match submit(&tasks, &work, &to_submit, opts).await {
             Ok(job) => {
-                note(BIN, &format!("submitted job array {job} ({} tasks); its output is in `{}`", to_submit.len(), work.logs().display()));
+                note(
+                    BIN,
+                    &format!(
+                        "submitted job array {job} ({} tasks); its output is in `{}`",
+                        to_submit.len(),
+                        work.logs().display()
+                    ),
+                );
                 jobs.push(job);
             }
             Err(e) => {
@@ -253,9 +282,14 @@ fn array_spec(numbers: &BTreeSet<u64>) -> String {
 fn script(tasks: &TasksFile, work: &WorkDir) -> String {
     let me = std::env::current_exe()
         .map_or_else(|_| BIN.to_string(), |p| p.to_string_lossy().into_owned());
+    // The array outlives ag-fanout on purpose: sbatch exports the mark of
+    // ag-fanout's watchdog with the rest of the environment, and on this
+    // machine the watchdog would end the tasks if ag-fanout were killed.
     format!(
         "#!/bin/sh\n# ag-fanout's Slurm array task: line $SLURM_ARRAY_TASK_ID of the tasks file.\n\
+         unset {}\n\
          exec {} --task \"$SLURM_ARRAY_TASK_ID\" --results-dir {} {}\n",
+        crate::proc::WATCHDOG_VAR,
         shell_quote(&me),
         shell_quote(&work.results().to_string_lossy()),
         shell_quote(&tasks.path.to_string_lossy()),
@@ -306,8 +340,13 @@ async fn submit(
     }
     let mut ids = work.job_ids();
     ids.push(job.clone());
-    crate::fsutil::write_atomic(&work.jobs(), None, (ids.join("\n") + "\n").as_bytes(), || Ok(true))
-        .map_err(|e| format!("cannot write `{}`: {e}", work.jobs().display()))?;
+    crate::fsutil::write_atomic(
+        &work.jobs(),
+        None,
+        (ids.join("\n") + "\n").as_bytes(),
+        || Ok(true),
+    )
+    .map_err(|e| format!("cannot write `{}`: {e}", work.jobs().display()))?;
     Ok(job)
 }
 
@@ -417,11 +456,13 @@ async fn follow(
         let done: Vec<u64> = waiting
             .iter()
             .copied()
-            .filter_map(|n| results::read(&results_dir, n).map(|line| {
-                let _ = print_line(&line);
-                summary.add(&line);
-                n
-            }))
+            .filter_map(|n| {
+                results::read(&results_dir, n).map(|line| {
+                    let _ = print_line(&line);
+                    summary.add(&line);
+                    n
+                })
+            })
             .collect();
         for n in done {
             waiting.remove(&n);
@@ -456,7 +497,9 @@ async fn follow(
                     // The result may have come just as the task ended.
                     let line = match results::read(&results_dir, n) {
                         Some(line) => line,
-                        None => results::line(&FanoutRecord::Result(ended_by_slurm(tasks, work, n, &job, &state))),
+                        None => results::line(&FanoutRecord::Result(Box::new(ended_by_slurm(
+                            tasks, work, n, &job, &state,
+                        )))),
                     };
                     let _ = print_line(&line);
                     summary.add(&line);
@@ -484,7 +527,10 @@ async fn follow(
             error_line(
                 BIN,
                 &e,
-                Some(&format!("cancel the arrays yourself: scancel {}", jobs.join(" "))),
+                Some(&format!(
+                    "cancel the arrays yourself: scancel {}",
+                    jobs.join(" ")
+                )),
             );
         }
         let _ = summary.print();
@@ -513,7 +559,13 @@ async fn follow(
 }
 
 /// The result of a task that Slurm ended without one.
-fn ended_by_slurm(tasks: &TasksFile, work: &WorkDir, n: u64, job: &str, state: &str) -> FanoutResult {
+fn ended_by_slurm(
+    tasks: &TasksFile,
+    work: &WorkDir,
+    n: u64,
+    job: &str,
+    state: &str,
+) -> FanoutResult {
     let (id, model) = match tasks.task(n) {
         Ok(t) => (t.id, t.model),
         Err(_) => (n.to_string(), None),
@@ -526,11 +578,23 @@ fn ended_by_slurm(tasks: &TasksFile, work: &WorkDir, n: u64, job: &str, state: &
     } else {
         "killed"
     };
-    let error = if state == "UNKNOWN" {
-        format!("Slurm no longer knows array task {n} of job {job}, and it left no result; its output is in `{}`", log.display())
+    let mut error = if state == "UNKNOWN" {
+        format!(
+            "Slurm no longer knows array task {n} of job {job}, and it left no result; its output is in `{}`",
+            log.display()
+        )
     } else {
-        format!("Slurm ended array task {n} of job {job} with state {state}; its output is in `{}`", log.display())
+        format!(
+            "Slurm ended array task {n} of job {job} with state {state}; its output is in `{}`",
+            log.display()
+        )
     };
+    // The end of that output says what happened, where it says anything.
+    let tail = log_tail(&log);
+    if !tail.is_empty() {
+        error.push_str(", ending: ");
+        error.push_str(&tail);
+    }
     FanoutResult {
         id,
         line: n,
@@ -550,6 +614,15 @@ fn ended_by_slurm(tasks: &TasksFile, work: &WorkDir, n: u64, job: &str, state: &
         check_output: None,
         engine_state: Some(state.to_string()),
     }
+}
+
+/// The last lines of a task's output (at most 1000 bytes).
+fn log_tail(path: &Path) -> String {
+    let Ok(bytes) = std::fs::read(path) else {
+        return String::new();
+    };
+    let start = bytes.len().saturating_sub(1000);
+    String::from_utf8_lossy(&bytes[start..]).trim().to_string()
 }
 
 #[cfg(test)]

@@ -66,7 +66,13 @@ impl Snapshot {
     pub fn new(directory: &Path, scratch: &Path, cancel: &Cancel) -> Result<Snapshot, String> {
         let index = scratch.join("index");
         let mut env = vec![("GIT_INDEX_FILE", index.clone().into_os_string())];
-        let top = git(directory, &["rev-parse", "--show-toplevel"], &[], ANSWER, cancel);
+        let top = git(
+            directory,
+            &["rev-parse", "--show-toplevel"],
+            &[],
+            ANSWER,
+            cancel,
+        );
         let top = match top {
             Ok((out, _)) => {
                 let top = PathBuf::from(answer(out));
@@ -90,7 +96,13 @@ impl Snapshot {
             Err(_) => {
                 let shadow = scratch.join("shadow.git");
                 let shadow_arg = shadow.to_string_lossy().into_owned();
-                git(scratch, &["init", "-q", "--bare", &shadow_arg], &[], ANSWER, cancel)?;
+                git(
+                    scratch,
+                    &["init", "-q", "--bare", &shadow_arg],
+                    &[],
+                    ANSWER,
+                    cancel,
+                )?;
                 env.push(("GIT_DIR", shadow.into_os_string()));
                 env.push(("GIT_WORK_TREE", directory.as_os_str().to_owned()));
                 directory.to_path_buf()
@@ -105,7 +117,13 @@ impl Snapshot {
 
     /// The tree as it is now.
     pub fn tree(&self) -> Result<String, String> {
-        git(&self.top, &["add", "-A", "."], &self.env, ANSWER, &self.cancel)?;
+        git(
+            &self.top,
+            &["add", "-A", "."],
+            &self.env,
+            ANSWER,
+            &self.cancel,
+        )?;
         let (out, _) = git(&self.top, &["write-tree"], &self.env, ANSWER, &self.cancel)?;
         Ok(answer(out))
     }

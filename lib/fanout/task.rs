@@ -188,10 +188,7 @@ fn run_session(
         if out.code() != 0 {
             result.dir = Some(directory.to_string_lossy().into_owned());
             result.outcome = "clone_failed".into();
-            result.error = Some(format!(
-                "git clone `{repo}`: {}",
-                out.stderr.lossy().trim()
-            ));
+            result.error = Some(format!("git clone `{repo}`: {}", out.stderr.lossy().trim()));
             return Ok(());
         }
     }
@@ -308,7 +305,16 @@ fn run_session(
     }
 
     if let Some(check) = &task.check {
-        report_check(task, check, &directory, result, end.as_ref(), last_check, &loop_bin, cancel)?;
+        report_check(
+            task,
+            check,
+            &directory,
+            result,
+            end.as_ref(),
+            last_check,
+            &loop_bin,
+            cancel,
+        )?;
     }
 
     let after = snap.tree().or_else(fail)?;

@@ -96,12 +96,15 @@ pub struct Task {
 
 fn parse(raw: &[u8], n: u64, lines: &[Vec<u8>]) -> Result<Task, String> {
     let text = std::str::from_utf8(raw).map_err(|_| format!("line {n}: not UTF-8"))?;
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| format!("line {n}: not JSON: {e}"))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| format!("line {n}: not JSON: {e}"))?;
     let Value::Object(obj) = value else {
         return Err(format!("line {n}: not a JSON object"));
     };
-    let mut unknown: Vec<&String> = obj.keys().filter(|k| !FIELDS.contains(&k.as_str())).collect();
+    let mut unknown: Vec<&String> = obj
+        .keys()
+        .filter(|k| !FIELDS.contains(&k.as_str()))
+        .collect();
     unknown.sort();
     if let Some(k) = unknown.first() {
         return Err(format!(
@@ -127,8 +130,8 @@ fn parse(raw: &[u8], n: u64, lines: &[Vec<u8>]) -> Result<Task, String> {
     if dir.is_none() && repo.is_none() {
         return Err(format!("line {n}: `dir` (or `repo`) is missing"));
     }
-    let check_tries = check_number(&obj, "check_tries", n, check.is_some())?
-        .map(|v| v.as_u64().unwrap_or(1));
+    let check_tries =
+        check_number(&obj, "check_tries", n, check.is_some())?.map(|v| v.as_u64().unwrap_or(1));
     let check_timeout = check_number(&obj, "check_timeout", n, check.is_some())?;
     let args = match obj.get("args") {
         None => Vec::new(),
@@ -252,7 +255,9 @@ mod tests {
         assert_eq!(t.args, ["--max-turns", "3"]);
         assert_eq!(t.check_timeout.unwrap().to_string(), "1.5");
         assert_eq!(
-            task(r#"{"id": 7, "repo": "r", "prompt": "p"}"#, 1).unwrap().id,
+            task(r#"{"id": 7, "repo": "r", "prompt": "p"}"#, 1)
+                .unwrap()
+                .id,
             "7"
         );
     }
@@ -265,15 +270,51 @@ mod tests {
             (r#"{"dir": "a", "promt": "p"}"#, 1, "unknown field `promt`"),
             (r#"{"dir": "a"}"#, 1, "`prompt` is missing"),
             (r#"{"prompt": "p"}"#, 1, "`dir` (or `repo`) is missing"),
-            (r#"{"dir": "", "prompt": "p"}"#, 1, "`dir` must be a non-empty string"),
-            (r#"{"dir": "a", "prompt": "p", "check_tries": 2}"#, 1, "`check_tries` goes with `check`"),
-            (r#"{"dir": "a", "prompt": "p", "check": "x", "check_tries": 0}"#, 1, "must be a whole number, 1 or more (got 0)"),
-            (r#"{"dir": "a", "prompt": "p", "check": "x", "check_tries": 2.0}"#, 1, "(got 2.0)"),
-            (r#"{"dir": "a", "prompt": "p", "check": "x", "check_timeout": 0}"#, 1, "more than 0 and at most 3600"),
-            (r#"{"dir": "a", "prompt": "p", "args": [1]}"#, 1, "`args` must be a list of strings"),
-            (r#"{"dir": "a", "prompt": "p", "id": true}"#, 1, "`id` must be a non-empty string or a number"),
-            ("{\"id\": \"x\", \"dir\": \"a\", \"prompt\": \"p\"}\n\n{\"id\": \"x\", \"dir\": \"a\", \"prompt\": \"p\"}", 3, "line 3: id `x` is already the id of line 1"),
-            ("{\"dir\": \"a\", \"prompt\": \"p\"}\n{\"id\": 1, \"dir\": \"a\", \"prompt\": \"p\"}", 2, "id `1` is already the id of line 1"),
+            (
+                r#"{"dir": "", "prompt": "p"}"#,
+                1,
+                "`dir` must be a non-empty string",
+            ),
+            (
+                r#"{"dir": "a", "prompt": "p", "check_tries": 2}"#,
+                1,
+                "`check_tries` goes with `check`",
+            ),
+            (
+                r#"{"dir": "a", "prompt": "p", "check": "x", "check_tries": 0}"#,
+                1,
+                "must be a whole number, 1 or more (got 0)",
+            ),
+            (
+                r#"{"dir": "a", "prompt": "p", "check": "x", "check_tries": 2.0}"#,
+                1,
+                "(got 2.0)",
+            ),
+            (
+                r#"{"dir": "a", "prompt": "p", "check": "x", "check_timeout": 0}"#,
+                1,
+                "more than 0 and at most 3600",
+            ),
+            (
+                r#"{"dir": "a", "prompt": "p", "args": [1]}"#,
+                1,
+                "`args` must be a list of strings",
+            ),
+            (
+                r#"{"dir": "a", "prompt": "p", "id": true}"#,
+                1,
+                "`id` must be a non-empty string or a number",
+            ),
+            (
+                "{\"id\": \"x\", \"dir\": \"a\", \"prompt\": \"p\"}\n\n{\"id\": \"x\", \"dir\": \"a\", \"prompt\": \"p\"}",
+                3,
+                "line 3: id `x` is already the id of line 1",
+            ),
+            (
+                "{\"dir\": \"a\", \"prompt\": \"p\"}\n{\"id\": 1, \"dir\": \"a\", \"prompt\": \"p\"}",
+                2,
+                "id `1` is already the id of line 1",
+            ),
         ] {
             let e = task(text, n).unwrap_err();
             assert!(e.contains(says), "{text}: {e}");

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum FanoutRecord {
     /// How one task ended.
-    Result(FanoutResult),
+    Result(Box<FanoutResult>),
     /// The counts over every task's last result.
     Summary(FanoutSummary),
 }

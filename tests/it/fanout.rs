@@ -481,7 +481,8 @@ fn fanout_without_gnu_parallel_says_to_install_it() {
     std::fs::create_dir(env.join("bin")).unwrap();
     env.write("tasks.jsonl", "{}\n");
     let mut c = env.cmd(bin!("ag-fanout"));
-    c.args(["-j", "2", "tasks.jsonl"]).env("PATH", env.join("bin"));
+    c.args(["-j", "2", "tasks.jsonl"])
+        .env("PATH", env.join("bin"));
     let r = run(c, None);
     r.expect_code(2);
     assert!(r.stderr().contains("GNU parallel is not installed"), "{r}");

@@ -54,7 +54,10 @@ impl Cluster {
     fn start() -> Option<Cluster> {
         if !nix::unistd::geteuid().is_root() {
             let line = "NOT RUN: Slurm end-to-end test of ag-fanout: slurmd must run as root to start tasks (not a pass)";
-            assert!(std::env::var_os(REQUIRE_ENV).is_none(), "{line}; {REQUIRE_ENV} is set");
+            assert!(
+                std::env::var_os(REQUIRE_ENV).is_none(),
+                "{line}; {REQUIRE_ENV} is set"
+            );
             eprintln!("{line}");
             return None;
         }
@@ -144,7 +147,11 @@ impl Cluster {
         cluster.daemons.push(node);
         let start = Instant::now();
         loop {
-            let out = cluster.client("sinfo").args(["-h", "-o", "%T"]).output().unwrap();
+            let out = cluster
+                .client("sinfo")
+                .args(["-h", "-o", "%T"])
+                .output()
+                .unwrap();
             if String::from_utf8_lossy(&out.stdout).trim() == "idle" {
                 break;
             }
@@ -308,7 +315,10 @@ fn slurm_runs_every_task_once_as_one_array_and_reports_a_timeout() {
     let late = &by_id["t21"];
     assert_eq!(late["outcome"], "killed", "{late}");
     assert_eq!(late["engine_state"], "TIMEOUT", "{late}");
-    assert!(late["error"].as_str().unwrap().contains("TIMEOUT"), "{late}");
+    assert!(
+        late["error"].as_str().unwrap().contains("TIMEOUT"),
+        "{late}"
+    );
     let summary = summary.unwrap();
     assert_eq!(summary["tasks"], 21, "{summary}");
     assert_eq!(summary["outcomes"], json!({"finished": 20, "killed": 1}));
@@ -321,7 +331,10 @@ fn slurm_runs_every_task_once_as_one_array_and_reports_a_timeout() {
     // A run again without --resume is refused, with the call that goes on.
     let again = run(cluster.fanout(&env, &["tasks.jsonl"]), None);
     again.expect_code(2);
-    assert!(again.stderr().contains("--resume --engine slurm"), "{again}");
+    assert!(
+        again.stderr().contains("--resume --engine slurm"),
+        "{again}"
+    );
     server.set_held(false);
 }
 
@@ -369,14 +382,20 @@ fn slurm_scancel_mid_run_keeps_the_finished_results_and_resume_runs_the_rest() {
     r.ok();
     let (by_id, summary) = results(&r.stdout());
     assert_eq!(summary.unwrap()["outcomes"], json!({"finished": 10}), "{r}");
-    let before: Vec<&Value> = lines.iter().filter(|v| v["outcome"] == "finished").collect();
+    let before: Vec<&Value> = lines
+        .iter()
+        .filter(|v| v["outcome"] == "finished")
+        .collect();
     for v in before {
         // The same line as before: the task did not run again.
         assert_eq!(&by_id[v["id"].as_str().unwrap()], v);
     }
     for i in 6..=10 {
         let v = &by_id[&format!("t{i}")];
-        assert!(v["diff"].as_str().unwrap().contains(&format!("+task-{i}")), "{v}");
+        assert!(
+            v["diff"].as_str().unwrap().contains(&format!("+task-{i}")),
+            "{v}"
+        );
     }
     // The second array held only the five.
     let jobs = std::fs::read_to_string(env.join("tasks.jsonl.fanout/jobs")).unwrap();
