@@ -352,6 +352,16 @@ where
         Ok(g) => g,
         Err(e) => return fail(format!("cannot install signal handlers: {e}")),
     };
+    // Watches the session while a request runs too (see `ending`).
+    {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            while !cancel.is_cancelled() && owner.is_none_or(super::process_alive) {
+                std::thread::sleep(WATCH_EVERY);
+            }
+            ENDING.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+    }
     let pid_path = sock.with_extension("pid");
     let log_path = sock.with_extension("log");
     let mut handler = match make() {
@@ -463,6 +473,27 @@ fn write_pid(path: &Path, pid: u32) -> io::Result<()> {
     let tmp = path.with_extension("pid.tmp");
     fs::write(&tmp, pid.to_string())?;
     fs::rename(&tmp, path)
+}
+
+/// Set in a server once its session is over (the owner gone, SIGTERM),
+/// even while a request is being answered: see [`ending`].
+static ENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// In a warm server: whether it is ending. The server notices between two
+/// requests by itself; a handler whose request may take long (a page that
+/// does not load) looks here while it waits, gives up at once, and ends
+/// what the request was doing, so that the server's end is not held up by
+/// a request nobody waits for any more.
+pub fn ending() -> bool {
+    ENDING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The private directory the helpers' sockets, locks and logs live in,
+/// made when missing: a sandbox that confines a helper's calls lets them
+/// write here (see `agent/calls/sandbox.rs`), or the call could not start
+/// the helper nor reach it.
+pub fn root() -> io::Result<PathBuf> {
+    private_root()
 }
 
 /// The private directory the helpers' sockets live in, made when missing.

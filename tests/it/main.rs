@@ -15,6 +15,8 @@ mod gate;
 mod read;
 // ag-fetch: pages as markdown, inward addresses refused, bounds, keys in URLs.
 mod fetch;
+// ag-browser: a scripted model drives Chromium on local pages; confinement; no orphan after kill -9.
+mod browser;
 // ag-session.
 mod session;
 // One writer per session: concurrent ag-loop runs refused or waiting, interleaved files repaired.
