@@ -465,8 +465,10 @@ fn write_pid(path: &Path, pid: u32) -> io::Result<()> {
     fs::rename(&tmp, path)
 }
 
-/// The private directory the helpers' sockets live in, made when missing.
-fn private_root() -> io::Result<PathBuf> {
+/// The private directory the helpers' sockets live in, made when missing:
+/// a sandbox that confines the tools which start helpers lets them write
+/// here (binding a socket is a write).
+pub fn private_root() -> io::Result<PathBuf> {
     let uid = nix::unistd::getuid().as_raw();
     let root = match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         Some(d) if Path::new(&d).is_dir() => PathBuf::from(d).join("ag-warm"),

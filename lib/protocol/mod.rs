@@ -5,6 +5,7 @@
 //! them. This module imports nothing else from the library.
 
 mod agent;
+mod diagnostics;
 mod gate;
 mod llm;
 mod message;
@@ -13,6 +14,7 @@ mod session;
 mod tool;
 
 pub use agent::*;
+pub use diagnostics::*;
 pub use gate::*;
 pub use llm::*;
 pub use message::*;
