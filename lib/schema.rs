@@ -147,6 +147,10 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("tool-call.json", document::<protocol::ToolCall>()),
         ("tool-result.json", document::<protocol::ToolResult>()),
         ("tool-progress.json", document::<protocol::ToolProgress>()),
+        (
+            "edit-diagnostics.json",
+            document::<protocol::ChangeDiagnostics>(),
+        ),
         ("message.json", document::<protocol::Message>()),
         ("llm-request.json", document::<protocol::LlmRequest>()),
         ("llm-event.json", document::<protocol::LlmEvent>()),

@@ -239,6 +239,17 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
             "1".to_string(),
         ));
     }
+    // Writes, edits and patches report the errors they brought in.
+    tool_env.push((
+        crate::tools::lsp::after_edit::ENV.to_string(),
+        if args.no_lsp_diagnostics { "0" } else { "1" }.to_string(),
+    ));
+    if let Some(secs) = args.lsp_wait {
+        tool_env.push((
+            crate::tools::lsp::after_edit::WAIT_ENV.to_string(),
+            secs.to_string(),
+        ));
+    }
     if let Some(id) = &session.id {
         tool_env.push(("AG_SESSION_ID".to_string(), id.clone()));
         tool_env.push(("AG_SESSION_DIR".to_string(), session.dir.clone()));

@@ -66,7 +66,7 @@ use std::time::Duration;
 pub use answer::{AnswerError, answer};
 pub use cancel::{Cancel, CancelReason};
 pub use capture::{CaptureLimit, Captured};
-pub use child::{Ended, Running, Streaming};
+pub use child::{Ended, Piped, Running, Streaming};
 #[cfg(target_os = "linux")]
 pub use confine::{Confinement, landlock_abi, landlock_add_path_rule, seccomp_filter_available};
 pub use lines::{Line, LineError, LineLimits, Lines};

@@ -6,6 +6,7 @@
 
 mod agent;
 mod fanout;
+mod diagnostics;
 mod gate;
 mod llm;
 mod message;
@@ -15,6 +16,7 @@ mod tool;
 
 pub use agent::*;
 pub use fanout::*;
+pub use diagnostics::*;
 pub use gate::*;
 pub use llm::*;
 pub use message::*;

@@ -13,6 +13,8 @@ mod git;
 mod gate;
 // ag-read.
 mod read;
+// ag-lsp and diagnostics after a change: real language servers, and fake ones that hang or crash.
+mod lsp;
 // ag-fetch: pages as markdown, inward addresses refused, bounds, keys in URLs.
 mod fetch;
 // ag-browser: a scripted model drives Chromium on local pages; confinement; no orphan after kill -9.
