@@ -5,8 +5,8 @@
 //! them. This module imports nothing else from the library.
 
 mod agent;
-mod fanout;
 mod diagnostics;
+mod fanout;
 mod gate;
 mod llm;
 mod message;
@@ -15,8 +15,8 @@ mod session;
 mod tool;
 
 pub use agent::*;
-pub use fanout::*;
 pub use diagnostics::*;
+pub use fanout::*;
 pub use gate::*;
 pub use llm::*;
 pub use message::*;
