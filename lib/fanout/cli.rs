@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 
-use super::{BIN, parallel, results, slurm, task};
+use super::{BIN, one_task, parallel, results, slurm};
 use crate::cli::{ExitStatus, error_line};
 
 /// Many ag-loop sessions from a tasks file: on GNU parallel (here or over
@@ -159,7 +159,7 @@ fn run(args: Args) -> ExitStatus {
             );
             return ExitStatus::Input;
         };
-        return task::run(&PathBuf::from(tasks), n, args.results_dir.as_deref());
+        return one_task::run(&PathBuf::from(tasks), n, args.results_dir.as_deref());
     }
     let Some((tasks, before)) = args.rest.split_last() else {
         error_line(

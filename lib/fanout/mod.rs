@@ -1,5 +1,5 @@
 //! `ag-fanout`: many ag-loop sessions from a tasks file. This room owns the
-//! tasks-file format (`tasks.rs`), what one task does (`task.rs`: one
+//! tasks-file format (`tasks_file.rs`), what one task does (`one_task.rs`: one
 //! ag-loop session in its directory, its diff through `snapshot.rs`, one
 //! result line), the result lines and the summary (`results.rs`), and the
 //! engines that run the tasks: GNU parallel (`parallel.rs`) and a Slurm
@@ -8,12 +8,12 @@
 //! is theirs.
 
 pub mod cli;
+mod one_task;
 mod parallel;
 mod results;
 mod slurm;
 mod snapshot;
-mod task;
-mod tasks;
+mod tasks_file;
 
 pub use cli::{Args, main};
 

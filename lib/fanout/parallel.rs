@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::BIN;
 use super::results::{Summary, describe, print_line};
-use super::tasks::TasksFile;
+use super::tasks_file::TasksFile;
 use crate::cli::{ExitStatus, Signal, error_line, note};
 use crate::proc::{CaptureLimit, Command, Input, LineLimits};
 

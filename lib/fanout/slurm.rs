@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::BIN;
 use super::parallel::shell_quote;
 use super::results::{self, Summary, describe, print_line};
-use super::tasks::TasksFile;
+use super::tasks_file::TasksFile;
 use crate::cli::{ExitStatus, Signal, error_line, note};
 use crate::proc::{CaptureLimit, Command, Output};
 use crate::protocol::{FanoutRecord, FanoutResult};

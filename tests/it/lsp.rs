@@ -270,7 +270,7 @@ fn pyright_an_edit_that_breaks_a_type_says_so_and_the_fix_clears_it() {
     env.write("pyproject.toml", "[project]\nname = \"zoo\"\n");
     env.write("animals.py", ANIMALS);
     // An error already there is counted, not listed.
-    env.write("main.py", &format!("{MAIN}\n\nlegacy: int = \"old\"\n"));
+    env.write("main.py", format!("{MAIN}\n\nlegacy: int = \"old\"\n"));
     let s = Session::new();
     let (broke, fixed, details) = break_and_fix(
         &env,

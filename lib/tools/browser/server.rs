@@ -126,7 +126,7 @@ impl Handler {
             .as_ref()
             .is_some_and(|j| j.send((line.to_string(), tx)).is_ok());
         let mut reply = None;
-        while sent {
+        while sent && reply.is_none() {
             match rx.recv_timeout(Duration::from_millis(100)) {
                 Ok(r) => {
                     reply = Some(r);

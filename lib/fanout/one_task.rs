@@ -12,7 +12,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::snapshot::Snapshot;
-use super::tasks::{Task, TasksFile};
+use super::tasks_file::{Task, TasksFile};
 use super::{BIN, results};
 use crate::cli::{ExitStatus, error_line};
 use crate::proc::{Cancel, CaptureLimit, Command, Output, TerminationGuard};
@@ -57,7 +57,7 @@ pub fn run(tasks_path: &Path, n: u64, results_dir: Option<&Path>) -> ExitStatus 
         );
         return ExitStatus::Input;
     }
-    if !super::tasks::is_task(&tasks.lines[n as usize - 1]) {
+    if !super::tasks_file::is_task(&tasks.lines[n as usize - 1]) {
         return ExitStatus::Success; // a blank or comment line: no task, no result
     }
     // Ended by the engine (an interrupt, a time limit): ag-loop is stopped,
