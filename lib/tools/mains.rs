@@ -74,6 +74,14 @@ pub fn ls() -> ExitCode {
     tool_main::<super::ls::LsTool>()
 }
 
+/// ag-lsp, which is also the warm host of the session's language servers.
+pub fn lsp() -> ExitCode {
+    if let Some(code) = super::lsp::host::serve_main() {
+        return code;
+    }
+    tool_main::<super::lsp::LspTool>()
+}
+
 /// ag-notify.
 pub fn notify() -> ExitCode {
     tool_main::<super::notify::NotifyTool>()

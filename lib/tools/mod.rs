@@ -14,6 +14,7 @@ pub mod git;
 pub mod globs;
 pub mod grep;
 pub mod ls;
+pub mod lsp;
 pub mod mains;
 pub(crate) mod matching;
 pub mod notify;

@@ -190,6 +190,72 @@ pub const OFFERED: &[Offered] = &[
         capability: "commit",
     },
     Offered {
+        name: "lsp_diagnostics",
+        tool: "lsp",
+        label: "Diagnostics",
+        description: "The errors and warnings the language server finds in files.",
+        fields: &["paths"],
+        required: &["paths"],
+        fixed: r#"{"action":"diagnostics"}"#,
+        read_only: true,
+        capability: "lsp",
+    },
+    Offered {
+        name: "lsp_definition",
+        tool: "lsp",
+        label: "Go to Definition",
+        description: "Where a symbol is defined, by the language server: symbol as the file writes it, line where it is used (or Class.method).",
+        fields: &["file_path", "symbol", "line"],
+        required: &["file_path", "symbol"],
+        fixed: r#"{"action":"definition"}"#,
+        read_only: true,
+        capability: "lsp",
+    },
+    Offered {
+        name: "lsp_references",
+        tool: "lsp",
+        label: "Find References",
+        description: "Every use of a symbol in the project, by the language server (not a text search: a method of the same name on another class is left out). symbol as the file writes it, line where it is.",
+        fields: &["file_path", "symbol", "line"],
+        required: &["file_path", "symbol"],
+        fixed: r#"{"action":"references"}"#,
+        read_only: true,
+        capability: "lsp",
+    },
+    Offered {
+        name: "lsp_hover",
+        tool: "lsp",
+        label: "Symbol Info",
+        description: "A symbol's type and documentation, by the language server.",
+        fields: &["file_path", "symbol", "line"],
+        required: &["file_path", "symbol"],
+        fixed: r#"{"action":"hover"}"#,
+        read_only: true,
+        capability: "lsp",
+    },
+    Offered {
+        name: "lsp_symbols",
+        tool: "lsp",
+        label: "File Outline",
+        description: "A file's classes, functions, methods and other symbols with their lines.",
+        fields: &["file_path"],
+        required: &["file_path"],
+        fixed: r#"{"action":"symbols"}"#,
+        read_only: true,
+        capability: "lsp",
+    },
+    Offered {
+        name: "lsp_workspace_symbols",
+        tool: "lsp",
+        label: "Find Symbol",
+        description: "The project's symbols (classes, functions, ...) whose name matches query, with where they are.",
+        fields: &["query"],
+        required: &["query"],
+        fixed: r#"{"action":"symbols"}"#,
+        read_only: true,
+        capability: "lsp",
+    },
+    Offered {
         name: "todo",
         tool: "todo",
         label: "Task List",
@@ -464,7 +530,14 @@ pub fn mode_of(tool: &str, arguments: &Value) -> Option<&'static Offered> {
         "edit" if given("code_edit") => "edit_sketch",
         "edit" if given("line_edits") => "edit_lines",
         "edit" if given("edits") => "multi_edit",
-        "git" | "todo" | "browser" => {
+        "lsp" if arguments.get("action").and_then(Value::as_str) == Some("symbols") => {
+            if given("query") {
+                "lsp_workspace_symbols"
+            } else {
+                "lsp_symbols"
+            }
+        }
+        "git" | "todo" | "browser" | "lsp" => {
             let action = arguments.get("action").and_then(Value::as_str)?;
             return of_tool(tool).find(|o| o.fixed_value("action").as_deref() == Some(action));
         }

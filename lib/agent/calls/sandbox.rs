@@ -320,6 +320,11 @@ impl Plan {
                 })?;
                 policy.write.push(dir);
             }
+            // A tool may start a warm helper (ag-lsp's language servers),
+            // which binds its socket there.
+            if let Ok(dir) = crate::proc::warm::root() {
+                policy.write.push(dir);
+            }
         }
         let Some(prepared) = self.prepare(&policy)? else {
             return Ok(None);
