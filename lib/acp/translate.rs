@@ -258,10 +258,54 @@ impl Translator {
                     out.push(SessionUpdate::Plan(plan));
                 }
             }
-            AgentEvent::TurnEnd { message, .. } => {
+            AgentEvent::TurnEnd {
+                message,
+                tool_results,
+            } => {
                 self.usage.add(&message.usage);
                 if let Some(u) = self.usage_update(message) {
                     out.push(SessionUpdate::UsageUpdate(u));
+                }
+                // A tool's pictures (ag-browser's screenshots) come only
+                // with the turn's results: the call's content is sent
+                // again, its text and then the pictures as image content.
+                for r in tool_results {
+                    let images: Vec<ToolCallContent> = r
+                        .content
+                        .iter()
+                        .filter_map(|b| match b {
+                            AgBlock::Image { data, mime_type } => {
+                                Some(ToolCallContent::from(ContentBlock::Image(
+                                    ImageContent::new(data.clone(), mime_type.clone()),
+                                )))
+                            }
+                            _ => None,
+                        })
+                        .collect();
+                    if images.is_empty() {
+                        continue;
+                    }
+                    let text: Vec<&str> = r
+                        .content
+                        .iter()
+                        .filter_map(|b| match b {
+                            AgBlock::Text { text } => Some(text.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    let mut content = tools::result_content(
+                        &r.tool_name,
+                        &Value::Null,
+                        &text.join("\n"),
+                        &r.details,
+                        r.is_error,
+                        &self.cwd,
+                    );
+                    content.extend(images);
+                    out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                        r.tool_call_id.clone(),
+                        ToolCallUpdateFields::new().content(content),
+                    )));
                 }
             }
             AgentEvent::AgentEnd { .. } | AgentEvent::Interrupted => {}

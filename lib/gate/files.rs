@@ -59,6 +59,16 @@ pub fn analyse_file_call(tool: &str, args: &Map<String, Value>, place: &Place) -
         }
         out.paths.push(path);
     }
+    // ag-browser's `evaluate` (`browser_evaluate` as the model sees it):
+    // the page's JavaScript, with all the page may do.
+    if tool == "browser" && args.get("action").and_then(Value::as_str) == Some("evaluate") {
+        let code = args
+            .get("expression")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let shown: String = code.chars().take(200).collect();
+        push(&mut out, Danger::PageScript, &shown, None);
+    }
     if tool == "delete" && args.get("recursive") == Some(&Value::Bool(true)) {
         let shown = named.first().map_or("", String::as_str);
         let path = out.paths.first().cloned();
@@ -126,6 +136,21 @@ mod tests {
 
     fn dangers(a: &Analysis) -> Vec<Danger> {
         a.findings.iter().map(|f| f.danger).collect()
+    }
+
+    #[test]
+    fn javascript_in_the_browser_is_flagged_and_the_other_browser_calls_not() {
+        let a = analyse(
+            "browser",
+            json!({"action": "evaluate", "expression": "document.cookie"}),
+        );
+        assert_eq!(dangers(&a), vec![Danger::PageScript]);
+        assert_eq!(
+            a.findings[0].describe(),
+            "runs JavaScript in the browser's page: `document.cookie`"
+        );
+        let a = analyse("browser", json!({"action": "click", "ref": "e1"}));
+        assert!(a.findings.is_empty());
     }
 
     #[test]

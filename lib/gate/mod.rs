@@ -84,6 +84,9 @@ pub enum Danger {
     KillAll,
     /// `crontab -r`, `crontab file`: replaces or removes the user's crontab.
     Crontab,
+    /// ag-browser's `evaluate`: JavaScript run in a page, with the page's
+    /// rights (its cookies, its forms, its requests).
+    PageScript,
 }
 
 impl Danger {
@@ -114,6 +117,7 @@ impl Danger {
             Danger::GitHooks => "changes git's hooks or settings, which run commands later",
             Danger::KillAll => "kills every process it can reach",
             Danger::Crontab => "replaces or removes the user's crontab",
+            Danger::PageScript => "runs JavaScript in the browser's page",
         }
     }
 }

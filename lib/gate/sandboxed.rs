@@ -38,6 +38,8 @@ pub fn passes(danger: Danger, sandbox: &GateSandbox) -> bool {
         HardReset | GitClean | DiscardChanges | StashDrop | BranchDelete | HistoryLoss => read_only,
         ForcePush | RemoteDelete | Privilege | WorldWritable | RecursiveChown | Shutdown
         | KillAll | ForkBomb | PipedScript | Unchecked | TooDeep => false,
+        // The page's own rights, which no sandbox of ag's reaches.
+        PageScript => false,
     }
 }
 

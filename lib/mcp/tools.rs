@@ -278,7 +278,7 @@ impl ToolCommand {
     ) -> ToolResult {
         // The tool is never given the keys, so it cannot see one in its
         // URL: the server looks before the call runs.
-        if self.program.label() == "ag-fetch"
+        if matches!(self.program.label(), "ag-fetch" | "ag-browser")
             && let Some(message) = crate::tools::fetch::secrets::refusal_of_call(arguments)
         {
             return exec::error_result(id, crate::tools::fetch::secrets::CODE, message);

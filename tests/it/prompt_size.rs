@@ -173,6 +173,8 @@ fn a_small_context_window_gets_the_small_set_unless_a_list_is_given() {
         c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()]);
         c.args(["--json", "--no-gate", "--no-session"]);
         c.env("AG_CONTEXT_WINDOW", window);
+        // No Chromium: `full` named adds no browser tools here.
+        c.env("AG_BROWSER", "/nonexistent/chromium");
         c.args(extra);
         c.arg("go");
         let r = run(c, None);
@@ -198,4 +200,25 @@ fn a_small_context_window_gets_the_small_set_unless_a_list_is_given() {
     assert_eq!(larger.len(), 16, "{larger:?}");
     let (named, _) = first("200000", &["--tools", "small"]);
     assert_eq!(named, small);
+}
+
+#[test]
+fn the_browser_tools_cost_is_measured_and_kept_out_of_the_default() {
+    // Seventeen tools, one per action (issue 46): measured here so that
+    // the figure in docs/tools.md stays true. With them the default first
+    // request would pass the budget, so `full` adds them only when named.
+    let (_, minimal, _) = first_request(&["--tools", "minimal"]);
+    let (_, with, request) = first_request(&["--tools", "minimal,browser_automation"]);
+    let names = request["tools"].as_array().unwrap().len();
+    assert_eq!(names, 17 + 17, "{}", request["tools"]);
+    let cost = with - minimal;
+    assert!(
+        (4_000..=4_700).contains(&cost),
+        "the browser's tools cost {cost} characters"
+    );
+    let (system, tools, _) = first_request(&[]);
+    assert!(
+        system + tools + cost > BUDGET,
+        "they would fit: reconsider the default"
+    );
 }

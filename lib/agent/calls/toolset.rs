@@ -424,7 +424,7 @@ impl ToolSpec {
     ) -> ToolResult {
         // The tool is never given the keys, so it cannot see one in its
         // URL: the loop looks before the call runs.
-        if self.is_fetch()
+        if (self.is_fetch() || self.is_browser())
             && let Some(args) = arguments.as_object()
             && let Some(message) = crate::tools::fetch::secrets::refusal_of_call(args)
         {

@@ -18,6 +18,10 @@
 /// named (`--tools full,fetch`): its definition would take the default
 /// first request past its budget (tests/it/prompt_size.rs), and it is of
 /// use only in a run whose network policy names hosts (`--allow-host`).
+/// ag-browser's tools (`browser`, or seed 003's `browser_automation`) come
+/// with `full` named in a list where Chromium is found, or when named;
+/// their seventeen definitions would take the default first request past
+/// its budget too (tests/it/prompt_size.rs).
 pub const DEFAULT_TOOLS: &[&str] = &[
     "read",
     "write",
@@ -41,7 +45,10 @@ pub const DEFAULT_TOOLS: &[&str] = &[
 /// The sets a tool list may name (seed 003's `full`, `minimal` and `chat`,
 /// and two of ag's own), each with what it holds, for help and errors.
 pub const SETS: &[(&str, &str)] = &[
-    ("full", "minimal and the installed CLI agents; the default"),
+    (
+        "full",
+        "minimal and the installed CLI agents; the default; named, it adds the browser's tools where Chromium is found",
+    ),
     (
         "minimal",
         "read, write, edit, edit_lines, patch, delete, bash (commands; its jobs only by name), grep, find, ls, todo, git_status, git_diff, git_log, git_commit, notify, ask",

@@ -45,6 +45,10 @@ pub struct Env {
     pub interactive: bool,
     /// The CLI agent tools that are installed, which `full` adds.
     pub cli_agents: Vec<String>,
+    /// Whether a Chromium is found: a tool list that names `full` then
+    /// adds ag-browser's tools (the default set does not: see
+    /// [`crate::agent::config::named_sets::DEFAULT_TOOLS`]).
+    pub browser: bool,
     /// Whether stdin is a pipe, socket or terminal, where a client may
     /// answer questions, rather than a file or /dev/null.
     pub stdin_live: bool,
@@ -61,6 +65,7 @@ impl Env {
             stdout_tty: std::io::stdout().is_terminal(),
             interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
             cli_agents: crate::agent::delegation::cli_agents::installed(),
+            browser: crate::tools::browser::launch::available(),
             stdin_live: stdin_live(),
         }
     }
@@ -259,9 +264,16 @@ impl LoopConfig {
             _ => None,
         };
         let (tool_set, tools_explicit) = tool_set(args, config, flagged, own, resumed);
+        // `full` named in a list adds the browser's tools when Chromium is
+        // there; the default (`full` unnamed) leaves them out, as their
+        // definitions would take the first request past its budget.
+        let mut full_extras = env.cli_agents.clone();
+        if tool_set.is_some() && env.browser {
+            full_extras.extend(crate::tools::offer::expand_binary("browser"));
+        }
         let mut tools = expand(
             tool_set.as_deref().unwrap_or(&["full".to_string()]),
-            &env.cli_agents,
+            &full_extras,
         );
         let questions = questions(args, config, env)?;
         // A question nobody can answer costs a turn and every request the
@@ -677,6 +689,29 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.tools.last().map(String::as_str), Some("codex_cli"));
+        // Where Chromium is found, `full` named adds the browser's tools;
+        // the default set stays without them.
+        let env = Env {
+            browser: true,
+            ..Env::default()
+        };
+        let with = |flags: &[&str]| {
+            LoopConfig::resolve(
+                &args(flags),
+                &Config::default(),
+                None,
+                &env,
+                &Resumed::default(),
+            )
+            .unwrap()
+            .tools
+        };
+        assert!(
+            with(&["--tools", "full"])
+                .iter()
+                .any(|t| t == "browser_navigate")
+        );
+        assert!(!with(&[]).iter().any(|t| t.starts_with("browser_")));
     }
 
     #[test]

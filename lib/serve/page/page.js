@@ -469,6 +469,19 @@
         view.turn += 1;
         break;
       case "turn_end":
+        // A tool's pictures (ag-browser's screenshots) under its call.
+        for (const r of e.tool_results || []) {
+          const shots = (r.content || []).filter((b) => b.type === "image" && b.data);
+          if (!shots.length) continue;
+          const t = tool(view, r.tool_call_id, r.tool_name, null);
+          for (const b of shots) {
+            const img = el("img", "shot");
+            img.src = "data:" + b.mime_type + ";base64," + b.data;
+            img.alt = r.tool_name + " image";
+            t.box.appendChild(img);
+          }
+        }
+        break;
       case "tool_execution_update":
         break;
       case "note":

@@ -59,13 +59,13 @@ impl Rules {
         };
         match net.reach(&host) {
             Ok(policy::Reach::Named) => None,
-            Ok(policy::Reach::Public) => {
-                policy::literal_address(url)
-                    .and_then(policy::inward)
-                    .map(|kind| format!(
+            Ok(policy::Reach::Public) => policy::literal_address(url)
+                .and_then(policy::inward)
+                .map(|kind| {
+                    format!(
                         "`{host}` is {kind}; the browser reaches such addresses only when the network policy names them (ag-loop --allow-host {host})"
-                    ))
-            }
+                    )
+                }),
             Err(_) => Some(named_only()),
         }
     }

@@ -25,7 +25,8 @@ const COMMANDS: &[&str] = &[
 /// How long Chromium gets to say where it listens.
 const START_LIMIT: Duration = Duration::from_secs(20);
 
-/// The browser to start: `$AG_BROWSER`, else the first of [`COMMANDS`]
+/// The browser to start: `$AG_BROWSER`, else the first of `chromium`,
+/// `chromium-browser`, `google-chrome` and `google-chrome-stable` found
 /// on `PATH`; the error names the package to install.
 pub fn find() -> Result<PathBuf, String> {
     if let Some(b) = std::env::var_os(BROWSER_ENV).filter(|b| !b.is_empty()) {

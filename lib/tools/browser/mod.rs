@@ -121,52 +121,63 @@ pub struct BrowserArgs {
     /// or a file path inside the workspace.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "")]
     pub url: Option<String>,
     /// An element's ref from the latest snapshot (e3).
     #[arg(long = "ref", value_name = "REF")]
     #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "")]
     pub element: Option<String>,
     /// For type: the text (it replaces what the field held). For wait:
     /// the text to wait for.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "")]
     pub text: Option<String>,
     /// For type: press Enter after the text.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(description = "")]
     pub submit: bool,
     /// A key: Enter, Tab, Escape, Backspace, ArrowDown, a character, or
     /// with modifiers (Control+a, Shift+Tab).
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "")]
     pub key: Option<String>,
     /// The options to choose, by value or by label.
     #[arg(long = "value", value_name = "VALUE")]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(description = "")]
     pub values: Vec<String>,
     /// For wait: seconds to wait at most (default 10, at most 60).
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 60))]
+    #[schemars(description = "")]
     pub timeout: Option<f64>,
     /// For screenshot: the whole page, not just the viewport.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(description = "")]
     pub full_page: bool,
     /// For evaluate: JavaScript, an expression or a function body's value
     /// (a promise is awaited).
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "")]
     pub expression: Option<String>,
     /// A tab's number, as tab_list shows it.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
+    #[schemars(description = "")]
     pub tab: Option<u32>,
     /// For snapshot: the line to start from, to read on in a long page.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
+    #[schemars(description = "")]
     pub offset: Option<u64>,
     /// For screenshot from a shell: write the PNG to FILE rather than
     /// into the result.
@@ -218,6 +229,16 @@ the working directory. Chromium is $AG_BROWSER, else chromium or google-chrome o
 
     fn run(ctx: &Context, args: BrowserArgs) -> Result<ToolOutput, ToolError> {
         check(&args)?;
+        // A key in a URL never leaves (run by hand, the keys are in this
+        // process's environment; under ag-loop the loop looks first).
+        if let Some(url) = &args.url
+            && let Some(message) = crate::tools::fetch::secrets::refusal(
+                url,
+                &crate::llm::keys::Redactor::for_this_machine(),
+            )
+        {
+            return Err(ToolError::new(crate::tools::fetch::secrets::CODE, message));
+        }
         let workspace = ctx.root.clone().unwrap_or_else(|| ctx.cwd.clone());
         let mut hosts: Vec<String> = std::env::var(crate::tools::fetch::policy::HOSTS_ENV)
             .map(|l| {
@@ -355,13 +376,42 @@ fn output(args: &BrowserArgs, reply: Reply) -> Result<ToolOutput, ToolError> {
                     m.insert("out".into(), json!(path.display().to_string()));
                 }
             }
-            None => out.images.push(ImageData {
-                data: png,
-                mime_type: "image/png".into(),
-            }),
+            None => {
+                // In a session the picture is kept in the session's
+                // directory too, so that a front end without pictures
+                // (ag-tui) can name the file.
+                if let Some(path) = keep_in_session(&png) {
+                    out.output = format!("{} Saved as {}.", out.output, path.display());
+                    if let Value::Object(m) = &mut out.details {
+                        m.insert("file".into(), json!(path.display().to_string()));
+                    }
+                }
+                out.images.push(ImageData {
+                    data: png,
+                    mime_type: "image/png".into(),
+                });
+            }
         }
     }
     Ok(out)
+}
+
+/// Writes a screenshot to `$AG_SESSION_DIR/screenshots/`, when ag-loop
+/// runs the call in a session; its path, or `None`.
+fn keep_in_session(png: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("AG_SESSION_DIR").filter(|d| !d.is_empty())?;
+    let dir = PathBuf::from(dir).join("screenshots");
+    std::fs::create_dir_all(&dir).ok()?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(png.as_bytes())
+        .ok()?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    let path = dir.join(format!("screenshot-{stamp}.png"));
+    crate::fsutil::write_atomic(&path, None, &bytes, || Ok(true)).ok()?;
+    Some(path)
 }
 
 /// The server's error codes, as the static strings a [`ToolError`] holds.

@@ -128,10 +128,7 @@ impl Handler {
         let mut reply = None;
         while sent && reply.is_none() {
             match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok(r) => {
-                    reply = Some(r);
-                    break;
-                }
+                Ok(r) => reply = Some(r),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                     // The session is over: nobody waits for this answer.
                     if crate::proc::warm::ending() {

@@ -42,7 +42,7 @@ pub fn refusal(url: &str, secrets: &Redactor) -> Option<String> {
         })?;
     let shown = secrets.text(&form);
     Some(format!(
-        "The URL holds the value of `{name}`, a secret that ag keeps from the tools, so nothing was requested: a key never leaves in a URL. Call fetch again without it: {}",
+        "The URL holds the value of `{name}`, a secret that ag keeps from the tools, so nothing was requested: a key never leaves in a URL. Call again without it: {}",
         serde_json::json!({ "url": shown })
     ))
 }
