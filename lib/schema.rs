@@ -166,5 +166,6 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("session-record.json", document::<protocol::SessionRecord>()),
         ("serve-request.json", document::<protocol::ServeRequest>()),
         ("serve-message.json", document::<protocol::ServeMessage>()),
+        ("fanout-record.json", document::<protocol::FanoutRecord>()),
     ]
 }

@@ -76,6 +76,12 @@ pub use secrets::{hide_own_environment, hide_own_environment_or_warn, withheld_e
 pub use signals::{TerminationGuard, termination_signal};
 pub use strays::end_adopted;
 pub use tree::{foreign_group_alive, process_alive, session_of, signal_group, signal_process};
+/// The environment variable that marks a child for this process's
+/// watchdog (see `watchdog.rs`). Work handed to another system that
+/// outlives this process on purpose, but inherits the environment (a Slurm
+/// job on this machine, exported by sbatch), must drop it, as detached
+/// children do.
+pub const WATCHDOG_VAR: &str = watchdog::VAR;
 
 /// Time a group gets between SIGTERM and SIGKILL, unless a command says
 /// otherwise ([`Command::grace`]); also the watchdog's.

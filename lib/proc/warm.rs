@@ -352,6 +352,16 @@ where
         Ok(g) => g,
         Err(e) => return fail(format!("cannot install signal handlers: {e}")),
     };
+    // Watches the session while a request runs too (see `ending`).
+    {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            while !cancel.is_cancelled() && owner.is_none_or(super::process_alive) {
+                std::thread::sleep(WATCH_EVERY);
+            }
+            ENDING.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+    }
     let pid_path = sock.with_extension("pid");
     let log_path = sock.with_extension("log");
     let mut handler = match make() {
@@ -465,10 +475,29 @@ fn write_pid(path: &Path, pid: u32) -> io::Result<()> {
     fs::rename(&tmp, path)
 }
 
-/// The private directory the helpers' sockets live in, made when missing:
-/// a sandbox that confines the tools which start helpers lets them write
-/// here (binding a socket is a write).
-pub fn private_root() -> io::Result<PathBuf> {
+/// Set in a server once its session is over (the owner gone, SIGTERM),
+/// even while a request is being answered: see [`ending`].
+static ENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// In a warm server: whether it is ending. The server notices between two
+/// requests by itself; a handler whose request may take long (a page that
+/// does not load) looks here while it waits, gives up at once, and ends
+/// what the request was doing, so that the server's end is not held up by
+/// a request nobody waits for any more.
+pub fn ending() -> bool {
+    ENDING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The private directory the helpers' sockets, locks and logs live in,
+/// made when missing: a sandbox that confines a helper's calls lets them
+/// write here (see `agent/calls/sandbox.rs`), or the call could not start
+/// the helper nor reach it.
+pub fn root() -> io::Result<PathBuf> {
+    private_root()
+}
+
+/// The private directory the helpers' sockets live in, made when missing.
+fn private_root() -> io::Result<PathBuf> {
     let uid = nix::unistd::getuid().as_raw();
     let root = match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         Some(d) if Path::new(&d).is_dir() => PathBuf::from(d).join("ag-warm"),

@@ -2,6 +2,7 @@
 //! [`crate::tool_protocol::tool_main`], through its entry point in [`mains`].
 
 pub mod bash;
+pub mod browser;
 pub mod budget;
 pub mod cli_agent;
 pub mod delete;

@@ -152,3 +152,58 @@ def make_sessions(d, dir_, bin_dir, log):
             f.write(lines[1])
             size += len(lines[1])
     shutil.rmtree(rec, ignore_errors=True)
+
+
+TREE_FILES = 100_000
+TREE_VERSION = "1"
+
+
+def tree(dir_, log):
+    """A source tree of 100,000 files (about 210 MB) for the search cases:
+    100 packages of 10 modules of 100 files, each file 30 to 90 lines of
+    Rust-like code, with a `.gitignore` in every package that leaves out
+    its `target/` (another 10 files each, which a search must skip). Three
+    files hold `TREE_RARE_MARKER`; every file has a few `fn name(` lines.
+    Generated once, with a fixed seed, under `dir_/tree100k` (its STAMP
+    names the generator's version); returns the tree's path."""
+    import random
+
+    top = Path(dir_) / "tree100k"
+    stamp = top / "STAMP"
+    if stamp.exists() and stamp.read_text() == TREE_VERSION:
+        return top
+    log(f"generating a tree of {TREE_FILES:,} files")
+    shutil.rmtree(top, ignore_errors=True)
+    part = Path(dir_) / "tree100k.part"
+    shutil.rmtree(part, ignore_errors=True)
+    rng = random.Random(50)
+    words = ["buffer", "index", "count", "state", "reader", "entry", "token", "config", "path", "value", "frame", "limit"]
+    rare = {1234, 56_789, 99_001}
+    n = 0
+    for p in range(100):
+        pkg = part / f"pkg{p:03d}"
+        (pkg / "target").mkdir(parents=True)
+        (pkg / ".gitignore").write_text("/target/\n")
+        for t in range(10):
+            (pkg / "target" / f"gen{t}.rs").write_text("fn generated() {}\n// TREE_RARE_MARKER in an ignored file\n")
+        for m in range(10):
+            mod = pkg / "src" / f"mod{m:02d}"
+            mod.mkdir(parents=True)
+            for f in range(100):
+                lines = [f"//! Module {p}/{m}/{f}.", "use std::collections::HashMap;", ""]
+                for i in range(rng.randint(6, 18)):
+                    a, b = rng.choice(words), rng.choice(words)
+                    lines += [
+                        f"pub fn {a}_{b}_{i}(input: &[u8], {b}: usize) -> Option<usize> {{",
+                        f"    let {a} = input.len().checked_sub({b})?;",
+                        f"    if {a} > {rng.randint(1, 9999)} {{ return None; }}",
+                        f"    Some({a} + {i})",
+                        "}",
+                    ]
+                if n in rare:
+                    lines.append("const TREE_RARE_MARKER: u32 = 7;")
+                (mod / f"file{f:03d}.rs").write_text("\n".join(lines) + "\n")
+                n += 1
+    part.rename(top)
+    stamp.write_text(TREE_VERSION)
+    return top

@@ -42,6 +42,7 @@ fn all_commands() -> Vec<clap::Command> {
         <ag::tui::Args as clap::CommandFactory>::command(),
         <ag::acp::Args as clap::CommandFactory>::command(),
         <ag::serve::Args as clap::CommandFactory>::command(),
+        <ag::fanout::Args as clap::CommandFactory>::command(),
     ]
 }
 

@@ -257,6 +257,56 @@ fn context_lines_and_breaks() {
     assert_eq!(r["error_code"], "grep.bad_context");
 }
 
+/// Files are read whole to number only the lines shown, except a file over
+/// 4 MiB (searched as a stream, numbered by the searcher) and one with a
+/// byte-order mark (transcoded as a stream); a NUL byte anywhere makes a
+/// file binary, far into it too. Each way gives the same lines and numbers.
+#[test]
+fn large_files_byte_order_marks_and_late_nul_bytes() {
+    let env = Env::new();
+    let filler = "some ordinary text of a line\n";
+    // 5 MiB of lines, a match on line 3 and one near the end.
+    let lines = 5 * 1024 * 1024 / filler.len();
+    let mut big = String::new();
+    for i in 1..=lines {
+        big.push_str(if i == 3 || i == lines - 1 {
+            "needle here\n"
+        } else {
+            filler
+        });
+    }
+    env.write("big.txt", big.clone());
+    // The same text, small: only the lines up to the second match.
+    let small: String = big.split_inclusive('\n').take(lines - 1).collect();
+    env.write("small.txt", small);
+    // UTF-16LE with its mark: the match is on line 2.
+    let mut utf16 = vec![0xFF, 0xFE];
+    for unit in "first\r\nneedle in utf-16\r\n".encode_utf16() {
+        utf16.extend_from_slice(&unit.to_le_bytes());
+    }
+    env.write("wide.txt", utf16);
+    // A NUL past the first 64 KiB still makes the file binary.
+    let mut late = "needle early\n".repeat(10);
+    late.push_str(&filler.repeat(100 * 1024 / filler.len()));
+    late.push('\0');
+    env.write("late-nul.txt", late);
+    let r = grep(&env, json!({"query": "needle", "context": 1}));
+    let far = lines - 1;
+    let text = out(&r);
+    for expected in [
+        "big.txt:3: needle here\n".to_string(),
+        format!("big.txt:{far}: needle here\nbig.txt-{}- some", far + 1),
+        "small.txt-2- some ordinary text of a line\nsmall.txt:3: needle here\n".to_string(),
+        format!("small.txt:{far}: needle here\n"),
+        "wide.txt-1- first\nwide.txt:2: needle in utf-16\n".to_string(),
+    ] {
+        assert!(text.contains(&expected), "{expected:?} not in {text}");
+    }
+    assert!(!text.contains("late-nul"), "{text}");
+    assert_eq!(r["details"]["binary_files_skipped"], 1, "{r}");
+    assert_eq!(r["details"]["total_matches"], 5, "{r}");
+}
+
 #[test]
 fn long_lines_are_cut_around_the_match() {
     let env = Env::new();

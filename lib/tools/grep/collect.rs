@@ -1,16 +1,20 @@
 //! The parallel search: one visitor per walker thread, each with its own
-//! searcher and matcher, keeping only the files that can still be among the
-//! first `cap` matches in path order. That bound keeps memory small on huge
-//! trees and makes the output the same whatever order the threads finish in.
+//! searchers, matcher and read buffer, keeping only the files that can still
+//! be among the first `cap` matches in path order. That bound keeps memory
+//! small on huge trees and makes the output the same whatever order the
+//! threads finish in.
 
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use grep_regex::RegexMatcher;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::{DirEntry, WalkParallel};
 
-use super::sink::{FileSink, HitLine};
+use super::sink::{FileSink, HitLine, Kept};
+use super::whole::{self, Taken};
 use crate::tool_protocol::Context;
 use crate::tools::globs::PathGlobs;
 use crate::tools::walk::{FileVisitor, WalkErrors, relative, visit_files};
@@ -108,12 +112,22 @@ impl Shared<'_> {
             // Each thread gets its own matcher, as ripgrep does, so that
             // threads do not contend for the regex's scratch space.
             matcher: self.matcher.clone(),
-            searcher: SearcherBuilder::new()
+            streams: SearcherBuilder::new()
                 .line_number(true)
                 .binary_detection(BinaryDetection::quit(b'\x00'))
                 .before_context(self.context)
                 .after_context(self.context)
                 .build(),
+            // The whole text's search: its binary check is made before
+            // (over the whole file, as a stream's is), its lines are
+            // numbered by the sink.
+            wholes: SearcherBuilder::new()
+                .line_number(false)
+                .binary_detection(BinaryDetection::none())
+                .before_context(self.context)
+                .after_context(self.context)
+                .build(),
+            buf: Vec::new(),
             found: Found::default(),
         });
         let mut all = Found::default();
@@ -128,8 +142,63 @@ impl Shared<'_> {
 struct Visitor<'s, 'a> {
     shared: &'s Shared<'a>,
     matcher: RegexMatcher,
-    searcher: Searcher,
+    /// Searches a stream and numbers its lines: a file too large to read
+    /// whole, or one with a byte-order mark (transcoded as it is read).
+    streams: Searcher,
+    /// Searches a file's whole text without numbering lines.
+    wholes: Searcher,
+    /// The thread's read buffer (see [`whole::read`]).
+    buf: Vec<u8>,
     found: Found,
+}
+
+impl Visitor<'_, '_> {
+    /// Searches `file` into `sink` as [`super::whole`] explains: whole
+    /// when it is small, as a stream (the bytes already read, then the
+    /// rest) when it is not.
+    fn search(&mut self, file: &File, cap: usize) -> io::Result<Kept> {
+        let context = self.shared.context as u64;
+        let Visitor {
+            matcher,
+            streams,
+            wholes,
+            buf,
+            ..
+        } = self;
+        let matcher = &*matcher;
+        match whole::read(file, buf)? {
+            Taken::All(n) => {
+                let text = &buf[..n];
+                if has_bom(text) {
+                    // Transcoded by the searcher, as a stream's would be.
+                    let mut sink = FileSink::new(matcher, cap, context);
+                    streams.search_slice(matcher, text, &mut sink)?;
+                    Ok(sink.finish())
+                } else if memchr::memchr(0, text).is_some() {
+                    Ok(Kept {
+                        binary: true,
+                        ..Kept::default()
+                    })
+                } else {
+                    let mut sink = FileSink::counting(matcher, cap, context, text);
+                    wholes.search_slice(matcher, text, &mut sink)?;
+                    Ok(sink.finish())
+                }
+            }
+            Taken::Head(n) => {
+                let mut sink = FileSink::new(matcher, cap, context);
+                let stream = io::Cursor::new(&buf[..n]).chain(file);
+                streams.search_reader(matcher, stream, &mut sink)?;
+                Ok(sink.finish())
+            }
+        }
+    }
+}
+
+/// Whether a text starts with a byte-order mark the searcher transcodes
+/// (UTF-8, UTF-16LE or UTF-16BE: all that `for_bom` knows).
+fn has_bom(text: &[u8]) -> bool {
+    encoding_rs::Encoding::for_bom(text).is_some()
 }
 
 impl FileVisitor for Visitor<'_, '_> {
@@ -180,13 +249,15 @@ impl FileVisitor for Visitor<'_, '_> {
             }
         };
         self.found.files_searched += 1;
-        let mut sink = FileSink::new(&self.matcher, cap, shared.context as u64);
-        if let Err(e) = self.searcher.search_file(&self.matcher, &file, &mut sink) {
-            self.found
-                .errors
-                .push(format!("{}: {e}", shared.ctx.show(entry.path())));
-            return;
-        }
+        let sink = match self.search(&file, cap) {
+            Ok(sink) => sink,
+            Err(e) => {
+                self.found
+                    .errors
+                    .push(format!("{}: {e}", shared.ctx.show(entry.path())));
+                return;
+            }
+        };
         if sink.binary {
             self.found.binary_skipped += 1;
             return;

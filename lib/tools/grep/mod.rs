@@ -5,6 +5,7 @@
 mod collect;
 mod render;
 mod sink;
+mod whole;
 
 use std::sync::Arc;
 

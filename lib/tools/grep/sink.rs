@@ -1,6 +1,8 @@
 //! What is kept of one file's search: its matching lines up to the cap with
 //! their context, the count of all its matching lines, and whether it turned
-//! out to be binary. Nothing is allocated for a file without a match.
+//! out to be binary. Nothing is allocated for a file without a match, and
+//! when the file's whole text is at hand its lines are numbered only where
+//! one is kept (see [`super::whole`]).
 
 use std::borrow::Cow;
 use std::io;
@@ -29,9 +31,56 @@ pub struct HitLine {
     pub cut: bool,
 }
 
+/// What a file's search kept, once it is over.
+#[derive(Debug, Default)]
+pub struct Kept {
+    /// Kept lines, in order.
+    pub lines: Vec<HitLine>,
+    /// Every matching line of the file, kept or not.
+    pub matched: u64,
+    /// Matching lines kept.
+    pub kept: usize,
+    /// The file has a NUL byte: it is binary and its matches do not count.
+    pub binary: bool,
+}
+
+/// Where a sink's line numbers come from.
+enum Numbers<'t> {
+    /// The searcher counts every line and reports the numbers.
+    Searcher,
+    /// The searcher counts nothing: the sink counts the newlines of `text`,
+    /// the whole file, up to each line it keeps. `upto` is where the count
+    /// stands and `line` the number of the line that starts there.
+    Counted {
+        text: &'t [u8],
+        upto: usize,
+        line: u64,
+    },
+}
+
+impl Numbers<'_> {
+    /// The number of the line at byte `offset`, as the searcher reported
+    /// it or counted from where the last count stopped (lines come in
+    /// order).
+    fn of(&mut self, reported: Option<u64>, offset: u64) -> u64 {
+        match self {
+            Numbers::Searcher => reported.unwrap_or(0),
+            Numbers::Counted { text, upto, line } => {
+                let offset = (offset as usize).min(text.len());
+                if offset > *upto {
+                    *line += memchr::memchr_iter(b'\n', &text[*upto..offset]).count() as u64;
+                    *upto = offset;
+                }
+                *line
+            }
+        }
+    }
+}
+
 /// Collects one file's matches.
-pub struct FileSink<'m> {
+pub struct FileSink<'m, 't> {
     matcher: &'m RegexMatcher,
+    numbers: Numbers<'t>,
     /// Kept lines, in order.
     pub lines: Vec<HitLine>,
     /// Every matching line of the file, kept or not.
@@ -43,15 +92,49 @@ pub struct FileSink<'m> {
     cap: usize,
     after: u64,
     last_kept: u64,
+    /// The cap is reached and the context after the last kept match is done.
+    past_tail: bool,
     gap: bool,
 }
 
-impl<'m> FileSink<'m> {
+impl<'m, 't> FileSink<'m, 't> {
     /// A sink keeping at most `cap` matching lines and `after` lines of
-    /// context after the last of them.
+    /// context after the last of them, numbered by a searcher that counts
+    /// lines.
     pub fn new(matcher: &'m RegexMatcher, cap: usize, after: u64) -> Self {
+        Self::with_numbers(matcher, cap, after, Numbers::Searcher)
+    }
+
+    /// The same for a search of `text`, a whole file, by a searcher that
+    /// does not count lines: the sink numbers the lines it keeps itself.
+    pub fn counting(matcher: &'m RegexMatcher, cap: usize, after: u64, text: &'t [u8]) -> Self {
+        let numbers = Numbers::Counted {
+            text,
+            upto: 0,
+            line: 1,
+        };
+        Self::with_numbers(matcher, cap, after, numbers)
+    }
+
+    /// What the search kept.
+    pub fn finish(self) -> Kept {
+        Kept {
+            lines: self.lines,
+            matched: self.matched,
+            kept: self.kept,
+            binary: self.binary,
+        }
+    }
+
+    fn with_numbers(
+        matcher: &'m RegexMatcher,
+        cap: usize,
+        after: u64,
+        numbers: Numbers<'t>,
+    ) -> Self {
         FileSink {
             matcher,
+            numbers,
             lines: Vec::new(),
             matched: 0,
             kept: 0,
@@ -59,6 +142,7 @@ impl<'m> FileSink<'m> {
             cap,
             after,
             last_kept: 0,
+            past_tail: false,
             gap: false,
         }
     }
@@ -95,14 +179,16 @@ impl<'m> FileSink<'m> {
     }
 }
 
-impl Sink for FileSink<'_> {
+impl Sink for FileSink<'_, '_> {
     type Error = io::Error;
 
     // Without multi-line search a match is exactly one line.
     fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
         self.matched += 1;
         if self.kept < self.cap {
-            let number = mat.line_number().unwrap_or(0);
+            let number = self
+                .numbers
+                .of(mat.line_number(), mat.absolute_byte_offset());
             self.push(number, mat.bytes(), true);
             self.kept += 1;
             self.last_kept = number;
@@ -111,10 +197,20 @@ impl Sink for FileSink<'_> {
     }
 
     fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
-        let number = ctx.line_number().unwrap_or(0);
-        // After the cap only the context that follows the last kept match stays.
-        if self.kept < self.cap || (self.kept > 0 && number <= self.last_kept + self.after) {
+        let full = self.kept >= self.cap;
+        // Once the cap is reached, only the context that follows the last
+        // kept match stays: a file with nothing kept, or a line past that
+        // context, needs no number (and no count of newlines up to it).
+        if full && (self.kept == 0 || self.past_tail) {
+            return Ok(true);
+        }
+        let number = self
+            .numbers
+            .of(ctx.line_number(), ctx.absolute_byte_offset());
+        if !full || number <= self.last_kept + self.after {
             self.push(number, ctx.bytes(), false);
+        } else {
+            self.past_tail = true;
         }
         Ok(true)
     }
@@ -214,5 +310,48 @@ mod tests {
                 (4, "b", false)
             ]
         );
+    }
+
+    /// The lines a stream's search keeps (the searcher numbering them),
+    /// and what the whole text's search keeps (the sink numbering them).
+    fn both(text: &[u8], cap: usize, context: usize) -> (Kept, Kept) {
+        use grep_searcher::{BinaryDetection, SearcherBuilder};
+        let matcher = RegexMatcher::new("x").unwrap();
+        let build = |numbered: bool| {
+            SearcherBuilder::new()
+                .line_number(numbered)
+                .binary_detection(BinaryDetection::none())
+                .before_context(context)
+                .after_context(context)
+                .build()
+        };
+        let mut stream = FileSink::new(&matcher, cap, context as u64);
+        build(true)
+            .search_reader(&matcher, text, &mut stream)
+            .unwrap();
+        let mut whole = FileSink::counting(&matcher, cap, context as u64, text);
+        build(false)
+            .search_slice(&matcher, text, &mut whole)
+            .unwrap();
+        (stream.finish(), whole.finish())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn lines_counted_by_the_sink_are_numbered_as_the_searcher_numbers_them(
+            lines in proptest::collection::vec("[ax]{0,3}(\r)?", 0..40),
+            ends_with_newline: bool,
+            cap in 0usize..6,
+            context in 0usize..3,
+        ) {
+            let mut text = lines.join("\n");
+            if ends_with_newline {
+                text.push('\n');
+            }
+            let (stream, whole) = both(text.as_bytes(), cap, context);
+            proptest::prop_assert_eq!(&stream.lines, &whole.lines);
+            proptest::prop_assert_eq!(stream.matched, whole.matched);
+            proptest::prop_assert_eq!(stream.kept, whole.kept);
+        }
     }
 }
