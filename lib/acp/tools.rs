@@ -298,6 +298,10 @@ pub fn result_content(
     }
     if content.is_empty() || is_error {
         content.push(text_content(output));
+    } else if let Some(d) = crate::protocol::ChangeDiagnostics::from_details(details) {
+        // Beside the diff, the errors the change brought in: the editor
+        // shows the diff alone otherwise.
+        content.push(text_content(&d.summary(20).join("\n")));
     }
     content
 }

@@ -71,3 +71,65 @@ pub struct Diagnostic {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
 }
+
+impl ChangeDiagnostics {
+    /// The diagnostics in a tool result's details, if it has any.
+    pub fn from_details(details: &serde_json::Value) -> Option<ChangeDiagnostics> {
+        let d = details.get("diagnostics")?;
+        serde_json::from_value::<ChangeDiagnostics>(d.clone())
+            .ok()
+            .filter(|d| !d.files.is_empty())
+    }
+
+    /// One short line per file and one per new error (at most `max` of
+    /// those in all), for a front end to show beside a change:
+    /// `main.py:7:14: error: ...`, `main.py: no new errors (python)`.
+    pub fn summary(&self, max: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut listed = 0;
+        for f in &self.files {
+            let late = if f.late {
+                " (late, an earlier change)"
+            } else {
+                ""
+            };
+            match f.status {
+                DiagnosticsStatus::Checked if f.new.is_empty() => {
+                    out.push(format!("{}: no new errors ({}){late}", f.path, f.server))
+                }
+                DiagnosticsStatus::Checked => {
+                    for d in &f.new {
+                        if listed == max {
+                            out.push(format!("{}: ... and more", f.path));
+                            break;
+                        }
+                        listed += 1;
+                        out.push(format!(
+                            "{}:{}:{}: {}: {}{late}",
+                            f.path,
+                            d.line,
+                            d.column,
+                            d.severity,
+                            d.message.split_whitespace().collect::<Vec<_>>().join(" ")
+                        ));
+                    }
+                }
+                DiagnosticsStatus::Pending => out.push(format!(
+                    "{}: diagnostics pending ({}){late}",
+                    f.path, f.server
+                )),
+                DiagnosticsStatus::Unavailable => out.push(format!(
+                    "{}: diagnostics unavailable: {}{late}",
+                    f.path,
+                    f.reason.as_deref().unwrap_or("no reason given")
+                )),
+            }
+        }
+        out
+    }
+
+    /// How many new errors the files have.
+    pub fn new_errors(&self) -> usize {
+        self.files.iter().map(|f| f.new.len()).sum()
+    }
+}

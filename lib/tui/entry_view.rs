@@ -278,6 +278,21 @@ fn tool_lines(t: &ToolCall, width: usize, theme: &Theme, lines: &mut Vec<Line<'s
             theme.dim,
         )));
     }
+    // The errors a change brought in, shown folded or not: what the
+    // person must not miss.
+    if let Some(d) = crate::protocol::ChangeDiagnostics::from_details(&t.details) {
+        let style = if d.new_errors() > 0 {
+            theme.removed
+        } else {
+            theme.dim
+        };
+        for l in d.summary(if t.expanded { EXPANDED_MAX } else { 3 }) {
+            lines.push(Line::from(Span::styled(
+                format!("    {}", cut(&l, width.saturating_sub(4))),
+                style,
+            )));
+        }
+    }
     if !t.expanded {
         return;
     }

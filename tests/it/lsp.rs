@@ -419,7 +419,7 @@ fn a_server_that_hangs_on_initialize_or_crashes_leaves_the_edit_landed_and_says_
     assert_eq!(env.read("a.fk"), b"BAD\n");
     let out = r["output"].as_str().unwrap();
     assert!(
-        out.contains("[diagnostics unavailable for a.fk: fake (python3): it ended (exit status 3): fake: crashed on purpose]"),
+        out.contains("[diagnostics unavailable for a.fk: fake (python3): it ended (exit status: 3): fake: crashed on purpose]"),
         "{r}"
     );
     s.end(&env);
@@ -502,4 +502,66 @@ fn no_server_is_left_after_kill_9_of_ag_loop() {
     child.wait().unwrap();
     wait_none_left(&env);
     drop(s);
+}
+
+#[test]
+fn the_model_finds_references_through_the_offered_tool() {
+    let env = Env::new();
+    env.write("pyproject.toml", "[project]\nname = \"zoo\"\n");
+    env.write("animals.py", ANIMALS);
+    env.write("main.py", MAIN);
+    let s = Session::new();
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[(
+                "c1",
+                "lsp_references",
+                json!({"file_path": "main.py", "symbol": "speak", "line": 7}),
+            )]),
+            text_turn("done"),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.env("PATH", &s.path).args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "lsp",
+        "--json",
+        "who calls speak?",
+    ]);
+    let r = run(c, None);
+    r.ok();
+    // The six tools are offered, each with its own fields.
+    let req: Value = serde_json::from_slice(&env.read(".model/request0.json")).unwrap();
+    let names: Vec<&str> = req["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "lsp_diagnostics",
+            "lsp_definition",
+            "lsp_references",
+            "lsp_hover",
+            "lsp_symbols",
+            "lsp_workspace_symbols"
+        ]
+    );
+    let end = r
+        .json_lines()
+        .into_iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["is_error"], false, "{end}");
+    assert_eq!(
+        end["output"].as_str().unwrap(),
+        "animals.py:2:9: def speak(self) -> str:\nmain.py:7:14: return d.speak() + c.speak() + d.speak()\nmain.py:7:38: return d.speak() + c.speak() + d.speak()\n\n`speak` is at main.py:7:14: return d.speak() + c.speak() + d.speak()\n",
+        "{end}"
+    );
+    wait_none_left(&env);
 }

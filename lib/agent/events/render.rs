@@ -101,7 +101,10 @@ impl Renderer {
                 s
             }
             AgentEvent::ToolExecutionEnd {
-                output, is_error, ..
+                output,
+                is_error,
+                details,
+                ..
             } => {
                 let lines = output.lines().count();
                 let first: String = output
@@ -116,14 +119,23 @@ impl Renderer {
                 } else {
                     self.style("32", "  ✓")
                 };
-                format!(
+                let mut s = format!(
                     "{mark} {first}{}\n",
                     if lines > 1 {
                         format!(" (+{} lines)", lines - 1)
                     } else {
                         String::new()
                     }
-                )
+                );
+                // The errors a change brought in, under it.
+                if let Some(d) = crate::protocol::ChangeDiagnostics::from_details(details) {
+                    let code = if d.new_errors() > 0 { "31" } else { "2" };
+                    for line in d.summary(5) {
+                        s.push_str(&self.style(code, &format!("    {line}")));
+                        s.push('\n');
+                    }
+                }
+                s
             }
             AgentEvent::MessageEnd {
                 message: Message::Assistant(a),

@@ -363,7 +363,29 @@
     t.ask = ask;
   }
 
-  function findDiff(details) {
+  // The errors a change brought in (details.diagnostics, from the language
+// servers), shown beside its diff.
+function diagnosticsView(details) {
+  const files = details && details.diagnostics && details.diagnostics.files;
+  if (!Array.isArray(files) || !files.length) return null;
+  const box = el("div", "diagnostics");
+  for (const f of files) {
+    const late = f.late ? " (late, for an earlier change)" : "";
+    const found = f.new || [];
+    if (f.status === "checked" && !found.length) {
+      box.appendChild(el("div", "ok", f.path + ": no new errors (" + f.server + ")" + late));
+    } else if (f.status === "checked") {
+      for (const d of found) {
+        box.appendChild(el("div", "error", f.path + ":" + d.line + ":" + d.column + ": " + d.message + late));
+      }
+    } else {
+      box.appendChild(el("div", "note", f.path + ": diagnostics " + f.status + (f.reason ? ": " + f.reason : "") + late));
+    }
+  }
+  return box;
+}
+
+function findDiff(details) {
     if (!details || typeof details !== "object") return null;
     if (typeof details.diff === "string") return details.diff;
     if (Array.isArray(details.files)) {
@@ -437,6 +459,8 @@
           d.open = !!diff || out.split("\n").length <= 12;
           t.box.appendChild(d);
         }
+        const diags = diagnosticsView(e.details);
+        if (diags) t.box.appendChild(diags);
         if (current === view && view.state === "waiting_for_approval") showState("working");
         break;
       }
