@@ -8,6 +8,7 @@ pub mod agent;
 pub mod attach;
 pub mod checkpoint;
 pub mod cli;
+pub mod fanout;
 pub mod fsutil;
 pub mod gate;
 pub mod llm;

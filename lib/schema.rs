@@ -147,6 +147,10 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("tool-call.json", document::<protocol::ToolCall>()),
         ("tool-result.json", document::<protocol::ToolResult>()),
         ("tool-progress.json", document::<protocol::ToolProgress>()),
+        (
+            "edit-diagnostics.json",
+            document::<protocol::ChangeDiagnostics>(),
+        ),
         ("message.json", document::<protocol::Message>()),
         ("llm-request.json", document::<protocol::LlmRequest>()),
         ("llm-event.json", document::<protocol::LlmEvent>()),
@@ -162,5 +166,6 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("session-record.json", document::<protocol::SessionRecord>()),
         ("serve-request.json", document::<protocol::ServeRequest>()),
         ("serve-message.json", document::<protocol::ServeMessage>()),
+        ("fanout-record.json", document::<protocol::FanoutRecord>()),
     ]
 }

@@ -15,7 +15,6 @@ use std::sync::Arc;
 
 use clap::Parser;
 use serde_json::json;
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 use super::calls::gates::{Gate, Gates};
@@ -238,6 +237,17 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         tool_env.push((
             crate::tools::fetch::policy::GATED_ENV.to_string(),
             "1".to_string(),
+        ));
+    }
+    // Writes, edits and patches report the errors they brought in.
+    tool_env.push((
+        crate::tools::lsp::after_edit::ENV.to_string(),
+        if args.no_lsp_diagnostics { "0" } else { "1" }.to_string(),
+    ));
+    if let Some(secs) = args.lsp_wait {
+        tool_env.push((
+            crate::tools::lsp::after_edit::WAIT_ENV.to_string(),
+            secs.to_string(),
         ));
     }
     if let Some(id) = &session.id {
@@ -621,17 +631,15 @@ async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitS
     let control = Arc::new(Control::new());
     spawn_signal_handlers(control.clone());
     super::run::control::watch_parent(control.clone());
-    let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Queued>();
     if prompts.is_empty() {
         spawn_stdin_reader(control.clone(), tx);
     } else {
         for p in prompts {
             let n = control.queue_prompt();
-            let _ = tx.send(Input::Prompt(
-                n,
-                UserContent::Text(p.clone()),
-                Vec::new(),
-                Vec::new(),
+            let _ = tx.send((
+                Input::Prompt(n, UserContent::Text(p.clone()), Vec::new(), Vec::new()),
+                None,
             ));
         }
         drop(tx);
@@ -648,7 +656,8 @@ async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitS
             Some(steer) => Some(Input::Steered(steer)),
             None => tokio::select! {
                 _ = control.quit.cancelled() => None,
-                p = rx.recv() => p,
+                // The prompt's room in the queue is given back as it is taken.
+                p = rx.recv() => p.map(|(input, _room)| input),
             },
         };
         let (n, content, mut attachments, data) = match next {
@@ -909,17 +918,37 @@ enum Input {
     SetReasoning(Reasoning),
 }
 
-fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
+/// An input and, for a prompt, the room it holds in the queue.
+type Queued = (Input, Option<tokio::sync::OwnedSemaphorePermit>);
+
+fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Queued>) {
     tokio::spawn(async move {
-        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).split(b'\n');
+        let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
+        let budget = super::stdin_lines::Budget::default();
+        let send = |input: Input| tx.send((input, None)).is_ok();
         let mut n = 0usize;
-        while let Ok(Some(bytes)) = lines.next_segment().await {
+        while let Ok(Some(line)) =
+            super::stdin_lines::next_line(&mut reader, super::stdin_lines::MAX_LINE).await
+        {
             n += 1;
+            let bytes = match line {
+                super::stdin_lines::Line::Whole(bytes) => bytes,
+                super::stdin_lines::Line::TooLong(len) => {
+                    send(Input::Unreadable(format!(
+                        "stdin line {n} is {len} bytes, over the {} MiB a line may hold, skipped; send a large file as an attachment (`attachments` of a prompt command) rather than inline",
+                        super::stdin_lines::MAX_LINE / (1024 * 1024)
+                    )));
+                    continue;
+                }
+            };
+            // Waits while the prompts queued ahead fill the budget.
+            let room = budget.hold(bytes.len()).await;
+            let prompt = |input: Input| tx.send((input, room)).is_ok();
             // One bad line costs that line, not every prompt after it.
             let line = match String::from_utf8(bytes) {
                 Ok(l) => l,
                 Err(e) => {
-                    let _ = tx.send(Input::Unreadable(format!(
+                    send(Input::Unreadable(format!(
                         "stdin line {n} is not valid UTF-8 (bad byte at offset {}), skipped; send prompts as UTF-8 text",
                         e.utf8_error().valid_up_to()
                     )));
@@ -943,7 +972,7 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                 if control.answer_oldest(text.to_string()) {
                     continue;
                 }
-                let _ = tx.send(Input::Prompt(
+                prompt(Input::Prompt(
                     control.queue_prompt(),
                     UserContent::Text(line.clone()),
                     Vec::new(),
@@ -957,7 +986,7 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                     attachments,
                     data,
                 }) => {
-                    let _ = tx.send(Input::Prompt(
+                    prompt(Input::Prompt(
                         control.queue_prompt(),
                         content,
                         attachments,
@@ -966,7 +995,7 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                 }
                 // Seed 002 writes `message` for a prompt.
                 Ok(AgentCommand::Message { content }) => {
-                    let _ = tx.send(Input::Prompt(
+                    prompt(Input::Prompt(
                         control.queue_prompt(),
                         content,
                         Vec::new(),
@@ -976,7 +1005,7 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                 Ok(AgentCommand::Steer { content }) => {
                     // Steering with nothing running is simply the next prompt.
                     if let Some(content) = control.steer(content) {
-                        let _ = tx.send(Input::Prompt(
+                        prompt(Input::Prompt(
                             control.queue_prompt(),
                             content,
                             Vec::new(),
@@ -992,7 +1021,7 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                         // In the stream too: the client learns its answer
                         // went nowhere (the question was answered by then,
                         // or never asked).
-                        let _ = tx.send(Input::Unreadable(format!(
+                        send(Input::Unreadable(format!(
                             "stdin line {n}: answer for `{tool_call_id}` ignored: no question with that id is waiting for an answer"
                         )));
                     }
@@ -1002,13 +1031,13 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                     control.interrupt_in_order();
                 }
                 Ok(AgentCommand::Compact) => {
-                    let _ = tx.send(Input::Compact);
+                    send(Input::Compact);
                 }
                 Ok(AgentCommand::SetModel { model }) => {
-                    let _ = tx.send(Input::SetModel(model));
+                    send(Input::SetModel(model));
                 }
                 Ok(AgentCommand::SetReasoning { level }) => {
-                    let _ = tx.send(Input::SetReasoning(level));
+                    send(Input::SetReasoning(level));
                 }
                 Ok(AgentCommand::Approval {
                     tool_call_id,
@@ -1027,7 +1056,7 @@ fn spawn_stdin_reader(control: Arc<Control>, tx: mpsc::UnboundedSender<Input>) {
                 Err(e) => {
                     // Reported in the stream too: a client reading only
                     // stdout must learn that its line was not taken.
-                    let _ = tx.send(Input::Unreadable(super::stdin_hint::message(n, text, &e)));
+                    send(Input::Unreadable(super::stdin_hint::message(n, text, &e)));
                 }
             }
         }

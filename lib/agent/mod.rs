@@ -17,6 +17,7 @@ pub mod inherit;
 pub mod run;
 pub mod setup;
 mod stdin_hint;
+mod stdin_lines;
 
 pub use calls::toolset::{ToolSet, ToolSpec};
 pub use config::named_sets::{DEFAULT_TOOLS, named_set};

@@ -188,7 +188,17 @@ impl ToolBox {
         let mut tool_box = ToolBox { tools, skipped };
         let seen: Vec<String> = tool_box.listed().into_iter().map(|(d, _)| d.name).collect();
         for t in &mut tool_box.tools {
-            t.env = vec![(offer::MODEL_TOOLS_ENV.to_string(), seen.join(","))];
+            t.env = vec![
+                (offer::MODEL_TOOLS_ENV.to_string(), seen.join(",")),
+                // An agent editing through ag-mcp gets the errors its
+                // changes bring in, as under ag-loop (AG_LSP_DIAGNOSTICS=0
+                // in ag-mcp's environment turns them off).
+                (
+                    crate::tools::lsp::after_edit::ENV.to_string(),
+                    std::env::var(crate::tools::lsp::after_edit::ENV)
+                        .unwrap_or_else(|_| "1".to_string()),
+                ),
+            ];
         }
         Ok(tool_box)
     }

@@ -12,7 +12,11 @@
 //! - stream-lines ([`Command::stream_lines`]): stdout as lines while the
 //!   command runs (`--llm-cmd` events, MCP messages), each line and the
 //!   whole stream capped, stderr captured, and a [`Running`] handle that
-//!   ends the run and tells how it ended.
+//!   ends the run and tells how it ended;
+//! - raw pipes ([`Command::stream_pipes`]): stdin and stdout handed to the
+//!   caller as they are, for a protocol that frames its own messages (a
+//!   language server's `Content-Length` headers), stderr captured, and the
+//!   same [`Running`] handle.
 //!
 //! Should the future (collect) or the runtime (stream) be dropped while the
 //! command runs, the group is killed on the spot. The preparation in
@@ -51,6 +55,17 @@ pub struct Streaming {
     /// way to ask most programs to end.
     pub stdin: Option<ChildStdin>,
     /// Ends the run and tells how it ended.
+    pub running: Running,
+}
+
+/// A command started with [`Command::stream_pipes`].
+pub struct Piped {
+    /// The child's stdin, to write to.
+    pub stdin: ChildStdin,
+    /// The child's stdout, to read from.
+    pub stdout: Pin<Box<dyn AsyncRead + Send>>,
+    /// Ends the run and tells how it ended; its outcome's stderr is the
+    /// capture asked for.
     pub running: Running,
 }
 
@@ -175,6 +190,53 @@ impl Command {
                 resumed,
             },
             stdin,
+            running: Running {
+                pid,
+                stop,
+                ended: ended_rx,
+            },
+        })
+    }
+}
+
+impl Command {
+    /// Starts the command with stdin and stdout as pipes of the caller's,
+    /// read and written as they are: for a protocol with its own framing
+    /// (a language server's). Stderr goes to a capture of `stderr`; the
+    /// command's own input and output settings are replaced. `cancel` (or
+    /// [`Running::stop`], or dropping the handle) ends it as any run ends.
+    /// Must be called within a tokio runtime, which runs the loop.
+    pub fn stream_pipes(
+        mut self,
+        stderr: CaptureLimit,
+        cancel: &CancellationToken,
+    ) -> Result<Piped, Error> {
+        let start = Instant::now();
+        self.stdin = Input::Pipe;
+        self.output = Output::Separate {
+            stdout: CaptureLimit::new(0),
+            stderr,
+        };
+        let stop = cancel.child_token();
+        let (mut engine, stdin) = Engine::spawn(&mut self, None, stop.clone())?;
+        // The loop watches stderr and the exit; stdout is the caller's.
+        let (Some(stdin), Some(stdout)) = (stdin, engine.stdout.take()) else {
+            return Err(io_err("cannot set up the pipes")(std::io::Error::other(
+                "the child has no stdin or stdout pipe",
+            )));
+        };
+        let pid = engine.pid;
+        let clock = Clock::new(&self, engine.pgid, start);
+        drop(self);
+        let (ended_tx, ended_rx) = watch::channel(None);
+        tokio::spawn(async move {
+            let ended = engine.drive(clock, start).await;
+            drop(engine);
+            let _ = ended_tx.send(Some(ended));
+        });
+        Ok(Piped {
+            stdin,
+            stdout,
             running: Running {
                 pid,
                 stop,
@@ -843,6 +905,40 @@ mod tests {
             assert!(ended.leftovers);
             assert!(!process_alive(sleeper), "the leftover survived");
             wait_group_gone(ended.pid);
+        });
+    }
+
+    #[test]
+    fn raw_pipes_carry_bytes_both_ways_and_a_dropped_handle_ends_the_group() {
+        rt().block_on(async {
+            // No line splitting: a message without a newline comes whole.
+            let p = sh("echo warn >&2; head -c 5; printf 'done'")
+                .stream_pipes(CaptureLimit::new(100), &CancellationToken::new())
+                .unwrap();
+            let Piped {
+                mut stdin,
+                mut stdout,
+                running,
+            } = p;
+            stdin.write_all(b"ab\ncd").await.unwrap();
+            let mut got = Vec::new();
+            stdout.read_to_end(&mut got).await.unwrap();
+            assert_eq!(got, b"ab\ncddone");
+            let ended = running.wait().await.unwrap();
+            assert_eq!(ended.code(), 0);
+            assert_eq!(text(&ended.stderr), "warn\n");
+            let p = sh("sleep 60 & sleep 60")
+                .stream_pipes(CaptureLimit::new(100), &CancellationToken::new())
+                .unwrap();
+            let pid = p.running.pid();
+            drop(p);
+            for _ in 0..500 {
+                if !foreign_group_alive(pid) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            assert!(!foreign_group_alive(pid), "the dropped run survived");
         });
     }
 

@@ -43,11 +43,13 @@ mod clock;
 #[cfg(target_os = "linux")]
 mod confine;
 mod lines;
+mod owner;
 mod run;
 mod secrets;
 mod signals;
 mod strays;
 mod tree;
+pub mod warm;
 #[cfg(target_os = "linux")]
 mod watchdog;
 #[cfg(not(target_os = "linux"))]
@@ -64,15 +66,22 @@ use std::time::Duration;
 pub use answer::{AnswerError, answer};
 pub use cancel::{Cancel, CancelReason};
 pub use capture::{CaptureLimit, Captured};
-pub use child::{Ended, Running, Streaming};
+pub use child::{Ended, Piped, Running, Streaming};
 #[cfg(target_os = "linux")]
 pub use confine::{Confinement, landlock_abi, landlock_add_path_rule, seccomp_filter_available};
 pub use lines::{Line, LineError, LineLimits, Lines};
 pub use nix::sys::signal::Signal;
+pub use owner::session_owner;
 pub use secrets::{hide_own_environment, hide_own_environment_or_warn, withheld_env, withhold_env};
 pub use signals::{TerminationGuard, termination_signal};
 pub use strays::end_adopted;
 pub use tree::{foreign_group_alive, process_alive, session_of, signal_group, signal_process};
+/// The environment variable that marks a child for this process's
+/// watchdog (see `watchdog.rs`). Work handed to another system that
+/// outlives this process on purpose, but inherits the environment (a Slurm
+/// job on this machine, exported by sbatch), must drop it, as detached
+/// children do.
+pub const WATCHDOG_VAR: &str = watchdog::VAR;
 
 /// Time a group gets between SIGTERM and SIGKILL, unless a command says
 /// otherwise ([`Command::grace`]); also the watchdog's.

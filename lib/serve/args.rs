@@ -91,8 +91,8 @@ pub struct Args {
     /// The ag-loop program (default: the one beside ag-serve, else on PATH).
     #[arg(long, value_name = "PROGRAM")]
     pub ag_loop: Option<PathBuf>,
-    /// Show this file's result lines of a `scripts/fanout` run as a table on
-    /// the web page (read again at each look, so a running fanout shows).
+    /// Show this file's result lines of an `ag-fanout` run as a table on
+    /// the web page (read again at each look, so a running ag-fanout shows).
     #[arg(long, value_name = "RESULTS")]
     pub fanout: Option<PathBuf>,
     /// The Unix socket (default: $AG_HOME/serve/socket).

@@ -407,7 +407,7 @@ async fn fanout(State(app): State<Shared>) -> Response {
         }
         Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     };
-    // The last result of each task counts, as `fanout --summary` has it.
+    // The last result of each task counts, as `ag-fanout --summary` has it.
     let mut results: Vec<Value> = Vec::new();
     let mut summary = Value::Null;
     for line in text.lines() {

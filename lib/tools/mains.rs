@@ -15,6 +15,15 @@ pub fn bash() -> ExitCode {
     tool_main::<super::bash::BashTool>()
 }
 
+/// ag-browser, which is also its own warm server (the browser kept for
+/// the session, see [`super::browser::server`]).
+pub fn browser() -> ExitCode {
+    if let Some(code) = crate::proc::warm::serve_main(super::browser::server::make) {
+        return code;
+    }
+    tool_main::<super::browser::BrowserTool>()
+}
+
 /// ag-claude-code-cli.
 pub fn claude_code_cli() -> ExitCode {
     tool_main::<super::cli_agent::ClaudeCodeTool>()
@@ -63,6 +72,14 @@ pub fn grep() -> ExitCode {
 /// ag-ls.
 pub fn ls() -> ExitCode {
     tool_main::<super::ls::LsTool>()
+}
+
+/// ag-lsp, which is also the warm host of the session's language servers.
+pub fn lsp() -> ExitCode {
+    if let Some(code) = super::lsp::host::serve_main() {
+        return code;
+    }
+    tool_main::<super::lsp::LspTool>()
 }
 
 /// ag-notify.

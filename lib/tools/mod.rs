@@ -2,6 +2,7 @@
 //! [`crate::tool_protocol::tool_main`], through its entry point in [`mains`].
 
 pub mod bash;
+pub mod browser;
 pub mod budget;
 pub mod cli_agent;
 pub mod delete;
@@ -13,6 +14,7 @@ pub mod git;
 pub mod globs;
 pub mod grep;
 pub mod ls;
+pub mod lsp;
 pub mod mains;
 pub(crate) mod matching;
 pub mod notify;

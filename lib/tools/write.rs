@@ -56,7 +56,12 @@ permissions, and a symlink is written through to its target. To change part of a
     const MODEL_DESCRIPTION: &'static str = "Create a file or replace all of it; parent directories are created. To change part of a file use edit.";
 
     fn run(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
-        write(ctx, args)
+        let watch = crate::tools::lsp::after_edit::Watch::file(ctx, &args.file_path);
+        let out = write(ctx, args)?;
+        Ok(match watch {
+            Some(w) => w.finish(out),
+            None => out,
+        })
     }
 }
 

@@ -1044,9 +1044,15 @@ fn a_prompt_sent_while_another_runs_waits_its_turn() {
 #[test]
 fn a_client_that_stops_reading_holds_ag_loop_back_and_loses_nothing() {
     let env = Env::new();
-    // About 140k text deltas: ag-loop's events for them (some 20 MB) are
+    // About 175k text deltas: ag-loop's events for them (some 20 MB) are
     // more than ag-acp holds (16 MB of ag-loop's lines, 1024 updates).
-    let long: &'static str = Box::leak("0123456789abcdefghij\n".repeat(47_000).into_boxed_str());
+    // Numbered lines: the same line over and over would be cut as a loop.
+    let long: &'static str = Box::leak(
+        (0..47_000)
+            .map(|i| format!("line {i:07} of the answer\n"))
+            .collect::<String>()
+            .into_boxed_str(),
+    );
     let model = ModelServer::start(vec![Turn::Text(long)]);
     let mut acp = Raw::start(&env, &acp_args(&model, &[]));
     let sid = acp.start_session(&env);

@@ -251,3 +251,43 @@ fn an_answer_after_a_denied_write_is_not_sent_back() {
     assert_eq!(server.requests().len(), 2, "{r}");
     assert_eq!(agent_end(&r)["work"]["failed_calls"], 1, "{r}");
 }
+
+#[test]
+fn an_answer_stuck_in_a_loop_is_cut_after_its_second_copy() {
+    let env = Env::new();
+    let block = "I added the section.\n```bash\necho done\n```\n";
+    let server = ModelServer::start(vec![Turn::Owned(format!("Done.\n{}", block.repeat(80)))]);
+    let r = loop_run(
+        &env,
+        &server,
+        &["--json"],
+        "Add a Usage section to notes.md.",
+    );
+    r.ok();
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "message_end" && e["message"]["role"] == "assistant")
+        .unwrap_or_else(|| panic!("no answer\n{r}"));
+    let text = end["message"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.len() < 3 * block.len() + 8,
+        "not cut: {} bytes\n{r}",
+        text.len()
+    );
+    assert!(text.contains(block), "{text}");
+    assert_eq!(end["message"]["stop_reason"], "length", "{r}");
+    let note = events
+        .iter()
+        .find(|e| e["type"] == "note")
+        .unwrap_or_else(|| panic!("no note\n{r}"));
+    assert!(
+        note["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("repeated the same {} characters", block.len())),
+        "{note}"
+    );
+    assert_eq!(agent_end(&r)["outcome"], "finished", "{r}");
+}

@@ -1,4 +1,4 @@
-//! scripts/fanout: tasks files run through GNU parallel and ag-loop against a
+//! ag-fanout: tasks files run through GNU parallel and ag-loop against a
 //! model server that answers by the task's prompt (so that tasks running in
 //! any order get their own script), the result lines, the summary, the
 //! diffs, an interrupt and `--resume`.
@@ -17,7 +17,7 @@ use crate::bin;
 use crate::model_server::{Conversation, Turn, conversation_server};
 use crate::util::{Env, git, run, wait_for};
 
-/// The repository's root (scripts/fanout, examples/).
+/// The repository's root (examples/).
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -33,7 +33,7 @@ fn require_parallel() {
         .is_ok_and(|s| s.success());
     assert!(
         found,
-        "GNU parallel is not installed: install it (Debian: apt-get install parallel) to run the scripts/fanout tests"
+        "GNU parallel is not installed: install it (Debian: apt-get install parallel) to run the ag-fanout tests"
     );
 }
 
@@ -48,13 +48,13 @@ struct Hold {
 /// writes the file, `commit` commits a file with bash, `spin` calls a tool
 /// for ever; after a tool result it says `done`. Every answer costs $1 with
 /// the prices of [`models_json`].
-struct PromptServer {
+pub struct PromptServer {
     port: u16,
     hold: Arc<(Mutex<Hold>, Condvar)>,
 }
 
 impl PromptServer {
-    fn start() -> PromptServer {
+    pub fn start() -> PromptServer {
         let hold: Arc<(Mutex<Hold>, Condvar)> = Arc::default();
         let h = hold.clone();
         let port = conversation_server(move |c, conn| {
@@ -66,13 +66,13 @@ impl PromptServer {
         PromptServer { port, hold }
     }
 
-    fn set_held(&self, held: bool) {
+    pub fn set_held(&self, held: bool) {
         let (m, c) = &*self.hold;
         m.lock().unwrap().held = held;
         c.notify_all();
     }
 
-    fn waiting(&self) -> usize {
+    pub fn waiting(&self) -> usize {
         self.hold.0.lock().unwrap().waiting
     }
 }
@@ -133,7 +133,7 @@ fn wait_while_held(hold: &(Mutex<Hold>, Condvar), conn: &TcpStream) -> bool {
 }
 
 /// `fake/m` on the server, at $10,000 per million input tokens: $1 a call.
-fn models_json(env: &Env, server: &PromptServer) {
+pub fn models_json(env: &Env, server: &PromptServer) {
     env.write(
         ".home/.ag/models.json",
         json!({"providers": {"fake": {
@@ -148,7 +148,7 @@ fn models_json(env: &Env, server: &PromptServer) {
 }
 
 /// A git repository `rel` with one commit of README.md.
-fn repo(env: &Env, rel: &str) -> PathBuf {
+pub fn repo(env: &Env, rel: &str) -> PathBuf {
     env.write(&format!("{rel}/README.md"), "# r\n");
     let dir = env.join(rel);
     git(&dir, &["init", "-q"]);
@@ -157,22 +157,20 @@ fn repo(env: &Env, rel: &str) -> PathBuf {
     dir
 }
 
-/// scripts/fanout with the built binaries first on PATH.
-fn fanout(env: &Env, args: &[&str]) -> Command {
+/// ag-fanout with the built binaries first on PATH (GNU parallel's jobs
+/// and remote commands find them there).
+pub fn fanout(env: &Env, args: &[&str]) -> Command {
     let bins = Path::new(bin!("ag-loop")).parent().unwrap().to_path_buf();
     let mut path = std::ffi::OsString::from(bins);
     path.push(":");
     path.push(std::env::var_os("PATH").unwrap_or_default());
-    let mut c = env.cmd("python3");
-    c.arg(root().join("scripts/fanout"))
-        .args(args)
-        .env("PATH", path)
-        .env("FAKE_KEY", "k");
+    let mut c = env.cmd(bin!("ag-fanout"));
+    c.args(args).env("PATH", path).env("FAKE_KEY", "k");
     c
 }
 
 /// The result lines of a run, by task id, and its summary line.
-fn results(stdout: &str) -> (BTreeMap<String, Value>, Option<Value>) {
+pub fn results(stdout: &str) -> (BTreeMap<String, Value>, Option<Value>) {
     let mut by_id = BTreeMap::new();
     let mut summary = None;
     for line in stdout.lines() {
@@ -368,7 +366,7 @@ fn fanout_reports_every_task_even_broken_ones_with_diffs_and_a_summary() {
 }
 
 /// Lines of a file that are JSON results (none when it does not exist).
-fn result_lines(path: &Path) -> Vec<Value> {
+pub fn result_lines(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
@@ -480,20 +478,10 @@ fn fanout_interrupted_and_resumed_runs_every_task_exactly_once() {
 #[test]
 fn fanout_without_gnu_parallel_says_to_install_it() {
     let env = Env::new();
-    // A PATH with python3 and nothing else.
-    // The interpreter itself, not a wrapper such as pyenv's shim.
-    let out = Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .unwrap();
-    let python = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    assert!(out.status.success(), "python3 is not installed");
     std::fs::create_dir(env.join("bin")).unwrap();
-    std::os::unix::fs::symlink(&python, env.join("bin/python3")).unwrap();
     env.write("tasks.jsonl", "{}\n");
-    let mut c = env.cmd(&python);
-    c.arg(root().join("scripts/fanout"))
-        .args(["-j", "2", "tasks.jsonl"])
+    let mut c = env.cmd(bin!("ag-fanout"));
+    c.args(["-j", "2", "tasks.jsonl"])
         .env("PATH", env.join("bin"));
     let r = run(c, None);
     r.expect_code(2);

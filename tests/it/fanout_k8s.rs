@@ -1,5 +1,5 @@
 //! examples/k8s/fanout-job.yaml: the Kubernetes indexed Job that runs
-//! scripts/fanout's tasks one per index, checked field by field and, where
+//! ag-fanout's tasks one per index, checked field by field and, where
 //! kubectl is installed, as kubectl reads it.
 
 use std::collections::BTreeMap;
@@ -341,7 +341,8 @@ fn the_kubernetes_example_is_an_indexed_job_running_one_task_per_index() {
         .collect();
     assert_eq!(command[..2], ["sh", "-c"]);
     assert!(
-        command[2].contains(r#"fanout --task "$((JOB_COMPLETION_INDEX + 1))" /tasks/tasks.jsonl"#),
+        command[2]
+            .contains(r#"ag-fanout --task "$((JOB_COMPLETION_INDEX + 1))" /tasks/tasks.jsonl"#),
         "{command:?}"
     );
     // The tasks file is where the command looks for it.
@@ -368,11 +369,11 @@ fn the_kubernetes_example_is_an_indexed_job_running_one_task_per_index() {
 
     // The command's shell: a finished task and an unfinished one (exit 1)
     // both end the pod well, since they printed their result; anything
-    // else (fanout itself failing) is an error for the Job to retry.
+    // else (ag-fanout itself failing) is an error for the Job to retry.
     for (status, expect) in [(0, 0), (1, 0), (2, 2), (137, 137)] {
         let script = command[2].replace(
-            "fanout --task",
-            &format!("fanout() {{ return {status}; }}; fanout --task"),
+            "ag-fanout --task",
+            &format!("ag_fanout() {{ return {status}; }}; ag_fanout --task"),
         );
         let mut c = env.cmd("sh");
         c.args(["-c", &script]).env("JOB_COMPLETION_INDEX", "0");

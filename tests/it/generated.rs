@@ -26,6 +26,7 @@ fn all_commands() -> Vec<clap::Command> {
         tool_command::<tools::find::FindTool>(),
         tool_command::<tools::ls::LsTool>(),
         tool_command::<tools::fetch::FetchTool>(),
+        tool_command::<tools::lsp::LspTool>(),
         tool_command::<tools::todo::TodoTool>(),
         tool_command::<tools::git::GitTool>(),
         tool_command::<tools::notify::NotifyTool>(),
@@ -41,6 +42,7 @@ fn all_commands() -> Vec<clap::Command> {
         <ag::tui::Args as clap::CommandFactory>::command(),
         <ag::acp::Args as clap::CommandFactory>::command(),
         <ag::serve::Args as clap::CommandFactory>::command(),
+        <ag::fanout::Args as clap::CommandFactory>::command(),
     ]
 }
 

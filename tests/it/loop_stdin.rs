@@ -354,3 +354,49 @@ fn a_prompts_data_reaches_the_model_and_is_never_read_for_mentions() {
     assert!(texts[2].contains("see @secret.txt"), "{texts:?}");
     assert!(!req.to_string().contains("do not send"), "{req}");
 }
+
+#[test]
+fn a_line_over_the_limit_is_skipped_with_an_error_and_the_next_prompt_runs() {
+    let env = Env::new();
+    let model = scripted_model(&env, &[text_turn("the answer")]);
+    let mut c = ag_loop(
+        &env,
+        &["--llm-cmd", &model, "--tools", "read", "--no-session"],
+    );
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        // 65 MiB of one prompt's text, never ended by a newline until then:
+        // ag-loop must not hold it whole.
+        let chunk = vec![b'x'; 1024 * 1024];
+        stdin
+            .write_all(b"{\"type\":\"prompt\",\"content\":\"")
+            .unwrap();
+        for _ in 0..65 {
+            stdin.write_all(&chunk).unwrap();
+        }
+        stdin.write_all(b"\"}\n").unwrap();
+        stdin
+            .write_all((prompt("a small one").to_string() + "\n").as_bytes())
+            .unwrap();
+    });
+    let events: Vec<Value> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    writer.join().unwrap();
+    child.wait().unwrap();
+    let errors = of_type(&events, "error");
+    assert_eq!(errors.len(), 1, "{events:?}");
+    let message = errors[0]["message"].as_str().unwrap();
+    assert!(
+        message
+            .contains("stdin line 1 is 68157470 bytes, over the 64 MiB a line may hold, skipped"),
+        "{message}"
+    );
+    let ends = of_type(&events, "agent_end");
+    assert_eq!(ends.len(), 1, "the small prompt ran: {events:?}");
+}

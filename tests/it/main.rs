@@ -13,8 +13,12 @@ mod git;
 mod gate;
 // ag-read.
 mod read;
+// ag-lsp and diagnostics after a change: real language servers, and fake ones that hang or crash.
+mod lsp;
 // ag-fetch: pages as markdown, inward addresses refused, bounds, keys in URLs.
 mod fetch;
+// ag-browser: a scripted model drives Chromium on local pages; confinement; no orphan after kill -9.
+mod browser;
 // ag-session.
 mod session;
 // One writer per session: concurrent ag-loop runs refused or waiting, interleaved files repaired.
@@ -143,10 +147,12 @@ mod serve_attach;
 mod serve_page;
 // ag-serve under load: 50 sessions with 4 clients each, nothing lost or doubled, memory bounded.
 mod serve_load;
-// scripts/fanout: tasks files through GNU parallel and ag-loop, interrupted and resumed.
+// ag-fanout: tasks files through GNU parallel and ag-loop, interrupted and resumed.
 mod fanout;
-// examples/k8s: the indexed Job running scripts/fanout, as kubectl reads it.
+// examples/k8s: the indexed Job running ag-fanout --task, as kubectl reads it.
 mod fanout_k8s;
+// ag-fanout --engine slurm on a real one-node cluster each test starts.
+mod fanout_slurm;
 // ag-loop --workspace: the tools in another workspace, over a real sshd and fake docker/kubectl clients.
 mod workspace;
 // ag-loop --workspace docker:// and podman:// against real engines the tests start.

@@ -22,7 +22,7 @@ use crate::model_server::{ModelServer, Turn};
 use crate::serve::{Serve, model_args};
 use crate::util::Env;
 
-/// Result lines of a `scripts/fanout` run: task fix-1 failed, then ran again.
+/// Result lines of a `ag-fanout` run: task fix-1 failed, then ran again.
 const FANOUT: &str = r#"{"type":"result","id":"fix-1","line":1,"dir":"/src/a","model":"x/y","outcome":"model_error","exit":1,"session":"s1","cost":0.01,"diff":"","seconds":3.5,"error":"the model failed"}
 {"type":"result","id":"fix-2","line":2,"dir":"/src/b","model":"x/y","outcome":"finished","exit":0,"session":"s2","cost":0.02,"diff":"","seconds":4.0,"error":null}
 {"type":"result","id":"fix-1","line":1,"dir":"/src/a","model":"x/y","outcome":"finished","exit":0,"session":"s3","cost":0.03,"diff":"+new line","seconds":5.25,"error":null}

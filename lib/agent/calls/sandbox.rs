@@ -320,6 +320,11 @@ impl Plan {
                 })?;
                 policy.write.push(dir);
             }
+            // A tool may start a warm helper (ag-lsp's language servers),
+            // which binds its socket there.
+            if let Ok(dir) = crate::proc::warm::root() {
+                policy.write.push(dir);
+            }
         }
         let Some(prepared) = self.prepare(&policy)? else {
             return Ok(None);
@@ -468,6 +473,20 @@ impl LoopSandbox {
         policy.mode = Mode::ReadOnly;
         policy.write.clear();
         policy.tmpdir = None;
+        Prepared::new(&policy).map_err(|e| e.to_string())
+    }
+
+    /// The confinement of an ag-browser call, and so of the warm server
+    /// and the Chromium it may start: the run's policy with the network
+    /// (the browser itself judges every request it makes, see
+    /// `tools/browser/confine.rs`) and the warm helpers' directory, where
+    /// the call finds or starts the server.
+    pub fn for_browser(&self) -> Result<Prepared, String> {
+        let mut policy = self.policy.clone();
+        policy.net = true;
+        let root = crate::proc::warm::root()
+            .map_err(|e| format!("cannot use the warm helpers' directory: {e}"))?;
+        policy.write.push(root);
         Prepared::new(&policy).map_err(|e| e.to_string())
     }
 

@@ -390,6 +390,10 @@ impl ToolSpec {
         self.ag_binary.as_deref() == Some("ag-fetch")
     }
 
+    fn is_browser(&self) -> bool {
+        self.ag_binary.as_deref() == Some("ag-browser")
+    }
+
     /// True for ag-loop's own `ask`, which the loop answers itself.
     pub fn is_ask(&self) -> bool {
         matches!(self.runs, Runs::Ask)
@@ -460,6 +464,20 @@ impl ToolSpec {
                                 id,
                                 exec::SPAWN,
                                 format!("cannot confine `fetch` with the network: {e}"),
+                            );
+                        }
+                    }
+                }
+                if self.is_browser()
+                    && let Some(s) = env.sandbox
+                {
+                    match s.for_browser() {
+                        Ok(p) => prepared = Some(Arc::new(p)),
+                        Err(e) => {
+                            return exec::error_result(
+                                id,
+                                exec::SPAWN,
+                                format!("cannot confine `browser` with the network: {e}"),
                             );
                         }
                     }

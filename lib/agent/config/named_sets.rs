@@ -127,6 +127,8 @@ pub fn own_name(name: &str) -> &str {
         "glob" => "find",
         "notify_user" => "notify",
         "web_fetch" | "webfetch" | "WebFetch" => "fetch",
+        // Seed 003's browser tool: all of ag-browser's tools.
+        "browser_automation" => "browser",
         other => other,
     }
 }

@@ -17,5 +17,6 @@ pub mod model;
 pub mod profile;
 pub mod routing;
 pub mod runner;
+pub mod stuck_text;
 pub mod updates;
 pub mod window;

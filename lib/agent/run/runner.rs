@@ -609,6 +609,11 @@ impl Agent {
         })?;
         let mut emit_error: Option<io::Error> = None;
         let emitter = &mut self.emitter;
+        // Text stuck in a loop stops the call (see stuck_text.rs); the
+        // caller's cancel still stops it as an interruption.
+        let stop = cancel.child_token();
+        let mut watcher = (0usize, super::stuck_text::Watcher::default());
+        let mut stuck: Option<(usize, super::stuck_text::Loop)> = None;
         let mut sink = |event: crate::protocol::LlmEvent| {
             // The final message is carried by message_end.
             if matches!(
@@ -617,20 +622,80 @@ impl Agent {
             ) {
                 return;
             }
+            if let crate::protocol::LlmEvent::TextDelta { index, delta } = &event
+                && stuck.is_none()
+            {
+                if watcher.0 != *index {
+                    watcher = (*index, super::stuck_text::Watcher::default());
+                }
+                if let Some(found) = watcher.1.push(delta) {
+                    stuck = Some((*index, found));
+                    stop.cancel();
+                }
+            }
             if emit_error.is_none()
                 && let Err(e) = emitter.emit(AgentEvent::MessageUpdate { event })
             {
                 emit_error = Some(e);
             }
         };
-        let mut message = self.model.stream(&request, &mut sink, cancel).await;
+        let mut message = self.model.stream(&request, &mut sink, &stop).await;
         if let Some(e) = emit_error {
             return Err(e);
+        }
+        if let Some((index, found)) = stuck
+            && !cancel.is_cancelled()
+        {
+            self.cut_stuck_text(&mut message, index, found)?;
         }
         if message.timestamp.is_none() {
             message.timestamp = Some(crate::session::now());
         }
         Ok(message)
+    }
+
+    /// A message whose text was stopped in a loop: cut after the second
+    /// copy and ended as if by the output limit, with a note that says so.
+    fn cut_stuck_text(
+        &mut self,
+        message: &mut AssistantMessage,
+        index: usize,
+        found: super::stuck_text::Loop,
+    ) -> io::Result<()> {
+        // The stream's blocks keep their indexes in the message until
+        // empty text blocks are dropped: find the text by its content.
+        let text_blocks: Vec<usize> = message
+            .content
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| matches!(b, ContentBlock::Text { .. }))
+            .map(|(i, _)| i)
+            .collect();
+        let at = if message
+            .content
+            .get(index)
+            .is_some_and(|b| matches!(b, ContentBlock::Text { .. }))
+        {
+            Some(index)
+        } else {
+            text_blocks.last().copied()
+        };
+        if let Some(ContentBlock::Text { text }) = at.and_then(|i| message.content.get_mut(i))
+            && found.keep <= text.len()
+            && text.is_char_boundary(found.keep)
+        {
+            text.truncate(found.keep);
+        }
+        // Calls that never completed were dropped with the stream.
+        message.stop_reason = StopReason::Length;
+        message.error_message = None;
+        self.emitter.emit(AgentEvent::Note {
+            message: format!(
+                "the model's answer repeated the same {} characters {} times in a row: the call was stopped there and its text kept up to the second copy",
+                found.block, found.copies
+            ),
+            tool_call_id: None,
+        })
     }
 
     /// Results for the tool calls of an interrupted message.

@@ -397,6 +397,20 @@ pub struct Args {
     /// There are none without a session file (--no-session).
     #[arg(long)]
     pub no_checkpoints: bool,
+    // Diagnostics after a change (issue 47).
+    /// Do not add the errors a write, edit or patch brought in to its
+    /// result. By default, when a language server on the PATH serves the
+    /// changed file (pyright, typescript-language-server, rust-analyzer,
+    /// gopls, clangd, or one named in $AG_HOME/lsp.toml), the tool asks it,
+    /// through the session's warm ag-lsp, and the result lists the new
+    /// errors with their lines and counts those already there (ag-lsp(1)).
+    #[arg(long)]
+    pub no_lsp_diagnostics: bool,
+    /// Seconds a write, edit or patch waits for its diagnostics (default 2,
+    /// or `wait` in $AG_HOME/lsp.toml); what comes later is added to the
+    /// next such call's result.
+    #[arg(long, value_name = "SECS")]
+    pub lsp_wait: Option<f64>,
     // Attachments and questions (issue 31).
     /// Attach FILE to the first prompt (repeatable): an image (PNG, JPEG, GIF,
     /// WebP; at most 5 MiB) becomes an image block, for models that take images

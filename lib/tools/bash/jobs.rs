@@ -150,7 +150,7 @@ pub fn start(
     fs::create_dir_all(&root).map_err(|e| io_err(format!("create `{}`", root.display()), e))?;
     prune(&root);
     let (id, dir) = allocate(&root).map_err(|e| io_err("allocate a job id".into(), e))?;
-    let owner_pid = session_owner();
+    let owner_pid = proc::session_owner();
     let started = jiff::Timestamp::now();
     let record = JobRecord {
         id: id.clone(),
@@ -228,21 +228,6 @@ pub fn start(
         job_advice(&json!(id)),
     );
     Ok(ToolOutput::new(output, job_details(&rec, &dir)))
-}
-
-/// The process whose end ends the session's jobs: `$AG_SESSION_PID`, else,
-/// inside an agent session (`$AG_SESSION_DIR` set: ag-loop runs the tool
-/// binaries directly), the parent process; outside a session, none.
-fn session_owner() -> Option<u32> {
-    if let Some(pid) = std::env::var("AG_SESSION_PID")
-        .ok()
-        .and_then(|s| s.trim().parse::<u32>().ok())
-    {
-        return Some(pid);
-    }
-    let in_session = std::env::var_os("AG_SESSION_DIR").is_some_and(|d| !d.is_empty());
-    let parent = u32::try_from(nix::unistd::getppid().as_raw()).ok();
-    in_session.then_some(parent).flatten().filter(|&p| p > 1)
 }
 
 /// Picks the next free id, creating its directory.

@@ -169,7 +169,12 @@ To create a file or replace all of it, use write.";
     const PROCESS_FLAGS: &'static [&'static str] = &["planner", "planner_base_url"];
 
     fn run(ctx: &Context, args: EditArgs) -> Result<ToolOutput, ToolError> {
-        edit(ctx, args)
+        let watch = crate::tools::lsp::after_edit::Watch::file(ctx, &args.file_path);
+        let out = edit(ctx, args)?;
+        Ok(match watch {
+            Some(w) => w.finish(out),
+            None => out,
+        })
     }
 }
 

@@ -126,7 +126,7 @@ impl NetPolicy {
         if named {
             return Ok(Reach::Named);
         }
-        if self.patterns.contains(&Pattern::AnyPublic) || self.gated.as_deref() == Some(&host) {
+        if self.any_public() || self.gated.as_deref() == Some(&host) {
             return Ok(Reach::Public);
         }
         Err(Refusal(format!(
@@ -135,8 +135,13 @@ impl NetPolicy {
         )))
     }
 
-    /// The named hosts, for messages.
-    fn described(&self) -> String {
+    /// Whether any public host may be reached (`--allow-net`, `*`).
+    pub fn any_public(&self) -> bool {
+        self.patterns.contains(&Pattern::AnyPublic)
+    }
+
+    /// The named hosts, for messages (ag-browser's too).
+    pub fn described(&self) -> String {
         let names: Vec<String> = self
             .patterns
             .iter()

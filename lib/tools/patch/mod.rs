@@ -134,7 +134,26 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
     if unescaped.is_some() {
         report::unescaped(&mut out);
     }
-    Ok(out.with_notes(stage.recovered.clone()))
+    let out = out.with_notes(stage.recovered.clone());
+    // The errors the patch brought in, file by file, from the texts the
+    // stage kept (a file that was not UTF-8 text is left out).
+    let changed = stage
+        .entries
+        .iter()
+        .filter(|e| !args.dry_run && e.changed() && e.current.is_some())
+        .filter_map(|e| {
+            let before = match &e.original {
+                Some(b) => Some(String::from_utf8(b.clone()).ok()?),
+                None => None,
+            };
+            Some((e.target.real.clone(), before))
+        });
+    Ok(
+        match crate::tools::lsp::after_edit::Watch::known(ctx, changed) {
+            Some(w) => w.finish(out),
+            None => out,
+        },
+    )
 }
 
 /// The patch text from the call, a file, or stdin.

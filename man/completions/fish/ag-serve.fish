@@ -31,7 +31,7 @@ complete -c ag-serve -n "__fish_ag_serve_needs_command" -l http-header-timeout -
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l http-idle-timeout -d 'The seconds an HTTP connection may sit between requests with nothing sent either way (an event stream sends a keep-alive every 15 s)' -r
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l http-connections -d 'The most HTTP connections open at once (at most a quarter of the open-file limit, `ulimit -n`). A new one past it closes the one that has waited longest without a request, those that never carried the token first' -r
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l ag-loop -d 'The ag-loop program (default: the one beside ag-serve, else on PATH)' -r -F
-complete -c ag-serve -n "__fish_ag_serve_needs_command" -l fanout -d 'Show this file\'s result lines of a `scripts/fanout` run as a table on the web page (read again at each look, so a running fanout shows)' -r -F
+complete -c ag-serve -n "__fish_ag_serve_needs_command" -l fanout -d 'Show this file\'s result lines of an `ag-fanout` run as a table on the web page (read again at each look, so a running ag-fanout shows)' -r -F
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l socket -d 'The Unix socket (default: $AG_HOME/serve/socket)' -r -F
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -l allow-remote -d 'Allow --http on an address that is not loopback. Anyone who can reach the port and has the token runs commands as you: see docs/frontends.md'
 complete -c ag-serve -n "__fish_ag_serve_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -1,0 +1,165 @@
+//! A model stuck in a loop: a small model sometimes writes the same
+//! stretch of text again and again (a claim and its code fence, one line
+//! of a file) until its output limit, which on a local server can take
+//! many minutes and ends with nothing more than the first copy said. The
+//! stream is watched as it comes; once its end is one block repeated many
+//! times over, the call is stopped there and the text kept up to the
+//! second copy, as if the output limit had been reached.
+//!
+//! Only text is watched, never a tool call's arguments (a file's content
+//! may repeat on purpose), and only a long run of exact copies counts:
+//! a table or a list repeats its shape, not its characters.
+
+/// The shortest block looked for (a shorter one repeated is found as a
+/// multiple of itself).
+const MIN_BLOCK: usize = 16;
+/// The longest block looked for.
+const MAX_BLOCK: usize = 2048;
+/// Copies in a row that make a loop.
+const MIN_COPIES: usize = 8;
+/// And the characters they must span together, so that eight copies of a
+/// short line are not enough.
+const MIN_SPAN: usize = 1500;
+/// New characters between two looks, to keep the cost per delta small.
+const LOOK_EVERY: usize = 256;
+
+/// A loop found in the text: the block's length and its copies in a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Loop {
+    /// Bytes of the repeated block.
+    pub block: usize,
+    /// Copies of it at the end of the text.
+    pub copies: usize,
+    /// Where the text should be cut: after the second copy.
+    pub keep: usize,
+}
+
+/// Watches one message's text as it streams.
+#[derive(Debug, Default)]
+pub struct Watcher {
+    text: String,
+    looked_at: usize,
+}
+
+impl Watcher {
+    /// Adds a delta of text; returns the loop once the text ends in one.
+    pub fn push(&mut self, delta: &str) -> Option<Loop> {
+        self.text.push_str(delta);
+        if self.text.len() < self.looked_at + LOOK_EVERY {
+            return None;
+        }
+        self.looked_at = self.text.len();
+        find(self.text.as_bytes())
+    }
+}
+
+/// The loop at the end of `text`, if it ends in one.
+pub fn find(text: &[u8]) -> Option<Loop> {
+    let n = text.len();
+    if n < MIN_SPAN {
+        return None;
+    }
+    // The block's length is the distance back to an earlier copy of the
+    // text's last MIN_BLOCK bytes; each candidate distance is tried, the
+    // shortest first.
+    let tail = &text[n - MIN_BLOCK..];
+    let lowest = n.saturating_sub(MAX_BLOCK + MIN_BLOCK);
+    let mut start = n - MIN_BLOCK;
+    while start > lowest {
+        start -= 1;
+        if &text[start..start + MIN_BLOCK] != tail {
+            continue;
+        }
+        let block = n - MIN_BLOCK - start;
+        if block < MIN_BLOCK {
+            continue;
+        }
+        // How far back the text stays periodic with this block.
+        let mut same = 0;
+        while same + block < n && text[n - 1 - same] == text[n - 1 - same - block] {
+            same += 1;
+        }
+        let span = same + block;
+        let copies = span / block;
+        if copies >= MIN_COPIES && span >= MIN_SPAN {
+            let first = n - span;
+            let mut keep = first + 2 * block;
+            // Never cut a character in two.
+            while keep < n && !is_char_start(text[keep]) {
+                keep += 1;
+            }
+            return Some(Loop {
+                block,
+                copies,
+                keep,
+            });
+        }
+    }
+    None
+}
+
+fn is_char_start(b: u8) -> bool {
+    (b as i8) >= -0x40
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stream(text: &str) -> Option<Loop> {
+        let mut w = Watcher::default();
+        let mut found = None;
+        for chunk in text.as_bytes().chunks(7) {
+            if let Some(l) = w.push(std::str::from_utf8(chunk).unwrap()) {
+                found = Some(l);
+                break;
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn a_claim_repeated_until_the_limit_is_a_loop_cut_after_two_copies() {
+        let block = "I added the section.\n```bash\necho done\n```\n";
+        let text = format!("Sure.\n{}", block.repeat(60));
+        let l = stream(&text).expect("a loop");
+        assert_eq!(l.block, block.len());
+        assert!(l.copies >= MIN_COPIES);
+        // The copies are counted from where the text starts to repeat,
+        // which here is the newline before the first one.
+        let two = "Sure.\n".len() + 2 * block.len();
+        assert!(l.keep.abs_diff(two) <= 1, "{} vs {two}", l.keep);
+    }
+
+    #[test]
+    fn text_that_only_repeats_its_shape_is_not_a_loop() {
+        let mut table = String::from("| n | square |\n| --- | --- |\n");
+        for i in 0..400 {
+            table.push_str(&format!("| {i} | {} |\n", i * i));
+        }
+        assert_eq!(stream(&table), None);
+        // A few copies of a long block are text; short text repeated
+        // thousands of times is a loop.
+        assert_eq!(
+            stream(&"a fairly long line of prose, said twice.\n".repeat(5)),
+            None
+        );
+        assert!(stream(&"ok\n".repeat(2000)).is_some());
+    }
+
+    #[test]
+    fn a_block_that_repeats_inside_itself_is_found_at_its_full_length() {
+        // The last 16 bytes occur again 20 bytes back, inside the block.
+        let block = "abcdefghijklmnopqrst".to_string() + "bcdefghijklmnopqrst!";
+        let l = find(block.repeat(60).as_bytes()).expect("a loop");
+        assert_eq!(l.block, block.len());
+    }
+
+    #[test]
+    fn a_block_with_multibyte_characters_is_cut_between_characters() {
+        let block = "Ça marche — voilà, c'est fait. ";
+        let l = find(block.repeat(80).as_bytes()).expect("a loop");
+        let text = block.repeat(80);
+        assert!(text.is_char_boundary(l.keep));
+    }
+}

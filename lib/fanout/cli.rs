@@ -1,0 +1,296 @@
+//! `ag-fanout`'s command line: which engine runs the tasks, one task
+//! alone (`--task`), or the summary of saved results (`--summary`).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, ValueEnum};
+
+use super::{BIN, one_task, parallel, results, slurm};
+use crate::cli::{ExitStatus, error_line};
+
+/// Many ag-loop sessions from a tasks file: on GNU parallel (here or over
+/// ssh) or as a Slurm job array; `--task N` alone is what a Kubernetes
+/// Indexed Job's pod runs (examples/k8s).
+///
+/// TASKS holds one JSON object a line; blank lines and lines starting with
+/// # are not tasks:
+///
+///   {"id": "fix-1", "dir": "/src/app", "prompt": "fix the failing test",
+///    "model": "anthropic/claude-sonnet-4-5", "args": ["--max-turns", "30"]}
+///
+/// dir is the directory ag-loop works in, relative to TASKS (required
+/// unless repo is given); prompt the prompt (required); model
+/// provider/model; id the task's name in its result line (default: its
+/// line number); repo a git URL or path cloned into dir first when dir does
+/// not exist (into a temporary directory, removed afterwards, when dir is
+/// absent); args more ag-loop flags, as a list of strings; check a shell
+/// command that exits 0 when the task is done (ag-loop --until), with
+/// check_tries and check_timeout as --until-tries and --until-timeout. Any
+/// other field is refused.
+///
+/// stdout gets one JSON result line per task as it ends, then one summary
+/// line:
+///
+///   {"type":"result","id","line","dir","model","outcome","exit","session",
+///    "cost","usage","diff","diff_truncated","seconds","error",
+///    "check","check_exit","check_output","engine_state"}
+///   {"type":"summary","tasks","outcomes":{...},"cost","failed"}
+///
+/// (schemas/fanout-record.json). outcome is ag-loop's (finished,
+/// turn_limit, cost_limit, model_error, check_failed, ...) or ag-fanout's
+/// own: invalid_task, no_directory, clone_failed, failed (ag-loop ended
+/// without saying how), killed (the engine ended the task; engine_state
+/// says how, e.g. Slurm's TIMEOUT). diff is what the task changed, as git
+/// diff --binary, cut at $FANOUT_MAX_DIFF bytes (1 MiB) with
+/// diff_truncated. ag-loop is the one beside ag-fanout, else on PATH, or
+/// $FANOUT_AG_LOOP.
+///
+/// Engine parallel (the default): every argument between ag-fanout's own
+/// options and TASKS goes to GNU parallel unchanged: --joblog FILE and
+/// --resume (or --resume-failed) to go on after an interruption,
+/// --sshlogin / --sshloginfile to run on other machines (which need git and
+/// the ag binaries on the PATH of a non-interactive ssh command, TASKS at
+/// the same absolute path, and the tasks' directories), --env NAME to send
+/// a provider key along, --timeout SECONDS.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ag-fanout",
+    version,
+    after_help = "Exit status: 0 every task finished, 1 some task did not, 2 usage error (or the engine missing), 128+N interrupted by signal N.\n\nSee docs/remote.md, \"Running many sessions\"."
+)]
+pub struct Args {
+    /// Where the tasks run.
+    #[arg(long, value_enum, default_value_t = Engine::Parallel)]
+    pub engine: Engine,
+
+    /// Runs only line N of TASKS (from 1) and prints its result line: what
+    /// each engine runs for one task.
+    #[arg(long, value_name = "N", conflicts_with = "summary")]
+    pub task: Option<u64>,
+
+    /// With --task: also writes the result line into DIR as N.json, whole
+    /// or not at all (what the cluster engines' tasks do).
+    #[arg(long, value_name = "DIR", requires = "task")]
+    pub results_dir: Option<PathBuf>,
+
+    /// Prints the summary of saved result lines (the last result of each
+    /// task id counts), for runs resumed into several files: the arguments
+    /// are result files.
+    #[arg(long)]
+    pub summary: bool,
+
+    /// Tasks at a time (GNU parallel's -j; the Slurm array's % cap).
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<String>,
+
+    /// Goes on with an interrupted run: GNU parallel's --resume (with
+    /// --joblog); with slurm, prints the results already in the work
+    /// directory, follows the tasks still queued or running, and submits
+    /// only the tasks that have no result.
+    #[arg(long)]
+    pub resume: bool,
+
+    /// Engines slurm and kubernetes: the run's directory, on a file system
+    /// the cluster shares with this machine (default: TASKS.fanout beside
+    /// the tasks file). It keeps the batch script, the arrays submitted,
+    /// each task's result and output, so that --resume can go on.
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+
+    /// Slurm: the partition (sbatch --partition).
+    #[arg(long, value_name = "NAME", help_heading = "Slurm")]
+    pub partition: Option<String>,
+
+    /// Slurm: each task's time limit (sbatch --time: MINUTES,
+    /// HOURS:MINUTES:SECONDS, DAYS-HOURS, ...); a task past it is reported
+    /// with engine_state TIMEOUT.
+    #[arg(long, value_name = "TIME", help_heading = "Slurm")]
+    pub time: Option<String>,
+
+    /// Slurm: CPUs per task (sbatch --cpus-per-task).
+    #[arg(long, value_name = "N", help_heading = "Slurm")]
+    pub cpus_per_task: Option<u32>,
+
+    /// Slurm: memory per task (sbatch --mem, e.g. 4G).
+    #[arg(long, value_name = "SIZE", help_heading = "Slurm")]
+    pub mem: Option<String>,
+
+    /// GNU parallel's options (engine parallel), then the tasks file; with
+    /// --summary, result files.
+    #[arg(
+        value_name = "ARGS",
+        allow_hyphen_values = true,
+        trailing_var_arg = true,
+        num_args = 0..
+    )]
+    pub rest: Vec<OsString>,
+}
+
+/// Where the tasks run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Engine {
+    /// GNU parallel, on this machine or over ssh.
+    Parallel,
+    /// One Slurm job array (sbatch --array), followed until it ends.
+    Slurm,
+}
+
+/// ag-fanout's main.
+pub fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => return ExitStatus::from_clap(e, BIN).code(),
+    };
+    run(args).code()
+}
+
+fn run(args: Args) -> ExitStatus {
+    if args.summary {
+        return summarize(&args.rest);
+    }
+    if let Some(n) = args.task {
+        let [tasks] = args.rest.as_slice() else {
+            error_line(
+                BIN,
+                "--task takes a line number and the tasks file",
+                Some(&format!("ag-fanout --task {n} TASKS")),
+            );
+            return ExitStatus::Input;
+        };
+        return one_task::run(&PathBuf::from(tasks), n, args.results_dir.as_deref());
+    }
+    let Some((tasks, before)) = args.rest.split_last() else {
+        error_line(
+            BIN,
+            "the tasks file is missing",
+            Some("ag-fanout [OPTIONS] TASKS; `ag-fanout --help` describes it"),
+        );
+        return ExitStatus::Input;
+    };
+    if tasks.to_string_lossy().starts_with('-') {
+        error_line(
+            BIN,
+            &format!(
+                "the tasks file comes last, after `{}`",
+                tasks.to_string_lossy()
+            ),
+            Some("ag-fanout [OPTIONS] [PARALLEL-OPTIONS] TASKS"),
+        );
+        return ExitStatus::Input;
+    }
+    let tasks = PathBuf::from(tasks);
+    match args.engine {
+        Engine::Parallel => {
+            let mut pass: Vec<OsString> = Vec::new();
+            if let Some(j) = &args.jobs {
+                pass.extend(["-j".into(), j.into()]);
+            }
+            if args.resume {
+                pass.push("--resume".into());
+            }
+            pass.extend(before.iter().cloned());
+            let runtime = match crate::cli::runtime(BIN) {
+                Ok(r) => r,
+                Err(s) => return s,
+            };
+            runtime.block_on(parallel::run(&tasks, &pass))
+        }
+        Engine::Slurm => {
+            if let Some(first) = before.first() {
+                return refuse_passthrough(first, "slurm");
+            }
+            let jobs = match args.jobs.as_deref().map(str::parse::<u32>) {
+                None => None,
+                Some(Ok(j)) if j > 0 => Some(j),
+                Some(_) => {
+                    error_line(
+                        BIN,
+                        &format!(
+                            "-j `{}`: the slurm engine takes a number of tasks at a time, 1 or more",
+                            args.jobs.as_deref().unwrap_or("")
+                        ),
+                        Some("e.g. -j 8"),
+                    );
+                    return ExitStatus::Input;
+                }
+            };
+            let opts = slurm::Options {
+                jobs,
+                partition: args.partition.clone(),
+                time: args.time.clone(),
+                cpus_per_task: args.cpus_per_task,
+                mem: args.mem.clone(),
+                resume: args.resume,
+                work_dir: args
+                    .work_dir
+                    .clone()
+                    .unwrap_or_else(|| default_work_dir(&tasks)),
+                call: std::env::args().collect(),
+            };
+            let runtime = match crate::cli::runtime(BIN) {
+                Ok(r) => r,
+                Err(s) => return s,
+            };
+            runtime.block_on(slurm::run(&tasks, &opts))
+        }
+    }
+}
+
+/// `TASKS.fanout` beside the tasks file.
+fn default_work_dir(tasks: &std::path::Path) -> PathBuf {
+    let mut name = tasks.as_os_str().to_owned();
+    name.push(".fanout");
+    PathBuf::from(name)
+}
+
+/// An argument that is neither ag-fanout's nor the tasks file, with an
+/// engine that takes no GNU parallel options.
+fn refuse_passthrough(arg: &OsString, engine: &str) -> ExitStatus {
+    error_line(
+        BIN,
+        &format!(
+            "`{}` is not an option of ag-fanout, and the {engine} engine passes nothing to GNU parallel",
+            arg.to_string_lossy()
+        ),
+        Some("`ag-fanout --help` lists the options; the tasks file comes last"),
+    );
+    ExitStatus::Input
+}
+
+fn summarize(files: &[OsString]) -> ExitStatus {
+    if files.is_empty() {
+        error_line(
+            BIN,
+            "--summary takes result files",
+            Some("ag-fanout --summary results.jsonl"),
+        );
+        return ExitStatus::Input;
+    }
+    let mut summary = results::Summary::default();
+    for f in files {
+        let text = match std::fs::read(f) {
+            Ok(t) => t,
+            Err(e) => {
+                error_line(
+                    BIN,
+                    &format!("cannot read results file `{}`: {e}", f.to_string_lossy()),
+                    None,
+                );
+                return ExitStatus::Input;
+            }
+        };
+        for line in text.split(|b| *b == b'\n') {
+            summary.add(line);
+        }
+    }
+    match summary.print() {
+        Ok(r) if r.failed > 0 => ExitStatus::Failure,
+        Ok(_) => ExitStatus::Success,
+        Err(e) => {
+            error_line(BIN, &format!("cannot write the summary: {e}"), None);
+            ExitStatus::Input
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! `ag-fanout`: many ag-loop sessions from a tasks file. This room owns the
+//! tasks-file format (`tasks_file.rs`), what one task does (`one_task.rs`: one
+//! ag-loop session in its directory, its diff through `snapshot.rs`, one
+//! result line), the result lines and the summary (`results.rs`), and the
+//! engines that run the tasks: GNU parallel (`parallel.rs`) and a Slurm
+//! job array (`slurm.rs`). Each engine
+//! runs `ag-fanout --task N TASKS` for each task line; only the scheduling
+//! is theirs.
+
+pub mod cli;
+mod one_task;
+mod parallel;
+mod results;
+mod slurm;
+mod snapshot;
+mod tasks_file;
+
+pub use cli::{Args, main};
+
+/// The binary's name in diagnostics.
+const BIN: &str = "ag-fanout";

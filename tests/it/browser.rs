@@ -1,0 +1,287 @@
+//! ag-browser against pages a test serves on 127.0.0.1, with the system's
+//! Chromium (scripts/test-setup installs Debian's `chromium`): a scripted
+//! model drives it through ag-loop (navigate, type and click by ref,
+//! read the result, a screenshot that reaches the model as an image, the
+//! console error and the failed request), a host outside the policy is
+//! refused with its reason, a huge page's snapshot is cut with a note, and
+//! after `kill -9` of ag-loop in the middle of a call no Chromium is left.
+
+use std::io::{BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::bin;
+use crate::model_server::{ModelServer, Turn};
+use crate::util::{Env, read_http_request, run};
+
+/// A form: a field and a button that greets by name, a console error,
+/// and a fetch that fails (the server answers 500).
+const FORM: &str = r#"<!doctype html><html><head><title>Greeter</title></head><body>
+<h1>Greeter</h1>
+<label>Name <input id="name"></label>
+<button onclick="document.getElementById('out').textContent = 'Hello, ' + document.getElementById('name').value + '!'">Greet</button>
+<p id="out">nobody yet</p>
+<script>console.error('greeter is broken'); fetch('/api/fail');</script>
+</body></html>"#;
+
+/// Serves the test pages until the test ends.
+fn serve() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                while let Some((_, path, _)) = read_http_request(&mut reader) {
+                    page(&path, &mut conn);
+                }
+            });
+        }
+    });
+    port
+}
+
+fn page(path: &str, out: &mut TcpStream) {
+    let (status, body) = match path {
+        "/" => ("200 OK", FORM.to_string()),
+        "/big" => {
+            let mut b = String::from("<!doctype html><title>Big</title><body>");
+            for i in 0..5000 {
+                b.push_str(&format!("<button>b{i}</button>"));
+            }
+            ("200 OK", b)
+        }
+        "/slow" => {
+            std::thread::sleep(Duration::from_secs(30));
+            ("200 OK", "late".to_string())
+        }
+        _ => ("500 Internal Server Error", "no".to_string()),
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    let _ = out.write_all(head.as_bytes());
+    let _ = out.write_all(body.as_bytes());
+}
+
+/// The tool messages ag-loop sent back in the model's request `n`.
+fn tool_results(model: &ModelServer, n: usize) -> String {
+    model.requests()[n]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Pids of Chromium processes whose environment or command line holds
+/// `mark` (a test's own temporary directory).
+fn chromiums(mark: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd);
+        if cmd.contains("chrom") && String::from_utf8_lossy(&env).contains(mark) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_scripted_model_opens_types_clicks_reads_and_sees_the_page() {
+    let port = serve();
+    let url = format!("http://127.0.0.1:{port}/");
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![("browser_navigate", json!({ "url": url }))]),
+        Turn::Tools(vec![("browser_type", json!({"ref": "e1", "text": "Ann"}))]),
+        Turn::Tools(vec![("browser_click", json!({"ref": "e2"}))]),
+        Turn::Tools(vec![
+            ("browser_screenshot", json!({})),
+            ("browser_console", json!({})),
+        ]),
+        Turn::Tools(vec![(
+            "browser_navigate",
+            json!({"url": "https://example.com/"}),
+        )]),
+        Turn::Text("done"),
+    ]);
+    let env = Env::new();
+    let mut c = model.ag_loop(&env);
+    c.args(["--no-session", "--tools", "browser_automation", "greet Ann"]);
+    let r = run(c, None);
+    r.ok();
+    let opened = tool_results(&model, 1);
+    assert!(opened.contains("Title: Greeter"), "{opened}\n{r}");
+    assert!(opened.contains("- textbox \"Name\" [ref=e1]"), "{opened}");
+    assert!(opened.contains("- button \"Greet\" [ref=e2]"), "{opened}");
+    let typed = tool_results(&model, 2);
+    assert!(typed.contains("[ref=e1]: Ann"), "{typed}");
+    let clicked = tool_results(&model, 3);
+    assert!(clicked.contains("Hello, Ann!"), "{clicked}");
+    let seen = tool_results(&model, 4);
+    assert!(seen.contains("Screenshot of the viewport"), "{seen}");
+    assert!(seen.contains("[error] greeter is broken"), "{seen}");
+    assert!(
+        seen.contains("/api/fail: 500 Internal Server Error"),
+        "{seen}"
+    );
+    // The picture reaches the model as an image, after the tool results.
+    let request = model.requests()[4].to_string();
+    assert!(
+        request.contains("data:image/png;base64,iVBORw0KGgo"),
+        "no image in the request"
+    );
+    let refused = tool_results(&model, 5);
+    assert!(
+        refused.contains("`example.com` is not among the hosts the network policy allows"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn from_a_shell_a_huge_page_is_cut_and_a_screenshot_goes_to_a_file() {
+    let port = serve();
+    let env = Env::new();
+    let b = bin!("ag-browser");
+    let mut c = env.cmd(b);
+    c.args(["navigate", "--url", &format!("127.0.0.1:{port}/big")]);
+    let r = run(c, None);
+    r.ok();
+    let out = r.stdout();
+    assert!(out.contains("- button \"b0\" [ref=e1]"), "{out}");
+    assert!(!out.contains("\"b4999\""), "not cut: {} chars", out.len());
+    assert!(
+        r.stderr()
+            .contains("The snapshot is 5001 lines; this shows lines 1-"),
+        "{}",
+        r.stderr()
+    );
+    assert!(out.chars().count() < 21_000, "{}", out.chars().count());
+    // The rest, from where the note says.
+    let next = r
+        .stderr()
+        .split("offset=")
+        .nth(1)
+        .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+        .unwrap()
+        .to_string();
+    let mut c = env.cmd(b);
+    c.args(["snapshot", "--offset", &next]);
+    let r = run(c, None);
+    r.ok();
+    assert!(!r.stdout().contains("[ref=e1]"), "{}", r.stdout());
+    let mut c = env.cmd(b);
+    c.args(["screenshot", "--ref", "e1", "--out", "shot.png"]);
+    run(c, None).ok();
+    assert!(env.read("shot.png").starts_with(b"\x89PNG"));
+    // Loopback only by default; a file outside the workspace neither.
+    let mut c = env.cmd(b);
+    c.args(["navigate", "--url", "http://example.com/"]);
+    let r = run(c, None);
+    r.expect_code(1);
+    assert!(r.stderr().contains("not among the hosts"), "{}", r.stderr());
+    let mut c = env.cmd(b);
+    c.args(["navigate", "--url", "file:///etc/passwd"]);
+    let r = run(c, None);
+    r.expect_code(1);
+    assert!(
+        r.stderr().contains("outside the workspace"),
+        "{}",
+        r.stderr()
+    );
+    env.write("page.html", "<title>Local</title><p>from a file</p>");
+    let mut c = env.cmd(b);
+    c.args(["navigate", "--url", "./page.html"]);
+    let r = run(c, None);
+    r.ok();
+    assert!(r.stdout().contains("from a file"), "{}", r.stdout());
+    stop_helper(&env);
+}
+
+/// Ends the shell's warm helper of this test's home.
+fn stop_helper(env: &Env) {
+    let pid_files: Vec<_> = warm_dir()
+        .read_dir()
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_else(|_| Vec::new());
+    let mark = env.path().to_string_lossy().to_string();
+    for p in pid_files {
+        if p.extension().is_some_and(|e| e == "pid")
+            && let Ok(pid) = std::fs::read_to_string(&p)
+            && let Ok(pid) = pid.trim().parse::<i32>()
+        {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            if String::from_utf8_lossy(&environ).contains(&mark) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGTERM,
+                );
+            }
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !chromiums(&mark).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn warm_dir() -> std::path::PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| std::path::Path::new(d).is_dir()) {
+        Some(d) => std::path::PathBuf::from(d).join("ag-warm"),
+        None => std::env::temp_dir().join(format!("ag-warm-{}", nix::unistd::getuid())),
+    }
+}
+
+#[test]
+fn after_kill_9_of_ag_loop_in_the_middle_of_a_call_no_chromium_is_left() {
+    let port = serve();
+    let env = Env::new();
+    let mark = env.path().to_string_lossy().to_string();
+    let model = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "browser_navigate",
+            json!({"url": format!("http://127.0.0.1:{port}/")}),
+        )]),
+        // The page takes 30 s: ag-loop is killed while the call waits.
+        Turn::Tools(vec![(
+            "browser_navigate",
+            json!({"url": format!("http://127.0.0.1:{port}/slow")}),
+        )]),
+        Turn::Text("done"),
+    ]);
+    let mut c = model.ag_loop(&env);
+    c.args(["--no-session", "--tools", "browser", "go"]);
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = crate::util::spawn_retrying(&mut c).unwrap();
+    // Wait for the second call to be under way.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while model.requests().len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(model.requests().len(), 2, "the first call did not end");
+    assert!(!chromiums(&mark).is_empty(), "no Chromium was running");
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !chromiums(&mark).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        chromiums(&mark),
+        Vec::<u32>::new(),
+        "Chromium outlived ag-loop"
+    );
+}
