@@ -92,7 +92,7 @@ pub struct Args {
     #[arg(long)]
     pub resume: bool,
 
-    /// Engines slurm and kubernetes: the run's directory, on a file system
+    /// Engine slurm: the run's directory, on a file system
     /// the cluster shares with this machine (default: TASKS.fanout beside
     /// the tasks file). It keeps the batch script, the arrays submitted,
     /// each task's result and output, so that --resume can go on.

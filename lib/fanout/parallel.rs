@@ -12,7 +12,7 @@ use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
 
 use super::BIN;
-use super::results::{Summary, describe, print_line};
+use super::results::{Summary, print_line};
 use super::tasks_file::TasksFile;
 use crate::cli::{ExitStatus, Signal, error_line, note};
 use crate::proc::{CaptureLimit, Command, Input, LineLimits};
@@ -152,19 +152,7 @@ pub async fn run(tasks_path: &Path, parallel_args: &[OsString]) -> ExitStatus {
         );
         return ExitStatus::Input;
     }
-    let record = match summary.print() {
-        Ok(r) => r,
-        Err(e) => {
-            error_line(BIN, &format!("cannot write the summary: {e}"), None);
-            return ExitStatus::Input;
-        }
-    };
-    let _ = crate::cli::stderr_line(format!("{BIN}: {}\n", describe(&record)).as_bytes());
-    if record.failed > 0 {
-        ExitStatus::Failure
-    } else {
-        ExitStatus::Success
-    }
+    super::results::finish(&summary)
 }
 
 /// `s` as one word of a POSIX shell line.

@@ -113,6 +113,26 @@ impl Summary {
     }
 }
 
+/// How a run ends once its tasks have: the summary line on stdout, its
+/// description on stderr, and the exit status (a failure when any task
+/// failed).
+pub fn finish(summary: &Summary) -> crate::cli::ExitStatus {
+    use crate::cli::{ExitStatus, error_line};
+    let record = match summary.print() {
+        Ok(r) => r,
+        Err(e) => {
+            error_line(super::BIN, &format!("cannot write the summary: {e}"), None);
+            return ExitStatus::Input;
+        }
+    };
+    let _ = crate::cli::stderr_line(format!("{}: {}\n", super::BIN, describe(&record)).as_bytes());
+    if record.failed > 0 {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    }
+}
+
 /// The line for stderr at the end of a run: `ag-fanout: 12 tasks, 6
 /// finished, 3 invalid_task, cost $13.0000`.
 pub fn describe(summary: &FanoutSummary) -> String {

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::BIN;
 use super::parallel::shell_quote;
-use super::results::{self, Summary, describe, print_line};
+use super::results::{self, Summary, print_line};
 use super::tasks_file::TasksFile;
 use crate::cli::{ExitStatus, Signal, error_line, note};
 use crate::proc::{CaptureLimit, Command, Output};
@@ -543,19 +543,7 @@ async fn follow(
         );
         return ExitStatus::Signal(sig);
     }
-    let record = match summary.print() {
-        Ok(r) => r,
-        Err(e) => {
-            error_line(BIN, &format!("cannot write the summary: {e}"), None);
-            return ExitStatus::Input;
-        }
-    };
-    let _ = crate::cli::stderr_line(format!("{BIN}: {}\n", describe(&record)).as_bytes());
-    if record.failed > 0 {
-        ExitStatus::Failure
-    } else {
-        ExitStatus::Success
-    }
+    super::results::finish(&summary)
 }
 
 /// The result of a task that Slurm ended without one.

@@ -172,17 +172,11 @@ impl Command {
         let resumed = Arc::new(Notify::new());
         let splitter = Splitter::new(&limits, tx, queued.clone(), resumed.clone());
         let stop = cancel.child_token();
-        let (mut engine, stdin) = Engine::spawn(&mut self, Some(splitter), stop.clone())?;
+        let (engine, stdin) = Engine::spawn(&mut self, Some(splitter), stop.clone())?;
         let pid = engine.pid;
         let clock = Clock::new(&self, engine.pgid, start);
         drop(self);
-        let (ended_tx, ended_rx) = watch::channel(None);
-        tokio::spawn(async move {
-            let ended = engine.drive(clock, start).await;
-            // The end of the lines, then the end of the run.
-            drop(engine);
-            let _ = ended_tx.send(Some(ended));
-        });
+        let ended_rx = engine.drive_in_background(clock, start);
         Ok(Streaming {
             lines: Lines {
                 rx,
@@ -228,12 +222,7 @@ impl Command {
         let pid = engine.pid;
         let clock = Clock::new(&self, engine.pgid, start);
         drop(self);
-        let (ended_tx, ended_rx) = watch::channel(None);
-        tokio::spawn(async move {
-            let ended = engine.drive(clock, start).await;
-            drop(engine);
-            let _ = ended_tx.send(Some(ended));
-        });
+        let ended_rx = engine.drive_in_background(clock, start);
         Ok(Piped {
             stdin,
             stdout,
@@ -247,6 +236,25 @@ impl Command {
 }
 
 type Pipe = Pin<Box<dyn AsyncRead + Send>>;
+
+impl Engine {
+    /// Runs the loop on the runtime until the run is over; the receiver
+    /// tells how it ended. The engine is dropped first, which ends the
+    /// lines (or pipes) before the end of the run is told.
+    fn drive_in_background(
+        mut self,
+        clock: Clock,
+        start: Instant,
+    ) -> watch::Receiver<Option<Ended>> {
+        let (ended_tx, ended_rx) = watch::channel(None);
+        tokio::spawn(async move {
+            let ended = self.drive(clock, start).await;
+            drop(self);
+            let _ = ended_tx.send(Some(ended));
+        });
+        ended_rx
+    }
+}
 
 /// One run in progress: the child, its pipes and captures, its clocks.
 struct Engine {
