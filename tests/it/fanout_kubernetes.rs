@@ -367,9 +367,12 @@ fn kubernetes_runs_the_tasks_as_one_indexed_job_and_reports_a_deadline_and_an_ev
         second["spec"]["template"]["spec"]["containers"][0]["env"][1],
         json!({"name": "AG_FANOUT_LINES", "value": "6 7"})
     );
-    // The end of the run deletes what it made.
+    // The end of the run deletes what it made, both Jobs' objects.
     let last = cluster.calls().pop().unwrap();
-    assert_eq!(last[0], "delete", "{last:?}");
+    assert_eq!(last[2], "delete", "{last:?}");
+    for (name, _) in &made {
+        assert!(last.contains(&format!("secret/{name}")), "{last:?}");
+    }
 }
 
 #[test]
