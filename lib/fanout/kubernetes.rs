@@ -41,6 +41,8 @@ const MISSES: u32 = 6;
 /// The bytes of a pod's log kept: a result line holds a diff of up to
 /// 1 MiB (FANOUT_MAX_DIFF), JSON-escaped.
 const MAX_LOG: usize = 16 * 1024 * 1024;
+/// The bytes of `kubectl get` kept: the pods of a Job of thousands of tasks.
+const MAX_GET: usize = 256 * 1024 * 1024;
 
 /// What the caller chose.
 #[derive(Debug, Clone, Default)]
@@ -99,7 +101,8 @@ pub async fn run(tasks_path: &Path, opts: &Options) -> ExitStatus {
     let mut covered: BTreeMap<u64, (String, u64)> = BTreeMap::new();
     if opts.resume {
         for (job, lines) in earlier_jobs(&work) {
-            let view = match kube.look(&job).await {
+            let indexes: Vec<u64> = (0..lines.len() as u64).collect();
+            let view = match kube.look(&job, &indexes).await {
                 Ok(Some(v)) => v,
                 Ok(None) => continue,
                 Err(e) => {
@@ -256,13 +259,16 @@ async fn follow(
     let mut gone: BTreeMap<String, u32> = BTreeMap::new();
     let mut stopped: Option<i32> = None;
     while !waiting.is_empty() {
-        let jobs: BTreeSet<&String> = waiting
-            .iter()
-            .filter_map(|n| covered.get(n).map(|(j, _)| j))
-            .collect();
+        // Each Job with the indexes still waiting on it.
+        let mut jobs: BTreeMap<&String, Vec<u64>> = BTreeMap::new();
+        for n in &waiting {
+            if let Some((j, i)) = covered.get(n) {
+                jobs.entry(j).or_default().push(*i);
+            }
+        }
         let mut views: BTreeMap<String, JobView> = BTreeMap::new();
-        for job in jobs {
-            match kube.look(job).await {
+        for (job, indexes) in jobs {
+            match kube.look(job, &indexes).await {
                 Ok(Some(v)) => {
                     gone.remove(job);
                     views.insert(job.clone(), v);
@@ -443,6 +449,11 @@ impl JobView {
         }
     }
 
+    /// Whether index `i` will run no more.
+    fn index_ended(&self, i: u64) -> bool {
+        self.completed.contains(&i) || self.failed.contains(&i) || self.ended.is_some()
+    }
+
     fn from_json(job: &Value, pods: &Value) -> JobView {
         let status = &job["status"];
         let conditions = status["conditions"].as_array().cloned().unwrap_or_default();
@@ -491,7 +502,12 @@ impl Kube {
             .args(&all)
             .timeout(Duration::from_secs(120))
             .output(Output::Separate {
-                stdout: CaptureLimit::new(MAX_LOG),
+                // The first bytes, all of them: JSON and logs are read whole.
+                stdout: CaptureLimit::head_only(if args.first() == Some(&"get") {
+                    MAX_GET
+                } else {
+                    MAX_LOG
+                }),
                 stderr: CaptureLimit::new(8192),
             });
         if let Some(bytes) = stdin {
@@ -522,35 +538,41 @@ impl Kube {
         }
         if out.stdout.truncated() {
             return Err(format!(
-                "kubectl {} printed more than {MAX_LOG} bytes",
-                args.join(" ")
+                "kubectl {} printed more than ag-fanout reads ({} bytes)",
+                args.join(" "),
+                out.stdout.head.len()
             ));
         }
         Ok(String::from_utf8_lossy(&out.stdout.head).into_owned())
     }
 
-    /// The Job `name` and its pods; `None` when it is not there.
-    async fn look(&self, name: &str) -> Result<Option<JobView>, String> {
+    /// The Job `name`, and its pods when one of the `indexes` ended (a
+    /// Job of thousands of pods is not listed every second for nothing);
+    /// `None` when it is not there.
+    async fn look(&self, name: &str, indexes: &[u64]) -> Result<Option<JobView>, String> {
         let job = match self.run(&["get", "job", name, "-o", "json"], None).await {
             Ok(text) => text,
             Err(e) if e.starts_with("NotFound") => return Ok(None),
             Err(e) => return Err(e),
         };
-        let selector = format!("job-name={name}");
-        let pods = self
-            .run(&["get", "pods", "-l", &selector, "-o", "json"], None)
-            .await?;
         let parse = |text: &str| -> Result<Value, String> {
             serde_json::from_str(text).map_err(|e| format!("kubectl get printed no JSON: {e}"))
         };
-        Ok(Some(JobView::from_json(&parse(&job)?, &parse(&pods)?)))
+        let job = parse(&job)?;
+        let mut view = JobView::from_json(&job, &Value::Null);
+        if indexes.iter().any(|i| view.index_ended(*i)) {
+            let selector = format!("job-name={name}");
+            let pods = self
+                .run(&["get", "pods", "-l", &selector, "-o", "json"], None)
+                .await?;
+            view = JobView::from_json(&job, &parse(&pods)?);
+        }
+        Ok(Some(view))
     }
 
     /// Where the task of line `n`, index `index` of `job`, stands.
     async fn settle(&self, view: &JobView, job: &str, index: u64, n: u64) -> Settled {
-        let ended =
-            view.completed.contains(&index) || view.failed.contains(&index) || view.ended.is_some();
-        if !ended {
+        if !view.index_ended(index) {
             return Settled::Pending;
         }
         let pods = view.pods.get(&index).map(Vec::as_slice).unwrap_or(&[]);

@@ -314,7 +314,8 @@ async fn slurm_command(program: &str, args: &[OsString]) -> Result<String, Strin
         .args(args)
         .timeout(Duration::from_secs(60))
         .output(Output::Separate {
-            stdout: CaptureLimit::new(16 * 1024 * 1024),
+            // The first bytes, all of them: squeue's lines are read whole.
+            stdout: CaptureLimit::head_only(16 * 1024 * 1024),
             stderr: CaptureLimit::new(8192),
         })
         .collect(&CancellationToken::new())
