@@ -563,3 +563,6 @@ impl Checkpoints {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod in_process_tests;
