@@ -18,7 +18,7 @@
 //! Anything outside those rules makes [`Store::snapshot`] give up, with the
 //! reason, and the git way takes the turn (with a note): a repository whose
 //! format this code does not read (another hash, reftable, an extension it
-//! does not know, a `core.excludesFile` in the repository's own config), a
+//! does not know, shared permissions, an included config file), a
 //! new repository inside the tree, a submodule's own path, a path that
 //! cannot be read. Objects are only added, never changed; the ref moves
 //! last, under git's lock protocol (`<ref>.lock` made exclusively, renamed
@@ -390,8 +390,9 @@ impl Store {
 }
 
 /// Refuses a repository whose format this module would misread: only
-/// SHA-1 objects and files for refs, extensions that change neither, and no
-/// `core.excludesFile` of its own (it is read from the global setting).
+/// SHA-1 objects and files for refs, extensions that change neither, no
+/// shared permissions and no included config files (`core.excludesFile`
+/// is asked of git itself, which reads them all).
 fn check_format(config: &str) -> Result<(), Cannot> {
     let mut section = String::new();
     for line in config.lines() {
@@ -421,8 +422,9 @@ fn check_format(config: &str) -> Result<(), Cannot> {
                     "the repository uses `extensions.{key} = {value}`, which this code does not read"
                 ));
             }
-        } else if section == "core" && key == "excludesfile" {
-            return Err("the repository sets its own `core.excludesFile`".into());
+        } else if section == "core" && key == "sharedrepository" {
+            // Objects and refs would need the group's permissions.
+            return Err("the repository is shared (`core.sharedRepository`)".into());
         } else if section.starts_with("include") {
             return Err("the repository's config includes other files".into());
         }

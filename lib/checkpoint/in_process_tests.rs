@@ -140,7 +140,11 @@ fn in_process_checkpoints_record_what_git_records() {
 fn files_git_ignores_are_left_out_as_git_leaves_them_out() {
     let tmp = tempfile::tempdir().unwrap();
     let t = three(tmp.path(), |dir| {
-        write(dir, ".gitignore", "*.log\n!keep.log\nbuild/\n/top-only\n**/gen/*.rs\n");
+        write(
+            dir,
+            ".gitignore",
+            "*.log\n!keep.log\nbuild/\n/top-only\n**/gen/*.rs\n",
+        );
         write(dir, "src/.gitignore", "local.txt\n!*.md\n");
         write(dir, ".git/info/exclude", "secret*\n");
         write(dir, "a.txt", "a\n");
@@ -174,7 +178,10 @@ fn a_submodule_is_kept_as_it_was_and_never_looked_into() {
     git(&other, &["commit", "-qm", "lib"]);
     let t = three(tmp.path(), |dir| {
         write(dir, "a.txt", "a\n");
-        git(dir, &["submodule", "-q", "add", other.to_str().unwrap(), "sm"]);
+        git(
+            dir,
+            &["submodule", "-q", "add", other.to_str().unwrap(), "sm"],
+        );
         git(dir, &["add", "-A"]);
         git(dir, &["commit", "-qm", "start"]);
     });
@@ -261,7 +268,10 @@ fn a_ref_moved_by_someone_else_is_followed_through_git() {
     let second = t.direct.record("2").unwrap();
     assert!(second.in_process);
     // Another writer puts the ref back on the first checkpoint.
-    git(&t.dir, &["update-ref", "refs/ag/checkpoints/d", &first.commit]);
+    git(
+        &t.dir,
+        &["update-ref", "refs/ag/checkpoints/d", &first.commit],
+    );
     write(&t.dir, "a.txt", "three\n");
     let third = t.direct.record("3").unwrap();
     assert!(third.new);

@@ -14,6 +14,12 @@
 //! commit and tree are cached beside the index (`head.rs`), checked by git
 //! on every use, so that a checkpoint need not read the ref first.
 //!
+//! A session that watches the tree (ag-loop, `watch.rs`) takes its
+//! checkpoints after the first without git: `in_process.rs` edits the last
+//! tree at the paths the watches named and writes the objects and the ref
+//! itself. What it cannot take goes the git way above, with a note; the
+//! private index then lags, so the git way looks at the whole tree.
+//!
 //! A directory that is not in a git working tree gets a shadow repository,
 //! `$AG_HOME/checkpoints/repos/<place>` (bare, run with `--git-dir` and
 //! `--work-tree`). A bare repository, or a directory inside a `.git`
