@@ -41,6 +41,13 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use super::record::Changes;
 
+/// What becomes of one path: its new blob (mode and id), or `None` to
+/// remove it.
+type Edit = Option<(EntryKind, ObjectId)>;
+
+/// One directory of a tree, by name.
+type Entries = BTreeMap<Vec<u8>, (EntryMode, ObjectId)>;
+
 /// Why the in-process way cannot take this checkpoint: a sentence for a
 /// note, after "taken with git: ".
 pub type Cannot = String;
@@ -155,7 +162,7 @@ impl Store {
             ..
         } = look;
         let mut changes = Changes::default();
-        let mut real: Vec<(Vec<u8>, Option<(EntryKind, ObjectId)>)> = Vec::new();
+        let mut real: Vec<(Vec<u8>, Edit)> = Vec::new();
         for (path, new) in edits {
             let was = match old.at(self, &path)? {
                 Old::Blob(kind, id) => Some((kind, id)),
@@ -175,8 +182,7 @@ impl Store {
         let tree = if real.is_empty() {
             base
         } else {
-            let edits: Vec<(&[u8], Option<(EntryKind, ObjectId)>)> =
-                real.iter().map(|(p, e)| (p.as_slice(), *e)).collect();
+            let edits: Vec<(&[u8], Edit)> = real.iter().map(|(p, e)| (p.as_slice(), *e)).collect();
             match self.apply(Some(base), &edits)? {
                 Some(id) => id,
                 None => self.write_tree(Vec::new())?,
@@ -318,7 +324,7 @@ impl Store {
     fn apply(
         &self,
         base: Option<ObjectId>,
-        edits: &[(&[u8], Option<(EntryKind, ObjectId)>)],
+        edits: &[(&[u8], Edit)],
     ) -> Result<Option<ObjectId>, Cannot> {
         let old = match base {
             Some(id) => self.read_tree(id)?,
@@ -329,10 +335,7 @@ impl Store {
             .map(|e| (e.filename.to_vec(), e.clone()))
             .collect();
         // Each name of this tree: the edit of it, and those beneath it.
-        type Group<'e> = (
-            Option<Option<(EntryKind, ObjectId)>>,
-            Vec<(&'e [u8], Option<(EntryKind, ObjectId)>)>,
-        );
+        type Group<'e> = (Option<Edit>, Vec<(&'e [u8], Edit)>);
         let mut groups: BTreeMap<&[u8], Group> = BTreeMap::new();
         for &(path, edit) in edits {
             match path.iter().position(|b| *b == b'/') {
@@ -459,7 +462,7 @@ enum Old {
 /// The base tree, read as far as the paths asked about need.
 struct OldTree {
     /// Directory (relative, "" for the top) to its entries by name.
-    dirs: HashMap<Vec<u8>, Option<BTreeMap<Vec<u8>, (EntryMode, ObjectId)>>>,
+    dirs: HashMap<Vec<u8>, Option<Entries>>,
     root: ObjectId,
 }
 
@@ -473,11 +476,7 @@ impl OldTree {
 
     /// The entries of directory `dir` in the base tree (`None`: not a
     /// directory there).
-    fn dir(
-        &mut self,
-        store: &Store,
-        dir: &[u8],
-    ) -> Result<Option<&BTreeMap<Vec<u8>, (EntryMode, ObjectId)>>, Cannot> {
+    fn dir(&mut self, store: &Store, dir: &[u8]) -> Result<Option<&Entries>, Cannot> {
         if !self.dirs.contains_key(dir) {
             let id = if dir.is_empty() {
                 Some(self.root)
@@ -561,7 +560,7 @@ struct Look<'a> {
     /// `info/exclude` and the global file, read on first need.
     global: Option<(Gitignore, Gitignore)>,
     /// Path to its new blob, or `None` to remove it.
-    edits: BTreeMap<Vec<u8>, Option<(EntryKind, ObjectId)>>,
+    edits: BTreeMap<Vec<u8>, Edit>,
     too_large: Vec<(String, u64)>,
     unreadable: Vec<String>,
 }
@@ -808,15 +807,18 @@ impl Look<'_> {
             }
             dir = split(dir).0;
         }
-        if self.global.is_none() {
-            let exclude = self.build(&self.store.common.join("info").join("exclude"))?;
-            let global = match &self.store.excludes_file {
-                Some(f) => self.build(f)?,
-                None => Gitignore::empty(),
-            };
-            self.global = Some((exclude, global));
-        }
-        let (exclude, global) = self.global.as_ref().expect("set above");
+        let (exclude, global) = match self.global.take() {
+            Some(both) => both,
+            None => {
+                let exclude = self.build(&self.store.common.join("info").join("exclude"))?;
+                let global = match &self.store.excludes_file {
+                    Some(f) => self.build(f)?,
+                    None => Gitignore::empty(),
+                };
+                (exclude, global)
+            }
+        };
+        let (exclude, global) = &*self.global.insert((exclude, global));
         for g in [exclude, global] {
             match g.matched(&full, is_dir) {
                 Match::Ignore(_) => return Ok(true),
