@@ -473,7 +473,7 @@ def loop_checkpoint_per_turn(suite, repo, env):
     def expect(name, events):
         checkpoints = sum(1 for e in events if e.get("type") == "checkpoint")
         errors = [e.get("message", "") for e in events if e.get("type") == "error"]
-        want = n + 1 if name == "on" else 0
+        want = 0 if name == "off" else n + 1
         return None if checkpoints == want and not errors else f"{checkpoints} of {want} checkpoints {errors[:1]}"
 
     base = ["--tools", "bash", "--no-gate"]
