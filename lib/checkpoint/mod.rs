@@ -14,6 +14,12 @@
 //! commit and tree are cached beside the index (`head.rs`), checked by git
 //! on every use, so that a checkpoint need not read the ref first.
 //!
+//! A session that watches the tree (ag-loop, `watch.rs`) takes its
+//! checkpoints after the first without git: `in_process.rs` edits the last
+//! tree at the paths the watches named and writes the objects and the ref
+//! itself. What it cannot take goes the git way above, with a note; the
+//! private index then lags, so the git way looks at the whole tree.
+//!
 //! A directory that is not in a git working tree gets a shadow repository,
 //! `$AG_HOME/checkpoints/repos/<place>` (bare, run with `--git-dir` and
 //! `--work-tree`). A bare repository, or a directory inside a `.git`
@@ -29,6 +35,7 @@
 
 mod git;
 mod head;
+mod in_process;
 mod record;
 mod restore;
 mod watch;
@@ -243,9 +250,42 @@ pub struct Checkpoints {
     /// Pathspecs leaving out those of `excluded` that .gitignore does not
     /// already leave out (git refuses a pathspec naming an ignored path).
     specs: std::sync::OnceLock<Vec<String>>,
-    /// Set by [`Checkpoints::watching`]: the watches on the working tree,
-    /// shared by the clones of these checkpoints.
-    watch: Option<std::sync::Arc<std::sync::Mutex<Watching>>>,
+    /// Set by [`Checkpoints::watching`]: the watches on the working tree
+    /// and what in-process snapshots need, shared by the clones of these
+    /// checkpoints.
+    watch: Option<std::sync::Arc<std::sync::Mutex<Live>>>,
+}
+
+/// The environment variable that makes every checkpoint go through git
+/// processes, as before checkpoints were taken in-process: for comparing
+/// the two, and for a repository where the in-process way is suspected.
+pub const WITH_GIT_ENV: &str = "AG_CHECKPOINT_WITH_GIT";
+
+/// A watching session's state between snapshots.
+#[derive(Debug)]
+struct Live {
+    watching: Watching,
+    direct: Direct,
+    /// The tree of the last snapshot: what the watches' list of changes is
+    /// relative to, and so the base of an in-process snapshot.
+    last_tree: Option<String>,
+    /// False once a snapshot was taken in-process (or a git one failed):
+    /// the private index lags behind the tree, so the git way must then
+    /// look at everything rather than at the watches' list.
+    index_in_step: bool,
+}
+
+/// Whether snapshots are taken in-process (see `in_process.rs`).
+#[derive(Debug)]
+enum Direct {
+    /// Not tried yet: the store is opened on first use.
+    Untried,
+    On(in_process::Store),
+    /// Never in this session, and why (`noted`: the reason was given once).
+    Off {
+        why: String,
+        noted: bool,
+    },
 }
 
 /// Where watching the working tree stands.
@@ -293,18 +333,48 @@ impl Checkpoints {
     /// The same checkpoints, with the working tree watched from the first
     /// snapshot on, so that later ones ask git only about what changed
     /// (see `watch.rs`): for a caller that takes many, ag-loop.
-    pub fn watching(mut self) -> Checkpoints {
-        self.watch = Some(std::sync::Arc::new(std::sync::Mutex::new(Watching::NotYet)));
+    ///
+    /// Snapshots after the first are then taken in-process from the
+    /// watches' list (see `in_process.rs`), unless [`WITH_GIT_ENV`] is set
+    /// to anything but `0`.
+    pub fn watching(self) -> Checkpoints {
+        let forced = std::env::var_os(WITH_GIT_ENV).is_some_and(|v| !v.is_empty() && v != "0");
+        self.watching_with(!forced)
+    }
+
+    /// [`Checkpoints::watching`], in-process snapshots on or off.
+    pub(crate) fn watching_with(mut self, in_process: bool) -> Checkpoints {
+        let direct = if in_process {
+            Direct::Untried
+        } else {
+            Direct::Off {
+                why: format!("{WITH_GIT_ENV} is set"),
+                noted: true,
+            }
+        };
+        self.watch = Some(std::sync::Arc::new(std::sync::Mutex::new(Live {
+            watching: Watching::NotYet,
+            direct,
+            last_tree: None,
+            index_in_step: true,
+        })));
         self
     }
 
     /// What changed since the last snapshot, as far as the watches tell:
     /// `None` to look at everything (no watches, their first use, or a
     /// list that could be incomplete).
+    #[cfg(test)]
     fn changed_since_last(&self) -> Option<Vec<PathBuf>> {
         let cell = self.watch.as_ref()?;
-        let mut state = cell.lock().unwrap_or_else(|e| e.into_inner());
-        match &mut *state {
+        let mut live = cell.lock().unwrap_or_else(|e| e.into_inner());
+        self.changed_since(&mut live)
+    }
+
+    /// What changed since the last snapshot, with the state locked.
+    fn changed_since(&self, live: &mut Live) -> Option<Vec<PathBuf>> {
+        let state = &mut live.watching;
+        match state {
             Watching::On(w) => match w.take() {
                 watch::Changes::All => None,
                 watch::Changes::Only(paths) => Some(paths),
@@ -499,3 +569,6 @@ impl Checkpoints {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod in_process_tests;

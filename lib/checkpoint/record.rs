@@ -7,9 +7,11 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use std::path::PathBuf;
+
 use super::git::check;
 use super::head::{self, Head};
-use super::{Checkpoints, Error};
+use super::{Checkpoints, Direct as DirectState, Error, Live, in_process};
 
 /// Above this many changed files, one `git add -A` of the whole tree is
 /// cheaper than matching each file against a pathspec of its own.
@@ -86,6 +88,21 @@ pub struct Snapshot {
     pub too_large: Vec<(String, u64)>,
     /// Files git could not read, left out.
     pub unreadable: Vec<String>,
+    /// Why a snapshot the watches could have had taken in-process went
+    /// through git instead, if it did (a note for the event).
+    pub fallback: Option<String>,
+    /// Set when taken in-process: the tree it was made from and what
+    /// differs from it, which spares the checkpoint a `git diff-tree`.
+    pub(super) direct: Option<Edited>,
+}
+
+/// What an in-process snapshot knows beyond its tree.
+#[derive(Debug, Clone)]
+pub(super) struct Edited {
+    /// The tree of the snapshot before.
+    pub base: String,
+    /// What differs from it.
+    pub changes: Changes,
 }
 
 /// What [`Checkpoints::record`] did.
@@ -103,6 +120,10 @@ pub struct Recorded {
     pub too_large: Vec<(String, u64)>,
     /// Files git could not read, left out.
     pub unreadable: Vec<String>,
+    /// Why it was taken with git where it could have been in-process.
+    pub fallback: Option<String>,
+    /// True when taken in-process (see `in_process.rs`).
+    pub in_process: bool,
 }
 
 /// Names listed per kind (added, changed, deleted) in a `checkpoint`
@@ -161,13 +182,108 @@ impl Recorded {
                     .join(", ")
             ));
         }
+        if let Some(why) = &self.fallback {
+            parts.push(why.clone());
+        }
         (!parts.is_empty()).then(|| parts.join("; "))
     }
 }
 
 impl Checkpoints {
+    /// Writes the working tree as it is now into the object store and
+    /// returns its tree: in-process when the watches say what changed since
+    /// the last snapshot (see `in_process.rs`), else through git and the
+    /// private index ([`Checkpoints::snapshot_with_git`]), which is also
+    /// where a repository or a change the in-process way cannot take goes,
+    /// with a note.
+    pub fn snapshot(&self) -> Result<Snapshot, Error> {
+        let Some(cell) = &self.watch else {
+            return self.snapshot_with_git(None);
+        };
+        let mut live = cell.lock().unwrap_or_else(|e| e.into_inner());
+        if matches!(live.watching, super::Watching::NotYet) {
+            // The watches start from what the private index tracks.
+            self.seed_index()?;
+        }
+        let only = self.changed_since(&mut live);
+        let mut fallback = None;
+        if let (Some(paths), Some(base)) = (&only, live.last_tree.clone()) {
+            match self.direct_store(&mut live) {
+                Ok(store) => {
+                    let rules = in_process::Rules {
+                        is_excluded: &|p| self.is_excluded(p),
+                        max_file_bytes: self.max_file_bytes,
+                    };
+                    match store.snapshot(&base, paths, &rules) {
+                        Ok(taken) => {
+                            live.last_tree = Some(taken.tree.clone());
+                            live.index_in_step = false;
+                            return Ok(Snapshot {
+                                tree: taken.tree,
+                                too_large: taken.too_large,
+                                unreadable: taken.unreadable,
+                                fallback: None,
+                                direct: Some(Edited {
+                                    base,
+                                    changes: taken.changes,
+                                }),
+                            });
+                        }
+                        Err(why) => fallback = Some(why),
+                    }
+                }
+                Err(note) => fallback = note,
+            }
+        }
+        // The watches' list is relative to the last snapshot, which only
+        // the private index knows when git took it.
+        let only = if live.index_in_step { only } else { None };
+        live.last_tree = None;
+        live.index_in_step = false;
+        let mut snap = self.snapshot_with_git(only)?;
+        live.last_tree = Some(snap.tree.clone());
+        live.index_in_step = true;
+        snap.fallback = fallback.map(|why| format!("checkpoint taken with git: {why}"));
+        Ok(snap)
+    }
+
+    /// The in-process store, opened on first use; `Err` with a note the
+    /// first time it is refused, and without one after.
+    fn direct_store<'l>(
+        &self,
+        live: &'l mut Live,
+    ) -> Result<&'l in_process::Store, Option<String>> {
+        if let DirectState::Untried = live.direct {
+            // `core.excludesFile` as git reads it (the user's and the
+            // system's settings, includes, `~`): once a session.
+            let excludes = self
+                .git
+                .run(&["config", "--path", "--get", "core.excludesFile"])
+                .map_err(|e| Some(e.to_string()))?;
+            let excludes = excludes
+                .success()
+                .then(|| PathBuf::from(excludes.text()))
+                .filter(|p| !p.as_os_str().is_empty());
+            live.direct =
+                match in_process::Store::open(&self.place.git_dir, &self.place.work_tree, excludes)
+                {
+                    Ok(store) => DirectState::On(store),
+                    Err(why) => DirectState::Off { why, noted: false },
+                };
+        }
+        match &mut live.direct {
+            DirectState::On(store) => Ok(store),
+            DirectState::Off { why, noted } => {
+                let first = !std::mem::replace(noted, true);
+                Err(first.then(|| why.clone()))
+            }
+            DirectState::Untried => Err(None),
+        }
+    }
+
     /// Writes the working tree as it is now into the object store, through
-    /// the private index, and returns its tree.
+    /// the private index, and returns its tree; `only`: the paths the
+    /// watches named (`None`: look at everything).
     ///
     /// `git status` (one walk of the tree, helped by the stat cache and the
     /// untracked cache in the private index, which it refreshes) names what
@@ -175,11 +291,11 @@ impl Checkpoints {
     /// (`update-index`, else `add`), so that files over the size limit can
     /// be left out before git hashes them. Many changes at once (a session's
     /// first snapshot) take one `git add -A` of the whole tree instead.
-    pub fn snapshot(&self) -> Result<Snapshot, Error> {
+    pub fn snapshot_with_git(&self, only: Option<Vec<PathBuf>>) -> Result<Snapshot, Error> {
         self.seed_index()?;
         let excludes = self.exclude_specs()?;
         // Told by the watches what changed, git looks at nothing else.
-        let only: Option<Vec<String>> = self.changed_since_last().and_then(|paths| {
+        let only: Option<Vec<String>> = only.and_then(|paths| {
             paths
                 .iter()
                 .map(|p| p.to_str().map(|p| format!(":(literal){p}")))
@@ -308,6 +424,8 @@ impl Checkpoints {
             tree,
             too_large,
             unreadable,
+            fallback: None,
+            direct: None,
         })
     }
 
@@ -341,8 +459,20 @@ impl Checkpoints {
     /// checked against the ref. When the cache proves wrong, the ref is read
     /// and the checkpoint made again from it.
     pub fn record(&self, message: &str) -> Result<Recorded, Error> {
-        let snap = self.snapshot()?;
+        let mut snap = self.snapshot()?;
         let cached = self.cached_head();
+        if let (Some(edited), Some(head)) = (&snap.direct, &cached)
+            && edited.base == head.tree
+        {
+            match self.record_in_process(head, &snap, edited, message) {
+                Ok(Some(r)) => return Ok(r),
+                // The ref moved under the cache: git and the ref sort it out.
+                Ok(None) => {}
+                Err(why) => snap.fallback = Some(format!("checkpoint committed with git: {why}")),
+            }
+        }
+        let fallback = snap.fallback.clone();
+        let in_process = snap.direct.is_some();
         let mut listed = None;
         let outcome = match &cached {
             Some(head) if head.tree != snap.tree => {
@@ -377,6 +507,8 @@ impl Checkpoints {
                         changes: Changes::default(),
                         too_large: snap.too_large,
                         unreadable: snap.unreadable,
+                        fallback,
+                        in_process,
                     });
                 }
                 if head == cached
@@ -414,7 +546,55 @@ impl Checkpoints {
             changes,
             too_large: snap.too_large,
             unreadable: snap.unreadable,
+            fallback,
+            in_process,
         })
+    }
+
+    /// Commits an in-process snapshot made from the cached head's tree and
+    /// moves the ref, in-process too; an unchanged tree costs a read of the
+    /// ref. `Ok(None)`: the ref is not where the cache says (git's way
+    /// follows it).
+    fn record_in_process(
+        &self,
+        head: &Head,
+        snap: &Snapshot,
+        edited: &Edited,
+        message: &str,
+    ) -> Result<Option<Recorded>, in_process::Cannot> {
+        let Some(cell) = &self.watch else {
+            return Ok(None);
+        };
+        let live = cell.lock().unwrap_or_else(|e| e.into_inner());
+        let DirectState::On(store) = &live.direct else {
+            return Ok(None);
+        };
+        let name = self.ref_name();
+        let recorded = |commit: String, new: bool, changes: Changes| Recorded {
+            commit,
+            tree: snap.tree.clone(),
+            new,
+            changes,
+            too_large: snap.too_large.clone(),
+            unreadable: snap.unreadable.clone(),
+            fallback: None,
+            in_process: true,
+        };
+        if snap.tree == head.tree {
+            return Ok(
+                (store.read_ref(&name)?.as_deref() == Some(head.commit.as_str()))
+                    .then(|| recorded(head.commit.clone(), false, Changes::default())),
+            );
+        }
+        let commit = store.commit(&snap.tree, &head.commit, message)?;
+        if !store.move_ref(&name, &commit, &head.commit)? {
+            return Ok(None);
+        }
+        self.remember(Some(&Head {
+            commit: commit.clone(),
+            tree: snap.tree.clone(),
+        }));
+        Ok(Some(recorded(commit, true, edited.changes.clone())))
     }
 
     /// Commits the snapshot with `parent` as parent and moves the ref onto

@@ -226,6 +226,11 @@ def _reference(suite, turns, repo, port):
     return time.perf_counter() - start
 
 
+# Makes ag-loop take every checkpoint through git processes, as before
+# they were taken in-process (lib/checkpoint/mod.rs, WITH_GIT_ENV).
+WITH_GIT = "AG_CHECKPOINT_WITH_GIT"
+
+
 def loop_turns(suite):
     """The loop's own overhead per turn, then what the per-turn checkpoint
     adds to the same session. The overhead rows run with
@@ -242,11 +247,11 @@ def loop_turns(suite):
     server = modelserver.ModelServer(modelserver.scripted_chat(turns))
     runs = suite.runs(5, 2)
 
-    def ag_loop(extra):
+    def ag_loop(extra, extra_env=None):
         argv = [suite.bin("ag-loop"), "-m", "ollama/scripted", "--base-url", server.base_url + "/v1", "--json", *extra, "work through the repository"]
         task.reset_repo(repo)
         server.reset()
-        r = run_once(argv, suite.env, cwd=repo, stdout=out, limit=300)
+        r = run_once(argv, dict(suite.env, **(extra_env or {})), cwd=repo, stdout=out, limit=300)
         events = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
         return r, events
 
@@ -282,6 +287,8 @@ def loop_turns(suite):
                             ref.append(w)
             problems = problems_of(ag)
             ta, tr = median([r.wall for r, _ in ag]), median(ref)
+            if not label:
+                reference = tr
             per = (ta - tr) / n
             rows.append(
                 Row(
@@ -302,31 +309,64 @@ def loop_turns(suite):
                 rows.append(Row(f"ag-loop: connections opened, {n}-turn session", str(c), "—", None, "1", c == 1))
         # The default: a checkpoint before each turn whose tools may change
         # files, paired with the same session without them.
-        on, off = [], []
+        on, by_git, off = [], [], []
+        order = ("on", "git", "off")
         for i in range(runs + 1):
-            for which in (("on", "off") if i % 2 == 0 else ("off", "on")):
-                result = ag_loop([] if which == "on" else ["--no-checkpoints"])
+            for which in (order if i % 2 == 0 else tuple(reversed(order))):
+                if which == "on":
+                    result = ag_loop([])
+                elif which == "git":
+                    result = ag_loop([], {WITH_GIT: "1"})
+                else:
+                    result = ag_loop(["--no-checkpoints"])
                 if i > 0:
-                    (on if which == "on" else off).append(result)
-        problems = problems_of(on + off)
+                    {"on": on, "git": by_git, "off": off}[which].append(result)
+        problems = problems_of(on + by_git + off)
         taken = [sum(1 for e in events if e.get("type") == "checkpoint") for _, events in on]
         if not taken or min(taken) == 0:
             problems.append("no checkpoint event in the default session")
         count = max(min(taken or [1]), 1)
         t_on, t_off = median([r.wall for r, _ in on]), median([r.wall for r, _ in off])
-        per_cp = (t_on - t_off) / count
+        t_git = median([r.wall for r, _ in by_git])
+        per_cp, per_git = (t_on - t_off) / count, (t_git - t_off) / count
+        trouble = "; ".join(problems)
         rows.append(
             Row(
-                f"ag-loop: the per-turn checkpoint (the default) in the same session: added per checkpoint ({count} of {n} turns)",
-                f"{fmt_s(per_cp)} ({fmt_s((t_on - t_off) / n)} per turn; {fmt_s(t_on)} in all)",
+                f"ag-loop: checkpoint per turn, small repository ({count} of {n} turns): in-process (the default)",
+                f"{fmt_s(per_cp)} per checkpoint ({fmt_s((t_on - t_off) / n)} per turn; {fmt_s(t_on)} in all)",
+                f"git processes ({WITH_GIT}=1): {fmt_s(per_git)} per checkpoint",
+                per_cp / per_git if per_git > 0 else None,
+                "< 2 ms",
+                per_cp < 2e-3 and not problems,
+                trouble
+                or "a checkpoint before each turn whose tools may change files, and one at the end; after the session's first "
+                "(a whole look through git), the watched names are hashed and the trees, commit and ref written in ag-loop; "
                 f"--no-checkpoints: {fmt_s(t_off)}",
-                t_on / t_off,
+            )
+        )
+        rows.append(
+            Row(
+                f"ag-loop: checkpoint per turn, small repository ({count} of {n} turns): git processes, as before ({WITH_GIT}=1)",
+                f"{fmt_s(per_git)} per checkpoint ({fmt_s(t_git)} in all)",
+                f"--no-checkpoints: {fmt_s(t_off)}",
+                t_git / t_off,
                 "< 50 ms",
-                per_cp < 50e-3 and not problems,
-                "; ".join(problems)
-                or "a checkpoint before each turn whose tools may change files, and one at the end; "
-                "six git processes when files changed (status of the watched names, update-index, write-tree, "
+                per_git < 50e-3 and not problems,
+                trouble
+                or "six git processes when files changed (status of the watched names, update-index, write-tree, "
                 "commit-tree, update-ref, diff-tree), two when none did",
+            )
+        )
+        gap = (t_on - reference) / n
+        rows.append(
+            Row(
+                f"ag-loop: overhead per turn beyond model and tools, checkpoints on (the default, {n}-turn session)",
+                f"{fmt_s(gap)} ({fmt_s(t_on)} in all)",
+                f"same requests and tool runs back to back: {fmt_s(reference)}",
+                t_on / reference,
+                "< 5 ms",
+                gap < 5e-3 and not problems,
+                trouble or "the gap between two model requests that ag-loop adds, its checkpoints and gate included",
             )
         )
     finally:
@@ -353,7 +393,8 @@ def chat_only(turns):
 
 
 def alternating_sessions(suite, turns, variants, cwd, env, runs, expect):
-    """Runs one ag-loop session per variant ({name: extra arguments}),
+    """Runs one ag-loop session per variant ({name: extra arguments, or
+    (extra arguments, extra environment)}),
     alternating which goes first, `runs` times after a warm-up round, on a
     scripted server playing `turns`. `expect(name, events)` returns what
     looks wrong about a run, or None. Returns ({name: [wall times]},
@@ -369,8 +410,9 @@ def alternating_sessions(suite, turns, variants, cwd, env, runs, expect):
             for name in names if i % 2 == 0 else list(reversed(names)):
                 server.reset()
                 handler.reset()
-                argv = [suite.bin("ag-loop"), "-m", "ollama/scripted", "--base-url", server.base_url + "/v1", "--json", *variants[name], "go"]
-                r = run_once(argv, env, cwd=cwd, stdout=out, limit=300)
+                extra, extra_env = variants[name] if isinstance(variants[name], tuple) else (variants[name], {})
+                argv = [suite.bin("ag-loop"), "-m", "ollama/scripted", "--base-url", server.base_url + "/v1", "--json", *extra, "go"]
+                r = run_once(argv, dict(env, **extra_env), cwd=cwd, stdout=out, limit=300)
                 events = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
                 wrong = f"exit {r.status}" if r.status != 0 else expect(name, events)
                 if wrong:
@@ -431,22 +473,37 @@ def loop_checkpoint_per_turn(suite, repo, env):
     def expect(name, events):
         checkpoints = sum(1 for e in events if e.get("type") == "checkpoint")
         errors = [e.get("message", "") for e in events if e.get("type") == "error"]
-        want = n + 1 if name == "on" else 0
+        want = 0 if name == "off" else n + 1
         return None if checkpoints == want and not errors else f"{checkpoints} of {want} checkpoints {errors[:1]}"
 
     base = ["--tools", "bash", "--no-gate"]
-    times, problems = alternating_sessions(suite, turns, {"on": base, "off": base + ["--no-checkpoints"]}, repo, env, suite.runs(7, 3), expect)
-    ta, tb = median(times["on"]), median(times["off"])
-    per = (ta - tb) / n
+    variants = {"on": base, "git": (base, {WITH_GIT: "1"}), "off": base + ["--no-checkpoints"]}
+    times, problems = alternating_sessions(suite, turns, variants, repo, env, suite.runs(7, 3), expect)
+    ta, tg, tb = median(times["on"]), median(times["git"]), median(times["off"])
+    per, per_git = (ta - tb) / n, (tg - tb) / n
+    trouble = "; ".join(sorted(set(problems)))
     return [
         Row(
-            f"ag-loop: checkpoint per turn, 10,000 files, one changed ({n}-turn session)",
+            f"ag-loop: checkpoint per turn, 10,000 files, one changed ({n}-turn session): in-process",
             f"{fmt_s(per)} per turn ({fmt_s(ta)} in all)",
+            f"git processes ({WITH_GIT}=1): {fmt_s(per_git)} per turn",
+            per / per_git if per_git > 0 else None,
+            "< 15 ms",
+            per < 0.015 and not problems,
+            trouble
+            or "inotify watches on the tree's directories; the changed file hashed and written, the trees above it, the commit "
+            "and the ref, all in ag-loop (gix-odb); the session's first checkpoint (a whole look through git, over 10,000 files) "
+            f"included; --no-checkpoints: {fmt_s(tb)}",
+        ),
+        Row(
+            f"ag-loop: checkpoint per turn, 10,000 files, one changed ({n}-turn session): git processes, as before ({WITH_GIT}=1)",
+            f"{fmt_s(per_git)} per turn ({fmt_s(tg)} in all)",
             f"--no-checkpoints: {fmt_s(tb)}",
-            ta / tb,
+            tg / tb,
             "< 50 ms",
-            per < 0.050 and not problems,
-            "; ".join(sorted(set(problems)))
-            or "inotify watches on the tree's directories; git status about the changed names only, update-index, write-tree, commit-tree, update-ref, diff-tree; the session's first checkpoint (a whole look) included",
-        )
+            per_git < 0.050 and not problems,
+            trouble
+            or "git status about the changed names only, update-index, write-tree, commit-tree, update-ref, diff-tree; "
+            "the session's first checkpoint (a whole look) included",
+        ),
     ]
