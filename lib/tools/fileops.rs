@@ -67,9 +67,31 @@ pub fn io_failed(io_code: &'static str, verb: &str, shown: &str, err: io::Error)
     }
 }
 
-/// The error for a file that does not exist, with near names from its directory.
+/// The error for a file that does not exist, with near names from its
+/// directory, else the files of the same name elsewhere in the workspace.
+/// `hint` (how to create a file, say) is left out when such a file exists:
+/// a path whose directories were guessed means that file, not a new one.
 pub fn not_found(code: &'static str, target: &Target, ctx: &Context, hint: &str) -> ToolError {
     let near = similar_names(&target.path);
+    if near.is_empty() {
+        let elsewhere = super::walk::same_name_elsewhere(ctx, &target.path);
+        if !elsewhere.is_empty() {
+            let shown: Vec<String> = elsewhere
+                .iter()
+                .map(|p| display_path(&ctx.cwd, p))
+                .collect();
+            let listed: Vec<String> = shown.iter().map(|s| format!("`{s}`")).collect();
+            return ToolError::new(
+                code,
+                format!(
+                    "File not found: `{}`. A file of that name is at {}: use that path.",
+                    target.shown,
+                    listed.join(" and ")
+                ),
+            )
+            .with_details(json!({"file_path": target.shown, "suggestions": shown}));
+        }
+    }
     let did_you_mean = if near.is_empty() {
         String::new()
     } else {

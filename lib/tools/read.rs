@@ -90,8 +90,10 @@ fn read_within(
     // the check, and a FIFO is refused here without blocking.
     let mut file = ctx
         .open_read(&path)
-        .map_err(|e| open_error(&path, &shown, e))?;
-    let meta = file.metadata().map_err(|e| open_error(&path, &shown, e))?;
+        .map_err(|e| open_error(ctx, &path, &shown, e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| open_error(ctx, &path, &shown, e))?;
     if meta.is_dir() {
         return Err(ToolError::new(
             "read.is_directory",
@@ -536,7 +538,7 @@ fn image_type(path: &Path) -> Option<&'static str> {
     }
 }
 
-fn open_error(path: &Path, shown: &str, err: io::Error) -> ToolError {
+fn open_error(ctx: &Context, path: &Path, shown: &str, err: io::Error) -> ToolError {
     if let Some(problem) = crate::tool_protocol::PathProblem::of(&err) {
         return match problem {
             crate::tool_protocol::PathProblem::Outside(msg) => {
@@ -553,6 +555,26 @@ fn open_error(path: &Path, shown: &str, err: io::Error) -> ToolError {
     match err.kind() {
         io::ErrorKind::NotFound => {
             let near = similar_names(path);
+            let elsewhere = if near.is_empty() {
+                super::walk::same_name_elsewhere(ctx, path)
+            } else {
+                Vec::new()
+            };
+            if !elsewhere.is_empty() {
+                let found: Vec<String> = elsewhere
+                    .iter()
+                    .map(|p| crate::tool_protocol::display_path(&ctx.cwd, p))
+                    .collect();
+                let listed: Vec<String> = found.iter().map(|f| format!("`{f}`")).collect();
+                return ToolError::new(
+                    "read.not_found",
+                    format!(
+                        "File not found: `{shown}`. A file of that name is at {}: use that path.",
+                        listed.join(" and ")
+                    ),
+                )
+                .with_details(json!({"file_path": shown, "suggestions": found}));
+            }
             let hint = if near.is_empty() {
                 "Check the path, or find the file with the find tool.".to_string()
             } else {

@@ -371,3 +371,33 @@ mod tests {
         assert!(parse::<FindArgs>(find).is_err());
     }
 }
+
+/// How many entries [`same_name_elsewhere`] looks at before it gives up:
+/// enough for a project, few enough that a wrong path in a huge tree costs
+/// a few milliseconds, not a full scan.
+const SAME_NAME_LOOK: usize = 20_000;
+
+/// Files named like `path` (its last component, exactly) elsewhere in the
+/// workspace (the root, else the working directory), by the walk's own
+/// rules, at most three, the shallowest first. For a path that does not
+/// exist because its directories were guessed (`lib/util/x.py` for a
+/// project's `x.py`), this is the file that was meant.
+pub fn same_name_elsewhere(ctx: &Context, path: &Path) -> Vec<PathBuf> {
+    let Some(name) = path.file_name() else {
+        return Vec::new();
+    };
+    let top = ctx.root.clone().unwrap_or_else(|| ctx.cwd.clone());
+    let mut found: Vec<PathBuf> = Vec::new();
+    let walk = walker(ctx, &top, Visibility::default(), Links::default(), None).build();
+    for entry in walk.take(SAME_NAME_LOOK).filter_map(Result::ok) {
+        if entry.file_name() == name
+            && entry.file_type().is_some_and(|t| t.is_file())
+            && entry.path() != path
+        {
+            found.push(entry.into_path());
+        }
+    }
+    found.sort_by_key(|p| (p.components().count(), p.clone()));
+    found.truncate(3);
+    found
+}

@@ -125,10 +125,12 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
             .map_err(|e| io_failed("write.io", "read", shown, e))?;
         check_hash("write.stale", shown, expected, actual.as_deref())?;
     }
+    let mut new_directory = false;
     if let Some(dir) = target.real.parent()
         && !dir.as_os_str().is_empty()
         && !ctx.metadata(dir).is_ok_and(|m| m.is_dir())
     {
+        new_directory = true;
         ctx.create_dirs(dir).map_err(|e| {
             if crate::tool_protocol::is_outside_root(&e) {
                 return io_failed("write.io", "create", shown, e);
@@ -159,6 +161,25 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
             "; it held {before} bytes before, so most of what it held is gone. To change a part of a file, edit that part instead"
         ));
         details["size_before"] = json!(before);
+    }
+    // A new file in directories made for it, when the project has a file
+    // of that name: a weak model guesses the directories of the file it
+    // was asked to change (`lib/x/slugify.js` for `slugify.js`), and the
+    // file meant is still as it was.
+    if new_directory {
+        let elsewhere = super::walk::same_name_elsewhere(ctx, &target.real);
+        if !elsewhere.is_empty() {
+            let found: Vec<String> = elsewhere
+                .iter()
+                .map(|p| crate::tool_protocol::display_path(&ctx.cwd, p))
+                .collect();
+            let listed: Vec<String> = found.iter().map(|f| format!("`{f}`")).collect();
+            output.push_str(&format!(
+                ", in directories made for it; a file of that name is at {}, unchanged. If that is the file meant, change it there",
+                listed.join(" and ")
+            ));
+            details["same_name_elsewhere"] = json!(found);
+        }
     }
     if let Some(real) = target.link_note(ctx) {
         output.push_str(&format!(", through the symlink to {real}"));

@@ -131,6 +131,20 @@ fn cwd_is_resolved_and_checked() {
     // A 0 the field cannot mean counts as absent: the default applies.
     let r = bash(&env, json!({"command": "true", "timeout": 0}));
     assert_eq!(r["is_error"], false, "{r}");
+    // Under a second is a slip (a small model's 0.001): killing the
+    // command before it starts would hide what it does, so the default
+    // applies and a note says so.
+    let r = bash(
+        &env,
+        json!({"command": "sleep 0.2; echo ran", "timeout": 0.001}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(r["details"]["exit_code"], 0, "{r}");
+    assert!(output(&r).starts_with("ran\n"), "{r}");
+    assert!(
+        output(&r).contains("`timeout: 0.001` is under a second") && output(&r).contains("180 s"),
+        "{r}"
+    );
     let r = bash(&env, json!({}));
     assert_eq!(r["error_code"], "bash.usage");
     let r = bash(&env, json!({"command": "true", "shell": "no-such-shell"}));

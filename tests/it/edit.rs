@@ -398,3 +398,68 @@ fn plain_notes_go_to_stderr_and_stay_in_the_model_text() {
         "{out}"
     );
 }
+
+/// A path whose directories were guessed (a weak model's
+/// `node_modules/x/lib/slugify.js` for the project's `slugify.js`) names
+/// the file of that name, and does not invite a new file with write.
+#[test]
+fn a_guessed_directory_names_the_file_of_that_name() {
+    let env = Env::new();
+    env.write("slugify.js", "module.exports = s => s;\n");
+    env.write("src/deep/util.py", "x = 1\n");
+    let r = edit(
+        &env,
+        json!({"file_path": "node_modules/slugify/lib/slugify.js", "old_string": "s", "new_string": "t"}),
+    );
+    assert_eq!(r["error_code"], "edit.not_found", "{r}");
+    let text = r.to_string();
+    assert!(
+        text.contains("A file of that name is at `slugify.js`"),
+        "{r}"
+    );
+    assert!(!text.contains("use write"), "{r}");
+    let r = read(&env, json!({"file_path": "lib/util.py"}));
+    let text = r.to_string();
+    assert!(
+        text.contains("A file of that name is at `src/deep/util.py`"),
+        "{r}"
+    );
+    // With no such file anywhere, the old hint stands.
+    let r = edit(
+        &env,
+        json!({"file_path": "nowhere/new.txt", "old_string": "s", "new_string": "t"}),
+    );
+    let text = r.to_string();
+    assert!(text.contains("To create a new file, use write."), "{r}");
+}
+
+fn read(env: &Env, args: serde_json::Value) -> serde_json::Value {
+    call(env, bin!("ag-read"), args)
+}
+
+/// A write that makes directories for a new file, when the project has a
+/// file of that name, says where that file is and that it is unchanged.
+#[test]
+fn a_write_into_guessed_directories_names_the_file_of_that_name() {
+    let env = Env::new();
+    env.write("slugify.js", "module.exports = s => s;\n");
+    let r = call(
+        &env,
+        bin!("ag-write"),
+        json!({"file_path": "node_modules/slugify/dist/slugify.js", "content": "x"}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert!(
+        r.to_string()
+            .contains("a file of that name is at `slugify.js`, unchanged"),
+        "{r}"
+    );
+    assert_eq!(r["details"]["same_name_elsewhere"], json!(["slugify.js"]));
+    // A new file beside the others, or with no namesake, gets no such note.
+    let r = call(
+        &env,
+        bin!("ag-write"),
+        json!({"file_path": "other.js", "content": "x"}),
+    );
+    assert!(!r.to_string().contains("of that name"), "{r}");
+}

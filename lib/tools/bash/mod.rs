@@ -28,6 +28,8 @@ pub use supervisor::supervisor_main;
 
 /// Seconds a command may run when no `timeout` is given.
 pub const DEFAULT_TIMEOUT_SECS: f64 = 180.0;
+/// A `timeout` below this is taken as a slip, and the default is used.
+const MIN_SENSIBLE_TIMEOUT_SECS: f64 = 1.0;
 /// The largest `timeout` accepted.
 pub const MAX_TIMEOUT_SECS: f64 = 3600.0;
 /// Output kept when no `max_output` is given: 1 MiB, head and tail.
@@ -196,7 +198,8 @@ impl Tool for BashTool {
 followed by a last line `exit code: N`; a failing command (including 127, command not found) is a \
 normal result, read its exit code. stdin is empty unless `stdin` is given, so nothing waits for input; \
 the command has no terminal, so password prompts fail at once. \
-The command is stopped after `timeout` seconds (default 180, at most 3600): it and every process it \
+The command is stopped after `timeout` seconds (default 180, at most 3600; under 1 is taken as a slip \
+and the default is used, with a note): it and every process it \
 started get SIGTERM, then SIGKILL 2 s later, and the output so far is returned with exit code 124. \
 Output is capped at 1 MiB (`max_output`): the start and the end are kept, the middle is cut, and the \
 full output is saved to a file whose path is given. ANSI colours and progress-bar redraws are removed \
@@ -243,8 +246,9 @@ SIGKILL 2 s later. Background jobs are not tied to it: they end with the agent s
     }
 }
 
-fn bash(ctx: &Context, args: BashArgs) -> Result<ToolOutput, ToolError> {
-    let aside = check_modes(&args)?;
+fn bash(ctx: &Context, mut args: BashArgs) -> Result<ToolOutput, ToolError> {
+    let mut aside = check_modes(&args)?;
+    aside.extend(slip_timeout(&mut args));
     let out = if let Some(id) = &args.job {
         if args.stop {
             jobs::stop(id, args.lines, args.raw)
@@ -474,6 +478,25 @@ pub(crate) fn resolve_cwd(ctx: &Context, cwd: Option<&str>) -> Result<PathBuf, T
             ),
         )),
     }
+}
+
+/// A `timeout` under a second, which no command needs: a small model's
+/// placeholder (`0.001`) or milliseconds meant as seconds. It is taken as
+/// absent, with a note, because honouring it kills the command before it
+/// starts and the model then claims what it never saw run.
+fn slip_timeout(args: &mut BashArgs) -> Option<String> {
+    let secs = args
+        .timeout
+        .filter(|s| *s > 0.0 && *s < MIN_SENSIBLE_TIMEOUT_SECS)?;
+    if args.command.is_none() || args.background || args.job.is_some() {
+        return None; // set aside as a field the mode does not use
+    }
+    args.timeout = None;
+    Some(format!(
+        "`timeout: {}` is under a second, too short for a command to run: it ran with the default, \
+{DEFAULT_TIMEOUT_SECS} s (timeout is in seconds).",
+        json!(secs)
+    ))
 }
 
 pub(crate) fn timeout_of(args: &BashArgs) -> Result<Duration, ToolError> {
