@@ -227,7 +227,7 @@ async fn submit(
         .run(&["create", "-f", &path_arg, "-o", "name"], None)
         .await
     {
-        kube.delete(&[name.clone()]).await;
+        kube.delete(std::slice::from_ref(&name)).await;
         return Err(format!("cannot make the Job: {e}"));
     }
     Ok(name)

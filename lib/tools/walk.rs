@@ -342,36 +342,6 @@ impl WalkErrors {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use serde_json::{Value, json};
-
-    use super::super::{find::FindArgs, grep::GrepArgs, ls::LsArgs};
-
-    fn parse<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, serde_json::Error> {
-        serde_json::from_value(v)
-    }
-
-    #[test]
-    fn shared_switches_are_read_and_strangers_still_refused() {
-        let all = json!({"include_hidden": true, "include_ignored": true, "follow_symlinks": true});
-        let mut grep = all.clone();
-        grep["query"] = json!("x");
-        let g: GrepArgs = parse(grep).unwrap();
-        assert!(g.shown.include_hidden && g.shown.include_ignored && g.links.follow_symlinks);
-        let mut find = all.clone();
-        find["pattern"] = json!("*");
-        let f: FindArgs = parse(find.clone()).unwrap();
-        assert!(f.shown.include_hidden && f.shown.include_ignored && f.links.follow_symlinks);
-        let l: LsArgs = parse(json!({"include_ignored": true})).unwrap();
-        assert!(l.shown.include_ignored && !l.shown.include_hidden);
-        // ag-ls never follows links; a typo is no switch.
-        assert!(parse::<LsArgs>(all).is_err());
-        find["include_hiden"] = json!(true);
-        assert!(parse::<FindArgs>(find).is_err());
-    }
-}
-
 /// How many entries [`same_name_elsewhere`] looks at before it gives up:
 /// enough for a project, few enough that a wrong path in a huge tree costs
 /// a few milliseconds, not a full scan.
@@ -400,4 +370,34 @@ pub fn same_name_elsewhere(ctx: &Context, path: &Path) -> Vec<PathBuf> {
     found.sort_by_key(|p| (p.components().count(), p.clone()));
     found.truncate(3);
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::super::{find::FindArgs, grep::GrepArgs, ls::LsArgs};
+
+    fn parse<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, serde_json::Error> {
+        serde_json::from_value(v)
+    }
+
+    #[test]
+    fn shared_switches_are_read_and_strangers_still_refused() {
+        let all = json!({"include_hidden": true, "include_ignored": true, "follow_symlinks": true});
+        let mut grep = all.clone();
+        grep["query"] = json!("x");
+        let g: GrepArgs = parse(grep).unwrap();
+        assert!(g.shown.include_hidden && g.shown.include_ignored && g.links.follow_symlinks);
+        let mut find = all.clone();
+        find["pattern"] = json!("*");
+        let f: FindArgs = parse(find.clone()).unwrap();
+        assert!(f.shown.include_hidden && f.shown.include_ignored && f.links.follow_symlinks);
+        let l: LsArgs = parse(json!({"include_ignored": true})).unwrap();
+        assert!(l.shown.include_ignored && !l.shown.include_hidden);
+        // ag-ls never follows links; a typo is no switch.
+        assert!(parse::<LsArgs>(all).is_err());
+        find["include_hiden"] = json!(true);
+        assert!(parse::<FindArgs>(find).is_err());
+    }
 }
