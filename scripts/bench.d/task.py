@@ -68,9 +68,32 @@ CYCLE = [
 ]
 
 
+def _in_pass(call, k):
+    """The cycle's call `call` as made in pass `k`: a limit, a comment or a
+    note of its own, so that no pass repeats another's call with the same
+    result. ag-loop ends a run whose model makes the same successful call
+    five times with the same output (`repeated_call`), and a cycle whose
+    edits undo each other would be one."""
+    name, args = call
+    args = dict(args)
+    if name in ("read", "ls", "find"):
+        args["limit"] = 1000 - k
+    elif name == "grep":
+        args["max_matches"] = 1000 - k
+    elif name == "bash":
+        args["command"] += f"  # pass {k}"
+    elif name == "write":
+        args["content"] += f"- pass {k}\n"
+    elif name == "edit" and args["new_string"].endswith("a + b"):
+        args["new_string"] += f"  // pass {k}"
+    elif name == "edit":
+        args["old_string"] += f"  // pass {k}"
+    return name, args
+
+
 def loop_turns(turns):
     """turns - 1 turns of one tool call each, then a text answer."""
-    out = [{"calls": [CYCLE[i % len(CYCLE)]]} for i in range(turns - 1)]
+    out = [{"calls": [_in_pass(CYCLE[i % len(CYCLE)], i // len(CYCLE))]} for i in range(turns - 1)]
     out.append({"text": "Done: the calculator was checked and the notes written."})
     return out
 
