@@ -7,12 +7,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 
-use super::{BIN, one_task, parallel, results, slurm};
+use super::{BIN, kube_manifest, kubernetes, one_task, parallel, results, slurm};
 use crate::cli::{ExitStatus, error_line};
 
 /// Many ag-loop sessions from a tasks file: on GNU parallel (here or over
-/// ssh) or as a Slurm job array; `--task N` alone is what a Kubernetes
-/// Indexed Job's pod runs (examples/k8s).
+/// ssh), as a Slurm job array, or as a Kubernetes Indexed Job.
 ///
 /// TASKS holds one JSON object a line; blank lines and lines starting with
 /// # are not tasks:
@@ -54,6 +53,15 @@ use crate::cli::{ExitStatus, error_line};
 /// the ag binaries on the PATH of a non-interactive ssh command, TASKS at
 /// the same absolute path, and the tasks' directories), --env NAME to send
 /// a provider key along, --timeout SECONDS.
+///
+/// Engine slurm: one job array (sbatch --array, -j as its % cap), followed
+/// until it ends; Ctrl-C cancels it (scancel). Engine kubernetes: one
+/// Indexed Job made with kubectl (its current context, or --namespace), the
+/// tasks file in a ConfigMap, the keys named by --secret-env in a Secret;
+/// each pod runs `ag-fanout --task N` in --image and prints its result line,
+/// which ag-fanout reads with kubectl logs. Ctrl-C deletes the Job. Both
+/// keep their run in --work-dir: --resume goes on from there, running only
+/// the tasks without a result.
 #[derive(Debug, Parser)]
 #[command(
     name = "ag-fanout",
@@ -81,21 +89,23 @@ pub struct Args {
     #[arg(long)]
     pub summary: bool,
 
-    /// Tasks at a time (GNU parallel's -j; the Slurm array's % cap).
+    /// Tasks at a time (GNU parallel's -j; the Slurm array's % cap; the
+    /// Kubernetes Job's parallelism).
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<String>,
 
     /// Goes on with an interrupted run: GNU parallel's --resume (with
-    /// --joblog); with slurm, prints the results already in the work
-    /// directory, follows the tasks still queued or running, and submits
-    /// only the tasks that have no result.
+    /// --joblog); with slurm and kubernetes, prints the results already in
+    /// the work directory, collects those that ended meanwhile, follows the
+    /// tasks still queued or running, and submits only the tasks that have
+    /// no result.
     #[arg(long)]
     pub resume: bool,
 
-    /// Engine slurm: the run's directory, on a file system
-    /// the cluster shares with this machine (default: TASKS.fanout beside
-    /// the tasks file). It keeps the batch script, the arrays submitted,
-    /// each task's result and output, so that --resume can go on.
+    /// Engines slurm and kubernetes: the run's directory (default:
+    /// TASKS.fanout beside the tasks file); for slurm on a file system the
+    /// cluster shares with this machine. It keeps what was submitted and
+    /// each task's result, so that --resume can go on.
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
 
@@ -103,19 +113,37 @@ pub struct Args {
     #[arg(long, value_name = "NAME", help_heading = "Slurm")]
     pub partition: Option<String>,
 
-    /// Slurm: each task's time limit (sbatch --time: MINUTES,
-    /// HOURS:MINUTES:SECONDS, DAYS-HOURS, ...); a task past it is reported
-    /// with engine_state TIMEOUT.
-    #[arg(long, value_name = "TIME", help_heading = "Slurm")]
+    /// Slurm and Kubernetes: each task's time limit, in Slurm's forms
+    /// (MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS, ...):
+    /// sbatch --time, or the pod's activeDeadlineSeconds. A task past it is
+    /// reported with engine_state TIMEOUT (Slurm) or DeadlineExceeded.
+    #[arg(long, value_name = "TIME", help_heading = "Slurm and Kubernetes")]
     pub time: Option<String>,
 
-    /// Slurm: CPUs per task (sbatch --cpus-per-task).
-    #[arg(long, value_name = "N", help_heading = "Slurm")]
+    /// Slurm and Kubernetes: CPUs per task (sbatch --cpus-per-task; the
+    /// pod's cpu request and limit).
+    #[arg(long, value_name = "N", help_heading = "Slurm and Kubernetes")]
     pub cpus_per_task: Option<u32>,
 
-    /// Slurm: memory per task (sbatch --mem, e.g. 4G).
-    #[arg(long, value_name = "SIZE", help_heading = "Slurm")]
+    /// Slurm and Kubernetes: memory per task (sbatch --mem, e.g. 4G; the
+    /// pod's memory request and limit, e.g. 4Gi).
+    #[arg(long, value_name = "SIZE", help_heading = "Slurm and Kubernetes")]
     pub mem: Option<String>,
+
+    /// Kubernetes: the pods' container image, which holds the ag binaries
+    /// (ag-fanout on PATH) and git (examples/k8s/Dockerfile builds one).
+    #[arg(long, value_name = "IMAGE", help_heading = "Kubernetes")]
+    pub image: Option<String>,
+
+    /// Kubernetes: the namespace (kubectl's current one by default).
+    #[arg(long, value_name = "NAME", help_heading = "Kubernetes")]
+    pub namespace: Option<String>,
+
+    /// Kubernetes: an environment variable (a provider key) that reaches
+    /// the pods through a Secret made for the run from this environment
+    /// and deleted with the Job; repeat it for more.
+    #[arg(long, value_name = "VAR", help_heading = "Kubernetes")]
+    pub secret_env: Vec<String>,
 
     /// GNU parallel's options (engine parallel), then the tasks file; with
     /// --summary, result files.
@@ -135,6 +163,8 @@ pub enum Engine {
     Parallel,
     /// One Slurm job array (sbatch --array), followed until it ends.
     Slurm,
+    /// One Kubernetes Indexed Job (kubectl), followed until it ends.
+    Kubernetes,
 }
 
 /// ag-fanout's main.
@@ -181,6 +211,9 @@ fn run(args: Args) -> ExitStatus {
         return ExitStatus::Input;
     }
     let tasks = PathBuf::from(tasks);
+    if let Some(status) = misplaced_flags(&args) {
+        return status;
+    }
     match args.engine {
         Engine::Parallel => {
             let mut pass: Vec<OsString> = Vec::new();
@@ -235,7 +268,120 @@ fn run(args: Args) -> ExitStatus {
             };
             runtime.block_on(slurm::run(&tasks, &opts))
         }
+        Engine::Kubernetes => kubernetes(&args, &tasks, before),
     }
+}
+
+/// The kubernetes engine's run, its flags checked.
+fn kubernetes(args: &Args, tasks: &std::path::Path, before: &[OsString]) -> ExitStatus {
+    if let Some(first) = before.first() {
+        return refuse_passthrough(first, "kubernetes");
+    }
+    let call: Vec<String> = std::env::args().collect();
+    let Some(image) = args.image.clone() else {
+        let mut fixed = call.clone();
+        fixed.insert(1.min(fixed.len()), "--image IMAGE".into());
+        error_line(
+            BIN,
+            "the kubernetes engine needs the pods' image: --image IMAGE (one with the ag binaries and git; examples/k8s/Dockerfile builds one)",
+            Some(&fixed.join(" ")),
+        );
+        return ExitStatus::Input;
+    };
+    let jobs = match args.jobs.as_deref().map(str::parse::<u32>) {
+        None => None,
+        Some(Ok(j)) if j > 0 => Some(j),
+        Some(_) => {
+            error_line(
+                BIN,
+                &format!(
+                    "-j `{}`: the kubernetes engine takes a number of pods at a time, 1 or more",
+                    args.jobs.as_deref().unwrap_or("")
+                ),
+                Some("e.g. -j 8"),
+            );
+            return ExitStatus::Input;
+        }
+    };
+    let deadline = match args.time.as_deref() {
+        None => None,
+        Some(t) => match kube_manifest::seconds(t) {
+            Some(s) => Some(s),
+            None => {
+                error_line(
+                    BIN,
+                    &format!("--time `{t}`: not a time limit in Slurm's forms"),
+                    Some(
+                        "MINUTES (30), MINUTES:SECONDS (0:45), HOURS:MINUTES:SECONDS (2:00:00) or DAYS-HOURS (1-0)",
+                    ),
+                );
+                return ExitStatus::Input;
+            }
+        },
+    };
+    let opts = kubernetes::Options {
+        spec: kube_manifest::Spec {
+            image,
+            namespace: args.namespace.clone(),
+            parallelism: jobs,
+            deadline_seconds: deadline,
+            cpus: args.cpus_per_task,
+            memory: args.mem.clone(),
+            secret: false,
+        },
+        secret_env: args.secret_env.clone(),
+        resume: args.resume,
+        work_dir: args
+            .work_dir
+            .clone()
+            .unwrap_or_else(|| default_work_dir(tasks)),
+        call,
+    };
+    let runtime = match crate::cli::runtime(BIN) {
+        Ok(r) => r,
+        Err(s) => return s,
+    };
+    runtime.block_on(kubernetes::run(tasks, &opts))
+}
+
+/// A flag given to an engine that does not take it: refused, rather than
+/// silently ignored.
+fn misplaced_flags(args: &Args) -> Option<ExitStatus> {
+    let slurm_only = [("--partition", args.partition.is_some())];
+    let kube_only = [
+        ("--image", args.image.is_some()),
+        ("--namespace", args.namespace.is_some()),
+        ("--secret-env", !args.secret_env.is_empty()),
+    ];
+    let cluster = [
+        ("--work-dir", args.work_dir.is_some()),
+        ("--time", args.time.is_some()),
+        ("--cpus-per-task", args.cpus_per_task.is_some()),
+        ("--mem", args.mem.is_some()),
+    ];
+    let (name, engines) = match args.engine {
+        Engine::Parallel => slurm_only
+            .iter()
+            .chain(&kube_only)
+            .chain(&cluster)
+            .find(|(_, given)| *given)
+            .map(|(n, _)| (*n, "slurm or kubernetes"))?,
+        Engine::Slurm => kube_only
+            .iter()
+            .find(|(_, given)| *given)
+            .map(|(n, _)| (*n, "kubernetes"))?,
+        Engine::Kubernetes => slurm_only
+            .iter()
+            .find(|(_, given)| *given)
+            .map(|(n, _)| (*n, "slurm"))?,
+    };
+    let engine = format!("{:?}", args.engine).to_lowercase();
+    error_line(
+        BIN,
+        &format!("{name} is an option of the {engines} engine, not of the {engine} engine"),
+        Some("`ag-fanout --help` says which options go with which engine"),
+    );
+    Some(ExitStatus::Input)
 }
 
 /// `TASKS.fanout` beside the tasks file.

@@ -46,6 +46,60 @@ pub fn write(dir: &Path, result: &FanoutResult) -> Result<(), String> {
         .map_err(|e| format!("cannot write the result to `{}`: {e}", path.display()))
 }
 
+/// Writes a result line of line `n`, as a pod printed it, into `dir`,
+/// whole or not at all.
+pub fn write_line(dir: &Path, n: u64, line: &[u8]) -> Result<(), String> {
+    let path = file_of(dir, n);
+    crate::fsutil::write_atomic(&path, None, line, || Ok(true))
+        .map_err(|e| format!("cannot write the result to `{}`: {e}", path.display()))
+}
+
+/// The result line of line `n` in a task's output (the last one, with its
+/// newline), if there is one: what a pod's log holds among its notes.
+pub fn find_line(output: &str, n: u64) -> Option<Vec<u8>> {
+    output.lines().rev().find_map(|l| {
+        let v: Value = serde_json::from_str(l.trim()).ok()?;
+        let ok = v.get("type").and_then(Value::as_str) == Some("result")
+            && v.get("line").and_then(Value::as_u64) == Some(n);
+        ok.then(|| format!("{}\n", l.trim()).into_bytes())
+    })
+}
+
+/// The result of task `n` that its engine ended without one: `outcome`
+/// `killed` (the engine's doing) or `failed`, with the engine's own word
+/// for it in `engine_state`.
+pub fn ended(
+    tasks: &super::tasks_file::TasksFile,
+    n: u64,
+    outcome: &str,
+    state: &str,
+    error: String,
+) -> FanoutResult {
+    let (id, model) = match tasks.task(n) {
+        Ok(t) => (t.id, t.model),
+        Err(_) => (n.to_string(), None),
+    };
+    FanoutResult {
+        id,
+        line: n,
+        dir: None,
+        model,
+        outcome: outcome.into(),
+        exit: None,
+        session: None,
+        cost: 0.0,
+        usage: None,
+        diff: None,
+        diff_truncated: None,
+        seconds: 0.0,
+        error: Some(error),
+        check: None,
+        check_exit: None,
+        check_output: None,
+        engine_state: Some(state.to_string()),
+    }
+}
+
 /// The result in `dir` of line `n`, if there is a whole one.
 pub fn read(dir: &Path, n: u64) -> Option<Vec<u8>> {
     let bytes = std::fs::read(file_of(dir, n)).ok()?;

@@ -26,6 +26,7 @@ use super::BIN;
 use super::parallel::shell_quote;
 use super::results::{self, Summary, print_line};
 use super::tasks_file::TasksFile;
+use super::work_dir::{self, Prepared, WorkDir};
 use crate::cli::{ExitStatus, Signal, error_line, note};
 use crate::proc::{CaptureLimit, Command, Output};
 use crate::protocol::{FanoutRecord, FanoutResult};
@@ -57,60 +58,21 @@ pub struct Options {
     pub call: Vec<String>,
 }
 
-/// The work directory's files.
-struct WorkDir {
-    root: PathBuf,
+/// The Slurm engine's own files in the work directory.
+trait SlurmFiles {
+    /// `logs/`: each task's output, `N.out`.
+    fn logs(&self) -> PathBuf;
+    /// `job.sh`: the batch script.
+    fn script(&self) -> PathBuf;
 }
 
-impl WorkDir {
-    fn results(&self) -> PathBuf {
-        self.root.join("results")
-    }
+impl SlurmFiles for WorkDir {
     fn logs(&self) -> PathBuf {
         self.root.join("logs")
-    }
-    fn jobs(&self) -> PathBuf {
-        self.root.join("jobs")
-    }
-    fn tasks_hash(&self) -> PathBuf {
-        self.root.join("tasks.hash")
     }
     fn script(&self) -> PathBuf {
         self.root.join("job.sh")
     }
-
-    /// The arrays submitted so far.
-    fn job_ids(&self) -> Vec<String> {
-        std::fs::read_to_string(self.jobs())
-            .unwrap_or_default()
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .map(str::to_string)
-            .collect()
-    }
-
-    /// Whether it holds anything of an earlier run.
-    fn used(&self) -> bool {
-        self.jobs().exists()
-            || std::fs::read_dir(self.results()).is_ok_and(|mut d| d.next().is_some())
-    }
-}
-
-/// A usage error with the caller's own call, corrected.
-fn refuse(message: &str, hint: &str) -> ExitStatus {
-    error_line(BIN, message, Some(hint));
-    ExitStatus::Input
-}
-
-/// The caller's call with `--resume` added after the program.
-fn with_resume(call: &[String]) -> String {
-    let mut words: Vec<String> = call.iter().map(|w| shell_quote(w)).collect();
-    if words.is_empty() {
-        words.push(BIN.to_string());
-    }
-    words.insert(1, "--resume".to_string());
-    words.join(" ")
 }
 
 /// Runs every task of `tasks_path` as a Slurm job array.
@@ -122,107 +84,31 @@ pub async fn run(tasks_path: &Path, opts: &Options) -> ExitStatus {
             return ExitStatus::Input;
         }
     };
-    let work = WorkDir {
-        root: match std::path::absolute(&opts.work_dir) {
-            Ok(p) => p,
-            Err(e) => {
-                error_line(
-                    BIN,
-                    &format!("cannot resolve `{}`: {e}", opts.work_dir.display()),
-                    None,
-                );
-                return ExitStatus::Input;
-            }
-        },
+    let Prepared {
+        work,
+        summary,
+        waiting,
+    } = match work_dir::prepare(&tasks, &opts.work_dir, opts.resume, &opts.call) {
+        Ok(p) => p,
+        Err(status) => return status,
     };
-    let hash = crate::fsutil::content_hash(&tasks.lines.concat());
-    if opts.resume {
-        match std::fs::read_to_string(work.tasks_hash()) {
-            Ok(h) if h.trim() == hash => {}
-            Ok(_) => {
-                return refuse(
-                    &format!(
-                        "`{}` changed since the run in `{}` began: line numbers name the tasks there",
-                        tasks.path.display(),
-                        work.root.display()
-                    ),
-                    "put the tasks file back as it was, or start a new run with another --work-dir",
-                );
-            }
-            Err(_) => {
-                let mut call = opts.call.clone();
-                call.retain(|w| w != "--resume");
-                return refuse(
-                    &format!(
-                        "--resume: no run to go on with in `{}`",
-                        work.root.display()
-                    ),
-                    &format!(
-                        "start one: {}",
-                        call.iter()
-                            .map(|w| shell_quote(w))
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    ),
-                );
-            }
-        }
-    } else if work.used() {
-        return refuse(
-            &format!(
-                "`{}` holds an earlier run of these tasks",
-                work.root.display()
-            ),
-            &format!(
-                "go on with it: {}; or remove `{}` to start again",
-                with_resume(&opts.call),
-                work.root.display()
-            ),
-        );
-    }
-    for dir in [work.results(), work.logs()] {
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            error_line(BIN, &format!("cannot make `{}`: {e}", dir.display()), None);
-            return ExitStatus::Input;
-        }
-    }
-    if let Err(e) = crate::fsutil::write_atomic(
-        &work.tasks_hash(),
-        None,
-        format!("{hash}\n").as_bytes(),
-        || Ok(true),
-    ) {
+    if let Err(e) = std::fs::create_dir_all(work.logs()) {
         error_line(
             BIN,
-            &format!("cannot write `{}`: {e}", work.tasks_hash().display()),
+            &format!("cannot make `{}`: {e}", work.logs().display()),
             None,
         );
         return ExitStatus::Input;
     }
-
-    let mut summary = Summary::default();
-    let all: Vec<u64> = tasks.task_numbers();
-    let mut waiting: BTreeSet<u64> = BTreeSet::new();
-    for n in &all {
-        match results::read(&work.results(), *n) {
-            // The resumed run's stdout holds every task's result.
-            Some(line) => {
-                let _ = print_line(&line);
-                summary.add(&line);
-            }
-            None => {
-                waiting.insert(*n);
-            }
-        }
-    }
     let mut jobs: Vec<String> = Vec::new();
+    let mut bases = Bases::of(&work);
     let mut to_submit = waiting.clone();
     if opts.resume {
         // Tasks still queued or running in an earlier array are followed,
         // not submitted again.
-        let earlier = work.job_ids();
+        let earlier: Vec<String> = bases.0.keys().cloned().collect();
         if !earlier.is_empty() {
-            match queue(&earlier).await {
+            match queue(&earlier, &bases).await {
                 Ok(states) => {
                     for ((job, n), state) in states {
                         if active(&state) && to_submit.remove(&n) && !jobs.contains(&job) {
@@ -239,16 +125,22 @@ pub async fn run(tasks_path: &Path, opts: &Options) -> ExitStatus {
     }
     if !to_submit.is_empty() {
         match submit(&tasks, &work, &to_submit, opts).await {
-            Ok(job) => {
+            Ok(arrays) => {
+                let ids: Vec<&str> = arrays.iter().map(|(id, _)| id.as_str()).collect();
                 note(
                     BIN,
                     &format!(
-                        "submitted job array {job} ({} tasks); its output is in `{}`",
+                        "submitted job array{} {} ({} tasks); its output is in `{}`",
+                        if ids.len() > 1 { "s" } else { "" },
+                        ids.join(", "),
                         to_submit.len(),
                         work.logs().display()
                     ),
                 );
-                jobs.push(job);
+                for (id, base) in arrays {
+                    bases.0.insert(id.clone(), base);
+                    jobs.push(id);
+                }
             }
             Err(e) => {
                 error_line(BIN, &e, None);
@@ -256,26 +148,61 @@ pub async fn run(tasks_path: &Path, opts: &Options) -> ExitStatus {
             }
         }
     }
-    follow(&tasks, &work, waiting, &jobs, summary).await
+    follow(&tasks, &work, waiting, &jobs, &bases, summary).await
 }
 
-/// The array's index list: `1-8,10,12-20`.
-fn array_spec(numbers: &BTreeSet<u64>) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut it = numbers.iter().copied().peekable();
-    while let Some(start) = it.next() {
-        let mut end = start;
-        while it.peek() == Some(&(end + 1)) {
-            end += 1;
-            it.next();
-        }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
+/// What each array's index adds up to with, to give the line number: 0,
+/// unless the tasks file is longer than the cluster's MaxArraySize (an
+/// index must be below it), and the lines went into several arrays.
+struct Bases(BTreeMap<String, u64>);
+
+impl Bases {
+    /// The arrays in the work directory's `jobs`: `ID` or `ID BASE`.
+    fn of(work: &WorkDir) -> Bases {
+        Bases(
+            work.job_lines()
+                .iter()
+                .map(|l| match l.split_once(' ') {
+                    Some((id, base)) => (id.to_string(), base.trim().parse().unwrap_or(0)),
+                    None => (l.clone(), 0),
+                })
+                .collect(),
+        )
     }
-    parts.join(",")
+
+    fn base(&self, job: &str) -> u64 {
+        self.0.get(job).copied().unwrap_or(0)
+    }
+}
+
+/// The lines `numbers` as arrays whose indexes are all below `max` (the
+/// cluster's MaxArraySize): (base, indexes), index + base = line. One
+/// array of the line numbers themselves when they fit.
+fn split(numbers: &BTreeSet<u64>, max: u64) -> Vec<(u64, BTreeSet<u64>)> {
+    let width = max.saturating_sub(1).max(1);
+    if numbers.last().is_none_or(|n| *n < max) {
+        return vec![(0, numbers.clone())];
+    }
+    let mut out: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+    for n in numbers {
+        let base = (n - 1) / width * width;
+        out.entry(base).or_default().insert(n - base);
+    }
+    out.into_iter().collect()
+}
+
+/// The cluster's MaxArraySize (`scontrol show config`); Slurm's default,
+/// 1001, when it does not say.
+async fn max_array_size() -> u64 {
+    let args: Vec<OsString> = vec!["show".into(), "config".into()];
+    let Ok(out) = slurm_command("scontrol", &args).await else {
+        return 1001;
+    };
+    out.lines()
+        .filter_map(|l| l.split_once('='))
+        .find(|(k, _)| k.trim() == "MaxArraySize")
+        .and_then(|(_, v)| v.trim().parse().ok())
+        .unwrap_or(1001)
 }
 
 /// The batch script: one array task runs one line. No secret is in it.
@@ -286,9 +213,9 @@ fn script(tasks: &TasksFile, work: &WorkDir) -> String {
     // ag-fanout's watchdog with the rest of the environment, and on this
     // machine the watchdog would end the tasks if ag-fanout were killed.
     format!(
-        "#!/bin/sh\n# ag-fanout's Slurm array task: line $SLURM_ARRAY_TASK_ID of the tasks file.\n\
+        "#!/bin/sh\n# ag-fanout's Slurm array task: line $SLURM_ARRAY_TASK_ID (+ the array's base, $1) of the tasks file.\n\
          unset {}\n\
-         exec {} --task \"$SLURM_ARRAY_TASK_ID\" --results-dir {} {}\n",
+         exec {} --task \"$((SLURM_ARRAY_TASK_ID + ${{1:-0}}))\" --results-dir {} {}\n",
         crate::proc::WATCHDOG_VAR,
         shell_quote(&me),
         shell_quote(&work.results().to_string_lossy()),
@@ -296,17 +223,46 @@ fn script(tasks: &TasksFile, work: &WorkDir) -> String {
     )
 }
 
-/// Submits the tasks `numbers` as one array; its job id.
+/// Submits the tasks `numbers` as one array, or as several where the
+/// cluster's MaxArraySize is below their line numbers (then `-j` caps each
+/// array); each array's job id and base.
 async fn submit(
     tasks: &TasksFile,
     work: &WorkDir,
     numbers: &BTreeSet<u64>,
     opts: &Options,
-) -> Result<String, String> {
+) -> Result<Vec<(String, u64)>, String> {
     let path = work.script();
     crate::fsutil::write_atomic(&path, None, script(tasks, work).as_bytes(), || Ok(true))
         .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
-    let mut array = array_spec(numbers);
+    let parts = split(numbers, max_array_size().await);
+    let mut arrays = Vec::new();
+    for (base, indexes) in parts {
+        let id = submit_array(work, &indexes, base, opts).await?;
+        arrays.push((id, base));
+    }
+    Ok(arrays)
+}
+
+/// The file of a task's output: `N.out` by its line, or `bBASE-INDEX.out`
+/// in an array with a base.
+fn log_of(work: &WorkDir, n: u64, base: u64) -> PathBuf {
+    if base == 0 {
+        work.logs().join(format!("{n}.out"))
+    } else {
+        work.logs().join(format!("b{base}-{}.out", n - base))
+    }
+}
+
+/// Submits one array of `indexes` (+ `base`); its job id.
+async fn submit_array(
+    work: &WorkDir,
+    indexes: &BTreeSet<u64>,
+    base: u64,
+    opts: &Options,
+) -> Result<String, String> {
+    let path = work.script();
+    let mut array = work_dir::ranges(indexes);
     if let Some(j) = opts.jobs {
         array.push_str(&format!("%{j}"));
     }
@@ -317,7 +273,11 @@ async fn submit(
         // Every variable of this environment, the provider keys among
         // them: that is how they reach the tasks, and only that way.
         "--export=ALL".into(),
-        format!("--output={}/%a.out", work.logs().display()).into(),
+        if base == 0 {
+            format!("--output={}/%a.out", work.logs().display()).into()
+        } else {
+            format!("--output={}/b{base}-%a.out", work.logs().display()).into()
+        },
     ];
     if let Some(p) = &opts.partition {
         args.push(format!("--partition={p}").into());
@@ -332,21 +292,18 @@ async fn submit(
         args.push(format!("--mem={m}").into());
     }
     args.push(path.into_os_string());
+    args.push(base.to_string().into());
     let out = slurm_command("sbatch", &args).await?;
     // `--parsable` prints `JOBID` or `JOBID;CLUSTER`.
     let job = out.split(';').next().unwrap_or("").trim().to_string();
     if job.is_empty() || !job.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!("sbatch answered `{}`, not a job id", out.trim()));
     }
-    let mut ids = work.job_ids();
-    ids.push(job.clone());
-    crate::fsutil::write_atomic(
-        &work.jobs(),
-        None,
-        (ids.join("\n") + "\n").as_bytes(),
-        || Ok(true),
-    )
-    .map_err(|e| format!("cannot write `{}`: {e}", work.jobs().display()))?;
+    if base == 0 {
+        work.add_job_line(&job)?;
+    } else {
+        work.add_job_line(&format!("{job} {base}"))?;
+    }
     Ok(job)
 }
 
@@ -357,7 +314,8 @@ async fn slurm_command(program: &str, args: &[OsString]) -> Result<String, Strin
         .args(args)
         .timeout(Duration::from_secs(60))
         .output(Output::Separate {
-            stdout: CaptureLimit::new(16 * 1024 * 1024),
+            // The first bytes, all of them: squeue's lines are read whole.
+            stdout: CaptureLimit::head_only(16 * 1024 * 1024),
             stderr: CaptureLimit::new(8192),
         })
         .collect(&CancellationToken::new())
@@ -399,8 +357,8 @@ fn active(state: &str) -> bool {
 }
 
 /// The state of every array task of `jobs` that the controller still
-/// knows, by (array job id, index).
-async fn queue(jobs: &[String]) -> Result<BTreeMap<(String, u64), String>, String> {
+/// knows, by (array job id, line number).
+async fn queue(jobs: &[String], bases: &Bases) -> Result<BTreeMap<(String, u64), String>, String> {
     let mut states = BTreeMap::new();
     // One array at a time: squeue refuses the whole list when one of them
     // was purged from the controller.
@@ -424,13 +382,9 @@ async fn queue(jobs: &[String]) -> Result<BTreeMap<(String, u64), String>, Strin
             };
             // A pending range not yet split (`4-20%4`) is one line.
             let range = index.split('%').next().unwrap_or("");
-            for part in range.split(',') {
-                let (a, b) = part.split_once('-').unwrap_or((part, part));
-                if let (Ok(a), Ok(b)) = (a.parse::<u64>(), b.parse::<u64>()) {
-                    for n in a..=b.min(a + 1_000_000) {
-                        states.insert((job.to_string(), n), state.to_string());
-                    }
-                }
+            let base = bases.base(job);
+            for n in work_dir::parse_ranges(range) {
+                states.insert((job.to_string(), n + base), state.to_string());
             }
         }
     }
@@ -444,6 +398,7 @@ async fn follow(
     work: &WorkDir,
     mut waiting: BTreeSet<u64>,
     jobs: &[String],
+    bases: &Bases,
     mut summary: Summary,
 ) -> ExitStatus {
     let mut interrupt = Signal::new(SignalKind::interrupt());
@@ -470,7 +425,7 @@ async fn follow(
         if waiting.is_empty() {
             break;
         }
-        match queue(jobs).await {
+        match queue(jobs, bases).await {
             Ok(states) => {
                 let mut by_line: BTreeMap<u64, (&String, &String)> = BTreeMap::new();
                 for ((job, n), state) in &states {
@@ -498,7 +453,11 @@ async fn follow(
                     let line = match results::read(&results_dir, n) {
                         Some(line) => line,
                         None => results::line(&FanoutRecord::Result(Box::new(ended_by_slurm(
-                            tasks, work, n, &job, &state,
+                            tasks,
+                            log_of(work, n, bases.base(&job)),
+                            n,
+                            &job,
+                            &state,
                         )))),
                     };
                     let _ = print_line(&line);
@@ -547,18 +506,7 @@ async fn follow(
 }
 
 /// The result of a task that Slurm ended without one.
-fn ended_by_slurm(
-    tasks: &TasksFile,
-    work: &WorkDir,
-    n: u64,
-    job: &str,
-    state: &str,
-) -> FanoutResult {
-    let (id, model) = match tasks.task(n) {
-        Ok(t) => (t.id, t.model),
-        Err(_) => (n.to_string(), None),
-    };
-    let log = work.logs().join(format!("{n}.out"));
+fn ended_by_slurm(tasks: &TasksFile, log: PathBuf, n: u64, job: &str, state: &str) -> FanoutResult {
     // A task that exited by itself without a result failed before it could
     // write one (its output says why); any other end is Slurm's doing.
     let outcome = if matches!(state, "COMPLETED" | "FAILED") {
@@ -583,25 +531,7 @@ fn ended_by_slurm(
         error.push_str(", ending: ");
         error.push_str(&tail);
     }
-    FanoutResult {
-        id,
-        line: n,
-        dir: None,
-        model,
-        outcome: outcome.into(),
-        exit: None,
-        session: None,
-        cost: 0.0,
-        usage: None,
-        diff: None,
-        diff_truncated: None,
-        seconds: 0.0,
-        error: Some(error),
-        check: None,
-        check_exit: None,
-        check_output: None,
-        engine_state: Some(state.to_string()),
-    }
+    results::ended(tasks, n, outcome, state, error)
 }
 
 /// The last lines of a task's output (at most 1000 bytes).
@@ -618,21 +548,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_array_spec_joins_runs_of_lines() {
-        let set: BTreeSet<u64> = [1, 2, 3, 5, 7, 8, 10].into_iter().collect();
-        assert_eq!(array_spec(&set), "1-3,5,7-8,10");
-        assert_eq!(array_spec(&BTreeSet::from([4])), "4");
-    }
-
-    #[test]
-    fn resume_goes_after_the_program_in_the_hint() {
-        let call: Vec<String> = ["ag-fanout", "--engine", "slurm", "my tasks.jsonl"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+    fn lines_past_max_array_size_go_into_arrays_with_a_base() {
+        let lines: BTreeSet<u64> = (2..=8).collect();
+        assert_eq!(split(&lines, 1001), vec![(0, lines.clone())]);
+        // Indexes must stay below 4: 1-3, then 1-3 from base 3, ...
         assert_eq!(
-            with_resume(&call),
-            "ag-fanout --resume --engine slurm 'my tasks.jsonl'"
+            split(&lines, 4),
+            vec![
+                (0, BTreeSet::from([2, 3])),
+                (3, BTreeSet::from([1, 2, 3])),
+                (6, BTreeSet::from([1, 2])),
+            ]
         );
+        let thousand: BTreeSet<u64> = (1..=1000).collect();
+        assert_eq!(split(&thousand, 1001).len(), 1);
+        let more: BTreeSet<u64> = (1..=2500).collect();
+        let parts = split(&more, 1001);
+        assert_eq!(parts.len(), 3);
+        assert!(parts.iter().all(|(_, i)| i.last().unwrap() < &1001));
+        let back: BTreeSet<u64> = parts
+            .iter()
+            .flat_map(|(b, i)| i.iter().map(move |x| x + b))
+            .collect();
+        assert_eq!(back, more);
     }
 }

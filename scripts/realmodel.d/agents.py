@@ -235,7 +235,13 @@ def command(agent, args, model, window, where, prompt, unshare, sock):
         })
         base = inside_url(args.base_url) if unshare else args.base_url
         argv = [str(args.mini), "--yolo", "--exit-immediately", "--model", f"openai/{model}",
-                "-c", "mini.yaml",
+                # Its text-based set-up: the command in a fenced block of
+                # the answer, as the model writes it. Its tool-calling one
+                # (mini.yaml) depends on the server parsing the model's
+                # calls, which llama.cpp does not for this model's output
+                # (every reply there was a format error).
+                "-c", "mini_textbased.yaml",
+                "-c", "model.model_class=litellm_textbased",
                 "-c", f"model.model_kwargs.api_base={base}",
                 "-c", "model.model_kwargs.api_key=local",
                 "-c", "model.cost_tracking=ignore_errors",
@@ -371,12 +377,19 @@ def read_trajectory(path, stats):
             stats["tokens_out"] += u.get("completion_tokens") or 0
         if role == "assistant":
             answer(stats, text_of(m.get("content")))
-        elif role == "tool":
+        elif role == "tool" or (role == "user" and "returncode" in extra):
+            # An observation: a tool message (tool calling), or a user
+            # message with the command's return code (text-based).
             if extra.get("exception_info") == NOT_EXECUTED:
                 continue
             stats["calls"] += 1
             if extra.get("returncode") != 0:
                 note(stats, extra.get("exception_info") or extra.get("raw_output") or "", "bash")
+        elif role == "user" and extra.get("interrupt_type") == "FormatError" and (extra.get("n_actions") or 0) > 1:
+            # Text-based: more than one command in one answer, none run.
+            stats["calls"] += extra["n_actions"]
+            stats["refused"] += extra["n_actions"]
+            stats["refusals"].append(f"bash: {extra['n_actions']} commands in one answer")
         elif role == "user" and extra.get("interrupt_type") == "FormatError" and isinstance(response, dict):
             # Calls it would not take (an unknown tool, arguments that are not
             # JSON or lack `command`); an answer without a call is no call.

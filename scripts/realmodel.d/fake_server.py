@@ -9,7 +9,9 @@ It answers /v1/models, llama.cpp's /props and /v1/chat/completions (streamed
 or not). Its first answer in a conversation calls the `bash` tool (each
 required argument filled) to write hello.py, which solves "create a file";
 the next ends the run: with a call of `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`
-when bash is the only tool (mini-swe-agent's way to end), else with the
+when bash is the only tool (mini-swe-agent's way to end), the same two as
+fenced blocks when the prompt asks for them (mini-swe-agent's text-based
+set-up), else with the
 words "Done: hello.py prints Hello, world! The port is 5177.". Measurements
 of a real model are not to be had from it.
 """
@@ -30,6 +32,13 @@ def reply(body):
     tools = [t.get("function", t) for t in body.get("tools") or []]
     turn = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
     bash = next((t for t in tools if t.get("name") == "bash"), None)
+    fence = "mswea_bash_command"
+    if bash is None and any(fence in str(m.get("content")) for m in body.get("messages") or []):
+        # mini-swe-agent's text-based set-up: one command in a fenced block.
+        if turn > 1:
+            return DONE, None
+        command = WRITE if turn == 0 else SUBMIT
+        return f"THOUGHT: one step.\n\n```{fence}\n{command}\n```", None
     if bash is None:
         return DONE, None
     if turn == 0:

@@ -52,6 +52,11 @@ struct Cluster {
 
 impl Cluster {
     fn start() -> Option<Cluster> {
+        Cluster::start_with("")
+    }
+
+    /// A cluster whose slurm.conf also has the lines `extra`.
+    fn start_with(extra: &str) -> Option<Cluster> {
         if !nix::unistd::geteuid().is_root() {
             let line = "NOT RUN: Slurm end-to-end test of ag-fanout: slurmd must run as root to start tasks (not a pass)";
             assert!(
@@ -119,6 +124,7 @@ impl Cluster {
              ReturnToService=2\n\
              KillWait=2\n\
              MinJobAge=300\n\
+             {extra}\
              NodeName=agnode NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=8 RealMemory=4000 State=UNKNOWN\n\
              PartitionName=main Nodes=agnode Default=YES MaxTime=INFINITE State=UP\n",
             sock = p("munge/socket").display(),
@@ -456,4 +462,37 @@ fn slurm_kill_9_of_ag_fanout_loses_nothing_and_resume_collects_the_rest() {
             format!("task-{i}\n")
         );
     }
+}
+
+#[test]
+fn slurm_splits_lines_past_max_array_size_into_several_arrays() {
+    // Array indexes must stay below MaxArraySize: here 4, so lines 2-8 of
+    // the tasks file (after a comment) go into three arrays.
+    let Some(cluster) = Cluster::start_with("MaxArraySize=4\n") else {
+        return;
+    };
+    let env = Env::new();
+    let server = PromptServer::start();
+    models_json(&env, &server);
+    tasks(&env, 7, &[]);
+    let text = std::fs::read_to_string(env.join("tasks.jsonl")).unwrap();
+    env.write("tasks.jsonl", format!("# seven tasks\n{text}"));
+    let r = run(cluster.fanout(&env, &["-j", "2", "tasks.jsonl"]), None);
+    r.ok();
+    let (by_id, summary) = results(&r.stdout());
+    assert_eq!(summary.unwrap()["outcomes"], json!({"finished": 7}), "{r}");
+    for i in 1..=7 {
+        let v = &by_id[&format!("t{i}")];
+        assert_eq!(v["line"], i + 1, "{v}");
+        assert!(
+            v["diff"].as_str().unwrap().contains(&format!("+task-{i}")),
+            "{v}"
+        );
+    }
+    let jobs = std::fs::read_to_string(env.join("tasks.jsonl.fanout/jobs")).unwrap();
+    let bases: Vec<&str> = jobs
+        .lines()
+        .map(|l| l.split(' ').nth(1).unwrap_or("0"))
+        .collect();
+    assert_eq!(bases, ["0", "3", "6"], "{jobs}");
 }

@@ -151,6 +151,9 @@ mod serve_load;
 mod fanout;
 // examples/k8s: the indexed Job running ag-fanout --task, as kubectl reads it.
 mod fanout_k8s;
+// ag-fanout --engine kubernetes against a stand-in kubectl and node, its
+// manifests checked against the Kubernetes API's schemas.
+mod fanout_kubernetes;
 // ag-fanout --engine slurm on a real one-node cluster each test starts.
 mod fanout_slurm;
 // ag-loop --workspace: the tools in another workspace, over a real sshd and fake docker/kubectl clients.
