@@ -347,7 +347,7 @@ fn through_ag_mcp_a_snapshot_is_text_a_screenshot_an_image_and_the_browser_ends_
 
 /// Ends the shell's warm helper of this test's home.
 fn stop_helper(env: &Env) {
-    let pid_files: Vec<_> = warm_dir()
+    let pid_files: Vec<_> = warm_dir(env)
         .read_dir()
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_else(|_| Vec::new());
@@ -370,13 +370,20 @@ fn stop_helper(env: &Env) {
     while !chromiums(&mark).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
+    assert_eq!(
+        chromiums(&mark),
+        Vec::<u32>::new(),
+        "the helper's Chromium outlived its stop"
+    );
 }
 
-fn warm_dir() -> std::path::PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| std::path::Path::new(d).is_dir()) {
-        Some(d) => std::path::PathBuf::from(d).join("ag-warm"),
-        None => std::env::temp_dir().join(format!("ag-warm-{}", nix::unistd::getuid())),
-    }
+/// Where the test's binaries keep their warm helpers: `Env::cmd` clears
+/// `XDG_RUNTIME_DIR` and sets `TMPDIR`, so it is the test's own
+/// temporary directory, not this process's (looking there left the
+/// helper and its Chromium running for their 15 idle minutes).
+fn warm_dir(env: &Env) -> std::path::PathBuf {
+    env.join(crate::util::TMP)
+        .join(format!("ag-warm-{}", nix::unistd::getuid()))
 }
 
 #[test]
