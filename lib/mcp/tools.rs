@@ -198,6 +198,17 @@ impl ToolBox {
                     std::env::var(crate::tools::lsp::after_edit::ENV)
                         .unwrap_or_else(|_| "1".to_string()),
                 ),
+                // What the calls keep warm (the browser, the language
+                // servers: crate::proc::warm) ends with this server, not
+                // after the idle time of a helper run from a shell. Under
+                // an ag session, the session stays the owner.
+                (
+                    "AG_SESSION_PID".to_string(),
+                    std::env::var("AG_SESSION_PID")
+                        .ok()
+                        .filter(|p| !p.trim().is_empty())
+                        .unwrap_or_else(|| std::process::id().to_string()),
+                ),
             ];
         }
         Ok(tool_box)

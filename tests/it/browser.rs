@@ -5,6 +5,9 @@
 //! console error and the failed request), a host outside the policy is
 //! refused with its reason, a huge page's snapshot is cut with a note, and
 //! after `kill -9` of ag-loop in the middle of a call no Chromium is left.
+//! Tabs the page opens itself are listed and can be switched to; through
+//! ag-mcp a call answers with the snapshot as text and a screenshot as an
+//! image block, and the browser ends with ag-mcp.
 
 use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -54,6 +57,16 @@ fn page(path: &str, out: &mut TcpStream) {
             }
             ("200 OK", b)
         }
+        "/opener" => (
+            "200 OK",
+            "<!doctype html><title>Opener</title><body>\
+             <button onclick=\"window.open('/second')\">Open another</button></body>"
+                .to_string(),
+        ),
+        "/second" => (
+            "200 OK",
+            "<!doctype html><title>Second</title><p>the second page</p>".to_string(),
+        ),
         "/slow" => {
             std::thread::sleep(Duration::from_secs(30));
             ("200 OK", "late".to_string())
@@ -209,9 +222,132 @@ fn from_a_shell_a_huge_page_is_cut_and_a_screenshot_goes_to_a_file() {
     stop_helper(&env);
 }
 
+/// A tab the page opens itself (`window.open` on a click) is in the tab
+/// list of the next call, not current, and can be made current.
+#[test]
+fn a_tab_the_page_opens_is_listed_and_can_be_switched_to() {
+    let port = serve();
+    let env = Env::new();
+    let b = bin!("ag-browser");
+    let browse = |args: &[&str]| {
+        let mut c = env.cmd(b);
+        c.args(args);
+        let r = run(c, None);
+        r.ok();
+        r.stdout()
+    };
+    let opened = browse(&["navigate", "--url", &format!("127.0.0.1:{port}/opener")]);
+    assert!(
+        opened.contains("- button \"Open another\" [ref=e1]"),
+        "{opened}"
+    );
+    browse(&["click", "--ref", "e1"]);
+    // The page's tab is adopted by the call after its target appears.
+    let mut tabs = String::new();
+    crate::util::wait_for("the page's tab in the tab list", || {
+        tabs = browse(&["tab-list"]);
+        tabs.contains("Second")
+    });
+    assert!(tabs.contains("1 (current): Opener"), "{tabs}");
+    assert!(
+        tabs.contains(&format!("2: Second — http://127.0.0.1:{port}/second")),
+        "{tabs}"
+    );
+    let switched = browse(&["tab-switch", "--tab", "2"]);
+    assert!(switched.contains("Tab 2 is the current tab."), "{switched}");
+    assert!(switched.contains("Tab 2 of 2"), "{switched}");
+    assert!(switched.contains("the second page"), "{switched}");
+    // The page closes its own tab: the list says so, and tab 1 is current.
+    browse(&[
+        "evaluate",
+        "--expression",
+        "setTimeout(() => window.close(), 0)",
+    ]);
+    crate::util::wait_for("the closed tab to leave the list", || {
+        tabs = browse(&["tab-list"]);
+        !tabs.contains("Second")
+    });
+    assert!(tabs.contains("1 (current): Opener"), "{tabs}");
+    stop_helper(&env);
+}
+
+/// Through ag-mcp: a browser call answers with the page's snapshot, a
+/// screenshot is an MCP image block, and the browser ends with ag-mcp.
+#[test]
+fn through_ag_mcp_a_snapshot_is_text_a_screenshot_an_image_and_the_browser_ends_with_it() {
+    let port = serve();
+    let env = Env::new();
+    let mark = env.path().to_string_lossy().to_string();
+    let (mut s, _) = crate::mcp::Session::ready(&env, &["--tools", "browser"]);
+    let list = s.request(2, "tools/list", json!({}));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for n in [
+        "browser_navigate",
+        "browser_snapshot",
+        "browser_click",
+        "browser_screenshot",
+    ] {
+        assert!(names.contains(&n), "{n} missing from {names:?}");
+    }
+    let r = s.call(
+        3,
+        "browser_navigate",
+        json!({"url": format!("http://127.0.0.1:{port}/")}),
+    );
+    assert_eq!(r["isError"], false, "{r}");
+    let t = crate::mcp::text(&r);
+    assert!(t.contains("Title: Greeter"), "{t}");
+    assert!(t.contains("- button \"Greet\" [ref=e2]"), "{t}");
+    assert_eq!(r["_meta"]["ag/details"]["title"], "Greeter", "{r}");
+    let r = s.call(4, "browser_type", json!({"ref": "e1", "text": "Bo"}));
+    assert_eq!(r["isError"], false, "{r}");
+    let r = s.call(5, "browser_click", json!({"ref": "e2"}));
+    assert!(crate::mcp::text(&r).contains("Hello, Bo!"), "{r}");
+    let r = s.call(6, "browser_screenshot", json!({}));
+    assert_eq!(r["isError"], false, "{r}");
+    let content = r["content"].as_array().unwrap();
+    let image = content
+        .iter()
+        .find(|c| c["type"] == "image")
+        .unwrap_or_else(|| panic!("no image block: {r}"));
+    assert_eq!(image["mimeType"], "image/png", "{r}");
+    assert!(
+        image["data"].as_str().unwrap().starts_with("iVBORw0KGgo"),
+        "not a PNG"
+    );
+    assert!(
+        crate::mcp::text(&r).contains("Screenshot of the viewport"),
+        "{r}"
+    );
+    // A refused host is an error result with the reason.
+    let r = s.call(
+        7,
+        "browser_navigate",
+        json!({"url": "https://example.com/"}),
+    );
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(r["_meta"]["ag/error_code"], "browser.refused", "{r}");
+    assert!(!chromiums(&mark).is_empty(), "no Chromium was running");
+    assert_eq!(s.finish(), Some(0));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !chromiums(&mark).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        chromiums(&mark),
+        Vec::<u32>::new(),
+        "Chromium outlived ag-mcp"
+    );
+}
+
 /// Ends the shell's warm helper of this test's home.
 fn stop_helper(env: &Env) {
-    let pid_files: Vec<_> = warm_dir()
+    let pid_files: Vec<_> = warm_dir(env)
         .read_dir()
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_else(|_| Vec::new());
@@ -234,13 +370,20 @@ fn stop_helper(env: &Env) {
     while !chromiums(&mark).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
+    assert_eq!(
+        chromiums(&mark),
+        Vec::<u32>::new(),
+        "the helper's Chromium outlived its stop"
+    );
 }
 
-fn warm_dir() -> std::path::PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| std::path::Path::new(d).is_dir()) {
-        Some(d) => std::path::PathBuf::from(d).join("ag-warm"),
-        None => std::env::temp_dir().join(format!("ag-warm-{}", nix::unistd::getuid())),
-    }
+/// Where the test's binaries keep their warm helpers: `Env::cmd` clears
+/// `XDG_RUNTIME_DIR` and sets `TMPDIR`, so it is the test's own
+/// temporary directory, not this process's (looking there left the
+/// helper and its Chromium running for their 15 idle minutes).
+fn warm_dir(env: &Env) -> std::path::PathBuf {
+    env.join(crate::util::TMP)
+        .join(format!("ag-warm-{}", nix::unistd::getuid()))
 }
 
 #[test]
