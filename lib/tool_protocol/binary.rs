@@ -72,6 +72,17 @@ pub fn tool_command<T: Tool>() -> Command {
 }
 
 /// Runs a tool binary: parse, then schema, serve or one plain call.
+/// Set when the call came as flags on the command line (a person, a
+/// script), not as JSON (a model, through ag-loop or ag-mcp).
+static FROM_FLAGS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process's call came as flags on the command line. A value
+/// that is surely a model's slip (a `timeout` of `0.001` s) is taken as
+/// given from a person, who means it.
+pub fn called_with_flags() -> bool {
+    FROM_FLAGS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub fn tool_main<T: Tool>() -> ExitCode {
     let bin = T::BIN;
     let full = tool_command::<T>();
@@ -134,6 +145,7 @@ pub fn tool_main<T: Tool>() -> ExitCode {
         Ok(a) => a,
         Err(e) => return ExitStatus::from_clap(e, bin).code(),
     };
+    FROM_FLAGS.store(true, std::sync::atomic::Ordering::Relaxed);
     let mut outcome = T::run(&ctx, args);
     // The plain command line keeps stdout for the results alone, as grep or
     // ls would: the notes about them go to stderr. `--json` keeps them in

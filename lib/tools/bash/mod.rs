@@ -64,7 +64,8 @@ pub struct BashArgs {
     /// stopped (default 180, at most 3600). Fractions are allowed.
     #[arg(long, value_name = "SECONDS")]
     #[serde(default)]
-    #[schemars(range(min = 0.001, max = 3600.0))]
+    // The model is shown 1 as the least: shown 0.001, small models sent it.
+    #[schemars(range(min = 1.0, max = 3600.0))]
     #[schemars(description = "")]
     pub timeout: Option<f64>,
     /// Directory to run in (default: the working directory).
@@ -198,8 +199,8 @@ impl Tool for BashTool {
 followed by a last line `exit code: N`; a failing command (including 127, command not found) is a \
 normal result, read its exit code. stdin is empty unless `stdin` is given, so nothing waits for input; \
 the command has no terminal, so password prompts fail at once. \
-The command is stopped after `timeout` seconds (default 180, at most 3600; under 1 is taken as a slip \
-and the default is used, with a note): it and every process it \
+The command is stopped after `timeout` seconds (default 180, at most 3600; under 1 in a JSON call is \
+taken as a slip and the default is used, with a note): it and every process it \
 started get SIGTERM, then SIGKILL 2 s later, and the output so far is returned with exit code 124. \
 Output is capped at 1 MiB (`max_output`): the start and the end are kept, the middle is cut, and the \
 full output is saved to a file whose path is given. ANSI colours and progress-bar redraws are removed \
@@ -480,14 +481,17 @@ pub(crate) fn resolve_cwd(ctx: &Context, cwd: Option<&str>) -> Result<PathBuf, T
     }
 }
 
-/// A `timeout` under a second, which no command needs: a small model's
-/// placeholder (`0.001`) or milliseconds meant as seconds. It is taken as
-/// absent, with a note, because honouring it kills the command before it
+/// A `timeout` under a second in a JSON call, which no model means: a
+/// small model's placeholder or milliseconds meant as seconds. It is taken
+/// as absent, with a note, because honouring it kills the command before it
 /// starts and the model then claims what it never saw run.
 fn slip_timeout(args: &mut BashArgs) -> Option<String> {
     let secs = args
         .timeout
         .filter(|s| *s > 0.0 && *s < MIN_SENSIBLE_TIMEOUT_SECS)?;
+    if crate::tool_protocol::binary::called_with_flags() {
+        return None; // a person at a shell means it
+    }
     if args.command.is_none() || args.background || args.job.is_some() {
         return None; // set aside as a field the mode does not use
     }
