@@ -234,20 +234,12 @@ fn run(args: Args) -> ExitStatus {
             if let Some(first) = before.first() {
                 return refuse_passthrough(first, "slurm");
             }
-            let jobs = match args.jobs.as_deref().map(str::parse::<u32>) {
-                None => None,
-                Some(Ok(j)) if j > 0 => Some(j),
-                Some(_) => {
-                    error_line(
-                        BIN,
-                        &format!(
-                            "-j `{}`: the slurm engine takes a number of tasks at a time, 1 or more",
-                            args.jobs.as_deref().unwrap_or("")
-                        ),
-                        Some("e.g. -j 8"),
-                    );
-                    return ExitStatus::Input;
-                }
+            let jobs = match cluster_jobs(
+                args.jobs.as_deref(),
+                "the slurm engine takes a number of tasks at a time",
+            ) {
+                Ok(j) => j,
+                Err(s) => return s,
             };
             let opts = slurm::Options {
                 jobs,
@@ -272,6 +264,48 @@ fn run(args: Args) -> ExitStatus {
     }
 }
 
+/// A cluster engine's `-j`: a whole number, 1 or more. The error shows the
+/// caller's own command with that value made 1.
+fn cluster_jobs(given: Option<&str>, what: &str) -> Result<Option<u32>, ExitStatus> {
+    let Some(given) = given else {
+        return Ok(None);
+    };
+    match given.parse::<u32>() {
+        Ok(j) if j > 0 => Ok(Some(j)),
+        _ => {
+            let call: Vec<String> = std::env::args().collect();
+            error_line(
+                BIN,
+                &format!("-j `{given}`: {what}, 1 or more"),
+                Some(&with_jobs_one(&call, given).join(" ")),
+            );
+            Err(ExitStatus::Input)
+        }
+    }
+}
+
+/// `call` with its `-j`/`--jobs` value `bad` replaced by 1, in whichever
+/// form it was given (`-j X`, `-jX`, `--jobs X`, `--jobs=X`).
+fn with_jobs_one(call: &[String], bad: &str) -> Vec<String> {
+    let mut out = call.to_vec();
+    for i in 0..out.len() {
+        let a = out[i].as_str();
+        if (a == "-j" || a == "--jobs") && out.get(i + 1).map(String::as_str) == Some(bad) {
+            out[i + 1] = "1".into();
+            break;
+        }
+        if a == format!("-j{bad}") {
+            out[i] = "-j1".into();
+            break;
+        }
+        if a == format!("--jobs={bad}") {
+            out[i] = "--jobs=1".into();
+            break;
+        }
+    }
+    out
+}
+
 /// The kubernetes engine's run, its flags checked.
 fn kubernetes(args: &Args, tasks: &std::path::Path, before: &[OsString]) -> ExitStatus {
     if let Some(first) = before.first() {
@@ -288,20 +322,12 @@ fn kubernetes(args: &Args, tasks: &std::path::Path, before: &[OsString]) -> Exit
         );
         return ExitStatus::Input;
     };
-    let jobs = match args.jobs.as_deref().map(str::parse::<u32>) {
-        None => None,
-        Some(Ok(j)) if j > 0 => Some(j),
-        Some(_) => {
-            error_line(
-                BIN,
-                &format!(
-                    "-j `{}`: the kubernetes engine takes a number of pods at a time, 1 or more",
-                    args.jobs.as_deref().unwrap_or("")
-                ),
-                Some("e.g. -j 8"),
-            );
-            return ExitStatus::Input;
-        }
+    let jobs = match cluster_jobs(
+        args.jobs.as_deref(),
+        "the kubernetes engine takes a number of pods at a time",
+    ) {
+        Ok(j) => j,
+        Err(s) => return s,
     };
     let deadline = match args.time.as_deref() {
         None => None,
@@ -437,6 +463,52 @@ fn summarize(files: &[OsString]) -> ExitStatus {
         Err(e) => {
             error_line(BIN, &format!("cannot write the summary: {e}"), None);
             ExitStatus::Input
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_jobs_one;
+
+    fn call(args: &[&str]) -> Vec<String> {
+        args.iter().map(|a| a.to_string()).collect()
+    }
+
+    #[test]
+    fn a_bad_jobs_value_is_made_one_in_the_form_it_was_given() {
+        for (given, fixed) in [
+            (
+                &["ag-fanout", "-j", "x", "t.jsonl"][..],
+                &["ag-fanout", "-j", "1", "t.jsonl"][..],
+            ),
+            (
+                &["ag-fanout", "-j0", "t.jsonl"],
+                &["ag-fanout", "-j1", "t.jsonl"],
+            ),
+            (
+                &["ag-fanout", "--jobs", "0", "t.jsonl"],
+                &["ag-fanout", "--jobs", "1", "t.jsonl"],
+            ),
+            (
+                &["ag-fanout", "--jobs=-2", "t.jsonl"],
+                &["ag-fanout", "--jobs=1", "t.jsonl"],
+            ),
+        ] {
+            let bad = given
+                .iter()
+                .find_map(|a| {
+                    a.strip_prefix("--jobs=")
+                        .or_else(|| a.strip_prefix("-j").filter(|r| !r.is_empty()))
+                })
+                .or_else(|| {
+                    given
+                        .iter()
+                        .position(|a| *a == "-j" || *a == "--jobs")
+                        .map(|i| given[i + 1])
+                })
+                .unwrap();
+            assert_eq!(with_jobs_one(&call(given), bad), call(fixed), "{given:?}");
         }
     }
 }
