@@ -39,7 +39,7 @@ use gix_object::{Find as _, Write as _};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use super::record::Changes;
+use super::changes::Changes;
 
 /// What becomes of one path: its new blob (mode and id), or `None` to
 /// remove it.

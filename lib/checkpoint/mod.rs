@@ -33,6 +33,7 @@
 //! symlinks as symlinks), removes the files that the checkpoint does not
 //! have, and never writes through a symlinked directory.
 
+mod changes;
 mod git;
 mod head;
 mod in_process;
@@ -43,8 +44,9 @@ mod watch;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+pub use changes::Changes;
 pub use git::EMPTY_TREE;
-pub use record::{Changes, Recorded};
+pub use record::Recorded;
 pub use restore::Restored;
 
 use git::Git;
