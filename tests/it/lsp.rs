@@ -423,6 +423,27 @@ fn a_server_that_hangs_on_initialize_or_crashes_leaves_the_edit_landed_and_says_
         "{r}"
     );
     s.end(&env);
+
+    // A server that never gets through `initialize` (rustup's proxy for a
+    // component not installed) is not started again on the next edit:
+    // each try cost that edit a start.
+    let env = Env::new();
+    env.write("a.fk", "fine\n");
+    fake_config(&env, "\"die\"", 10.0);
+    let s = Session::new();
+    let r = edit(&s, &env, "a.fk", "fine", "BAD", "5");
+    let out = r["output"].as_str().unwrap();
+    assert!(out.contains("[diagnostics unavailable for a.fk:"), "{r}");
+    let r = edit(&s, &env, "a.fk", "BAD", "fine", "5");
+    assert_eq!(env.read("a.fk"), b"fine\n");
+    let out = r["output"].as_str().unwrap();
+    assert!(
+        out.contains("could not be started this session, and is not tried again:")
+            && out.contains("exit status: 4")
+            && out.contains("fake: not installed"),
+        "{r}"
+    );
+    s.end(&env);
 }
 
 #[test]

@@ -184,11 +184,16 @@ impl Client {
     /// Why the server cannot be used, once it cannot: `initialize` failed
     /// or the connection ended.
     pub fn failure(&self) -> Option<String> {
+        // The end of the process says more (its status, its last line)
+        // than the failed `initialize` that the end caused.
+        let ended = self.shared.lock().ok().and_then(|s| s.ended.clone());
+        if let Some(ended) = ended {
+            return Some(self.ending(&ended));
+        }
         if let Some(Err(e)) = &*self.ready.borrow() {
             return Some(e.clone());
         }
-        let ended = self.shared.lock().ok()?.ended.clone()?;
-        Some(self.ending(&ended))
+        None
     }
 
     /// The end of the connection in words, with the exit status and the

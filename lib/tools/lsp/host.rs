@@ -29,7 +29,8 @@ use crate::protocol::{Diagnostic, DiagnosticsStatus, FileDiagnostics};
 /// its caller's wait ran out.
 const LATE_LIMIT: Duration = Duration::from_secs(120);
 
-/// How many times a server that ended is started again in one session.
+/// How many times a server that ran and ended is started in one session;
+/// one that never started is not tried again.
 const MAX_STARTS: u32 = 3;
 
 /// When ag-lsp was started as the warm host: serves until the session
@@ -47,6 +48,8 @@ struct Slot {
     client: Option<Arc<Client>>,
     starts: u32,
     last: Option<String>,
+    /// It never got through `initialize`: not tried again this session.
+    never_started: bool,
 }
 
 struct Host {
@@ -181,15 +184,29 @@ impl Host {
             client: None,
             starts: 0,
             last: None,
+            never_started: false,
         });
         if let Some(c) = &slot.client {
             match c.failure() {
                 None => return Ok(c.clone()),
                 Some(why) => {
+                    // A server that never got through `initialize` (rustup's
+                    // proxy for a component not installed, a wrong command)
+                    // fails the same way again: trying it on every edit cost
+                    // each a start. One that ran and then ended may be
+                    // started again.
+                    slot.never_started |= !c.is_ready();
                     slot.last = Some(why);
                     slot.client = None;
                 }
             }
+        }
+        if slot.never_started {
+            return Err(format!(
+                "{} could not be started this session, and is not tried again: {}",
+                describe(&job.server),
+                slot.last.as_deref().unwrap_or("no reason known")
+            ));
         }
         if slot.starts >= MAX_STARTS {
             return Err(format!(
@@ -201,7 +218,11 @@ impl Host {
         }
         slot.starts += 1;
         let _inside = self.rt.enter();
-        let c = Client::start(&job.server, &job.root, &job.cache)?;
+        let c = Client::start(&job.server, &job.root, &job.cache).inspect_err(|e| {
+            // Not started at all: the same start would fail the same way.
+            slot.never_started = true;
+            slot.last = Some(e.clone());
+        })?;
         slot.client = Some(c.clone());
         Ok(c)
     }
