@@ -482,7 +482,8 @@ pub(crate) fn resolve_cwd(ctx: &Context, cwd: Option<&str>) -> Result<PathBuf, T
 }
 
 /// A `timeout` under a second in a JSON call, which no model means: a
-/// small model's placeholder or milliseconds meant as seconds. It is taken
+/// small model's copy of a schema's least value, or milliseconds meant as
+/// seconds. It is taken
 /// as absent, with a note, because honouring it kills the command before it
 /// starts and the model then claims what it never saw run.
 fn slip_timeout(args: &mut BashArgs) -> Option<String> {
