@@ -226,6 +226,90 @@ fn a_small_models_first_call_of_a_task_must_be_a_tool_call() {
     }
 }
 
+/// A server that does not enforce `tool_choice: "required"` (llama.cpp
+/// with a chat template whose calls it parses but cannot constrain) lets a
+/// small model answer the first request in text. ag sends that answer back
+/// once; the model then works, and a question still gets its answer.
+#[test]
+fn a_first_answer_in_text_despite_a_required_call_goes_back_once() {
+    let env = Env::new();
+    let server = ModelServer::start(vec![
+        Turn::Text("I added the Usage section to notes.md."),
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.md", "old_string": "Some text.", "new_string": "Some text.\n\n## Usage\n"}),
+        )]),
+        Turn::Text("Added the Usage section."),
+    ]);
+    let r = loop_run(
+        &env,
+        &server,
+        &["--json", "--first-call", "required"],
+        "Add a Usage section to notes.md.",
+    );
+    r.ok();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{r}");
+    // The second request carries the statement, after the text answer.
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "user", "{last}");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("No tool has been called during this request"),
+        "{last}"
+    );
+    assert!(requests[1].get("tool_choice").is_none(), "{}", requests[1]);
+    let end = agent_end(&r);
+    assert_eq!(end["outcome"], "finished", "{r}");
+    assert_eq!(end["work"]["changed"], json!(["notes.md"]), "{r}");
+    assert!(
+        String::from_utf8(env.read("notes.md"))
+            .unwrap()
+            .contains("## Usage")
+    );
+
+    // Only once: a second text answer is the answer, and a question that
+    // looked first is not sent back.
+    let server = ModelServer::start(vec![
+        Turn::Text("It says some text."),
+        Turn::Text("It says: some text."),
+    ]);
+    let r = loop_run(
+        &env,
+        &server,
+        &["--json", "--first-call", "required"],
+        "What does notes.md say?",
+    );
+    r.ok();
+    assert_eq!(server.requests().len(), 2, "{r}");
+    assert_eq!(agent_end(&r)["outcome"], "finished", "{r}");
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![("read", json!({"file_path": "notes.md"}))]),
+        Turn::Text("It says: some text."),
+    ]);
+    let r = loop_run(
+        &env,
+        &server,
+        &["--json", "--first-call", "required"],
+        "What does notes.md say?",
+    );
+    r.ok();
+    assert_eq!(server.requests().len(), 2, "{r}");
+    // Without the flag, on a large window, a text answer ends the run.
+    let server = ModelServer::start(vec![Turn::Text("It says some text.")]);
+    let r = loop_run(
+        &env,
+        &server,
+        &["--json", "--first-call", "auto"],
+        "What does notes.md say?",
+    );
+    r.ok();
+    assert_eq!(server.requests().len(), 1, "{r}");
+}
+
 /// A write that a gate (or a person) refused is no failed attempt of the
 /// model's: its answer goes to whoever said no, as it is.
 #[test]
@@ -290,4 +374,29 @@ fn an_answer_stuck_in_a_loop_is_cut_after_its_second_copy() {
         "{note}"
     );
     assert_eq!(agent_end(&r)["outcome"], "finished", "{r}");
+}
+
+#[test]
+fn an_answer_that_goes_on_in_blank_lines_is_cut_before_them() {
+    let env = Env::new();
+    let answer = "Done: the section is in notes.md.";
+    let server = ModelServer::start(vec![Turn::Owned(format!("{answer}\n{}", "\n".repeat(600)))]);
+    let r = loop_run(&env, &server, &["--json"], "Is notes.md in Markdown?");
+    r.ok();
+    let events = r.json_lines();
+    let end = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "message_end" && e["message"]["role"] == "assistant")
+        .unwrap_or_else(|| panic!("no answer\n{r}"));
+    assert_eq!(end["message"]["content"][0]["text"], answer, "{r}");
+    assert_eq!(end["message"]["stop_reason"], "length", "{r}");
+    assert!(
+        events.iter().any(|e| e["type"] == "note"
+            && e["message"]
+                .as_str()
+                .unwrap()
+                .contains("nothing but whitespace")),
+        "{r}"
+    );
 }

@@ -190,8 +190,14 @@ fn the_window_is_asked_of_llamacpp_once_per_session_and_said_where_from() {
         llamacpp_props(4096),
         vec![Chat::Text("one"), Chat::Text("two")],
     );
+    // Two text answers: the first call is left free (a 4096 window asks
+    // for a call first, and a text answer would go back; evidence.rs).
     let r = run(
-        ag_loop(&env, &server, &["--tools", "read", "first", "second"]),
+        ag_loop(
+            &env,
+            &server,
+            &["--tools", "read", "--first-call", "auto", "first", "second"],
+        ),
         None,
     );
     r.ok();

@@ -12,10 +12,20 @@
 //! files changed then show in `agent_end`'s `work`, from the checkpoints);
 //! nor one in which a gate or a person denied a call (the runner checks
 //! that): the answer is then for whoever said no.
+//!
+//! The first answer of a prompt that was asked to be a tool call, and came
+//! as text because the server did not enforce it, is sent back once too
+//! ([`NO_CALL_YET`]): that is the record (no call at all), not the words.
 
 use crate::agent::config::named_sets::own_name;
 use crate::agent::run::checkpoint_ledger::READ_ONLY;
 use crate::protocol::{ContentBlock, Message};
+
+/// Sent back when the first answer of a prompt, asked to be a tool call
+/// (`--first-call required`, the default for a small window), came as text
+/// because the server did not enforce the request. Like a call the server
+/// had enforced, it leaves a question its answer after one look.
+pub(in crate::agent) const NO_CALL_YET: &str = "No tool has been called during this request, so nothing has been looked at or changed yet. Call a tool now: look at what the request is about, or make the change it asks for. Answer in text once the record shows the work done, or, for a question, once you have looked.";
 
 /// The tools whose only job is to change files.
 const FILE_CHANGERS: &[&str] = &["write", "edit", "edit_lines", "patch", "delete"];

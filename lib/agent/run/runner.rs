@@ -300,6 +300,8 @@ impl Agent {
         let mut checks_made = 0u32;
         // Whether an answer was sent back for changes that did not land.
         let mut sent_back_unlanded = false;
+        // Whether a first answer without a call was sent back.
+        let mut sent_back_no_call = false;
         let end = loop {
             if cancel.is_cancelled() {
                 self.emitter.emit(AgentEvent::Interrupted)?;
@@ -393,6 +395,24 @@ impl Agent {
                     message: assistant.clone(),
                     tool_results: Vec::new(),
                 })?;
+                // The first answer was asked to be a call, and a server
+                // that cannot enforce `tool_choice` (llama.cpp with a chat
+                // template whose calls it parses but cannot constrain)
+                // answered in text: it goes back once, as the server
+                // should have refused it (see evidence.rs).
+                if turn == 1
+                    && !sent_back_no_call
+                    && self.settings.first_call_required()
+                    && self.limit_reached(turn, &turns).is_none()
+                {
+                    sent_back_no_call = true;
+                    let back = Message::User {
+                        content: UserContent::Text(super::evidence::NO_CALL_YET.into()),
+                        timestamp: Some(crate::session::now()),
+                    };
+                    self.push(&mut turns, back)?;
+                    continue;
+                }
                 // An answer after attempts to change files that all failed
                 // goes back once, with what failed (see evidence.rs).
                 if !sent_back_unlanded
@@ -689,11 +709,19 @@ impl Agent {
         // Calls that never completed were dropped with the stream.
         message.stop_reason = StopReason::Length;
         message.error_message = None;
-        self.emitter.emit(AgentEvent::Note {
-            message: format!(
+        let message = if found.block == 0 {
+            format!(
+                "the model's answer went on with nothing but whitespace ({} bytes): the call was stopped there and its text kept up to it",
+                found.copies
+            )
+        } else {
+            format!(
                 "the model's answer repeated the same {} characters {} times in a row: the call was stopped there and its text kept up to the second copy",
                 found.block, found.copies
-            ),
+            )
+        };
+        self.emitter.emit(AgentEvent::Note {
+            message,
             tool_call_id: None,
         })
     }

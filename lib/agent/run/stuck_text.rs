@@ -9,6 +9,12 @@
 //! Only text is watched, never a tool call's arguments (a file's content
 //! may repeat on purpose), and only a long run of exact copies counts:
 //! a table or a list repeats its shape, not its characters.
+//!
+//! The other way a model gets stuck is blank: after its answer, a newline a
+//! token, hundreds of them, at a token a second on a busy local server.
+//! That is too short a block to be found as a loop before many minutes
+//! pass, so a run of whitespace is counted as it comes: 32 blank lines, or
+//! 512 bytes of nothing but whitespace, is no answer's formatting.
 
 /// The shortest block looked for (a shorter one repeated is found as a
 /// multiple of itself).
@@ -22,15 +28,21 @@ const MIN_COPIES: usize = 8;
 const MIN_SPAN: usize = 1500;
 /// New characters between two looks, to keep the cost per delta small.
 const LOOK_EVERY: usize = 256;
+/// Newlines in one run of whitespace that make it stuck.
+const MAX_BLANK_LINES: usize = 32;
+/// Bytes of one run of whitespace that make it stuck.
+const MAX_BLANK_BYTES: usize = 512;
 
 /// A loop found in the text: the block's length and its copies in a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Loop {
-    /// Bytes of the repeated block.
+    /// Bytes of the repeated block; 0 for a run of whitespace.
     pub block: usize,
-    /// Copies of it at the end of the text.
+    /// Copies of it at the end of the text; for a run of whitespace, its
+    /// bytes.
     pub copies: usize,
-    /// Where the text should be cut: after the second copy.
+    /// Where the text should be cut: after the second copy, or before the
+    /// run of whitespace.
     pub keep: usize,
 }
 
@@ -39,12 +51,29 @@ pub struct Loop {
 pub struct Watcher {
     text: String,
     looked_at: usize,
+    /// The run of whitespace the text ends in: bytes and newlines.
+    blank: (usize, usize),
 }
 
 impl Watcher {
     /// Adds a delta of text; returns the loop once the text ends in one.
     pub fn push(&mut self, delta: &str) -> Option<Loop> {
         self.text.push_str(delta);
+        let kept = delta.trim_end();
+        let tail = &delta[kept.len()..];
+        let newlines = tail.bytes().filter(|&b| b == b'\n').count();
+        self.blank = if kept.is_empty() {
+            (self.blank.0 + tail.len(), self.blank.1 + newlines)
+        } else {
+            (tail.len(), newlines)
+        };
+        if self.blank.1 >= MAX_BLANK_LINES || self.blank.0 >= MAX_BLANK_BYTES {
+            return Some(Loop {
+                block: 0,
+                copies: self.blank.0,
+                keep: self.text.len() - self.blank.0,
+            });
+        }
         if self.text.len() < self.looked_at + LOOK_EVERY {
             return None;
         }
@@ -145,6 +174,43 @@ mod tests {
             None
         );
         assert!(stream(&"ok\n".repeat(2000)).is_some());
+    }
+
+    #[test]
+    fn blank_lines_token_by_token_after_an_answer_are_cut_before_them() {
+        let answer = "Here is the script:\n```bash\necho hi\n```\n";
+        let mut w = Watcher::default();
+        let mut found = None;
+        let mut sent = 0;
+        for delta in std::iter::once(answer).chain(std::iter::repeat_n("\n", 100)) {
+            sent += 1;
+            if let Some(l) = w.push(delta) {
+                found = Some(l);
+                break;
+            }
+        }
+        let l = found.expect("stuck");
+        assert_eq!(l.block, 0);
+        assert_eq!(
+            &(answer.to_string() + &"\n".repeat(40))[..l.keep],
+            answer.trim_end()
+        );
+        // Found at the 32nd blank line (the answer's own newline is the first).
+        assert_eq!(sent, 1 + MAX_BLANK_LINES - 1);
+        // Spaces without newlines count by their bytes.
+        let mut w = Watcher::default();
+        w.push("ok");
+        assert!((0..MAX_BLANK_BYTES - 1).all(|_| w.push(" ").is_none()));
+        assert!(w.push(" ").is_some());
+    }
+
+    #[test]
+    fn blank_lines_that_format_an_answer_are_text() {
+        let mut w = Watcher::default();
+        let text: String = (0..200).map(|i| format!("paragraph {i}\n\n\n\n")).collect();
+        for chunk in text.split_inclusive('\n') {
+            assert_eq!(w.push(chunk), None);
+        }
     }
 
     #[test]

@@ -147,6 +147,8 @@ pub struct Args {
     /// less (a small local model, whose first answer is otherwise often a
     /// claim of work it never did), auto for any other. The calls after
     /// the first are always free, so a question still gets its answer.
+    /// A text answer where a call was required (a server that does not
+    /// enforce it) is sent back once.
     #[arg(long, value_enum, value_name = "WHEN")]
     pub first_call: Option<FirstCall>,
     /// Near the context window, summarise the older turns with a model call
