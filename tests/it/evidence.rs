@@ -271,43 +271,34 @@ fn a_first_answer_in_text_despite_a_required_call_goes_back_once() {
             .contains("## Usage")
     );
 
-    // Only once: a second text answer is the answer, and a question that
-    // looked first is not sent back.
-    let server = ModelServer::start(vec![
-        Turn::Text("It says some text."),
-        Turn::Text("It says: some text."),
-    ]);
-    let r = loop_run(
-        &env,
-        &server,
-        &["--json", "--first-call", "required"],
-        "What does notes.md say?",
-    );
-    r.ok();
-    assert_eq!(server.requests().len(), 2, "{r}");
-    assert_eq!(agent_end(&r)["outcome"], "finished", "{r}");
-    let server = ModelServer::start(vec![
-        Turn::Tools(vec![("read", json!({"file_path": "notes.md"}))]),
-        Turn::Text("It says: some text."),
-    ]);
-    let r = loop_run(
-        &env,
-        &server,
-        &["--json", "--first-call", "required"],
-        "What does notes.md say?",
-    );
-    r.ok();
-    assert_eq!(server.requests().len(), 2, "{r}");
-    // Without the flag, on a large window, a text answer ends the run.
-    let server = ModelServer::start(vec![Turn::Text("It says some text.")]);
-    let r = loop_run(
-        &env,
-        &server,
-        &["--json", "--first-call", "auto"],
-        "What does notes.md say?",
-    );
-    r.ok();
-    assert_eq!(server.requests().len(), 1, "{r}");
+    // Only once: a second text answer is the answer; a question that looked
+    // first is not sent back; nor is a text answer when the first call is
+    // free.
+    let look = || Turn::Tools(vec![("read", json!({"file_path": "notes.md"}))]);
+    for (turns, first_call, requests) in [
+        (
+            vec![Turn::Text("Some text."), Turn::Text("It says: some text.")],
+            "required",
+            2,
+        ),
+        (
+            vec![look(), Turn::Text("It says: some text.")],
+            "required",
+            2,
+        ),
+        (vec![Turn::Text("It says some text.")], "auto", 1),
+    ] {
+        let server = ModelServer::start(turns);
+        let r = loop_run(
+            &env,
+            &server,
+            &["--json", "--first-call", first_call],
+            "What does notes.md say?",
+        );
+        r.ok();
+        assert_eq!(server.requests().len(), requests, "{first_call}\n{r}");
+        assert_eq!(agent_end(&r)["outcome"], "finished", "{r}");
+    }
 }
 
 /// A write that a gate (or a person) refused is no failed attempt of the
