@@ -301,6 +301,56 @@ fn a_first_answer_in_text_despite_a_required_call_goes_back_once() {
     }
 }
 
+/// Such a first answer that rambles on is stopped once it is long: it goes
+/// back whatever it says.
+#[test]
+fn a_long_first_answer_in_text_despite_a_required_call_is_stopped_and_goes_back() {
+    let env = Env::new();
+    let ramble: String = (0..100)
+        .map(|i| format!("Step {i}: I renamed the function in part {i} of the file. "))
+        .collect();
+    let server = ModelServer::start(vec![
+        Turn::Owned(ramble.clone()),
+        Turn::Tools(vec![("read", json!({"file_path": "notes.md"}))]),
+        Turn::Text("Nothing to rename: notes.md has no function."),
+    ]);
+    let r = loop_run(
+        &env,
+        &server,
+        &["--json", "--first-call", "required"],
+        "Rename the function in notes.md.",
+    );
+    r.ok();
+    assert_eq!(server.requests().len(), 3, "{r}");
+    let events = r.json_lines();
+    let first = events
+        .iter()
+        .find(|e| e["type"] == "message_end" && e["message"]["role"] == "assistant")
+        .unwrap();
+    assert_eq!(first["message"]["stop_reason"], "length", "{r}");
+    assert!(
+        events.iter().any(|e| e["type"] == "note"
+            && e["message"]
+                .as_str()
+                .unwrap()
+                .contains("asked to be a tool call, ran past 2000 bytes")),
+        "{r}"
+    );
+    // A long text answer when the call is free is read to its end.
+    let server = ModelServer::start(vec![Turn::Owned(ramble.clone())]);
+    let r = loop_run(
+        &env,
+        &server,
+        &["--json", "--first-call", "auto"],
+        "Rename the function in notes.md.",
+    );
+    r.ok();
+    let end = agent_end(&r);
+    assert_eq!(server.requests().len(), 1, "{r}");
+    assert_eq!(end["outcome"], "finished", "{r}");
+    assert!(!r.stdout().contains("ran past"), "{r}");
+}
+
 /// A write that a gate (or a person) refused is no failed attempt of the
 /// model's: its answer goes to whoever said no, as it is.
 #[test]

@@ -27,6 +27,13 @@ use crate::protocol::{ContentBlock, Message};
 /// had enforced, it leaves a question its answer after one look.
 pub(in crate::agent) const NO_CALL_YET: &str = "No tool has been called during this request, so nothing has been looked at or changed yet. Call a tool now: look at what the request is about, or make the change it asks for. Answer in text once the record shows the work done, or, for a question, once you have looked.";
 
+/// Bytes of text after which such a first answer, still without a call, is
+/// stopped: it goes back whatever it says, and a small model on a busy
+/// server can ramble on for many minutes (a 5,000-character "I renamed
+/// it…" took 12). A call written after the limit is lost, and asked for
+/// again by [`NO_CALL_YET`].
+pub(in crate::agent) const FIRST_TEXT_LIMIT: usize = 2000;
+
 /// The tools whose only job is to change files.
 const FILE_CHANGERS: &[&str] = &["write", "edit", "edit_lines", "patch", "delete"];
 

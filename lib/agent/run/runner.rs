@@ -634,6 +634,11 @@ impl Agent {
         let stop = cancel.child_token();
         let mut watcher = (0usize, super::stuck_text::Watcher::default());
         let mut stuck: Option<(usize, super::stuck_text::Loop)> = None;
+        // A first answer that must be a call and is long text without one
+        // will go back whatever it says: it is stopped rather than read to
+        // its end (see evidence.rs).
+        let must_call = request.tool_choice == Some(ToolChoice::Required);
+        let (mut text_bytes, mut called, mut overlong) = (0usize, false, false);
         let mut sink = |event: crate::protocol::LlmEvent| {
             // The final message is carried by message_end.
             if matches!(
@@ -652,6 +657,18 @@ impl Agent {
                     stuck = Some((*index, found));
                     stop.cancel();
                 }
+                text_bytes += delta.len();
+                if must_call
+                    && !called
+                    && !overlong
+                    && text_bytes > super::evidence::FIRST_TEXT_LIMIT
+                {
+                    overlong = true;
+                    stop.cancel();
+                }
+            }
+            if matches!(event, crate::protocol::LlmEvent::ToolCallStart { .. }) {
+                called = true;
             }
             if emit_error.is_none()
                 && let Err(e) = emitter.emit(AgentEvent::MessageUpdate { event })
@@ -667,6 +684,16 @@ impl Agent {
             && !cancel.is_cancelled()
         {
             self.cut_stuck_text(&mut message, index, found)?;
+        } else if overlong && !cancel.is_cancelled() {
+            message.stop_reason = StopReason::Length;
+            message.error_message = None;
+            self.emitter.emit(AgentEvent::Note {
+                message: format!(
+                    "the first answer, asked to be a tool call, ran past {} bytes of text without one: the call was stopped there",
+                    super::evidence::FIRST_TEXT_LIMIT
+                ),
+                tool_call_id: None,
+            })?;
         }
         if message.timestamp.is_none() {
             message.timestamp = Some(crate::session::now());
