@@ -15,7 +15,7 @@
 //!
 //! The first answer of a prompt that was asked to be a tool call, and came
 //! as text because the server did not enforce it, is sent back once too
-//! ([`NO_CALL_YET`]): that is the record (no call at all), not the words.
+//! (`NO_CALL_YET`): that is the record (no call at all), not the words.
 
 use crate::agent::config::named_sets::own_name;
 use crate::agent::run::checkpoint_ledger::READ_ONLY;
