@@ -57,7 +57,7 @@ impl Stop {
                 "stopped: {n} tool calls in a row failed (--max-failed-calls); raise the limit or give the model more guidance"
             ),
             Stop::SameOutput(n) => format!(
-                "stopped: the model made the same successful tool call {n} times with the same output; its work is kept"
+                "stopped: the model made the same tool call {n} times, and it ran each time with the same output; its work is kept"
             ),
         }
     }
