@@ -71,25 +71,7 @@ pub fn run(tasks_path: &Path, n: u64, results_dir: Option<&Path>) -> ExitStatus 
     };
     let guard = TerminationGuard::install(&cancel);
     let started = Instant::now();
-    let mut result = FanoutResult {
-        id: n.to_string(),
-        line: n,
-        dir: None,
-        model: None,
-        outcome: "failed".into(),
-        exit: None,
-        session: None,
-        cost: 0.0,
-        usage: None,
-        diff: None,
-        diff_truncated: None,
-        seconds: 0.0,
-        error: None,
-        check: None,
-        check_exit: None,
-        check_output: None,
-        engine_state: None,
-    };
+    let mut result = FanoutResult::not_run(n, "failed");
     let ran = match tasks.task(n) {
         Err(e) => {
             result.outcome = "invalid_task".into();

@@ -75,29 +75,13 @@ pub fn ended(
     state: &str,
     error: String,
 ) -> FanoutResult {
-    let (id, model) = match tasks.task(n) {
-        Ok(t) => (t.id, t.model),
-        Err(_) => (n.to_string(), None),
-    };
-    FanoutResult {
-        id,
-        line: n,
-        dir: None,
-        model,
-        outcome: outcome.into(),
-        exit: None,
-        session: None,
-        cost: 0.0,
-        usage: None,
-        diff: None,
-        diff_truncated: None,
-        seconds: 0.0,
-        error: Some(error),
-        check: None,
-        check_exit: None,
-        check_output: None,
-        engine_state: Some(state.to_string()),
+    let mut result = FanoutResult::not_run(n, outcome);
+    if let Ok(t) = tasks.task(n) {
+        (result.id, result.model) = (t.id, t.model);
     }
+    result.error = Some(error);
+    result.engine_state = Some(state.to_string());
+    result
 }
 
 /// The result in `dir` of line `n`, if there is a whole one.

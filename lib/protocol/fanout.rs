@@ -70,6 +70,33 @@ pub struct FanoutResult {
     pub engine_state: Option<String>,
 }
 
+impl FanoutResult {
+    /// The result of task line `line` before anything of it ran: no
+    /// session, diff or cost, with the outcome given; the callers fill in
+    /// what they learn.
+    pub fn not_run(line: u64, outcome: &str) -> Self {
+        FanoutResult {
+            id: line.to_string(),
+            line,
+            dir: None,
+            model: None,
+            outcome: outcome.into(),
+            exit: None,
+            session: None,
+            cost: 0.0,
+            usage: None,
+            diff: None,
+            diff_truncated: None,
+            seconds: 0.0,
+            error: None,
+            check: None,
+            check_exit: None,
+            check_output: None,
+            engine_state: None,
+        }
+    }
+}
+
 /// Tokens of a task's run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FanoutUsage {

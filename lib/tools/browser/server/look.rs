@@ -20,20 +20,8 @@ impl Browser {
         let tree = self.page("Accessibility.getFullAXTree", json!({})).await?;
         let nodes = tree["nodes"].as_array().map(Vec::as_slice).unwrap_or(&[]);
         let snap = snapshot::render(nodes);
-        let info = {
-            let target = self.tabs[self.current].target.clone();
-            self.cmd("Target.getTargetInfo", json!({"targetId": target}), None)
-                .await
-                .unwrap_or_default()
-        };
-        let url = info["targetInfo"]["url"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let title = info["targetInfo"]["title"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
+        let target = self.tabs[self.current].target.clone();
+        let (url, title) = self.url_and_title(&target).await;
         let tab = self.tabs[self.current].id;
         self.tabs[self.current].refs = snap.refs;
         let total = snap.lines.len();

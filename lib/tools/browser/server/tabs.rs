@@ -198,22 +198,27 @@ impl Browser {
         })
     }
 
+    /// A tab's URL and title, as the browser has them now; empty when it
+    /// cannot say (the tab is closing).
+    pub(super) async fn url_and_title(&self, target: &str) -> (String, String) {
+        let info = self
+            .cmd("Target.getTargetInfo", json!({"targetId": target}), None)
+            .await
+            .unwrap_or_default();
+        let text = |field: &str| {
+            info["targetInfo"][field]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        (text("url"), text("title"))
+    }
+
     pub(super) async fn tab_list(&self) -> Reply {
         let mut lines = Vec::new();
         let mut tabs = Vec::new();
         for (i, t) in self.tabs.iter().enumerate() {
-            let info = self
-                .cmd("Target.getTargetInfo", json!({"targetId": t.target}), None)
-                .await
-                .unwrap_or_default();
-            let url = info["targetInfo"]["url"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            let title = info["targetInfo"]["title"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
+            let (url, title) = self.url_and_title(&t.target).await;
             let mark = if i == self.current { " (current)" } else { "" };
             lines.push(format!("{}{mark}: {title} — {url}", t.id));
             tabs.push(
