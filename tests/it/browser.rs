@@ -166,6 +166,7 @@ fn a_scripted_model_opens_types_clicks_reads_and_sees_the_page() {
 fn from_a_shell_a_huge_page_is_cut_and_a_screenshot_goes_to_a_file() {
     let port = serve();
     let env = Env::new();
+    let _stop = StopOnFailure(&env);
     let b = bin!("ag-browser");
     let mut c = env.cmd(b);
     c.args(["navigate", "--url", &format!("127.0.0.1:{port}/big")]);
@@ -228,6 +229,7 @@ fn from_a_shell_a_huge_page_is_cut_and_a_screenshot_goes_to_a_file() {
 fn a_tab_the_page_opens_is_listed_and_can_be_switched_to() {
     let port = serve();
     let env = Env::new();
+    let _stop = StopOnFailure(&env);
     let b = bin!("ag-browser");
     let browse = |args: &[&str]| {
         let mut c = env.cmd(b);
@@ -349,6 +351,34 @@ fn through_ag_mcp_a_snapshot_is_text_a_screenshot_an_image_and_the_browser_ends_
 
 /// Ends the shell's warm helper of this test's home.
 fn stop_helper(env: &Env) {
+    signal_helpers(env);
+    let mark = env.path().to_string_lossy().to_string();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !chromiums(&mark).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        chromiums(&mark),
+        Vec::<u32>::new(),
+        "the helper's Chromium outlived its stop"
+    );
+}
+
+/// Ends the test's warm helpers if the test fails before its
+/// `stop_helper`: else they and their Chromium stay up for their 15 idle
+/// minutes.
+struct StopOnFailure<'a>(&'a Env);
+
+impl Drop for StopOnFailure<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            signal_helpers(self.0);
+        }
+    }
+}
+
+/// Sends SIGTERM to the warm helpers started under this test's home.
+fn signal_helpers(env: &Env) {
     let pid_files: Vec<_> = warm_dir(env)
         .read_dir()
         .map(|d| d.flatten().map(|e| e.path()).collect())
@@ -368,15 +398,6 @@ fn stop_helper(env: &Env) {
             }
         }
     }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !chromiums(&mark).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert_eq!(
-        chromiums(&mark),
-        Vec::<u32>::new(),
-        "the helper's Chromium outlived its stop"
-    );
 }
 
 /// Where the test's binaries keep their warm helpers: `Env::cmd` clears

@@ -330,6 +330,10 @@ impl Table {
             .find(|b| b.extensions.contains(&ext))
             .map(|b| b.name.to_string());
         match configured.and_then(|n| self.missing.iter().find(|(m, _)| *m == n)) {
+            Some((name, program)) if empty_rustup_proxy_on_path(program) => format!(
+                "the {name} language server `{program}` on the PATH is rustup's proxy, and no installed toolchain has it; run `rustup component add {program}`, or name another in {} ([servers.{name}] command = [...])",
+                config_path().display()
+            ),
             Some((name, program)) => format!(
                 "the {name} language server `{program}` is not on the PATH; install it, or name another in {} ([servers.{name}] command = [...])",
                 config_path().display()
@@ -372,18 +376,72 @@ pub fn config_path() -> PathBuf {
 }
 
 /// A program by name on the PATH (or a path, as it is), if executable.
+///
+/// A rustup proxy for a tool that no installed toolchain has is passed
+/// over as if it were not there: rustup puts `rust-analyzer` on the PATH
+/// of every machine it sets up, component or not, and starting it costs
+/// a rustup start that ends in "Unknown binary" (about half a second
+/// before the session's first edit of a Rust file could go on).
 pub fn find_program(program: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
     if program.contains('/') {
         let p = PathBuf::from(program);
-        return executable(&p).then_some(p);
+        return is_executable(&p).then_some(p);
     }
+    let rustup_home = rustup_home();
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(program))
-        .find(|p| executable(p))
+        .find(|p| is_executable(p) && !is_empty_rustup_proxy(p, rustup_home.as_deref()))
+}
+
+/// Whether the first `program` on the PATH is a rustup proxy that
+/// `find_program` passed over.
+fn empty_rustup_proxy_on_path(program: &str) -> bool {
+    let home = rustup_home();
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(program))
+            .find(|p| is_executable(p))
+            .is_some_and(|p| is_empty_rustup_proxy(&p, home.as_deref()))
+    })
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// rustup's home: `$RUSTUP_HOME`, else `~/.rustup`.
+fn rustup_home() -> Option<PathBuf> {
+    std::env::var_os("RUSTUP_HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".rustup")))
+}
+
+/// Whether `path` is rustup's proxy (the `rustup` beside it, linked under
+/// another name) for a tool that no toolchain under `rustup_home` has.
+/// When some toolchain has it, the proxy is kept: which toolchain is in
+/// force depends on the directory, and a start that fails then is seen
+/// once by the host.
+fn is_empty_rustup_proxy(path: &Path, rustup_home: Option<&Path>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let (Some(dir), Some(name), Some(home)) = (path.parent(), path.file_name(), rustup_home)
+    else {
+        return false;
+    };
+    let same_file = match (std::fs::metadata(path), std::fs::metadata(dir.join("rustup"))) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    };
+    if !same_file || name == "rustup" {
+        return false;
+    }
+    let Ok(toolchains) = std::fs::read_dir(home.join("toolchains")) else {
+        return false;
+    };
+    !toolchains
+        .flatten()
+        .any(|t| is_executable(&t.path().join("bin").join(name)))
 }
 
 #[cfg(test)]
@@ -453,5 +511,38 @@ mod tests {
             py.root_for(Path::new("/elsewhere/c.py"), top),
             Path::new("/elsewhere")
         );
+    }
+
+    #[test]
+    fn a_rustup_proxy_counts_only_when_some_toolchain_has_its_tool() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("cargo/bin");
+        let home = dir.path().join("rustup");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(home.join("toolchains/stable/bin")).unwrap();
+        let rustup = bin.join("rustup");
+        std::fs::write(&rustup, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&rustup, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // rustup makes its proxies as links to itself, hard or symbolic.
+        std::os::unix::fs::symlink("rustup", bin.join("rust-analyzer")).unwrap();
+        std::fs::hard_link(&rustup, bin.join("rustfmt")).unwrap();
+        let plain = bin.join("pyright-langserver");
+        std::fs::write(&plain, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let h = Some(home.as_path());
+
+        assert!(is_empty_rustup_proxy(&bin.join("rust-analyzer"), h));
+        assert!(is_empty_rustup_proxy(&bin.join("rustfmt"), h));
+        assert!(!is_empty_rustup_proxy(&plain, h));
+        assert!(!is_empty_rustup_proxy(&rustup, h));
+        // Unknown where rustup keeps its toolchains: started, as before.
+        assert!(!is_empty_rustup_proxy(&bin.join("rust-analyzer"), None));
+
+        let real = home.join("toolchains/stable/bin/rust-analyzer");
+        std::fs::write(&real, "").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(!is_empty_rustup_proxy(&bin.join("rust-analyzer"), h));
+        assert!(is_empty_rustup_proxy(&bin.join("rustfmt"), h));
     }
 }
