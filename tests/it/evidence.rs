@@ -1,6 +1,7 @@
 //! Runs that end on evidence (issue 44): what the run's own record says it
 //! did, in `agent_end` and `--result-line`, whatever the model claims; an
-//! answer after attempts to change files that all failed sent back once;
+//! answer after attempts to change files that all failed, or after bash
+//! commands that would have written files and changed none, sent back once;
 //! the same successful call again and again ending the run with its work
 //! kept; the first call of a small model's task asked to be a tool call;
 //! and a question that still ends at once.
@@ -125,6 +126,71 @@ fn an_answer_after_failed_edits_goes_back_once_with_what_failed() {
     r.ok();
     assert_eq!(server.requests().len(), 3, "{r}");
     assert_eq!(agent_end(&r)["work"]["changed"], json!([]), "{r}");
+}
+
+/// A bash command that would write a file of the tree and leaves the tree
+/// as it was (a `sed` whose pattern matches nothing) changed nothing: the
+/// answer after it goes back once, naming the command. A command that only
+/// reads or writes outside the tree, a write that landed, and a run
+/// without checkpoints (nothing is known of what bash did) end at once.
+#[test]
+fn an_answer_after_bash_writes_that_changed_nothing_goes_back_once() {
+    let env = Env::new();
+    let sed = |from: &str| {
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": format!("sed -i 's/{from}/Other text/' notes.md")}),
+        )])
+    };
+    let server = ModelServer::start(vec![
+        sed("Some txt"),
+        Turn::Text("I changed the text."),
+        sed("Some text"),
+        Turn::Text("Changed."),
+    ]);
+    let r = loop_run(&env, &server, &["--json"], "Change the text in notes.md.");
+    r.ok();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{r}");
+    let sent_back = requests[2]["messages"].to_string();
+    assert!(
+        sent_back.contains("No file has changed during this request")
+            && sent_back.contains(
+                "sed -i 's/Some txt/Other text/' notes.md` (exited 0; it writes notes.md)"
+            ),
+        "{sent_back}"
+    );
+    let end = agent_end(&r);
+    assert_eq!(end["outcome"], "finished");
+    assert_eq!(end["work"]["changed"], json!(["notes.md"]), "{r}");
+    assert!(
+        String::from_utf8(env.read("notes.md"))
+            .unwrap()
+            .contains("Other text.")
+    );
+
+    for command in [
+        "cat notes.md",
+        "echo x > /dev/null",
+        "printf '# Notes\\n\\nNew.\\n' > notes.md",
+    ] {
+        let server = ModelServer::start(vec![
+            Turn::Tools(vec![("bash", json!({ "command": command }))]),
+            Turn::Text("Done."),
+        ]);
+        let r = loop_run(&env, &server, &["--json"], "Change the text in notes.md.");
+        r.ok();
+        assert_eq!(server.requests().len(), 2, "{command}\n{r}");
+    }
+    let server = ModelServer::start(vec![sed("Some txt"), Turn::Text("Changed.")]);
+    let r = loop_run(
+        &env,
+        &server,
+        &["--json", "--no-checkpoints"],
+        "Change the text in notes.md.",
+    );
+    r.ok();
+    assert_eq!(server.requests().len(), 2, "{r}");
 }
 
 #[test]

@@ -24,6 +24,22 @@ pub struct CheckpointState {
     /// The last turn whose tools may have changed files, when none has
     /// been recorded after it.
     pub(in crate::agent) dirty: Option<u64>,
+    /// The checkpoints of the prompt under way.
+    pub(in crate::agent) prompt: PromptRecord,
+}
+
+/// What the checkpoints of one prompt showed, for the evidence a final
+/// answer is weighed against (run/evidence.rs).
+#[derive(Debug, Default)]
+pub(in crate::agent) struct PromptRecord {
+    /// Checkpoints taken during the prompt.
+    pub(in crate::agent) taken: u32,
+    /// Whether one after the first listed a change: the first is the tree
+    /// before the prompt's first tools, and its lists are what changed
+    /// before them.
+    pub(in crate::agent) changed: bool,
+    /// The work tree the checkpoints record.
+    pub(in crate::agent) work_tree: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -58,6 +74,7 @@ impl CheckpointState {
             open: None,
             turns: session.map(count_turns).unwrap_or(0),
             dirty: None,
+            prompt: PromptRecord::default(),
         }
     }
 

@@ -14,10 +14,12 @@
 
 use serde_json::Value;
 use std::io;
+use std::path::PathBuf;
 
 use super::checkpoint_ledger::READ_ONLY;
+use super::evidence;
 use super::runner::Agent;
-use crate::protocol::AgentEvent;
+use crate::protocol::{AgentEvent, Message};
 
 impl Agent {
     /// Counts a `turn_start` just emitted.
@@ -79,6 +81,45 @@ impl Agent {
         };
         // Back, with what it learnt on the way (the pathspecs it checked).
         self.settings.checkpoints.open = Some(cp);
+        if let AgentEvent::Checkpoint {
+            added,
+            changed,
+            deleted,
+            more,
+            work_tree,
+            ..
+        } = &event
+        {
+            let p = &mut self.settings.checkpoints.prompt;
+            let listed =
+                !added.is_empty() || !changed.is_empty() || !deleted.is_empty() || *more > 0;
+            p.changed |= p.taken > 0 && listed;
+            p.taken += 1;
+            p.work_tree = Some(PathBuf::from(work_tree));
+        }
         self.emitter.emit(event)
+    }
+
+    /// The statement to send back when this prompt's bash calls would have
+    /// written files of the working tree and its checkpoints, one taken
+    /// now for the tree the tools left, show no change (see evidence.rs);
+    /// `None` otherwise, and always without checkpoints.
+    pub(in crate::agent) async fn writes_without_change(
+        &mut self,
+        new: &[Message],
+    ) -> io::Result<Option<String>> {
+        let Some(work_tree) = self.settings.checkpoints.prompt.work_tree.clone() else {
+            return Ok(None);
+        };
+        let writes = evidence::bash_writes(new, &work_tree);
+        if writes.is_empty() {
+            return Ok(None);
+        }
+        self.checkpoint_at_end().await?;
+        let p = &self.settings.checkpoints.prompt;
+        if p.taken < 2 || p.changed {
+            return Ok(None);
+        }
+        Ok(Some(evidence::writes_without_change(&writes)))
     }
 }

@@ -13,9 +13,19 @@
 //! nor one in which a gate or a person denied a call (the runner checks
 //! that): the answer is then for whoever said no.
 //!
+//! A bash call is read as the gate reads it: when this prompt's bash calls
+//! would write files of the working tree (`sed -i`, `>`, `tee`, `cp`...),
+//! and the checkpoints, one taken when the answer came, show that no file
+//! of the tree changed (a `sed` whose pattern matched nothing, a write to a
+//! path that does not exist), the answer goes back once too, naming the
+//! commands ([`writes_without_change`]). That needs checkpoints: without
+//! them nothing is known of what bash did, and the answer is accepted.
+//!
 //! The first answer of a prompt that was asked to be a tool call, and came
 //! as text because the server did not enforce it, is sent back once too
 //! (`NO_CALL_YET`): that is the record (no call at all), not the words.
+
+use std::path::Path;
 
 use crate::agent::config::named_sets::own_name;
 use crate::agent::run::checkpoint_ledger::READ_ONLY;
@@ -71,6 +81,96 @@ pub(in crate::agent) fn unlanded_changes(new: &[Message]) -> Option<String> {
         "No file has changed during this request: every call that would have changed one failed.\n{}\nIf the request asks for a change, it has not been made yet: read the current content, then make the change with a tool. If it asks for no change, give your answer again.",
         failed.join("\n")
     ))
+}
+
+/// A bash call of this prompt that would write files of the working tree.
+#[derive(Debug, Clone, PartialEq)]
+pub(in crate::agent) struct BashWrite {
+    /// The command, on one line and shortened.
+    pub command: String,
+    /// The files it writes, relative to the work tree.
+    pub files: Vec<String>,
+    /// Its exit code, when it failed.
+    pub exit_code: Option<i64>,
+}
+
+/// This prompt's bash calls (`new`) that would write files under
+/// `work_tree`, as the gate's classifier reads their commands. Writes
+/// elsewhere (`/tmp`, `/dev/null`) and inside `.git` do not count: the
+/// checkpoints do not see them.
+pub(in crate::agent) fn bash_writes(new: &[Message], work_tree: &Path) -> Vec<BashWrite> {
+    let real_tree = work_tree
+        .canonicalize()
+        .unwrap_or_else(|_| work_tree.to_path_buf());
+    let mut out = Vec::new();
+    for m in new {
+        let Message::ToolResult(r) = m else {
+            continue;
+        };
+        if own_name(&r.tool_name) != "bash" {
+            continue;
+        }
+        let Some(command) = r.details["command"].as_str() else {
+            continue;
+        };
+        let cwd = r.details["cwd"]
+            .as_str()
+            .map(Path::new)
+            .unwrap_or(work_tree);
+        let place = crate::gate::place::Place::new(cwd, None, None);
+        let analysis = crate::gate::analyse_command(command, cwd, &place);
+        let mut files: Vec<String> = analysis
+            .paths
+            .iter()
+            .filter_map(|p| {
+                p.strip_prefix(work_tree)
+                    .or_else(|_| p.strip_prefix(&real_tree))
+                    .ok()
+            })
+            .filter(|rel| !rel.as_os_str().is_empty() && !rel.starts_with(".git"))
+            .map(|rel| rel.display().to_string())
+            .collect();
+        files.sort();
+        files.dedup();
+        if files.is_empty() {
+            continue;
+        }
+        out.push(BashWrite {
+            command: first_words(&[ContentBlock::Text {
+                text: command.to_string(),
+            }]),
+            files,
+            exit_code: r
+                .is_error
+                .then(|| r.details["exit_code"].as_i64())
+                .flatten(),
+        });
+    }
+    out
+}
+
+/// The statement to send back when this prompt's bash calls would have
+/// written files of the working tree (`writes`, not empty) and its
+/// checkpoints show that none of its files changed.
+pub(in crate::agent) fn writes_without_change(writes: &[BashWrite]) -> String {
+    let lines: Vec<String> = writes
+        .iter()
+        .map(|w| {
+            let how = match w.exit_code {
+                Some(code) => format!("exited {code}"),
+                None => "exited 0".to_string(),
+            };
+            format!(
+                "- `{}` ({how}; it writes {})",
+                w.command,
+                w.files.join(", ")
+            )
+        })
+        .collect();
+    format!(
+        "No file has changed during this request: the working tree is as it was before it. These commands would have written files, and left them as they were:\n{}\nIf the request asks for a change, it has not been made yet: read the current content, then make the change with a tool. If it asks for no change, give your answer again.",
+        lines.join("\n")
+    )
 }
 
 /// The start of a result's text, on one line.
@@ -163,5 +263,77 @@ mod tests {
             result("patch", false, "would apply", json!({"dry_run": true})),
         ];
         assert!(unlanded_changes(&new).is_some());
+    }
+
+    fn bash(command: &str, is_error: bool, exit_code: i64) -> Message {
+        result(
+            "bash",
+            is_error,
+            "(no output)",
+            json!({"command": command, "cwd": "/w", "exit_code": exit_code}),
+        )
+    }
+
+    #[test]
+    fn bash_writes_are_the_commands_that_write_files_of_the_tree() {
+        let tree = Path::new("/w");
+        let writes = |c: &str| bash_writes(&[bash(c, false, 0)], tree);
+        assert_eq!(writes("sed -i 's/a/b/' x.py")[0].files, ["x.py"]);
+        assert_eq!(
+            writes("cd sub && echo x >> notes.md")[0].files,
+            ["sub/notes.md"]
+        );
+        assert_eq!(
+            writes("printf x | tee a.txt b.txt")[0].files,
+            ["a.txt", "b.txt"]
+        );
+        for looks in [
+            "cat x.py",
+            "grep -n main x.py",
+            "python3 x.py 2>&1",
+            "echo x > /dev/null",
+            "echo x > /tmp/elsewhere.txt",
+            "export TIMEOUT=60",
+            "git add -A && git commit -m 'Fix the typo'",
+        ] {
+            assert_eq!(writes(looks), [], "{looks}");
+        }
+        let failed = bash_writes(&[bash("echo 1 > gone/x.txt", true, 1)], tree);
+        assert_eq!(failed[0].exit_code, Some(1));
+        assert_eq!(
+            bash_writes(
+                &[result("read", false, "x", json!({"command": "x > y"}))],
+                tree
+            ),
+            []
+        );
+    }
+
+    #[test]
+    fn the_statement_names_each_command_and_what_it_writes() {
+        let s = writes_without_change(&[
+            BashWrite {
+                command: "sed -i 's/30/60/' config.py".into(),
+                files: vec!["config.py".into()],
+                exit_code: None,
+            },
+            BashWrite {
+                command: "echo 1 > gone/x.txt".into(),
+                files: vec!["gone/x.txt".into()],
+                exit_code: Some(1),
+            },
+        ]);
+        assert!(
+            s.starts_with("No file has changed during this request"),
+            "{s}"
+        );
+        assert!(
+            s.contains("- `sed -i 's/30/60/' config.py` (exited 0; it writes config.py)"),
+            "{s}"
+        );
+        assert!(
+            s.contains("- `echo 1 > gone/x.txt` (exited 1; it writes gone/x.txt)"),
+            "{s}"
+        );
     }
 }

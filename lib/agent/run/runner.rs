@@ -271,6 +271,7 @@ impl Agent {
         })?;
         self.guard.reset();
         self.denied = false;
+        self.settings.checkpoints.prompt = Default::default();
         self.model.forget_silence();
         if let Some(tree) = &self.settings.tree {
             // Without its ledger the subagents would go unbounded: say so.
@@ -413,13 +414,22 @@ impl Agent {
                     self.push(&mut turns, back)?;
                     continue;
                 }
-                // An answer after attempts to change files that all failed
-                // goes back once, with what failed (see evidence.rs).
-                if !sent_back_unlanded
+                // An answer after attempts to change files that all failed,
+                // or after bash commands that would have written files
+                // when the checkpoints show none changed, goes back once,
+                // with what failed (see evidence.rs).
+                let unlanded = if !sent_back_unlanded
                     && !self.denied
                     && self.limit_reached(turn, &turns).is_none()
-                    && let Some(statement) = super::evidence::unlanded_changes(&turns.new)
                 {
+                    match super::evidence::unlanded_changes(&turns.new) {
+                        Some(s) => Some(s),
+                        None => self.writes_without_change(&turns.new).await?,
+                    }
+                } else {
+                    None
+                };
+                if let Some(statement) = unlanded {
                     sent_back_unlanded = true;
                     let back = Message::User {
                         content: UserContent::Text(statement),

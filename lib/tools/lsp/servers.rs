@@ -425,11 +425,13 @@ fn rustup_home() -> Option<PathBuf> {
 /// once by the host.
 fn is_empty_rustup_proxy(path: &Path, rustup_home: Option<&Path>) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let (Some(dir), Some(name), Some(home)) = (path.parent(), path.file_name(), rustup_home)
-    else {
+    let (Some(dir), Some(name), Some(home)) = (path.parent(), path.file_name(), rustup_home) else {
         return false;
     };
-    let same_file = match (std::fs::metadata(path), std::fs::metadata(dir.join("rustup"))) {
+    let same_file = match (
+        std::fs::metadata(path),
+        std::fs::metadata(dir.join("rustup")),
+    ) {
         (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
         _ => false,
     };
