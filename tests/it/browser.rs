@@ -338,30 +338,24 @@ fn through_ag_mcp_a_snapshot_is_text_a_screenshot_an_image_and_the_browser_ends_
     assert_eq!(r["_meta"]["ag/error_code"], "browser.refused", "{r}");
     assert!(!chromiums(&mark).is_empty(), "no Chromium was running");
     assert_eq!(s.finish(), Some(0));
+    assert_no_chromium_soon(&mark, "Chromium outlived ag-mcp");
+}
+
+/// Waits up to 10 s for the Chromiums started under `mark` to end, and
+/// fails with `what` if one is left.
+fn assert_no_chromium_soon(mark: &str, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !chromiums(&mark).is_empty() && Instant::now() < deadline {
+    while !chromiums(mark).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(
-        chromiums(&mark),
-        Vec::<u32>::new(),
-        "Chromium outlived ag-mcp"
-    );
+    assert_eq!(chromiums(mark), Vec::<u32>::new(), "{what}");
 }
 
 /// Ends the shell's warm helper of this test's home.
 fn stop_helper(env: &Env) {
     signal_helpers(env);
     let mark = env.path().to_string_lossy().to_string();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !chromiums(&mark).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert_eq!(
-        chromiums(&mark),
-        Vec::<u32>::new(),
-        "the helper's Chromium outlived its stop"
-    );
+    assert_no_chromium_soon(&mark, "the helper's Chromium outlived its stop");
 }
 
 /// Ends the test's warm helpers if the test fails before its
@@ -441,13 +435,5 @@ fn after_kill_9_of_ag_loop_in_the_middle_of_a_call_no_chromium_is_left() {
     std::thread::sleep(Duration::from_millis(500));
     child.kill().unwrap();
     child.wait().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !chromiums(&mark).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert_eq!(
-        chromiums(&mark),
-        Vec::<u32>::new(),
-        "Chromium outlived ag-loop"
-    );
+    assert_no_chromium_soon(&mark, "Chromium outlived ag-loop");
 }

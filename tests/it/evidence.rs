@@ -78,40 +78,46 @@ fn a_look_then_a_claim_says_nothing_changed_and_is_not_sent_back() {
     );
 }
 
-#[test]
-fn an_answer_after_failed_edits_goes_back_once_with_what_failed() {
-    let env = Env::new();
+/// A change of notes.md whose first attempt (`miss`) leaves it as it was
+/// and whose second (`hit`) lands, each followed by a claim: the first
+/// claim goes back once with `statement` in what the model reads, and the
+/// run ends `finished` with notes.md changed. Its `agent_end`.
+fn first_claim_goes_back(env: &Env, miss: Turn, hit: Turn, statement: &str) -> Value {
     let server = ModelServer::start(vec![
-        Turn::Tools(vec![(
-            "edit",
-            json!({"file_path": "notes.md", "old_string": "Some txt.", "new_string": "Other text."}),
-        )]),
+        miss,
         Turn::Text("I changed the text."),
-        Turn::Tools(vec![(
-            "edit",
-            json!({"file_path": "notes.md", "old_string": "Some text.", "new_string": "Other text."}),
-        )]),
+        hit,
         Turn::Text("Changed."),
     ]);
-    let r = loop_run(&env, &server, &["--json"], "Change the text in notes.md.");
+    let r = loop_run(env, &server, &["--json"], "Change the text in notes.md.");
     r.ok();
     let requests = server.requests();
     assert_eq!(requests.len(), 4, "{r}");
     let sent_back = requests[2]["messages"].to_string();
     assert!(
         sent_back.contains("No file has changed during this request")
-            && sent_back.contains("- `edit`: "),
+            && sent_back.contains(statement),
         "{sent_back}"
     );
     let end = agent_end(&r);
     assert_eq!(end["outcome"], "finished");
     assert_eq!(end["work"]["changed"], json!(["notes.md"]), "{r}");
-    assert_eq!(end["work"]["failed_calls"], 1, "{r}");
-    assert!(
-        String::from_utf8(env.read("notes.md"))
-            .unwrap()
-            .contains("Other text.")
-    );
+    let notes = String::from_utf8(env.read("notes.md")).unwrap();
+    assert!(notes.contains("Other text."), "{notes}");
+    end
+}
+
+#[test]
+fn an_answer_after_failed_edits_goes_back_once_with_what_failed() {
+    let env = Env::new();
+    let edit = |old: &str| {
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.md", "old_string": old, "new_string": "Other text."}),
+        )])
+    };
+    let end = first_claim_goes_back(&env, edit("Some txt."), edit("Some text."), "- `edit`: ");
+    assert_eq!(end["work"]["failed_calls"], 1, "{end}");
 
     // Once only: a second answer after the same failures ends the run.
     let server = ModelServer::start(vec![
@@ -142,31 +148,11 @@ fn an_answer_after_bash_writes_that_changed_nothing_goes_back_once() {
             json!({"command": format!("sed -i 's/{from}/Other text/' notes.md")}),
         )])
     };
-    let server = ModelServer::start(vec![
+    first_claim_goes_back(
+        &env,
         sed("Some txt"),
-        Turn::Text("I changed the text."),
         sed("Some text"),
-        Turn::Text("Changed."),
-    ]);
-    let r = loop_run(&env, &server, &["--json"], "Change the text in notes.md.");
-    r.ok();
-    let requests = server.requests();
-    assert_eq!(requests.len(), 4, "{r}");
-    let sent_back = requests[2]["messages"].to_string();
-    assert!(
-        sent_back.contains("No file has changed during this request")
-            && sent_back.contains(
-                "sed -i 's/Some txt/Other text/' notes.md` (exited 0; it writes notes.md)"
-            ),
-        "{sent_back}"
-    );
-    let end = agent_end(&r);
-    assert_eq!(end["outcome"], "finished");
-    assert_eq!(end["work"]["changed"], json!(["notes.md"]), "{r}");
-    assert!(
-        String::from_utf8(env.read("notes.md"))
-            .unwrap()
-            .contains("Other text.")
+        "sed -i 's/Some txt/Other text/' notes.md` (exited 0; it writes notes.md)",
     );
 
     for command in [
