@@ -50,6 +50,9 @@ const FILE_CHANGERS: &[&str] = &["write", "edit", "edit_lines", "patch", "delete
 /// Characters of a failed call's error quoted back.
 const QUOTED: usize = 240;
 
+/// Characters of its `hint:` line quoted back.
+const HINT_QUOTED: usize = 400;
+
 /// The statement to send back when this prompt's messages (`new`) hold
 /// attempts to change files of which none landed; `None` otherwise.
 pub(in crate::agent) fn unlanded_changes(new: &[Message]) -> Option<String> {
@@ -71,7 +74,7 @@ pub(in crate::agent) fn unlanded_changes(new: &[Message]) -> Option<String> {
             return None;
         }
         if FILE_CHANGERS.contains(&tool) {
-            failed.push(format!("- `{tool}`: {}", first_words(&r.content)));
+            failed.push(format!("- `{tool}`: {}", quoted_error(&r.content)));
         }
     }
     if failed.is_empty() {
@@ -173,21 +176,49 @@ pub(in crate::agent) fn writes_without_change(writes: &[BashWrite]) -> String {
     )
 }
 
+/// A failed call's error as quoted back: its start, and its `hint:` line
+/// whole when it has one. The hint is what to do ("call edit again with
+/// old_string \"recieve\""), and it comes last, after the detail that a
+/// cut at the start would keep instead.
+fn quoted_error(content: &[ContentBlock]) -> String {
+    let start = first_words(content);
+    let hint = text_of(content)
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with("hint:"))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
+    match hint {
+        Some(h) if !start.contains(&h) => format!("{start} {}", cut(h, HINT_QUOTED)),
+        _ => start,
+    }
+}
+
 /// The start of a result's text, on one line.
 fn first_words(content: &[ContentBlock]) -> String {
-    let text: String = content
+    let text = text_of(content);
+    cut(
+        text.split_whitespace().collect::<Vec<_>>().join(" "),
+        QUOTED,
+    )
+}
+
+fn text_of(content: &[ContentBlock]) -> String {
+    content
         .iter()
         .filter_map(|b| match b {
             ContentBlock::Text { text } => Some(text.as_str()),
             _ => None,
         })
         .collect::<Vec<_>>()
-        .join(" ");
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() <= QUOTED {
+        .join("\n")
+}
+
+/// `line` cut to `max` characters, with an ellipsis when cut.
+fn cut(line: String, max: usize) -> String {
+    if line.chars().count() <= max {
         return line;
     }
-    line.chars().take(QUOTED).collect::<String>() + "…"
+    line.chars().take(max).collect::<String>() + "…"
 }
 
 #[cfg(test)]
@@ -226,6 +257,24 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("- `write`: denied by the gate"), "{s}");
+    }
+
+    #[test]
+    fn a_long_error_is_quoted_with_its_hint() {
+        let error = "old_string was not found in the file.\nThe closest line in the file is line 5:\n     5\tYou will recieve one email per project.\nWhere they differ (- old_string, + the file; · is a space):\n-receive\n+You·will·recieve·one·email·per·project.\nhint: line 5 has \"recieve\", 1 character away from old_string and nowhere else in the file. If that is the text to change, call edit again with old_string \"recieve\" and new_string \"receive\".";
+        let s = unlanded_changes(&[result("edit", true, error, Value::Null)]).unwrap();
+        assert!(
+            s.contains("- `edit`: old_string was not found in the file."),
+            "{s}"
+        );
+        assert!(
+            s.contains("… hint: line 5 has \"recieve\", 1 character away from old_string and nowhere else in the file. If that is the text to change, call edit again with old_string \"recieve\" and new_string \"receive\"."),
+            "{s}"
+        );
+        // A short error that holds its hint is quoted once.
+        let s =
+            unlanded_changes(&[result("write", true, "denied\nhint: ask", Value::Null)]).unwrap();
+        assert!(s.contains("- `write`: denied hint: ask\n"), "{s}");
     }
 
     #[test]
