@@ -203,6 +203,27 @@ fn the_same_successful_call_again_and_again_ends_the_run_with_its_work_kept() {
         "# Notes\n\nDone.\n"
     );
 
+    // The same edit again after it landed fails (its old text is gone):
+    // the model reads that it is done, and the fifth stops the run, the
+    // work kept.
+    let edit = (
+        "edit",
+        json!({"file_path": "notes.md", "old_string": "Some text.", "new_string": "Done."}),
+    );
+    let server = ModelServer::start((0..8).map(|_| Turn::Tools(vec![edit.clone()])).collect());
+    let r = loop_run(&env, &server, &["--json"], "Replace the text with Done.");
+    r.ok();
+    let end = agent_end(&r);
+    assert_eq!(end["outcome"], "repeated_call", "{r}");
+    assert_eq!(end["work"]["changed"], json!(["notes.md"]), "{r}");
+    assert_eq!(server.requests().len(), 5, "{r}");
+    assert!(
+        server.requests()[2]["messages"]
+            .to_string()
+            .contains("This same call succeeded earlier in this request"),
+        "{r}"
+    );
+
     // Looking again and again at a tree that nothing changed is no success.
     let server = ModelServer::start(
         (0..8)

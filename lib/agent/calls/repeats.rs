@@ -13,6 +13,12 @@
 //! would otherwise run into the turn limit, a failure). A call waiting on
 //! something outside looks the same, but five identical answers in one
 //! prompt say that nothing is moving.
+//!
+//! A file tool's call made again after the identical call succeeded in the
+//! same prompt (the same `edit` once more, which now fails because its
+//! old text is gone) is the same circle: the work is done and the model
+//! does not see it. Its failure says so rather than counting as a new
+//! one, and the fifth making of the call stops the run with its work kept.
 
 use std::collections::HashMap;
 
@@ -35,6 +41,10 @@ const FAILURE_QUOTED: usize = 300;
 /// The default limit on failed calls in a row, of any kind.
 pub const DEFAULT_MAX_FAILED: u32 = 8;
 
+/// The tools whose only job is to change files.
+pub(in crate::agent) const FILE_CHANGERS: &[&str] =
+    &["write", "edit", "edit_lines", "patch", "delete"];
+
 /// Why the guard stops a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stop {
@@ -44,6 +54,8 @@ pub enum Stop {
     Streak(u32),
     /// One call succeeded with the same output this many times.
     SameOutput(u32),
+    /// A file tool's call that had succeeded was made this many times.
+    DoneAgain(u32),
 }
 
 impl Stop {
@@ -59,6 +71,9 @@ impl Stop {
             Stop::SameOutput(n) => format!(
                 "stopped: the model made the same tool call {n} times, and it ran each time with the same output; its work is kept"
             ),
+            Stop::DoneAgain(n) => format!(
+                "stopped: the model made the same file change {n} times, after the first had succeeded; its work is kept"
+            ),
         }
     }
 
@@ -66,7 +81,7 @@ impl Stop {
     pub fn outcome(&self) -> Outcome {
         match self {
             Stop::Same(_) | Stop::Streak(_) => Outcome::RepeatedFailure,
-            Stop::SameOutput(_) => Outcome::RepeatedCall,
+            Stop::SameOutput(_) | Stop::DoneAgain(_) => Outcome::RepeatedCall,
         }
     }
 }
@@ -83,6 +98,9 @@ pub struct FailureGuard {
     stop: Option<Stop>,
     /// The last call that failed: its tool and the start of its error.
     last_failure: Option<(String, String)>,
+    /// File tools' calls that succeeded, by tool and arguments: how many
+    /// times each was made since.
+    made: HashMap<u64, u32>,
 }
 
 impl FailureGuard {
@@ -119,12 +137,33 @@ impl FailureGuard {
             ),
             xxhash_rust::xxh3::xxh3_64(without_digits(&r.output).as_bytes()),
         );
+        let call = FILE_CHANGERS
+            .contains(&crate::agent::config::named_sets::own_name(name))
+            .then(|| xxhash_rust::xxh3::xxh3_64(format!("{name}\0{}", canonical(args)).as_bytes()));
+        if let (true, Some(call)) = (r.is_error, call)
+            && let Some(made) = self.made.get_mut(&call)
+        {
+            *made += 1;
+            let n = *made;
+            r.output.push_str(
+                "\n\nThis same call succeeded earlier in this request, so the change it made is in place; it fails now because that change was already made. Do not make it again: go on to what is left of the request, or give your answer.",
+            );
+            if n >= SAME_OUTPUT_STOP {
+                r.output
+                    .push_str(" ag-loop stops after this turn, keeping what was done.");
+                self.stop.get_or_insert(Stop::DoneAgain(n));
+            }
+            return;
+        }
         let n = {
             let n = self.same.entry(key).or_insert(0);
             *n += 1;
             *n
         };
         if !r.is_error {
+            if let Some(call) = call {
+                *self.made.entry(call).or_insert(0) += 1;
+            }
             self.streak = 0;
             if n >= SAME_OUTPUT_WARN {
                 r.output.push_str(&format!(
@@ -274,6 +313,41 @@ mod tests {
             }
         }
         assert_eq!(g.stop(), Some(&Stop::Same(5)));
+    }
+
+    #[test]
+    fn a_file_change_made_again_after_it_succeeded_says_so_then_stops_with_the_work_kept() {
+        let mut g = FailureGuard::new(3);
+        let fix =
+            json!({"file_path": "README.md", "old_string": "recieve", "new_string": "receive"});
+        g.note("edit", &fix, &mut succeeded());
+        for n in 2..=SAME_OUTPUT_STOP {
+            let mut r = failed("old_string was not found in the file.");
+            g.note("edit", &fix, &mut r);
+            assert!(
+                r.output
+                    .contains("This same call succeeded earlier in this request"),
+                "{}",
+                r.output
+            );
+            assert!(!r.output.contains("failed 2 times"), "{}", r.output);
+            // Not a new failure: the streak of 3 would have stopped it first.
+            assert_eq!(g.stop().is_some(), n == SAME_OUTPUT_STOP, "{n}");
+        }
+        assert_eq!(g.stop(), Some(&Stop::DoneAgain(SAME_OUTPUT_STOP)));
+        assert_eq!(g.stop().unwrap().outcome(), Outcome::RepeatedCall);
+        assert!(g.stop().unwrap().reason().contains("its work is kept"));
+
+        // Another edit, a bash command, or the same edit failing before any
+        // success: counted as failures, as before.
+        let mut g = FailureGuard::new(0);
+        g.note("bash", &json!({"command": "npm test"}), &mut succeeded());
+        let mut r = failed("1 test failed");
+        g.note("bash", &json!({"command": "npm test"}), &mut r);
+        assert!(!r.output.contains("succeeded earlier"), "{}", r.output);
+        let mut r = failed("not found");
+        g.note("edit", &fix, &mut r);
+        assert!(!r.output.contains("succeeded earlier"), "{}", r.output);
     }
 
     #[test]

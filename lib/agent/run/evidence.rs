@@ -27,6 +27,7 @@
 
 use std::path::Path;
 
+use crate::agent::calls::repeats::FILE_CHANGERS;
 use crate::agent::config::named_sets::own_name;
 use crate::agent::run::checkpoint_ledger::READ_ONLY;
 use crate::protocol::{ContentBlock, Message};
@@ -43,9 +44,6 @@ pub(in crate::agent) const NO_CALL_YET: &str = "No tool has been called during t
 /// it…" took 12). A call written after the limit is lost, and asked for
 /// again by [`NO_CALL_YET`].
 pub(in crate::agent) const FIRST_TEXT_LIMIT: usize = 2000;
-
-/// The tools whose only job is to change files.
-const FILE_CHANGERS: &[&str] = &["write", "edit", "edit_lines", "patch", "delete"];
 
 /// Characters of a failed call's error quoted back.
 const QUOTED: usize = 240;
