@@ -164,14 +164,6 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     let context_window = resolved
         .context_window
         .or(found_window.as_ref().map(|w| w.0));
-    let mut resolved = resolved;
-    if resolved.tool_set.is_none()
-        && let Some(note) =
-            super::config::named_sets::fit_to_model(&mut resolved.tools, context_window)
-        && !args.quiet
-    {
-        crate::cli::note(BIN, &note);
-    }
     let mcp_headers = crate::mcp::headers::from_env().map_err(SetupError::McpHeaders)?;
     let mcp_env = crate::mcp::env::from_env().map_err(SetupError::McpHeaders)?;
     let redactor = withhold_keys(

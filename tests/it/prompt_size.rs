@@ -161,17 +161,23 @@ fn names(request: &Value) -> Vec<String> {
         .collect()
 }
 
-/// A context window of at most 32,768 tokens gets the small set by
-/// default, with a note that says how to get the rest; a list that is
-/// given is kept, and a larger window gets the default set.
+/// A context window of at most 32,768 tokens (a small local model) keeps
+/// the default set: measured on such a model, it solved more tasks than
+/// the `small` set (docs/models.md). `--tools small` offers the seven.
 #[test]
-fn a_small_context_window_gets_the_small_set_unless_a_list_is_given() {
+fn a_small_context_window_keeps_the_default_set() {
     let first = |window: &str, extra: &[&str]| {
         let env = Env::new();
         let server = ModelServer::start(vec![Turn::Text("ok")]);
         let mut c = env.cmd(bin!("ag-loop"));
         c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()]);
-        c.args(["--json", "--no-gate", "--no-session"]);
+        c.args([
+            "--json",
+            "--no-gate",
+            "--no-session",
+            "--first-call",
+            "auto",
+        ]);
         c.env("AG_CONTEXT_WINDOW", window);
         // No Chromium: `full` named adds no browser tools here.
         c.env("AG_BROWSER", "/nonexistent/chromium");
@@ -181,25 +187,20 @@ fn a_small_context_window_gets_the_small_set_unless_a_list_is_given() {
         r.ok();
         (names(&server.requests()[0]), r.stderr())
     };
-    let (small, said) = first("32768", &[]);
+    let (small_window, said) = first("32768", &[]);
+    let (larger, _) = first("200000", &[]);
+    assert_eq!(small_window, larger, "{said}");
+    assert_eq!(larger.len(), 16, "{larger:?}");
+    assert!(!said.contains("tool set"), "{said}");
+    let (named, _) = first("32768", &["--tools", "small"]);
     assert_eq!(
-        small,
+        named,
         ["read", "write", "edit", "bash", "grep", "find", "ls"],
-        "{said}"
-    );
-    assert!(
-        said.contains("the context window is 32768 tokens, so the small tool set is offered")
-            && said.contains("--tools full"),
-        "{said}"
+        "{named:?}"
     );
     // A named set offers `ask` anyway.
-    let (given, said) = first("32768", &["--tools", "full"]);
+    let (given, _) = first("32768", &["--tools", "full"]);
     assert_eq!(given.len(), 17, "{given:?}");
-    assert!(!said.contains("small tool set"), "{said}");
-    let (larger, _) = first("32769", &[]);
-    assert_eq!(larger.len(), 16, "{larger:?}");
-    let (named, _) = first("200000", &["--tools", "small"]);
-    assert_eq!(named, small);
 }
 
 #[test]

@@ -59,7 +59,7 @@ pub const SETS: &[(&str, &str)] = &[
     ),
     (
         "small",
-        "read, write, edit (replacements), bash (commands), grep, find, ls: for a small context window",
+        "read, write, edit (replacements), bash (commands), grep, find, ls: a shorter prompt",
     ),
     ("readonly", "read, grep, find, ls"),
     ("chat", "notify and ask: the model talks"),
@@ -69,34 +69,17 @@ pub const SETS: &[(&str, &str)] = &[
 /// pi offers (read, write, edit, bash, grep, find, ls).
 pub const SMALL_TOOLS: &[&str] = &["read", "write", "edit", "bash", "grep", "find", "ls"];
 
-/// Context windows up to this many tokens get [`SMALL_TOOLS`] by default:
-/// the small models that struggle are served with windows this size
-/// (llama.cpp's Qwen2.5-Coder-1.5B at 32,768). Measured with
-/// scripts/realmodel on that model (docs/models.md): over 14 task runs
-/// `small` solved 2 and the whole set 1, and the whole set sent 2.4 times
-/// the tokens; no call was refused with either. A model whose window is
-/// unknown keeps the whole set: the servers small models run on all say
-/// their window when asked (`crate::llm::discover`), so an unknown one
-/// tells nothing about the model's size.
+/// Context windows up to this many tokens are a small model's: the small
+/// models that struggle are served with windows this size (llama.cpp's
+/// Qwen2.5-Coder-1.5B at 32,768). Their first call of a task is asked to
+/// be a tool call (`--first-call`). They used to get [`SMALL_TOOLS`] by
+/// default; measured with scripts/realmodel on that model, the default set
+/// solved 14 of 74 task runs and `small` 8 (docs/models.md), so they keep
+/// the default set, and `--tools small` is there for a tighter prompt. A
+/// model whose window is unknown is not taken for a small one: the servers
+/// small models run on all say their window when asked
+/// (`crate::llm::discover`).
 pub const SMALL_CONTEXT: u64 = 32_768;
-
-/// Fits the default tool set to the model: a known context window of at
-/// most [`SMALL_CONTEXT`] tokens gets the `small` set (and `ask` if the
-/// default offered it). Only for the default: any list that is given
-/// (`--tools`, a config, an identity) is kept. The answer says what was
-/// done, for a note.
-pub fn fit_to_model(tools: &mut Vec<String>, window: Option<u64>) -> Option<String> {
-    let window = window.filter(|w| *w <= SMALL_CONTEXT)?;
-    let ask = tools.iter().any(|t| t == "ask");
-    *tools = SMALL_TOOLS.iter().map(|s| s.to_string()).collect();
-    if ask {
-        tools.push("ask".into());
-    }
-    Some(format!(
-        "the context window is {window} tokens, so the small tool set is offered ({}); --tools full offers them all",
-        tools.join(", ")
-    ))
-}
 
 /// The tools of a named set; `full` adds `cli_agents`, the CLI agent tools
 /// that are installed (found by set-up).

@@ -95,7 +95,7 @@ impl Agent {
         let ident = identity::load(&router.cwd, name).map_err(|e| e.to_string())?;
         let mut args = router.args.clone();
         args.agent = Some(name.to_string());
-        let mut resolved = LoopConfig::resolve(
+        let resolved = LoopConfig::resolve(
             &args,
             &router.config,
             Some(&ident),
@@ -110,11 +110,6 @@ impl Agent {
             Some(w) => Some(w),
             None => self.model.context_window(&resolved.model).await,
         };
-        // As for the run's own profile (see `tool_sets::fit_to_model`),
-        // without a note of its own.
-        if resolved.tool_set.is_none() {
-            crate::agent::config::named_sets::fit_to_model(&mut resolved.tools, context_window);
-        }
         let mut tools = ToolSet::load(
             &resolved.tools,
             resolved.tools_explicit,

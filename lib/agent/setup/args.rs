@@ -119,8 +119,8 @@ pub struct Args {
     /// (read, write, edit, patch, delete, bash, grep, find, ls, todo,
     /// git_status, git_diff, git_log, git_commit, notify, ask), basic (read,
     /// write, edit, bash: seed 002's four), small (read, write, edit, bash,
-    /// grep, find, ls: the default for a context window of at most 32768
-    /// tokens), readonly (read, grep, find, ls), chat (notify, ask). The
+    /// grep, find, ls: a shorter prompt), readonly (read, grep, find, ls),
+    /// chat (notify, ask). The
     /// model sees one tool per job: in a set, bash is
     /// the command tool alone; a binary's name in the list offers all of its
     /// tools (bash: bash, bash_background, job_output, job_stop, job_list;
