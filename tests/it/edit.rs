@@ -310,8 +310,29 @@ fn ambiguity_is_explained_and_replace_all_resolves_it() {
         json!({"file_path": "a.txt", "old_string": "TODO", "new_string": "DONE"}),
     );
     assert_eq!(r["error_code"], "edit.ambiguous");
-    assert!(r["output"].as_str().unwrap().contains("3 times"), "{r}");
+    let out = r["output"].as_str().unwrap();
+    assert!(out.contains("3 times"), "{r}");
+    // The call corrected: all of them, and no line to name alone (each
+    // TODO line is the same).
+    assert!(
+        out.ends_with("\nhint: to change all 3, call edit again with old_string \"TODO\", new_string \"DONE\" and replace_all true."),
+        "{out}"
+    );
     assert_eq!(r["details"]["lines"], json!([1, 11, 21]));
+    // A name used on several lines: each way, the first line's own text.
+    env.write(
+        "greet.py",
+        "def say_hi(name):\n    return name\n\nprint(say_hi(\"Ann\"))\n",
+    );
+    let r = edit(
+        &env,
+        json!({"file_path": "greet.py", "old_string": "say_hi", "new_string": "greet"}),
+    );
+    let out = r["output"].as_str().unwrap();
+    assert!(
+        out.ends_with("\nhint: to change all 2, call edit again with old_string \"say_hi\", new_string \"greet\" and replace_all true; to change only line 1, give its whole line as old_string: \"def say_hi(name):\"."),
+        "{out}"
+    );
     let r = edit(
         &env,
         json!({"file_path": "a.txt", "old_string": "TODO", "new_string": "DONE", "replace_all": true}),

@@ -629,10 +629,11 @@ fn miss_error(
                 let steps: Vec<&str> = tolerance.iter().map(|t| t.describe()).collect();
                 format!(" (found only after {}: no exact match)", steps.join("; "))
             };
+            let hint = ambiguous_hint(current, r, count, &lines, tolerance.is_empty());
             ToolError::new(
                 "edit.ambiguous",
                 format!(
-                    "{which}old_string occurs {count} times in the file{seen}{how}, at lines {}{more}. Include more surrounding lines in old_string so that it matches exactly one place, or set replace_all to change every occurrence.{all_or_nothing}",
+                    "{which}old_string occurs {count} times in the file{seen}{how}, at lines {}{more}. Include more surrounding lines in old_string so that it matches exactly one place, or set replace_all to change every occurrence.{all_or_nothing}{hint}",
                     listed.join(", ")
                 ),
             )
@@ -694,6 +695,47 @@ fn append_hint(current: &[u8], r: &StringEdit) -> Option<String> {
             )
         })
     })
+}
+
+/// The closing hint of an ambiguous old_string: the caller's call with
+/// `replace_all` (when the matches were exact: replace_all takes no
+/// tolerance), and the first match's whole line as old_string when that
+/// line is once in the file. Empty when neither applies.
+fn ambiguous_hint(
+    current: &[u8],
+    r: &StringEdit,
+    count: usize,
+    lines: &[u64],
+    exact: bool,
+) -> String {
+    let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    let mut ways = Vec::new();
+    if exact && r.old_string.chars().count() <= 200 && r.new_string.chars().count() <= 200 {
+        ways.push(format!(
+            "to change all {count}, call edit again with old_string {}, new_string {} and replace_all true",
+            quoted(&r.old_string),
+            quoted(&r.new_string)
+        ));
+    }
+    let text = String::from_utf8_lossy(current);
+    let first = lines
+        .first()
+        .and_then(|n| text.lines().nth((*n as usize).saturating_sub(1)));
+    if let Some(line) = first.filter(|l| {
+        !l.trim().is_empty()
+            && l.chars().count() <= 200
+            && text.lines().filter(|o| o == l).count() == 1
+    }) {
+        ways.push(format!(
+            "to change only line {}, give its whole line as old_string: {}",
+            lines[0],
+            quoted(line)
+        ));
+    }
+    if ways.is_empty() {
+        return String::new();
+    }
+    format!("\nhint: {}.", ways.join("; "))
 }
 
 /// The closing hint of a miss: the call with the file's own text when
