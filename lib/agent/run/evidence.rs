@@ -18,7 +18,7 @@
 //! and the checkpoints, one taken when the answer came, show that no file
 //! of the tree changed (a `sed` whose pattern matched nothing, a write to a
 //! path that does not exist), the answer goes back once too, naming the
-//! commands ([`writes_without_change`]). That needs checkpoints: without
+//! commands (`writes_without_change`). That needs checkpoints: without
 //! them nothing is known of what bash did, and the answer is accepted.
 //!
 //! The first answer of a prompt that was asked to be a tool call, and came
