@@ -24,6 +24,13 @@ fn loop_run(env: &Env, server: &ModelServer, extra: &[&str], prompt: &str) -> Ru
     run(c, None)
 }
 
+/// Whether a `note` event says `text`.
+fn has_note(events: &[Value], text: &str) -> bool {
+    events
+        .iter()
+        .any(|e| e["type"] == "note" && e["message"].as_str().is_some_and(|m| m.contains(text)))
+}
+
 fn agent_end(r: &Run) -> Value {
     r.json_lines()
         .into_iter()
@@ -402,11 +409,7 @@ fn a_long_first_answer_in_text_despite_a_required_call_is_stopped_and_goes_back(
         .unwrap();
     assert_eq!(first["message"]["stop_reason"], "length", "{r}");
     assert!(
-        events.iter().any(|e| e["type"] == "note"
-            && e["message"]
-                .as_str()
-                .unwrap()
-                .contains("asked to be a tool call, ran past 2000 bytes")),
+        has_note(&events, "asked to be a tool call, ran past 2000 bytes"),
         "{r}"
     );
     // A long text answer when the call is free is read to its end.
@@ -505,12 +508,5 @@ fn an_answer_that_goes_on_in_blank_lines_is_cut_before_them() {
         .unwrap_or_else(|| panic!("no answer\n{r}"));
     assert_eq!(end["message"]["content"][0]["text"], answer, "{r}");
     assert_eq!(end["message"]["stop_reason"], "length", "{r}");
-    assert!(
-        events.iter().any(|e| e["type"] == "note"
-            && e["message"]
-                .as_str()
-                .unwrap()
-                .contains("nothing but whitespace")),
-        "{r}"
-    );
+    assert!(has_note(&events, "nothing but whitespace"), "{r}");
 }
