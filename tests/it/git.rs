@@ -337,6 +337,42 @@ fn commit_refuses_when_there_is_nothing_to_commit() {
 }
 
 #[test]
+fn a_commit_without_an_identity_says_to_ask_the_user_and_keeps_the_changes() {
+    let env = repo();
+    env.write("a.txt", "a\n");
+    commit_all(&env, "base");
+    let head = git(&env, &["rev-parse", "HEAD"]);
+    // No name or email, and git may not guess them from the host.
+    git(&env, &["config", "--unset", "user.name"]);
+    git(&env, &["config", "--unset", "user.email"]);
+    git(&env, &["config", "user.useConfigOnly", "true"]);
+    env.write("a.txt", "b\n");
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "m", "paths": ["a.txt"]}),
+    );
+    assert_eq!(r["error_code"], "git.no_identity", "{r}");
+    let said = output(&r);
+    assert!(said.contains("nothing was committed"), "{said}");
+    assert!(said.contains("git config user.name"), "{said}");
+    assert!(said.contains("do not make them up"), "{said}");
+    assert_eq!(git(&env, &["rev-parse", "HEAD"]), head);
+    assert_eq!(std::fs::read_to_string(env.join("a.txt")).unwrap(), "b\n");
+    assert_eq!(git(&env, &["diff", "--cached", "--name-only"]), "a.txt\n");
+
+    // Any other failure of the commit still reports git's own words.
+    git(&env, &["config", "user.name", "Test User"]);
+    git(&env, &["config", "user.email", "test@example.com"]);
+    let hook = env.write(".git/hooks/pre-commit", "#!/bin/sh\nexit 1\n");
+    make_executable(&hook);
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "m", "paths": ["a.txt"]}),
+    );
+    assert_eq!(r["error_code"], "git.commit_failed", "{r}");
+}
+
+#[test]
 fn hooks_run_and_a_failing_hook_stops_the_commit() {
     let env = repo();
     env.write("a.txt", "a\n");

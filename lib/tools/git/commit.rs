@@ -63,6 +63,9 @@ pub fn commit(repo: &Repo, message: &str, specs: &[String]) -> Result<ToolOutput
         } else {
             "The named paths are staged"
         };
+        if !has_identity(repo)? {
+            return Err(no_identity(staged_note));
+        }
         return Err(ToolError::new(
             "git.commit_failed",
             format!(
@@ -109,6 +112,32 @@ pub fn commit(repo: &Repo, message: &str, specs: &[String]) -> Result<ToolOutput
         "still_staged": after.staged.len(),
     });
     Ok(ToolOutput::new(output, details).with_notes(left_staged))
+}
+
+/// Whether git has a name and email to commit under. `git var` asks git
+/// itself, so the user's config, the `GIT_AUTHOR_*` variables and
+/// `user.useConfigOnly` all count, as they do for the commit.
+fn has_identity(repo: &Repo) -> Result<bool, ToolError> {
+    for who in ["GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"] {
+        if !repo.git(["var", who], Cap::whole(4096), true)?.success() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// A commit that failed for want of an identity. git's own advice is to
+/// set one; a name and email stand for a person, so the model is told to
+/// ask rather than make one up, and that the work does not need the
+/// commit (a weak model otherwise retries the commit or checks the status
+/// again and again).
+fn no_identity(staged_note: &str) -> ToolError {
+    ToolError::new(
+        "git.no_identity",
+        format!(
+            "nothing was committed: git has no name and email to commit under here (user.name and user.email are not set). {staged_note}, and every change is in the working tree: a change does not need a commit to take effect. Commit only if the user asked for one; then ask them for the name and email to use, which they set with `git config user.name \"Their Name\"` and `git config user.email \"their@address\"` (do not make them up), and commit again."
+        ),
+    )
 }
 
 /// The status of the whole tree, or of the named paths.
