@@ -3,24 +3,19 @@
 //! command-line program speaking JSONL.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub use ag_core::{checkpoint, cli, fsutil, llm, proc, protocol, tls};
+
 pub mod acp;
 pub mod agent;
 pub mod attach;
-pub mod checkpoint;
-pub mod cli;
 pub mod fanout;
-pub mod fsutil;
 pub mod gate;
-pub mod llm;
 pub mod mcp;
 pub mod pdf;
-pub mod proc;
-pub mod protocol;
 pub mod sandbox;
 pub mod schema;
 pub mod serve;
 pub mod session;
-pub mod tls;
 pub mod tool_protocol;
 pub mod tools;
 pub mod tui;

@@ -1,4 +1,4 @@
-//! Running git for checkpoints: through lib/proc, with a fixed set of
+//! Running git for checkpoints: through core/proc, with a fixed set of
 //! settings that keep the user's configuration from running anything or
 //! changing what is stored. No hooks, no fsmonitor daemon, no external diff
 //! or textconv, no signing, no reflog, and `.gitattributes` read from the

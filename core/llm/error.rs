@@ -612,7 +612,7 @@ mod tests {
                 assert_eq!(f.kind, FailureKind::ContextTooLong, "{}", f.message);
                 assert!(!f.kind.retryable());
                 assert!(
-                    crate::agent::run::window::is_overflow(&f.message),
+                    crate::llm::error::is_context_overflow(&f.message),
                     "{}",
                     f.message
                 );
@@ -729,6 +729,6 @@ mod tests {
         let body = r#"{"error":{"message":"Request too large for model `llama-3.3-70b-versatile` in organization `org_01` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Requested 14810, please reduce your message size and try again.","type":"tokens","code":"rate_limit_exceeded"}}"#;
         let f = classify_http("groq", "m", 413, body, None, &[]);
         assert_ne!(f.kind, FailureKind::ContextTooLong);
-        assert!(!crate::agent::run::window::is_overflow(&f.message));
+        assert!(!crate::llm::error::is_context_overflow(&f.message));
     }
 }

@@ -27,6 +27,7 @@
 //! gives results coded [`SERVER_GONE`] that say why (its exit status and the
 //! end of its stderr); [`McpClient::restart`] starts it again, once.
 
+use crate::sandbox::ConfineCommand;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};

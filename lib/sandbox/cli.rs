@@ -2,6 +2,7 @@
 //! the terminal like `bwrap` or `sandbox-exec`, and exits with its status;
 //! a denial it can attribute is named on stderr after the command ends.
 
+use super::ConfineCommand;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,6 +1,6 @@
 //! The sandbox: what a confined command may do (a [`Policy`]), whether this
 //! kernel can enforce it ([`support`]), turning it into the Landlock ruleset
-//! and seccomp filter with which `lib/proc` starts the child
+//! and seccomp filter with which `core/proc` starts the child
 //! ([`Prepared`], `Command::sandbox`), and the two things the kernel cannot
 //! do for us: undoing changes to `.git/hooks` ([`HooksGuard`]) and telling
 //! a denied operation apart from a failing command ([`explain`]).
@@ -377,10 +377,16 @@ impl Prepared {
     }
 }
 
-impl crate::proc::Command {
+/// Confinement for [`crate::proc::Command`], which lives on a floor below
+/// the sandbox (in ag-core) and so cannot know it.
+pub trait ConfineCommand {
     /// Runs the command confined by this sandbox: the ruleset and filter
     /// in force from the child's start, [`POLICY_ENV`] and `TMPDIR` set.
-    pub fn sandbox(self, prepared: &Prepared) -> crate::proc::Command {
+    fn sandbox(self, prepared: &Prepared) -> Self;
+}
+
+impl ConfineCommand for crate::proc::Command {
+    fn sandbox(self, prepared: &Prepared) -> crate::proc::Command {
         let mut cmd = self;
         for (k, v) in &prepared.env {
             cmd = cmd.env(k, v);

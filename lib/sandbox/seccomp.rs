@@ -50,7 +50,7 @@ use super::Error;
 #[cfg(target_arch = "x86_64")]
 const X32_SYSCALL_BIT: i64 = 0x4000_0000;
 
-/// The compiled filter, as `lib/proc` installs it; the network rules only
+/// The compiled filter, as `core/proc` installs it; the network rules only
 /// when `net` is false.
 pub(super) fn filter(net: bool) -> Result<Vec<libc::sock_filter>, Error> {
     let err = |e: seccompiler::BackendError| Error::Seccomp(e.to_string());
@@ -150,7 +150,7 @@ const MAX_INSNS: usize = 4096;
 /// `second`: each of `first`'s allowing returns becomes a jump to the start
 /// of `second` (classic BPF jumps only forward, and `second` starts by
 /// loading what it reads). The kernel also takes two filters, but one is
-/// what `lib/proc` installs, and one program is evaluated once.
+/// what `core/proc` installs, and one program is evaluated once.
 fn join(
     mut first: Vec<libc::sock_filter>,
     second: Vec<libc::sock_filter>,

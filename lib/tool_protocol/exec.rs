@@ -6,6 +6,7 @@
 //! as its result. Every failure is a result with a `tool.*` code and a
 //! message for the model.
 
+use crate::sandbox::ConfineCommand;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -227,7 +227,7 @@ def _reference(suite, turns, repo, port):
 
 
 # Makes ag-loop take every checkpoint through git processes, as before
-# they were taken in-process (lib/checkpoint/mod.rs, WITH_GIT_ENV).
+# they were taken in-process (core/checkpoint/mod.rs, WITH_GIT_ENV).
 WITH_GIT = "AG_CHECKPOINT_WITH_GIT"
 
 

@@ -10,6 +10,7 @@
 //! The sandbox flags are the process's: a JSON call that sets them to
 //! anything else is refused, so that a model cannot turn the sandbox off.
 
+use crate::sandbox::ConfineCommand;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 

@@ -5,6 +5,7 @@
 //! SIGTERM or when the agent session's process is gone, and keeps the log
 //! from filling the disk.
 
+use crate::sandbox::ConfineCommand;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Finding Chromium and starting it headless, through `lib/proc` like any
+//! Finding Chromium and starting it headless, through `core/proc` like any
 //! child (its own process group, ended with the warm server, and by the
 //! server's watchdog should the server be killed outright), with a fresh
 //! profile in a temporary directory that goes with it.

@@ -3,7 +3,7 @@
 //! in a query string. The secrets are ag's (provider keys, MCP header
 //! values, `--api-key`: see [`crate::llm::keys`]). ag-fetch run by hand
 //! finds them in its own environment; under ag-loop the tool is never
-//! given them (lib/proc/secrets.rs), so ag-loop checks the call itself
+//! given them (core/proc/secrets.rs), so ag-loop checks the call itself
 //! before running it, with the same function, against the secrets it
 //! holds ([`crate::llm::keys::held`]).
 //!

@@ -4,7 +4,7 @@
 //! apply as they would in a shell. Output is kept whole up to a cap, or as a
 //! head and a tail with the middle counted, so memory stays bounded.
 //!
-//! git runs through lib/proc in a process group of its own; SIGINT or
+//! git runs through core/proc in a process group of its own; SIGINT or
 //! SIGTERM to ag-git (ag-loop ending the call) ends that group, so git and
 //! any hook it started end with it.
 

@@ -1,10 +1,11 @@
 //! One language server, as the warm host keeps it: started through
-//! `lib/proc` (its pipes raw, confined to write only its cache), spoken to
+//! `core/proc` (its pipes raw, confined to write only its cache), spoken to
 //! with async-lsp, initialised once, its documents kept in step with the
 //! files, and the diagnostics it publishes kept as they come.
 //!
 //! Dropping a [`Client`] ends the server's whole process group.
 
+use crate::sandbox::ConfineCommand;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
