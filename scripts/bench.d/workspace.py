@@ -67,7 +67,11 @@ def measure(suite):
     work.mkdir()
     (work / "notes.txt").write_text("line\n" * 200)
     n = 20
-    turns = [{"calls": [("read", {"file_path": "notes.txt"})]} for _ in range(n)] + [{"text": "done"}]
+    # A different file each turn: the same call again and again is what
+    # ag-loop's repeat guard stops (repeated_call), which is not the case.
+    for i in range(n):
+        (work / f"notes{i}.txt").write_text(f"line {i}\n" * 200)
+    turns = [{"calls": [("read", {"file_path": f"notes{i}.txt"})]} for i in range(n)] + [{"text": "done"}]
     one = [{"calls": [("read", {"file_path": "notes.txt"})]}, {"text": "done"}]
     env = dict(suite.env, AG_SSH_OPTIONS=options)
     uri = f"ssh://127.0.0.1:{port}{work}"
