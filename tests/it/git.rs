@@ -337,12 +337,61 @@ fn commit_refuses_when_there_is_nothing_to_commit() {
 }
 
 #[test]
-fn a_commit_without_an_identity_says_to_ask_the_user_and_keeps_the_changes() {
+fn a_commit_without_an_identity_is_made_as_ag_and_says_so() {
+    let env = repo();
+    env.write("a.txt", "a\n");
+    commit_all(&env, "base");
+    // Empty values: git has no identity and cannot guess one, whatever
+    // this machine's host name.
+    git(&env, &["config", "user.name", ""]);
+    git(&env, &["config", "user.email", ""]);
+    env.write("a.txt", "b\n");
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "Release", "paths": ["a.txt"]}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(
+        git(&env, &["log", "-1", "--format=%an <%ae>|%cn <%ce>|%s"]),
+        "ag <ag@localhost>|ag <ag@localhost>|Release\n"
+    );
+    let notes = output(&r).to_string();
+    assert!(notes.contains("made as `ag <ag@localhost>`"), "{r}");
+    assert!(notes.contains("--reset-author"), "{r}");
+
+    // Only the missing half is stood in for: the user's own email stays.
+    git(&env, &["config", "user.email", "me@example.org"]);
+    env.write("a.txt", "c\n");
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "Again", "paths": ["a.txt"]}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(
+        git(&env, &["log", "-1", "--format=%an <%ae>"]),
+        "ag <me@example.org>\n"
+    );
+
+    // With an identity, no note.
+    git(&env, &["config", "user.name", "Test User"]);
+    env.write("a.txt", "d\n");
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "Mine", "paths": ["a.txt"]}),
+    );
+    assert!(!output(&r).contains("made as"), "{r}");
+    assert_eq!(
+        git(&env, &["log", "-1", "--format=%an <%ae>"]),
+        "Test User <me@example.org>\n"
+    );
+}
+
+#[test]
+fn a_commit_where_git_must_not_guess_an_identity_says_to_ask_the_user() {
     let env = repo();
     env.write("a.txt", "a\n");
     commit_all(&env, "base");
     let head = git(&env, &["rev-parse", "HEAD"]);
-    // No name or email, and git may not guess them from the host.
     git(&env, &["config", "--unset", "user.name"]);
     git(&env, &["config", "--unset", "user.email"]);
     git(&env, &["config", "user.useConfigOnly", "true"]);

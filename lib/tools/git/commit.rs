@@ -56,16 +56,28 @@ pub fn commit(repo: &Repo, message: &str, specs: &[String]) -> Result<ToolOutput
         args.push("--");
         args.extend(specs.iter().map(String::as_str));
     }
-    let run = repo.git(&args, Cap::whole(MAX_SAID * 4), false)?;
-    if !run.success() {
-        let staged_note = if specs.is_empty() {
-            "The staged changes are still staged"
-        } else {
-            "The named paths are staged"
-        };
-        if !has_identity(repo)? {
+    let staged_note = if specs.is_empty() {
+        "The staged changes are still staged"
+    } else {
+        "The named paths are staged"
+    };
+    let mut run = repo.git(&args, Cap::whole(MAX_SAID * 4), false)?;
+    let mut stand_in = None;
+    if !run.success() && !has_identity(repo)? {
+        let Some(identity) = stand_in_identity(repo)? else {
             return Err(no_identity(staged_note));
-        }
+        };
+        let mut again = vec![
+            "-c".to_string(),
+            format!("user.name={}", identity.name),
+            "-c".to_string(),
+            format!("user.email={}", identity.email),
+        ];
+        again.extend(args.iter().map(|a| a.to_string()));
+        run = repo.git(&again, Cap::whole(MAX_SAID * 4), false)?;
+        stand_in = Some(identity);
+    }
+    if !run.success() {
         return Err(ToolError::new(
             "git.commit_failed",
             format!(
@@ -111,7 +123,13 @@ pub fn commit(repo: &Repo, message: &str, specs: &[String]) -> Result<ToolOutput
         "paths": specs,
         "still_staged": after.staged.len(),
     });
-    Ok(ToolOutput::new(output, details).with_notes(left_staged))
+    let stood_in = stand_in.map(|who| {
+        format!(
+            "git has no name and email to commit under here, so this commit was made as `{} <{}>`. To make it the user's own: set user.name and user.email with git config, then `git commit --amend --reset-author --no-edit`.",
+            who.name, who.email
+        )
+    });
+    Ok(ToolOutput::new(output, details).with_notes(stood_in.into_iter().chain(left_staged)))
 }
 
 /// Whether git has a name and email to commit under. `git var` asks git
@@ -126,16 +144,51 @@ fn has_identity(repo: &Repo) -> Result<bool, ToolError> {
     Ok(true)
 }
 
-/// A commit that failed for want of an identity. git's own advice is to
-/// set one; a name and email stand for a person, so the model is told to
-/// ask rather than make one up, and that the work does not need the
-/// commit (a weak model otherwise retries the commit or checks the status
-/// again and again).
+/// The name and email a commit is made under when git has none.
+struct Identity {
+    name: String,
+    email: String,
+}
+
+/// The identity ag commits under when git has none, as git itself would
+/// commit under one it guessed from the host if it could: the user's own
+/// name or email where only the other is missing, `ag <ag@localhost>`
+/// otherwise; the result says so. `None` when the user set
+/// `user.useConfigOnly`, which asks git never to guess.
+fn stand_in_identity(repo: &Repo) -> Result<Option<Identity>, ToolError> {
+    let only = repo.git(
+        ["config", "--type=bool", "--get", "user.useConfigOnly"],
+        Cap::whole(4096),
+        true,
+    )?;
+    if only.success() && only.text().trim() == "true" {
+        return Ok(None);
+    }
+    let get = |key: &str, or: &str| -> Result<String, ToolError> {
+        let run = repo.git(["config", "--get", key], Cap::whole(4096), true)?;
+        let value = run.text().trim().to_string();
+        Ok(if run.success() && !value.is_empty() {
+            value
+        } else {
+            or.to_string()
+        })
+    };
+    Ok(Some(Identity {
+        name: get("user.name", "ag")?,
+        email: get("user.email", "ag@localhost")?,
+    }))
+}
+
+/// A commit that failed for want of an identity the user requires
+/// (`user.useConfigOnly`). A name and email stand for a person, so the
+/// model is told to ask rather than make one up, and that the work does
+/// not need the commit (a weak model otherwise retries the commit or
+/// checks the status again and again).
 fn no_identity(staged_note: &str) -> ToolError {
     ToolError::new(
         "git.no_identity",
         format!(
-            "nothing was committed: git has no name and email to commit under here (user.name and user.email are not set). {staged_note}, and every change is in the working tree: a change does not need a commit to take effect. Commit only if the user asked for one; then ask them for the name and email to use, which they set with `git config user.name \"Their Name\"` and `git config user.email \"their@address\"` (do not make them up), and commit again."
+            "nothing was committed: git has no name and email to commit under here (user.name and user.email are not set, and user.useConfigOnly says git must not guess them). {staged_note}, and every change is in the working tree: a change does not need a commit to take effect. Commit only if the user asked for one; then ask them for the name and email to use, which they set with `git config user.name \"Their Name\"` and `git config user.email \"their@address\"` (do not make them up), and commit again."
         ),
     )
 }
