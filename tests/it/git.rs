@@ -336,6 +336,15 @@ fn commit_refuses_when_there_is_nothing_to_commit() {
     );
 }
 
+/// Writes `text` to a.txt and commits that file with `message`.
+fn change_and_commit(env: &Env, text: &str, message: &str) -> Value {
+    env.write("a.txt", text);
+    ag_git(
+        env,
+        json!({"action": "commit", "message": message, "paths": ["a.txt"]}),
+    )
+}
+
 #[test]
 fn a_commit_without_an_identity_is_made_as_ag_and_says_so() {
     let env = repo();
@@ -345,11 +354,7 @@ fn a_commit_without_an_identity_is_made_as_ag_and_says_so() {
     // this machine's host name.
     git(&env, &["config", "user.name", ""]);
     git(&env, &["config", "user.email", ""]);
-    env.write("a.txt", "b\n");
-    let r = ag_git(
-        &env,
-        json!({"action": "commit", "message": "Release", "paths": ["a.txt"]}),
-    );
+    let r = change_and_commit(&env, "b\n", "Release");
     assert_eq!(r["is_error"], false, "{r}");
     assert_eq!(
         git(&env, &["log", "-1", "--format=%an <%ae>|%cn <%ce>|%s"]),
@@ -361,11 +366,7 @@ fn a_commit_without_an_identity_is_made_as_ag_and_says_so() {
 
     // Only the missing half is stood in for: the user's own email stays.
     git(&env, &["config", "user.email", "me@example.org"]);
-    env.write("a.txt", "c\n");
-    let r = ag_git(
-        &env,
-        json!({"action": "commit", "message": "Again", "paths": ["a.txt"]}),
-    );
+    let r = change_and_commit(&env, "c\n", "Again");
     assert_eq!(r["is_error"], false, "{r}");
     assert_eq!(
         git(&env, &["log", "-1", "--format=%an <%ae>"]),
@@ -374,11 +375,7 @@ fn a_commit_without_an_identity_is_made_as_ag_and_says_so() {
 
     // With an identity, no note.
     git(&env, &["config", "user.name", "Test User"]);
-    env.write("a.txt", "d\n");
-    let r = ag_git(
-        &env,
-        json!({"action": "commit", "message": "Mine", "paths": ["a.txt"]}),
-    );
+    let r = change_and_commit(&env, "d\n", "Mine");
     assert!(!output(&r).contains("made as"), "{r}");
     assert_eq!(
         git(&env, &["log", "-1", "--format=%an <%ae>"]),
@@ -395,11 +392,7 @@ fn a_commit_where_git_must_not_guess_an_identity_says_to_ask_the_user() {
     git(&env, &["config", "--unset", "user.name"]);
     git(&env, &["config", "--unset", "user.email"]);
     git(&env, &["config", "user.useConfigOnly", "true"]);
-    env.write("a.txt", "b\n");
-    let r = ag_git(
-        &env,
-        json!({"action": "commit", "message": "m", "paths": ["a.txt"]}),
-    );
+    let r = change_and_commit(&env, "b\n", "m");
     assert_eq!(r["error_code"], "git.no_identity", "{r}");
     let said = output(&r);
     assert!(said.contains("nothing was committed"), "{said}");
