@@ -327,8 +327,8 @@ impl Command {
     /// Confines the child (and all it starts) by this Landlock ruleset and
     /// seccomp filter, with `no_new_privs`, from its start (it is started
     /// by a thread confined so, see `confine.rs`); if the kernel refuses
-    /// them, the command does not start. `lib/sandbox`
-    /// builds the confinement from a policy (`Command::sandbox`).
+    /// them, the command does not start. The sandbox in the `ag` crate
+    /// builds the confinement from a policy (its `ConfineCommand::sandbox`).
     #[cfg(target_os = "linux")]
     pub fn confine(mut self, confinement: Arc<Confinement>) -> Command {
         self.confinement = Some(confinement);

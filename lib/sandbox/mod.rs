@@ -1,7 +1,7 @@
 //! The sandbox: what a confined command may do (a [`Policy`]), whether this
 //! kernel can enforce it ([`support`]), turning it into the Landlock ruleset
 //! and seccomp filter with which `core/proc` starts the child
-//! ([`Prepared`], `Command::sandbox`), and the two things the kernel cannot
+//! ([`Prepared`], [`ConfineCommand::sandbox`]), and the two things the kernel cannot
 //! do for us: undoing changes to `.git/hooks` ([`HooksGuard`]) and telling
 //! a denied operation apart from a failing command ([`explain`]).
 //!
@@ -257,7 +257,7 @@ impl Error {
 }
 
 /// A policy turned into what the kernel enforces, ready to confine any
-/// number of children ([`Command::sandbox`](crate::proc::Command)). The
+/// number of children ([`ConfineCommand::sandbox`]). The
 /// deny list's siblings are enumerated here, once; the private `$TMPDIR`
 /// lives as long as this value.
 #[derive(Debug)]

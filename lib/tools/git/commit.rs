@@ -62,7 +62,7 @@ pub fn commit(repo: &Repo, message: &str, specs: &[String]) -> Result<ToolOutput
         "The named paths are staged"
     };
     let mut run = repo.git(&args, Cap::whole(MAX_SAID * 4), false)?;
-    let mut stand_in = None;
+    let mut stood_in = false;
     if !run.success() && !has_identity(repo)? {
         let Some(identity) = stand_in_identity(repo)? else {
             return Err(no_identity(staged_note));
@@ -75,7 +75,7 @@ pub fn commit(repo: &Repo, message: &str, specs: &[String]) -> Result<ToolOutput
         ];
         again.extend(args.iter().map(|a| a.to_string()));
         run = repo.git(&again, Cap::whole(MAX_SAID * 4), false)?;
-        stand_in = Some(identity);
+        stood_in = true;
     }
     if !run.success() {
         return Err(ToolError::new(
@@ -88,13 +88,19 @@ pub fn commit(repo: &Repo, message: &str, specs: &[String]) -> Result<ToolOutput
         ));
     }
     let head = repo.git(
-        ["log", "-1", "--no-color", "--format=%H%x00%h%x00%s"],
+        [
+            "log",
+            "-1",
+            "--no-color",
+            "--format=%H%x00%h%x00%an <%ae>%x00%s",
+        ],
         Cap::whole(64 * 1024),
         true,
     )?;
     let head_text = head.text();
     let mut fields = head_text.trim_end_matches('\n').split('\0');
-    let (hash, short, subject) = (
+    let (hash, short, author, subject) = (
+        fields.next().unwrap_or_default(),
         fields.next().unwrap_or_default(),
         fields.next().unwrap_or_default(),
         fields.next().unwrap_or_default(),
@@ -123,10 +129,11 @@ pub fn commit(repo: &Repo, message: &str, specs: &[String]) -> Result<ToolOutput
         "paths": specs,
         "still_staged": after.staged.len(),
     });
-    let stood_in = stand_in.map(|who| {
+    // The author as git recorded it: a GIT_AUTHOR_* variable outranks
+    // the stand-in given as config.
+    let stood_in = stood_in.then(|| {
         format!(
-            "git has no name and email to commit under here, so this commit was made as `{} <{}>`. To make it the user's own: set user.name and user.email with git config, then `git commit --amend --reset-author --no-edit`.",
-            who.name, who.email
+            "git has no name and email to commit under here, so this commit was made as `{author}`. To make it the user's own: set user.name and user.email with git config, then `git commit --amend --reset-author --no-edit`."
         )
     });
     Ok(ToolOutput::new(output, details).with_notes(stood_in.into_iter().chain(left_staged)))
