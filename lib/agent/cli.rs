@@ -30,6 +30,7 @@ use super::run::model::ModelClient;
 use super::run::profile::Router;
 use super::run::runner::{Agent, AgentSettings};
 pub use super::setup::args::Args;
+use super::setup::args::ShowContext;
 use super::setup::resume;
 use super::setup::settings::{Env, GateChoice, LoopConfig};
 use crate::cli::{ExitStatus, error_line, warn};
@@ -246,6 +247,23 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         tool_env.push(("AG_SESSION_ID".to_string(), id.clone()));
         tool_env.push(("AG_SESSION_DIR".to_string(), session.dir.clone()));
     }
+    // Without a session the task list still lasts the run (the default
+    // set offers `todo`), in a directory that ends with it.
+    let scratch = match &session.id {
+        Some(_) => None,
+        None => Some(
+            tempfile::Builder::new()
+                .prefix("ag-loop-run-")
+                .tempdir()
+                .map_err(SetupError::RunDir)?,
+        ),
+    };
+    if let Some(dir) = &scratch {
+        tool_env.push((
+            crate::tools::todo::store::RUN_FILE_VAR.to_string(),
+            dir.path().join(crate::tools::todo::store::FILE_NAME).display().to_string(),
+        ));
+    }
     let mut emitter = Emitter::new(resolved.output, session.writer, resolved.color)
         .with_redactor(redactor)
         .with_result_dir(&cwd)
@@ -330,6 +348,14 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         },
         tree,
         first_call: args.first_call.map(Into::into),
+        // The files are this machine's, so not in another workspace.
+        show_context: match args.show_context {
+            _ if workspace.is_some() => Some(false),
+            ShowContext::Auto => None,
+            ShowContext::Always => Some(true),
+            ShowContext::Never => Some(false),
+        },
+        scratch,
     };
     let mut agent =
         Agent::new(settings, model, tools, session.history, emitter).with_router(router);

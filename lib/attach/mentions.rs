@@ -4,6 +4,10 @@
 //! (`@alice`, `@everyone`, an e-mail address, which has no `@` at its
 //! start) is left as text, and so is trailing punctuation that the file's
 //! name does not have (`see @notes.md.`).
+//!
+//! [`named`] finds the files a prompt names without an `@` (`fix
+//! convert.py`, `"notes/shopping list.txt"`), for ag-loop to show a weak
+//! model what it would otherwise edit unseen.
 
 /// Characters taken off the end of a mention that names no file with them.
 const TRAILING: &[char] = &['.', ',', ';', ':', '!', '?', ')', ']', '}', '\'', '"', '`'];
@@ -63,6 +67,58 @@ pub fn find(text: &str, is_file: impl Fn(&str) -> bool) -> Vec<Mention> {
     out
 }
 
+/// Characters taken off the start of a word that names a file with none.
+const LEADING: &[char] = &['(', '[', '{', '\'', '"', '`', '<'];
+
+/// The words of `text`, and the spans it quotes, that name a file by a
+/// relative path as `is_file` tells, each once, in order. `@` mentions,
+/// absolute paths, `~` paths and addresses (`https://...`) are not names
+/// here: a mention is attached on its own, and the rest are outside the
+/// project.
+pub fn named(text: &str, is_file: impl Fn(&str) -> bool) -> Vec<String> {
+    let offset = |part: &str| part.as_ptr() as usize - text.as_ptr() as usize;
+    // (where it starts, the text, whether it is a whole quoted span)
+    let mut candidates: Vec<(usize, &str, bool)> = Vec::new();
+    for quote in ['"', '\'', '`'] {
+        let parts: Vec<&str> = text.split(quote).collect();
+        // The spans between a quote and the next one: every second part,
+        // when a quote closes it.
+        for i in (1..parts.len().saturating_sub(1)).step_by(2) {
+            candidates.push((offset(parts[i]), parts[i], true));
+        }
+    }
+    for word in text.split(char::is_whitespace) {
+        candidates.push((offset(word), word, false));
+    }
+    // In the order the prompt names them.
+    candidates.sort_by_key(|c| c.0);
+    let mut out: Vec<String> = Vec::new();
+    for (_, candidate, quoted) in candidates {
+        let mut word = if quoted {
+            candidate
+        } else {
+            candidate.trim_start_matches(LEADING)
+        };
+        loop {
+            let plain = !word.is_empty()
+                && !word.starts_with(['@', '/', '~', '-'])
+                && !word.contains("://")
+                && !word.split('/').any(|part| part == "..");
+            if plain && is_file(word) {
+                if !out.iter().any(|o| o == word) {
+                    out.push(word.to_string());
+                }
+                break;
+            }
+            match word.strip_suffix(TRAILING).filter(|_| !quoted) {
+                Some(shorter) => word = shorter,
+                None => break,
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,6 +155,35 @@ mod tests {
                 path: "notes.md".into()
             }]
         );
+    }
+
+    #[test]
+    fn files_named_without_an_at_are_found_in_order() {
+        let files = [
+            "convert.py",
+            "README.md",
+            "notes/shopping list.txt",
+            "Makefile",
+            "lib/x.rs",
+        ];
+        let named = |t: &str| named(t, |p| files.contains(&p));
+        assert_eq!(
+            named("cli.py has an option that README.md doesn't list; see convert.py."),
+            ["README.md", "convert.py"]
+        );
+        assert_eq!(
+            named("bash backup.sh fails on \"notes/shopping list.txt\". Fix (lib/x.rs)"),
+            ["notes/shopping list.txt", "lib/x.rs"]
+        );
+        assert_eq!(named("the Makefile uses tabs; `Makefile`"), ["Makefile"]);
+        // Mentions, absolute, home and parent paths, addresses and flags
+        // are not names of the project's files.
+        let odd = |p: &str| !p.is_empty();
+        assert!(named("@a /etc/passwd ~/.ssh/id ../up/x a/../b https://h/x --flag", odd).is_empty());
+        assert!(named("", odd).is_empty());
+        assert!(named("nothing here names a file", |_| false).is_empty());
+        // An unclosed quote leaves its words to be read one by one.
+        assert_eq!(named("open \"convert.py and go", |p| files.contains(&p)), ["convert.py"]);
     }
 
     #[test]

@@ -620,3 +620,129 @@ fn a_1_kib_object_stream_that_names_one_object_many_times_is_refused() {
         "{r}"
     );
 }
+
+/// The text blocks of the first message of the model's first request.
+fn sent_texts(env: &Env) -> Vec<String> {
+    sent(env, 0)
+        .iter()
+        .map(|b| b["text"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// A repository with two committed files and one changed since.
+fn project(env: &Env) {
+    env.write(".gitignore", ".model/\n");
+    env.write("convert.py", "def main():\n    print('hi')\n");
+    env.write("notes/shopping list.txt", "milk\n");
+    env.write("CHANGELOG.md", "# Changes\n");
+    crate::util::git(env.path(), &["init", "-q"]);
+    crate::util::git(env.path(), &["add", "."]);
+    crate::util::git(env.path(), &["commit", "-q", "-m", "start"]);
+    env.write("CHANGELOG.md", "# Changes\n\n- 1.2.0\n");
+}
+
+#[test]
+fn a_small_models_prompt_carries_the_files_it_names_and_what_is_not_committed() {
+    let env = Env::new();
+    project(&env);
+    let prompt = "Add a --kelvin flag to convert.py, and back up \"notes/shopping list.txt\".";
+    let model = scripted_model(&env, &[text_turn("ok")]);
+    // A text answer first is fine here (`--first-call auto`).
+    let mut c = ag_loop(&env, &model, &["--first-call", "auto", prompt]);
+    c.env("AG_CONTEXT_WINDOW", "32768");
+    run(c, None).ok();
+    let texts = sent_texts(&env);
+    assert_eq!(
+        texts,
+        [
+            prompt.to_string(),
+            "[Attached file `convert.py` (28 bytes)]\ndef main():\n    print('hi')".into(),
+            "[Attached file `notes/shopping list.txt` (5 bytes)]\nmilk".into(),
+            "[Attached `git status --short`: the changes not yet committed]\n M CHANGELOG.md"
+                .into(),
+        ]
+    );
+
+    // A large window does not, unless asked; a small one may be told not to.
+    for (window, flag, shown) in [
+        ("200000", None, false),
+        ("200000", Some("always"), true),
+        ("32768", Some("never"), false),
+    ] {
+        let model = scripted_model(&env, &[text_turn("ok")]);
+        let mut c = ag_loop(&env, &model, &["--first-call", "auto"]);
+        if let Some(f) = flag {
+            c.args(["--show-context", f]);
+        }
+        c.env("AG_CONTEXT_WINDOW", window).arg(prompt);
+        run(c, None).ok();
+        assert_eq!(sent_texts(&env).len() > 1, shown, "{window} {flag:?}");
+    }
+}
+
+/// Files named in a prompt go with it only when they are plain text inside
+/// the working directory: a binary file, a FIFO (which would block a
+/// reader), a link out of the directory, a directory and an absolute path
+/// are left for the model to read, without an error and without a hang.
+#[test]
+fn named_files_that_cannot_be_shown_are_left_out_quietly() {
+    let env = Env::new();
+    let outside = Env::new();
+    outside.write("secret.txt", "the key\n");
+    env.write("data.bin", b"\x00\x01\x02binary");
+    env.write("ok.txt", "plain\n");
+    std::os::unix::fs::symlink(outside.join("secret.txt"), env.join("link.txt")).unwrap();
+    nix::unistd::mkfifo(&env.join("pipe.txt"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    std::fs::create_dir(env.join("dir.txt")).unwrap();
+    let prompt = format!(
+        "Look at data.bin, pipe.txt, link.txt, dir.txt, {} and ok.txt",
+        outside.join("secret.txt").display()
+    );
+    let model = scripted_model(&env, &[text_turn("ok")]);
+    let r = run(ag_loop(&env, &model, &["--show-context", "always", &prompt]), None);
+    r.ok();
+    // Not a repository: no status either.
+    assert_eq!(
+        sent_texts(&env),
+        [prompt.clone(), "[Attached file `ok.txt` (6 bytes)]\nplain".into()],
+        "{r}"
+    );
+}
+
+/// Without a session the default set's task list still works, and lasts
+/// the run: it is in a directory of the run's own, gone when it ends.
+#[test]
+fn the_task_list_works_without_a_session_and_ends_with_the_run() {
+    let env = Env::new();
+    let model = scripted_model(
+        &env,
+        &[
+            crate::agent::tool_turn(&[(
+                "c1",
+                "todo",
+                json!({"action": "set", "items": [{"content": "look", "status": "in_progress"}]}),
+            )]),
+            text_turn("planned"),
+        ],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["--llm-cmd", &model, "--tools", "todo", "--json", "--no-session"])
+        .arg("plan it");
+    let r = run(c, None);
+    r.ok();
+    let events = r.json_lines();
+    let end = of_type(&events, "tool_execution_end")[0];
+    assert_eq!(end["is_error"], false, "{r}");
+    let text = end["output"].to_string();
+    assert!(text.contains("look"), "{text}");
+    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name().to_string_lossy().starts_with("ag-loop-run-")
+                && std::fs::read_to_string(e.path().join("todo.json"))
+                    .is_ok_and(|t| t.contains("\"look\""))
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

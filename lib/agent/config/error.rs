@@ -12,6 +12,10 @@ pub enum SetupError {
     /// The process's own working directory is unreadable.
     #[error("cannot read the working directory: {0}")]
     WorkingDir(#[source] std::io::Error),
+    /// The directory a run without a session keeps its task list in
+    /// cannot be made (under `$TMPDIR`).
+    #[error("cannot make the run's own directory (for its task list) under `{dir}`: {0}; set TMPDIR to a writable directory", dir = std::env::temp_dir().display())]
+    RunDir(#[source] std::io::Error),
     /// `--cwd` names no directory.
     #[error("--cwd `{}` is not a directory", .0.display())]
     NotADirectory(PathBuf),

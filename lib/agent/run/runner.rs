@@ -96,6 +96,13 @@ pub struct AgentSettings {
     /// (`--first-call`); `None`: only for a small context window (see
     /// [`AgentSettings::first_call_required`]).
     pub first_call: Option<ToolChoice>,
+    /// Whether a prompt carries the files it names and the changes not
+    /// yet committed (`--show-context`); `None`: only for a small context
+    /// window (see [`AgentSettings::shows_context`]).
+    pub show_context: Option<bool>,
+    /// Without a session, a directory of the run's own for its task list
+    /// (`AG_TODO_FILE`), removed when the run ends.
+    pub scratch: Option<tempfile::TempDir>,
 }
 
 impl AgentSettings {
@@ -112,6 +119,18 @@ impl AgentSettings {
                 .context_window
                 .is_some_and(|w| w <= crate::agent::config::named_sets::SMALL_CONTEXT),
         }
+    }
+
+    /// Whether a prompt carries the files it names and the changes not yet
+    /// committed. By default only for a model with a small context window,
+    /// as for the first call: measured on such a model, half the first
+    /// calls of a task were edits of a file it had never read, whose text
+    /// it made up (docs/models.md).
+    pub fn shows_context(&self) -> bool {
+        self.show_context.unwrap_or_else(|| {
+            self.context_window
+                .is_some_and(|w| w <= crate::agent::config::named_sets::SMALL_CONTEXT)
+        })
     }
 
     /// True when a person can answer an approval request, on the terminal

@@ -152,6 +152,16 @@ pub struct Args {
     /// enforce it) is sent back once.
     #[arg(long, value_enum, value_name = "WHEN")]
     pub first_call: Option<FirstCall>,
+    /// Whether each prompt carries the files it names (`fix convert.py`:
+    /// the working directory's convert.py, as it is now, up to 12,000
+    /// characters a file, 4 files) and the changes not yet committed (`git
+    /// status --short`): always, never, or auto: for a model whose context
+    /// window is 32,768 tokens or less (a small local model, which
+    /// otherwise edits files it has never read). A named file that cannot
+    /// be shown (binary, outside the working directory, kept from the
+    /// tools by the sandbox or a gate) is left for the model to read.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub show_context: ShowContext,
     /// Near the context window, summarise the older turns with a model call
     /// (auto), or just drop them and leave a marker (never).
     #[arg(long, value_enum, default_value = "auto")]
@@ -476,6 +486,17 @@ pub enum CompactMode {
     /// Summarise the older turns with a model call.
     Auto,
     /// Drop the older turns and leave a marker (no model call).
+    Never,
+}
+
+/// `--show-context`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShowContext {
+    /// For a model with a small context window.
+    Auto,
+    /// For every model.
+    Always,
+    /// Never.
     Never,
 }
 

@@ -1,5 +1,6 @@
 //! Where the task list lives and how it changes on disk: the session's
-//! `todo.json` (from `AG_SESSION_DIR`) or a file named by `--file`, read
+//! `todo.json` (from `AG_SESSION_DIR`), the run's own list (`AG_TODO_FILE`,
+//! set by ag-loop when it keeps no session) or a file named by `--file`, read
 //! whole, changed under a lock on its directory so that parallel calls do
 //! not lose each other's changes, and replaced atomically (a temporary file
 //! in the same directory, synced, then renamed over the old one).
@@ -18,6 +19,9 @@ use crate::tool_protocol::{Context, ToolError};
 pub const SESSION_DIR_VAR: &str = "AG_SESSION_DIR";
 /// The environment variable naming the session (set by ag-loop).
 pub const SESSION_ID_VAR: &str = "AG_SESSION_ID";
+/// The environment variable naming the list of a run that keeps no session
+/// (set by ag-loop `--no-session`, in a directory it removes at its end).
+pub const RUN_FILE_VAR: &str = "AG_TODO_FILE";
 /// The list's file name inside a session's directory.
 pub const FILE_NAME: &str = "todo.json";
 
@@ -47,7 +51,7 @@ pub struct Store {
 
 impl Store {
     /// The file named by `file` (the `--file` flag), else the session's
-    /// `todo.json`; an error saying how to give one when there is neither.
+    /// `todo.json`, else the run's list; an error saying how to give one when there is neither.
     pub fn locate(ctx: &Context, file: Option<&str>) -> Result<Store, ToolError> {
         let session_id = std::env::var(SESSION_ID_VAR).ok().filter(|s| !s.is_empty());
         if let Some(file) = file {
@@ -67,6 +71,14 @@ impl Store {
                     shown: path.display().to_string(),
                     path,
                     session_id,
+                })
+            }
+            None if let Some(file) = std::env::var_os(RUN_FILE_VAR).filter(|f| !f.is_empty()) => {
+                let path = PathBuf::from(file);
+                Ok(Store {
+                    shown: path.display().to_string(),
+                    path,
+                    session_id: None,
                 })
             }
             None => Err(ToolError::new(
