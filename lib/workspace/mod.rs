@@ -43,7 +43,7 @@ const COPY_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Tool-environment variables that name local things (a pid, a directory)
 /// and mean nothing in the workspace.
-const LOCAL_ONLY_ENV: &[&str] = &["AG_SESSION_PID", "AG_SESSION_DIR"];
+const LOCAL_ONLY_ENV: &[&str] = &["AG_SESSION_PID", "AG_SESSION_DIR", "AG_TODO_FILE"];
 
 /// Why the workspace could not be set up: ends ag-loop with status 2.
 #[derive(Debug, thiserror::Error)]

@@ -64,7 +64,7 @@ pub struct TodoArgs {
     #[serde(default)]
     #[schemars(description = "")]
     pub content: Option<String>,
-    /// The list's file, used instead of the session's `todo.json` (`$AG_SESSION_DIR/todo.json`); needed when not running in a session.
+    /// The list's file, used instead of the session's `todo.json` (`$AG_SESSION_DIR/todo.json`) or the run's (`$AG_TODO_FILE`, set by `ag-loop --no-session`); needed when not running under ag-loop.
     #[arg(long, value_name = "FILE")]
     #[serde(default)]
     #[schemars(skip)]
