@@ -261,7 +261,10 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     if let Some(dir) = &scratch {
         tool_env.push((
             crate::tools::todo::store::RUN_FILE_VAR.to_string(),
-            dir.path().join(crate::tools::todo::store::FILE_NAME).display().to_string(),
+            dir.path()
+                .join(crate::tools::todo::store::FILE_NAME)
+                .display()
+                .to_string(),
         ));
     }
     let mut emitter = Emitter::new(resolved.output, session.writer, resolved.color)

@@ -166,24 +166,33 @@ mod tests {
             "Makefile",
             "lib/x.rs",
         ];
-        let named = |t: &str| named(t, |p| files.contains(&p));
+        let find = |t: &str| named(t, |p| files.contains(&p));
         assert_eq!(
-            named("cli.py has an option that README.md doesn't list; see convert.py."),
+            find("cli.py has an option that README.md doesn't list; see convert.py."),
             ["README.md", "convert.py"]
         );
         assert_eq!(
-            named("bash backup.sh fails on \"notes/shopping list.txt\". Fix (lib/x.rs)"),
+            find("bash backup.sh fails on \"notes/shopping list.txt\". Fix (lib/x.rs)"),
             ["notes/shopping list.txt", "lib/x.rs"]
         );
-        assert_eq!(named("the Makefile uses tabs; `Makefile`"), ["Makefile"]);
+        assert_eq!(find("the Makefile uses tabs; `Makefile`"), ["Makefile"]);
         // Mentions, absolute, home and parent paths, addresses and flags
         // are not names of the project's files.
         let odd = |p: &str| !p.is_empty();
-        assert!(named("@a /etc/passwd ~/.ssh/id ../up/x a/../b https://h/x --flag", odd).is_empty());
+        assert!(
+            named(
+                "@a /etc/passwd ~/.ssh/id ../up/x a/../b https://h/x --flag",
+                odd
+            )
+            .is_empty()
+        );
         assert!(named("", odd).is_empty());
         assert!(named("nothing here names a file", |_| false).is_empty());
         // An unclosed quote leaves its words to be read one by one.
-        assert_eq!(named("open \"convert.py and go", |p| files.contains(&p)), ["convert.py"]);
+        assert_eq!(
+            named("open \"convert.py and go", |p| files.contains(&p)),
+            ["convert.py"]
+        );
     }
 
     #[test]

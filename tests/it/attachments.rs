@@ -699,12 +699,18 @@ fn named_files_that_cannot_be_shown_are_left_out_quietly() {
         outside.join("secret.txt").display()
     );
     let model = scripted_model(&env, &[text_turn("ok")]);
-    let r = run(ag_loop(&env, &model, &["--show-context", "always", &prompt]), None);
+    let r = run(
+        ag_loop(&env, &model, &["--show-context", "always", &prompt]),
+        None,
+    );
     r.ok();
     // Not a repository: no status either.
     assert_eq!(
         sent_texts(&env),
-        [prompt.clone(), "[Attached file `ok.txt` (6 bytes)]\nplain".into()],
+        [
+            prompt.clone(),
+            "[Attached file `ok.txt` (6 bytes)]\nplain".into()
+        ],
         "{r}"
     );
 }
@@ -726,8 +732,15 @@ fn the_task_list_works_without_a_session_and_ends_with_the_run() {
         ],
     );
     let mut c = env.cmd(bin!("ag-loop"));
-    c.args(["--llm-cmd", &model, "--tools", "todo", "--json", "--no-session"])
-        .arg("plan it");
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "todo",
+        "--json",
+        "--no-session",
+    ])
+    .arg("plan it");
     let r = run(c, None);
     r.ok();
     let events = r.json_lines();
