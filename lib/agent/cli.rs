@@ -208,6 +208,9 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         (Some(id), Some(w)) if resolved.checkpoints && workspace.is_none() => {
             CheckpointState::on(&cwd, id, Some(w.path()), resolved.checkpoint_max_file_bytes)
         }
+        (None, _) if resolved.checkpoints && workspace.is_none() => {
+            CheckpointState::for_run(&cwd, resolved.checkpoint_max_file_bytes)
+        }
         _ => CheckpointState::off(),
     };
     let mut tool_env = vec![

@@ -186,6 +186,79 @@ fn an_answer_after_bash_writes_that_changed_nothing_goes_back_once() {
     assert_eq!(server.requests().len(), 2, "{r}");
 }
 
+/// A run that keeps no session (`--no-session`, as in CI) still knows what
+/// `bash` changed in a git repository: checkpoints of its own, on a ref
+/// that is gone when the run ends, with their private index.
+#[test]
+fn a_run_without_a_session_sees_what_bash_changed_and_leaves_no_checkpoints() {
+    let env = Env::new();
+    env.write("notes.md", NOTES);
+    // HOME (and so AG_HOME) is inside the directory.
+    env.write(".gitignore", ".home/\n");
+    crate::util::git(env.path(), &["init", "-q"]);
+    crate::util::git(env.path(), &["add", "."]);
+    crate::util::git(env.path(), &["commit", "-q", "-m", "start"]);
+    let sed = |from: &str| {
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": format!("sed -i 's/{from}/Other text/' notes.md")}),
+        )])
+    };
+    let server = ModelServer::start(vec![
+        sed("Some txt"),
+        Turn::Text("I changed the text."),
+        sed("Some text"),
+        Turn::Text("Changed."),
+    ]);
+    let r = loop_run(
+        &env,
+        &server,
+        &["--json", "--no-session"],
+        "Change the text in notes.md.",
+    );
+    r.ok();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{r}");
+    assert!(
+        requests[2]["messages"]
+            .to_string()
+            .contains("No file has changed during this request"),
+        "{r}"
+    );
+    let end = agent_end(&r);
+    assert_eq!(end["work"]["changed"], json!(["notes.md"]), "{r}");
+    // Taken, and gone now.
+    let taken: Vec<Value> = r
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["type"] == "checkpoint")
+        .collect();
+    assert!(taken.len() >= 2, "{r}");
+    let refs = std::process::Command::new("git")
+        .args(["for-each-ref", "refs/ag/"])
+        .current_dir(env.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&refs.stdout), "", "{r}");
+    let index = env.join(".home/.ag/checkpoints/index");
+    let left: Vec<_> = walk_files(&index);
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// Every file under `dir` (none when it does not exist).
+fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk_files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 #[test]
 fn the_same_successful_call_again_and_again_ends_the_run_with_its_work_kept() {
     let env = Env::new();

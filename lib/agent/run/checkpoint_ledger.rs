@@ -2,6 +2,14 @@
 //! whether they are on, where, the turns counted so far and the last turn
 //! that may have changed files. Apart from the taking so that the agent's
 //! settings can hold it without depending on the agent.
+//!
+//! A run that keeps no session (`--no-session`) still takes them in a git
+//! working tree, for the evidence alone (what `bash` changed, in `work` and
+//! for the send-back of writes that changed nothing): on a ref of its own,
+//! `refs/ag/checkpoints/run-<uuid>`, which is removed with its private index
+//! when the run ends. Without a repository such a run takes none (a shadow
+//! repository would outlive it), and a directory that cannot have them is
+//! passed over without a word.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +34,8 @@ pub struct CheckpointState {
     pub(in crate::agent) dirty: Option<u64>,
     /// The checkpoints of the prompt under way.
     pub(in crate::agent) prompt: PromptRecord,
+    /// A run's own checkpoints, without a session: removed at its end.
+    pub(in crate::agent) ephemeral: bool,
 }
 
 /// What the checkpoints of one prompt showed, for the evidence a final
@@ -75,7 +85,17 @@ impl CheckpointState {
             turns: session.map(count_turns).unwrap_or(0),
             dirty: None,
             prompt: PromptRecord::default(),
+            ephemeral: false,
         }
+    }
+
+    /// Checkpoints of a run that keeps no session, for the evidence alone:
+    /// on a ref of the run's own, removed when the state is dropped.
+    pub fn for_run(cwd: &Path, max_file_bytes: u64) -> CheckpointState {
+        let id = format!("run-{}", uuid::Uuid::now_v7());
+        let mut state = CheckpointState::on(cwd, &id, None, max_file_bytes);
+        state.ephemeral = true;
+        state
     }
 
     /// Opens the checkpoints on first use; `Err` once with why they are off.
@@ -86,6 +106,14 @@ impl CheckpointState {
             };
             let home = w.home.canonicalize().unwrap_or_else(|_| w.home.clone());
             match Place::find(&w.cwd, &home) {
+                Ok(place) if self.ephemeral && place.shadow => {
+                    self.want = None;
+                    return Ok(None);
+                }
+                Err(_) if self.ephemeral => {
+                    self.want = None;
+                    return Ok(None);
+                }
                 Ok(place) => {
                     // Many checkpoints in one process: worth watching the
                     // tree rather than asking git to look at all of it.
@@ -100,6 +128,20 @@ impl CheckpointState {
             }
         }
         Ok(self.open.as_ref())
+    }
+}
+
+impl Drop for CheckpointState {
+    fn drop(&mut self) {
+        if self.ephemeral
+            && let Some(cp) = &self.open
+            && let Err(e) = cp.remove()
+        {
+            crate::cli::warn(
+                "ag-loop",
+                &format!("cannot remove the run's checkpoints (`ag-session prune` can): {e}"),
+            );
+        }
     }
 }
 

@@ -407,7 +407,8 @@ pub struct Args {
     /// event is emitted; `ag-session rewind ID --turn N` puts a turn's tree
     /// back. Untracked files are included, ignored ones and files over
     /// `checkpoint_max_file_size` bytes (config file, default 10 MB) are not.
-    /// There are none without a session file (--no-session).
+    /// Without a session (--no-session) they are taken in a git working
+    /// tree only, to know what changed, and removed when the run ends.
     #[arg(long)]
     pub no_checkpoints: bool,
     // Diagnostics after a change (issue 47).
