@@ -656,10 +656,12 @@ fn a_small_models_prompt_carries_the_files_it_names_and_what_is_not_committed() 
         texts,
         [
             prompt.to_string(),
-            "[Attached file `convert.py` (28 bytes)]\ndef main():\n    print('hi')".into(),
-            "[Attached file `notes/shopping list.txt` (5 bytes)]\nmilk".into(),
+            "[Attached the list of the project's files (3)]\nCHANGELOG.md\nconvert.py\nnotes/shopping list.txt"
+                .into(),
             "[Attached `git status --short`: the changes not yet committed]\n M CHANGELOG.md"
                 .into(),
+            "[Attached file `convert.py` (28 bytes)]\ndef main():\n    print('hi')".into(),
+            "[Attached file `notes/shopping list.txt` (5 bytes)]\nmilk".into(),
         ]
     );
 
@@ -709,7 +711,34 @@ fn named_files_that_cannot_be_shown_are_left_out_quietly() {
         sent_texts(&env),
         [
             prompt.clone(),
+            "[Attached the list of the project's files (4)]\ndata.bin\nlink.txt\nok.txt\npipe.txt"
+                .into(),
             "[Attached file `ok.txt` (6 bytes)]\nplain".into()
+        ],
+        "{r}"
+    );
+}
+
+/// A project of more than 50 files is listed by its top-level entries.
+#[test]
+fn a_large_project_is_listed_by_its_top_level_entries() {
+    let env = Env::new();
+    for i in 0..60 {
+        env.write(&format!("src/m{i:02}.py"), "x = 1\n");
+    }
+    env.write("README.md", "# R\n");
+    let model = scripted_model(&env, &[text_turn("ok")]);
+    let r = run(
+        ag_loop(&env, &model, &["--show-context", "always", "Tidy up."]),
+        None,
+    );
+    r.ok();
+    assert_eq!(
+        sent_texts(&env),
+        [
+            "Tidy up.".to_string(),
+            "[Attached the top of the project: more than 50 files in all, which find and ls show]\nREADME.md\nsrc/"
+                .into(),
         ],
         "{r}"
     );

@@ -11,34 +11,17 @@
 //! `@name` at the very start of a prompt that names an agent identity is
 //! that identity's (seed 003's routing), never a file mention.
 //!
-//! With `--show-context` (by default for a small context window) a prompt
-//! also carries the files its words name, without an `@`, and the changes
-//! not yet committed: what a weak model would otherwise edit unseen. These
-//! were not asked for by name, so a file that cannot be shown (binary,
-//! outside the working directory, refused by the sandbox or not allowed
-//! outright by a gate) is left out without a word: the model can still
-//! read it, and meets the rules then.
+//! What `--show-context` adds after the attachments is prompt_context.rs's.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::json;
 
 use super::runner::Agent;
 use crate::agent::calls::gates::Verdict;
 use crate::attach::{self, AttachError, Attached, Kind, mentions};
-use crate::proc::{CaptureLimit, Command, Output};
 use crate::protocol::{AgentEvent, ContentBlock, GateRequest, UserContent};
 use crate::tool_protocol::Context;
-
-/// Characters of one file a prompt names shown with it, at most.
-const NAMED_FILE_CHARS: usize = 12_000;
-/// Files a prompt names shown with it, at most.
-const NAMED_FILES: usize = 4;
-/// Lines of `git status --short` shown with a prompt, at most.
-const STATUS_LINES: usize = 20;
-/// How long `git status` may take before the prompt goes without it.
-const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Agent {
     /// The prompt with its attachments (`paths`, then the files its text
@@ -169,72 +152,8 @@ impl Agent {
         Ok(UserContent::Blocks(blocks))
     }
 
-    /// The files of `named` that can be shown, as attachments are, within
-    /// `left` characters, then the changes not yet committed.
-    async fn context_blocks(
-        &mut self,
-        named: Vec<String>,
-        seen: &mut Vec<PathBuf>,
-        mut left: usize,
-    ) -> Vec<ContentBlock> {
-        let dir = self.settings.attach_dir.clone();
-        let Ok(root) = dir.canonicalize() else {
-            return Vec::new();
-        };
-        let ctx = Context {
-            cwd: dir.clone(),
-            root: None,
-        };
-        let mut blocks = Vec::new();
-        let mut shown = 0;
-        for name in named {
-            let budget = left.min(NAMED_FILE_CHARS);
-            if shown == NAMED_FILES || budget == 0 {
-                break;
-            }
-            let path = dir.join(&name);
-            let Ok(real) = path.canonicalize() else {
-                continue;
-            };
-            if !real.starts_with(&root) || seen.contains(&real) || !self.may_show(&real).await {
-                continue;
-            }
-            let Ok(file) = ctx.open_read(&path) else {
-                continue;
-            };
-            // Images and PDFs go with a prompt when it asks for them.
-            let Ok(a) = attach::load(file, &name, budget) else {
-                continue;
-            };
-            if a.kind != Kind::Text {
-                continue;
-            }
-            seen.push(real);
-            left -= a.chars.min(left);
-            shown += 1;
-            blocks.extend(a.blocks);
-        }
-        if let Some(status) = uncommitted(&dir).await {
-            blocks.push(ContentBlock::Text { text: status });
-        }
-        blocks
-    }
-
-    /// Whether a file the prompt names may go with it unasked: not kept
-    /// from the tools by the sandbox, and allowed outright by the gates
-    /// (a gate that would ask leaves it to the model's own `read`).
-    async fn may_show(&mut self, real: &Path) -> bool {
-        if self.sandbox_denies(real).is_some() {
-            return false;
-        }
-        if self.settings.gates.before.is_empty() {
-            return true;
-        }
-        matches!(self.gate_verdict(real).await, Verdict::Allow(_))
-    }
-
     /// The directory of the sandbox's deny list that holds `real`.
-    fn sandbox_denies(&self, real: &Path) -> Option<PathBuf> {
+    pub(super) fn sandbox_denies(&self, real: &Path) -> Option<PathBuf> {
         let sandbox = self.settings.sandbox.as_ref()?;
         sandbox
             .policy()
@@ -246,7 +165,7 @@ impl Agent {
 
     /// What the gates say to a `read` of `real`; their problems are said
     /// as error events.
-    async fn gate_verdict(&mut self, real: &Path) -> Verdict {
+    pub(super) async fn gate_verdict(&mut self, real: &Path) -> Verdict {
         let request = GateRequest {
             tool: "read".into(),
             arguments: json!({"file_path": real.display().to_string()}),
@@ -288,41 +207,6 @@ impl Agent {
             Verdict::Allow(_) | Verdict::Ask(..) | Verdict::NotAsked(..) => Ok(()),
         }
     }
-}
-
-/// The changes not yet committed in `dir`'s repository, as a block's text
-/// (`git status --short`, at most [`STATUS_LINES`] lines); `None` outside
-/// a repository, with nothing to commit, or when git cannot say in time.
-async fn uncommitted(dir: &Path) -> Option<String> {
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let out = Command::new("git")
-        .args(["--no-optional-locks", "-c", "core.quotepath=false"])
-        .args(["status", "--short", "--untracked-files=normal"])
-        .cwd(dir)
-        .timeout(STATUS_TIMEOUT)
-        .output(Output::Separate {
-            stdout: CaptureLimit::new(64 << 10),
-            stderr: CaptureLimit::new(4 << 10),
-        })
-        .collect(&cancel)
-        .await
-        .ok()?;
-    if out.code() != 0 {
-        return None;
-    }
-    let text = out.stdout.lossy();
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    if lines.is_empty() {
-        return None;
-    }
-    let mut block = format!(
-        "[Attached `git status --short`: the changes not yet committed]\n{}",
-        lines[..lines.len().min(STATUS_LINES)].join("\n")
-    );
-    if lines.len() > STATUS_LINES {
-        block.push_str(&format!("\n... and {} more", lines.len() - STATUS_LINES));
-    }
-    Some(block)
 }
 
 /// The text blocks of a prompt.

@@ -1,8 +1,9 @@
 //! One prompt's run: the runner's turns of a model call and its tool calls,
 //! and what the runner does along the way (approvals, escalation out of the
 //! sandbox, updates of running calls, compaction, checkpoints, the checks
-//! of a final answer, attachments and the choice of profile). Each file
-//! here adds its part to [`runner::Agent`]; nothing below imports this room.
+//! of a final answer, attachments and what a prompt shows, the choice of
+//! profile). Each file here adds its part to [`runner::Agent`]; nothing
+//! below imports this room.
 
 pub mod approval;
 pub mod attachments;
@@ -15,6 +16,7 @@ pub mod evidence;
 pub mod final_checks;
 pub mod model;
 pub mod profile;
+pub mod prompt_context;
 pub mod routing;
 pub mod runner;
 pub mod stuck_text;

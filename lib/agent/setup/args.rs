@@ -152,14 +152,16 @@ pub struct Args {
     /// enforce it) is sent back once.
     #[arg(long, value_enum, value_name = "WHEN")]
     pub first_call: Option<FirstCall>,
-    /// Whether each prompt carries the files it names (`fix convert.py`:
-    /// the working directory's convert.py, as it is now, up to 12,000
-    /// characters a file, 4 files) and the changes not yet committed (`git
-    /// status --short`): always, never, or auto: for a model whose context
-    /// window is 32,768 tokens or less (a small local model, which
-    /// otherwise edits files it has never read). A named file that cannot
-    /// be shown (binary, outside the working directory, kept from the
-    /// tools by the sandbox or a gate) is left for the model to read.
+    /// Whether each prompt carries what a weak model needs to see: the
+    /// project's files (all of at most 50, else the top-level entries),
+    /// the changes not yet committed (`git status --short`), and the files
+    /// its words name (`fix convert.py`: the working directory's
+    /// convert.py, as it is now, up to 12,000 characters a file, 4 files).
+    /// Always, never, or auto: for a model whose context window is 32,768
+    /// tokens or less (a small local model, which otherwise edits files it
+    /// has never read). A named file that cannot be shown (binary, outside
+    /// the working directory, kept from the tools by the sandbox or a gate)
+    /// is left for the model to read.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub show_context: ShowContext,
     /// Near the context window, summarise the older turns with a model call

@@ -1,0 +1,183 @@
+//! What a prompt carries with `--show-context` (by default for a small
+//! context window), after its attachments: the list of the project's files,
+//! the changes not yet committed, and the files its words name without an
+//! `@`. A weak model otherwise edits files it has never read, with text it
+//! makes up, and guesses paths (`path/to/version.txt`).
+//!
+//! None of it was asked for by name, so what cannot be shown is left out
+//! without a word: a named file that is binary, a FIFO or a device, outside
+//! the working directory, kept from the tools by the sandbox, or not allowed
+//! outright by a gate; the status outside a repository or when git is slow.
+//! The model can still look, and meets the rules then.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::runner::Agent;
+use crate::agent::calls::gates::Verdict;
+use crate::attach::{self, Kind};
+use crate::proc::{CaptureLimit, Command, Output};
+use crate::protocol::ContentBlock;
+use crate::tool_protocol::Context;
+use crate::tools::walk::{self, Links, Visibility};
+
+/// Characters of one file a prompt names shown with it, at most.
+const NAMED_FILE_CHARS: usize = 12_000;
+/// Files a prompt names shown with it, at most.
+const NAMED_FILES: usize = 4;
+/// Lines of `git status --short` shown with a prompt, at most.
+const STATUS_LINES: usize = 20;
+/// How long `git status` may take before the prompt goes without it.
+const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
+/// Files a project may have to be listed whole; a larger one is listed by
+/// its top-level entries, this many at most.
+const LISTED_FILES: usize = 50;
+
+impl Agent {
+    /// The blocks `--show-context` adds: the project's files, the changes
+    /// not yet committed, then the files of `named` that can be shown (not
+    /// in `seen`, the files already attached), within `left` characters.
+    pub(super) async fn context_blocks(
+        &mut self,
+        named: Vec<String>,
+        seen: &mut Vec<PathBuf>,
+        mut left: usize,
+    ) -> Vec<ContentBlock> {
+        let dir = self.settings.attach_dir.clone();
+        let Ok(root) = dir.canonicalize() else {
+            return Vec::new();
+        };
+        let ctx = Context {
+            cwd: dir.clone(),
+            root: None,
+        };
+        let mut blocks = Vec::new();
+        if let Some(list) = listing(&ctx, &dir) {
+            blocks.push(ContentBlock::Text { text: list });
+        }
+        if let Some(status) = uncommitted(&dir).await {
+            blocks.push(ContentBlock::Text { text: status });
+        }
+        let mut shown = 0;
+        for name in named {
+            let budget = left.min(NAMED_FILE_CHARS);
+            if shown == NAMED_FILES || budget == 0 {
+                break;
+            }
+            let path = dir.join(&name);
+            let Ok(real) = path.canonicalize() else {
+                continue;
+            };
+            if !real.starts_with(&root) || seen.contains(&real) || !self.may_show(&real).await {
+                continue;
+            }
+            let Ok(file) = ctx.open_read(&path) else {
+                continue;
+            };
+            // Images and PDFs go with a prompt when it asks for them.
+            let Ok(a) = attach::load(file, &name, budget) else {
+                continue;
+            };
+            if a.kind != Kind::Text {
+                continue;
+            }
+            seen.push(real);
+            left -= a.chars.min(left);
+            shown += 1;
+            blocks.extend(a.blocks);
+        }
+        blocks
+    }
+
+    /// Whether a file the prompt names may go with it unasked: not kept
+    /// from the tools by the sandbox, and allowed outright by the gates
+    /// (a gate that would ask leaves it to the model's own `read`).
+    async fn may_show(&mut self, real: &Path) -> bool {
+        if self.sandbox_denies(real).is_some() {
+            return false;
+        }
+        if self.settings.gates.before.is_empty() {
+            return true;
+        }
+        matches!(self.gate_verdict(real).await, Verdict::Allow(_))
+    }
+}
+
+/// The project's files as a block's text, by the rules ag-find walks by
+/// (.gitignore obeyed, hidden entries skipped): every file of a project of
+/// at most [`LISTED_FILES`], else its top-level entries (directories with a
+/// `/`); `None` for an empty directory.
+fn listing(ctx: &Context, dir: &Path) -> Option<String> {
+    let walk = |depth: Option<usize>| {
+        walk::walker(ctx, dir, Visibility::default(), Links::default(), None)
+            .max_depth(depth)
+            .sort_by_file_name(std::ffi::OsStr::cmp)
+            .build()
+            .flatten()
+            .filter(|e| e.depth() > 0)
+    };
+    let files: Vec<String> = walk(None)
+        .filter(|e| e.file_type().is_some_and(|t| !t.is_dir()))
+        .take(LISTED_FILES + 1)
+        .map(|e| walk::relative(e.path(), dir).display().to_string())
+        .collect();
+    if files.is_empty() {
+        return None;
+    }
+    if files.len() <= LISTED_FILES {
+        return Some(format!(
+            "[Attached the list of the project's files ({})]\n{}",
+            files.len(),
+            files.join("\n")
+        ));
+    }
+    let top: Vec<String> = walk(Some(1))
+        .take(LISTED_FILES)
+        .map(|e| {
+            let name = walk::relative(e.path(), dir).display().to_string();
+            match e.file_type().is_some_and(|t| t.is_dir()) {
+                true => format!("{name}/"),
+                false => name,
+            }
+        })
+        .collect();
+    Some(format!(
+        "[Attached the top of the project: more than {LISTED_FILES} files in all, which find and ls show]\n{}",
+        top.join("\n")
+    ))
+}
+
+/// The changes not yet committed in `dir`'s repository, as a block's text
+/// (`git status --short`, at most [`STATUS_LINES`] lines); `None` outside
+/// a repository, with nothing to commit, or when git cannot say in time.
+async fn uncommitted(dir: &Path) -> Option<String> {
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let out = Command::new("git")
+        .args(["--no-optional-locks", "-c", "core.quotepath=false"])
+        .args(["status", "--short", "--untracked-files=normal"])
+        .cwd(dir)
+        .timeout(STATUS_TIMEOUT)
+        .output(Output::Separate {
+            stdout: CaptureLimit::new(64 << 10),
+            stderr: CaptureLimit::new(4 << 10),
+        })
+        .collect(&cancel)
+        .await
+        .ok()?;
+    if out.code() != 0 {
+        return None;
+    }
+    let text = out.stdout.lossy();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let mut block = format!(
+        "[Attached `git status --short`: the changes not yet committed]\n{}",
+        lines[..lines.len().min(STATUS_LINES)].join("\n")
+    );
+    if lines.len() > STATUS_LINES {
+        block.push_str(&format!("\n... and {} more", lines.len() - STATUS_LINES));
+    }
+    Some(block)
+}
