@@ -622,7 +622,11 @@ impl Checkpoints {
     }
 
     /// A new session's index starts as a copy of the newest index of the
-    /// same place, so that its first checkpoint need not hash every file.
+    /// same place, else of the repository's own index (whose stat cache
+    /// covers the tracked files), so that its first checkpoint need not
+    /// hash every file: 0.25 s against 0.02 s for a tree of 1,500 files,
+    /// and a run without a session (whose index goes with it) starts so
+    /// every time.
     fn seed_index(&self) -> Result<(), Error> {
         let Some(index) = &self.git.index else {
             return Ok(());
@@ -648,7 +652,10 @@ impl Checkpoints {
             return Ok(());
         };
         std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
-        if let Some(newest) = newest_file(dir) {
+        let own = (!self.place.shadow)
+            .then(|| self.place.git_dir.join("index"))
+            .filter(|p| p.is_file());
+        if let Some(newest) = newest_file(dir).or(own) {
             // A copy that fails only costs time: git rebuilds the index.
             let _ = std::fs::copy(&newest, index);
         }
