@@ -788,3 +788,29 @@ fn the_task_list_works_without_a_session_and_ends_with_the_run() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// The files a prompt names share 16,000 characters: the second of two
+/// 10,000-character files is cut, and says where to read on.
+#[test]
+fn named_files_share_a_budget_and_the_cut_says_where_to_read_on() {
+    let env = Env::new();
+    let line = "x".repeat(99) + "\n";
+    env.write("a.txt", line.repeat(100));
+    env.write("b.txt", line.repeat(100));
+    let model = scripted_model(&env, &[text_turn("ok")]);
+    let r = run(
+        ag_loop(&env, &model, &["--show-context", "always", "Compare a.txt and b.txt."]),
+        None,
+    );
+    r.ok();
+    let texts = sent_texts(&env);
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert!(texts[2].ends_with(&line.repeat(100).trim_end().to_string()), "{}", &texts[2][..80]);
+    assert!(texts[3].starts_with("[Attached file `b.txt` (9.8 KiB)]"), "{}", &texts[3][..80]);
+    assert!(
+        texts[3].contains("its first 6000 characters are attached")
+            && texts[3].contains("the read tool shows the rest from line 61"),
+        "{}",
+        &texts[3][texts[3].len() - 300..]
+    );
+}

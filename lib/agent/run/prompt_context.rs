@@ -23,6 +23,9 @@ use crate::tools::walk::{self, Links, Visibility};
 
 /// Characters of one file a prompt names shown with it, at most.
 const NAMED_FILE_CHARS: usize = 12_000;
+/// Characters of all the files a prompt names shown with it, at most: a
+/// quarter of a 32,768-token window, which every later request carries.
+const NAMED_TOTAL_CHARS: usize = 16_000;
 /// Files a prompt names shown with it, at most.
 const NAMED_FILES: usize = 4;
 /// Lines of `git status --short` shown with a prompt, at most.
@@ -41,8 +44,9 @@ impl Agent {
         &mut self,
         named: Vec<String>,
         seen: &mut Vec<PathBuf>,
-        mut left: usize,
+        left: usize,
     ) -> Vec<ContentBlock> {
+        let mut left = left.min(NAMED_TOTAL_CHARS);
         let dir = self.settings.attach_dir.clone();
         let Ok(root) = dir.canonicalize() else {
             return Vec::new();

@@ -156,7 +156,8 @@ pub struct Args {
     /// project's files (all of at most 50, else the top-level entries),
     /// the changes not yet committed (`git status --short`), and the files
     /// its words name (`fix convert.py`: the working directory's
-    /// convert.py, as it is now, up to 12,000 characters a file, 4 files).
+    /// convert.py, as it is now, up to 12,000 characters a file, 16,000
+    /// for all, 4 files).
     /// Always, never, or auto: for a model whose context window is 32,768
     /// tokens or less (a small local model, which otherwise edits files it
     /// has never read). A named file that cannot be shown (binary, outside
