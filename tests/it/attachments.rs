@@ -799,14 +799,26 @@ fn named_files_share_a_budget_and_the_cut_says_where_to_read_on() {
     env.write("b.txt", line.repeat(100));
     let model = scripted_model(&env, &[text_turn("ok")]);
     let r = run(
-        ag_loop(&env, &model, &["--show-context", "always", "Compare a.txt and b.txt."]),
+        ag_loop(
+            &env,
+            &model,
+            &["--show-context", "always", "Compare a.txt and b.txt."],
+        ),
         None,
     );
     r.ok();
     let texts = sent_texts(&env);
     assert_eq!(texts.len(), 4, "{texts:?}");
-    assert!(texts[2].ends_with(&line.repeat(100).trim_end().to_string()), "{}", &texts[2][..80]);
-    assert!(texts[3].starts_with("[Attached file `b.txt` (9.8 KiB)]"), "{}", &texts[3][..80]);
+    assert!(
+        texts[2].ends_with(&line.repeat(100).trim_end().to_string()),
+        "{}",
+        &texts[2][..80]
+    );
+    assert!(
+        texts[3].starts_with("[Attached file `b.txt` (10 KiB)]"),
+        "{}",
+        &texts[3][..80]
+    );
     assert!(
         texts[3].contains("its first 6000 characters are attached")
             && texts[3].contains("the read tool shows the rest from line 61"),
