@@ -703,11 +703,14 @@ fn a_long_conversation_is_compacted_and_goes_on_with_its_task() {
     );
     let mut c = env.cmd(bin!("ag-loop"));
     c.env("AG_CONTEXT_WINDOW", "3000");
+    // The prompt as the person wrote it, without the file it names.
     c.args([
         "--llm-cmd",
         &model,
         "--tools",
         "read",
+        "--show-context",
+        "never",
         "count the lines of big.txt",
     ]);
     let r = run(c, None);

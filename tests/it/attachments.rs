@@ -826,3 +826,22 @@ fn named_files_share_a_budget_and_the_cut_says_where_to_read_on() {
         &texts[3][texts[3].len() - 300..]
     );
 }
+
+/// A smaller window than 32,768 tokens gets half a character of named
+/// files for each of its tokens: 1,500 for a window of 3,000.
+#[test]
+fn a_small_window_gets_less_of_the_named_files() {
+    let env = Env::new();
+    env.write("a.txt", ("y".repeat(99) + "\n").repeat(100));
+    let model = scripted_model(&env, &[text_turn("ok")]);
+    let mut c = ag_loop(&env, &model, &["--first-call", "auto", "Read a.txt."]);
+    c.env("AG_CONTEXT_WINDOW", "3000");
+    run(c, None).ok();
+    let texts = sent_texts(&env);
+    let shown = texts.last().unwrap();
+    assert!(
+        shown.starts_with("[Attached file `a.txt`")
+            && shown.contains("its first 1500 characters are attached"),
+        "{shown}"
+    );
+}

@@ -9,7 +9,8 @@
 //! `refs/ag/checkpoints/run-<uuid>`, which is removed with its private index
 //! when the run ends. Without a repository such a run takes none (a shadow
 //! repository would outlive it), and a directory that cannot have them is
-//! passed over without a word.
+//! passed over without a word. A run killed outright (SIGKILL) leaves its
+//! ref; `git update-ref -d` removes it.
 
 use std::path::{Path, PathBuf};
 
@@ -139,7 +140,11 @@ impl Drop for CheckpointState {
         {
             crate::cli::warn(
                 "ag-loop",
-                &format!("cannot remove the run's checkpoints (`ag-session prune` can): {e}"),
+                &format!(
+                    "cannot remove the run's checkpoints ({e}); `git update-ref -d refs/ag/checkpoints/{}` in `{}` removes them",
+                    cp.session_id,
+                    cp.place.work_tree.display()
+                ),
             );
         }
     }

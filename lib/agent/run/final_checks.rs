@@ -156,13 +156,27 @@ impl Agent {
             sandbox: self.settings.sandbox.as_deref(),
             progress: None,
         };
+        // ag-bash takes a JSON `timeout` under a second for a model's slip
+        // and runs the default instead, so the check's own limit is kept
+        // here as well: the call is ended when it runs out.
         let arguments = json!({
             "command": until.command,
-            "timeout": until.timeout,
+            "timeout": until.timeout.max(1.0),
             "max_output": BASH_MAX_OUTPUT,
         });
         let id = format!("check-{attempt}");
-        let mut r = spec.call(&id, &arguments, &env, cancel).await;
+        let deadline = cancel.child_token();
+        let timer = {
+            let deadline = deadline.clone();
+            let limit = std::time::Duration::from_secs_f64(until.timeout);
+            tokio::spawn(async move {
+                tokio::time::sleep(limit).await;
+                deadline.cancel();
+            })
+        };
+        let mut r = spec.call(&id, &arguments, &env, &deadline).await;
+        timer.abort();
+        let expired = deadline.is_cancelled() && !cancel.is_cancelled();
         // The check's output goes to the model and the session: no key a
         // command printed goes with it.
         self.emitter.redactor().string(&mut r.output);
@@ -180,8 +194,21 @@ impl Agent {
             .get("exit_code")
             .and_then(Value::as_i64)
             .and_then(|c| i32::try_from(c).ok());
-        let timed_out = r.details.get("timed_out").and_then(Value::as_bool) == Some(true);
+        let timed_out =
+            expired || r.details.get("timed_out").and_then(Value::as_bool) == Some(true);
         match code {
+            None if expired => {
+                let why = format!(
+                    "timed out after {} s (--until-timeout); the command and everything it started were stopped",
+                    until.timeout
+                );
+                Ran {
+                    exit_code: None,
+                    output,
+                    error: Some(why.clone()),
+                    outcome: RanOutcome::Failed(why),
+                }
+            }
             None => cannot(format!(
                 "the check `{}` could not be run: {}",
                 until.command,

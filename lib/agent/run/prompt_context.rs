@@ -23,8 +23,10 @@ use crate::tools::walk::{self, Links, Visibility};
 
 /// Characters of one file a prompt names shown with it, at most.
 const NAMED_FILE_CHARS: usize = 12_000;
-/// Characters of all the files a prompt names shown with it, at most: a
-/// quarter of a 32,768-token window, which every later request carries.
+/// Characters of all the files a prompt names shown with it, at most: at
+/// about four characters a token, an eighth of a 32,768-token window,
+/// which every later request carries. A smaller window gets half a
+/// character for each of its tokens.
 const NAMED_TOTAL_CHARS: usize = 16_000;
 /// Files a prompt names shown with it, at most.
 const NAMED_FILES: usize = 4;
@@ -46,7 +48,10 @@ impl Agent {
         seen: &mut Vec<PathBuf>,
         left: usize,
     ) -> Vec<ContentBlock> {
-        let mut left = left.min(NAMED_TOTAL_CHARS);
+        let window = self.settings.context_window.map(|w| (w / 2) as usize);
+        let mut left = left
+            .min(NAMED_TOTAL_CHARS)
+            .min(window.unwrap_or(usize::MAX));
         let dir = self.settings.attach_dir.clone();
         let Ok(root) = dir.canonicalize() else {
             return Vec::new();

@@ -80,7 +80,9 @@ pub fn facts(older: &[Message]) -> String {
     for m in older {
         match m {
             Message::User { content, .. } => {
-                let t = content.text();
+                // An attached file is named by its header line: its text
+                // would push the task itself out of the 1,500 characters.
+                let t = crate::attach::shown_text(content);
                 // Earlier summaries carry their own facts forward.
                 if !t.starts_with(SUMMARY_HEAD) {
                     users.push(shorten(&t, 1500));
@@ -248,6 +250,26 @@ mod tests {
             }],
             ..Default::default()
         })
+    }
+
+    #[test]
+    fn the_original_task_names_its_attached_files_by_their_headers() {
+        let file = format!("[Attached file `big.txt` (30 KiB)]\n{}", "x ".repeat(5000));
+        let msgs = vec![Message::User {
+            content: crate::protocol::UserContent::Blocks(vec![
+                ContentBlock::Text {
+                    text: "count the lines of big.txt".into(),
+                },
+                ContentBlock::Text { text: file },
+            ]),
+            timestamp: None,
+        }];
+        let f = facts(&msgs);
+        assert!(
+            f.contains("count the lines of big.txt\n    [Attached file `big.txt` (30 KiB)]\n"),
+            "{f}"
+        );
+        assert!(!f.contains("x x"), "{f}");
     }
 
     #[test]
