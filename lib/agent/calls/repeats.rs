@@ -165,10 +165,19 @@ impl FailureGuard {
                 *self.made.entry(call).or_insert(0) += 1;
             }
             self.streak = 0;
-            if n >= SAME_OUTPUT_WARN {
+            if n >= SAME_OUTPUT_WARN && call.is_some() {
+                // A file change made again did change the file (an edit
+                // whose old text is still there applies once more), so
+                // "nothing changed" would be false here.
+                r.output.push_str(&format!(
+                    "\n\nThis same file change has now been made {n} times. It is in place: making it again does not take the request further (an edit whose old text is still in the file changes it once more). Go on to what is left of the request, or give your answer."
+                ));
+            } else if n >= SAME_OUTPUT_WARN {
                 r.output.push_str(&format!(
                     "\n\nThis exact call has now returned the same output {n} times: nothing it looks at changed in between. Repeating it will not change the result; make a change first, or try a different approach."
                 ));
+            }
+            if n >= SAME_OUTPUT_WARN {
                 if let Some((tool, said)) = &self.last_failure {
                     r.output.push_str(&format!(
                         " The last call that failed was `{tool}`, and it said: \"{said}\". Act on what it said."
@@ -348,6 +357,29 @@ mod tests {
         let mut r = failed("not found");
         g.note("edit", &fix, &mut r);
         assert!(!r.output.contains("succeeded earlier"), "{}", r.output);
+    }
+
+    #[test]
+    fn a_file_change_made_again_and_again_is_not_said_to_change_nothing() {
+        let mut g = FailureGuard::new(0);
+        let edit = json!({"file_path": "settings.json", "old_string": "debug", "new_string": "debug=true"});
+        let said = |i: u32, r: &ToolResult| {
+            assert!(
+                !r.output.contains("nothing it looks at changed"),
+                "call {i}: {}",
+                r.output
+            );
+            r.output.contains("This same file change has now been made")
+        };
+        for i in 1..=SAME_OUTPUT_STOP {
+            let mut r = ToolResult {
+                output: "Replaced 1 occurrence in settings.json (1 line changed)".into(),
+                ..succeeded()
+            };
+            g.note("edit", &edit, &mut r);
+            assert_eq!(said(i, &r), i >= SAME_OUTPUT_WARN, "call {i}: {}", r.output);
+        }
+        assert_eq!(g.stop(), Some(&Stop::SameOutput(SAME_OUTPUT_STOP)));
     }
 
     #[test]
