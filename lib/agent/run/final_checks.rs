@@ -194,38 +194,26 @@ impl Agent {
             .get("exit_code")
             .and_then(Value::as_i64)
             .and_then(|c| i32::try_from(c).ok());
-        let timed_out =
-            expired || r.details.get("timed_out").and_then(Value::as_bool) == Some(true);
+        // Ended at the limit: by ag-loop (no exit code then) or by ag-bash.
+        let timed_out = r.details.get("timed_out").and_then(Value::as_bool) == Some(true);
+        if expired || (timed_out && code.is_some()) {
+            let why = format!(
+                "timed out after {} s (--until-timeout); the command and everything it started were stopped",
+                until.timeout
+            );
+            return Ran {
+                exit_code: None,
+                output,
+                error: Some(why.clone()),
+                outcome: RanOutcome::Failed(why),
+            };
+        }
         match code {
-            None if expired => {
-                let why = format!(
-                    "timed out after {} s (--until-timeout); the command and everything it started were stopped",
-                    until.timeout
-                );
-                Ran {
-                    exit_code: None,
-                    output,
-                    error: Some(why.clone()),
-                    outcome: RanOutcome::Failed(why),
-                }
-            }
             None => cannot(format!(
                 "the check `{}` could not be run: {}",
                 until.command,
                 r.output.trim()
             )),
-            Some(_) if timed_out => {
-                let why = format!(
-                    "timed out after {} s (--until-timeout); the command and everything it started were stopped",
-                    until.timeout
-                );
-                Ran {
-                    exit_code: None,
-                    output,
-                    error: Some(why.clone()),
-                    outcome: RanOutcome::Failed(why),
-                }
-            }
             Some(0) => Ran {
                 exit_code: Some(0),
                 output,
