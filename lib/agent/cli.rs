@@ -200,9 +200,20 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     let tools = Arc::new(tools);
     let session = open_session(&resolved, &cwd, &tools, found_window, &store, existing)?;
     let session_dir = session.id.as_ref().map(|_| PathBuf::from(&session.dir));
+    // Without a session the task list still lasts the run (the default
+    // set offers `todo`), in a directory that ends with it.
+    let scratch = match &session.id {
+        Some(_) => None,
+        None => Some(
+            tempfile::Builder::new()
+                .prefix("ag-loop-run-")
+                .tempdir()
+                .map_err(SetupError::RunDir)?,
+        ),
+    };
     // Neither confines nor records anything in another workspace.
     let sandbox = sandbox_plan
-        .for_tools(session_dir.as_deref())?
+        .for_tools(session_dir.as_deref(), scratch.as_ref().map(|d| d.path()))?
         .filter(|_| workspace.is_none());
     let checkpoints = match (&session.id, &session.writer) {
         (Some(id), Some(w)) if resolved.checkpoints && workspace.is_none() => {
@@ -250,17 +261,6 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         tool_env.push(("AG_SESSION_ID".to_string(), id.clone()));
         tool_env.push(("AG_SESSION_DIR".to_string(), session.dir.clone()));
     }
-    // Without a session the task list still lasts the run (the default
-    // set offers `todo`), in a directory that ends with it.
-    let scratch = match &session.id {
-        Some(_) => None,
-        None => Some(
-            tempfile::Builder::new()
-                .prefix("ag-loop-run-")
-                .tempdir()
-                .map_err(SetupError::RunDir)?,
-        ),
-    };
     if let Some(dir) = &scratch {
         tool_env.push((
             crate::tools::todo::store::RUN_FILE_VAR.to_string(),

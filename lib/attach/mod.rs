@@ -113,6 +113,28 @@ pub fn load(mut file: File, shown: &str, budget: usize) -> Result<Attached, Atta
     text(file, probe, shown, size, budget)
 }
 
+/// Reads an opened file as an attachment of text only: an image, a PDF or
+/// another binary file is `attach.not_text` without being read further
+/// (for files shown with a prompt unasked, where only text is wanted).
+pub fn load_text(mut file: File, shown: &str, budget: usize) -> Result<Attached, AttachError> {
+    let io =
+        |e: std::io::Error| AttachError::new(shown, "attach.io", format!("cannot read it: {e}"));
+    let meta = file.metadata().map_err(io)?;
+    let mut probe = Vec::with_capacity(PROBE_BYTES);
+    (&mut file)
+        .take(PROBE_BYTES as u64)
+        .read_to_end(&mut probe)
+        .map_err(io)?;
+    if meta.is_dir() || image_type(&probe).is_some() || is_pdf(&probe) || probe.contains(&0) {
+        return Err(AttachError::new(
+            shown,
+            "attach.not_text",
+            "it is not a text file",
+        ));
+    }
+    text(file, probe, shown, meta.len(), budget)
+}
+
 /// The media type of an image by its first bytes.
 fn image_type(head: &[u8]) -> Option<&'static str> {
     if head.starts_with(b"\x89PNG\r\n\x1a\n") {

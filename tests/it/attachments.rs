@@ -692,12 +692,13 @@ fn named_files_that_cannot_be_shown_are_left_out_quietly() {
     let outside = Env::new();
     outside.write("secret.txt", "the key\n");
     env.write("data.bin", b"\x00\x01\x02binary");
+    env.write("shot.png", PNG);
     env.write("ok.txt", "plain\n");
     std::os::unix::fs::symlink(outside.join("secret.txt"), env.join("link.txt")).unwrap();
     nix::unistd::mkfifo(&env.join("pipe.txt"), nix::sys::stat::Mode::S_IRWXU).unwrap();
     std::fs::create_dir(env.join("dir.txt")).unwrap();
     let prompt = format!(
-        "Look at data.bin, pipe.txt, link.txt, dir.txt, {} and ok.txt",
+        "Look at data.bin, shot.png, pipe.txt, link.txt, dir.txt, {} and ok.txt",
         outside.join("secret.txt").display()
     );
     let model = scripted_model(&env, &[text_turn("ok")]);
@@ -711,7 +712,7 @@ fn named_files_that_cannot_be_shown_are_left_out_quietly() {
         sent_texts(&env),
         [
             prompt.clone(),
-            "[Attached the list of the project's files (4)]\ndata.bin\nlink.txt\nok.txt\npipe.txt"
+            "[Attached the list of the project's files (5)]\ndata.bin\nlink.txt\nok.txt\npipe.txt\nshot.png"
                 .into(),
             "[Attached file `ok.txt` (6 bytes)]\nplain".into()
         ],
@@ -844,4 +845,34 @@ fn a_small_window_gets_less_of_the_named_files() {
             && shown.contains("its first 1500 characters are attached"),
         "{shown}"
     );
+}
+
+/// Showing what is not committed runs `git status`, which must not start
+/// a command the repository's config names (`core.fsmonitor`).
+#[test]
+fn the_status_shown_with_a_prompt_runs_no_command_of_the_repository() {
+    let env = Env::new();
+    project(&env);
+    let marker = env.join("fsmonitor-ran");
+    crate::util::git(
+        env.path(),
+        &[
+            "config",
+            "core.fsmonitor",
+            &format!("touch {}; false", marker.display()),
+        ],
+    );
+    let model = scripted_model(&env, &[text_turn("ok")]);
+    let r = run(
+        ag_loop(&env, &model, &["--show-context", "always", "Tidy up."]),
+        None,
+    );
+    r.ok();
+    assert!(
+        sent_texts(&env)
+            .iter()
+            .any(|t| t.contains(" M CHANGELOG.md")),
+        "{r}"
+    );
+    assert!(!marker.exists(), "core.fsmonitor ran");
 }

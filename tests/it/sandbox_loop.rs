@@ -488,3 +488,29 @@ fn a_deny_list_path_that_appears_mid_session_is_denied_from_the_next_call_on() {
     assert!(!out.contains("hunter2"), "the secret was read: {out}");
     assert!(out.contains("blocked by the sandbox"), "{out}");
 }
+
+/// A run without a session keeps its task list in a directory of its own,
+/// outside the workspace: the sandbox lets the tools write there.
+#[test]
+fn the_task_list_of_a_run_without_a_session_works_in_the_sandbox() {
+    let w = world();
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "todo",
+            json!({"action": "set", "items": [{"content": "look", "status": "pending"}]}),
+        )]),
+        Turn::Text("planned"),
+    ]);
+    // $TMPDIR outside the workspace, as /tmp is.
+    let tmp = outside();
+    let mut c = ag_loop(
+        &w,
+        &server,
+        &["--tools", "todo", "--sandbox", "require", "go"],
+    );
+    c.env("TMPDIR", tmp.path());
+    let r = run(c, None);
+    r.ok();
+    let end = ends(&r)[0].clone();
+    assert_eq!(end["is_error"], false, "{r}");
+}

@@ -298,10 +298,12 @@ impl Plan {
 
     /// The sandbox of the tool calls, which also write the session's
     /// directory (made here, as Landlock grants existing directories) or,
-    /// without a session, the directory of ag-bash's background jobs.
+    /// without a session, the directory of ag-bash's background jobs and
+    /// `run_dir`, the run's own (its task list).
     pub fn for_tools(
         &mut self,
         session_dir: Option<&Path>,
+        run_dir: Option<&Path>,
     ) -> Result<Option<Arc<LoopSandbox>>, SetupError> {
         let Some(mut policy) = self.policy.clone() else {
             return Ok(None);
@@ -319,6 +321,10 @@ impl Plan {
                     ))
                 })?;
                 policy.write.push(dir);
+            }
+            // A run without a session keeps its task list there.
+            if let Some(dir) = run_dir {
+                policy.write.push(dir.to_path_buf());
             }
             // A tool may start a warm helper (ag-lsp's language servers),
             // which binds its socket there.

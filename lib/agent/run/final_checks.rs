@@ -194,9 +194,11 @@ impl Agent {
             .get("exit_code")
             .and_then(Value::as_i64)
             .and_then(|c| i32::try_from(c).ok());
-        // Ended at the limit: by ag-loop (no exit code then) or by ag-bash.
+        // Ended at the limit: by ag-loop (no exit code then: a check that
+        // exited just as the limit came is judged by its exit code) or by
+        // ag-bash.
         let timed_out = r.details.get("timed_out").and_then(Value::as_bool) == Some(true);
-        if expired || (timed_out && code.is_some()) {
+        if (expired && code.is_none()) || (timed_out && code.is_some()) {
             let why = format!(
                 "timed out after {} s (--until-timeout); the command and everything it started were stopped",
                 until.timeout

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::runner::Agent;
 use crate::agent::calls::gates::Verdict;
-use crate::attach::{self, Kind};
+use crate::attach;
 use crate::proc::{CaptureLimit, Command, Output};
 use crate::protocol::ContentBlock;
 use crate::tool_protocol::Context;
@@ -84,12 +84,9 @@ impl Agent {
                 continue;
             };
             // Images and PDFs go with a prompt when it asks for them.
-            let Ok(a) = attach::load(file, &name, budget) else {
+            let Ok(a) = attach::load_text(file, &name, budget) else {
                 continue;
             };
-            if a.kind != Kind::Text {
-                continue;
-            }
             seen.push(real);
             left -= a.chars.min(left);
             shown += 1;
@@ -162,7 +159,10 @@ fn listing(ctx: &Context, dir: &Path) -> Option<String> {
 async fn uncommitted(dir: &Path) -> Option<String> {
     let cancel = tokio_util::sync::CancellationToken::new();
     let out = Command::new("git")
+        // No fsmonitor: a repository's config must not start a command
+        // because a prompt was sent.
         .args(["--no-optional-locks", "-c", "core.quotepath=false"])
+        .args(["-c", "core.fsmonitor=false"])
         .args(["status", "--short", "--untracked-files=normal"])
         .cwd(dir)
         .timeout(STATUS_TIMEOUT)

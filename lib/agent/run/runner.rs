@@ -96,9 +96,9 @@ pub struct AgentSettings {
     /// (`--first-call`); `None`: only for a small context window (see
     /// [`AgentSettings::first_call_required`]).
     pub first_call: Option<ToolChoice>,
-    /// Whether a prompt carries the files it names and the changes not
-    /// yet committed (`--show-context`); `None`: only for a small context
-    /// window (see [`AgentSettings::shows_context`]).
+    /// Whether a prompt carries the project's files, the changes not yet
+    /// committed and the files it names (`--show-context`); `None`: only
+    /// for a small context window (see [`AgentSettings::shows_context`]).
     pub show_context: Option<bool>,
     /// Without a session, a directory of the run's own for its task list
     /// (`AG_TODO_FILE`), removed when the run ends.
@@ -121,8 +121,8 @@ impl AgentSettings {
         }
     }
 
-    /// Whether a prompt carries the files it names and the changes not yet
-    /// committed. By default only for a model with a small context window,
+    /// Whether a prompt carries the project's files, the changes not yet
+    /// committed and the files it names. By default only for a model with a small context window,
     /// as for the first call: measured on such a model, half the first
     /// calls of a task were edits of a file it had never read, whose text
     /// it made up (docs/models.md).
