@@ -629,6 +629,75 @@ fn sent_texts(env: &Env) -> Vec<String> {
         .collect()
 }
 
+/// Keeps the scripted model's files (`.model/`) and the test's home out of
+/// the project's list, outside a repository too.
+fn hide_model(env: &Env) {
+    env.write(".ignore", ".model/\n.home/\n.ignore\n");
+}
+
+/// A small project goes whole with the first prompt of a conversation,
+/// hidden files but not `.git` included, and a question that names no
+/// file gets the file that answers it; the next prompt gets the list and
+/// the files it names, not the whole project again.
+#[test]
+fn a_small_project_goes_whole_with_the_first_prompt_only() {
+    let env = Env::new();
+    hide_model(&env);
+    env.write(".env.example", "PORT=8125\n");
+    env.write(
+        "server/app.py",
+        "import os\nPORT = int(os.environ['PORT'])\n",
+    );
+    crate::util::git(env.path(), &["init", "-q"]);
+    env.write(".git/info/exclude", ".model/\n.home/\n.ignore\n");
+    let first = "What port does the server listen on by default?";
+    let second = "Now log the port in server/app.py.";
+    let model = scripted_model(&env, &[text_turn("8125"), text_turn("ok")]);
+    let mut c = ag_loop(&env, &model, &["--show-context", "always"]);
+    c.stdin(Stdio::piped());
+    let input = format!(
+        "{}\n{}\n",
+        json!({"type": "prompt", "content": first}),
+        json!({"type": "prompt", "content": second})
+    );
+    let r = run(c, Some(input.as_bytes()));
+    r.ok();
+    let list = "[Attached the list of the project's files (2)]\n.env.example\nserver/app.py";
+    let texts = |n: usize, m: usize| -> Vec<String> {
+        let req: Value =
+            serde_json::from_slice(&env.read(&format!(".model/request{n}.json"))).unwrap();
+        let content = &req["messages"][m]["content"];
+        content
+            .as_array()
+            .unwrap_or_else(|| panic!("{req}"))
+            .iter()
+            .map(|b| b["text"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    let status = "[Attached `git status --short`: the changes not yet committed]\n?? .env.example\n?? server/";
+    assert_eq!(
+        texts(0, 0),
+        [
+            first,
+            list,
+            status,
+            "[Attached file `.env.example` (10 bytes)]\nPORT=8125",
+            "[Attached file `server/app.py` (41 bytes)]\nimport os\nPORT = int(os.environ['PORT'])",
+        ],
+        "{r}"
+    );
+    assert_eq!(
+        texts(1, 2),
+        [
+            second,
+            list,
+            status,
+            "[Attached file `server/app.py` (41 bytes)]\nimport os\nPORT = int(os.environ['PORT'])",
+        ],
+        "{r}"
+    );
+}
+
 /// A repository with two committed files and one changed since.
 fn project(env: &Env) {
     env.write(".gitignore", ".model/\n");
@@ -656,12 +725,15 @@ fn a_small_models_prompt_carries_the_files_it_names_and_what_is_not_committed() 
         texts,
         [
             prompt.to_string(),
-            "[Attached the list of the project's files (3)]\nCHANGELOG.md\nconvert.py\nnotes/shopping list.txt"
+            "[Attached the list of the project's files (4)]\n.gitignore\nCHANGELOG.md\nconvert.py\nnotes/shopping list.txt"
                 .into(),
             "[Attached `git status --short`: the changes not yet committed]\n M CHANGELOG.md"
                 .into(),
             "[Attached file `convert.py` (28 bytes)]\ndef main():\n    print('hi')".into(),
             "[Attached file `notes/shopping list.txt` (5 bytes)]\nmilk".into(),
+            // The project is small: the rest of it comes too.
+            "[Attached file `.gitignore` (8 bytes)]\n.model/".into(),
+            "[Attached file `CHANGELOG.md` (19 bytes)]\n# Changes\n\n- 1.2.0".into(),
         ]
     );
 
@@ -697,6 +769,7 @@ fn named_files_that_cannot_be_shown_are_left_out_quietly() {
     std::os::unix::fs::symlink(outside.join("secret.txt"), env.join("link.txt")).unwrap();
     nix::unistd::mkfifo(&env.join("pipe.txt"), nix::sys::stat::Mode::S_IRWXU).unwrap();
     std::fs::create_dir(env.join("dir.txt")).unwrap();
+    hide_model(&env);
     let prompt = format!(
         "Look at data.bin, shot.png, pipe.txt, link.txt, dir.txt, {} and ok.txt",
         outside.join("secret.txt").display()
@@ -728,6 +801,7 @@ fn a_large_project_is_listed_by_its_top_level_entries() {
         env.write(&format!("src/m{i:02}.py"), "x = 1\n");
     }
     env.write("README.md", "# R\n");
+    hide_model(&env);
     let model = scripted_model(&env, &[text_turn("ok")]);
     let r = run(
         ag_loop(&env, &model, &["--show-context", "always", "Tidy up."]),

@@ -1,7 +1,8 @@
 //! What a prompt carries with `--show-context` (by default for a small
 //! context window), after its attachments: the list of the project's files,
 //! the changes not yet committed, and the files its words name without an
-//! `@`. A weak model otherwise edits files it has never read, with text it
+//! `@` (with a conversation's first prompt, a small project's every
+//! file). A weak model otherwise edits files it has never read, with text it
 //! makes up, and guesses paths (`path/to/version.txt`).
 //!
 //! None of it was asked for by name, so what cannot be shown is left out
@@ -17,7 +18,7 @@ use super::runner::Agent;
 use crate::agent::calls::gates::Verdict;
 use crate::attach;
 use crate::proc::{CaptureLimit, Command, Output};
-use crate::protocol::ContentBlock;
+use crate::protocol::{ContentBlock, Message};
 use crate::tool_protocol::Context;
 use crate::tools::walk::{self, Links, Visibility};
 
@@ -37,6 +38,9 @@ const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
 /// Files a project may have to be listed whole; a larger one is listed by
 /// its top-level entries, this many at most.
 const LISTED_FILES: usize = 50;
+/// Files a project may have to be shown whole with a conversation's first
+/// prompt, when their text fits the budget of the named files too.
+const WHOLE_FILES: usize = 10;
 
 impl Agent {
     /// The blocks `--show-context` adds: the project's files, the changes
@@ -61,16 +65,37 @@ impl Agent {
             root: None,
         };
         let mut blocks = Vec::new();
-        if let Some(list) = listing(&ctx, &dir) {
-            blocks.push(ContentBlock::Text { text: list });
+        let listed = listing(&ctx, &dir);
+        if let Some(list) = &listed {
+            blocks.push(ContentBlock::Text {
+                text: list.text.clone(),
+            });
         }
         if let Some(status) = uncommitted(&dir).await {
             blocks.push(ContentBlock::Text { text: status });
         }
+        // A project small enough is shown whole with the first prompt: a
+        // weak model then edits text it has seen, whether or not the
+        // prompt names the file (a question about the CI names no file).
+        let first = !self
+            .messages
+            .iter()
+            .any(|m| matches!(m, Message::User { .. }));
+        let whole = match &listed {
+            Some(Listing {
+                whole: Some(files), ..
+            }) if first && files.len() <= WHOLE_FILES && fits(&dir, files, left) => files.clone(),
+            _ => Vec::new(),
+        };
+        let most = if whole.is_empty() {
+            NAMED_FILES
+        } else {
+            WHOLE_FILES
+        };
         let mut shown = 0;
-        for name in named {
+        for name in named.into_iter().chain(whole) {
             let budget = left.min(NAMED_FILE_CHARS);
-            if shown == NAMED_FILES || budget == 0 {
+            if shown == most || budget == 0 {
                 break;
             }
             let path = dir.join(&name);
@@ -109,13 +134,37 @@ impl Agent {
     }
 }
 
-/// The project's files as a block's text, by the rules ag-find walks by
-/// (.gitignore obeyed, hidden entries skipped): every file of a project of
-/// at most [`LISTED_FILES`], else its top-level entries (directories with a
-/// `/`); `None` for an empty directory.
-fn listing(ctx: &Context, dir: &Path) -> Option<String> {
+/// The project's files, as listed with a prompt.
+struct Listing {
+    /// The block's text.
+    text: String,
+    /// Every file, relative to the directory, when the list holds them all.
+    whole: Option<Vec<String>>,
+}
+
+/// Whether the files' bytes together fit in `left` characters.
+fn fits(dir: &Path, files: &[String], left: usize) -> bool {
+    let mut total = 0u64;
+    for f in files {
+        match std::fs::symlink_metadata(dir.join(f)) {
+            Ok(m) if m.is_file() => total += m.len(),
+            _ => {}
+        }
+    }
+    total <= left as u64
+}
+
+/// The project's files, by the rules ag-find walks by (.gitignore obeyed)
+/// but with hidden entries (`.github/`, `.env.example`) and without `.git`:
+/// every file of a project of at most [`LISTED_FILES`], else its top-level
+/// entries (directories with a `/`); `None` for an empty directory.
+fn listing(ctx: &Context, dir: &Path) -> Option<Listing> {
+    let seen = Visibility {
+        include_hidden: true,
+        include_ignored: false,
+    };
     let walk = |depth: Option<usize>| {
-        walk::walker(ctx, dir, Visibility::default(), Links::default(), None)
+        walk::walker(ctx, dir, seen, Links::default(), None)
             .max_depth(depth)
             .sort_by_file_name(std::ffi::OsStr::cmp)
             .build()
@@ -131,11 +180,14 @@ fn listing(ctx: &Context, dir: &Path) -> Option<String> {
         return None;
     }
     if files.len() <= LISTED_FILES {
-        return Some(format!(
-            "[Attached the list of the project's files ({})]\n{}",
-            files.len(),
-            files.join("\n")
-        ));
+        return Some(Listing {
+            text: format!(
+                "[Attached the list of the project's files ({})]\n{}",
+                files.len(),
+                files.join("\n")
+            ),
+            whole: Some(files),
+        });
     }
     let top: Vec<String> = walk(Some(1))
         .take(LISTED_FILES)
@@ -147,10 +199,13 @@ fn listing(ctx: &Context, dir: &Path) -> Option<String> {
             }
         })
         .collect();
-    Some(format!(
-        "[Attached the top of the project: more than {LISTED_FILES} files in all, which find and ls show]\n{}",
-        top.join("\n")
-    ))
+    Some(Listing {
+        text: format!(
+            "[Attached the top of the project: more than {LISTED_FILES} files in all, which find and ls show]\n{}",
+            top.join("\n")
+        ),
+        whole: None,
+    })
 }
 
 /// The changes not yet committed in `dir`'s repository, as a block's text

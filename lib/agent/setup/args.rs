@@ -153,11 +153,13 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "WHEN")]
     pub first_call: Option<FirstCall>,
     /// Whether each prompt carries what a weak model needs to see: the
-    /// project's files (all of at most 50, else the top-level entries),
-    /// the changes not yet committed (`git status --short`), and the files
-    /// its words name (`fix convert.py`: the working directory's
-    /// convert.py, as it is now, up to 12,000 characters a file, 16,000
-    /// for all, 4 files).
+    /// project's files (all of at most 50, hidden ones included, else the
+    /// top-level entries), the changes not yet committed (`git status
+    /// --short`), and the files its words name (`fix convert.py`: the
+    /// working directory's convert.py, as it is now, up to 12,000
+    /// characters a file, 16,000 for all, 4 files). The first prompt of a
+    /// conversation carries every file of a project of at most 10 whose
+    /// text fits in those 16,000 characters.
     /// Always, never, or auto: for a model whose context window is 32,768
     /// tokens or less (a small local model, which otherwise edits files it
     /// has never read). A named file that cannot be shown (binary, outside
