@@ -66,9 +66,13 @@ pub fn write(index: &Path, head: Option<&Head>) {
 }
 
 /// True for a file of the index directory that is not an index (a cached
-/// head, its temporary file, a lock), which must never seed a new index.
+/// head, its temporary file, a lock, a run's lock), which must never seed a
+/// new index.
 pub fn is_not_an_index(name: &str) -> bool {
-    name.ends_with(".lock") || name.ends_with(".head") || name.ends_with(".tmp")
+    name.ends_with(".lock")
+        || name.ends_with(".head")
+        || name.ends_with(".tmp")
+        || name.ends_with(".alive")
 }
 
 /// A full object id (SHA-1 or SHA-256), lower-case hex.
@@ -117,6 +121,7 @@ mod tests {
         assert!(is_not_an_index("s1.head"));
         assert!(is_not_an_index("s1.head.42.tmp"));
         assert!(is_not_an_index("s1.lock"));
+        assert!(is_not_an_index("run-0195f0a1.alive"));
         assert!(!is_not_an_index("0195f0a1-b2c3"));
     }
 }

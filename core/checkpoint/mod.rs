@@ -39,6 +39,7 @@ mod head;
 mod in_process;
 mod record;
 mod restore;
+mod run_lock;
 mod watch;
 
 use std::os::unix::ffi::OsStrExt;
@@ -48,6 +49,7 @@ pub use changes::Changes;
 pub use git::EMPTY_TREE;
 pub use record::Recorded;
 pub use restore::Restored;
+pub use run_lock::{RUN_PREFIX, RunLock};
 
 use git::Git;
 

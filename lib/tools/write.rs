@@ -125,6 +125,23 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
             .map_err(|e| io_failed("write.io", "read", shown, e))?;
         check_hash("write.stale", shown, expected, actual.as_deref())?;
     }
+    // The text the file already holds, written again (a weak model does
+    // that and takes it for a change): said, and the file left alone.
+    if let Some(m) = &meta
+        && m.is_file()
+        && m.len() == content.len() as u64
+        && ctx.hash_file(&target.real).ok().flatten() == Some(content_hash(&content))
+    {
+        let (_, mut details) = written(shown, &content, false);
+        details["unchanged"] = json!(true);
+        return Ok(ToolOutput::new(
+            format!(
+                "{shown} already holds exactly this text ({} bytes): nothing was changed",
+                content.len()
+            ),
+            details,
+        ));
+    }
     let mut new_directory = false;
     if let Some(dir) = target.real.parent()
         && !dir.as_os_str().is_empty()
@@ -262,5 +279,40 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn writing_the_text_a_file_holds_changes_nothing_and_says_so() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notes.md");
+        std::fs::write(&path, "# Notes\n").unwrap();
+        let before = std::fs::metadata(&path).unwrap();
+        let ctx = Context {
+            cwd: dir.path().to_path_buf(),
+            root: None,
+        };
+        let call = |content: &str| {
+            let args: WriteArgs =
+                serde_json::from_value(json!({"file_path": "notes.md", "content": content}))
+                    .unwrap();
+            write(&ctx, args).unwrap()
+        };
+        let same = call("# Notes\n");
+        assert_eq!(
+            same.output,
+            "notes.md already holds exactly this text (8 bytes): nothing was changed"
+        );
+        assert_eq!(same.details["unchanged"], true);
+        let after = std::fs::metadata(&path).unwrap();
+        assert_eq!(after.ino(), before.ino());
+        // The same size, other text: written.
+        let other = call("# Notez\n");
+        assert!(
+            other.output.starts_with("Overwrote notes.md"),
+            "{}",
+            other.output
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "# Notez\n");
     }
 }

@@ -245,6 +245,88 @@ fn a_run_without_a_session_sees_what_bash_changed_and_leaves_no_checkpoints() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// A run without a session killed outright (SIGKILL) leaves its
+/// checkpoints; the next such run in the repository removes them, and
+/// never those of a run still going.
+#[test]
+fn a_killed_runs_checkpoints_are_removed_by_the_next_run_and_a_live_ones_kept() {
+    let env = Env::new();
+    env.write("notes.md", NOTES);
+    env.write(".gitignore", ".home/\n");
+    crate::util::git(env.path(), &["init", "-q"]);
+    crate::util::git(env.path(), &["add", "."]);
+    crate::util::git(env.path(), &["commit", "-q", "-m", "start"]);
+    let refs = || {
+        let out = std::process::Command::new("git")
+            .args(["for-each-ref", "--format=%(refname)", "refs/ag/"])
+            .current_dir(env.path())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let append = |line: &str| {
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": format!("echo {line} >> notes.md")}),
+        )])
+    };
+    // The first run changes a file, then waits on the model for good.
+    let stalled = ModelServer::start(vec![append("one"), Turn::Stall]);
+    let mut first = env.cmd(bin!("ag-loop"));
+    first
+        .args(["-m", "ollama/scripted", "--base-url", &stalled.base_url()])
+        .args(["--no-gate", "--no-session", "--json", "Add lines."])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut first = first.spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while stalled.requests().len() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first run never got to its second request"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let kept = refs();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(kept[0].starts_with("refs/ag/checkpoints/run-"), "{kept:?}");
+
+    // A run beside it leaves the live run's checkpoints alone.
+    let second = |server: &ModelServer| {
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()])
+            .args(["--no-gate", "--no-session", "--json", "Add a line."]);
+        run(c, None)
+    };
+    let server = ModelServer::start(vec![append("two"), Turn::Text("Added.")]);
+    let r = second(&server);
+    r.ok();
+    assert_eq!(agent_end(&r)["work"]["changed"], json!(["notes.md"]), "{r}");
+    assert_eq!(refs(), kept, "{r}");
+
+    // Killed, it cannot remove them; the next run does.
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(first.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    first.wait().unwrap();
+    assert_eq!(refs(), kept);
+    let server = ModelServer::start(vec![append("three"), Turn::Text("Added.")]);
+    let r = second(&server);
+    r.ok();
+    assert_eq!(refs(), Vec::<String>::new(), "{r}");
+    let left = walk_files(&env.join(".home/.ag/checkpoints/index"));
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(
+        String::from_utf8(env.read("notes.md")).unwrap(),
+        format!("{NOTES}one\ntwo\nthree\n")
+    );
+}
+
 /// Every file under `dir` (none when it does not exist).
 fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();

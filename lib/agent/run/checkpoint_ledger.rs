@@ -9,8 +9,9 @@
 //! `refs/ag/checkpoints/run-<uuid>`, which is removed with its private index
 //! when the run ends. Without a repository such a run takes none (a shadow
 //! repository would outlive it), and a directory that cannot have them is
-//! passed over without a word. A run killed outright (SIGKILL) leaves its
-//! ref; `git update-ref -d` removes it.
+//! passed over without a word. Such a run holds a lock while it lives; one
+//! killed outright (SIGKILL) leaves its ref, which the next run without a
+//! session in the same repository removes.
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +38,9 @@ pub struct CheckpointState {
     pub(in crate::agent) prompt: PromptRecord,
     /// A run's own checkpoints, without a session: removed at its end.
     pub(in crate::agent) ephemeral: bool,
+    /// The lock that says the run's own checkpoints are in use; after
+    /// `open` in the order of fields, so dropped after them.
+    held: Option<crate::checkpoint::RunLock>,
 }
 
 /// What the checkpoints of one prompt showed, for the evidence a final
@@ -87,13 +91,14 @@ impl CheckpointState {
             dirty: None,
             prompt: PromptRecord::default(),
             ephemeral: false,
+            held: None,
         }
     }
 
     /// Checkpoints of a run that keeps no session, for the evidence alone:
     /// on a ref of the run's own, removed when the state is dropped.
     pub fn for_run(cwd: &Path, max_file_bytes: u64) -> CheckpointState {
-        let id = format!("run-{}", uuid::Uuid::now_v7());
+        let id = format!("{}{}", crate::checkpoint::RUN_PREFIX, uuid::Uuid::now_v7());
         let mut state = CheckpointState::on(cwd, &id, None, max_file_bytes);
         state.ephemeral = true;
         state
@@ -118,9 +123,19 @@ impl CheckpointState {
                 Ok(place) => {
                     // Many checkpoints in one process: worth watching the
                     // tree rather than asking git to look at all of it.
-                    self.open = Some(
-                        Checkpoints::new(place, &w.session_id, &home, w.max_file_bytes).watching(),
-                    );
+                    let cp =
+                        Checkpoints::new(place, &w.session_id, &home, w.max_file_bytes).watching();
+                    if self.ephemeral {
+                        // Without the lock another run would take these
+                        // for abandoned: then none at all.
+                        let Ok(held) = cp.hold() else {
+                            self.want = None;
+                            return Ok(None);
+                        };
+                        self.held = Some(held);
+                        cp.remove_abandoned_runs();
+                    }
+                    self.open = Some(cp);
                 }
                 Err(e) => {
                     self.want = None;
@@ -141,7 +156,7 @@ impl Drop for CheckpointState {
             crate::cli::warn(
                 "ag-loop",
                 &format!(
-                    "cannot remove the run's checkpoints ({e}); `git update-ref -d refs/ag/checkpoints/{}` in `{}` removes them",
+                    "cannot remove the run's checkpoints ({e}); the next run without a session here removes them, and `git update-ref -d refs/ag/checkpoints/{}` in `{}` does now",
                     cp.session_id,
                     cp.place.work_tree.display()
                 ),

@@ -1,7 +1,7 @@
 //! What a run's own record says before its final answer is accepted. A
 //! weak model often answers "I changed it" after its attempts to change a
 //! file all failed (an `edit` whose text was not found, a `write` refused
-//! by the gate). The record shows that, whatever the answer says: the
+//! by the gate) or changed nothing (a `write` of the text the file held). The record shows that, whatever the answer says: the
 //! run made calls to the file tools and none of them landed, and no other
 //! call that may change files (bash, an MCP tool) succeeded either. Such an
 //! answer is sent back once, with a plain statement of what failed.
@@ -67,6 +67,11 @@ pub(in crate::agent) fn unlanded_changes(new: &[Message]) -> Option<String> {
             // A patch tried out, on purpose without a change.
             continue;
         }
+        if r.details["unchanged"] == true && FILE_CHANGERS.contains(&tool) {
+            // A file written back as it was: an attempt that changed nothing.
+            failed.push(format!("- `{tool}`: {}", quoted_error(&r.content)));
+            continue;
+        }
         if !r.is_error {
             // A change landed, or may have (bash, another tool).
             return None;
@@ -79,7 +84,7 @@ pub(in crate::agent) fn unlanded_changes(new: &[Message]) -> Option<String> {
         return None;
     }
     Some(format!(
-        "No file has changed during this request: every call that would have changed one failed.\n{}\nIf the request asks for a change, it has not been made yet: read the current content, then make the change with a tool. If it asks for no change, give your answer again.",
+        "No file has changed during this request: every call that would have changed one failed or changed nothing.\n{}\nIf the request asks for a change, it has not been made yet: read the current content, then make the change with a tool. If it asks for no change, give your answer again.",
         failed.join("\n")
     ))
 }
@@ -291,6 +296,24 @@ mod tests {
         ];
         assert_eq!(unlanded_changes(&looked), None);
         assert_eq!(unlanded_changes(&[]), None);
+    }
+
+    #[test]
+    fn a_file_written_back_as_it_was_is_no_change() {
+        let same = result(
+            "write",
+            false,
+            "notes.md already holds exactly this text (8 bytes): nothing was changed",
+            json!({"unchanged": true}),
+        );
+        let s = unlanded_changes(std::slice::from_ref(&same)).unwrap();
+        assert!(
+            s.contains("- `write`: notes.md already holds exactly this text"),
+            "{s}"
+        );
+        // Beside a change that landed, the run did change a file.
+        let landed = result("edit", false, "edited", Value::Null);
+        assert_eq!(unlanded_changes(&[same, landed]), None);
     }
 
     #[test]

@@ -107,18 +107,32 @@ const MARKERS: [(char, char); 3] = [('·', ' '), ('→', '\t'), ('␍', '\r')];
 /// nowhere: a model copied a line of a diff that ag showed it, markers
 /// and all. Such an `old` can never match as it is, so reading it back
 /// loses nothing; `new`, copied from the same diff, is read the same way.
-/// `None` when `old` has no such marker.
+///
+/// A `new` copied alone from a diff's `+` line reads the same way: one
+/// with a `·` wherever it would have a space and no space at all, when
+/// neither `old` nor `file` has a `·` (written into the file, it would be
+/// ag's display, not the text meant; a `·` meant as text comes with spaces
+/// around it).
+///
+/// `None` when neither has such markers.
 pub fn unmarked(file: &[u8], old: &str, new: &str) -> Option<(String, String)> {
-    let used: Vec<(char, char)> = MARKERS
+    let absent = |m: char| {
+        let mut buf = [0u8; 4];
+        memchr::memmem::find(file, m.encode_utf8(&mut buf).as_bytes()).is_none()
+    };
+    let mut used: Vec<(char, char)> = MARKERS
         .into_iter()
-        .filter(|(m, _)| {
-            let mut buf = [0u8; 4];
-            old.contains(*m)
-                && memchr::memmem::find(file, m.encode_utf8(&mut buf).as_bytes()).is_none()
-        })
+        .filter(|&(m, _)| old.contains(m) && absent(m))
         .collect();
     if used.is_empty() {
-        return None;
+        let copied = new.contains('\u{b7}') && !new.contains(' ') && !old.contains('\u{b7}');
+        if !copied || !absent('\u{b7}') {
+            return None;
+        }
+        used = MARKERS
+            .into_iter()
+            .filter(|&(m, _)| new.contains(m) && !old.contains(m) && absent(m))
+            .collect();
     }
     let read = |s: &str| -> String {
         s.chars()
@@ -158,6 +172,22 @@ mod tests {
             unmarked("\u{b7}\tx\n".as_bytes(), "\u{2192}x", "\u{b7}"),
             Some(("\tx".to_string(), "\u{b7}".to_string()))
         );
+        // A new_string copied alone from a `+` line, spaces all shown.
+        let file = b"A small cache.\n";
+        assert_eq!(
+            unmarked(
+                file,
+                "A small cache.",
+                "A\u{b7}small\u{b7}cache,\u{2192}kept."
+            ),
+            Some((
+                "A small cache.".to_string(),
+                "A small cache,\tkept.".to_string()
+            ))
+        );
+        // A middle dot meant as text: with spaces, or already in the file.
+        assert_eq!(unmarked(file, "cache.", "cache \u{b7} kept."), None);
+        assert_eq!(unmarked("a\u{b7}b\n".as_bytes(), "b", "c\u{b7}d"), None);
     }
 
     #[test]
