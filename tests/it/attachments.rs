@@ -636,18 +636,20 @@ fn hide_model(env: &Env) {
 }
 
 /// A small project goes whole with the first prompt of a conversation,
-/// hidden files but not `.git` included, and a question that names no
-/// file gets the file that answers it; the next prompt gets the list and
-/// the files it names, not the whole project again.
+/// and a question that names no file gets the file that answers it;
+/// hidden files (a `.env` with a secret) are listed, but not shown
+/// unasked, and `.git` is not even listed. The next prompt gets the list
+/// and the files it names, not the whole project again.
 #[test]
 fn a_small_project_goes_whole_with_the_first_prompt_only() {
     let env = Env::new();
     hide_model(&env);
-    env.write(".env.example", "PORT=8125\n");
+    env.write(".env", "TOKEN=s3cret\n");
     env.write(
         "server/app.py",
         "import os\nPORT = int(os.environ['PORT'])\n",
     );
+    env.write("server/defaults.cfg", "PORT=8125\n");
     crate::util::git(env.path(), &["init", "-q"]);
     env.write(".git/info/exclude", ".model/\n.home/\n.ignore\n");
     let first = "What port does the server listen on by default?";
@@ -662,7 +664,8 @@ fn a_small_project_goes_whole_with_the_first_prompt_only() {
     );
     let r = run(c, Some(input.as_bytes()));
     r.ok();
-    let list = "[Attached the list of the project's files (2)]\n.env.example\nserver/app.py";
+    let list =
+        "[Attached the list of the project's files (3)]\n.env\nserver/app.py\nserver/defaults.cfg";
     let texts = |n: usize, m: usize| -> Vec<String> {
         let req: Value =
             serde_json::from_slice(&env.read(&format!(".model/request{n}.json"))).unwrap();
@@ -674,17 +677,23 @@ fn a_small_project_goes_whole_with_the_first_prompt_only() {
             .map(|b| b["text"].as_str().unwrap_or_default().to_string())
             .collect()
     };
-    let status = "[Attached `git status --short`: the changes not yet committed]\n?? .env.example\n?? server/";
+    let status =
+        "[Attached `git status --short`: the changes not yet committed]\n?? .env\n?? server/";
     assert_eq!(
         texts(0, 0),
         [
             first,
             list,
             status,
-            "[Attached file `.env.example` (10 bytes)]\nPORT=8125",
             "[Attached file `server/app.py` (41 bytes)]\nimport os\nPORT = int(os.environ['PORT'])",
+            "[Attached file `server/defaults.cfg` (10 bytes)]\nPORT=8125",
         ],
         "{r}"
+    );
+    assert!(
+        !env.read(".model/request0.json")
+            .windows(6)
+            .any(|w| w == b"s3cret")
     );
     assert_eq!(
         texts(1, 2),
@@ -731,8 +740,8 @@ fn a_small_models_prompt_carries_the_files_it_names_and_what_is_not_committed() 
                 .into(),
             "[Attached file `convert.py` (28 bytes)]\ndef main():\n    print('hi')".into(),
             "[Attached file `notes/shopping list.txt` (5 bytes)]\nmilk".into(),
-            // The project is small: the rest of it comes too.
-            "[Attached file `.gitignore` (8 bytes)]\n.model/".into(),
+            // The project is small: the rest of it comes too, but for its
+            // hidden files.
             "[Attached file `CHANGELOG.md` (19 bytes)]\n# Changes\n\n- 1.2.0".into(),
         ]
     );

@@ -39,7 +39,8 @@ const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
 /// its top-level entries, this many at most.
 const LISTED_FILES: usize = 50;
 /// Files a project may have to be shown whole with a conversation's first
-/// prompt, when their text fits the budget of the named files too.
+/// prompt (its hidden files left out), when their text fits the budget of
+/// the named files too.
 const WHOLE_FILES: usize = 10;
 
 impl Agent {
@@ -81,10 +82,18 @@ impl Agent {
             .messages
             .iter()
             .any(|m| matches!(m, Message::User { .. }));
+        // Hidden files are listed, not shown unasked: `.env` holds secrets
+        // more often than not.
         let whole = match &listed {
             Some(Listing {
                 whole: Some(files), ..
-            }) if first && files.len() <= WHOLE_FILES && fits(&dir, files, left) => files.clone(),
+            }) if first => {
+                let shown: Vec<String> = files.iter().filter(|f| !hidden(f)).cloned().collect();
+                match shown.len() <= WHOLE_FILES && fits(&dir, &shown, left) {
+                    true => shown,
+                    false => Vec::new(),
+                }
+            }
             _ => Vec::new(),
         };
         let most = if whole.is_empty() {
@@ -140,6 +149,13 @@ struct Listing {
     text: String,
     /// Every file, relative to the directory, when the list holds them all.
     whole: Option<Vec<String>>,
+}
+
+/// Whether a relative path has a hidden component (`.env`, `.github/x`).
+fn hidden(path: &str) -> bool {
+    Path::new(path)
+        .components()
+        .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
 }
 
 /// Whether the files' bytes together fit in `left` characters.

@@ -158,8 +158,8 @@ pub struct Args {
     /// --short`), and the files its words name (`fix convert.py`: the
     /// working directory's convert.py, as it is now, up to 12,000
     /// characters a file, 16,000 for all, 4 files). The first prompt of a
-    /// conversation carries every file of a project of at most 10 whose
-    /// text fits in those 16,000 characters.
+    /// conversation carries every file (hidden ones aside) of a project of
+    /// at most 10 whose text fits in those 16,000 characters.
     /// Always, never, or auto: for a model whose context window is 32,768
     /// tokens or less (a small local model, which otherwise edits files it
     /// has never read). A named file that cannot be shown (binary, outside
