@@ -191,13 +191,7 @@ fn an_answer_after_bash_writes_that_changed_nothing_goes_back_once() {
 /// that is gone when the run ends, with their private index.
 #[test]
 fn a_run_without_a_session_sees_what_bash_changed_and_leaves_no_checkpoints() {
-    let env = Env::new();
-    env.write("notes.md", NOTES);
-    // HOME (and so AG_HOME) is inside the directory.
-    env.write(".gitignore", ".home/\n");
-    crate::util::git(env.path(), &["init", "-q"]);
-    crate::util::git(env.path(), &["add", "."]);
-    crate::util::git(env.path(), &["commit", "-q", "-m", "start"]);
+    let env = committed_notes();
     let sed = |from: &str| {
         Turn::Tools(vec![(
             "bash",
@@ -234,12 +228,7 @@ fn a_run_without_a_session_sees_what_bash_changed_and_leaves_no_checkpoints() {
         .filter(|e| e["type"] == "checkpoint")
         .collect();
     assert!(taken.len() >= 2, "{r}");
-    let refs = std::process::Command::new("git")
-        .args(["for-each-ref", "refs/ag/"])
-        .current_dir(env.path())
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&refs.stdout), "", "{r}");
+    assert_eq!(checkpoint_refs(&env), Vec::<String>::new(), "{r}");
     let index = env.join(".home/.ag/checkpoints/index");
     let left: Vec<_> = walk_files(&index);
     assert!(left.is_empty(), "{left:?}");
@@ -250,23 +239,8 @@ fn a_run_without_a_session_sees_what_bash_changed_and_leaves_no_checkpoints() {
 /// never those of a run still going.
 #[test]
 fn a_killed_runs_checkpoints_are_removed_by_the_next_run_and_a_live_ones_kept() {
-    let env = Env::new();
-    env.write("notes.md", NOTES);
-    env.write(".gitignore", ".home/\n");
-    crate::util::git(env.path(), &["init", "-q"]);
-    crate::util::git(env.path(), &["add", "."]);
-    crate::util::git(env.path(), &["commit", "-q", "-m", "start"]);
-    let refs = || {
-        let out = std::process::Command::new("git")
-            .args(["for-each-ref", "--format=%(refname)", "refs/ag/"])
-            .current_dir(env.path())
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::to_string)
-            .collect::<Vec<_>>()
-    };
+    let env = committed_notes();
+    let refs = || checkpoint_refs(&env);
     let append = |line: &str| {
         Turn::Tools(vec![(
             "bash",
@@ -325,6 +299,31 @@ fn a_killed_runs_checkpoints_are_removed_by_the_next_run_and_a_live_ones_kept() 
         String::from_utf8(env.read("notes.md")).unwrap(),
         format!("{NOTES}one\ntwo\nthree\n")
     );
+}
+
+/// A git repository with notes.md committed; HOME (and so AG_HOME) is
+/// inside the directory, and ignored.
+fn committed_notes() -> Env {
+    let env = Env::new();
+    env.write("notes.md", NOTES);
+    env.write(".gitignore", ".home/\n");
+    crate::util::git(env.path(), &["init", "-q"]);
+    crate::util::git(env.path(), &["add", "."]);
+    crate::util::git(env.path(), &["commit", "-q", "-m", "start"]);
+    env
+}
+
+/// The checkpoint refs of the repository at `env`.
+fn checkpoint_refs(env: &Env) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .args(["for-each-ref", "--format=%(refname)", "refs/ag/"])
+        .current_dir(env.path())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 /// Every file under `dir` (none when it does not exist).
