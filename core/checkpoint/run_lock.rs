@@ -4,7 +4,8 @@
 //! prune`, so the run holds a lock for as long as it lives: an exclusive
 //! `flock` on `<index>.alive` beside its private index, which the kernel
 //! lets go of however the process ends. The next such run in the same
-//! place removes the run checkpoints whose lock nobody holds.
+//! place, with the same `$AG_HOME`, removes the run checkpoints whose lock
+//! nobody holds.
 //!
 //! A run takes its lock before its first checkpoint makes the ref, so a
 //! ref without a held lock is never one being made.
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::{Checkpoints, Error, REF_PREFIX};
+use super::{Checkpoints, Error};
 
 /// How the id of a run's own checkpoints starts (`run-<uuid>`).
 pub const RUN_PREFIX: &str = "run-";
@@ -69,9 +70,11 @@ impl Checkpoints {
     }
 
     /// Removes the checkpoints of this place's other runs whose lock
-    /// nobody holds: their refs, private indexes and lock files. Returns
-    /// how many runs' checkpoints were removed; what cannot be looked at
-    /// is left as it is.
+    /// nobody holds: their refs, private indexes and lock files. Only runs
+    /// with a lock file here are looked at: a run of another `$AG_HOME`
+    /// (another user, a container) keeps its lock elsewhere, and its ref
+    /// is not this run's to judge. Returns how many runs' checkpoints were
+    /// removed; what cannot be looked at is left as it is.
     pub fn remove_abandoned_runs(&self) -> usize {
         let Some(own) = self.git.index.clone() else {
             return 0;
@@ -79,33 +82,19 @@ impl Checkpoints {
         let Some(dir) = own.parent() else {
             return 0;
         };
-        let mut ids: Vec<String> = self
-            .refs()
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|r| r.strip_prefix(REF_PREFIX))
-            .map(str::to_string)
-            .collect();
-        // An index or lock file whose ref is gone (a kill between the two
-        // removals) is swept too.
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            // `<id>`, `<id>.alive`, `<id>.head`, `<id>.lock`: a UUID has
-            // no dot.
-            let name = entry.file_name().to_string_lossy().into_owned();
-            ids.extend(name.split('.').next().map(str::to_string));
-        }
-        ids.sort();
-        ids.dedup();
+        let own = own.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         let mut removed = 0;
-        for id in ids {
-            if !is_run_id(&id) || Some(id.as_str()) == own.file_name().and_then(|n| n.to_str()) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(id) = name.strip_suffix(ALIVE) else {
+                continue;
+            };
+            if !is_run_id(id) || id == own {
                 continue;
             }
-            let other = self.of_run(&id, dir);
+            let other = self.of_run(id, dir);
             if other.abandoned() && other.remove().is_ok() {
-                if let Some(path) = other.alive_path() {
-                    let _ = std::fs::remove_file(path);
-                }
+                let _ = std::fs::remove_file(entry.path());
                 removed += 1;
             }
         }
@@ -124,15 +113,14 @@ impl Checkpoints {
         other
     }
 
-    /// Whether no process holds these checkpoints' lock (none was ever
-    /// taken, or its run ended without removing them).
+    /// Whether no process holds these checkpoints' lock file (its run
+    /// ended without removing them); a file gone since is no one's.
     fn abandoned(&self) -> bool {
         let Some(path) = self.alive_path() else {
             return false;
         };
-        let file = match File::options().write(true).open(&path) {
-            Ok(f) => f,
-            Err(e) => return e.kind() == std::io::ErrorKind::NotFound,
+        let Ok(file) = File::options().write(true).open(&path) else {
+            return false;
         };
         // Held by this process only for the removal; let go when dropped.
         Flock::lock(file, FlockArg::LockExclusiveNonblock).is_ok()

@@ -269,12 +269,16 @@ fn a_killed_runs_checkpoints_are_removed_by_the_next_run_and_a_live_ones_kept() 
     assert!(kept[0].starts_with("refs/ag/checkpoints/run-"), "{kept:?}");
 
     // A run beside it leaves the live run's checkpoints alone.
-    let second = |server: &ModelServer| {
+    let second_in = |server: &ModelServer, home: Option<&std::path::Path>| {
         let mut c = env.cmd(bin!("ag-loop"));
         c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()])
             .args(["--no-gate", "--no-session", "--json", "Add a line."]);
+        if let Some(home) = home {
+            c.env("AG_HOME", home);
+        }
         run(c, None)
     };
+    let second = |server: &ModelServer| second_in(server, None);
     let server = ModelServer::start(vec![append("two"), Turn::Text("Added.")]);
     let r = second(&server);
     r.ok();
@@ -289,6 +293,13 @@ fn a_killed_runs_checkpoints_are_removed_by_the_next_run_and_a_live_ones_kept() 
     .unwrap();
     first.wait().unwrap();
     assert_eq!(refs(), kept);
+    // A run of another AG_HOME (another user's) cannot see its lock, and
+    // leaves its ref alone.
+    let elsewhere = Env::new();
+    let server = ModelServer::start(vec![append("two"), Turn::Text("Added.")]);
+    second_in(&server, Some(elsewhere.path())).ok();
+    assert_eq!(refs(), kept);
+    env.write("notes.md", format!("{NOTES}one\ntwo\n"));
     let server = ModelServer::start(vec![append("three"), Turn::Text("Added.")]);
     let r = second(&server);
     r.ok();
