@@ -177,7 +177,14 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
     crate::mcp::env::register(mcp_env);
     // A fetch URL is checked for them before it runs (the tool never has them).
     crate::llm::keys::hold(redactor.clone());
-    let mut tools = load_tools(&resolved, &cwd, sandbox_plan.for_mcp()?, &mcp_headers).await?;
+    let mut tools = load_tools(
+        &resolved,
+        context_window,
+        &cwd,
+        sandbox_plan.for_mcp()?,
+        &mcp_headers,
+    )
+    .await?;
     // The subagents' environment is this run's to hand down, never a tool's.
     crate::proc::withhold_env([
         super::delegation::tree_budget::TREE_ENV,
@@ -500,14 +507,21 @@ async fn model_client(
 }
 
 /// The ag tools, the extra commands and the MCP servers' tools; ag tools
-/// of the default set that are not installed are left out with a warning.
+/// of the default set that are not installed are left out with a warning,
+/// and so are, for a model whose `window` is small, those it leaves out
+/// (see [`for_window`](super::config::named_sets::for_window)).
 async fn load_tools(
     resolved: &LoopConfig,
+    window: Option<u64>,
     cwd: &Path,
     mcp_sandbox: Option<Arc<crate::sandbox::Prepared>>,
     mcp_headers: &crate::mcp::headers::Headers,
 ) -> Result<ToolSet, SetupError> {
-    let names = &resolved.tools;
+    let names = &super::config::named_sets::for_window(
+        &resolved.tools,
+        resolved.tool_set.is_none(),
+        window,
+    );
     let mut tools =
         ToolSet::load(names, resolved.tools_explicit, &resolved.extra_tools, cwd).await?;
     tools

@@ -42,6 +42,26 @@ pub const DEFAULT_TOOLS: &[&str] = &[
     "ask",
 ];
 
+/// What the default set leaves out for a model with a small window
+/// ([`SMALL_CONTEXT`]): `delete`. Measured on Qwen2.5-Coder-1.5B, such a
+/// model called it in four runs, each time on a file it was asked to edit
+/// (a function to delete, a debug print to remove), once on every file of
+/// the project, and no task needed it; `bash` still removes a file, and
+/// `--tools` (or a config or identity's `tools`) naming it offers it.
+pub const SMALL_WINDOW_LEAVES_OUT: &[&str] = &["delete"];
+
+/// The tools to load of `tools` as resolved: all of them, but for the
+/// default set (`default_set`) and a model whose `window` is small, less
+/// [`SMALL_WINDOW_LEAVES_OUT`].
+pub fn for_window(tools: &[String], default_set: bool, window: Option<u64>) -> Vec<String> {
+    let small = default_set && window.is_some_and(|w| w <= SMALL_CONTEXT);
+    tools
+        .iter()
+        .filter(|n| !(small && SMALL_WINDOW_LEAVES_OUT.contains(&n.as_str())))
+        .cloned()
+        .collect()
+}
+
 /// The sets a tool list may name (seed 003's `full`, `minimal` and `chat`,
 /// and two of ag's own), each with what it holds, for help and errors.
 pub const SETS: &[(&str, &str)] = &[

@@ -110,8 +110,13 @@ impl Agent {
             Some(w) => Some(w),
             None => self.model.context_window(&resolved.model).await,
         };
-        let mut tools = ToolSet::load(
+        let names = crate::agent::config::named_sets::for_window(
             &resolved.tools,
+            resolved.tool_set.is_none(),
+            context_window,
+        );
+        let mut tools = ToolSet::load(
+            &names,
             resolved.tools_explicit,
             &resolved.extra_tools,
             &router.cwd,

@@ -128,6 +128,8 @@ pub struct Args {
     /// tools come with `--tools full,bash`. The default offers `ask`, ag-loop's
     /// own tool for asking the person, only when a person, --ask-cmd or
     /// --ask-default can answer; a list that is named offers it anyway.
+    /// For a model whose context window is 32,768 tokens or less, the
+    /// default leaves out delete (bash still removes files).
     /// Other agents' names for ag's tools are taken: read_file, write_file,
     /// edit_file, delete_file, list_dir, grep_search, glob, notify_user.
     #[arg(
