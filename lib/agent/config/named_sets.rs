@@ -44,7 +44,7 @@ pub const DEFAULT_TOOLS: &[&str] = &[
 
 /// What the default set leaves out for a model with a small window
 /// ([`SMALL_CONTEXT`]): `delete`. Measured on Qwen2.5-Coder-1.5B, such a
-/// model called it in four runs, each time on a file it was asked to edit
+/// model called it in six runs, each time on a file it was asked to edit
 /// (a function to delete, a debug print to remove), once on every file of
 /// the project, and no task needed it; `bash` still removes a file, and
 /// `--tools` (or a config or identity's `tools`) naming it offers it.
