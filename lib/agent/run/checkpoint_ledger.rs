@@ -11,7 +11,7 @@
 //! repository would outlive it), and a directory that cannot have them is
 //! passed over without a word. Such a run holds a lock while it lives; one
 //! killed outright (SIGKILL) leaves its ref, which the next run without a
-//! session in the same repository removes.
+//! session in the same repository and with the same `$AG_HOME` removes.
 
 use std::path::{Path, PathBuf};
 

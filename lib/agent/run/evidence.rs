@@ -1,8 +1,9 @@
 //! What a run's own record says before its final answer is accepted. A
 //! weak model often answers "I changed it" after its attempts to change a
 //! file all failed (an `edit` whose text was not found, a `write` refused
-//! by the gate) or changed nothing (a `write` of the text the file held). The record shows that, whatever the answer says: the
-//! run made calls to the file tools and none of them landed, and no other
+//! by the gate) or changed nothing (a `write` of the text the file held).
+//! The record shows that, whatever the answer says: the run made calls to
+//! the file tools and none of them landed, and no other
 //! call that may change files (bash, an MCP tool) succeeded either. Such an
 //! answer is sent back once, with a plain statement of what failed.
 //!

@@ -122,10 +122,10 @@ impl AgentSettings {
     }
 
     /// Whether a prompt carries the project's files, the changes not yet
-    /// committed and the files it names. By default only for a model with a small context window,
-    /// as for the first call: measured on such a model, 22 of 48 first
-    /// calls of a task were edits of a file it had never read, whose text
-    /// it made up (docs/models.md).
+    /// committed and the files it names. By default only for a model with
+    /// a small context window, as for the first call: measured on such a
+    /// model, 22 of 48 first calls of a task were edits of a file it had
+    /// never read, whose text it made up (docs/models.md).
     pub fn shows_context(&self) -> bool {
         self.show_context.unwrap_or_else(|| {
             self.context_window

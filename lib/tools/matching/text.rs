@@ -110,9 +110,9 @@ const MARKERS: [(char, char); 3] = [('·', ' '), ('→', '\t'), ('␍', '\r')];
 ///
 /// A `new` copied alone from a diff's `+` line reads the same way: one
 /// with a `·` wherever it would have a space and no space at all, when
-/// neither `old` nor `file` has a `·` (written into the file, it would be
-/// ag's display, not the text meant; a `·` meant as text comes with spaces
-/// around it).
+/// neither `old` nor `file` has a `·`, and read back it is text of the
+/// file (written into the file, it would be ag's display, not the text
+/// meant; a `·` meant as text, `2·3`, is not the file's text read back).
 ///
 /// `None` when neither has such markers.
 pub fn unmarked(file: &[u8], old: &str, new: &str) -> Option<(String, String)> {
@@ -139,7 +139,13 @@ pub fn unmarked(file: &[u8], old: &str, new: &str) -> Option<(String, String)> {
             .map(|c| used.iter().find(|(m, _)| *m == c).map_or(c, |(_, w)| *w))
             .collect()
     };
-    Some((read(old), read(new)))
+    let (old_read, new_read) = (read(old), read(new));
+    // A new_string read back alone must be a copy of the file's text (a
+    // `+` line of a diff is the file's line): "2·3" meant as text is not.
+    if old_read == old && memchr::memmem::find(file, new_read.as_bytes()).is_none() {
+        return None;
+    }
+    Some((old_read, new_read))
 }
 
 /// The line count of a text as an editor shows it (a last line without a
@@ -172,21 +178,17 @@ mod tests {
             unmarked("\u{b7}\tx\n".as_bytes(), "\u{2192}x", "\u{b7}"),
             Some(("\tx".to_string(), "\u{b7}".to_string()))
         );
-        // A new_string copied alone from a `+` line, spaces all shown.
-        let file = b"A small cache.\n";
+        // A new_string copied alone from a `+` line, spaces all shown:
+        // read back, it is the file's text.
+        let file = b"A small cache,\tkept.\n";
         assert_eq!(
-            unmarked(
-                file,
-                "A small cache.",
-                "A\u{b7}small\u{b7}cache,\u{2192}kept."
-            ),
-            Some((
-                "A small cache.".to_string(),
-                "A small cache,\tkept.".to_string()
-            ))
+            unmarked(file, "small", "A\u{b7}small\u{b7}cache,\u{2192}kept."),
+            Some(("small".to_string(), "A small cache,\tkept.".to_string()))
         );
-        // A middle dot meant as text: with spaces, or already in the file.
-        assert_eq!(unmarked(file, "cache.", "cache \u{b7} kept."), None);
+        // A middle dot meant as text: with spaces, not the file's text
+        // read back ("2·3"), or already in the file.
+        assert_eq!(unmarked(file, "cache,", "cache \u{b7} kept."), None);
+        assert_eq!(unmarked(file, "small", "2\u{b7}3"), None);
         assert_eq!(unmarked("a\u{b7}b\n".as_bytes(), "b", "c\u{b7}d"), None);
     }
 
