@@ -98,8 +98,8 @@ pub struct LlmArgs {
     /// table or models.json, sent on every API).
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
-    /// Sampling temperature.
-    #[arg(long, value_name = "T")]
+    /// Sampling temperature, 0 or more (default: the provider's own).
+    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_temperature)]
     pub temperature: Option<f64>,
     /// Send the request to this base URL instead of the provider's
     /// (`http://127.0.0.1:8080/v1`).
@@ -147,6 +147,22 @@ pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
         .map_err(|_| format!("`{s}` is not a number of seconds"))?;
     std::time::Duration::try_from_secs_f64(n)
         .map_err(|_| format!("`{s}` is not a number of seconds, 0 or more"))
+}
+
+/// A `--temperature`: a number, 0 or more (how high a provider goes is
+/// its own to say: 2 for OpenAI's, 1 for Anthropic's).
+pub fn parse_temperature(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        Ok(t) if t < 0.0 => Err(format!(
+            "`{s}` is below 0, the lowest temperature (the most predictable answers): \
+             --temperature 0"
+        )),
+        _ => Err(format!(
+            "`{s}` is not a temperature: give a number, 0 or more (0 for the most predictable \
+             answers)"
+        )),
+    }
 }
 
 /// ag-llm's clap command, for `--help`, the man page and completions.
@@ -668,5 +684,18 @@ mod tests {
     #[test]
     fn command_is_well_formed() {
         command().debug_assert();
+    }
+
+    #[test]
+    fn a_temperature_is_a_number_0_or_more() {
+        assert_eq!(parse_temperature("0"), Ok(0.0));
+        assert_eq!(parse_temperature(" 0.2 "), Ok(0.2));
+        let below = parse_temperature("-0.5").unwrap_err();
+        assert!(below.contains("`-0.5` is below 0"), "{below}");
+        assert!(below.ends_with("--temperature 0"), "{below}");
+        for bad in ["high", "NaN", "inf", ""] {
+            let e = parse_temperature(bad).unwrap_err();
+            assert!(e.contains("is not a temperature"), "{bad}: {e}");
+        }
     }
 }

@@ -333,6 +333,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
         reasoning: resolved.reasoning,
         tool_set: resolved.tool_set,
         max_tokens: resolved.max_tokens,
+        temperature: resolved.temperature,
         max_turns: resolved.max_turns,
         max_cost: resolved.max_cost,
         sequential: resolved.sequential,
@@ -524,6 +525,7 @@ async fn load_tools(
     );
     let mut tools =
         ToolSet::load(names, resolved.tools_explicit, &resolved.extra_tools, cwd).await?;
+    tools.no_deletes = super::config::named_sets::small_window(resolved.tool_set.is_none(), window);
     tools
         .add_mcp(&resolved.mcp, cwd, mcp_sandbox, mcp_headers)
         .await?;

@@ -1151,7 +1151,7 @@ fn the_config_file_sets_defaults_and_flags_win() {
     env.write(
         ".home/.ag/config.toml",
         format!(
-            "model = \"test/from-config\"\ntools = [\"read\"]\nmcp = [\"{} --tools ls\"]\n",
+            "model = \"test/from-config\"\ntools = [\"read\"]\nmcp = [\"{} --tools ls\"]\ntemperature = 0.3\n",
             bin!("ag-mcp")
         ),
     );
@@ -1167,6 +1167,7 @@ fn the_config_file_sets_defaults_and_flags_win() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["read", "ls"]);
+    assert_eq!(req["temperature"], 0.3);
     let mut c = env.cmd(bin!("ag-loop"));
     c.args([
         "--llm-cmd",
@@ -1175,11 +1176,17 @@ fn the_config_file_sets_defaults_and_flags_win() {
         "--no-gate",
         "-m",
         "test/flag",
+        "--temperature",
+        "0",
         "go",
     ]);
     run(c, None).ok();
     let req: Value = serde_json::from_slice(&env.read(".model/request1.json")).unwrap();
     assert_eq!(req["model"], "test/flag");
+    assert_eq!(req["temperature"], 0.0);
+    let bad = crate::util::run_args(&env, bin!("ag-loop"), &["--temperature", "-1", "hi"]);
+    bad.expect_code(2);
+    assert!(bad.stderr().contains("--temperature 0"), "{bad}");
     env.write(".home/.ag/config.toml", "modle = \"typo\"\n");
     let bad = crate::util::run_args(&env, bin!("ag-loop"), &["--llm-cmd", &model, "hi"]);
     bad.expect_code(2);

@@ -675,3 +675,46 @@ fn an_answer_that_goes_on_in_blank_lines_is_cut_before_them() {
     assert_eq!(end["message"]["stop_reason"], "length", "{r}");
     assert!(has_note(&events, "nothing but whitespace"), "{r}");
 }
+
+#[test]
+fn a_small_windows_patch_deletes_no_file() {
+    // The default set leaves `delete` out for a small window; a patch may
+    // not delete a file there either. A larger window, or a set that
+    // names `delete`, deletes as before.
+    let deletes = |window: &str, extra: &[&str]| {
+        let env = Env::new();
+        env.write("keep.py", "def used():\n    return 1\n");
+        let server = ModelServer::start(vec![
+            Turn::Tools(vec![(
+                "patch",
+                json!({"patch": "*** Begin Patch\n*** Delete File: keep.py\n*** End Patch"}),
+            )]),
+            Turn::Text("Deleted it."),
+        ]);
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.env("AG_CONTEXT_WINDOW", window)
+            .args(["-m", "ollama/scripted", "--base-url", &server.base_url()])
+            .args(["--json", "--no-gate", "--first-call", "auto"])
+            .args(extra)
+            .arg("Delete the unused function of keep.py.");
+        let r = run(c, None);
+        r.ok();
+        let answered = server.requests()[1]["messages"].to_string();
+        (!env.join("keep.py").exists(), answered, r)
+    };
+    let (gone, answered, r) = deletes("32768", &[]);
+    assert!(!gone, "{r}");
+    assert!(
+        answered.contains("the patch deletes `keep.py`, and this run deletes no files"),
+        "{answered}"
+    );
+    assert!(
+        answered.contains("`-` lines under `*** Update File: keep.py`"),
+        "{answered}"
+    );
+    assert_eq!(agent_end(&r)["work"]["changed"], json!([]), "{r}");
+    let (gone, _, r) = deletes("200000", &[]);
+    assert!(gone, "{r}");
+    let (gone, _, r) = deletes("32768", &["--tools", "minimal"]);
+    assert!(gone, "{r}");
+}

@@ -68,6 +68,10 @@ enum Runs {
 pub struct ToolSet {
     /// The tools.
     pub tools: Vec<ToolSpec>,
+    /// Whether its calls may not delete files (a small window's default
+    /// set, see [`crate::agent::config::named_sets::SMALL_WINDOW_LEAVES_OUT`]):
+    /// a patch's deletions are refused.
+    pub no_deletes: bool,
 }
 
 impl ToolSet {
@@ -184,7 +188,10 @@ impl ToolSet {
                 },
             );
         }
-        Ok(ToolSet { tools })
+        Ok(ToolSet {
+            tools,
+            no_deletes: false,
+        })
     }
 
     // Subagents (issue 35).

@@ -41,6 +41,9 @@ pub enum SetupError {
     /// The config's `idle_timeout` is negative or not finite.
     #[error("config: `idle_timeout` must be a number of seconds, 0 or more")]
     ConfigIdleTimeout(f64),
+    /// The config's `temperature` is negative or not finite.
+    #[error("config: `temperature` must be a number, 0 or more, not {0}")]
+    ConfigTemperature(f64),
     /// The config's `ask_timeout` is negative or not finite.
     #[error("config: `ask_timeout` must be a number of seconds, 0 or more (0: no limit), not {0}")]
     ConfigAskTimeout(f64),

@@ -11,6 +11,7 @@
 //! after = []
 //! tool = ["my-tool --flag"]
 //! max_turns = 100
+//! temperature = 0.2
 //! max_failed_calls = 8
 //! pass_env = ["OPENAI_API_KEY"]
 //! idle_timeout = 300
@@ -58,6 +59,8 @@ pub struct Config {
     pub tool: Vec<String>,
     /// Model calls per prompt.
     pub max_turns: Option<u32>,
+    /// Sampling temperature of every model call (`--temperature`).
+    pub temperature: Option<f64>,
     /// Failed tool calls in a row that stop a prompt's run (0: no limit).
     pub max_failed_calls: Option<u32>,
     /// Provider key variables that tools, gates and hooks inherit anyway.

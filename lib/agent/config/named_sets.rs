@@ -48,13 +48,22 @@ pub const DEFAULT_TOOLS: &[&str] = &[
 /// (a function to delete, a debug print to remove), once on every file of
 /// the project, and no task needed it; `bash` still removes a file, and
 /// `--tools` (or a config or identity's `tools`) naming it offers it.
+/// Such a run's patches delete no file either (`*** Delete File:`, a diff
+/// to `/dev/null`): the model sent patches deleting every file it was
+/// shown once `delete` was gone (see [`crate::tools::patch::NO_DELETE_ENV`]).
 pub const SMALL_WINDOW_LEAVES_OUT: &[&str] = &["delete"];
+
+/// Whether a run of the default set (`default_set`) with a model whose
+/// `window` is small leaves out [`SMALL_WINDOW_LEAVES_OUT`].
+pub fn small_window(default_set: bool, window: Option<u64>) -> bool {
+    default_set && window.is_some_and(|w| w <= SMALL_CONTEXT)
+}
 
 /// The tools to load of `tools` as resolved: all of them, but for the
 /// default set (`default_set`) and a model whose `window` is small, less
 /// [`SMALL_WINDOW_LEAVES_OUT`].
 pub fn for_window(tools: &[String], default_set: bool, window: Option<u64>) -> Vec<String> {
-    let small = default_set && window.is_some_and(|w| w <= SMALL_CONTEXT);
+    let small = small_window(default_set, window);
     tools
         .iter()
         .filter(|n| !(small && SMALL_WINDOW_LEAVES_OUT.contains(&n.as_str())))

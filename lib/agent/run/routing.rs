@@ -123,6 +123,10 @@ impl Agent {
         )
         .await
         .map_err(|e| format!("agent `{name}`: {e}"))?;
+        tools.no_deletes = crate::agent::config::named_sets::small_window(
+            resolved.tool_set.is_none(),
+            context_window,
+        );
         tools.share_mcp(base);
         if let Some(ws) = &router.workspace {
             tools.run_in(ws.clone(), &router.cwd);

@@ -45,6 +45,8 @@ pub struct AgentSettings {
     pub tool_set: Option<Vec<String>>,
     /// Output token limit per call.
     pub max_tokens: Option<u64>,
+    /// Sampling temperature of every call (`None`: the provider's).
+    pub temperature: Option<f64>,
     /// Model calls per prompt before stopping.
     pub max_turns: u32,
     /// Stop once a prompt has cost this many dollars.
@@ -640,7 +642,7 @@ impl Agent {
             tools: self.tools.definitions(),
             reasoning: self.settings.reasoning,
             max_tokens: self.settings.max_tokens,
-            temperature: None,
+            temperature: self.settings.temperature,
             base_url: None,
             output_schema: self
                 .settings
@@ -891,6 +893,12 @@ impl Agent {
                 offer::MODEL_TOOLS_ENV.to_string(),
                 self.tools.names().join(","),
             ));
+            if self.tools.no_deletes {
+                env.push((
+                    crate::tools::patch::NO_DELETE_ENV.to_string(),
+                    "1".to_string(),
+                ));
+            }
             let sandbox = self.settings.sandbox.clone();
             let questions = self.settings.questions.clone();
             let session_id = self.settings.session_id.clone();

@@ -85,6 +85,15 @@ pub struct Args {
     /// table or models.json).
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
+    /// Sampling temperature of every model call, 0 or more (default: the config file's
+    /// `temperature`, else none sent, so the provider's own applies).
+    #[arg(
+        long,
+        value_name = "T",
+        allow_negative_numbers = true,
+        value_parser = crate::llm::cli::parse_temperature
+    )]
+    pub temperature: Option<f64>,
     /// Model calls per prompt before the agent stops (default 100).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
@@ -129,7 +138,8 @@ pub struct Args {
     /// own tool for asking the person, only when a person, --ask-cmd or
     /// --ask-default can answer; a list that is named offers it anyway.
     /// For a model whose context window is 32,768 tokens or less, the
-    /// default leaves out delete (bash still removes files).
+    /// default leaves out delete, and its patches delete no file (bash still
+    /// removes files).
     /// Other agents' names for ag's tools are taken: read_file, write_file,
     /// edit_file, delete_file, list_dir, grep_search, glob, notify_user.
     #[arg(

@@ -194,6 +194,8 @@ pub struct LoopConfig {
     pub approve_on_stdin: bool,
     /// Output tokens per model call.
     pub max_tokens: Option<u64>,
+    /// Sampling temperature of every model call (`None`: the provider's).
+    pub temperature: Option<f64>,
     /// Dollars per prompt.
     pub max_cost: Option<f64>,
     /// One tool call at a time.
@@ -319,6 +321,12 @@ impl LoopConfig {
             interactive: env.interactive && !args.prompts.is_empty(),
             approve_on_stdin: args.approve_on_stdin,
             max_tokens: args.max_tokens,
+            temperature: match (args.temperature, config.temperature) {
+                (Some(t), _) => Some(t),
+                (None, Some(t)) if t.is_finite() && t >= 0.0 => Some(t),
+                (None, Some(t)) => return Err(SetupError::ConfigTemperature(t)),
+                (None, None) => None,
+            },
             max_cost: args.max_cost,
             sequential: args.sequential,
             compact: args.compact,
@@ -839,6 +847,30 @@ mod tests {
         // An --llm-cmd run does not use it, so does not check it.
         let r = resolve(&["--llm-cmd", "x"], &bad, None);
         assert_eq!(r.default_idle_timeout, None);
+    }
+
+    #[test]
+    fn temperature_from_the_flag_else_the_config() {
+        let cool = Config {
+            temperature: Some(0.2),
+            ..Config::default()
+        };
+        assert_eq!(resolve(&[], &cool, None).temperature, Some(0.2));
+        assert_eq!(
+            resolve(&["--temperature", "0"], &cool, None).temperature,
+            Some(0.0)
+        );
+        assert_eq!(resolve(&[], &Config::default(), None).temperature, None);
+        let bad = Config {
+            temperature: Some(-1.0),
+            ..Config::default()
+        };
+        let e = LoopConfig::resolve(&args(&[]), &bad, None, &Env::default(), &Resumed::default())
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "config: `temperature` must be a number, 0 or more, not -1"
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::stage::{Kind, Stage};
 use crate::tool_protocol::ToolError;
 use crate::tools::fileops::{check_writable, not_found};
 use crate::tools::matching::seek::{FileLines, Fuzz};
-use crate::tools::matching::text::{CRLF, LF, eol_near, visible};
+use crate::tools::matching::text::{CRLF, LF, eol_near};
 use crate::tools::matching::{closest, lines};
 
 /// Hunk lines shown in an error at most.
@@ -381,7 +381,10 @@ fn miss_named(
             let wanted: Vec<_> = h.lines.iter().filter(|l| l.op != Op::Add).collect();
             for l in wanted.iter().take(MAX_SHOWN) {
                 let sign = if l.op == Op::Remove { '-' } else { ' ' };
-                listed.push_str(&format!("  {sign}{}\n", visible(&l.text)));
+                // As written: a model copies what it is shown, so `·` marks
+                // go only where whitespace is the difference (the closest
+                // stretch's diff below).
+                listed.push_str(&format!("  {sign}{}\n", l.text));
             }
             if wanted.len() > MAX_SHOWN {
                 listed.push_str(&format!("  ... ({} more)\n", wanted.len() - MAX_SHOWN));
@@ -389,7 +392,7 @@ fn miss_named(
             ToolError::new(
                 "patch.hunk_failed",
                 format!(
-                    "`{shown}`: {} does not apply: the lines it expects (context and removed; · is a space, → a tab) are not in the file{}:\n{listed}{}\n{NOTHING}\nhint: read the file again, then make the hunk's ` ` and `-` lines match it exactly (or give more or fewer context lines).",
+                    "`{shown}`: {} does not apply: the lines it expects (context and removed) are not in the file{}:\n{listed}{}\n{NOTHING}\nhint: read the file again, then make the hunk's ` ` and `-` lines match it exactly (or give more or fewer context lines).",
                     which(hunk),
                     after(hunk, from),
                     closest::explain_as(content, &old.join("\n"), "the hunk").trim_end()

@@ -23,8 +23,12 @@ use serde::Deserialize;
 
 use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
 use crate::tools::matching::ladder::unescape;
-use model::{Format, Patch, unwrap};
+use model::{Change, Format, Patch, unwrap};
 use stage::Stage;
+
+/// `1`: a patch that deletes a file is refused, whole. ag-loop sets it for
+/// a run whose tools leave `delete` out (a small window's default set).
+pub const NO_DELETE_ENV: &str = "AG_PATCH_NO_DELETE";
 
 /// Arguments of `patch`.
 #[derive(Debug, Clone, Default, Args, Deserialize, JsonSchema)]
@@ -119,6 +123,9 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
             "the patch changes no file: put the file sections (`*** Add File:`, `*** Update File:`, `*** Delete File:`) between `*** Begin Patch` and `*** End Patch`.",
         ));
     }
+    if std::env::var(NO_DELETE_ENV).is_ok_and(|v| v.trim() == "1") {
+        refuse_deletes(&patch)?;
+    }
     let mut stage = Stage::new(ctx);
     apply::apply(&mut stage, &patch)?;
     if !stage.entries.iter().any(stage::Entry::changed) {
@@ -154,6 +161,39 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
             None => out,
         },
     )
+}
+
+/// Refuses a patch that deletes a file, naming each such file and how to
+/// take lines out of it instead.
+fn refuse_deletes(patch: &Patch) -> Result<(), ToolError> {
+    let gone: Vec<&str> = patch
+        .files
+        .iter()
+        .filter(|f| matches!(f.change, Change::Delete { .. }))
+        .map(|f| f.path.as_str())
+        .collect();
+    let Some(first) = gone.first() else {
+        return Ok(());
+    };
+    let named = gone
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let how = match patch.format {
+        Format::Envelope => format!(
+            "To take lines out of a file, give them as `-` lines under `*** Update File: {first}` (with `@@` and a line of context) instead of `*** Delete File: {first}`."
+        ),
+        Format::Unified => format!(
+            "To take lines out of a file, diff it to itself (`+++ b/{first}`, not `/dev/null`), the lines to remove as `-` lines."
+        ),
+    };
+    Err(ToolError::new(
+        "patch.delete_refused",
+        format!(
+            "the patch deletes {named}, and this run deletes no files: nothing was changed. {how}"
+        ),
+    ))
 }
 
 /// The patch text from the call, a file, or stdin.

@@ -5,7 +5,7 @@ low\t'A little'
 medium\t'Some'
 high\t'A lot'"
 complete -c ag-llm -l max-tokens -d 'The most tokens the answer may have (default: the model\'s `max_output` from the model table or models.json, sent on every API)' -r
-complete -c ag-llm -l temperature -d 'Sampling temperature' -r
+complete -c ag-llm -l temperature -d 'Sampling temperature, 0 or more (default: the provider\'s own)' -r
 complete -c ag-llm -l base-url -d 'Send the request to this base URL instead of the provider\'s (`http://127.0.0.1:8080/v1`)' -r
 complete -c ag-llm -l api-key -d 'The API key, instead of the provider\'s environment variable' -r
 complete -c ag-llm -l tools -d 'Tool definitions the model may call: a JSON array, or one definition per line as `ag-read --schema` prints them' -r -F
