@@ -621,8 +621,6 @@ fn miss_error(
             lines,
             tolerance,
         } => {
-            let listed: Vec<String> = lines.iter().map(u64::to_string).collect();
-            let more = if count > lines.len() { ", ..." } else { "" };
             let how = if tolerance.is_empty() {
                 String::new()
             } else {
@@ -633,8 +631,8 @@ fn miss_error(
             ToolError::new(
                 "edit.ambiguous",
                 format!(
-                    "{which}old_string occurs {count} times in the file{seen}{how}, at lines {}{more}. Include more surrounding lines in old_string so that it matches exactly one place, or set replace_all to change every occurrence.{all_or_nothing}{hint}",
-                    listed.join(", ")
+                    "{which}old_string occurs {count} times in the file{seen}{how}, {}. Include more surrounding lines in old_string so that it matches exactly one place, or set replace_all to change every occurrence.{all_or_nothing}{hint}",
+                    crate::tools::matching::ladder::places(count, &lines)
                 ),
             )
             .with_details(json!({"match_count": count, "lines": lines}))

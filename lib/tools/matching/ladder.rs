@@ -293,6 +293,35 @@ fn exact_unique(content: &[u8], old: &[u8], new: &str, steps: Vec<Step>) -> Sear
     }
 }
 
+/// Where the `count` matches of an ambiguous text are, from the lines of
+/// the first few (`lines`, in order, one per match): `at lines 1, 4`, a
+/// line with several once (`at lines 7 (2 times), 9`; `on line 7, 2
+/// times`), and `, ...` when more matches than listed.
+pub fn places(count: usize, lines: &[u64]) -> String {
+    let mut runs: Vec<(u64, usize)> = Vec::new();
+    for &l in lines {
+        match runs.last_mut() {
+            Some((last, n)) if *last == l => *n += 1,
+            _ => runs.push((l, 1)),
+        }
+    }
+    let more = if count > lines.len() { ", ..." } else { "" };
+    match runs.as_slice() {
+        [(line, n)] if more.is_empty() && *n > 1 => format!("on line {line}, {n} times"),
+        [(line, 1)] => format!("at line {line}{more}"),
+        _ => {
+            let listed: Vec<String> = runs
+                .iter()
+                .map(|(l, n)| match n {
+                    1 => l.to_string(),
+                    n => format!("{l} ({n} times)"),
+                })
+                .collect();
+            format!("at lines {}{more}", listed.join(", "))
+        }
+    }
+}
+
 /// `new` with the line ending in use where it goes (CRLF files stay CRLF).
 pub fn fit_eol(content: &[u8], at: usize, new: &str) -> Vec<u8> {
     let eol = super::text::eol_near(content, at);
@@ -446,12 +475,10 @@ fn elided(content: &[u8], bom: usize, parts: &[&str], new: &str) -> Search {
                 }
             }
             Search::Ambiguous { count, lines, .. } => {
-                let listed: Vec<String> = lines.iter().map(u64::to_string).collect();
-                let more = if count > lines.len() { ", ..." } else { "" };
                 return Search::BadElision(format!(
-                    "part {} of old_string (around its `...` lines) occurs {count} times in the file, at lines {}{more}: include more lines in that part so that it matches one place.",
+                    "part {} of old_string (around its `...` lines) occurs {count} times in the file, {}: include more lines in that part so that it matches one place.",
                     i + 1,
-                    listed.join(", ")
+                    places(count, &lines)
                 ));
             }
             other => return other,
@@ -467,6 +494,16 @@ fn elided(content: &[u8], bom: usize, parts: &[&str], new: &str) -> Search {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn places_name_a_line_once_with_how_many_matches_it_holds() {
+        assert_eq!(places(3, &[1, 2, 3]), "at lines 1, 2, 3");
+        // `"test": "node test.js"` and `test`: twice on one line.
+        assert_eq!(places(2, &[7, 7]), "on line 7, 2 times");
+        assert_eq!(places(3, &[7, 7, 9]), "at lines 7 (2 times), 9");
+        assert_eq!(places(5, &[4, 4]), "at lines 4 (2 times), ...");
+        assert_eq!(places(9, &[4]), "at line 4, ...");
+    }
 
     fn run(content: &str, old: &str, new: &str) -> Result<(String, Vec<&'static str>), Search> {
         match search(content.as_bytes(), 0, old, new) {
