@@ -515,6 +515,19 @@ mod tests {
         .unwrap()
     }
 
+    /// The set-up error a config without flags gives.
+    fn config_error(config: &Config) -> String {
+        LoopConfig::resolve(
+            &args(&[]),
+            config,
+            None,
+            &Env::default(),
+            &Resumed::default(),
+        )
+        .unwrap_err()
+        .to_string()
+    }
+
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()
     }
@@ -838,10 +851,8 @@ mod tests {
             idle_timeout: Some(-1.0),
             ..Config::default()
         };
-        let e = LoopConfig::resolve(&args(&[]), &bad, None, &Env::default(), &Resumed::default())
-            .unwrap_err();
         assert_eq!(
-            e.to_string(),
+            config_error(&bad),
             "config: `idle_timeout` must be a number of seconds, 0 or more"
         );
         // An --llm-cmd run does not use it, so does not check it.
@@ -865,10 +876,8 @@ mod tests {
             temperature: Some(-1.0),
             ..Config::default()
         };
-        let e = LoopConfig::resolve(&args(&[]), &bad, None, &Env::default(), &Resumed::default())
-            .unwrap_err();
         assert_eq!(
-            e.to_string(),
+            config_error(&bad),
             "config: `temperature` must be a number, 0 or more, not -1"
         );
     }
