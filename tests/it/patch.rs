@@ -174,6 +174,39 @@ fn command_line_stdin_file_check_and_failure() {
 }
 
 #[test]
+fn no_delete_refuses_a_deleting_patch_whole_in_either_format() {
+    // What ag-loop sets for a small window's default set.
+    let env = Env::new();
+    env.write("a.txt", "one\n");
+    env.write("b.txt", "two\n");
+    env.write(
+        "gone.diff",
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n--- a/b.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-two\n",
+    );
+    let mut cmd = env.cmd(bin!("ag-patch"));
+    cmd.env("AG_PATCH_NO_DELETE", "1").arg("gone.diff");
+    let r = run(cmd, None);
+    r.expect_code(1);
+    assert!(
+        r.stderr().contains(
+            "the patch deletes `b.txt`, and this run deletes no files: nothing was changed"
+        ),
+        "{r}"
+    );
+    assert!(
+        r.stderr().contains("(`+++ b/b.txt`, not `/dev/null`)"),
+        "{r}"
+    );
+    assert_eq!(env.read("a.txt"), b"one\n", "all or nothing");
+    assert_eq!(env.read("b.txt"), b"two\n");
+    // The same patch without it deletes, as before.
+    let r = run_args(&env, bin!("ag-patch"), &["gone.diff"]);
+    r.ok();
+    assert!(!env.join("b.txt").exists(), "{r}");
+    assert_eq!(env.read("a.txt"), b"ONE\n");
+}
+
+#[test]
 fn root_confines_every_file_of_the_patch() {
     let env = Env::new();
     env.write("w/in.txt", "in\n");
