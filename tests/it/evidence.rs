@@ -408,6 +408,66 @@ fn the_same_successful_call_again_and_again_ends_the_run_with_its_work_kept() {
 }
 
 #[test]
+fn ags_own_answer_written_back_is_refused_and_the_file_kept() {
+    // A weak model, told "Overwrote copy.js (302 bytes)", wrote that line
+    // over the file it had just fixed; told it was notified, it notified
+    // the person of that.
+    let env = Env::new();
+    let fixed = "# Notes\n\nDone.\n";
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "notes.md", "content": fixed}),
+        )]),
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "notes.md", "content": "Overwrote notes.md (15 bytes)"}),
+        )]),
+        Turn::Tools(vec![("notify", json!({"message": "The notes are done."}))]),
+        Turn::Tools(vec![(
+            "notify",
+            json!({"message": "The person was notified; carry on."}),
+        )]),
+        Turn::Text("Done."),
+    ]);
+    let r = loop_run(&env, &server, &["--json"], "Replace the text with Done.");
+    r.ok();
+    assert_eq!(String::from_utf8(env.read("notes.md")).unwrap(), fixed);
+    let ends: Vec<Value> = r
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .collect();
+    assert_eq!(ends.len(), 4, "{r}");
+    assert_eq!(ends[0]["is_error"], false, "{r}");
+    assert_eq!(ends[1]["is_error"], true, "{r}");
+    let said = ends[1]["output"].as_str().unwrap();
+    assert!(
+        said.contains("`content` is ag's answer to your earlier `write` call (\"Overwrote notes.md (15 bytes)\")"),
+        "{said}"
+    );
+    assert!(said.contains("nothing was written"), "{said}");
+    // The first notify reached the person; the echo of its answer did not.
+    let notified: Vec<Value> = r
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["type"] == "notify")
+        .collect();
+    assert_eq!(notified.len(), 1, "{r}");
+    assert_eq!(ends[3]["is_error"], true, "{r}");
+    assert!(
+        ends[3]["output"]
+            .as_str()
+            .unwrap()
+            .contains("nothing was sent to the person"),
+        "{r}"
+    );
+    let end = agent_end(&r);
+    assert_eq!(end["work"]["changed"], json!(["notes.md"]), "{r}");
+    assert_eq!(end["work"]["failed_calls"], 2, "{r}");
+}
+
+#[test]
 fn a_question_ends_at_once_with_or_without_a_look() {
     let env = Env::new();
     let server = ModelServer::start(vec![Turn::Text("It prints the notes.")]);

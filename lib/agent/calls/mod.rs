@@ -1,9 +1,11 @@
 //! A tool call from the model's request to its result: the tools offered
 //! and how each runs, the gates that judge it, the sandbox that confines
 //! it, the questions it may put to a person, its progress while it runs,
-//! and the guard against the same failing call again and again.
+//! the guard against the same failing call again and again, and the one
+//! against ag's own answer handed back as content.
 
 pub mod ask;
+pub mod echo;
 pub mod gates;
 pub mod prefixes;
 pub mod progress;

@@ -832,6 +832,16 @@ impl Agent {
                     .validate(&named, &mut args)
                     .map_err(|msg| ("call.invalid_arguments", msg)),
             };
+            // ag's own answer to an earlier call, handed back as the text
+            // to write or to notify, is refused before it runs (echo.rs).
+            let check = check.and_then(|note| {
+                match crate::agent::calls::echo::echoed(name, &args, &turns.new, |n| {
+                    self.tool_name(n)
+                }) {
+                    Some(why) => Err(("call.echoed_answer", why)),
+                    None => Ok(note),
+                }
+            });
             if let Ok(Some(note)) = &check {
                 notes[i] = Some(note.clone());
             }

@@ -1,0 +1,234 @@
+//! A call that hands ag's own answer back as content: a weak model, told
+//! "Overwrote copy.js (302 bytes)", wrote that line over the file it had
+//! just fixed; told "The person was notified; carry on.", it notified the
+//! person of that, again and again. The answers of the file tools and of
+//! `notify` are ag's prose about a call, never text anyone asked to have
+//! in a file or on a desktop, so such a call is refused before it runs
+//! and nothing is lost. Command output (`bash`, `grep`, `read`) is left
+//! alone: putting what a command printed into a file is an everyday job.
+
+use serde_json::Value;
+
+use crate::protocol::{ContentBlock, Message};
+
+/// The tools whose answers are ag's own words about a call.
+const OWN_WORDS: &[&str] = &["write", "edit", "edit_lines", "patch", "delete", "notify"];
+
+/// Text shorter than this is too common to be taken for an echo ("Done").
+const SHORTEST: usize = 12;
+
+/// The text fields of a call that end up in a file or before a person.
+fn carried(name: &str, args: &Value) -> Vec<(&'static str, String)> {
+    let text = |field: &'static str| {
+        args.get(field)
+            .and_then(Value::as_str)
+            .map(|s| (field, s.to_string()))
+    };
+    match name {
+        "write" => text("content").into_iter().collect(),
+        "edit" => text("new_string").into_iter().collect(),
+        "notify" => text("message").into_iter().collect(),
+        "edit_lines" => args
+            .get("line_edits")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.get("replacement").and_then(Value::as_str))
+            .map(|s| ("replacement", s.to_string()))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Why the call `name` with `args` is refused, when one of the text fields
+/// it would write is, whole, an answer ag gave this prompt (`earlier`) to a
+/// file tool or `notify`: that answer's text, or its first line (the
+/// status a note may follow). `own_name` maps a called name to ag's tool.
+pub(in crate::agent) fn echoed(
+    name: &str,
+    args: &Value,
+    earlier: &[Message],
+    own_name: impl Fn(&str) -> String,
+) -> Option<String> {
+    let fields = carried(name, args);
+    if fields.is_empty() {
+        return None;
+    }
+    for message in earlier.iter().rev() {
+        let Message::ToolResult(r) = message else {
+            continue;
+        };
+        let tool = own_name(&r.tool_name);
+        if !OWN_WORDS.contains(&tool.as_str()) {
+            continue;
+        }
+        let answer: String = r
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let whole = answer.trim();
+        let first = whole.lines().next().unwrap_or("").trim();
+        for (field, text) in &fields {
+            let text = text.trim();
+            if text.chars().count() >= SHORTEST && (text == whole || text == first) {
+                let what = if name == "notify" {
+                    "nothing was sent to the person"
+                } else {
+                    "nothing was written"
+                };
+                return Some(format!(
+                    "`{field}` is ag's answer to your earlier `{tool}` call (\"{}\"), not new text, so {what}. That call is done; do not repeat its answer. {}",
+                    shorten(text),
+                    next_step(name, args)
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// What the model should send instead, for its own call.
+fn next_step(name: &str, args: &Value) -> String {
+    let file = args.get("file_path").and_then(Value::as_str).unwrap_or("");
+    match name {
+        "notify" => {
+            "Notify only with something new the person should know, or go on with the task.".into()
+        }
+        "write" => format!(
+            "If `{file}` still needs a change, send `write` with its whole new text as content (or `edit` the part that changes); if the task is done, answer with a summary."
+        ),
+        _ => format!(
+            "If `{file}` still needs a change, send the new text of that part; if the task is done, answer with a summary."
+        ),
+    }
+}
+
+fn shorten(text: &str) -> String {
+    const MAX: usize = 120;
+    if text.chars().count() <= MAX {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(MAX).collect();
+    format!("{cut}...")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::ToolResultMessage;
+
+    fn result(tool: &str, text: &str) -> Message {
+        Message::ToolResult(ToolResultMessage {
+            tool_call_id: "c1".into(),
+            tool_name: tool.into(),
+            content: vec![ContentBlock::Text { text: text.into() }],
+            details: Value::Null,
+            is_error: false,
+            timestamp: None,
+        })
+    }
+
+    fn same(name: &str) -> String {
+        name.to_string()
+    }
+
+    #[test]
+    fn a_write_of_the_last_writes_answer_is_refused_with_the_file_named() {
+        let earlier = [result("write", "Overwrote copy.js (302 bytes)")];
+        let why = echoed(
+            "write",
+            &json!({"file_path": "copy.js", "content": "Overwrote copy.js (302 bytes)"}),
+            &earlier,
+            same,
+        )
+        .expect("refused");
+        assert!(
+            why.contains("`content` is ag's answer to your earlier `write` call (\"Overwrote copy.js (302 bytes)\")"),
+            "{why}"
+        );
+        assert!(why.contains("nothing was written"), "{why}");
+        assert!(why.contains("`copy.js` still needs a change"), "{why}");
+    }
+
+    #[test]
+    fn the_status_line_before_a_note_counts_and_so_does_another_agents_name() {
+        let earlier = [result(
+            "edit_file",
+            "Replaced 1 occurrence in a.py (1 line changed)\n\nThis same file change has now been made 3 times.",
+        )];
+        let own = |n: &str| {
+            if n == "edit_file" {
+                "edit".to_string()
+            } else {
+                n.to_string()
+            }
+        };
+        let args = json!({"file_path": "a.py", "old_string": "x", "new_string": "Replaced 1 occurrence in a.py (1 line changed)"});
+        assert!(echoed("edit", &args, &earlier, own).is_some());
+        let lines = json!({"file_path": "a.py", "line_edits": [{"start_line": 1, "end_line": 1, "replacement": "Replaced 1 occurrence in a.py (1 line changed)"}]});
+        assert!(echoed("edit_lines", &lines, &earlier, own).is_some());
+    }
+
+    #[test]
+    fn notifying_the_notify_answer_is_refused() {
+        let earlier = [result("notify", "The person was notified; carry on.")];
+        let why = echoed(
+            "notify",
+            &json!({"message": "The person was notified; carry on."}),
+            &earlier,
+            same,
+        )
+        .expect("refused");
+        assert!(why.contains("nothing was sent to the person"), "{why}");
+    }
+
+    #[test]
+    fn command_output_short_text_and_new_text_go_through() {
+        // What a command printed may well belong in a file.
+        let earlier = [
+            result("bash", "a.txt\nb.txt\n\nexit code: 0"),
+            result("read", "     1\tprint('hi')"),
+            result("write", "Created new file notes.md (5 bytes)"),
+        ];
+        let write = |content: &str| json!({"file_path": "list.txt", "content": content});
+        assert!(
+            echoed(
+                "write",
+                &write("a.txt\nb.txt\n\nexit code: 0"),
+                &earlier,
+                same
+            )
+            .is_none()
+        );
+        assert!(echoed("write", &write("     1\tprint('hi')"), &earlier, same).is_none());
+        assert!(echoed("write", &write("a new line of notes"), &earlier, same).is_none());
+        // Part of an answer, or text around it, is not the answer.
+        assert!(
+            echoed(
+                "write",
+                &write("Created new file notes.md (5 bytes) and more"),
+                &earlier,
+                same
+            )
+            .is_none()
+        );
+        let short = [result("notify", "Saved it ok")];
+        assert!(echoed("notify", &json!({"message": "Saved it ok"}), &short, same).is_none());
+        // Tools that carry no such text are not looked at.
+        assert!(
+            echoed(
+                "bash",
+                &json!({"command": "Created new file notes.md (5 bytes)"}),
+                &earlier,
+                same
+            )
+            .is_none()
+        );
+    }
+}
