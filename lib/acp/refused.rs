@@ -7,8 +7,9 @@
 //! before it runs (a gate's problem while a mentioned file is checked, the
 //! sandbox's at ag-loop's start):
 //!
-//! - an `attach.*` code is a refusal: ag-loop's attach errors always end
-//!   their prompt, and the code is stable;
+//! - an `attach.*` or `prompt.*` code is a refusal: ag-loop's attach
+//!   errors and its refusals of an `@NAME` always end their prompt, and the
+//!   codes are stable;
 //! - another code (`sandbox.unavailable`) is a warning;
 //! - an error without a code may be either. Then ag-acp writes a *sync*
 //!   after the prompt: an `answer` to a question that does not exist,
@@ -22,8 +23,9 @@
 
 use crate::protocol::AgentCommand;
 
-/// The codes of ag-loop's attach errors, each the refusal of its prompt.
-const ATTACH: &str = "attach.";
+/// The prefixes of the codes of ag-loop's attach errors and routing
+/// refusals, each the refusal of its prompt.
+const REFUSALS: &[&str] = &["attach.", "prompt."];
 
 /// What starts every sync's question id, so that its echo is known (and
 /// kept from the editor) even in a session file replayed later.
@@ -44,7 +46,7 @@ pub enum Before {
 /// code.
 pub fn before_start(code: Option<&str>) -> Before {
     match code {
-        Some(c) if c.starts_with(ATTACH) => Before::Refused,
+        Some(c) if REFUSALS.iter().any(|p| c.starts_with(p)) => Before::Refused,
         Some(_) => Before::Warning,
         None => Before::Unsure,
     }
@@ -80,9 +82,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_attach_codes_are_refusals_and_no_code_is_unsure() {
+    fn only_attach_and_prompt_codes_are_refusals_and_no_code_is_unsure() {
         assert_eq!(before_start(Some("attach.binary")), Before::Refused);
         assert_eq!(before_start(Some("attach.denied")), Before::Refused);
+        assert_eq!(
+            before_start(Some("prompt.unknown_identity")),
+            Before::Refused
+        );
         assert_eq!(before_start(Some("sandbox.unavailable")), Before::Warning);
         assert_eq!(before_start(None), Before::Unsure);
     }

@@ -759,12 +759,16 @@ async fn drive(mut agent: Agent, prompts: &[String], attach: &[String]) -> ExitS
         // The identity first: an `@NAME` that names one is not a file.
         let (profile, content) = match agent.route(content).await {
             Ok(routed) => routed,
-            Err(message) => {
+            Err(refusal) => {
                 // Not run, and said so in the stream; the run's status says
                 // a prompt failed. Steers sent to it run as prompts.
                 steers.extend(control.end());
-                error_line(BIN, &message, None);
-                if let Err(e) = agent.emitter.emit(AgentEvent::error(message)) {
+                error_line(BIN, &refusal.message, None);
+                let event = AgentEvent::Error {
+                    message: refusal.message,
+                    code: Some(refusal.code.to_string()),
+                };
+                if let Err(e) = agent.emitter.emit(event) {
                     error_line(BIN, &format!("cannot write an event: {e}"), None);
                     return ExitStatus::Input;
                 }

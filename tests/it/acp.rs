@@ -2214,9 +2214,14 @@ fn a_prompt_ag_loop_refuses_is_answered_with_why_and_the_next_one_runs() {
             "identity",
             "@nosuch do x",
             "no agent identity `nosuch`",
-            None,
+            Some("prompt.unknown_identity"),
         ),
-        ("nothing-after", "@dev", "with nothing after it", None),
+        (
+            "nothing-after",
+            "@dev",
+            "with nothing after it",
+            Some("prompt.nothing_after_identity"),
+        ),
         ("blank", "  \n\t ", "the prompt is empty", None),
     ];
     // Sent at once: each waits for the one before it, so one never

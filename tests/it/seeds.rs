@@ -535,6 +535,11 @@ fn an_unknown_at_name_is_not_run_and_says_who_there_is() {
     let events = r.json_lines();
     let errors = of_type(&events, "error");
     assert_eq!(errors.len(), 2, "{events:?}");
+    assert_eq!(errors[0]["code"], "prompt.unknown_identity", "{events:?}");
+    assert_eq!(
+        errors[1]["code"], "prompt.nothing_after_identity",
+        "{events:?}"
+    );
     let first = errors[0]["message"].as_str().unwrap();
     assert!(
         first.contains("no agent identity `mat`") && first.contains("@matt"),

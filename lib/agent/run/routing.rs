@@ -13,6 +13,29 @@ use crate::agent::config::prompt::{Head, Parts};
 use crate::agent::setup::settings::{LoopConfig, Resumed};
 use crate::protocol::{AgentEvent, Reasoning, UserContent};
 
+/// A prompt that routing does not run, with a stable code (`prompt.*`)
+/// for whoever must tell a refused prompt from a warning (ag-acp), and
+/// what to do instead.
+#[derive(Debug)]
+pub struct Refusal {
+    /// `prompt.unknown_identity`, `prompt.nothing_after_identity` or
+    /// `prompt.identity_failed`.
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// An identity that cannot answer: its file, settings, model or tools.
+const IDENTITY_FAILED: &str = "prompt.identity_failed";
+
+impl Refusal {
+    fn failed(message: String) -> Refusal {
+        Refusal {
+            code: IDENTITY_FAILED,
+            message,
+        }
+    }
+}
+
 impl Agent {
     /// The run's own profile, as it stands.
     fn own_profile(&self) -> Profile {
@@ -48,7 +71,7 @@ impl Agent {
     pub async fn route(
         &mut self,
         content: UserContent,
-    ) -> Result<(Option<Profile>, UserContent), String> {
+    ) -> Result<(Option<Profile>, UserContent), Refusal> {
         let Some(router) = &self.router else {
             return Ok((None, content));
         };
@@ -65,22 +88,31 @@ impl Agent {
             if known.is_empty() || router.cwd.join(&name).exists() {
                 return Ok((None, content));
             }
-            return Err(format!(
-                "no agent identity `{name}` for `@{name}`, so the prompt was not run; the identities are {} (`ag-loop --list-agents`). Send it again with one of them, or start it with a space to send the `@` as text.",
-                known.join(", ")
-            ));
+            return Err(Refusal {
+                code: "prompt.unknown_identity",
+                message: format!(
+                    "no agent identity `{name}` for `@{name}`, so the prompt was not run; the identities are {} (`ag-loop --list-agents`). Send it again with one of them, or start it with a space to send the `@` as text.",
+                    known.join(", ")
+                ),
+            });
         }
         let empty = match &rest {
             UserContent::Text(t) => t.trim().is_empty(),
             UserContent::Blocks(b) => b.len() == 1 && rest.text().trim().is_empty(),
         };
         if empty {
-            return Err(format!(
-                "`@{name}` with nothing after it, so nothing was run; write the prompt after the name: `@{name} <the task>`"
-            ));
+            return Err(Refusal {
+                code: "prompt.nothing_after_identity",
+                message: format!(
+                    "`@{name}` with nothing after it, so nothing was run; write the prompt after the name: `@{name} <the task>`"
+                ),
+            });
         }
         let base = self.tools.clone();
-        let profile = self.identity_profile(&name, &base).await?;
+        let profile = self
+            .identity_profile(&name, &base)
+            .await
+            .map_err(Refusal::failed)?;
         Ok((Some(profile), rest))
     }
 
