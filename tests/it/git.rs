@@ -100,6 +100,26 @@ fn status_reports_every_kind_of_change() {
     assert!(out.contains("renamed:      old.txt -> new.txt"), "{out}");
     assert!(out.contains("Not staged (2):"), "{out}");
     assert!(out.contains("Untracked (1):\n  fresh.txt"), "{out}");
+    // Used by itself, the report ends as git's does; a model that sees a
+    // way to commit reads the next step in its own tools' names.
+    assert!(!out.contains("Next,"), "{out}");
+    let mut c = env.cmd(bin!("ag-git"));
+    c.env("AG_MODEL_TOOLS", "git_status,git_commit")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    std::io::Write::write_all(
+        child.stdin.as_mut().unwrap(),
+        b"{\"id\":\"t\",\"arguments\":{\"action\":\"status\"}}\n",
+    )
+    .unwrap();
+    let seen: Value = serde_json::from_slice(&child.wait_with_output().unwrap().stdout).unwrap();
+    assert!(
+        output(&seen).ends_with(
+            "Next, to commit what is staged: call `git_commit` with a `message` saying what changed (no `paths`).\n"
+        ),
+        "{seen}"
+    );
 
     // Limited to paths.
     let r = ag_git(&env, json!({"action": "status", "paths": ["fresh.txt"]}));

@@ -219,6 +219,51 @@ pub fn render(st: &Status) -> String {
     out
 }
 
+/// What a model that sees the tools `seen` (see
+/// [`crate::tools::offer::MODEL_TOOLS_ENV`]) can do next with changes
+/// found, in its own tools' names: a weak model asked to commit looked at
+/// the status again and again. `None` for a clean tree, while conflicts
+/// are unresolved (the report says so), for a model without a way to
+/// commit, and for the binary used by itself (its report reads as git's).
+pub fn next_step(st: &Status, seen: Option<&[String]>) -> Option<String> {
+    let seen = seen?;
+    if st.clean() || !st.conflicted.is_empty() {
+        return None;
+    }
+    let has = |n: &str| seen.iter().any(|s| s == n);
+    let commit = if has("git_commit") {
+        "call `git_commit`"
+    } else if has("git") {
+        "call `git` with action `commit`"
+    } else {
+        return None;
+    };
+    if !st.staged.is_empty() {
+        return Some(format!(
+            "Next, to commit what is staged: {commit} with a `message` saying what changed (no `paths`)."
+        ));
+    }
+    let mut files: Vec<&str> = st.unstaged.iter().map(|e| e.path.as_str()).collect();
+    files.extend(st.untracked.iter().map(String::as_str));
+    let shown: Vec<String> = files
+        .iter()
+        .take(NEXT_STEP_PATHS)
+        .map(|p| serde_json::Value::from(*p).to_string())
+        .collect();
+    let more = if files.len() > NEXT_STEP_PATHS {
+        format!(" and {} more", files.len() - NEXT_STEP_PATHS)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "Next, to commit these changes: {commit} with a `message` saying what changed and `paths` naming the files to commit ([{}]{more})",
+        shown.join(", ")
+    ))
+}
+
+/// Paths a next step names, at most.
+const NEXT_STEP_PATHS: usize = 10;
+
 fn branch_line(st: &Status) -> String {
     let mut line = match (&st.branch, &st.head) {
         (Some(b), None) => format!("On branch {b} (no commits yet)"),
@@ -330,9 +375,41 @@ u UU N... 100644 100644 100644 100644 aaaa bbbb cccc conflict.rs\0\
         );
         assert!(text.contains("Untracked (2):\n  notes.txt\n  build/\n"));
         let fresh = parse(b"# branch.oid (initial)\0# branch.head main\0");
+        assert_eq!(next_step(&fresh, Some(&["git_commit".to_string()])), None);
         assert_eq!(
             render(&fresh),
             "On branch main (no commits yet).\nNothing to commit, working tree clean.\n"
         );
+    }
+
+    #[test]
+    fn a_model_that_can_commit_reads_how_in_its_own_tools_names() {
+        let split = ["read".to_string(), "git_commit".to_string()];
+        let whole = ["git".to_string()];
+        let changed = parse(
+            b"# branch.oid abc\x001 .M N... 100644 100644 100644 a a notes.md\0? new file.txt\0",
+        );
+        let said = next_step(&changed, Some(&split)).expect("a next step");
+        assert_eq!(
+            said,
+            "Next, to commit these changes: call `git_commit` with a `message` saying what changed and `paths` naming the files to commit ([\"notes.md\", \"new file.txt\"])"
+        );
+        assert!(
+            next_step(&changed, Some(&whole))
+                .unwrap()
+                .contains("call `git` with action `commit`")
+        );
+        // Without a tool to commit with, or by itself, nothing is added.
+        assert_eq!(next_step(&changed, Some(&["read".to_string()])), None);
+        assert_eq!(next_step(&changed, None), None);
+        let staged = parse(b"1 M. N... 100644 100644 100644 a b notes.md\0");
+        assert!(
+            next_step(&staged, Some(&split))
+                .unwrap()
+                .contains("to commit what is staged: call `git_commit` with a `message`")
+        );
+        // Conflicts first: the report says to resolve them.
+        let conflicted = parse(SAMPLE);
+        assert_eq!(next_step(&conflicted, Some(&split)), None);
     }
 }
