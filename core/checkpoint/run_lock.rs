@@ -28,13 +28,26 @@ const ALIVE: &str = ".alive";
 pub struct RunLock {
     path: PathBuf,
     _held: Flock<File>,
+    /// Whether the file stays when the lock goes: the run could not remove
+    /// its checkpoints, and the file is how the next run finds them.
+    left_for_sweep: bool,
+}
+
+impl RunLock {
+    /// Leaves the lock file in place when the lock is let go, for the
+    /// next run's sweep to find the checkpoints this run could not remove.
+    pub fn leave_for_sweep(&mut self) {
+        self.left_for_sweep = true;
+    }
 }
 
 impl Drop for RunLock {
     fn drop(&mut self) {
         // Removed while still held: a run sweeping now finds no file, and
-        // the ref went first.
-        let _ = std::fs::remove_file(&self.path);
+        // the ref went first. Left, the lock goes as the file closes.
+        if !self.left_for_sweep {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -66,7 +79,11 @@ impl Checkpoints {
             .map_err(|e| Error::io("create", &path, e))?;
         let held = Flock::lock(file, FlockArg::LockExclusiveNonblock)
             .map_err(|(_, e)| Error::io("lock", &path, e.into()))?;
-        Ok(RunLock { path, _held: held })
+        Ok(RunLock {
+            path,
+            _held: held,
+            left_for_sweep: false,
+        })
     }
 
     /// Removes the checkpoints of this place's other runs whose lock

@@ -623,3 +623,31 @@ fn a_watched_checkpoint_records_the_same_tree_as_a_whole_look() {
         assert_eq!(w.tree, p.tree, "after `{step}`");
     }
 }
+
+#[test]
+fn a_run_that_could_not_remove_its_checkpoints_leaves_them_to_the_next_runs_sweep() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("repo");
+    let home = tmp.path().canonicalize().unwrap().join("home");
+    write(&dir, "f.txt", "1");
+    git(&dir, &["init", "-q"]);
+    let run = |n: u128| format!("{RUN_PREFIX}{}", uuid::Uuid::from_u128(n));
+    let first = Checkpoints::new(Place::find(&dir, &home).unwrap(), &run(1), &home, 1000);
+    let mut lock = first.hold().unwrap();
+    first.record("1").unwrap();
+    assert_eq!(first.refs().unwrap().len(), 1);
+    // Its removal failed: the lock goes, its file stays.
+    lock.leave_for_sweep();
+    drop(lock);
+    let next = Checkpoints::new(Place::find(&dir, &home).unwrap(), &run(2), &home, 1000);
+    let _held = next.hold().unwrap();
+    assert_eq!(next.remove_abandoned_runs(), 1);
+    assert!(next.refs().unwrap().is_empty());
+    let left: Vec<String> = std::fs::read_dir(first.git.index.as_ref().unwrap().parent().unwrap())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&run(1)))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -153,6 +153,11 @@ impl Drop for CheckpointState {
             && let Some(cp) = &self.open
             && let Err(e) = cp.remove()
         {
+            // The lock file stays, so that the next run's sweep finds
+            // these checkpoints (it looks only where a lock file is).
+            if let Some(held) = &mut self.held {
+                held.leave_for_sweep();
+            }
             crate::cli::warn(
                 "ag-loop",
                 &format!(
