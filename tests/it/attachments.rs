@@ -8,7 +8,7 @@ use std::process::Stdio;
 
 use crate::agent::{scripted_model, text_turn};
 use crate::bin;
-use crate::util::{Env, run};
+use crate::util::{Env, of_type, run};
 use base64::Engine;
 use serde_json::{Value, json};
 
@@ -39,10 +39,6 @@ fn sent(env: &Env, n: usize) -> Vec<Value> {
         Value::String(t) => vec![json!({"type": "text", "text": t})],
         other => other.as_array().cloned().unwrap_or_else(|| panic!("{req}")),
     }
-}
-
-fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == t).collect()
 }
 
 #[test]

@@ -531,3 +531,29 @@ fn inside_an_agent_session_jobs_end_with_the_process_that_started_ag_bash() {
     });
     assert_eq!(state()["details"]["reason"], "the agent session ended");
 }
+
+/// A script of the working directory run as a command (`build.sh`, 127) or
+/// without its executable bit (`./build.sh`, 126): the note names the file
+/// and how to run it, which bash's own message does not.
+#[test]
+fn a_script_run_the_wrong_way_is_named_with_how_to_run_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.write("build.sh", "#!/bin/sh\necho built\n");
+    let script = env.join("build.sh");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let r = bash(&env, json!({"command": "./build.sh"}));
+    assert_eq!(r["details"]["exit_code"], 126, "{r}");
+    assert!(
+        output(&r).contains(
+            "`build.sh` is not executable (mode 644): `chmod +x build.sh` makes it so; `bash build.sh` runs it as it is."
+        ),
+        "{r}"
+    );
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = bash(&env, json!({"command": "build.sh"}));
+    assert_eq!(r["details"]["exit_code"], 127, "{r}");
+    assert!(output(&r).contains("Run it as `./build.sh`."), "{r}");
+    let r = bash(&env, json!({"command": "./build.sh"}));
+    assert_eq!(output(&r), "built\n\nexit code: 0\n", "{r}");
+}

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::bin;
 use crate::model_server::{ModelServer, Turn};
-use crate::util::{Env, Run, run};
+use crate::util::{Env, Run, of_type, run};
 
 const NOTES: &str = "# Notes\n\nSome text.\n";
 
@@ -433,11 +433,8 @@ fn ags_own_answer_written_back_is_refused_and_the_file_kept() {
     let r = loop_run(&env, &server, &["--json"], "Replace the text with Done.");
     r.ok();
     assert_eq!(String::from_utf8(env.read("notes.md")).unwrap(), fixed);
-    let ends: Vec<Value> = r
-        .json_lines()
-        .into_iter()
-        .filter(|e| e["type"] == "tool_execution_end")
-        .collect();
+    let events = r.json_lines();
+    let ends = of_type(&events, "tool_execution_end");
     assert_eq!(ends.len(), 4, "{r}");
     assert_eq!(ends[0]["is_error"], false, "{r}");
     assert_eq!(ends[1]["is_error"], true, "{r}");
@@ -448,12 +445,7 @@ fn ags_own_answer_written_back_is_refused_and_the_file_kept() {
     );
     assert!(said.contains("nothing was written"), "{said}");
     // The first notify reached the person; the echo of its answer did not.
-    let notified: Vec<Value> = r
-        .json_lines()
-        .into_iter()
-        .filter(|e| e["type"] == "notify")
-        .collect();
-    assert_eq!(notified.len(), 1, "{r}");
+    assert_eq!(of_type(&events, "notify").len(), 1, "{r}");
     assert_eq!(ends[3]["is_error"], true, "{r}");
     assert!(
         ends[3]["output"]

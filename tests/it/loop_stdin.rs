@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use crate::agent::{scripted_model, text_turn, tool_turn};
 use crate::bin;
-use crate::util::Env;
+use crate::util::{Env, of_type};
 use serde_json::{Value, json};
 
 /// ag-loop in `env` with `args`.
@@ -55,10 +55,6 @@ pub(crate) fn converse(
     drop(stdin);
     assert!(child.wait().unwrap().success(), "{events:?}");
     events
-}
-
-fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == t).collect()
 }
 
 fn prompt(text: &str) -> Value {

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::bin;
 use crate::model_server::{HoldAt, ModelServer, Release, Turn};
-use crate::util::{Env, run_args};
+use crate::util::{Env, of_type, run_args};
 
 /// The longest a step may take before the test gives up: the bugs looked
 /// for here are lost lines, and a lost line shows as a wait that never ends.
@@ -122,10 +122,6 @@ impl Client {
 
 fn prompt(text: &str) -> Value {
     json!({"type": "prompt", "content": text})
-}
-
-fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == t).collect()
 }
 
 /// The user messages of a model request, as text.

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use crate::agent::{scripted_model, text_turn, tool_turn};
 use crate::bin;
-use crate::util::{Env, run};
+use crate::util::{Env, of_type, run};
 use serde_json::{Value, json};
 
 /// A model that asks which database to use, then answers "noted".
@@ -38,10 +38,6 @@ fn ag_loop(env: &Env, model: &str, extra: &[&str]) -> Command {
     ]);
     c.args(extra);
     c
-}
-
-fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == t).collect()
 }
 
 /// The `ask` call's result as the model read it in its second request.

@@ -10,7 +10,7 @@ use std::process::Stdio;
 
 use crate::bin;
 use crate::model_server::{ModelServer, Turn};
-use crate::util::{Env, Run, run};
+use crate::util::{Env, Run, of_type, run};
 use serde_json::{Value, json};
 
 /// A test directory (the workspace) and a home outside it, as a project's
@@ -40,10 +40,6 @@ fn ag_loop(
     ]);
     c.args(extra);
     c
-}
-
-fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == t).collect()
 }
 
 fn ends(r: &Run) -> Vec<Value> {

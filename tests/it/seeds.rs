@@ -11,17 +11,13 @@ use serde_json::{Value, json};
 use crate::agent::{scripted_model, text_turn, tool_turn};
 use crate::bin;
 use crate::model_server::{ModelServer, Turn};
-use crate::util::{Env, run, run_args};
+use crate::util::{Env, of_type, run, run_args};
 
 fn fixture(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/seeds")
         .join(name);
     std::fs::read_to_string(path).unwrap()
-}
-
-fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == t).collect()
 }
 
 fn request(env: &Env, n: usize) -> Value {

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::bin;
 use crate::model_server::{ModelServer, Turn};
-use crate::util::Env;
+use crate::util::{Env, of_type};
 
 /// A broker running in a test directory.
 pub struct Serve {
@@ -249,10 +249,6 @@ pub fn file_events(path: &str) -> Vec<Value> {
         .skip(1)
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("torn line ({e}): {l}")))
         .collect()
-}
-
-fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == t).collect()
 }
 
 #[test]

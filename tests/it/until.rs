@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::bin;
 use crate::model_server::{ModelServer, Turn};
 use crate::orphans::{marker_for, sleepers};
-use crate::util::{Env, Run, run};
+use crate::util::{Env, Run, of_type, run};
 
 /// A project whose test fails until `add` adds.
 fn broken_project(env: &Env) {
@@ -24,10 +24,6 @@ fn broken_project(env: &Env) {
         "test_calc.py",
         "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
     );
-}
-
-fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == kind).collect()
 }
 
 /// The user messages of a model request, as text.

@@ -176,6 +176,11 @@ pub fn call_lines(env: &Env, bin: &str, input: &str) -> Vec<serde_json::Value> {
 }
 
 /// Sends one call (arguments object) and returns the result.
+/// The events of one `type`, in order.
+pub fn of_type<'a>(events: &'a [serde_json::Value], t: &str) -> Vec<&'a serde_json::Value> {
+    events.iter().filter(|e| e["type"] == t).collect()
+}
+
 pub fn call(env: &Env, bin: &str, arguments: serde_json::Value) -> serde_json::Value {
     let line = serde_json::json!({"id": "t", "arguments": arguments}).to_string() + "\n";
     let mut out = call_lines(env, bin, &line);

@@ -8,6 +8,7 @@ pub mod progress;
 mod record;
 pub(crate) mod render;
 mod sandbox;
+mod script_hint;
 mod supervisor;
 
 use std::path::PathBuf;
@@ -603,9 +604,11 @@ fn run_foreground(
         }
         other => ToolError::new(other.code(), format!("{other}; try the call again")),
     })?;
-    Ok(report(
-        ctx, command, cwd, timeout, &outcome, args.raw, confined,
-    ))
+    let out = report(ctx, command, cwd, timeout, &outcome, args.raw, confined);
+    let hint = (outcome.stopped.is_none())
+        .then(|| script_hint::note(command, cwd, outcome.code()))
+        .flatten();
+    Ok(out.with_notes(hint))
 }
 
 /// The most output kept under a caller's output budget (ag-loop's
