@@ -605,7 +605,9 @@ fn run_foreground(
         other => ToolError::new(other.code(), format!("{other}; try the call again")),
     })?;
     let out = report(ctx, command, cwd, timeout, &outcome, args.raw, confined);
-    let hint = (outcome.stopped.is_none())
+    let hint = outcome
+        .stopped
+        .is_none()
         .then(|| script_hint::note(command, cwd, outcome.code()))
         .flatten();
     Ok(out.with_notes(hint))
