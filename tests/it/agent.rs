@@ -1193,6 +1193,39 @@ fn the_config_file_sets_defaults_and_flags_win() {
     assert!(bad.stderr().contains("config.toml"), "{bad}");
 }
 
+/// An identity's `temperature` goes with its prompts (`--agent`, or an
+/// `@NAME` prompt) and no others; a flag still wins.
+#[test]
+fn an_identitys_temperature_goes_with_its_prompts_only() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.join(".git")).unwrap();
+    env.write(
+        ".ag/agents/cool.md",
+        "---\ntemperature: 0.1\n---\nBe brief.\n",
+    );
+    let model = scripted_model(
+        &env,
+        &[text_turn("one"), text_turn("two"), text_turn("three")],
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["--llm-cmd", &model, "--no-session", "--no-gate"]);
+    run(c, Some(b"@cool go\ngo again\n")).ok();
+    let req = |n: usize| -> Value {
+        serde_json::from_slice(&env.read(&format!(".model/request{n}.json"))).unwrap()
+    };
+    assert_eq!(req(0)["temperature"], 0.1, "{}", req(0));
+    assert!(
+        req(1).get("temperature").is_none_or(Value::is_null),
+        "{}",
+        req(1)
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["--llm-cmd", &model, "--no-session", "--no-gate"])
+        .args(["--agent", "cool", "--temperature", "0.9", "go"]);
+    run(c, None).ok();
+    assert_eq!(req(2)["temperature"], 0.9, "{}", req(2));
+}
+
 #[test]
 fn tool_execution_start_shows_the_arguments_the_call_runs_with() {
     let env = Env::new();

@@ -33,6 +33,8 @@ pub struct Identity {
     pub model: Option<String>,
     /// Reasoning effort (`off`, `low`, `medium`, `high`).
     pub reasoning: Option<String>,
+    /// The sampling temperature of its model calls (0 or more).
+    pub temperature: Option<f64>,
     /// A tool set name or a list of tool names.
     pub tools: Option<Vec<String>>,
     /// The body: the top of the system prompt.
@@ -255,6 +257,24 @@ pub fn parse(stem: &str, text: &str, path: &Path) -> Result<Identity, SetupError
             "role" | "description" => id.role = Some(super::reading::printable(&text(value)?)),
             "model" => id.model = Some(model(&key, value).map_err(|why| bad(line, why))?),
             "reasoning" => id.reasoning = Some(text(value)?),
+            "temperature" => {
+                let given = text(value)?;
+                let t = given
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|t| t.is_finite() && *t >= 0.0)
+                    .ok_or_else(|| {
+                        bad(
+                            line,
+                            format!(
+                                "`temperature` is a number, 0 or more (0 for the most predictable answers), as `temperature: 0.2`, not `{}`",
+                                given.trim()
+                            ),
+                        )
+                    })?;
+                id.temperature = Some(t);
+            }
             "output_schema" => id.output_schema = Some(text(value)?),
             "tools" | "toolset" | "toolSet" | "tool_set" => {
                 id.tools = Some(match value {
@@ -525,6 +545,17 @@ mod tests {
         assert!(e.contains("`name` takes one value"), "{e}");
         let e = parsed("---\njust words\n---\nx").unwrap_err();
         assert!(e.contains("`key: value`"), "{e}");
+        let e = parsed("---\nname: x\ntemperature: -0.5\n---\nx").unwrap_err();
+        assert!(
+            e.contains("line 3") && e.contains("as `temperature: 0.2`, not `-0.5`"),
+            "{e}"
+        );
+        let e = parsed("---\ntemperature: warm\n---\nx").unwrap_err();
+        assert!(e.contains("not `warm`"), "{e}");
+        assert_eq!(
+            parsed("---\ntemperature: 0.2\n---\nx").unwrap().temperature,
+            Some(0.2)
+        );
     }
 
     #[test]

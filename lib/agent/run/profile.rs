@@ -25,6 +25,8 @@ pub struct Profile {
     pub model: String,
     /// Reasoning effort.
     pub reasoning: Option<Reasoning>,
+    /// Sampling temperature (`None`: the provider's).
+    pub temperature: Option<f64>,
     /// The system prompt.
     pub system: String,
     /// The tools.

@@ -43,6 +43,7 @@ impl Agent {
             agent: self.settings.agent.clone(),
             model: self.settings.model.clone(),
             reasoning: self.settings.reasoning,
+            temperature: self.settings.temperature,
             system: self.settings.system.clone(),
             tools: self.tools.clone(),
             context_window: self.settings.context_window,
@@ -56,6 +57,7 @@ impl Agent {
         self.settings.agent = p.agent;
         self.settings.model = p.model;
         self.settings.reasoning = p.reasoning;
+        self.settings.temperature = p.temperature;
         self.settings.system = p.system;
         self.tools = p.tools;
         self.settings.context_window = p.context_window;
@@ -189,6 +191,7 @@ impl Agent {
             agent: Some(name.to_string()),
             model: resolved.model,
             reasoning: resolved.reasoning,
+            temperature: resolved.temperature,
             system,
             tools: Arc::new(tools),
             context_window,

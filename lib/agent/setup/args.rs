@@ -85,8 +85,8 @@ pub struct Args {
     /// table or models.json).
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
-    /// Sampling temperature of every model call, 0 or more (default: the config file's
-    /// `temperature`, else none sent, so the provider's own applies).
+    /// Sampling temperature of every model call, 0 or more (default: the identity's
+    /// `temperature`, else the config file's, else none sent, so the provider's own applies).
     #[arg(
         long,
         value_name = "T",

@@ -321,11 +321,17 @@ impl LoopConfig {
             interactive: env.interactive && !args.prompts.is_empty(),
             approve_on_stdin: args.approve_on_stdin,
             max_tokens: args.max_tokens,
-            temperature: match (args.temperature, config.temperature) {
-                (Some(t), _) => Some(t),
-                (None, Some(t)) if t.is_finite() && t >= 0.0 => Some(t),
-                (None, Some(t)) => return Err(SetupError::ConfigTemperature(t)),
-                (None, None) => None,
+            // The flag, then the identity's (checked as it was read),
+            // then the config's.
+            temperature: match (
+                args.temperature,
+                ident.and_then(|i| i.temperature),
+                config.temperature,
+            ) {
+                (Some(t), _, _) | (None, Some(t), _) => Some(t),
+                (None, None, Some(t)) if t.is_finite() && t >= 0.0 => Some(t),
+                (None, None, Some(t)) => return Err(SetupError::ConfigTemperature(t)),
+                (None, None, None) => None,
             },
             max_cost: args.max_cost,
             sequential: args.sequential,
@@ -872,6 +878,16 @@ mod tests {
             Some(0.0)
         );
         assert_eq!(resolve(&[], &Config::default(), None).temperature, None);
+        // An identity's comes between the flag and the config.
+        let warm = Identity {
+            temperature: Some(0.7),
+            ..Identity::default()
+        };
+        assert_eq!(resolve(&[], &cool, Some(&warm)).temperature, Some(0.7));
+        assert_eq!(
+            resolve(&["--temperature", "0"], &cool, Some(&warm)).temperature,
+            Some(0.0)
+        );
         let bad = Config {
             temperature: Some(-1.0),
             ..Config::default()
