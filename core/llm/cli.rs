@@ -149,11 +149,17 @@ pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
         .map_err(|_| format!("`{s}` is not a number of seconds, 0 or more"))
 }
 
+/// Whether `t` is a sampling temperature: a finite number, 0 or more (the
+/// flags', a config file's and an identity's alike).
+pub fn is_temperature(t: f64) -> bool {
+    t.is_finite() && t >= 0.0
+}
+
 /// A `--temperature`: a number, 0 or more (how high a provider goes is
 /// its own to say: 2 for OpenAI's, 1 for Anthropic's).
 pub fn parse_temperature(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        Ok(t) if is_temperature(t) => Ok(t),
         Ok(t) if t < 0.0 => Err(format!(
             "`{s}` is below 0, the lowest temperature (the most predictable answers): \
              --temperature 0"

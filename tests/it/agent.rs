@@ -21,6 +21,11 @@ pub(crate) fn scripted_model(env: &Env, turns: &[Vec<Value>]) -> String {
     format!("sh {}", env.join(".model/model.sh").display())
 }
 
+/// The `n`th request [`scripted_model`] received, from 0.
+pub(crate) fn request(env: &Env, n: usize) -> Value {
+    serde_json::from_slice(&env.read(&format!(".model/request{n}.json"))).unwrap()
+}
+
 fn usage(input: u64) -> Value {
     json!({"input": input, "output": 5, "cache_read": 0, "cache_write": 0,
            "cost": {"input": 0.001, "output": 0.001, "cache_read": 0.0, "cache_write": 0.0, "total": 0.002}})
@@ -1210,9 +1215,7 @@ fn an_identitys_temperature_goes_with_its_prompts_only() {
     let mut c = env.cmd(bin!("ag-loop"));
     c.args(["--llm-cmd", &model, "--no-session", "--no-gate"]);
     run(c, Some(b"@cool go\ngo again\n")).ok();
-    let req = |n: usize| -> Value {
-        serde_json::from_slice(&env.read(&format!(".model/request{n}.json"))).unwrap()
-    };
+    let req = |n: usize| request(&env, n);
     assert_eq!(req(0)["temperature"], 0.1, "{}", req(0));
     assert!(
         req(1).get("temperature").is_none_or(Value::is_null),

@@ -6,7 +6,7 @@
 
 use std::process::Stdio;
 
-use crate::agent::{scripted_model, text_turn};
+use crate::agent::{request, scripted_model, text_turn};
 use crate::bin;
 use crate::util::{Env, of_type, run};
 use base64::Engine;
@@ -32,7 +32,7 @@ fn ag_loop(env: &Env, model: &str, extra: &[&str]) -> std::process::Command {
 /// The content of the first message of the model's `n`th request, as
 /// blocks (plain text is one text block).
 fn sent(env: &Env, n: usize) -> Vec<Value> {
-    let req: Value = serde_json::from_slice(&env.read(&format!(".model/request{n}.json"))).unwrap();
+    let req = request(env, n);
     let first = &req["messages"][0];
     assert_eq!(first["role"], "user", "{req}");
     match &first["content"] {
@@ -663,8 +663,7 @@ fn a_small_project_goes_whole_with_the_first_prompt_only() {
     let list =
         "[Attached the list of the project's files (3)]\n.env\nserver/app.py\nserver/defaults.cfg";
     let texts = |n: usize, m: usize| -> Vec<String> {
-        let req: Value =
-            serde_json::from_slice(&env.read(&format!(".model/request{n}.json"))).unwrap();
+        let req = request(&env, n);
         let content = &req["messages"][m]["content"];
         content
             .as_array()

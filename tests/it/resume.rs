@@ -9,17 +9,13 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::agent::{scripted_model, text_turn};
+use crate::agent::{request, scripted_model, text_turn};
 use crate::bin;
 use crate::model_server::{ModelServer, Turn};
 use crate::util::{Env, run, run_args};
 
 fn of_type(events: &[Value], t: &str) -> Vec<Value> {
     events.iter().filter(|e| e["type"] == t).cloned().collect()
-}
-
-fn request(env: &Env, n: usize) -> Value {
-    serde_json::from_slice(&env.read(&format!(".model/request{n}.json"))).unwrap()
 }
 
 fn session_id(events: &[Value]) -> String {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::agent::{scripted_model, text_turn, tool_turn};
+use crate::agent::{request, scripted_model, text_turn, tool_turn};
 use crate::bin;
 use crate::model_server::{ModelServer, Turn};
 use crate::util::{Env, of_type, run, run_args};
@@ -18,10 +18,6 @@ fn fixture(name: &str) -> String {
         .join("tests/fixtures/seeds")
         .join(name);
     std::fs::read_to_string(path).unwrap()
-}
-
-fn request(env: &Env, n: usize) -> Value {
-    serde_json::from_slice(&env.read(&format!(".model/request{n}.json"))).unwrap()
 }
 
 /// The tools offered, but for ag-browser's: `full` adds them where

@@ -263,7 +263,7 @@ pub fn parse(stem: &str, text: &str, path: &Path) -> Result<Identity, SetupError
                     .trim()
                     .parse::<f64>()
                     .ok()
-                    .filter(|t| t.is_finite() && *t >= 0.0)
+                    .filter(|t| crate::llm::cli::is_temperature(*t))
                     .ok_or_else(|| {
                         bad(
                             line,

@@ -329,7 +329,7 @@ impl LoopConfig {
                 config.temperature,
             ) {
                 (Some(t), _, _) | (None, Some(t), _) => Some(t),
-                (None, None, Some(t)) if t.is_finite() && t >= 0.0 => Some(t),
+                (None, None, Some(t)) if crate::llm::cli::is_temperature(t) => Some(t),
                 (None, None, Some(t)) => return Err(SetupError::ConfigTemperature(t)),
                 (None, None, None) => None,
             },
