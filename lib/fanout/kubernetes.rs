@@ -21,15 +21,15 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
 
 use super::BIN;
 use super::kube_manifest::{self, CONTAINER, Spec};
-use super::results::{self, Summary, print_line};
+use super::results::{self, Summary};
+use super::stops::{Stops, interrupted};
 use super::tasks_file::TasksFile;
 use super::work_dir::{self, Prepared, WorkDir};
-use crate::cli::{ExitStatus, Signal, error_line, note, warn};
+use crate::cli::{ExitStatus, error_line, note, warn};
 use crate::proc::{CaptureLimit, Command, Input, Output};
 use crate::protocol::FanoutRecord;
 
@@ -238,8 +238,7 @@ fn keep(work: &WorkDir, n: u64, line: &[u8], summary: &mut Summary) {
     if let Err(e) = results::write_line(&work.results(), n, line) {
         warn(BIN, &e);
     }
-    let _ = print_line(line);
-    summary.add(line);
+    summary.show(line);
 }
 
 /// Prints result lines as the tasks in `waiting` end, until none is left
@@ -252,22 +251,13 @@ async fn follow(
     covered: BTreeMap<u64, (String, u64)>,
     mut summary: Summary,
 ) -> ExitStatus {
-    let mut interrupt = Signal::new(SignalKind::interrupt());
-    let mut terminate = Signal::new(SignalKind::terminate());
-    let mut hangup = Signal::new(SignalKind::hangup());
+    let mut stops = Stops::listen();
     let mut misses: BTreeMap<u64, u32> = BTreeMap::new();
     let mut gone: BTreeMap<String, u32> = BTreeMap::new();
     let mut stopped: Option<i32> = None;
     while !waiting.is_empty() {
-        // Each Job with the indexes still waiting on it.
-        let mut jobs: BTreeMap<&String, Vec<u64>> = BTreeMap::new();
-        for n in &waiting {
-            if let Some((j, i)) = covered.get(n) {
-                jobs.entry(j).or_default().push(*i);
-            }
-        }
         let mut views: BTreeMap<String, JobView> = BTreeMap::new();
-        for (job, indexes) in jobs {
+        for (job, indexes) in by_job(&waiting, &covered) {
             match kube.look(job, &indexes).await {
                 Ok(Some(v)) => {
                     gone.remove(job);
@@ -304,8 +294,7 @@ async fn follow(
                     if *m >= MISSES {
                         let r = results::ended(tasks, n, "failed", "LogUnavailable", why);
                         let line = results::line(&FanoutRecord::Result(Box::new(r)));
-                        let _ = print_line(&line);
-                        summary.add(&line);
+                        summary.show(&line);
                         ended.push(n);
                     }
                 }
@@ -317,8 +306,7 @@ async fn follow(
                     // Not kept in the work directory: --resume runs it again.
                     let r = results::ended(tasks, n, outcome, &state, error);
                     let line = results::line(&FanoutRecord::Result(Box::new(r)));
-                    let _ = print_line(&line);
-                    summary.add(&line);
+                    summary.show(&line);
                     ended.push(n);
                 }
             }
@@ -329,27 +317,70 @@ async fn follow(
         if waiting.is_empty() {
             break;
         }
-        tokio::select! {
-            () = tokio::time::sleep(POLL) => {}
-            () = interrupt.recv() => { stopped = Some(2); break; }
-            () = terminate.recv() => { stopped = Some(15); break; }
-            () = hangup.recv() => { stopped = Some(1); break; }
+        stopped = stops.pause(POLL).await;
+        if stopped.is_some() {
+            break;
         }
+    }
+    if stopped.is_some() {
+        // Results of indexes that ended since the last look are read now,
+        // before the Jobs are deleted with their pods' logs: the
+        // interrupted run's output has every task that ended.
+        collect_ended(kube, work, &mut waiting, &covered, &mut summary).await;
     }
     let all: Vec<String> = earlier_jobs(work).into_iter().map(|(j, _)| j).collect();
     kube.delete(&all).await;
     if let Some(sig) = stopped {
-        let _ = summary.print();
-        note(
-            BIN,
+        return interrupted(
+            &summary,
+            sig,
             &format!(
-                "interrupted; jobs {} deleted. The tasks that did not end have no result line: run again with --resume to do them",
+                "jobs {} deleted. The tasks that did not end have no result line: run again with --resume to do them",
                 all.join(", ")
             ),
         );
-        return ExitStatus::Signal(sig);
     }
     results::finish(&summary)
+}
+
+/// Each Job with its indexes that run a task of `waiting`.
+fn by_job<'a>(
+    waiting: &BTreeSet<u64>,
+    covered: &'a BTreeMap<u64, (String, u64)>,
+) -> BTreeMap<&'a String, Vec<u64>> {
+    let mut jobs: BTreeMap<&String, Vec<u64>> = BTreeMap::new();
+    for n in waiting {
+        if let Some((j, i)) = covered.get(n) {
+            jobs.entry(j).or_default().push(*i);
+        }
+    }
+    jobs
+}
+
+/// Keeps and prints the result line of each task of `waiting` whose pod
+/// has printed one, and takes it out of `waiting`; the others are left
+/// as they are.
+async fn collect_ended(
+    kube: &Kube,
+    work: &WorkDir,
+    waiting: &mut BTreeSet<u64>,
+    covered: &BTreeMap<u64, (String, u64)>,
+    summary: &mut Summary,
+) {
+    for (job, indexes) in by_job(waiting, covered) {
+        let Ok(Some(view)) = kube.look(job, &indexes).await else {
+            continue;
+        };
+        for (n, (j, index)) in covered {
+            if j != job || !waiting.contains(n) {
+                continue;
+            }
+            if let Settled::Result(line) = kube.settle(&view, job, *index, *n).await {
+                keep(work, *n, &line, summary);
+                waiting.remove(n);
+            }
+        }
+    }
 }
 
 /// Where one task stands.
@@ -592,7 +623,7 @@ impl Kube {
                 if let Some(line) = results::find_line(text, n) {
                     return Settled::Result(line);
                 }
-                log_tail(text)
+                results::output_tail(text)
             }
             // A pod that succeeded printed its result: try again.
             Err(e) if pod.phase == "Succeeded" => {
@@ -665,15 +696,6 @@ impl Kube {
             );
         }
     }
-}
-
-/// The end of a pod's log (at most 1000 bytes).
-fn log_tail(text: &str) -> String {
-    let mut start = text.len().saturating_sub(1000);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    text[start..].trim().to_string()
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! result line), the result lines and the summary (`results.rs`), and the
 //! engines that run the tasks: GNU parallel (`parallel.rs`), a Slurm
 //! job array (`slurm.rs`) and a Kubernetes Indexed Job (`kubernetes.rs`,
-//! its manifest in `kube_manifest.rs`). The cluster engines keep their run
+//! its manifest in `kube_manifest.rs`). Every engine stops on the same
+//! signals the same way (`stops.rs`). The cluster engines keep their run
 //! in a work directory (`work_dir.rs`) for `--resume`. Each engine runs
 //! `ag-fanout --task N TASKS` for each task line; only the scheduling is
 //! theirs.
@@ -17,6 +18,7 @@ mod parallel;
 mod results;
 mod slurm;
 mod snapshot;
+mod stops;
 mod tasks_file;
 mod work_dir;
 

@@ -8,13 +8,13 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 
-use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
 
 use super::BIN;
-use super::results::{Summary, print_line};
+use super::results::Summary;
+use super::stops::{Stops, interrupted};
 use super::tasks_file::TasksFile;
-use crate::cli::{ExitStatus, Signal, error_line, note};
+use crate::cli::{ExitStatus, error_line};
 use crate::proc::{CaptureLimit, Command, Input, LineLimits};
 
 /// A result line may carry a diff of 1 MiB, escaped.
@@ -96,17 +96,13 @@ pub async fn run(tasks_path: &Path, parallel_args: &[OsString]) -> ExitStatus {
             return ExitStatus::Input;
         }
     };
-    let mut interrupt = Signal::new(SignalKind::interrupt());
-    let mut terminate = Signal::new(SignalKind::terminate());
-    let mut hangup = Signal::new(SignalKind::hangup());
+    let mut stops = Stops::listen();
     let mut stopped: Option<i32> = None;
     let mut summary = Summary::default();
     loop {
         let line = tokio::select! {
             line = streaming.lines.next() => line,
-            () = interrupt.recv() => { stopped.get_or_insert(2); streaming.running.stop(); continue; }
-            () = terminate.recv() => { stopped.get_or_insert(15); streaming.running.stop(); continue; }
-            () = hangup.recv() => { stopped.get_or_insert(1); streaming.running.stop(); continue; }
+            sig = stops.next() => { stopped.get_or_insert(sig); streaming.running.stop(); continue; }
         };
         let Some(line) = line else { break };
         let Ok(mut line) = line else { continue };
@@ -114,8 +110,7 @@ pub async fn run(tasks_path: &Path, parallel_args: &[OsString]) -> ExitStatus {
         // What is not a result (parallel's usage text after a bad option)
         // goes to stderr: stdout stays JSON lines.
         if serde_json::from_slice::<serde_json::Value>(&line).is_ok() {
-            let _ = print_line(&line);
-            summary.add(&line);
+            summary.show(&line);
         } else {
             let _ = crate::cli::stderr_line(&line);
         }
@@ -128,12 +123,11 @@ pub async fn run(tasks_path: &Path, parallel_args: &[OsString]) -> ExitStatus {
         }
     }
     if let Some(sig) = stopped {
-        let _ = summary.print();
-        note(
-            BIN,
-            "interrupted; the tasks that did not end have no result line (with --joblog, run again with --resume to do them)",
+        return interrupted(
+            &summary,
+            sig,
+            "the tasks that did not end have no result line (with --joblog, run again with --resume to do them)",
         );
-        return ExitStatus::Signal(sig);
     }
     let status = match ended {
         Ok(o) => o.code(),

@@ -84,6 +84,17 @@ pub fn ended(
     result
 }
 
+/// The end of a task's output (its last 1000 bytes at most), for the
+/// `error` of a result the engine ended: where the output says anything,
+/// it says there what happened.
+pub fn output_tail(text: &str) -> String {
+    let mut start = text.len().saturating_sub(1000);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text[start..].trim().to_string()
+}
+
 /// The result in `dir` of line `n`, if there is a whole one.
 pub fn read(dir: &Path, n: u64) -> Option<Vec<u8>> {
     let bytes = std::fs::read(file_of(dir, n)).ok()?;
@@ -120,6 +131,12 @@ impl Summary {
         };
         let cost = v.get("cost").and_then(Value::as_f64).unwrap_or(0.0);
         self.results.insert(id, (outcome, cost));
+    }
+
+    /// Prints a result line (a reader gone away is no error) and counts it.
+    pub fn show(&mut self, line: &[u8]) {
+        let _ = print_line(line);
+        self.add(line);
     }
 
     /// The summary record.

@@ -19,15 +19,15 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
 
 use super::BIN;
 use super::parallel::shell_quote;
-use super::results::{self, Summary, print_line};
+use super::results::{self, Summary};
+use super::stops::{Stops, interrupted};
 use super::tasks_file::TasksFile;
 use super::work_dir::{self, Prepared, WorkDir};
-use crate::cli::{ExitStatus, Signal, error_line, note};
+use crate::cli::{ExitStatus, error_line, note};
 use crate::proc::{CaptureLimit, Command, Output};
 use crate::protocol::{FanoutRecord, FanoutResult};
 
@@ -401,27 +401,12 @@ async fn follow(
     bases: &Bases,
     mut summary: Summary,
 ) -> ExitStatus {
-    let mut interrupt = Signal::new(SignalKind::interrupt());
-    let mut terminate = Signal::new(SignalKind::terminate());
-    let mut hangup = Signal::new(SignalKind::hangup());
+    let mut stops = Stops::listen();
     let mut misses: BTreeMap<u64, u32> = BTreeMap::new();
     let mut stopped: Option<i32> = None;
     let results_dir = work.results();
     while !waiting.is_empty() {
-        let done: Vec<u64> = waiting
-            .iter()
-            .copied()
-            .filter_map(|n| {
-                results::read(&results_dir, n).map(|line| {
-                    let _ = print_line(&line);
-                    summary.add(&line);
-                    n
-                })
-            })
-            .collect();
-        for n in done {
-            waiting.remove(&n);
-        }
+        print_written(&results_dir, &mut waiting, &mut summary);
         if waiting.is_empty() {
             break;
         }
@@ -460,8 +445,7 @@ async fn follow(
                             &state,
                         )))),
                     };
-                    let _ = print_line(&line);
-                    summary.add(&line);
+                    summary.show(&line);
                     ended.push(n);
                 }
                 for n in ended {
@@ -473,14 +457,16 @@ async fn follow(
         if waiting.is_empty() {
             break;
         }
-        tokio::select! {
-            () = tokio::time::sleep(POLL) => {}
-            () = interrupt.recv() => { stopped = Some(2); break; }
-            () = terminate.recv() => { stopped = Some(15); break; }
-            () = hangup.recv() => { stopped = Some(1); break; }
+        stopped = stops.pause(POLL).await;
+        if stopped.is_some() {
+            break;
         }
     }
     if let Some(sig) = stopped {
+        // A result written since the last look is printed now, before the
+        // arrays are cancelled: the interrupted run's output has every
+        // task that ended.
+        print_written(&results_dir, &mut waiting, &mut summary);
         let args: Vec<OsString> = jobs.iter().map(OsString::from).collect();
         if let Err(e) = slurm_command("scancel", &args).await {
             error_line(
@@ -492,17 +478,28 @@ async fn follow(
                 )),
             );
         }
-        let _ = summary.print();
-        note(
-            BIN,
+        return interrupted(
+            &summary,
+            sig,
             &format!(
-                "interrupted; job arrays {} cancelled. The tasks that did not end have no result line: run again with --resume to do them",
+                "job arrays {} cancelled. The tasks that did not end have no result line: run again with --resume to do them",
                 jobs.join(", ")
             ),
         );
-        return ExitStatus::Signal(sig);
     }
     super::results::finish(&summary)
+}
+
+/// Prints and counts the result of each task of `waiting` that has one in
+/// `results_dir`, and takes it out of `waiting`.
+fn print_written(results_dir: &Path, waiting: &mut BTreeSet<u64>, summary: &mut Summary) {
+    waiting.retain(|&n| match results::read(results_dir, n) {
+        Some(line) => {
+            summary.show(&line);
+            false
+        }
+        None => true,
+    });
 }
 
 /// The result of a task that Slurm ended without one.
@@ -525,22 +522,14 @@ fn ended_by_slurm(tasks: &TasksFile, log: PathBuf, n: u64, job: &str, state: &st
             log.display()
         )
     };
-    // The end of that output says what happened, where it says anything.
-    let tail = log_tail(&log);
+    let tail = std::fs::read(&log)
+        .map(|b| results::output_tail(&String::from_utf8_lossy(&b)))
+        .unwrap_or_default();
     if !tail.is_empty() {
         error.push_str(", ending: ");
         error.push_str(&tail);
     }
     results::ended(tasks, n, outcome, state, error)
-}
-
-/// The last lines of a task's output (at most 1000 bytes).
-fn log_tail(path: &Path) -> String {
-    let Ok(bytes) = std::fs::read(path) else {
-        return String::new();
-    };
-    let start = bytes.len().saturating_sub(1000);
-    String::from_utf8_lossy(&bytes[start..]).trim().to_string()
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::BIN;
 use super::parallel::shell_quote;
-use super::results::{self, Summary, print_line};
+use super::results::{self, Summary};
 use super::tasks_file::TasksFile;
 use crate::cli::{ExitStatus, error_line};
 
@@ -180,8 +180,7 @@ pub fn prepare(
         match results::read(&work.results(), n) {
             // The resumed run's stdout holds every task's result.
             Some(line) => {
-                let _ = print_line(&line);
-                summary.add(&line);
+                summary.show(&line);
             }
             None => {
                 waiting.insert(n);

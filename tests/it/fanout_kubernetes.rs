@@ -108,6 +108,22 @@ impl Cluster {
         names
     }
 
+    /// The pods in the cluster now that ended with success.
+    fn pods_succeeded(&self) -> usize {
+        let base = self.state.join("objects/Pod");
+        let mut n = 0;
+        for ns in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+            for f in std::fs::read_dir(ns.path()).unwrap().flatten() {
+                let pod: Value = std::fs::read_to_string(f.path())
+                    .ok()
+                    .and_then(|t| serde_json::from_str(&t).ok())
+                    .unwrap_or_default();
+                n += usize::from(pod["status"]["phase"] == "Succeeded");
+            }
+        }
+        n
+    }
+
     /// Orders the node to evict the pod running line `n`.
     fn evict(&self, n: u64) {
         std::fs::write(self.state.join(format!("control/evict-{n}")), "").unwrap();
@@ -456,7 +472,34 @@ fn kubernetes_kill_9_then_resume_collects_what_ended_and_ctrl_c_deletes_the_job(
         last.iter().any(|a| a.starts_with("job/ag-fanout-")),
         "{last:?}"
     );
+
+    // Ctrl-C after t3 and t4 ended, before ag-fanout looked again (it is
+    // stopped meanwhile): their results are read before the Job goes with
+    // its pods' logs, so the interrupted run lost no work.
+    let mut c = cluster.fanout(&env, &["--work-dir", "third", "tasks.jsonl"]);
+    let out_path = env.join("third.jsonl");
+    c.stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    wait_for("t3 and t4 at the model", || server.waiting() == 2);
+    wait_for("t1 and t2 printed", || result_lines(&out_path).len() == 2);
+    assert!(signal_process(child.id(), Signal::SIGSTOP));
     server.set_held(false);
+    wait_for("all four pods to end", || cluster.pods_succeeded() == 4);
+    assert!(signal_process(child.id(), Signal::SIGINT));
+    assert!(signal_process(child.id(), Signal::SIGCONT));
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let lines = result_lines(&out_path);
+    assert_eq!(ids(&lines), ["t1", "t2", "t3", "t4"], "{stderr}");
+    assert_eq!(
+        std::fs::read_dir(env.join("third/results"))
+            .unwrap()
+            .count(),
+        4
+    );
+    assert_eq!(cluster.objects("Job"), Vec::<String>::new());
 }
 
 #[test]

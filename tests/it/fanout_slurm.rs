@@ -465,6 +465,56 @@ fn slurm_kill_9_of_ag_fanout_loses_nothing_and_resume_collects_the_rest() {
 }
 
 #[test]
+fn slurm_ctrl_c_of_ag_fanout_cancels_its_array_and_keeps_what_ended() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let env = Env::new();
+    let server = PromptServer::start();
+    models_json(&env, &server);
+    tasks(&env, 4, &[3, 4]);
+    server.set_held(true);
+    let out_path = env.join("first.jsonl");
+    let mut c = cluster.fanout(&env, &["tasks.jsonl"]);
+    c.stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    wait_for("2 results and 2 tasks at the model", || {
+        result_files(&env) == 2 && server.waiting() == 2
+    });
+    assert!(signal_process(child.id(), Signal::SIGINT));
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let job = std::fs::read_to_string(env.join("tasks.jsonl.fanout/jobs")).unwrap();
+    let job = job.trim();
+    assert!(
+        stderr.contains(&format!("interrupted; job arrays {job} cancelled")),
+        "{stderr}"
+    );
+    // The array did not outlive the run that owned it.
+    wait_for("the cancelled tasks to leave the model", || {
+        server.waiting() == 0
+    });
+    wait_for("no task of the array to be left", || {
+        !cluster.states().lines().any(|l| {
+            l.starts_with(&format!("{job}_")) && (l.ends_with("RUNNING") || l.ends_with("PENDING"))
+        })
+    });
+    // The two that ended were printed and counted; the summary closes the
+    // output.
+    let text = std::fs::read_to_string(&out_path).unwrap();
+    let (by_id, summary) = results(&text);
+    assert_eq!(by_id.len(), 2, "{text}");
+    assert_eq!(
+        summary.unwrap()["outcomes"],
+        json!({"finished": 2}),
+        "{text}"
+    );
+    server.set_held(false);
+}
+
+#[test]
 fn slurm_splits_lines_past_max_array_size_into_several_arrays() {
     // Array indexes must stay below MaxArraySize: here 4, so lines 2-8 of
     // the tasks file (after a comment) go into three arrays.
