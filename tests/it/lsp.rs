@@ -139,12 +139,18 @@ fn lsp(s: &Session, env: &Env, args: &[&str]) -> crate::util::Run {
 const ANIMALS: &str = "class Dog:\n    def speak(self) -> str:\n        return \"woof\"\n\n\nclass Cat:\n    def speak(self) -> str:\n        return \"meow\"\n";
 const MAIN: &str = "from animals import Cat, Dog\n\n\ndef chorus() -> str:\n    d = Dog()\n    c = Cat()\n    return d.speak() + c.speak() + d.speak()\n";
 
+/// A Python project of two modules, `animals.py` and `main.py` (its text
+/// `main`), that pyright takes as one project.
+fn zoo(env: &Env, main: &str) {
+    env.write("pyproject.toml", "[project]\nname = \"zoo\"\n");
+    env.write("animals.py", ANIMALS);
+    env.write("main.py", main);
+}
+
 #[test]
 fn pyright_definition_references_symbols_and_diagnostics_from_a_shell() {
     let env = Env::new();
-    env.write("pyproject.toml", "[project]\nname = \"zoo\"\n");
-    env.write("animals.py", ANIMALS);
-    env.write("main.py", MAIN);
+    zoo(&env, MAIN);
     env.write("broken.py", "x: int = \"text\"\n");
     let s = Session::new();
     // The `speak` of `c.speak()` (the second on line 7) is Cat's: a grep
@@ -267,10 +273,8 @@ fn break_and_fix(
 #[test]
 fn pyright_an_edit_that_breaks_a_type_says_so_and_the_fix_clears_it() {
     let env = Env::new();
-    env.write("pyproject.toml", "[project]\nname = \"zoo\"\n");
-    env.write("animals.py", ANIMALS);
     // An error already there is counted, not listed.
-    env.write("main.py", format!("{MAIN}\n\nlegacy: int = \"old\"\n"));
+    zoo(&env, &format!("{MAIN}\n\nlegacy: int = \"old\"\n"));
     let s = Session::new();
     let (broke, fixed, details) = break_and_fix(
         &env,
@@ -479,9 +483,7 @@ fn diagnostics_that_come_after_the_wait_come_with_the_next_result() {
 #[test]
 fn no_server_is_left_after_kill_9_of_ag_loop() {
     let env = Env::new();
-    env.write("pyproject.toml", "[project]\nname = \"zoo\"\n");
-    env.write("main.py", MAIN);
-    env.write("animals.py", ANIMALS);
+    zoo(&env, MAIN);
     let s = Session::new();
     // The model edits, then takes its time over the next turn.
     let model = scripted_model(
@@ -528,9 +530,7 @@ fn no_server_is_left_after_kill_9_of_ag_loop() {
 #[test]
 fn the_model_finds_references_through_the_offered_tool() {
     let env = Env::new();
-    env.write("pyproject.toml", "[project]\nname = \"zoo\"\n");
-    env.write("animals.py", ANIMALS);
-    env.write("main.py", MAIN);
+    zoo(&env, MAIN);
     let s = Session::new();
     let model = scripted_model(
         &env,
