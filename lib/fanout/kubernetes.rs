@@ -35,6 +35,9 @@ use crate::protocol::FanoutRecord;
 
 /// How often the Jobs are looked at.
 const POLL: Duration = Duration::from_secs(1);
+/// The longest an interrupted run spends reading the results of pods that
+/// ended since its last look, before it deletes the Jobs.
+const COLLECT_LIMIT: Duration = Duration::from_secs(20);
 /// Looks in a row that must fail (a Job gone, a log that cannot be read)
 /// before a task is given up as ended without a result.
 const MISSES: u32 = 6;
@@ -325,8 +328,15 @@ async fn follow(
     if stopped.is_some() {
         // Results of indexes that ended since the last look are read now,
         // before the Jobs are deleted with their pods' logs: the
-        // interrupted run's output has every task that ended.
-        collect_ended(kube, work, &mut waiting, &covered, &mut summary).await;
+        // interrupted run's output has every task that ended. An
+        // unreachable cluster, or a second Ctrl-C, does not hold up the
+        // ending for long: what was kept by then stays kept.
+        let collect = collect_ended(kube, work, &mut waiting, &covered, &mut summary);
+        tokio::select! {
+            biased;
+            _ = stops.next() => {}
+            _ = tokio::time::timeout(COLLECT_LIMIT, collect) => {}
+        }
     }
     let all: Vec<String> = earlier_jobs(work).into_iter().map(|(j, _)| j).collect();
     kube.delete(&all).await;
