@@ -12,11 +12,7 @@ use serde_json::{Value, json};
 use crate::agent::{request, scripted_model, text_turn};
 use crate::bin;
 use crate::model_server::{ModelServer, Turn};
-use crate::util::{Env, run, run_args};
-
-fn of_type(events: &[Value], t: &str) -> Vec<Value> {
-    events.iter().filter(|e| e["type"] == t).cloned().collect()
-}
+use crate::util::{Env, of_type, run, run_args};
 
 fn session_id(events: &[Value]) -> String {
     of_type(events, "agent_start")[0]["session_id"]
@@ -206,7 +202,7 @@ fn reasoning_switches_and_calls_that_name_no_model_count_under_the_sessions() {
     let settings = of_type(&events, "settings");
     assert_eq!(settings.len(), 2);
     assert_eq!(
-        settings[0],
+        *settings[0],
         json!({"timestamp": settings[0]["timestamp"], "type": "settings", "model": "test/first", "reasoning": "high"})
     );
     assert_eq!(settings[1]["reasoning"], "high");
