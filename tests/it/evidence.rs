@@ -397,14 +397,37 @@ fn the_same_successful_call_again_and_again_ends_the_run_with_its_work_kept() {
     );
 
     // Looking again and again at a tree that nothing changed is no success.
+    // The second look brings back the request, in the prompt's own words
+    // (not the files ag showed with it).
     let server = ModelServer::start(
         (0..8)
             .map(|_| Turn::Tools(vec![("ls", json!({}))]))
             .collect(),
     );
-    let r = loop_run(&env, &server, &["--json"], "Commit the change.");
+    let r = loop_run(
+        &env,
+        &server,
+        &["--json", "--show-context", "always"],
+        "Commit the change.",
+    );
     assert_eq!(r.code(), Some(1), "{r}");
     assert_eq!(agent_end(&r)["outcome"], "repeated_call", "{r}");
+    let looks: Vec<String> = of_type(&r.json_lines(), "tool_execution_end")
+        .iter()
+        .map(|e| e["output"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!looks[0].contains("The request was"), "{r}");
+    assert!(
+        looks[1].contains("The request was: \"Commit the change.\" Act on it now"),
+        "{r}"
+    );
+    assert!(!looks[2].contains("The request was"), "{r}");
+    assert!(
+        server.requests()[1]["messages"]
+            .to_string()
+            .contains("[Attached"),
+        "the files were shown: {r}"
+    );
 }
 
 #[test]

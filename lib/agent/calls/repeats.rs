@@ -5,10 +5,12 @@
 //! The model reads a note on the failing result (the event carries the
 //! same text), and past a limit the run stops after the turn. A call that
 //! succeeds but returns what it returned before (a test run whose failure
-//! the model keeps re-running without a change in between) earns a note
-//! too, which names the last call that failed, since a weak model often
-//! circles back to looking at the state instead of acting on an error it
-//! was given; and at the fifth such call the run stops with its work
+//! the model keeps re-running without a change in between) is answered,
+//! the second time, with the request quoted back (the prompt's own words):
+//! a model that looks again at what it has seen has lost its aim. The
+//! third time it earns a note which names the last call that failed, since
+//! a weak model often circles back to looking at the state instead of
+//! acting on an error it was given; and at the fifth such call the run stops with its work
 //! kept (a model that has done the job and keeps repeating its last call
 //! would otherwise run into the turn limit, a failure). A call waiting on
 //! something outside looks the same, but five identical answers in one
@@ -31,6 +33,13 @@ use crate::tool_protocol::exec::ABORTED;
 pub const SAME_WARN: u32 = 2;
 /// Identical failing calls that stop the run.
 pub const SAME_STOP: u32 = 5;
+/// Identical successful calls with identical output before the model is
+/// given the request again: a weak model that looks at the same thing a
+/// second time has lost sight of what it was asked (sampled on a stalled
+/// run, the repeat went from every answer to half of them).
+pub const SAME_OUTPUT_RESTATE: u32 = 2;
+/// Characters of the request quoted back.
+const REQUEST_QUOTED: usize = 600;
 /// Identical successful calls with identical output before the model is
 /// told that nothing changed.
 pub const SAME_OUTPUT_WARN: u32 = 3;
@@ -101,6 +110,8 @@ pub struct FailureGuard {
     /// File tools' calls that succeeded, by tool and arguments: how many
     /// times each was made since.
     made: HashMap<u64, u32>,
+    /// The prompt's own words, on one line, to quote back.
+    request: String,
 }
 
 impl FailureGuard {
@@ -112,9 +123,11 @@ impl FailureGuard {
         }
     }
 
-    /// Forgets everything (a new prompt starts).
-    pub fn reset(&mut self) {
+    /// Forgets everything: a new prompt starts, asking `request` (its
+    /// own words, without what ag attached to them).
+    pub fn begin(&mut self, request: &str) {
         *self = FailureGuard::new(self.max_failed);
+        self.request = one_line(request, REQUEST_QUOTED);
     }
 
     /// Why the run must stop, once a limit was reached.
@@ -172,7 +185,12 @@ impl FailureGuard {
                 None => n,
             };
             self.streak = 0;
-            if n >= SAME_OUTPUT_WARN && call.is_some() {
+            if n == SAME_OUTPUT_RESTATE && call.is_none() && !self.request.is_empty() {
+                r.output.push_str(&format!(
+                    "\n\nThis call returned what it returned before: nothing it looks at changed in between. The request was: \"{}\" Act on it now: change the files it needs changed, or answer it if it asks a question.",
+                    self.request
+                ));
+            } else if n >= SAME_OUTPUT_WARN && call.is_some() {
                 // A file change made again did change the file (an edit
                 // whose old text is still there applies once more), so
                 // "nothing changed" would be false here.
@@ -232,11 +250,21 @@ impl FailureGuard {
 
 /// The start of a failure's text on one line, for a note.
 fn quoted(output: &str) -> String {
-    let line = output.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() <= FAILURE_QUOTED {
+    one_line(output, FAILURE_QUOTED)
+}
+
+/// `text` on one line, cut at `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= max {
         return line;
     }
-    line.chars().take(FAILURE_QUOTED).collect::<String>() + "…"
+    line.chars()
+        .take(max)
+        .collect::<String>()
+        .trim_end()
+        .to_string()
+        + "…"
 }
 
 /// The arguments with object keys sorted, so that the same call with its
@@ -417,6 +445,53 @@ mod tests {
         assert!(r.output.contains("stops after this turn"), "{}", r.output);
         assert_eq!(g.stop(), Some(&Stop::SameOutput(SAME_OUTPUT_STOP)));
         assert_eq!(g.stop().unwrap().outcome(), Outcome::RepeatedCall);
+    }
+
+    /// A look made a second time, with nothing changed, brings back the
+    /// request: the prompt's own words, on one line; a file change made
+    /// again does not (it says otherwise), nor does a third look.
+    #[test]
+    fn a_second_identical_look_restates_the_request() {
+        let mut g = FailureGuard::new(0);
+        g.begin("The report counts cancelled orders.\n\nLeave them out.");
+        let status = json!({"paths": []});
+        let look = |g: &mut FailureGuard| {
+            let mut r = ToolResult {
+                output: "Nothing to commit, working tree clean.".into(),
+                ..succeeded()
+            };
+            g.note("git_status", &status, &mut r);
+            r.output
+        };
+        assert_eq!(look(&mut g), "Nothing to commit, working tree clean.");
+        let second = look(&mut g);
+        assert!(
+            second.ends_with("The request was: \"The report counts cancelled orders. Leave them out.\" Act on it now: change the files it needs changed, or answer it if it asks a question."),
+            "{second}"
+        );
+        let third = look(&mut g);
+        assert!(!third.contains("The request was"), "{third}");
+        assert!(third.contains("same output 3 times"), "{third}");
+
+        let edit = json!({"file_path": "a.txt", "old_string": "x", "new_string": "xy"});
+        for _ in 0..2 {
+            let mut r = ToolResult {
+                output: "Replaced 1 occurrence".into(),
+                ..succeeded()
+            };
+            g.note("edit", &edit, &mut r);
+            assert!(!r.output.contains("The request was"), "{}", r.output);
+        }
+
+        // A long request is cut; none at all (a guard never begun) says nothing.
+        let mut g = FailureGuard::new(0);
+        g.begin(&"word ".repeat(400));
+        look(&mut g);
+        let cut = look(&mut g);
+        assert!(cut.contains("word word…\" Act on it now"), "{cut}");
+        let mut g = FailureGuard::new(0);
+        look(&mut g);
+        assert_eq!(look(&mut g), "Nothing to commit, working tree clean.");
     }
 
     /// The model that circles back to `git status` after a commit failed
