@@ -46,16 +46,21 @@ pub enum UserContent {
 impl UserContent {
     /// The text of the content, blocks joined by newlines, images left out.
     pub fn text(&self) -> String {
+        self.texts().join("\n")
+    }
+
+    /// The text blocks, images left out. The first is the prompt's own
+    /// words: what a front end attaches (files, piped data) comes after it.
+    pub fn texts(&self) -> Vec<&str> {
         match self {
-            UserContent::Text(t) => t.clone(),
+            UserContent::Text(t) => vec![t.as_str()],
             UserContent::Blocks(blocks) => blocks
                 .iter()
                 .filter_map(|b| match b {
                     ContentBlock::Text { text } => Some(text.as_str()),
                     _ => None,
                 })
-                .collect::<Vec<_>>()
-                .join("\n"),
+                .collect(),
         }
     }
 

@@ -51,7 +51,7 @@ impl Agent {
     ) -> Result<UserContent, AttachError> {
         let dir = self.settings.attach_dir.clone();
         let mut wanted: Vec<String> = paths.to_vec();
-        for text in texts(&content) {
+        for text in content.texts() {
             wanted.extend(mentioned(text, &dir));
         }
         let show = say_cuts && self.settings.shows_context();
@@ -132,7 +132,8 @@ impl Agent {
             }
         }
         let context = if show {
-            let named: Vec<String> = texts(&content)
+            let named: Vec<String> = content
+                .texts()
                 .into_iter()
                 .flat_map(|t| mentions::named(t, |p| dir.join(p).is_file()))
                 .collect();
@@ -206,20 +207,6 @@ impl Agent {
             )),
             Verdict::Allow(_) | Verdict::Ask(..) | Verdict::NotAsked(..) => Ok(()),
         }
-    }
-}
-
-/// The text blocks of a prompt.
-fn texts(content: &UserContent) -> Vec<&str> {
-    match content {
-        UserContent::Text(t) => vec![t.as_str()],
-        UserContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect(),
     }
 }
 

@@ -290,7 +290,8 @@ impl Agent {
             session_id: self.settings.session_id.clone(),
             agent: self.settings.agent.clone(),
         })?;
-        self.guard.begin(&own_words(&content));
+        let own_words = content.texts().first().copied();
+        self.guard.begin(own_words.unwrap_or_default());
         self.denied = false;
         self.settings.checkpoints.prompt = Default::default();
         self.model.forget_silence();
@@ -1267,20 +1268,5 @@ fn to_message(name: &str, r: ToolResult) -> ToolResultMessage {
         details: r.details,
         is_error: r.is_error,
         timestamp: Some(crate::session::now()),
-    }
-}
-
-/// The words of a prompt, without the blocks ag attached after them (files,
-/// the project's list, piped data): its first text.
-fn own_words(content: &UserContent) -> String {
-    match content {
-        UserContent::Text(text) => text.clone(),
-        UserContent::Blocks(blocks) => blocks
-            .iter()
-            .find_map(|b| match b {
-                ContentBlock::Text { text } => Some(text.clone()),
-                _ => None,
-            })
-            .unwrap_or_default(),
     }
 }
