@@ -10,9 +10,10 @@
 //! a model that looks again at what it has seen has lost its aim. The
 //! third time it earns a note which names the last call that failed, since
 //! a weak model often circles back to looking at the state instead of
-//! acting on an error it was given; and at the fifth such call the run stops with its work
-//! kept (a model that has done the job and keeps repeating its last call
-//! would otherwise run into the turn limit, a failure). A call waiting on
+//! acting on an error it was given; and at the fifth such call the run
+//! stops with its work kept (a model that has done the job and keeps
+//! repeating its last call would otherwise run into the turn limit, a
+//! failure). A call waiting on
 //! something outside looks the same, but five identical answers in one
 //! prompt say that nothing is moving.
 //!
