@@ -428,6 +428,30 @@ fn the_same_successful_call_again_and_again_ends_the_run_with_its_work_kept() {
             .contains("[Attached"),
         "the files were shown: {r}"
     );
+
+    // A prompt of an attached file alone has no words to quote back.
+    let server = ModelServer::start(
+        (0..3)
+            .map(|_| Turn::Tools(vec![("ls", json!({}))]))
+            .collect(),
+    );
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()])
+        .args(["--no-gate", "--max-turns", "3", "--json"]);
+    let r = run(
+        c,
+        Some(br#"{"type":"prompt","content":[],"attachments":["notes.md"]}"#),
+    );
+    let events = r.json_lines();
+    let looks = of_type(&events, "tool_execution_end");
+    assert!(looks.len() >= 2, "{r}");
+    assert!(
+        !looks[1]["output"]
+            .as_str()
+            .unwrap()
+            .contains("The request was"),
+        "{r}"
+    );
 }
 
 #[test]

@@ -32,6 +32,14 @@ impl Agent {
         content: UserContent,
         paths: &[String],
     ) -> Result<UserContent, AttachError> {
+        self.own_words = Some(
+            content
+                .texts()
+                .first()
+                .copied()
+                .unwrap_or_default()
+                .to_string(),
+        );
         self.attach_with(content, paths, true).await
     }
 

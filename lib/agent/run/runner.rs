@@ -157,6 +157,9 @@ pub struct Agent {
     hashes: FileHashes,
     /// Failing calls counted over the current prompt.
     guard: FailureGuard,
+    /// The next prompt's own words, kept by `attach` before it added
+    /// blocks: a prompt of attached files alone has none.
+    pub(in crate::agent) own_words: Option<String>,
     /// Tools the person approved for the rest of the run ("always").
     pub(in crate::agent) always: Vec<String>,
     /// How `@NAME` prompts find their identity's profile.
@@ -222,6 +225,7 @@ impl Agent {
     ) -> Self {
         Agent {
             guard: FailureGuard::new(settings.max_failed_calls),
+            own_words: None,
             settings,
             model,
             tools,
@@ -290,8 +294,15 @@ impl Agent {
             session_id: self.settings.session_id.clone(),
             agent: self.settings.agent.clone(),
         })?;
-        let own_words = content.texts().first().copied();
-        self.guard.begin(own_words.unwrap_or_default());
+        let own_words = self.own_words.take().unwrap_or_else(|| {
+            content
+                .texts()
+                .first()
+                .copied()
+                .unwrap_or_default()
+                .to_string()
+        });
+        self.guard.begin(&own_words);
         self.denied = false;
         self.settings.checkpoints.prompt = Default::default();
         self.model.forget_silence();
