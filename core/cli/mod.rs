@@ -1,6 +1,6 @@
 //! The bottom layer every binary shares: exit statuses and the writers of
 //! stdout and stderr (diagnostics as `bin: error: ...`). It imports nothing
-//! above it; the tool binaries' shell is `tool::binary`.
+//! above it; the tool binaries' shell is `tool_protocol::binary`.
 
 mod exit;
 mod output;

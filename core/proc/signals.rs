@@ -4,8 +4,10 @@
 //! Outside a [`TerminationGuard`] the signals keep their default action:
 //! with nothing running there is nothing to clean up.
 //!
-//! This is the only file with `unsafe` (signal handlers must be installed
-//! with sigaction, and may only call async-signal-safe functions).
+//! It needs `unsafe`: signal handlers must be installed with sigaction, and
+//! may only call async-signal-safe functions. `unsafe` is in this layer
+//! alone: confine.rs, secrets.rs, tree.rs and watchdog.rs need it too, each
+//! for a reason its comments give.
 #![allow(unsafe_code)]
 
 use std::io;
