@@ -242,7 +242,12 @@ fn parse(ctx: &Context, text: &str, strip: Option<usize>) -> Result<Patch, ToolE
     }
     if unified::looks_like(body) {
         let exists = |p: &str| ctx.resolve(p).is_ok_and(|path| path.is_file());
-        return unified::parse(body, strip, &exists).map_err(|e| invalid(Format::Unified, e));
+        let patch =
+            unified::parse(body, strip, &exists).map_err(|e| invalid(Format::Unified, e))?;
+        if let Some(n) = strip {
+            strip_kept_the_path(body, n, &patch, &exists)?;
+        }
+        return Ok(patch);
     }
     if body.trim().is_empty() {
         return Err(ToolError::new(
@@ -254,6 +259,36 @@ fn parse(ctx: &Context, text: &str, strip: Option<usize>) -> Result<Patch, ToolE
         "patch.invalid",
         "this is not a patch ag-patch reads: give a unified diff (`--- a/path`, `+++ b/path`, `@@` hunks) or the begin/end format (`*** Begin Patch`, `*** Update File: path`, hunks, `*** End Patch`). To replace text in one file, edit may be simpler.",
     ))
+}
+
+/// A `strip` that names a missing file where the patch read without it
+/// names one that is there: a small model sends `strip: 0` with git's
+/// `a/stats.c` as readily as a person mistypes `-p`. The error names the
+/// path the caller's own strip made and the call that works.
+fn strip_kept_the_path(
+    body: &str,
+    n: usize,
+    patch: &Patch,
+    exists: &dyn Fn(&str) -> bool,
+) -> Result<(), ToolError> {
+    let Ok(auto) = unified::parse(body, None, exists) else {
+        return Ok(());
+    };
+    let changed = |f: &model::FilePatch| !matches!(f.change, Change::Add { .. });
+    let pairs = patch.files.iter().zip(&auto.files);
+    for (given, plain) in pairs.filter(|(given, _)| changed(given)) {
+        if !exists(&given.path) && given.path != plain.path && exists(&plain.path) {
+            return Err(ToolError::new(
+                "patch.not_found",
+                format!(
+                    "File not found: `{}`, the path this patch names with strip {n}. Without strip (which takes off the `a/` and `b/` of a git diff by itself) it is `{}`, which is there: send the same patch without strip. Nothing was changed.",
+                    given.path, plain.path
+                ),
+            )
+            .with_details(serde_json::json!({"file_path": given.path, "suggestions": [plain.path]})));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -300,5 +335,39 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("cut short"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_strip_that_keeps_gits_prefix_names_the_call_that_works() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("stats.c"), "int x;\n").unwrap();
+        let ctx = Context {
+            cwd: dir.path().to_path_buf(),
+            root: None,
+        };
+        let diff = "diff --git a/stats.c b/stats.c\n--- a/stats.c\n+++ b/stats.c\n@@ -1 +1 @@\n-int x;\n+int y;\n";
+        let e = parse(&ctx, diff, Some(0)).unwrap_err();
+        assert_eq!(e.code, "patch.not_found");
+        assert!(
+            e.message
+                .contains("`a/stats.c`, the path this patch names with strip 0")
+                && e.message
+                    .contains("it is `stats.c`, which is there: send the same patch without strip"),
+            "{}",
+            e.message
+        );
+        // The strip that works, no strip, and a strip 0 whose path is
+        // there (a diff without prefixes) are taken as they are.
+        for (text, strip) in [(diff, Some(1)), (diff, None)] {
+            assert_eq!(parse(&ctx, text, strip).unwrap().files[0].path, "stats.c");
+        }
+        let plain = "--- stats.c\n+++ stats.c\n@@ -1 +1 @@\n-int x;\n+int y;\n";
+        assert_eq!(
+            parse(&ctx, plain, Some(0)).unwrap().files[0].path,
+            "stats.c"
+        );
+        // A new file is not looked for.
+        let add = "--- /dev/null\n+++ b/new.c\n@@ -0,0 +1 @@\n+int z;\n";
+        assert_eq!(parse(&ctx, add, Some(0)).unwrap().files[0].path, "b/new.c");
     }
 }
