@@ -128,9 +128,15 @@ such as \"*.rs\", `exclude_pattern`) or raise `max_matches` (at most {}).",
             super::MAX_MATCHES
         )));
     } else if skip > 0 && shown == 0 && found.total_matches > 0 {
+        // A small model sends skip=1 as readily as skip=0, and then pages
+        // on past the end: the note says what its own skip did.
+        let (are, them) = match found.total_matches {
+            1 => ("is 1".to_string(), "it"),
+            n => (format!("are {n}"), "them"),
+        };
         notes.push(Note::aside(format!(
-            "No matching lines after skip={skip}: there are {} in all. Use a smaller skip.",
-            found.total_matches
+            "No matching lines after skip={skip}: there {are} in all, and skip={skip} passes over {them}. \
+The same call with skip=0 (or without skip) shows {them}."
         )));
     }
     if found.total_matches == 0 {
