@@ -281,7 +281,7 @@ fn strip_kept_the_path(
             return Err(ToolError::new(
                 "patch.not_found",
                 format!(
-                    "File not found: `{}`, the path this patch names with strip {n}. Without strip (which takes off the `a/` and `b/` of a git diff by itself) it is `{}`, which is there: send the same patch without strip. Nothing was changed.",
+                    "File not found: `{}`, the path this patch names with strip {n}. Without strip (which takes off the `a/` and `b/` of a git diff by itself) it is `{}`, which is there: send the same patch without strip (`-p`). Nothing was changed.",
                     given.path, plain.path
                 ),
             )
