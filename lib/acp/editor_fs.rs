@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{ReadTextFileRequest, WriteTextFileRequest};
 use clap::Parser;
@@ -310,6 +311,32 @@ impl Bridge {
     pub fn set_loop_pid(&self, pid: u32) {
         self.served.loop_pid.store(pid, Ordering::Relaxed);
     }
+
+    /// Waits, at most `limit`, until no shim's request is being answered.
+    /// A cancelled call's terminal is killed and released after its shim
+    /// is gone, which may be after ag-loop ended the prompt; ACP wants
+    /// those requests sent before the prompt answers `cancelled`.
+    pub async fn settled(&self, limit: Duration) {
+        let mut busy = self.served.busy.subscribe();
+        let _ = tokio::time::timeout(limit, busy.wait_for(|n| *n == 0)).await;
+    }
+}
+
+/// One request being answered, counted in `Served::busy` while it lives
+/// (so a task that ends any way, aborted included, is uncounted).
+struct Answering(Arc<Served>);
+
+impl Answering {
+    fn new(served: Arc<Served>) -> Answering {
+        served.busy.send_modify(|n| *n += 1);
+        Answering(served)
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.0.busy.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 impl Drop for Bridge {
@@ -327,6 +354,8 @@ struct Served {
     terminal: bool,
     terminals: Terminals,
     loop_pid: AtomicU32,
+    /// The requests being answered (see `Bridge::settled`).
+    busy: tokio::sync::watch::Sender<usize>,
 }
 
 /// Opens the socket of session `session` in `cwd`: in a directory only
@@ -345,11 +374,14 @@ pub fn open(session: &str, cwd: &Path, peer: Peer, terminal: bool) -> io::Result
         terminal,
         terminals: Terminals::default(),
         loop_pid: AtomicU32::new(0),
+        busy: tokio::sync::watch::Sender::new(0),
     });
     let serving = served.clone();
     let task = tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
-            tokio::spawn(answer(stream, serving.clone()));
+            // Counted from the accept, before the task runs.
+            let answering = Answering::new(serving.clone());
+            tokio::spawn(answer(stream, answering));
         }
     });
     Ok(Bridge {
@@ -361,7 +393,8 @@ pub fn open(session: &str, cwd: &Path, peer: Peer, terminal: bool) -> io::Result
 }
 
 /// Answers one request of a shim.
-async fn answer(stream: tokio::net::UnixStream, served: Arc<Served>) {
+async fn answer(stream: tokio::net::UnixStream, answering: Answering) {
+    let served = &answering.0;
     let peer_pid = stream
         .peer_cred()
         .ok()
@@ -391,7 +424,7 @@ async fn answer(stream: tokio::net::UnixStream, served: Arc<Served>) {
                 error: Some(format!("a bad request: {e}")),
                 ..Reply::default()
             },
-            Ok(req) => serve(req, &served, peer_pid, gone).await,
+            Ok(req) => serve(req, served, peer_pid, gone).await,
         },
     };
     if let Ok(mut out) = serde_json::to_vec(&reply) {

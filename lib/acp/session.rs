@@ -39,6 +39,11 @@ use crate::protocol::{AgentCommand, AgentEvent, AgentEventRecord, Usage, UserCon
 
 const BIN: &str = "ag-acp";
 
+/// How long a cancelled prompt waits for its editor's terminals to be
+/// killed and released (an editor that never answers those requests
+/// holds the answer no longer than this).
+const SETTLE: Duration = Duration::from_secs(3);
+
 /// What every session shares: how ag-loop is started and the editor.
 pub struct Shared {
     /// Run this shell command line instead of `ag-loop --json`.
@@ -512,6 +517,13 @@ impl Actor {
                 ..
             } => {
                 if let Some(cur) = self.running.take_if(|c| !c.compact) {
+                    if cur.cancelled
+                        && let Some(b) = &self.bridge
+                    {
+                        // The cancelled call's terminal/kill and release
+                        // go out before the prompt's answer.
+                        b.settled(SETTLE).await;
+                    }
                     let ending = if cur.cancelled {
                         Ending::Stop(AcpStop::Cancelled)
                     } else {

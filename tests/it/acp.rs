@@ -1839,7 +1839,9 @@ fn a_cancel_or_the_time_limit_kills_the_editors_terminal() {
         &dir,
         &acp_args(&model, &["--mode", "auto", "--editor-terminal"]),
         json!([
-            {"op": "initialize", "terminal": true},
+            // A slow editor: the cancelled prompt's answer still waits
+            // for its terminal to be killed and released.
+            {"op": "initialize", "terminal": true, "slow_kill_ms": 1500},
             {"op": "new", "cwd": env.path()},
             {"op": "prompt", "text": "run long", "cancel_when": env.join("started")},
             {"op": "prompt", "text": "run too long"},
