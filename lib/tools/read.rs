@@ -232,6 +232,15 @@ fn render(
                 if offset == 1 { "first " } else { "" },
             )));
         }
+    } else if more_after {
+        // Not cut short, but a reader that guessed its limit (a small
+        // model sends `limit: 10` to a 23-line file) must still learn
+        // that the file goes on, or it edits what it never saw.
+        notes.push(Note::plain(format!(
+            "Lines {offset}-{last} of {total}, as `limit` asked: {} more after line {last}. Use offset={} to read on, or leave out limit for the whole file.",
+            total - last,
+            last + 1
+        )));
     }
     if scan.cut_lines > 0 {
         notes.push(Note::plain(format!(
@@ -269,8 +278,9 @@ fn render(
     }
     let out = ToolOutput::new(body, details).with_notes(notes);
     // A read cut short by the default limit says so first, so that the
-    // model does not take the lines for the whole file.
-    if truncated && !scan.capped {
+    // model does not take the lines for the whole file; likewise a limit
+    // that stopped before the end.
+    if (truncated && !scan.capped) || (more_after && args.limit.is_some()) {
         // (A page cut by the budget is such a read too.)
         out.notes_first()
     } else {
@@ -698,6 +708,14 @@ mod tests {
         assert_eq!(out.output, "    10\tline 10\n    11\tline 11\n");
         assert_eq!(out.details["total_lines"], 12);
         assert_eq!(out.details["truncated"], false);
+        // A limit that stops before the end says that the file goes on.
+        assert!(
+            out.into_text().starts_with(
+                "Lines 10-11 of 12, as `limit` asked: 1 more after line 11. Use offset=12 to read on, or leave out limit for the whole file.\n\n    10\tline 10\n"
+            ),
+        );
+        let to_end = read(&ctx(dir.path()), &args("f.txt", Some(10), Some(3))).unwrap();
+        assert_eq!(to_end.clone().into_text(), to_end.output);
         let err = read(&ctx(dir.path()), &args("f.txt", Some(13), None)).unwrap_err();
         assert_eq!(err.code, "read.offset_past_end");
         assert!(err.message.contains("12 lines"), "{}", err.message);

@@ -74,11 +74,15 @@ fn long_lines_are_cut_and_output_is_capped() {
         &env,
         json!({"file_path": "wide.txt", "offset": next, "limit": 1}),
     );
+    // After the note that the file goes on past the limit.
+    let page = r2["output"].as_str().unwrap();
     assert!(
-        r2["output"]
-            .as_str()
-            .unwrap()
-            .starts_with(&format!("{next:>6}\t{:04}", next - 1))
+        page.contains(&format!(
+            "to read on, or leave out limit for the whole file.\n\n{next:>6}\t{:04}",
+            next - 1
+        )),
+        "{}",
+        &page[..page.len().min(300)]
     );
 }
 
@@ -145,6 +149,13 @@ fn plain_command_line_flags() {
     );
     r.ok();
     assert_eq!(r.stdout(), "     2\tb\n     3\tc\n");
+    assert!(
+        r.stderr().contains(
+            "Lines 2-3 of 4, as `limit` asked: 1 more after line 3. Use offset=4 to read on"
+        ),
+        "{}",
+        r.stderr()
+    );
 }
 
 #[test]
