@@ -5,6 +5,7 @@ pub mod bash;
 pub mod browser;
 pub mod budget;
 pub mod cli_agent;
+pub mod data_syntax;
 pub mod delete;
 pub mod edit;
 pub mod fetch;

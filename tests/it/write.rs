@@ -192,3 +192,58 @@ fn a_write_that_leaves_little_of_a_file_says_so() {
     let r = write(&env, json!({"file_path": "tiny.txt", "content": "x\n"}));
     assert!(!r["output"].as_str().unwrap().contains("held"), "{r}");
 }
+
+/// A change that leaves a JSON or TOML file unreadable says where, from
+/// each of the three tools that change files; the change stands, and a
+/// file that did not parse before gets no warning.
+#[test]
+fn a_change_that_breaks_a_data_file_says_where() {
+    let env = Env::new();
+    env.write("config.json", "{\n  \"port\": 8080\n}\n");
+    let r = write(
+        &env,
+        json!({"file_path": "config.json", "content": "port: 9000"}),
+    );
+    let out = r["output"].as_str().unwrap();
+    assert!(
+        out.contains("WARNING: `config.json` was valid JSON before this change and is not now: expected value at line 1 column 1."),
+        "{r}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.join("config.json")).unwrap(),
+        "port: 9000"
+    );
+
+    env.write("app.toml", "[server]\nport = 8080\n");
+    let r = call(
+        &env,
+        bin!("ag-edit"),
+        json!({"file_path": "app.toml", "old_string": "port = 8080", "new_string": "port = 8080,"}),
+    );
+    assert!(
+        r["output"]
+            .as_str()
+            .unwrap()
+            .contains("was valid TOML before this change and is not now"),
+        "{r}"
+    );
+
+    env.write("list.json", "[1, 2]\n");
+    let r = call(
+        &env,
+        bin!("ag-patch"),
+        json!({"patch": "--- a/list.json\n+++ b/list.json\n@@ -1 +1 @@\n-[1, 2]\n+[1, 2,]\n"}),
+    );
+    assert!(
+        r["output"].as_str().unwrap().contains("`list.json` was valid JSON before this change and is not now: expected value at line 1 column 7."),
+        "{r}"
+    );
+
+    // JSON with comments did not parse before: not this change's doing.
+    env.write("tsconfig.json", "// options\n{}\n");
+    let r = write(
+        &env,
+        json!({"file_path": "tsconfig.json", "content": "// options\n{\"strict\": true}\n"}),
+    );
+    assert!(!r["output"].as_str().unwrap().contains("WARNING"), "{r}");
+}

@@ -141,7 +141,20 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
     if unescaped.is_some() {
         report::unescaped(&mut out);
     }
-    let out = out.with_notes(stage.recovered.clone());
+    let mut out = out.with_notes(stage.recovered.clone());
+    // A JSON or TOML file the patch left unreadable (see `data_syntax`).
+    for e in stage
+        .entries
+        .iter()
+        .filter(|e| !args.dry_run && e.changed())
+    {
+        if let Some(after) = &e.current
+            && let Some(note) =
+                crate::tools::data_syntax::broken(&e.target.shown, e.original.as_deref(), after)
+        {
+            out = out.with_note(note);
+        }
+    }
     // The errors the patch brought in, file by file, from the texts the
     // stage kept (a file that was not UTF-8 text is left out).
     let changed = stage

@@ -1,0 +1,204 @@
+//! A data file's syntax after a change: ag-write, ag-edit and ag-patch
+//! parse a `.json` or `.toml` file they changed, in-process, and a
+//! change that left it unreadable says so in its result. No language
+//! server checks such files, and a weak model that writes `port: 9000`
+//! over a JSON config takes "Overwrote config.json" for success; the
+//! program that reads the file fails later, far from the cause.
+//!
+//! Only a change that broke the file warns: a file that did not parse
+//! before (JSON with comments, a template) is left to its owner, and a
+//! new file that does not parse is named as such.
+
+use std::path::{Path, PathBuf};
+
+use crate::tool_protocol::{Context, Note, ToolOutput};
+
+/// Larger files are not parsed again after each change.
+const MAX_BYTES: u64 = 8 << 20;
+
+/// The formats checked, by file extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Json,
+    Toml,
+}
+
+impl Format {
+    fn of(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "json" => Some(Format::Json),
+            "toml" => Some(Format::Toml),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Json => "JSON",
+            Format::Toml => "TOML",
+        }
+    }
+
+    /// Why `text` is not valid in this format, with its line and column;
+    /// `None` when it is.
+    fn error(self, text: &[u8]) -> Option<String> {
+        match self {
+            Format::Json => serde_json::from_slice::<serde::de::IgnoredAny>(text)
+                .err()
+                .map(|e| e.to_string()),
+            Format::Toml => {
+                let text = match std::str::from_utf8(text) {
+                    Ok(t) => t,
+                    Err(e) => return Some(format!("not UTF-8 text ({e})")),
+                };
+                let e = toml::from_str::<toml::Table>(text).err()?;
+                let message = e.message().trim_end().to_string();
+                Some(match e.span() {
+                    Some(span) => {
+                        let (line, column) = line_column(text, span.start);
+                        format!("{message} at line {line} column {column}")
+                    }
+                    None => message,
+                })
+            }
+        }
+    }
+}
+
+/// The 1-based line and column of byte `at` in `text`.
+fn line_column(text: &str, at: usize) -> (usize, usize) {
+    let before = &text.as_bytes()[..at.min(text.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+    (line, column)
+}
+
+/// The warning for `shown`, a file changed from `before` (`None`: it is
+/// new) to `after`: `None` unless it is JSON or TOML by its name and the
+/// change made it unreadable in that format.
+pub fn broken(shown: &str, before: Option<&[u8]>, after: &[u8]) -> Option<Note> {
+    let format = Format::of(Path::new(shown))?;
+    if before.is_some_and(|b| format.error(b).is_some()) {
+        return None;
+    }
+    let why = format.error(after)?;
+    let name = format.name();
+    Some(Note::warning(match before {
+        Some(_) => format!(
+            "`{shown}` was valid {name} before this change and is not now: {why}. What reads it will fail; fix that spot."
+        ),
+        None => {
+            format!("`{shown}` is not valid {name}: {why}. What reads it will fail; fix that spot.")
+        }
+    }))
+}
+
+/// A file about to be changed by ag-write or ag-edit, with its text
+/// before: `None` when it is not JSON or TOML, or too large.
+pub struct Watch {
+    real: PathBuf,
+    shown: String,
+    before: Option<Vec<u8>>,
+}
+
+impl Watch {
+    /// Before a change of `path` (as the call gives it).
+    pub fn file(ctx: &Context, path: &str) -> Option<Watch> {
+        Format::of(Path::new(path))?;
+        let real = ctx.resolve(path).ok()?;
+        let before = match ctx.metadata(&real) {
+            Ok(m) if m.len() > MAX_BYTES => return None,
+            Ok(_) => Some(ctx.read(&real).ok()?),
+            Err(_) => None,
+        };
+        Some(Watch {
+            shown: ctx.show(&real),
+            real,
+            before,
+        })
+    }
+
+    /// After the change: `out` with the warning, if the change broke the
+    /// file.
+    pub fn finish(self, ctx: &Context, out: ToolOutput) -> ToolOutput {
+        let after = match ctx.metadata(&self.real) {
+            Ok(m) if m.len() <= MAX_BYTES => ctx.read(&self.real).ok(),
+            _ => None,
+        };
+        match after.and_then(|a| broken(&self.shown, self.before.as_deref(), &a)) {
+            Some(note) => out.with_note(note),
+            None => out,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_that_breaks_json_or_toml_says_where() {
+        let good = br#"{"port": 8080}"#;
+        let n = broken("config.json", Some(good), b"port: 9000").unwrap();
+        assert_eq!(
+            n.model_text(),
+            "WARNING: `config.json` was valid JSON before this change and is not now: expected value at line 1 column 1. What reads it will fail; fix that spot."
+        );
+        assert!(broken("config.json", Some(good), br#"{"port": 9000}"#).is_none());
+        // Broken before (JSON with comments): not this change's doing.
+        assert!(broken("tsconfig.json", Some(b"// c\n{}"), b"// d\n{").is_none());
+        let n = broken("new.json", None, b"{\"a\": 1,}").unwrap();
+        assert!(
+            n.text.starts_with(
+                "`new.json` is not valid JSON: key must be a string at line 1 column 9."
+            ),
+            "{}",
+            n.text
+        );
+        let n = broken(
+            "Cargo.toml",
+            Some(b"[package]\nname = \"x\"\n"),
+            b"[package]\nname = x\n",
+        )
+        .unwrap();
+        assert!(
+            n.text
+                .contains("was valid TOML before this change and is not now")
+                && n.text.contains("at line 2 column 8"),
+            "{}",
+            n.text
+        );
+        assert!(broken("notes.txt", Some(good), b"port: 9000").is_none());
+        assert!(broken("A.JSON", Some(good), b"{").is_some());
+    }
+
+    #[test]
+    fn the_watch_reads_the_file_before_and_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context {
+            cwd: dir.path().to_path_buf(),
+            root: None,
+        };
+        std::fs::write(dir.path().join("c.json"), "{}").unwrap();
+        let w = Watch::file(&ctx, "c.json").unwrap();
+        std::fs::write(dir.path().join("c.json"), "{").unwrap();
+        let out = w.finish(
+            &ctx,
+            ToolOutput::new("Overwrote c.json", serde_json::json!({})),
+        );
+        assert_eq!(out.notes.len(), 1);
+        assert!(Watch::file(&ctx, "c.txt").is_none());
+        let fresh = Watch::file(&ctx, "d.json").unwrap();
+        std::fs::write(dir.path().join("d.json"), "[1]").unwrap();
+        let out = fresh.finish(
+            &ctx,
+            ToolOutput::new("Created d.json", serde_json::json!({})),
+        );
+        assert!(out.notes.is_empty());
+    }
+}
