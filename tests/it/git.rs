@@ -662,3 +662,33 @@ fn plain_notes_go_to_stderr_and_stay_in_the_model_text() {
     r.ok();
     assert_eq!(r.json()["output"], "No unstaged changes.");
 }
+
+/// A path that names nothing (a misspelt file, the branch's name) would
+/// narrow a status to "clean": the result says so. A file deleted from
+/// the index, or one changed, is a path still.
+#[test]
+fn paths_that_name_nothing_are_said_to_name_nothing() {
+    let env = repo();
+    env.write("CHANGES.md", "# Changes\n");
+    env.write("old.txt", "gone soon\n");
+    commit_all(&env, "first");
+    git(&env, &["rm", "-q", "old.txt"]);
+    let r = ag_git(
+        &env,
+        json!({"action": "status", "paths": ["CHANGE.md", "main"]}),
+    );
+    assert!(
+        output(&r).contains("`CHANGE.md` and `main` (a branch, not a path) name no file or directory here, and nothing git has: this status says nothing about them. Give paths that exist, or leave out `paths` for the whole repository."),
+        "{r}"
+    );
+    let r = ag_git(&env, json!({"action": "log", "paths": ["nope.md"]}));
+    assert!(
+        output(&r).contains("`nope.md` names no file or directory here, and nothing git has: this log says nothing about it."),
+        "{r}"
+    );
+    let r = ag_git(
+        &env,
+        json!({"action": "status", "paths": ["old.txt", "CHANGES.md"]}),
+    );
+    assert!(!output(&r).contains("names no file"), "{r}");
+}

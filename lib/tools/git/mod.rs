@@ -107,8 +107,71 @@ A field of another action (staged or count on a commit, message on status, diff 
             }
             GitAction::Log => log::log(&repo, args.count, &specs),
         };
-        result.map(|out| out.with_notes(ignored))
+        let unknown = match args.action {
+            GitAction::Commit => None,
+            action => unknown_paths(ctx, &repo, &args.paths, &specs, action),
+        };
+        result.map(|out| out.with_notes(ignored).with_notes(unknown))
     }
+}
+
+/// The `paths` of a status, diff or log that name nothing: no file or
+/// directory there, and nothing git has in the index or at HEAD. Such a
+/// path narrows the answer to nothing, which reads as "clean" (a small
+/// model passed a misspelt name, and the branch's name, as `paths`).
+fn unknown_paths(
+    ctx: &Context,
+    repo: &Repo,
+    given: &[String],
+    specs: &[String],
+    action: GitAction,
+) -> Option<String> {
+    let mut unknown = Vec::new();
+    for (g, spec) in given.iter().zip(specs) {
+        let Ok(p) = ctx.resolve(g) else { continue };
+        if std::fs::symlink_metadata(&p).is_ok() {
+            continue;
+        }
+        // A repository without commits has no HEAD to look in: no note.
+        let known = repo
+            .git(
+                ["ls-files", "--with-tree=HEAD", "--", spec.as_str()],
+                Cap::whole(4096),
+                true,
+            )
+            .map_or(true, |r| !r.success() || !r.stdout.head.is_empty());
+        if known {
+            continue;
+        }
+        let branch = repo
+            .git(
+                [
+                    "rev-parse",
+                    "--verify",
+                    "--quiet",
+                    &format!("refs/heads/{g}"),
+                ],
+                Cap::whole(256),
+                true,
+            )
+            .is_ok_and(|r| r.success());
+        unknown.push(if branch {
+            format!("`{g}` (a branch, not a path)")
+        } else {
+            format!("`{g}`")
+        });
+    }
+    let (last, rest) = unknown.split_last()?;
+    let listed = if rest.is_empty() {
+        format!("{last} names")
+    } else {
+        format!("{} and {last} name", rest.join(", "))
+    };
+    Some(format!(
+        "{listed} no file or directory here, and nothing git has: this {} says nothing about {}. Give paths that exist, or leave out `paths` for the whole repository.",
+        action_name(action),
+        if rest.is_empty() { "it" } else { "them" }
+    ))
 }
 
 fn status(repo: &Repo, specs: &[String]) -> Result<ToolOutput, ToolError> {
