@@ -557,3 +557,25 @@ fn a_script_run_the_wrong_way_is_named_with_how_to_run_it() {
     let r = bash(&env, json!({"command": "./build.sh"}));
     assert_eq!(output(&r), "built\n\nexit code: 0\n", "{r}");
 }
+
+/// A failed command whose line ends inside a quoted string (JSON's `\n`
+/// became a line break) is told how to send a backslash and an n; the
+/// same command that works gets no note.
+#[test]
+fn a_line_break_inside_a_string_of_a_failed_command_is_named() {
+    let env = Env::new();
+    let r = bash(
+        &env,
+        json!({"command": "printf \"total: %d\n\" 3 >/dev/null; exit 3"}),
+    );
+    let out = r["output"].as_str().unwrap();
+    assert!(
+        out.contains("Line 1 of the command ends inside a quoted string (`printf \"total: %d`): a `\\n` in the call's JSON is a real line break there"),
+        "{r}"
+    );
+    let r = bash(&env, json!({"command": "printf \"total: %d\n\" 3"}));
+    assert!(
+        !r["output"].as_str().unwrap().contains("quoted string"),
+        "{r}"
+    );
+}

@@ -4,6 +4,7 @@
 //! and the text the model reads.
 
 pub mod jobs;
+mod line_break_hint;
 pub mod progress;
 mod record;
 pub(crate) mod render;
@@ -605,12 +606,14 @@ fn run_foreground(
         other => ToolError::new(other.code(), format!("{other}; try the call again")),
     })?;
     let out = report(ctx, command, cwd, timeout, &outcome, args.raw, confined);
-    let hint = outcome
-        .stopped
-        .is_none()
-        .then(|| script_hint::note(command, cwd, outcome.code()))
-        .flatten();
-    Ok(out.with_notes(hint))
+    let hints = match outcome.stopped {
+        None => vec![
+            script_hint::note(command, cwd, outcome.code()),
+            line_break_hint::note(command, outcome.code()),
+        ],
+        Some(_) => Vec::new(),
+    };
+    Ok(out.with_notes(hints.into_iter().flatten()))
 }
 
 /// The most output kept under a caller's output budget (ag-loop's
