@@ -108,6 +108,20 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
                 i += 1;
             }
             let (hunks, used) = update_hunks(&lines[i..], i)?;
+            // The same file added right after (a small model's way of
+            // saying "replace it"): name the two ways to change it.
+            let added_again = lines
+                .get(i + used)
+                .and_then(|(l, _)| l.trim().strip_prefix(ADD))
+                .is_some_and(|p| p.trim().trim_matches('`') == path);
+            if hunks.is_empty() && move_to.is_none() && added_again {
+                return Err((
+                    i,
+                    format!(
+                        "`{UPDATE} {path}` has no hunks, and the next line adds the same file again (`{ADD} {path}`): name each file once. To change some of its lines, give them under `{UPDATE} {path}` (`@@`, then ` context`, `-old`, `+new` lines); to replace all of it, `{ADD} {path}` alone, with every line of the new text as a `+` line"
+                    ),
+                ));
+            }
             if hunks.is_empty() && move_to.is_none() {
                 return Err((
                     i,
@@ -360,6 +374,16 @@ mod tests {
         let (line, msg) = parse("*** Begin Patch\n*** Update File: a\n*** End Patch").unwrap_err();
         assert_eq!(line, 2);
         assert!(msg.contains("no hunks"), "{msg}");
+        let (line, msg) = parse(
+            "*** Begin Patch\n*** Update File: web/robots.txt\n*** Add File: web/robots.txt\n*** End Patch",
+        )
+        .unwrap_err();
+        assert_eq!(line, 2);
+        assert!(
+            msg.contains("the next line adds the same file again (`*** Add File: web/robots.txt`): name each file once")
+                && msg.contains("to replace all of it, `*** Add File: web/robots.txt` alone"),
+            "{msg}"
+        );
         let (line, msg) = parse("*** Begin Patch\n*** Frobnicate: a\n*** End Patch").unwrap_err();
         assert_eq!(line, 2);
         assert!(msg.contains("not a file header"), "{msg}");
