@@ -1,6 +1,7 @@
 //! The tools: each module is one tool's logic, turned into a binary by
 //! [`crate::tool_protocol::tool_main`], through its entry point in [`mains`].
 
+pub mod after_change;
 pub mod bash;
 pub mod browser;
 pub mod budget;

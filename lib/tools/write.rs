@@ -56,16 +56,9 @@ permissions, and a symlink is written through to its target. To change part of a
     const MODEL_DESCRIPTION: &'static str = "Create a file or replace all of it; parent directories are created. To change part of a file use edit.";
 
     fn run(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
-        let syntax = crate::tools::data_syntax::Watch::file(ctx, &args.file_path);
-        let watch = crate::tools::lsp::after_edit::Watch::file(ctx, &args.file_path);
-        let mut out = write(ctx, args)?;
-        if let Some(s) = syntax {
-            out = s.finish(ctx, out);
-        }
-        Ok(match watch {
-            Some(w) => w.finish(out),
-            None => out,
-        })
+        let watch = crate::tools::after_change::Watch::file(ctx, &args.file_path);
+        let out = write(ctx, args)?;
+        Ok(watch.finish(ctx, out))
     }
 }
 

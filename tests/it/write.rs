@@ -247,3 +247,56 @@ fn a_change_that_breaks_a_data_file_says_where() {
     );
     assert!(!r["output"].as_str().unwrap().contains("WARNING"), "{r}");
 }
+
+/// A file created where git ignores it is said to be ignored, with the
+/// rule: what is ignored stays on this machine (a small model "fixed" a
+/// project's set-up for the next person in its ignored `.env`).
+#[test]
+fn a_new_file_that_git_ignores_is_said_to_be_ignored() {
+    let env = Env::new();
+    // Outside a repository: nothing to say.
+    let r = write(&env, json!({"file_path": ".env", "content": "A=1\n"}));
+    assert!(!r["output"].as_str().unwrap().contains("ignored"), "{r}");
+    std::fs::remove_file(env.join(".env")).unwrap();
+
+    let git = |args: &[&str]| {
+        let s = std::process::Command::new("git")
+            .args(args)
+            .current_dir(env.path())
+            .env("HOME", env.join(".home"))
+            .status()
+            .unwrap();
+        assert!(s.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    env.write(".gitignore", ".env\nbuild/\n");
+    let r = write(&env, json!({"file_path": ".env", "content": "A=1\n"}));
+    assert!(
+        r["output"].as_str().unwrap().ends_with(
+            "Note: `.env` is ignored by git (`.gitignore` line 1: `.env`): it stays on this machine, and no commit carries it to anyone else."
+        ),
+        "{r}"
+    );
+    // Written again, it is no new file: no note.
+    let r = write(&env, json!({"file_path": ".env", "content": "A=2\n"}));
+    assert!(!r["output"].as_str().unwrap().contains("ignored"), "{r}");
+    // A file git keeps: no note.
+    let r = write(
+        &env,
+        json!({"file_path": ".env.example", "content": "A=\n"}),
+    );
+    assert!(!r["output"].as_str().unwrap().contains("ignored"), "{r}");
+    // A patch that adds an ignored file says so too.
+    let r = call(
+        &env,
+        bin!("ag-patch"),
+        json!({"patch": "*** Begin Patch\n*** Add File: build/out.txt\n+x\n*** End Patch"}),
+    );
+    assert!(
+        r["output"]
+            .as_str()
+            .unwrap()
+            .contains("`build/out.txt` is ignored by git (`.gitignore` line 2: `build/`)"),
+        "{r}"
+    );
+}

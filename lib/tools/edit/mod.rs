@@ -169,16 +169,9 @@ To create a file or replace all of it, use write.";
     const PROCESS_FLAGS: &'static [&'static str] = &["planner", "planner_base_url"];
 
     fn run(ctx: &Context, args: EditArgs) -> Result<ToolOutput, ToolError> {
-        let syntax = crate::tools::data_syntax::Watch::file(ctx, &args.file_path);
-        let watch = crate::tools::lsp::after_edit::Watch::file(ctx, &args.file_path);
-        let mut out = edit(ctx, args)?;
-        if let Some(s) = syntax {
-            out = s.finish(ctx, out);
-        }
-        Ok(match watch {
-            Some(w) => w.finish(out),
-            None => out,
-        })
+        let watch = crate::tools::after_change::Watch::file(ctx, &args.file_path);
+        let out = edit(ctx, args)?;
+        Ok(watch.finish(ctx, out))
     }
 }
 

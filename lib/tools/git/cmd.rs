@@ -141,6 +141,53 @@ impl Repo {
     }
 }
 
+/// The rule by which git ignores `path`, a file it does not track, as
+/// "`source` line N: `pattern`"; `None` when git does not ignore it, or
+/// there is no repository (or no git) around `cwd`.
+pub fn ignore_rule(cwd: &Path, path: &Path) -> Option<String> {
+    let args: [&OsStr; 4] = [
+        "check-ignore".as_ref(),
+        "-v".as_ref(),
+        "--".as_ref(),
+        path.as_os_str(),
+    ];
+    let run = run_git_with(cwd, args, Cap::whole(64 * 1024), true, false).ok()?;
+    if !run.success() {
+        return None;
+    }
+    // `source:line:pattern<TAB>path`; `-z` needs `--stdin`, and the source
+    // is a path that may hold a colon, so the line number is what splits.
+    let text = run.text();
+    let (rule, _) = text.split_once('\t')?;
+    let (source, line, pattern) = split_rule(rule)?;
+    // A negated pattern that matches keeps the path in.
+    if pattern.is_empty() || pattern.starts_with('!') {
+        return None;
+    }
+    Some(format!("`{source}` line {line}: `{pattern}`"))
+}
+
+/// `source:line:pattern` split at the first `:digits:`.
+fn split_rule(rule: &str) -> Option<(&str, &str, &str)> {
+    let bytes = rule.as_bytes();
+    let mut at = 0;
+    while let Some(i) = rule[at..].find(':').map(|i| i + at) {
+        let digits = bytes[i + 1..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if digits > 0 && bytes.get(i + 1 + digits) == Some(&b':') {
+            return Some((
+                &rule[..i],
+                &rule[i + 1..i + 1 + digits],
+                &rule[i + 2 + digits..],
+            ));
+        }
+        at = i + 1;
+    }
+    None
+}
+
 /// A path given in a call, checked against `--root`, as a pathspec relative
 /// to the working directory (git runs there with literal pathspecs).
 pub fn pathspec(ctx: &Context, given: &str) -> Result<String, ToolError> {
@@ -176,6 +223,22 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    run_git_with(cwd, args, cap, read_only, true)
+}
+
+/// [`run_git`], with literal pathspecs or not (`check-ignore` takes no
+/// pathspec magic, and refuses `--literal-pathspecs`).
+fn run_git_with<I, S>(
+    cwd: &Path,
+    args: I,
+    cap: Cap,
+    read_only: bool,
+    literal: bool,
+) -> Result<GitRun, ToolError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let io_error =
         |e: &dyn std::fmt::Display| ToolError::new("git.io", format!("cannot run git: {e}"));
     let cancel = Cancel::new().map_err(|e| io_error(&e))?;
@@ -184,8 +247,11 @@ where
     let mut cmd = proc::Command::new("git")
         .arg("-C")
         .arg(cwd)
-        .arg("--no-pager")
-        .arg("--literal-pathspecs")
+        .arg("--no-pager");
+    if literal {
+        cmd = cmd.arg("--literal-pathspecs");
+    }
+    cmd = cmd
         .arg("-c")
         .arg("core.quotepath=false")
         .arg("-c")
@@ -261,6 +327,20 @@ fn ceil_char(s: &str, mut i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ignore_rule_splits_at_its_line_number() {
+        assert_eq!(
+            split_rule(".gitignore:1:.env"),
+            Some((".gitignore", "1", ".env"))
+        );
+        // A colon in the source's path, and in the pattern.
+        assert_eq!(
+            split_rule("/home/a:b/.config/git/ignore:12:*.log:x"),
+            Some(("/home/a:b/.config/git/ignore", "12", "*.log:x"))
+        );
+        assert_eq!(split_rule("no line number"), None);
+    }
 
     #[test]
     fn paths_relative_to_the_working_directory() {

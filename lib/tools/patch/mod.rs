@@ -141,39 +141,24 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
     if unescaped.is_some() {
         report::unescaped(&mut out);
     }
-    let mut out = out.with_notes(stage.recovered.clone());
-    // A JSON or TOML file the patch left unreadable (see `data_syntax`).
-    for e in stage
-        .entries
-        .iter()
-        .filter(|e| !args.dry_run && e.changed())
-    {
-        if let Some(after) = &e.current
-            && let Some(note) =
-                crate::tools::data_syntax::broken(&e.target.shown, e.original.as_deref(), after)
-        {
-            out = out.with_note(note);
-        }
+    let out = out.with_notes(stage.recovered.clone());
+    if args.dry_run {
+        return Ok(out);
     }
-    // The errors the patch brought in, file by file, from the texts the
-    // stage kept (a file that was not UTF-8 text is left out).
-    let changed = stage
+    let changed: Vec<crate::tools::after_change::Changed> = stage
         .entries
         .iter()
-        .filter(|e| !args.dry_run && e.changed() && e.current.is_some())
+        .filter(|e| e.changed())
         .filter_map(|e| {
-            let before = match &e.original {
-                Some(b) => Some(String::from_utf8(b.clone()).ok()?),
-                None => None,
-            };
-            Some((e.target.real.clone(), before))
-        });
-    Ok(
-        match crate::tools::lsp::after_edit::Watch::known(ctx, changed) {
-            Some(w) => w.finish(out),
-            None => out,
-        },
-    )
+            Some(crate::tools::after_change::Changed {
+                real: &e.target.real,
+                shown: &e.target.shown,
+                before: e.original.as_deref(),
+                after: e.current.as_deref()?,
+            })
+        })
+        .collect();
+    Ok(crate::tools::after_change::known(ctx, out, &changed))
 }
 
 /// Refuses a patch that deletes a file, naming each such file and how to
