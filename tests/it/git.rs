@@ -196,6 +196,13 @@ fn diff_unstaged_staged_and_limited_to_paths() {
     commit_all(&env, "base");
     let r = ag_git(&env, json!({"action": "diff"}));
     assert_eq!(output(&r), "No unstaged changes.");
+    // Asked for the diff of files that have not changed (to see them):
+    // said that a diff shows changes only, and how to see a file.
+    let r = ag_git(&env, json!({"action": "diff", "paths": ["a.txt", "b.txt"]}));
+    assert_eq!(
+        output(&r),
+        "No unstaged changes in the given paths. They are as at the last commit: a diff shows only what changed. To see what a file holds, read it."
+    );
 
     env.write("a.txt", "alpha\nmore\n");
     env.write("b.txt", "beta\nmore\n");

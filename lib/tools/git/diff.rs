@@ -186,7 +186,28 @@ fn nothing_to_show(repo: &Repo, staged: bool, specs: &[String]) -> Result<String
             n(st.untracked.len(), "untracked path")
         ));
     }
+    // Files named that have not changed at all: a weak model asks for
+    // their diff to see them, and reads "no changes" as an answer. (A
+    // path that names nothing git has gets its own note, see `mod.rs`.)
+    if !specs.is_empty()
+        && st.staged.is_empty()
+        && st.unstaged.is_empty()
+        && st.untracked.is_empty()
+        && all_at_head(repo, specs)
+    {
+        out.push_str(
+            " They are as at the last commit: a diff shows only what changed. To see what a file holds, read it.",
+        );
+    }
     Ok(out)
+}
+
+/// Whether every path of `specs` matches a file of the last commit.
+fn all_at_head(repo: &Repo, specs: &[String]) -> bool {
+    let mut args = vec!["ls-files", "--error-unmatch", "--with-tree=HEAD", "--"];
+    args.extend(specs.iter().map(String::as_str));
+    repo.git(&args, Cap::whole(1 << 20), true)
+        .is_ok_and(|r| r.success())
 }
 
 /// Reads `git diff --numstat -z`: `added\tdeleted\tpath\0`, or for a rename
