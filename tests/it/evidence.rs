@@ -757,6 +757,51 @@ fn an_answer_stuck_in_a_loop_is_cut_after_its_second_copy() {
     assert_eq!(agent_end(&r)["outcome"], "finished", "{r}");
 }
 
+/// A small model that loops inside a call (one hunk, over and over)
+/// never closes it: the call is stopped, not run, and the model is told
+/// and goes on. Only once a prompt, as a file may repeat on purpose.
+#[test]
+fn a_call_whose_arguments_loop_is_stopped_and_not_run() {
+    let env = Env::new();
+    let hunk = "@@ -1,3 +1,3 @@\n-# Notes\n+# Notes\n \n Some text.\n";
+    let looping = format!(
+        "*** Begin Patch\n*** Update File: notes.md\n{}",
+        hunk.repeat(40)
+    );
+    let again = format!(
+        "*** Begin Patch\n*** Add File: copy.md\n{}*** End Patch\n",
+        "+the same line, on purpose, many times over, as a template may want\n".repeat(40)
+    );
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![("patch", json!({"patch": looping}))]),
+        Turn::Tools(vec![("patch", json!({"patch": again}))]),
+        Turn::Text("Done."),
+    ]);
+    let r = loop_run(&env, &server, &["--json"], "Fix the heading in notes.md.");
+    r.ok();
+    let events = r.json_lines();
+    assert_eq!(server.requests().len(), 3, "{r}");
+    let told = server.requests()[1]["messages"].to_string();
+    assert!(
+        told.contains("Your `patch` call was not run: its arguments repeated the same"),
+        "{told}"
+    );
+    assert!(has_note(&events, "call repeated the same"), "{r}");
+    assert_eq!(env.read("notes.md"), NOTES.as_bytes());
+    // The first call never ran; the second, though it repeats a line, did.
+    let runs: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_start")
+        .collect();
+    assert_eq!(runs.len(), 1, "{r}");
+    assert!(env.read("copy.md").starts_with(b"the same line"));
+    let first = events
+        .iter()
+        .find(|e| e["type"] == "message_end" && e["message"]["role"] == "assistant")
+        .unwrap();
+    assert_eq!(first["message"]["stop_reason"], "length", "{r}");
+}
+
 #[test]
 fn an_answer_that_goes_on_in_blank_lines_is_cut_before_them() {
     let env = Env::new();

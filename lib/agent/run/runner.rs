@@ -167,6 +167,12 @@ pub struct Agent {
     /// A call of the prompt under way was denied by a gate or a person:
     /// its answer then goes to them as it is (see evidence.rs).
     pub(in crate::agent) denied: bool,
+    /// A call whose arguments looped (see stuck_text.rs): whether calls
+    /// are still watched in the prompt under way (one is stopped at most,
+    /// as a file's content may repeat on purpose), and what the model is
+    /// told of the call that was stopped, before its next turn.
+    watch_calls: bool,
+    stopped_call: Option<String>,
 }
 
 /// How a prompt ended, for the exit status.
@@ -207,6 +213,13 @@ impl RunEnd {
     }
 }
 
+/// A tool call as its stream began.
+#[derive(Debug, Clone)]
+struct CallId {
+    id: String,
+    name: String,
+}
+
 pub(in crate::agent) struct Turns {
     pub(in crate::agent) new: Vec<Message>,
     pub(in crate::agent) usage: Usage,
@@ -235,6 +248,8 @@ impl Agent {
             always: Vec::new(),
             router: None,
             denied: false,
+            watch_calls: true,
+            stopped_call: None,
         }
     }
 
@@ -304,6 +319,8 @@ impl Agent {
         });
         self.guard.begin(&own_words);
         self.denied = false;
+        self.watch_calls = true;
+        self.stopped_call = None;
         self.settings.checkpoints.prompt = Default::default();
         self.model.forget_silence();
         if let Some(tree) = &self.settings.tree {
@@ -429,6 +446,11 @@ impl Agent {
                     message: assistant.clone(),
                     tool_results: Vec::new(),
                 })?;
+                // A call stopped in a loop is no answer: the model is told
+                // and goes on (the limits still stop it at the loop's top).
+                if self.tell_stopped_call(&mut turns)? {
+                    continue;
+                }
                 // The first answer was asked to be a call, and a server
                 // that cannot enforce `tool_choice` (llama.cpp with a chat
                 // template whose calls it parses but cannot constrain)
@@ -541,6 +563,7 @@ impl Agent {
                 message: assistant.clone(),
                 tool_results: results,
             })?;
+            self.tell_stopped_call(&mut turns)?;
             if cancel.is_cancelled() {
                 self.emitter.emit(AgentEvent::Interrupted)?;
                 break RunEnd::new(Outcome::Interrupted, None);
@@ -677,6 +700,10 @@ impl Agent {
         let stop = cancel.child_token();
         let mut watcher = (0usize, super::stuck_text::Watcher::default());
         let mut stuck: Option<(usize, super::stuck_text::Loop)> = None;
+        // So is a call whose arguments loop, once a prompt.
+        let watch_calls = self.watch_calls;
+        let mut call_watcher: Option<(usize, CallId, super::stuck_text::Watcher)> = None;
+        let mut stuck_call: Option<(CallId, super::stuck_text::Loop)> = None;
         // A first answer that must be a call and is long text without one
         // will go back whatever it says: it is stopped rather than read to
         // its end (see evidence.rs).
@@ -710,8 +737,30 @@ impl Agent {
                     stop.cancel();
                 }
             }
-            if matches!(event, crate::protocol::LlmEvent::ToolCallStart { .. }) {
-                called = true;
+            match &event {
+                crate::protocol::LlmEvent::ToolCallStart { index, id, name } => {
+                    called = true;
+                    if watch_calls {
+                        let call = CallId {
+                            id: id.clone(),
+                            name: name.clone(),
+                        };
+                        call_watcher =
+                            Some((*index, call, super::stuck_text::Watcher::arguments()));
+                    }
+                }
+                crate::protocol::LlmEvent::ToolCallDelta { index, delta }
+                    if stuck.is_none() && stuck_call.is_none() =>
+                {
+                    if let Some((at, call, w)) = &mut call_watcher
+                        && at == index
+                        && let Some(found) = w.push(delta)
+                    {
+                        stuck_call = Some((call.clone(), found));
+                        stop.cancel();
+                    }
+                }
+                _ => {}
             }
             if emit_error.is_none()
                 && let Err(e) = emitter.emit(AgentEvent::MessageUpdate { event })
@@ -727,6 +776,10 @@ impl Agent {
             && !cancel.is_cancelled()
         {
             self.cut_stuck_text(&mut message, index, found)?;
+        } else if let Some((call, found)) = stuck_call
+            && !cancel.is_cancelled()
+        {
+            self.stop_looping_call(&mut message, &call, found)?;
         } else if overlong && !cancel.is_cancelled() {
             message.stop_reason = StopReason::Length;
             message.error_message = None;
@@ -794,6 +847,52 @@ impl Agent {
             message,
             tool_call_id: None,
         })
+    }
+
+    /// A message stopped inside a call whose arguments looped: the call
+    /// is taken out and does not run (it was dropped with the stream when
+    /// it never completed, and a server that had already sent its end
+    /// sent a loop); the message ends as if by the output limit, and the
+    /// model is told before its next turn. Calls are not watched again in
+    /// this prompt.
+    fn stop_looping_call(
+        &mut self,
+        message: &mut AssistantMessage,
+        call: &CallId,
+        found: super::stuck_text::Loop,
+    ) -> io::Result<()> {
+        let name = &call.name;
+        message
+            .content
+            .retain(|b| !matches!(b, ContentBlock::ToolCall { id, .. } if *id == call.id));
+        message.stop_reason = StopReason::Length;
+        message.error_message = None;
+        self.watch_calls = false;
+        self.stopped_call = Some(format!(
+            "Your `{name}` call was not run: its arguments repeated the same {} characters {} times in a row, so it was stopped there. Send the call again with each part in it once.",
+            found.block, found.copies
+        ));
+        self.emitter.emit(AgentEvent::Note {
+            message: format!(
+                "the model's `{name}` call repeated the same {} characters {} times in a row in its arguments: the call was stopped there and not run",
+                found.block, found.copies
+            ),
+            tool_call_id: None,
+        })
+    }
+
+    /// Tells the model of a call stopped in a loop, as a user message;
+    /// whether there was one.
+    fn tell_stopped_call(&mut self, turns: &mut Turns) -> io::Result<bool> {
+        let Some(text) = self.stopped_call.take() else {
+            return Ok(false);
+        };
+        let back = Message::User {
+            content: UserContent::Text(text),
+            timestamp: Some(crate::session::now()),
+        };
+        self.push(turns, back)?;
+        Ok(true)
     }
 
     /// Results for the tool calls of an interrupted message.

@@ -6,9 +6,12 @@
 //! times over, the call is stopped there and the text kept up to the
 //! second copy, as if the output limit had been reached.
 //!
-//! Only text is watched, never a tool call's arguments (a file's content
-//! may repeat on purpose), and only a long run of exact copies counts:
-//! a table or a list repeats its shape, not its characters.
+//! Only a long run of exact copies counts: a table or a list repeats its
+//! shape, not its characters. A tool call's arguments are watched too,
+//! with longer blocks ([`Watcher::arguments`]): a small model that loops
+//! inside a call (one patch hunk, twenty times) never closes it, and
+//! nothing of it can run. A file's content may repeat on purpose, so the
+//! runner stops a looping call once a prompt at most (see `runner.rs`).
 //!
 //! The other way a model gets stuck is blank: after its answer, a newline a
 //! token, hundreds of them, at a token a second on a busy local server.
@@ -16,16 +19,45 @@
 //! pass, so a run of whitespace is counted as it comes: 32 blank lines, or
 //! 512 bytes of nothing but whitespace, is no answer's formatting.
 
-/// The shortest block looked for (a shorter one repeated is found as a
-/// multiple of itself).
+/// The bytes at the end matched against earlier text to find a block's
+/// length (a shorter block repeated is found as a multiple of itself).
 const MIN_BLOCK: usize = 16;
 /// The longest block looked for.
 const MAX_BLOCK: usize = 2048;
-/// Copies in a row that make a loop.
-const MIN_COPIES: usize = 8;
-/// And the characters they must span together, so that eight copies of a
-/// short line are not enough.
-const MIN_SPAN: usize = 1500;
+
+/// How long and how often a block must repeat to be a loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// The shortest block.
+    pub min_block: usize,
+    /// Copies in a row.
+    pub min_copies: usize,
+    /// And the bytes they must span together, so that a few copies of a
+    /// short line are not enough.
+    pub min_span: usize,
+    /// Whether a block that is a shorter one repeated counts: for text,
+    /// `ok` a thousand times is a loop; in a file's content, a run of one
+    /// character or of blank lines may be what the file holds.
+    pub short_periods: bool,
+}
+
+/// For text: eight copies over 1,500 bytes.
+pub const TEXT: Bounds = Bounds {
+    min_block: MIN_BLOCK,
+    min_copies: 8,
+    min_span: 1500,
+    short_periods: true,
+};
+
+/// For a call's arguments: whole lines or hunks, not a run of one
+/// character, but fewer copies, as a call that loops is already lost and
+/// each copy costs the time of its tokens.
+pub const ARGUMENTS: Bounds = Bounds {
+    min_block: 48,
+    min_copies: 5,
+    min_span: 800,
+    short_periods: false,
+};
 /// New characters between two looks, to keep the cost per delta small.
 const LOOK_EVERY: usize = 256;
 /// Newlines in one run of whitespace that make it stuck.
@@ -46,19 +78,45 @@ pub struct Loop {
     pub keep: usize,
 }
 
-/// Watches one message's text as it streams.
-#[derive(Debug, Default)]
+/// Watches one message's text, or one call's arguments, as it streams.
+#[derive(Debug)]
 pub struct Watcher {
+    bounds: Bounds,
     text: String,
     looked_at: usize,
     /// The run of whitespace the text ends in: bytes and newlines.
     blank: (usize, usize),
 }
 
+impl Default for Watcher {
+    /// A watcher of text.
+    fn default() -> Watcher {
+        Watcher {
+            bounds: TEXT,
+            text: String::new(),
+            looked_at: 0,
+            blank: (0, 0),
+        }
+    }
+}
+
 impl Watcher {
-    /// Adds a delta of text; returns the loop once the text ends in one.
+    /// A watcher of a call's arguments as they stream (their JSON text):
+    /// longer blocks, and no count of whitespace, which a file's content
+    /// may hold.
+    pub fn arguments() -> Watcher {
+        Watcher {
+            bounds: ARGUMENTS,
+            ..Watcher::default()
+        }
+    }
+
+    /// Adds a delta; returns the loop once the text ends in one.
     pub fn push(&mut self, delta: &str) -> Option<Loop> {
         self.text.push_str(delta);
+        if self.bounds != TEXT {
+            return self.look();
+        }
         let kept = delta.trim_end();
         let tail = &delta[kept.len()..];
         let newlines = tail.bytes().filter(|&b| b == b'\n').count();
@@ -74,18 +132,22 @@ impl Watcher {
                 keep: self.text.len() - self.blank.0,
             });
         }
+        self.look()
+    }
+
+    fn look(&mut self) -> Option<Loop> {
         if self.text.len() < self.looked_at + LOOK_EVERY {
             return None;
         }
         self.looked_at = self.text.len();
-        find(self.text.as_bytes())
+        find(self.text.as_bytes(), self.bounds)
     }
 }
 
-/// The loop at the end of `text`, if it ends in one.
-pub fn find(text: &[u8]) -> Option<Loop> {
+/// The loop at the end of `text`, if it ends in one within `bounds`.
+pub fn find(text: &[u8], bounds: Bounds) -> Option<Loop> {
     let n = text.len();
-    if n < MIN_SPAN {
+    if n < bounds.min_span.max(MIN_BLOCK) {
         return None;
     }
     // The block's length is the distance back to an earlier copy of the
@@ -100,7 +162,7 @@ pub fn find(text: &[u8]) -> Option<Loop> {
             continue;
         }
         let block = n - MIN_BLOCK - start;
-        if block < MIN_BLOCK {
+        if block < bounds.min_block {
             continue;
         }
         // How far back the text stays periodic with this block.
@@ -110,7 +172,10 @@ pub fn find(text: &[u8]) -> Option<Loop> {
         }
         let span = same + block;
         let copies = span / block;
-        if copies >= MIN_COPIES && span >= MIN_SPAN {
+        if !bounds.short_periods && has_period_below(&text[n - block..], bounds.min_block) {
+            return None;
+        }
+        if copies >= bounds.min_copies && span >= bounds.min_span {
             let first = n - span;
             let mut keep = first + 2 * block;
             // Never cut a character in two.
@@ -125,6 +190,11 @@ pub fn find(text: &[u8]) -> Option<Loop> {
         }
     }
     None
+}
+
+/// Whether `block` is a shorter block than `limit` bytes repeated.
+fn has_period_below(block: &[u8], limit: usize) -> bool {
+    (1..limit.min(block.len())).any(|p| block[p..] == block[..block.len() - p])
 }
 
 fn is_char_start(b: u8) -> bool {
@@ -153,7 +223,7 @@ mod tests {
         let text = format!("Sure.\n{}", block.repeat(60));
         let l = stream(&text).expect("a loop");
         assert_eq!(l.block, block.len());
-        assert!(l.copies >= MIN_COPIES);
+        assert!(l.copies >= TEXT.min_copies);
         // The copies are counted from where the text starts to repeat,
         // which here is the newline before the first one.
         let two = "Sure.\n".len() + 2 * block.len();
@@ -217,15 +287,45 @@ mod tests {
     fn a_block_that_repeats_inside_itself_is_found_at_its_full_length() {
         // The last 16 bytes occur again 20 bytes back, inside the block.
         let block = "abcdefghijklmnopqrst".to_string() + "bcdefghijklmnopqrst!";
-        let l = find(block.repeat(60).as_bytes()).expect("a loop");
+        let l = find(block.repeat(60).as_bytes(), TEXT).expect("a loop");
         assert_eq!(l.block, block.len());
     }
 
     #[test]
     fn a_block_with_multibyte_characters_is_cut_between_characters() {
         let block = "Ça marche — voilà, c'est fait. ";
-        let l = find(block.repeat(80).as_bytes()).expect("a loop");
+        let l = find(block.repeat(80).as_bytes(), TEXT).expect("a loop");
         let text = block.repeat(80);
         assert!(text.is_char_boundary(l.keep));
+    }
+
+    #[test]
+    fn a_call_that_repeats_one_hunk_is_a_loop_and_file_content_is_not() {
+        let hunk = r#"@@ -14,7 +14,7 @@\n     \"dependencies\": {\n       \"express\": \"^4.19.2\"\n     }\n- },\n+ },\n"#;
+        let args = format!(
+            r#"{{"patch": "--- a/package.json\n+++ b/package.json\n{}"#,
+            hunk.repeat(12)
+        );
+        let mut w = Watcher::arguments();
+        let found = args
+            .as_bytes()
+            .chunks(5)
+            .find_map(|c| w.push(std::str::from_utf8(c).unwrap()))
+            .expect("a loop");
+        assert_eq!(found.block, hunk.len());
+        assert!(found.copies >= ARGUMENTS.min_copies);
+        // A file's content: rows that differ, a short line many times, a
+        // run of blank lines, and a long line four times over.
+        let rows: String = (0..300)
+            .map(|i| format!("{i},widget,{},ok\\n", i * 7))
+            .collect();
+        let short = "    pass\\n".repeat(400);
+        let blank = format!("x{}y", " ".repeat(4000));
+        let four = "a long line that a template repeats now and then, on purpose\\n".repeat(4);
+        for content in [rows, short, blank, four] {
+            let mut w = Watcher::arguments();
+            let text = format!(r#"{{"file_path": "f", "content": "{content}"}}"#);
+            assert_eq!(w.push(&text), None, "{}", &text[..60]);
+        }
     }
 }
