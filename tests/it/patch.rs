@@ -137,7 +137,12 @@ fn command_line_stdin_file_check_and_failure() {
     // --check: the diff, and nothing changed.
     let r = run_args(&env, bin!("ag-patch"), &["fix.diff", "--check"]);
     r.ok();
-    assert!(r.stdout().contains("nothing was changed"), "{r}");
+    // A small model sent every patch with `dry_run: true`: the answer
+    // says how to apply it.
+    assert!(
+        r.stdout().starts_with("The patch applies to 1 file (+1 -1); nothing was changed, as only a check was asked for (`dry_run`, `--check`): leave that out to apply it.\nM a.txt"),
+        "{r}"
+    );
     assert_eq!(env.read("a.txt"), b"one\ntwo\n");
     // A file argument.
     let r = run_args(&env, bin!("ag-patch"), &["fix.diff"]);

@@ -138,7 +138,7 @@ pub fn report(stage: &Stage, format: Format, dry_run: bool) -> ToolOutput {
     let n = files.len() as u64;
     let head = if dry_run {
         format!(
-            "The patch applies to {n} file{} (+{added} -{removed}); nothing was changed (check only):",
+            "The patch applies to {n} file{} (+{added} -{removed}); nothing was changed, as only a check was asked for (`dry_run`, `--check`): leave that out to apply it.",
             plural(n)
         )
     } else {
