@@ -703,7 +703,8 @@ impl Agent {
         // So is a call whose arguments loop, once a prompt.
         let watch_calls = self.watch_calls;
         let mut call_watcher: Option<(usize, CallId, super::stuck_text::Watcher)> = None;
-        let mut stuck_call: Option<(CallId, super::stuck_text::Loop)> = None;
+        // The call stopped, its loop, and whether its end came all the same.
+        let mut stuck_call: Option<(usize, CallId, super::stuck_text::Loop, bool)> = None;
         // A first answer that must be a call and is long text without one
         // will go back whatever it says: it is stopped rather than read to
         // its end (see evidence.rs).
@@ -756,8 +757,15 @@ impl Agent {
                         && at == index
                         && let Some(found) = w.push(delta)
                     {
-                        stuck_call = Some((call.clone(), found));
+                        stuck_call = Some((*at, call.clone(), found, false));
                         stop.cancel();
+                    }
+                }
+                crate::protocol::LlmEvent::ToolCallEnd { index, .. } => {
+                    if let Some((at, _, _, ended)) = &mut stuck_call
+                        && at == index
+                    {
+                        *ended = true;
                     }
                 }
                 _ => {}
@@ -776,10 +784,10 @@ impl Agent {
             && !cancel.is_cancelled()
         {
             self.cut_stuck_text(&mut message, index, found)?;
-        } else if let Some((call, found)) = stuck_call
+        } else if let Some((_, call, found, ended)) = stuck_call
             && !cancel.is_cancelled()
         {
-            self.stop_looping_call(&mut message, &call, found)?;
+            self.stop_looping_call(&mut message, &call, found, ended)?;
         } else if overlong && !cancel.is_cancelled() {
             message.stop_reason = StopReason::Length;
             message.error_message = None;
@@ -850,21 +858,26 @@ impl Agent {
     }
 
     /// A message stopped inside a call whose arguments looped: the call
-    /// is taken out and does not run (it was dropped with the stream when
-    /// it never completed, and a server that had already sent its end
-    /// sent a loop); the message ends as if by the output limit, and the
-    /// model is told before its next turn. Calls are not watched again in
-    /// this prompt.
+    /// does not run. It was dropped with the stream when it never
+    /// completed; a server that had already sent its end (`ended`) sent a
+    /// loop, and the last call of its id and name is taken out. The
+    /// message ends as if by the output limit, and the model is told
+    /// before its next turn. Calls are not watched again in this prompt.
     fn stop_looping_call(
         &mut self,
         message: &mut AssistantMessage,
         call: &CallId,
         found: super::stuck_text::Loop,
+        ended: bool,
     ) -> io::Result<()> {
         let name = &call.name;
-        message
-            .content
-            .retain(|b| !matches!(b, ContentBlock::ToolCall { id, .. } if *id == call.id));
+        if ended
+            && let Some(at) = message.content.iter().rposition(|b| {
+                matches!(b, ContentBlock::ToolCall { id, name, .. } if *id == call.id && *name == call.name)
+            })
+        {
+            message.content.remove(at);
+        }
         message.stop_reason = StopReason::Length;
         message.error_message = None;
         self.watch_calls = false;

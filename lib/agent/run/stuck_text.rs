@@ -192,9 +192,12 @@ pub fn find(text: &[u8], bounds: Bounds) -> Option<Loop> {
     None
 }
 
-/// Whether `block` is a shorter block than `limit` bytes repeated.
+/// Whether `block` is a shorter block than `limit` bytes repeated whole
+/// (a period that divides its length: a block that merely begins and
+/// ends alike is no repeat).
 fn has_period_below(block: &[u8], limit: usize) -> bool {
-    (1..limit.min(block.len())).any(|p| block[p..] == block[..block.len() - p])
+    let n = block.len();
+    (1..limit.min(n)).any(|p| n.is_multiple_of(p) && block[p..] == block[..n - p])
 }
 
 fn is_char_start(b: u8) -> bool {
@@ -306,6 +309,12 @@ mod tests {
             r#"{{"patch": "--- a/package.json\n+++ b/package.json\n{}"#,
             hunk.repeat(12)
         );
+        // A block that begins and ends alike is still one block.
+        assert!(!has_period_below(
+            b"ab-------------------------------------------------ab",
+            48
+        ));
+        assert!(has_period_below(&b"    pass\\n".repeat(5), 48));
         let mut w = Watcher::arguments();
         let found = args
             .as_bytes()

@@ -115,6 +115,9 @@ A field of another action (staged or count on a commit, message on status, diff 
     }
 }
 
+/// The most `paths` looked up for [`unknown_paths`].
+const UNKNOWN_LOOKED_AT: usize = 16;
+
 /// The `paths` of a status, diff or log that name nothing: no file or
 /// directory there, and nothing git has in the index or at HEAD. Such a
 /// path narrows the answer to nothing, which reads as "clean" (a small
@@ -127,7 +130,9 @@ fn unknown_paths(
     action: GitAction,
 ) -> Option<String> {
     let mut unknown = Vec::new();
-    for (g, spec) in given.iter().zip(specs) {
+    // Two git commands a path at most: a call with a thousand paths that
+    // are not on disk is looked at for its first few.
+    for (g, spec) in given.iter().zip(specs).take(UNKNOWN_LOOKED_AT) {
         let Ok(p) = ctx.resolve(g) else { continue };
         if std::fs::symlink_metadata(&p).is_ok() {
             continue;
