@@ -30,7 +30,7 @@ use super::run::model::ModelClient;
 use super::run::profile::Router;
 use super::run::runner::{Agent, AgentSettings};
 pub use super::setup::args::Args;
-use super::setup::args::ShowContext;
+use super::setup::args::{ShowContext, ToolParams};
 use super::setup::resume;
 use super::setup::settings::{Env, GateChoice, LoopConfig};
 use crate::cli::{ExitStatus, error_line, warn};
@@ -369,6 +369,7 @@ async fn set_up(args: &Args) -> Result<Option<Agent>, SetupError> {
             ShowContext::Always => Some(true),
             ShowContext::Never => Some(false),
         },
+        all_params: args.tool_params.map(|p| p == ToolParams::All),
         scratch,
     };
     let mut agent =

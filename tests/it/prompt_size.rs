@@ -229,3 +229,83 @@ fn the_browser_tools_cost_is_measured_and_kept_out_of_the_default() {
         "they would fit: reconsider the default"
     );
 }
+
+/// The parameters of a tool by name, in a first request.
+fn params_of(request: &Value, tool: &str) -> Vec<String> {
+    let t = request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == tool)
+        .unwrap_or_else(|| panic!("no {tool} in {request}"));
+    t["function"]["parameters"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect()
+}
+
+/// `--tool-params needed` shows a call's needed parameters only: a small
+/// model guessed the optional numbers and switches (grep's `skip`, read's
+/// `offset`, patch's `dry_run`). An option the description names stays,
+/// and a call that sends a hidden one is still taken.
+#[test]
+fn needed_params_leave_out_the_optional_knobs_and_still_take_them() {
+    let (_, all_size, all) = first_request(&[]);
+    let (_, needed_size, needed) = first_request(&["--tool-params", "needed"]);
+    assert_eq!(names(&all), names(&needed));
+    assert!(params_of(&all, "grep").contains(&"skip".to_string()));
+    assert_eq!(
+        params_of(&needed, "grep"),
+        [
+            "query",
+            "path",
+            "case_sensitive",
+            "include_pattern",
+            "exclude_pattern"
+        ]
+    );
+    assert_eq!(params_of(&needed, "read"), ["file_path"]);
+    assert_eq!(params_of(&needed, "patch"), ["patch"]);
+    // bash's description says what timeout is: it stays.
+    assert_eq!(params_of(&needed, "bash"), ["command", "timeout", "cwd"]);
+    assert_eq!(
+        params_of(&needed, "edit"),
+        ["file_path", "old_string", "new_string", "replace_all"]
+    );
+    assert!(
+        needed_size + 900 < all_size,
+        "needed: {needed_size}, all: {all_size}"
+    );
+
+    // A call with a parameter it was not shown runs with it.
+    let env = Env::new();
+    env.write("notes.txt", "one\ntwo\nthree\n");
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "read",
+            json!({"file_path": "notes.txt", "offset": 3}),
+        )]),
+        Turn::Text("It ends with three."),
+    ]);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()]);
+    c.args([
+        "--json",
+        "--no-gate",
+        "--no-session",
+        "--tool-params",
+        "needed",
+    ]);
+    c.arg("What is the last line of notes.txt?");
+    let r = run(c, None);
+    r.ok();
+    let events = r.json_lines();
+    let end = crate::util::of_type(&events, "tool_execution_end");
+    assert_eq!(end.len(), 1, "{r}");
+    let text = end[0]["output"].as_str().unwrap();
+    assert!(text.contains("three"), "{text}");
+    assert!(!text.contains("one"), "{text}");
+    assert_ne!(end[0]["is_error"], true, "{r}");
+}

@@ -1,5 +1,5 @@
 //! A tool call from the model's request to its result: the tools offered
-//! and how each runs, the gates that judge it, the sandbox that confines
+//! (and how much of their parameters the model sees) and how each runs, the gates that judge it, the sandbox that confines
 //! it, the questions it may put to a person, its progress while it runs,
 //! the guard against the same failing call again and again, and the one
 //! against ag's own answer handed back as content.
@@ -7,6 +7,7 @@
 pub mod ask;
 pub mod echo;
 pub mod gates;
+pub mod params;
 pub mod prefixes;
 pub mod progress;
 pub mod repeats;

@@ -320,13 +320,21 @@ impl ToolSet {
     }
 
     /// The definitions, for the model: a split binary's offered tools in
-    /// its place.
-    pub fn definitions(&self) -> Vec<ToolDefinition> {
+    /// its place, each with all its parameters or, unless `all_params`,
+    /// those a call needs (see [`super::params::needed_only`]).
+    pub fn definitions(&self, all_params: bool) -> Vec<ToolDefinition> {
         self.tools
             .iter()
             .flat_map(|t| match &t.split {
-                Some(split) => split.offers.iter().map(|o| o.definition.clone()).collect(),
-                None => vec![t.definition.clone()],
+                Some(split) => split.offers.iter().map(|o| &o.definition).collect(),
+                None => vec![&t.definition],
+            })
+            .map(|d| {
+                if all_params {
+                    d.clone()
+                } else {
+                    super::params::needed_only(d)
+                }
             })
             .collect()
     }

@@ -102,6 +102,10 @@ pub struct AgentSettings {
     /// committed and the files it names (`--show-context`); `None`: only
     /// for a small context window (see [`AgentSettings::shows_context`]).
     pub show_context: Option<bool>,
+    /// Whether the tools' definitions show all their parameters
+    /// (`--tool-params`); `None`: the default (see
+    /// [`AgentSettings::shows_all_params`]).
+    pub all_params: Option<bool>,
     /// Without a session, a directory of the run's own for its task list
     /// (`AG_TODO_FILE`), removed when the run ends.
     pub scratch: Option<tempfile::TempDir>,
@@ -133,6 +137,12 @@ impl AgentSettings {
             self.context_window
                 .is_some_and(|w| w <= crate::agent::config::named_sets::SMALL_CONTEXT)
         })
+    }
+
+    /// Whether the tools' definitions show every parameter, or only those
+    /// a call needs (see [`crate::agent::calls::params`]). By default all.
+    pub fn shows_all_params(&self) -> bool {
+        self.all_params.unwrap_or(true)
     }
 
     /// True when a person can answer an approval request, on the terminal
@@ -674,7 +684,7 @@ impl Agent {
             model: self.settings.model.clone(),
             system: Some(self.settings.system.clone()),
             messages: self.messages.clone(),
-            tools: self.tools.definitions(),
+            tools: self.tools.definitions(self.settings.shows_all_params()),
             reasoning: self.settings.reasoning,
             max_tokens: self.settings.max_tokens,
             temperature: self.settings.temperature,

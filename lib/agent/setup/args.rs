@@ -179,6 +179,15 @@ pub struct Args {
     /// is left for the model to read.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub show_context: ShowContext,
+    /// How much of each tool's parameters the model is shown: all, or
+    /// needed: the required ones, the optional text and lists (a path, a
+    /// glob) and the options a tool's description names; optional
+    /// numbers, switches and fixed choices (grep's skip, read's offset,
+    /// patch's dry_run) are left out, and the tool's defaults apply. A call
+    /// that sends one anyway is taken: it is checked against the tool's
+    /// whole schema. Default: all.
+    #[arg(long, value_enum, value_name = "WHICH")]
+    pub tool_params: Option<ToolParams>,
     /// Near the context window, summarise the older turns with a model call
     /// (auto), or just drop them and leave a marker (never).
     #[arg(long, value_enum, default_value = "auto")]
@@ -516,6 +525,15 @@ pub enum ShowContext {
     Always,
     /// Never.
     Never,
+}
+
+/// `--tool-params`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ToolParams {
+    /// Every parameter of the tool's schema.
+    All,
+    /// Those a call needs (see `crate::agent::calls::params`).
+    Needed,
 }
 
 /// `--first-call`.
