@@ -862,3 +862,39 @@ fn a_small_windows_patch_deletes_no_file() {
     let (gone, _, r) = deletes("32768", &["--tools", "minimal"]);
     assert!(gone, "{r}");
 }
+
+/// An edit that looks for the request's own words in a file is told where
+/// that text came from; the edit of the file's own text after it lands.
+#[test]
+fn an_edit_of_the_requests_words_is_told_they_are_not_the_files() {
+    let env = Env::new();
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.md", "old_string": "the section about plants", "new_string": "Plants"}),
+        )]),
+        Turn::Tools(vec![(
+            "edit",
+            json!({"file_path": "notes.md", "old_string": "Some text.", "new_string": "Plants."}),
+        )]),
+        Turn::Text("Done."),
+    ]);
+    let r = loop_run(
+        &env,
+        &server,
+        &["--json"],
+        "Rename the section about plants in notes.md.",
+    );
+    r.ok();
+    let events = r.json_lines();
+    let ends = of_type(&events, "tool_execution_end");
+    assert_eq!(ends.len(), 2, "{r}");
+    let first = ends[0]["output"].as_str().unwrap();
+    assert!(
+        first.contains("Note: `the section about plants` comes from the request's words, and `notes.md` does not hold it."),
+        "{first}"
+    );
+    let second = ends[1]["output"].as_str().unwrap();
+    assert!(!second.contains("request's words"), "{second}");
+    assert_eq!(env.read("notes.md"), b"# Notes\n\nPlants.\n");
+}

@@ -170,6 +170,8 @@ pub struct Agent {
     /// The next prompt's own words, kept by `attach` before it added
     /// blocks: a prompt of attached files alone has none.
     pub(in crate::agent) own_words: Option<String>,
+    /// The current prompt's own words (see [`crate::agent::calls::request_words`]).
+    request: String,
     /// Tools the person approved for the rest of the run ("always").
     pub(in crate::agent) always: Vec<String>,
     /// How `@NAME` prompts find their identity's profile.
@@ -249,6 +251,7 @@ impl Agent {
         Agent {
             guard: FailureGuard::new(settings.max_failed_calls),
             own_words: None,
+            request: String::new(),
             settings,
             model,
             tools,
@@ -328,6 +331,7 @@ impl Agent {
                 .to_string()
         });
         self.guard.begin(&own_words);
+        self.request = own_words;
         self.denied = false;
         self.watch_calls = true;
         self.stopped_call = None;
@@ -1347,6 +1351,10 @@ impl Agent {
         // before the notes, so that neither is lost and the event shows the
         // text the model reads.
         r.output = cap_output(std::mem::take(&mut r.output));
+        let own = crate::agent::config::named_sets::own_name(name);
+        if let Some(note) = crate::agent::calls::request_words::note(&self.request, own, args, r) {
+            offer::add_note(r, &note);
+        }
         self.guard.note(name, args, r);
         self.emitter.emit(AgentEvent::ToolExecutionEnd {
             tool_call_id: id.to_string(),
