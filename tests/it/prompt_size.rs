@@ -33,13 +33,20 @@ fn sizes(extra: &[&str], on_stdin: bool) -> (usize, usize, Value) {
     sizes_in(&Env::new(), extra, on_stdin)
 }
 
-/// [`sizes`] in a prepared directory.
-fn sizes_in(env: &Env, extra: &[&str], on_stdin: bool) -> (usize, usize, Value) {
-    let server = ModelServer::start(vec![Turn::Text("ok")]);
+/// ag-loop in `env` against the scripted `server`, with JSON events, no
+/// gate and no session, and `extra`.
+fn scripted_loop(env: &Env, server: &ModelServer, extra: &[&str]) -> std::process::Command {
     let mut c = env.cmd(bin!("ag-loop"));
     c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()]);
     c.args(["--json", "--no-gate", "--no-session"]);
     c.args(extra);
+    c
+}
+
+/// [`sizes`] in a prepared directory.
+fn sizes_in(env: &Env, extra: &[&str], on_stdin: bool) -> (usize, usize, Value) {
+    let server = ModelServer::start(vec![Turn::Text("ok")]);
+    let mut c = scripted_loop(env, &server, extra);
     let r = if on_stdin {
         run(c, Some(b"go\n"))
     } else {
@@ -171,15 +178,7 @@ fn a_small_context_window_keeps_the_default_set() {
     let first = |window: &str, extra: &[&str]| {
         let env = Env::new();
         let server = ModelServer::start(vec![Turn::Text("ok")]);
-        let mut c = env.cmd(bin!("ag-loop"));
-        c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()]);
-        c.args([
-            "--json",
-            "--no-gate",
-            "--no-session",
-            "--first-call",
-            "auto",
-        ]);
+        let mut c = scripted_loop(&env, &server, &["--first-call", "auto"]);
         c.env("AG_CONTEXT_WINDOW", window);
         // No Chromium: `full` named adds no browser tools here.
         c.env("AG_BROWSER", "/nonexistent/chromium");
@@ -289,15 +288,7 @@ fn needed_params_leave_out_the_optional_knobs_and_still_take_them() {
         )]),
         Turn::Text("It ends with three."),
     ]);
-    let mut c = env.cmd(bin!("ag-loop"));
-    c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()]);
-    c.args([
-        "--json",
-        "--no-gate",
-        "--no-session",
-        "--tool-params",
-        "needed",
-    ]);
+    let mut c = scripted_loop(&env, &server, &["--tool-params", "needed"]);
     c.arg("What is the last line of notes.txt?");
     let r = run(c, None);
     r.ok();

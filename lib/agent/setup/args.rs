@@ -532,7 +532,8 @@ pub enum ShowContext {
 pub enum ToolParams {
     /// Every parameter of the tool's schema.
     All,
-    /// Those a call needs (see `crate::agent::calls::params`).
+    /// The required ones, text and lists, and the options a tool's
+    /// description names.
     Needed,
 }
 

@@ -21,7 +21,7 @@ complete -c ag-loop -l show-context -d 'Whether each prompt carries what a weak 
 always\t'For every model'
 never\t'Never'"
 complete -c ag-loop -l tool-params -d 'How much of each tool\'s parameters the model is shown: all, or needed: the required ones, the optional text and lists (a path, a glob) and the options a tool\'s description names; optional numbers, switches and fixed choices (grep\'s skip, read\'s offset, patch\'s dry_run) are left out, and the tool\'s defaults apply. A call that sends one anyway is taken: it is checked against the tool\'s whole schema. Default: all' -r -f -a "all\t'Every parameter of the tool\'s schema'
-needed\t'Those a call needs (see `crate::agent::calls::params`)'"
+needed\t'The required ones, text and lists, and the options a tool\'s description names'"
 complete -c ag-loop -l compact -d 'Near the context window, summarise the older turns with a model call (auto), or just drop them and leave a marker (never)' -r -f -a "auto\t'Summarise the older turns with a model call'
 never\t'Drop the older turns and leave a marker (no model call)'"
 complete -c ag-loop -l gate -d 'A gate: a program that sees each tool call first (one JSON object on stdin) and allows, denies, asks a person or rewrites it (repeatable, in order; default: ag-gate\'s policy, applied in-process with the rules of $AG_HOME/gate.toml, the same decisions as running `ag-gate`)' -r
