@@ -17,25 +17,22 @@ use crate::tool_protocol::{Context, Note, ToolOutput};
 pub struct Watch {
     syntax: Option<data_syntax::Watch>,
     server: Option<after_edit::Watch>,
-    /// The file, when it does not exist yet.
-    new: Option<(PathBuf, String)>,
+    /// The file as resolved and as shown, and whether it existed before.
+    target: Option<(PathBuf, String, bool)>,
 }
 
 impl Watch {
     /// Before a change of `path`, as the call gives it.
     pub fn file(ctx: &Context, path: &str) -> Watch {
-        let new = ctx
-            .resolve(path)
-            .ok()
-            .filter(|real| ctx.metadata(real).is_err())
-            .map(|real| {
-                let shown = ctx.show(&real);
-                (real, shown)
-            });
+        let target = ctx.resolve(path).ok().map(|real| {
+            let shown = ctx.show(&real);
+            let existed = ctx.metadata(&real).is_ok();
+            (real, shown, existed)
+        });
         Watch {
             syntax: data_syntax::Watch::file(ctx, path),
             server: after_edit::Watch::file(ctx, path),
-            new,
+            target,
         }
     }
 
@@ -45,7 +42,12 @@ impl Watch {
             Some(s) => s.finish(ctx, out),
             None => out,
         };
-        if let Some((real, shown)) = &self.new
+        // A file the change created, or one written again with the text it
+        // held: a weak model asked to get an ignored file into git wrote
+        // its text back five times, each told only that nothing changed.
+        let unchanged = out.details["unchanged"] == serde_json::json!(true);
+        if let Some((real, shown, existed)) = &self.target
+            && (!existed || unchanged)
             && ctx.metadata(real).is_ok()
             && let Some(note) = ignored(ctx, real, shown)
         {
@@ -58,7 +60,8 @@ impl Watch {
     }
 }
 
-/// A note for a file the change created that git ignores: a weak model
+/// A note for a file the change created, or wrote back unchanged, that
+/// git ignores: a weak model
 /// asked to fix a project's set-up for the next person wrote the ignored
 /// `.env` and never the example file others get; what is ignored stays
 /// on this machine.

@@ -41,12 +41,20 @@ impl Format {
     }
 
     /// Why `text` is not valid in this format, with its line and column;
-    /// `None` when it is.
+    /// `None` when it is, or when it nests deeper than the parser goes
+    /// (128 levels for JSON, 80 for TOML): the file may well be valid,
+    /// and a warning that it is not would send the caller to fix what is
+    /// not broken.
     fn error(self, text: &[u8]) -> Option<String> {
         match self {
-            Format::Json => serde_json::from_slice::<serde::de::IgnoredAny>(text)
-                .err()
-                .map(|e| e.to_string()),
+            Format::Json => {
+                let e = serde_json::from_slice::<serde::de::IgnoredAny>(text).err()?;
+                let message = e.to_string();
+                if message.starts_with("recursion limit exceeded") {
+                    return None;
+                }
+                Some(message)
+            }
             Format::Toml => {
                 let text = match std::str::from_utf8(text) {
                     Ok(t) => t,
@@ -54,6 +62,9 @@ impl Format {
                 };
                 let e = toml::from_str::<toml::Table>(text).err()?;
                 let message = e.message().trim_end().to_string();
+                if message.contains("recurse further") || message.starts_with("recursion limit") {
+                    return None;
+                }
                 Some(match e.span() {
                     Some(span) => {
                         let (line, column) = line_column(text, span.start);
@@ -175,6 +186,28 @@ mod tests {
         );
         assert!(broken("notes.txt", Some(good), b"port: 9000").is_none());
         assert!(broken("A.JSON", Some(good), b"{").is_some());
+    }
+
+    /// A file nested deeper than the parsers go is not called broken:
+    /// nothing is known of it. One level less is parsed, so a parser that
+    /// changes its limit or its message fails here rather than warning.
+    #[test]
+    fn a_file_deeper_than_the_parser_goes_gets_no_warning() {
+        let json = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        assert!(Format::Json.error(json(127).as_bytes()).is_none());
+        assert!(broken("deep.json", Some(b"{}"), json(400).as_bytes()).is_none());
+        assert!(broken("deep.json", None, json(400).as_bytes()).is_none());
+        let toml = |depth: usize| format!("a = {}{}\n", "[".repeat(depth), "]".repeat(depth));
+        assert!(Format::Toml.error(toml(79).as_bytes()).is_none());
+        assert!(broken("deep.toml", Some(b"a = 1\n"), toml(400).as_bytes()).is_none());
+        // A shallow error in a deep file is still an error, as the parser
+        // stops at the first.
+        let n = broken("d.json", Some(b"{}"), format!("x{}", json(400)).as_bytes()).unwrap();
+        assert!(
+            n.text.contains("expected value at line 1 column 1"),
+            "{}",
+            n.text
+        );
     }
 
     #[test]

@@ -248,9 +248,11 @@ fn a_change_that_breaks_a_data_file_says_where() {
     assert!(!r["output"].as_str().unwrap().contains("WARNING"), "{r}");
 }
 
-/// A file created where git ignores it is said to be ignored, with the
-/// rule: what is ignored stays on this machine (a small model "fixed" a
-/// project's set-up for the next person in its ignored `.env`).
+/// A file created where git ignores it, or written back with the text it
+/// holds, is said to be ignored, with the rule: what is ignored stays on
+/// this machine (a small model "fixed" a project's set-up for the next
+/// person in its ignored `.env`; another wrote an ignored file's own text
+/// back five times to get it into git).
 #[test]
 fn a_new_file_that_git_ignores_is_said_to_be_ignored() {
     let env = Env::new();
@@ -277,9 +279,20 @@ fn a_new_file_that_git_ignores_is_said_to_be_ignored() {
         ),
         "{r}"
     );
-    // Written again, it is no new file: no note.
+    // Written again with other text, it is no new file: no note.
     let r = write(&env, json!({"file_path": ".env", "content": "A=2\n"}));
     assert!(!r["output"].as_str().unwrap().contains("ignored"), "{r}");
+    // Written back with the text it holds, the note comes again: writing
+    // an ignored file is not what gets it into git.
+    let r = write(&env, json!({"file_path": ".env", "content": "A=2\n"}));
+    let out = r["output"].as_str().unwrap();
+    assert!(out.contains("already holds exactly this text"), "{r}");
+    assert!(
+        out.ends_with(
+            "Note: `.env` is ignored by git (`.gitignore` line 1: `.env`): it stays on this machine, and no commit carries it to anyone else."
+        ),
+        "{r}"
+    );
     // A file git keeps: no note.
     let r = write(
         &env,
