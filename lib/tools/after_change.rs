@@ -61,10 +61,9 @@ impl Watch {
 }
 
 /// A note for a file the change created, or wrote back unchanged, that
-/// git ignores: a weak model
-/// asked to fix a project's set-up for the next person wrote the ignored
-/// `.env` and never the example file others get; what is ignored stays
-/// on this machine.
+/// git ignores: a weak model asked to fix a project's set-up for the next
+/// person wrote the ignored `.env` and never the example file others get;
+/// what is ignored stays on this machine.
 fn ignored(ctx: &Context, real: &Path, shown: &str) -> Option<Note> {
     let rule = super::git::cmd::ignore_rule(&ctx.cwd, real)?;
     Some(Note::notice(format!(
