@@ -511,7 +511,8 @@ pub enum Outcome {
     /// The model call failed, or the model declined to answer (then the
     /// last assistant message's `stop_reason` is `refusal`).
     ModelError,
-    /// The model kept making the same failing tool call.
+    /// The model kept making the same failing tool call (a command that
+    /// exits non-zero with the same output counts as failing).
     RepeatedFailure,
     /// The model kept making a call that had succeeded, with the same
     /// output each time: the run stopped there, its work kept. ag-loop

@@ -454,6 +454,43 @@ fn the_same_successful_call_again_and_again_ends_the_run_with_its_work_kept() {
     );
 }
 
+/// A command that runs and fails the same way five times (a `cp` of a file
+/// that is not there) is a repeated failure, not a repeated call whose
+/// work is kept; and what a failing command printed is the failure a later
+/// repeated look is pointed back to.
+#[test]
+fn the_same_failing_command_again_and_again_is_a_repeated_failure() {
+    let env = Env::new();
+    let copy = ("bash", json!({"command": "cp sales.csv backup.csv"}));
+    let server = ModelServer::start((0..8).map(|_| Turn::Tools(vec![copy.clone()])).collect());
+    let r = loop_run(&env, &server, &["--json"], "Back up the sales file.");
+    assert_eq!(r.code(), Some(1), "{r}");
+    let end = agent_end(&r);
+    assert_eq!(end["outcome"], "repeated_failure", "{r}");
+    assert!(
+        end["error"].as_str().unwrap().contains("exited non-zero"),
+        "{r}"
+    );
+    assert_eq!(server.requests().len(), 5, "{r}");
+
+    let mut turns = vec![Turn::Tools(vec![(
+        "bash",
+        json!({"command": "echo 'Please tell me who you are.' >&2; exit 128"}),
+    )])];
+    turns.extend((0..3).map(|_| Turn::Tools(vec![("ls", json!({}))])));
+    turns.push(Turn::Text("Done."));
+    let server = ModelServer::start(turns);
+    let r = loop_run(&env, &server, &["--json"], "Commit the change.");
+    let events = r.json_lines();
+    let looks = of_type(&events, "tool_execution_end");
+    assert!(
+        looks[3]["output"].as_str().unwrap().contains(
+            "The last call that failed was `bash`, and it said: \"Please tell me who you are."
+        ),
+        "{r}"
+    );
+}
+
 #[test]
 fn ags_own_answer_written_back_is_refused_and_the_file_kept() {
     // A weak model, told "Overwrote copy.js (302 bytes)", wrote that line

@@ -13,7 +13,10 @@
 //! acting on an error it was given; and at the fifth such call the run
 //! stops with its work kept (a model that has done the job and keeps
 //! repeating its last call would otherwise run into the turn limit, a
-//! failure). A call waiting on
+//! failure). A command that exits non-zero ran, so its result is no error,
+//! but it failed: made the fifth time with the same output it stops the
+//! run as a repeated failure, and what it printed is the failure a later
+//! look is pointed back to. A call waiting on
 //! something outside looks the same, but five identical answers in one
 //! prompt say that nothing is moving.
 //!
@@ -66,6 +69,9 @@ pub enum Stop {
     SameOutput(u32),
     /// A file tool's call that had succeeded was made this many times.
     DoneAgain(u32),
+    /// One command ran this many times, exiting non-zero with the same
+    /// output each time.
+    SameExit(u32),
 }
 
 impl Stop {
@@ -84,13 +90,16 @@ impl Stop {
             Stop::DoneAgain(n) => format!(
                 "stopped: the model made the same file change {n} times, after the first had succeeded; its work is kept"
             ),
+            Stop::SameExit(n) => format!(
+                "stopped: the model ran the same command {n} times, and each time it exited non-zero with the same output"
+            ),
         }
     }
 
     /// The outcome a run stopped this way has.
     pub fn outcome(&self) -> Outcome {
         match self {
-            Stop::Same(_) | Stop::Streak(_) => Outcome::RepeatedFailure,
+            Stop::Same(_) | Stop::Streak(_) | Stop::SameExit(_) => Outcome::RepeatedFailure,
             Stop::SameOutput(_) | Stop::DoneAgain(_) => Outcome::RepeatedCall,
         }
     }
@@ -106,8 +115,9 @@ pub struct FailureGuard {
     /// Failed calls in a row that stop the run; 0 for no limit.
     max_failed: u32,
     stop: Option<Stop>,
-    /// The last call that failed: its tool and the start of its error.
-    last_failure: Option<(String, String)>,
+    /// The last call that failed: its tool, the start of its error and
+    /// the call's key (a command failing again is not quoted to itself).
+    last_failure: Option<(String, String, u64)>,
     /// File tools' calls that succeeded, by tool and arguments: how many
     /// times each was made since.
     made: HashMap<u64, u32>,
@@ -169,6 +179,7 @@ impl FailureGuard {
             }
             return;
         }
+        let key_hash = xxhash_rust::xxh3::xxh3_64(key.0.as_bytes());
         let n = {
             let n = self.same.entry(key).or_insert(0);
             *n += 1;
@@ -203,21 +214,34 @@ impl FailureGuard {
                     "\n\nThis exact call has now returned the same output {n} times: nothing it looks at changed in between. Repeating it will not change the result; make a change first, or try a different approach."
                 ));
             }
+            let exited = exited_non_zero(r);
             if n >= SAME_OUTPUT_WARN {
-                if let Some((tool, said)) = &self.last_failure {
+                if let Some((tool, said, _)) =
+                    self.last_failure.as_ref().filter(|f| f.2 != key_hash)
+                {
                     r.output.push_str(&format!(
                         " The last call that failed was `{tool}`, and it said: \"{said}\". Act on what it said."
                     ));
                 }
-                if n >= SAME_OUTPUT_STOP {
+                if n >= SAME_OUTPUT_STOP && exited {
+                    r.output.push_str(" ag-loop stops after this turn.");
+                    self.stop.get_or_insert(Stop::SameExit(n));
+                } else if n >= SAME_OUTPUT_STOP {
                     r.output
                         .push_str(" ag-loop stops after this turn, keeping what was done.");
                     self.stop.get_or_insert(Stop::SameOutput(n));
                 }
             }
+            // A command that said why it failed is the failure a later
+            // look is pointed back to (`git commit` run through bash, with
+            // git's word on the missing identity); one that failed without
+            // a word (a grep that found nothing) has nothing to act on.
+            if exited && said_something(r) {
+                self.last_failure = Some((name.to_string(), quoted(&r.output), key_hash));
+            }
             return;
         }
-        self.last_failure = Some((name.to_string(), quoted(&r.output)));
+        self.last_failure = Some((name.to_string(), quoted(&r.output), key_hash));
         self.streak += 1;
         let mut notes = Vec::new();
         if n >= SAME_WARN {
@@ -247,6 +271,23 @@ impl FailureGuard {
             r.output.push_str(&notes.join(" "));
         }
     }
+}
+
+/// Whether a call that ran reports failure by its exit status: the tool
+/// did its job (the result is no error), but the command it ran failed.
+fn exited_non_zero(r: &ToolResult) -> bool {
+    r.details
+        .get("exit_code")
+        .and_then(Value::as_i64)
+        .is_some_and(|c| c != 0)
+}
+
+/// Whether a command printed anything, beyond the exit status ag adds.
+fn said_something(r: &ToolResult) -> bool {
+    r.details
+        .get("output_bytes")
+        .and_then(Value::as_u64)
+        .is_none_or(|b| b > 0)
 }
 
 /// The start of a failure's text on one line, for a note.
@@ -495,26 +536,101 @@ mod tests {
         assert_eq!(look(&mut g), "Nothing to commit, working tree clean.");
     }
 
+    /// A command's result as ag-bash gives it: no error, whatever its
+    /// exit status.
+    fn ran(output: &str, code: i64) -> ToolResult {
+        ToolResult {
+            output: format!("{output}\n\nexit code: {code}\n"),
+            details: json!({"exit_code": code, "output_bytes": output.len()}),
+            ..succeeded()
+        }
+    }
+
     /// The model that circles back to `git status` after a commit failed
-    /// is shown the failure it is not acting on.
+    /// is shown the failure it is not acting on, whether the commit failed
+    /// as a tool's error or as a command's exit status.
     #[test]
     fn a_repeated_look_names_the_last_failure() {
+        let said = "Author identity unknown\n\n*** Please tell me who you are.\n\nRun\n\n  git config user.email \"you@example.com\"";
+        for commit in [
+            ToolResult {
+                output: said.into(),
+                ..failed("")
+            },
+            ran(said, 128),
+        ] {
+            let mut g = FailureGuard::new(0);
+            let mut r = commit;
+            g.note("bash", &json!({"command": "git commit -m x"}), &mut r);
+            let mut r = succeeded();
+            for _ in 0..SAME_OUTPUT_WARN {
+                r = succeeded();
+                g.note("bash", &json!({"command": "git status"}), &mut r);
+            }
+            assert!(
+                r.output.contains("The last call that failed was `bash`, and it said: \"Author identity unknown *** Please tell me who you are. Run git config user.email"),
+                "{}",
+                r.output
+            );
+        }
+
+        // A command that failed without a word (grep finding nothing) is
+        // not a failure to act on.
         let mut g = FailureGuard::new(0);
-        let mut r = ToolResult {
-            output: "Author identity unknown\n\n*** Please tell me who you are.\n\nRun\n\n  git config user.email \"you@example.com\"".into(),
-            ..failed("")
-        };
-        g.note("bash", &json!({"command": "git commit -m x"}), &mut r);
+        g.note(
+            "bash",
+            &json!({"command": "grep -r TODO src"}),
+            &mut ran("", 1),
+        );
         let mut r = succeeded();
         for _ in 0..SAME_OUTPUT_WARN {
             r = succeeded();
             g.note("bash", &json!({"command": "git status"}), &mut r);
         }
         assert!(
-            r.output.contains("The last call that failed was `bash`, and it said: \"Author identity unknown *** Please tell me who you are. Run git config user.email"),
+            !r.output.contains("The last call that failed"),
             "{}",
             r.output
         );
+    }
+
+    /// The same command failing by its exit status, five times with the
+    /// same output, stops the run as a repeated failure, not as a repeated
+    /// call whose work is kept; its notes never quote it to itself.
+    #[test]
+    fn a_command_failing_the_same_way_again_and_again_is_a_repeated_failure() {
+        let mut g = FailureGuard::new(0);
+        let copy = json!({"command": "cp sales.csv sales.csv"});
+        let mut r = ran("cp: cannot stat 'sales.csv': No such file or directory", 1);
+        for _ in 0..SAME_OUTPUT_STOP {
+            r = ran("cp: cannot stat 'sales.csv': No such file or directory", 1);
+            g.note("bash", &copy, &mut r);
+            assert!(
+                !r.output.contains("The last call that failed"),
+                "{}",
+                r.output
+            );
+        }
+        assert!(
+            r.output.ends_with("ag-loop stops after this turn."),
+            "{}",
+            r.output
+        );
+        let stop = g.stop().unwrap();
+        assert_eq!(stop, &Stop::SameExit(SAME_OUTPUT_STOP));
+        assert_eq!(stop.outcome(), Outcome::RepeatedFailure);
+        assert!(
+            stop.reason().contains("exited non-zero"),
+            "{}",
+            stop.reason()
+        );
+
+        // Exiting 0 the same way five times is still the work kept.
+        let mut g = FailureGuard::new(0);
+        for _ in 0..SAME_OUTPUT_STOP {
+            g.note("bash", &copy, &mut ran("", 0));
+        }
+        assert_eq!(g.stop().unwrap().outcome(), Outcome::RepeatedCall);
     }
 
     #[test]
