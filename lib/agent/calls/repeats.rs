@@ -186,6 +186,8 @@ impl FailureGuard {
             *n
         };
         if !r.is_error {
+            // What a failing command printed, before any note is added.
+            let exited = exited_non_zero(r).then(|| quoted(&r.output));
             // A file change is counted by the call alone: made again, it
             // answers otherwise ("already holds exactly this text").
             let n = match call {
@@ -214,7 +216,6 @@ impl FailureGuard {
                     "\n\nThis exact call has now returned the same output {n} times: nothing it looks at changed in between. Repeating it will not change the result; make a change first, or try a different approach."
                 ));
             }
-            let exited = exited_non_zero(r);
             if n >= SAME_OUTPUT_WARN {
                 if let Some((tool, said, _)) =
                     self.last_failure.as_ref().filter(|f| f.2 != key_hash)
@@ -223,7 +224,7 @@ impl FailureGuard {
                         " The last call that failed was `{tool}`, and it said: \"{said}\". Act on what it said."
                     ));
                 }
-                if n >= SAME_OUTPUT_STOP && exited {
+                if n >= SAME_OUTPUT_STOP && exited.is_some() {
                     r.output.push_str(" ag-loop stops after this turn.");
                     self.stop.get_or_insert(Stop::SameExit(n));
                 } else if n >= SAME_OUTPUT_STOP {
@@ -236,8 +237,8 @@ impl FailureGuard {
             // look is pointed back to (`git commit` run through bash, with
             // git's word on the missing identity); one that failed without
             // a word (a grep that found nothing) has nothing to act on.
-            if exited && said_something(r) {
-                self.last_failure = Some((name.to_string(), quoted(&r.output), key_hash));
+            if let Some(said) = exited.filter(|_| said_something(r)) {
+                self.last_failure = Some((name.to_string(), said, key_hash));
             }
             return;
         }
@@ -623,6 +624,25 @@ mod tests {
             stop.reason().contains("exited non-zero"),
             "{}",
             stop.reason()
+        );
+
+        // The failure quoted later is what the command printed, not the
+        // notes its repeats were given.
+        let mut g = FailureGuard::new(0);
+        g.begin("Back up the sales file.");
+        for _ in 0..SAME_OUTPUT_RESTATE {
+            g.note("bash", &copy, &mut ran("cp: cannot stat 'sales.csv'", 1));
+        }
+        let mut r = succeeded();
+        for _ in 0..SAME_OUTPUT_WARN {
+            r = succeeded();
+            g.note("ls", &json!({}), &mut r);
+        }
+        assert!(
+            r.output
+                .contains("it said: \"cp: cannot stat 'sales.csv' exit code: 1\". Act on"),
+            "{}",
+            r.output
         );
 
         // Exiting 0 the same way five times is still the work kept.
