@@ -512,7 +512,7 @@ pub enum Outcome {
     /// last assistant message's `stop_reason` is `refusal`).
     ModelError,
     /// The model kept making the same failing tool call (a command that
-    /// exits non-zero with the same output counts as failing).
+    /// exits non-zero with the same output, not empty, counts as failing).
     RepeatedFailure,
     /// The model kept making a call that had succeeded, with the same
     /// output each time: the run stopped there, its work kept. ag-loop

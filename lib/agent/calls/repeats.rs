@@ -13,10 +13,10 @@
 //! acting on an error it was given; and at the fifth such call the run
 //! stops with its work kept (a model that has done the job and keeps
 //! repeating its last call would otherwise run into the turn limit, a
-//! failure). A command that exits non-zero ran, so its result is no error,
-//! but it failed: made the fifth time with the same output it stops the
-//! run as a repeated failure, and what it printed is the failure a later
-//! look is pointed back to. A call waiting on
+//! failure). A command that exits non-zero and prints why ran, so its
+//! result is no error, but it failed: made the fifth time with the same
+//! output it stops the run as a repeated failure, and what it printed is
+//! the failure a later look is pointed back to. A call waiting on
 //! something outside looks the same, but five identical answers in one
 //! prompt say that nothing is moving.
 //!
@@ -70,7 +70,7 @@ pub enum Stop {
     /// A file tool's call that had succeeded was made this many times.
     DoneAgain(u32),
     /// One command ran this many times, exiting non-zero with the same
-    /// output each time.
+    /// output, not empty, each time.
     SameExit(u32),
 }
 
@@ -186,8 +186,11 @@ impl FailureGuard {
             *n
         };
         if !r.is_error {
-            // What a failing command printed, before any note is added.
-            let exited = exited_non_zero(r).then(|| quoted(&r.output));
+            // What a command that failed printed, before any note is
+            // added. One that failed without a word (a grep that found
+            // nothing, checking that a line is gone) has nothing to act
+            // on, and its repeats are looks like any other.
+            let exited = (exited_non_zero(r) && said_something(r)).then(|| quoted(&r.output));
             // A file change is counted by the call alone: made again, it
             // answers otherwise ("already holds exactly this text").
             let n = match call {
@@ -235,9 +238,8 @@ impl FailureGuard {
             }
             // A command that said why it failed is the failure a later
             // look is pointed back to (`git commit` run through bash, with
-            // git's word on the missing identity); one that failed without
-            // a word (a grep that found nothing) has nothing to act on.
-            if let Some(said) = exited.filter(|_| said_something(r)) {
+            // git's word on the missing identity).
+            if let Some(said) = exited {
                 self.last_failure = Some((name.to_string(), said, key_hash));
             }
             return;
@@ -645,12 +647,16 @@ mod tests {
             r.output
         );
 
-        // Exiting 0 the same way five times is still the work kept.
-        let mut g = FailureGuard::new(0);
-        for _ in 0..SAME_OUTPUT_STOP {
-            g.note("bash", &copy, &mut ran("", 0));
+        // Exiting 0 the same way five times is still the work kept, and so
+        // is a grep that finds nothing five times (the line it checks for
+        // is gone): it failed without a word.
+        for code in [0, 1] {
+            let mut g = FailureGuard::new(0);
+            for _ in 0..SAME_OUTPUT_STOP {
+                g.note("bash", &copy, &mut ran("", code));
+            }
+            assert_eq!(g.stop().unwrap().outcome(), Outcome::RepeatedCall, "{code}");
         }
-        assert_eq!(g.stop().unwrap().outcome(), Outcome::RepeatedCall);
     }
 
     #[test]

@@ -106,8 +106,8 @@ pub struct Args {
     /// A call that succeeds with the same output for the fifth time stops it
     /// too, with the outcome repeated_call and its work kept, and so does a
     /// file change made a fifth time after the first succeeded; a command
-    /// that exits non-zero with the same output for the fifth time stops it
-    /// as repeated_failure.
+    /// that exits non-zero with the same output (not empty) for the fifth
+    /// time stops it as repeated_failure.
     #[arg(long, value_name = "N")]
     pub max_failed_calls: Option<u32>,
     /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
