@@ -332,10 +332,13 @@ ln -sf "$PWD/bashrc" ~/.bashrc
 SSH_FILES = {"ssh/config": SSH_CONFIG, "README.md": SSH_README, "install.sh": SSH_INSTALL_SH,
              "bashrc": "export EDITOR=nano\n"}
 
-# 2202, not backup's 2222 nor the default 22 alone; nothing changed.
+# 2202, not backup's 2222 nor the default 22 alone; nothing changed. An
+# answer that names 2202 only as what it looked for and did not find ("I
+# did not find `Port 2202`") is no answer.
 SSH_QUESTION_CHECK = (
     'test -z "$(git status --porcelain)" '
-    "&& grep -Eq '(^|[^0-9])2202([^0-9]|$)' \"$AGENT_ANSWER\""
+    "&& grep -Eq '(^|[^0-9])2202([^0-9]|$)' \"$AGENT_ANSWER\" "
+    "&& ! grep -Eiq \"(did ?n[o']t|could ?n[o']t|can ?n[o']t|unable to) (find|locate)|not found|no such\" \"$AGENT_ANSWER\""
 )
 
 # --- an option renamed in a script and its README -----------------------------------------
