@@ -484,7 +484,9 @@ impl AgentEvent {
 pub struct Work {
     /// Tool calls made (a subagent's own calls not counted).
     pub calls: u32,
-    /// Of those, the ones that failed.
+    /// Of those, the ones whose result was an error (the tool could not
+    /// do what it was asked). A command that ran and exited non-zero is
+    /// not one: its exit status is in its result's `details.exit_code`.
     pub failed_calls: u32,
     /// Files changed: the paths of the file tools' successful calls and
     /// what the run's checkpoints saw change (where `bash`'s changes
