@@ -645,6 +645,13 @@ fn miss_error(
             ),
         )
         .with_details(json!({"line": line})),
+        Miss::MadeAlready { line } => ToolError::new(
+            "edit.already_applied",
+            format!(
+                "{which}old_string is in the file{seen} only as part of new_string, at line {line}: this edit looks already made, and making it again would add its new text a second time, so nothing was changed. If the text there needs another change, read it and send old_string as it is now.{all_or_nothing}"
+            ),
+        )
+        .with_details(json!({"line": line})),
         Miss::NotFound => {
             let mut all_note = if r.replace_all {
                 " With replace_all, old_string must match exactly (no tolerant matching).".to_string()

@@ -59,6 +59,13 @@ pub enum Miss {
         /// Where `new_string` is.
         line: u64,
     },
+    /// `old_string` is part of `new_string`, and is in the file only
+    /// inside copies of `new_string`: the edit was made, and making it
+    /// again would add its new text once more (`-p 8080 -p 8080`).
+    MadeAlready {
+        /// Where the first copy of `new_string` is.
+        line: u64,
+    },
     /// Not found at all.
     NotFound,
 }
@@ -76,6 +83,9 @@ pub fn replace(content: &[u8], r: Replacement) -> Result<Done, Miss> {
             return Err(Miss::NotFound);
         }
         return Err(Miss::Unchanged);
+    }
+    if let Some(line) = made_already(content, r.old, r.new) {
+        return Err(Miss::MadeAlready { line });
     }
     let bom = bom_len(content);
     if r.old.is_empty() {
@@ -148,6 +158,34 @@ pub fn replace(content: &[u8], r: Replacement) -> Result<Done, Miss> {
         }
     }
     Err(Miss::NotFound)
+}
+
+/// The line of the first copy of `new` in `content`, when `old` is part
+/// of `new` and every exact occurrence of `old` in the file lies inside a
+/// copy of `new` at the place it has there. A weak model sends the edit
+/// that succeeded again, and an edit whose old text its new text contains
+/// would then apply once more each time, nesting its change. Only what
+/// the edit adds around `old` counts: a change of blank text alone (a
+/// line break added after a line) is no sign of a repeat.
+fn made_already(content: &[u8], old: &str, new: &str) -> Option<u64> {
+    if old.is_empty() || !looks_applied(new) || new.replacen(old, "", 1).trim().is_empty() {
+        return None;
+    }
+    let eol = if has_crlf(content) { CRLF } else { LF };
+    let (old, new) = (with_eol(old.as_bytes(), eol), with_eol(new.as_bytes(), eol));
+    let within: Vec<usize> = memmem::find_iter(&new, &old).collect();
+    if within.is_empty() {
+        return None;
+    }
+    let mut first = None;
+    for pos in memmem::find_iter(content, &old) {
+        let start = within
+            .iter()
+            .find(|&&k| pos >= k && content[pos - k..].starts_with(&new))
+            .map(|&k| pos - k)?;
+        first.get_or_insert(start);
+    }
+    first.map(|p| lines_of(content, &[p])[0])
 }
 
 /// Whether finding `new` in the file says much: a short or blank text
@@ -260,6 +298,50 @@ mod tests {
         assert_eq!(replace(b"abc", one("", "q")).unwrap_err(), Miss::EmptyOld);
         assert_eq!(text(&replace(b"", one("", "q")).unwrap()), "q");
         assert_eq!(replace(b"abc", one("a", "a")).unwrap_err(), Miss::Unchanged);
+    }
+
+    #[test]
+    fn an_edit_whose_new_text_holds_its_old_one_is_not_made_twice() {
+        let file = "// run: node server.js  (port 3000)\nconst http = require(\"http\");\n";
+        let edit = one("node server.js", "node server.js -p 8080");
+        let once = replace(file.as_bytes(), edit).unwrap();
+        assert_eq!(
+            text(&once),
+            "// run: node server.js -p 8080  (port 3000)\nconst http = require(\"http\");\n"
+        );
+        // Sent again, it would have made `-p 8080 -p 8080`.
+        assert_eq!(
+            replace(&once.content, edit).unwrap_err(),
+            Miss::MadeAlready { line: 1 }
+        );
+        let every = Replacement { all: true, ..edit };
+        assert_eq!(
+            replace(&once.content, every).unwrap_err(),
+            Miss::MadeAlready { line: 1 }
+        );
+        // A line added after another, in a file with CRLF line endings.
+        let add = one("import os\n", "import os\nimport sys\n");
+        let crlf = replace(b"import os\r\n\r\nprint(1)\r\n", add).unwrap();
+        assert_eq!(text(&crlf), "import os\r\nimport sys\r\n\r\nprint(1)\r\n");
+        assert_eq!(
+            replace(&crlf.content, add).unwrap_err(),
+            Miss::MadeAlready { line: 1 }
+        );
+        // The old text also somewhere the new one is not: an edit to make
+        // (here the ambiguity of the two places is what stops it).
+        let two = b"node server.js -p 8080\nnode server.js\n";
+        assert!(matches!(
+            replace(two, edit).unwrap_err(),
+            Miss::Ambiguous { count: 2, .. }
+        ));
+        assert_eq!(
+            text(&replace(two, every).unwrap()),
+            "node server.js -p 8080 -p 8080\nnode server.js -p 8080\n"
+        );
+        // Only blank text added: no sign of a repeat.
+        let blank = one("fn a() {}\n", "fn a() {}\n\n");
+        let spaced = replace(b"fn a() {}\n\nfn b() {}\n", blank).unwrap();
+        assert_eq!(text(&spaced), "fn a() {}\n\n\nfn b() {}\n");
         assert_eq!(
             replace(b"you will recieve it", one("receive", "receive")).unwrap_err(),
             Miss::NotFound
