@@ -105,6 +105,100 @@ pub fn broken(shown: &str, before: Option<&[u8]>, after: &[u8]) -> Option<Note> 
     }))
 }
 
+/// Why ag-write refuses to put `after` in place of `before` in `shown`: the
+/// file is valid JSON or TOML by its name and its text, and `after` is not
+/// (nor, for JSON, with comments and trailing commas allowed, as
+/// tsconfig.json has them). A weak model wrote `max_age_hours` over a JSON
+/// config, and `key: value` lines over a settings.json, each warned and
+/// each left broken. `None`: the write may go ahead. An edit or a patch is
+/// only warned: one change of several may leave the file broken on the
+/// way.
+pub fn refused_write(shown: &str, before: &[u8], after: &[u8]) -> Option<String> {
+    let format = Format::of(Path::new(shown))?;
+    if !checked(shown, before.len() as u64) || format.error(before).is_some() {
+        return None;
+    }
+    let why = format.error(after)?;
+    if format == Format::Json && Format::Json.error(&without_comments(after)).is_none() {
+        return None;
+    }
+    let name = format.name();
+    Some(format!(
+        "`{shown}` holds valid {name}, and this content is not {name} ({why}), so nothing was written: what reads the file would fail. Send the whole file as {name} with the change made in it, or change only that part with edit."
+    ))
+}
+
+/// Whether a file of this name and size is checked at all: JSON or TOML
+/// by its name, and small enough to parse again after each change.
+pub fn checked(shown: &str, len: u64) -> bool {
+    Format::of(Path::new(shown)).is_some() && len <= MAX_BYTES
+}
+
+/// JSON text with its comments (`//`, `/* */`) and trailing commas taken
+/// out, for the question whether it is JSON as tools that allow those
+/// read it.
+fn without_comments(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    let mut in_string = false;
+    while i < text.len() {
+        let b = text[i];
+        if in_string {
+            out.push(b);
+            if b == b'\\' && i + 1 < text.len() {
+                out.push(text[i + 1]);
+                i += 1;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            i += 1;
+            continue;
+        }
+        match (b, text.get(i + 1)) {
+            (b'"', _) => in_string = true,
+            (b'/', Some(b'/')) => {
+                while i < text.len() && text[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            (b'/', Some(b'*')) => {
+                i += 2;
+                while i < text.len() && !(text[i] == b'*' && text.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i += 2;
+                out.push(b' ');
+                continue;
+            }
+            _ => {}
+        }
+        out.push(b);
+        i += 1;
+    }
+    // A comma followed only by blanks and a closing bracket.
+    let mut kept = Vec::with_capacity(out.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in out.iter().enumerate() {
+        if in_string {
+            in_string = escaped || b != b'"';
+            escaped = !escaped && b == b'\\';
+        } else if b == b'"' {
+            in_string = true;
+        } else if b == b','
+            && matches!(
+                out[i + 1..].iter().find(|c| !c.is_ascii_whitespace()),
+                Some(b'}' | b']')
+            )
+        {
+            continue;
+        }
+        kept.push(b);
+    }
+    kept
+}
+
 /// A file about to be changed by ag-write or ag-edit, with its text
 /// before: `None` when it is not JSON or TOML, or too large.
 pub struct Watch {
@@ -147,6 +241,32 @@ impl Watch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_that_would_break_json_or_toml_is_refused() {
+        let good = b"{\"max_age_days\": 30, \"folder\": \"logs\"}\n";
+        assert_eq!(
+            refused_write("cleanup.json", good, b"max_age_hours").unwrap(),
+            "`cleanup.json` holds valid JSON, and this content is not JSON (expected value at line 1 column 1), so nothing was written: what reads the file would fail. Send the whole file as JSON with the change made in it, or change only that part with edit."
+        );
+        assert!(refused_write("cleanup.json", good, b"{\"max_age_days\": 7}").is_none());
+        // JSON as tsconfig.json has it: comments, a trailing comma, and
+        // comment-like text inside strings left alone.
+        let commented =
+            b"// strict, for the build\n{\"a\": \"http://x/*y*/\", /* b */ \"c\": [1, 2,],\n}\n";
+        assert!(refused_write("tsconfig.json", good, commented).is_none());
+        assert!(refused_write("tsconfig.json", good, b"{\"a\": 1 /* open").is_some());
+        assert!(refused_write("tsconfig.json", good, b"{\"a\": \"x,}\"").is_some());
+        // Not valid before, not JSON by its name, or new: left to its owner.
+        assert!(refused_write("data.json", b"{oops", b"port: 1").is_none());
+        assert!(refused_write("notes.txt", good, b"port: 1").is_none());
+        let toml = b"[server]\nport = 8080\n";
+        let e = refused_write("app.toml", toml, b"[server]\nport: 9000\n").unwrap();
+        assert!(
+            e.starts_with("`app.toml` holds valid TOML, and this content is not TOML ("),
+            "{e}"
+        );
+    }
 
     #[test]
     fn a_change_that_breaks_json_or_toml_says_where() {

@@ -52,7 +52,9 @@ impl Tool for WriteTool {
     const LABEL: &'static str = "Write File";
     const DESCRIPTION: &'static str = "Create a new file or completely replace an existing file's content. \
 Missing parent directories are created. The file is replaced atomically (never left half-written), keeps its \
-permissions, and a symlink is written through to its target. To change part of a file, use edit instead.";
+permissions, and a symlink is written through to its target. A .json or .toml file that parses is not replaced \
+with text that does not (nothing is written, and the error says where it fails). To change part of a file, use \
+edit instead.";
     const MODEL_DESCRIPTION: &'static str = "Create a file or replace all of it; parent directories are created. To change part of a file use edit.";
 
     fn run(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
@@ -138,6 +140,14 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
             ),
             details,
         ));
+    }
+    // A data file that would stop being one (see data_syntax).
+    if let Some(m) = &meta
+        && crate::tools::data_syntax::checked(shown, m.len())
+        && let Ok(before) = ctx.read(&target.real)
+        && let Some(why) = crate::tools::data_syntax::refused_write(shown, &before, &content)
+    {
+        return Err(ToolError::new("write.breaks_format", why));
     }
     let mut new_directory = false;
     if let Some(dir) = target.real.parent()
@@ -311,5 +321,37 @@ mod tests {
             other.output
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "# Notez\n");
+    }
+
+    #[test]
+    fn a_json_config_is_not_overwritten_with_text_that_is_not_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cleanup.json");
+        let config = "{\"max_age_days\": 30}\n";
+        std::fs::write(&path, config).unwrap();
+        let ctx = Context {
+            cwd: dir.path().to_path_buf(),
+            root: None,
+        };
+        let call = |content: &str| {
+            let args: WriteArgs =
+                serde_json::from_value(json!({"file_path": "cleanup.json", "content": content}))
+                    .unwrap();
+            write(&ctx, args)
+        };
+        let err = call("max_age_hours").unwrap_err();
+        assert_eq!(err.code, "write.breaks_format");
+        assert!(
+            err.message.contains("nothing was written"),
+            "{}",
+            err.message
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), config);
+        // JSON, with the change: written.
+        call("{\"max_age_days\": 7}\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"max_age_days\": 7}\n"
+        );
     }
 }

@@ -194,8 +194,10 @@ fn a_write_that_leaves_little_of_a_file_says_so() {
 }
 
 /// A change that leaves a JSON or TOML file unreadable says where, from
-/// each of the three tools that change files; the change stands, and a
-/// file that did not parse before gets no warning.
+/// each of the three tools that change files; an edit's or a patch's
+/// change stands (one change of several may break the file on the way),
+/// a whole file written over it that is not JSON is refused, and a file
+/// that did not parse before gets no warning.
 #[test]
 fn a_change_that_breaks_a_data_file_says_where() {
     let env = Env::new();
@@ -204,14 +206,31 @@ fn a_change_that_breaks_a_data_file_says_where() {
         &env,
         json!({"file_path": "config.json", "content": "port: 9000"}),
     );
-    let out = r["output"].as_str().unwrap();
+    assert_eq!(r["error_code"], "write.breaks_format", "{r}");
     assert!(
-        out.contains("WARNING: `config.json` was valid JSON before this change and is not now: expected value at line 1 column 1."),
+        r["output"].as_str().unwrap().starts_with("`config.json` holds valid JSON, and this content is not JSON (expected value at line 1 column 1), so nothing was written"),
         "{r}"
     );
     assert_eq!(
         std::fs::read_to_string(env.join("config.json")).unwrap(),
-        "port: 9000"
+        "{\n  \"port\": 8080\n}\n"
+    );
+    // JSON as some tools read it (a comment): written, and warned.
+    let r = write(
+        &env,
+        json!({"file_path": "config.json", "content": "// the port\n{\"port\": 9000}\n"}),
+    );
+    assert!(
+        r["output"]
+            .as_str()
+            .unwrap()
+            .contains("WARNING: `config.json` was valid JSON before this change and is not now"),
+        "{r}"
+    );
+    assert!(
+        std::fs::read_to_string(env.join("config.json"))
+            .unwrap()
+            .contains("9000")
     );
 
     env.write("app.toml", "[server]\nport = 8080\n");
