@@ -342,6 +342,23 @@ fn commit_refuses_when_there_is_nothing_to_commit() {
     );
     assert_eq!(r["error_code"], "git.nothing_to_commit", "{r}");
     assert!(output(&r).contains("`same.txt` has no changes"), "{r}");
+    // What did change is named, in the caller's own call.
+    assert!(
+        output(&r).contains(r#"Changed: a.txt. To commit those, call {"action":"commit","message":"x","paths":["a.txt"]}"#),
+        "{r}"
+    );
+    // A commit before any change: the change comes first.
+    git(&env, &["stash"]);
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "x", "paths": ["same.txt"]}),
+    );
+    assert_eq!(r["error_code"], "git.nothing_to_commit", "{r}");
+    assert!(
+        output(&r).contains("The working tree is clean: no file has changed since the last commit, so there is nothing to commit yet. Make the change first"),
+        "{r}"
+    );
+    git(&env, &["stash", "pop"]);
     let r = ag_git(
         &env,
         json!({"action": "commit", "message": "  ", "paths": ["a.txt"]}),

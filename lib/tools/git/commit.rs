@@ -221,38 +221,82 @@ fn nothing_staged(
     before: &status::Status,
 ) -> ToolError {
     if !specs.is_empty() {
+        // What else changed decides the next step: a commit of other
+        // files, or the change itself, still to be made (a weak model
+        // commits first, then asks for the status again and again).
+        let tree = status_of(repo, &[]);
+        let (changed, clean) = match &tree {
+            Ok(t) => (changed_files(repo, t, true), t.clean()),
+            Err(_) => (Vec::new(), false),
+        };
+        let next = if clean {
+            " The working tree is clean: no file has changed since the last commit, so there is nothing to commit yet. Make the change first, then commit it.".to_string()
+        } else if changed.is_empty() {
+            " Check action=status for what changed.".to_string()
+        } else {
+            format!(
+                " Changed: {}. To commit those, call {}.",
+                shown_list(&changed),
+                serde_json::json!({"action": "commit", "message": message, "paths": shortened(changed)}),
+            )
+        };
         return ToolError::new(
             "git.nothing_to_commit",
             format!(
-                "nothing to commit: {} {} no changes against the last commit. Check action=status for what changed.",
+                "nothing to commit: {} {} no changes against the last commit.{next}",
                 list(specs),
                 if specs.len() == 1 { "has" } else { "have" }
             ),
         );
     }
-    let mut changed: Vec<String> = before
-        .unstaged
-        .iter()
-        .map(|e| repo.show(&e.path))
-        .chain(before.untracked.iter().map(|p| repo.show(p)))
-        .collect();
+    let changed = changed_files(repo, before, false);
     let hint = if changed.is_empty() {
         "The working tree has no changes either.".to_string()
     } else {
-        let n = changed.len();
-        changed.truncate(10);
         format!(
-            "Changed but not staged: {}{}. Name the files to commit in `paths` (they are staged for you), as in {}.",
-            changed.join(", "),
-            if n > 10 { ", ..." } else { "" },
+            "Changed but not staged: {}. Name the files to commit in `paths` (they are staged for you), as in {}.",
+            shown_list(&changed),
             // The model's own call, with the repository's own changes.
-            serde_json::json!({"action": "commit", "message": message, "paths": changed}),
+            serde_json::json!({"action": "commit", "message": message, "paths": shortened(changed)}),
         )
     };
     ToolError::new(
         "git.nothing_to_commit",
         format!("nothing to commit: no changes are staged. {hint}"),
     )
+}
+
+/// The files of `status` changed and not committed, as the caller names
+/// them: those not staged and the untracked ones, and the staged ones too
+/// when `staged`.
+fn changed_files(repo: &Repo, status: &status::Status, staged: bool) -> Vec<String> {
+    let staged = staged.then_some(&status.staged).into_iter().flatten();
+    staged
+        .chain(&status.unstaged)
+        .map(|e| repo.show(&e.path))
+        .chain(status.untracked.iter().map(|p| repo.show(p)))
+        .collect()
+}
+
+/// At most ten of `files`, for a call shown in an error.
+fn shortened(mut files: Vec<String>) -> Vec<String> {
+    files.truncate(10);
+    files
+}
+
+/// `files` as a list of at most ten, with `...` for the rest.
+fn shown_list(files: &[String]) -> String {
+    let shown = files
+        .iter()
+        .take(10)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if files.len() > 10 {
+        format!("{shown}, ...")
+    } else {
+        shown
+    }
 }
 
 fn shown(repo: &Repo, e: &Entry) -> serde_json::Value {
