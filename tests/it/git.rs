@@ -336,6 +336,7 @@ fn commit_refuses_when_there_is_nothing_to_commit() {
     env.write("same.txt", "s\n");
     commit_all(&env, "same");
     let before2 = git(&env, &["rev-parse", "HEAD"]);
+    env.write("a.txt", "changed again\n");
     let r = ag_git(
         &env,
         json!({"action": "commit", "message": "x", "paths": ["same.txt"]}),
