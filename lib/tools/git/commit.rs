@@ -237,7 +237,7 @@ fn nothing_staged(
             format!(
                 " Changed: {}. To commit those, call {}.",
                 shown_list(&changed),
-                serde_json::json!({"action": "commit", "message": message, "paths": shortened(changed)}),
+                commit_call(message, changed),
             )
         };
         return ToolError::new(
@@ -256,8 +256,7 @@ fn nothing_staged(
         format!(
             "Changed but not staged: {}. Name the files to commit in `paths` (they are staged for you), as in {}.",
             shown_list(&changed),
-            // The model's own call, with the repository's own changes.
-            serde_json::json!({"action": "commit", "message": message, "paths": shortened(changed)}),
+            commit_call(message, changed),
         )
     };
     ToolError::new(
@@ -278,10 +277,11 @@ fn changed_files(repo: &Repo, status: &status::Status, staged: bool) -> Vec<Stri
         .collect()
 }
 
-/// At most ten of `files`, for a call shown in an error.
-fn shortened(mut files: Vec<String>) -> Vec<String> {
+/// The caller's own commit call, with (at most ten of) the repository's
+/// changed `files` as its paths.
+fn commit_call(message: &str, mut files: Vec<String>) -> serde_json::Value {
     files.truncate(10);
-    files
+    serde_json::json!({"action": "commit", "message": message, "paths": files})
 }
 
 /// `files` as a list of at most ten, with `...` for the rest.
