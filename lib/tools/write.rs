@@ -288,6 +288,20 @@ mod tests {
         );
     }
 
+    fn context(dir: &tempfile::TempDir) -> Context {
+        Context {
+            cwd: dir.path().to_path_buf(),
+            root: None,
+        }
+    }
+
+    /// A model's call writing `content` to `path`.
+    fn write_to(ctx: &Context, path: &str, content: &str) -> Result<ToolOutput, ToolError> {
+        let args: WriteArgs =
+            serde_json::from_value(json!({"file_path": path, "content": content})).unwrap();
+        write(ctx, args)
+    }
+
     #[test]
     fn writing_the_text_a_file_holds_changes_nothing_and_says_so() {
         use std::os::unix::fs::MetadataExt;
@@ -295,16 +309,8 @@ mod tests {
         let path = dir.path().join("notes.md");
         std::fs::write(&path, "# Notes\n").unwrap();
         let before = std::fs::metadata(&path).unwrap();
-        let ctx = Context {
-            cwd: dir.path().to_path_buf(),
-            root: None,
-        };
-        let call = |content: &str| {
-            let args: WriteArgs =
-                serde_json::from_value(json!({"file_path": "notes.md", "content": content}))
-                    .unwrap();
-            write(&ctx, args).unwrap()
-        };
+        let ctx = context(&dir);
+        let call = |content: &str| write_to(&ctx, "notes.md", content).unwrap();
         let same = call("# Notes\n");
         assert_eq!(
             same.output,
@@ -329,16 +335,8 @@ mod tests {
         let path = dir.path().join("cleanup.json");
         let config = "{\"max_age_days\": 30}\n";
         std::fs::write(&path, config).unwrap();
-        let ctx = Context {
-            cwd: dir.path().to_path_buf(),
-            root: None,
-        };
-        let call = |content: &str| {
-            let args: WriteArgs =
-                serde_json::from_value(json!({"file_path": "cleanup.json", "content": content}))
-                    .unwrap();
-            write(&ctx, args)
-        };
+        let ctx = context(&dir);
+        let call = |content: &str| write_to(&ctx, "cleanup.json", content);
         let err = call("max_age_hours").unwrap_err();
         assert_eq!(err.code, "write.breaks_format");
         assert!(

@@ -168,17 +168,23 @@ pub fn replace(content: &[u8], r: Replacement) -> Result<Done, Miss> {
 /// the edit adds around `old` counts: a change of blank text alone (a
 /// line break added after a line) is no sign of a repeat.
 fn made_already(content: &[u8], old: &str, new: &str) -> Option<u64> {
+    const MAX_PLACES: usize = 64;
     if old.is_empty() || !looks_applied(new) || new.replacen(old, "", 1).trim().is_empty() {
         return None;
     }
     let eol = if has_crlf(content) { CRLF } else { LF };
     let (old, new) = (with_eol(old.as_bytes(), eol), with_eol(new.as_bytes(), eol));
-    let within: Vec<usize> = memmem::find_iter(&new, &old).collect();
-    if within.is_empty() {
+    // A repeat has its old text in a few places: many (a hostile `a` in
+    // `aaaa…`) would make the check cost their product, so it is left out.
+    let within: Vec<usize> = memmem::find_iter(&new, &old).take(MAX_PLACES + 1).collect();
+    let places: Vec<usize> = memmem::find_iter(content, &old)
+        .take(MAX_PLACES + 1)
+        .collect();
+    if within.is_empty() || within.len() > MAX_PLACES || places.len() > MAX_PLACES {
         return None;
     }
     let mut first = None;
-    for pos in memmem::find_iter(content, &old) {
+    for pos in places {
         let start = within
             .iter()
             .find(|&&k| pos >= k && content[pos - k..].starts_with(&new))
@@ -338,6 +344,16 @@ mod tests {
             text(&replace(two, every).unwrap()),
             "node server.js -p 8080 -p 8080\nnode server.js -p 8080\n"
         );
+        // Old text in many places of the file and of the new text: not
+        // looked into (each place against each costs their product, and
+        // text in this many places is no edit made once), so the edit is
+        // judged as any other: here, ambiguous.
+        let wide = format!("{}b", "a".repeat(2_000));
+        let many = wide.repeat(10);
+        assert!(matches!(
+            replace(many.as_bytes(), one("a", &wide)).unwrap_err(),
+            Miss::Ambiguous { count: 20_000, .. }
+        ));
         // Only blank text added: no sign of a repeat.
         let blank = one("fn a() {}\n", "fn a() {}\n\n");
         let spaced = replace(b"fn a() {}\n\nfn b() {}\n", blank).unwrap();
