@@ -302,3 +302,23 @@ fn schema_names_the_tool() {
             .contains("*** Begin Patch")
     );
 }
+
+#[test]
+fn a_patch_sent_again_does_not_add_its_lines_twice() {
+    let env = Env::new();
+    std::fs::write(env.join("app.py"), "import os\n\nprint(os.getcwd())\n").unwrap();
+    let p = "*** Begin Patch\n*** Update File: app.py\n@@\n import os\n+import sys\n*** End Patch";
+    let call = json!({"arguments": {"patch": p}});
+    let out = call_lines(&env, bin!("ag-patch"), &format!("{call}\n{call}\n"));
+    assert_eq!(out[0]["is_error"], false, "{}", out[0]);
+    assert_eq!(out[1]["error_code"], "patch.already_applied", "{}", out[1]);
+    let said = out[1]["output"].as_str().unwrap();
+    assert!(
+        said.contains("at line 1") && said.contains("second time"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.join("app.py")).unwrap(),
+        "import os\nimport sys\n\nprint(os.getcwd())\n"
+    );
+}

@@ -436,6 +436,14 @@ fn miss_named(
             ),
         )
         .with_details(json!({"file": shown, "hunk": hunk + 1, "line": line})),
+        Miss::Repeated { hunk, line } => ToolError::new(
+            "patch.already_applied",
+            format!(
+                "`{shown}`: {} looks already applied: its lines are in the file as it would leave them, at line {line}, and applying it again would add them a second time. {NOTHING}\nhint: read the file to check; leave this hunk out if the change is already there.",
+                which(hunk)
+            ),
+        )
+        .with_details(json!({"file": shown, "hunk": hunk + 1, "line": line})),
         // Never nested (parts are placed without elision); said as for a hunk.
         m @ (Miss::Elided { .. } | Miss::LooseAddition { .. }) => {
             miss_error(shown, hunks, m, content)

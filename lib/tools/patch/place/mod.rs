@@ -89,6 +89,14 @@ pub enum Miss {
         /// 1-based line where the new lines are.
         line: usize,
     },
+    /// The old lines are there, but only inside a copy of the new ones:
+    /// the hunk adds lines beside its context and was applied before.
+    Repeated {
+        /// The hunk.
+        hunk: usize,
+        /// 1-based line where the copy of the new lines starts.
+        line: usize,
+    },
     /// One part of a hunk around its `...` lines did not fit.
     Elided {
         /// The hunk.
@@ -245,6 +253,7 @@ impl Miss {
                 steps,
             },
             Miss::AlreadyApplied { line, .. } => Miss::AlreadyApplied { hunk: k, line },
+            Miss::Repeated { line, .. } => Miss::Repeated { hunk: k, line },
             m => m,
         }
     }
@@ -268,9 +277,58 @@ fn anchors_end(file: &FileLines, h: &Hunk, from: usize) -> Result<(usize, Option
 }
 
 /// One hunk by the ladder's steps up to escapes (see the module's head);
-/// a hunk whose new lines are there but not its old ones is said to be
+/// a hunk whose new lines are there but not its old ones, or whose old
+/// ones are there only inside a copy of its new ones, is said to be
 /// applied already.
 fn place_one(
+    file: &FileLines,
+    h: &Hunk,
+    from: usize,
+    offset: isize,
+    rest: &[Hunk],
+    k: usize,
+) -> Result<Placed, Miss> {
+    let placed = place_once(file, h, from, offset, rest, k)?;
+    match made_already(file, &placed) {
+        Some(line) => Err(Miss::Repeated { hunk: k, line }),
+        None => Ok(placed),
+    }
+}
+
+/// Where a placed hunk that adds lines beside its context would sit inside
+/// a copy of its own new lines: the 1-based line of that copy. Such a hunk
+/// finds its context again once applied, and a weak model sends the patch
+/// that succeeded again; applied twice, its lines would be there twice.
+/// Lines that add only blank or short text (a lone `}`) occur by chance
+/// and are no sign of a repeat.
+fn made_already(file: &FileLines, p: &Placed) -> Option<usize> {
+    // More candidate offsets than this (a hunk of one line repeated) would
+    // make the check cost the product of the hunk's sides.
+    const MAX_OFFSETS: usize = 64;
+    let h = &p.hunk;
+    let (old, new) = (h.old(), h.new_lines());
+    let added: Vec<&str> = h
+        .lines
+        .iter()
+        .filter(|l| l.op == Op::Add)
+        .map(|l| l.text.trim())
+        .filter(|t| !t.is_empty())
+        .collect();
+    let telling = added.len() > 1 || added.first().is_some_and(|t| t.len() >= 8);
+    if old.is_empty() || new.len() <= old.len() || !telling {
+        return None;
+    }
+    let fuzz = p.fuzz.max(Fuzz::TrailingWhitespace);
+    (0..=new.len() - old.len())
+        .filter(|&k| k <= p.at && new[k..k + old.len()] == old[..])
+        .take(MAX_OFFSETS)
+        .find(|&k| file.matches_at(&new, p.at - k, fuzz))
+        .map(|k| p.at - k + 1)
+}
+
+/// One hunk placed by the ladder's steps up to escapes, before the check
+/// for a repeat.
+fn place_once(
     file: &FileLines,
     h: &Hunk,
     from: usize,
@@ -629,6 +687,38 @@ mod tests {
         assert_eq!(
             apply("a\n", &[hunk("-zzz")]).unwrap_err(),
             Miss::NotFound { hunk: 0, from: 0 }
+        );
+    }
+
+    #[test]
+    fn a_hunk_that_adds_beside_its_context_is_not_applied_twice() {
+        let once = apply("import os\nrun()\n", &[hunk(" import os\n+import sys")]).unwrap();
+        assert_eq!(once, "import os\nimport sys\nrun()\n");
+        assert_eq!(
+            apply(&once, &[hunk(" import os\n+import sys")]).unwrap_err(),
+            Miss::Repeated { hunk: 0, line: 1 }
+        );
+        // Added before the context, and with trailing whitespace in the file.
+        assert_eq!(
+            apply(
+                "x = 1\nlog_value(x)  \nmain()\n",
+                &[hunk("+log_value(x)\n main()")]
+            )
+            .unwrap_err(),
+            Miss::Repeated { hunk: 0, line: 2 }
+        );
+        // The same context elsewhere without the addition, where the
+        // header's line number points, is still patched.
+        let mut h = hunk(" import os\n+import sys");
+        h.old_start = Some(4);
+        assert_eq!(
+            apply("import os\nimport sys\n\nimport os\n", &[h]).unwrap(),
+            "import os\nimport sys\n\nimport os\nimport sys\n"
+        );
+        // A short or blank addition is no sign of a repeat.
+        assert_eq!(
+            apply("f() {\n}\n}\n", &[hunk(" f() {\n+}")]).unwrap(),
+            "f() {\n}\n}\n}\n"
         );
     }
 
