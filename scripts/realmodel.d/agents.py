@@ -254,7 +254,9 @@ def command(agent, args, model, window, where, prompt, unshare, sock):
             "--max-turns", str(args.max_turns), "--json", "--no-gate", "--no-session"]
     name, *flags = agent.split("+")
     if ":" in name:
-        argv += ["--tools", name.split(":", 1)[1]]
+        # --agents is a comma-separated list, so a list of tool names
+        # separates its names with `;` (`ag:read;edit;bash`).
+        argv += ["--tools", name.split(":", 1)[1].replace(";", ",")]
     for f in flags:
         flag, _, value = f.partition("=")
         argv += [f"--{flag}"] + ([value] if value else [])
