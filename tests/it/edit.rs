@@ -344,6 +344,38 @@ fn ambiguity_is_explained_and_replace_all_resolves_it() {
     );
 }
 
+/// replace_all whose new text holds its old one changes the places not yet
+/// changed and leaves those made already, saying which.
+#[test]
+fn replace_all_does_not_redo_a_change_already_made() {
+    let env = Env::new();
+    std::fs::write(
+        env.join("run.sh"),
+        "node server.js -p 8080\nsleep 1\nnode server.js\n",
+    )
+    .unwrap();
+    let r = edit(
+        &env,
+        json!({"file_path": "run.sh", "old_string": "node server.js", "new_string": "node server.js -p 8080", "replace_all": true}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(
+        std::fs::read_to_string(env.join("run.sh")).unwrap(),
+        "node server.js -p 8080\nsleep 1\nnode server.js -p 8080\n"
+    );
+    assert_eq!(r["details"]["match_count"], 1, "{r}");
+    assert_eq!(
+        r["details"]["kept_as_made"],
+        json!([{"edit": 1, "lines": [1]}]),
+        "{r}"
+    );
+    let said = r["output"].as_str().unwrap();
+    assert!(
+        said.contains("1 place of old_string was left as it was (line 1)"),
+        "{said}"
+    );
+}
+
 /// A writer killed while writing (here by SIGXFSZ, when the new version
 /// passes the file-size limit the shell set) leaves the old file whole and
 /// no temporary file behind.

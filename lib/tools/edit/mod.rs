@@ -511,6 +511,9 @@ struct Outcome {
     /// (edit number, step) for each step of the matching ladder an edit
     /// took to be matched tolerantly.
     tolerances: Vec<(usize, Step)>,
+    /// (edit number, lines) for the occurrences a `replace_all` left as
+    /// they were, since the change was made there already.
+    kept: Vec<(usize, Vec<u64>)>,
 }
 
 fn apply(original: &[u8], plan: &Plan) -> Result<Outcome, ToolError> {
@@ -530,6 +533,7 @@ fn apply(original: &[u8], plan: &Plan) -> Result<Outcome, ToolError> {
     }
     let mut matches = 0;
     let mut tolerances = Vec::new();
+    let mut kept = Vec::new();
     let n = plan.replacements.len();
     for (i, r) in plan.replacements.iter().enumerate() {
         let current = content.as_deref().unwrap_or(original);
@@ -555,6 +559,9 @@ fn apply(original: &[u8], plan: &Plan) -> Result<Outcome, ToolError> {
                     tolerances.push((i + 1, Step::Markers));
                 }
                 tolerances.extend(done.tolerance.iter().map(|&t| (i + 1, t)));
+                if !done.kept.is_empty() {
+                    kept.push((i + 1, done.kept));
+                }
                 content = Some(done.content);
             }
             Err(miss) => {
@@ -580,6 +587,7 @@ fn apply(original: &[u8], plan: &Plan) -> Result<Outcome, ToolError> {
         content: content.unwrap_or_else(|| original.to_vec()),
         matches,
         tolerances,
+        kept,
     })
 }
 
@@ -846,6 +854,24 @@ fn report(
             t.describe()
         )));
     }
+    for (i, lines) in &outcome.kept {
+        let which = if r > 1 {
+            format!("edit {i}'s old_string")
+        } else {
+            "old_string".to_string()
+        };
+        let listed: Vec<String> = lines.iter().map(u64::to_string).collect();
+        let listed = listed.join(", ");
+        let why = "new_string's text was there already, so the change had been made there before";
+        notes.push(Note::notice(if lines.len() == 1 {
+            format!("1 place of {which} was left as it was (line {listed}): {why}.")
+        } else {
+            format!(
+                "{} places of {which} were left as they were (lines {listed}): {why}.",
+                lines.len()
+            )
+        }));
+    }
     let mut details = json!({
         "file_path": shown,
         "match_count": outcome.matches,
@@ -858,6 +884,13 @@ fn report(
     });
     if change.truncated {
         details["diff_truncated"] = Value::Bool(true);
+    }
+    if !outcome.kept.is_empty() {
+        details["kept_as_made"] = outcome
+            .kept
+            .iter()
+            .map(|(i, lines)| json!({"edit": i, "lines": lines}))
+            .collect();
     }
     if !outcome.tolerances.is_empty() {
         details["tolerant_matches"] = Value::Array(

@@ -34,6 +34,9 @@ pub struct Done {
         allow(dead_code, reason = "the property test checks edits stay inside them")
     )]
     pub ranges: Vec<(usize, usize)>,
+    /// The lines of occurrences that `replace_all` left as they were,
+    /// since each already lay inside a copy of the new text.
+    pub kept: Vec<u64>,
 }
 
 /// Why a replacement could not be made.
@@ -98,6 +101,7 @@ pub fn replace(content: &[u8], r: Replacement) -> Result<Done, Miss> {
                 count: 1,
                 tolerance: Vec::new(),
                 ranges: vec![(bom, bom)],
+                kept: Vec::new(),
             });
         }
         return Err(Miss::EmptyOld);
@@ -105,7 +109,16 @@ pub fn replace(content: &[u8], r: Replacement) -> Result<Done, Miss> {
     if r.all {
         // Tolerant matching only ever picks one place; replace_all needs the
         // exact text so that it cannot touch lines the model did not mean.
-        if let Some(done) = replace_every(content, r.old.as_bytes(), r.new, Vec::new()) {
+        // Where the change is made already, it is not made again: "a.py"
+        // made "# a.py" everywhere would turn an earlier "# a.py" into
+        // "# # a.py".
+        let made: Vec<usize> = places_in_copies(content, r.old, r.new)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(pos, copy)| copy.map(|_| pos))
+            .collect();
+        let every = |old: &[u8], tolerance| replace_every(content, old, r.new, tolerance, &made);
+        if let Some(done) = every(r.old.as_bytes(), Vec::new()) {
             return Ok(done);
         }
         let variant = if !r.old.contains('\n') {
@@ -118,7 +131,7 @@ pub fn replace(content: &[u8], r: Replacement) -> Result<Done, Miss> {
             None
         };
         if let Some(variant) = variant
-            && let Some(done) = replace_every(content, &variant, r.new, vec![Step::LineEndings])
+            && let Some(done) = every(&variant, vec![Step::LineEndings])
         {
             return Ok(done);
         }
@@ -130,6 +143,7 @@ pub fn replace(content: &[u8], r: Replacement) -> Result<Done, Miss> {
                     count: 1,
                     ranges: hit.pieces.iter().map(|p| (p.start, p.end)).collect(),
                     tolerance: hit.steps,
+                    kept: Vec::new(),
                 });
             }
             Search::Ambiguous {
@@ -164,10 +178,20 @@ pub fn replace(content: &[u8], r: Replacement) -> Result<Done, Miss> {
 /// of `new` and every exact occurrence of `old` in the file lies inside a
 /// copy of `new` at the place it has there. A weak model sends the edit
 /// that succeeded again, and an edit whose old text its new text contains
-/// would then apply once more each time, nesting its change. Only what
-/// the edit adds around `old` counts: a change of blank text alone (a
-/// line break added after a line) is no sign of a repeat.
+/// would then apply once more each time, nesting its change.
 fn made_already(content: &[u8], old: &str, new: &str) -> Option<u64> {
+    let places = places_in_copies(content, old, new)?;
+    let copies: Option<Vec<usize>> = places.iter().map(|&(_, copy)| copy).collect();
+    copies?.first().map(|&p| lines_of(content, &[p])[0])
+}
+
+/// Each exact occurrence of `old` in `content` (with the file's line
+/// endings), with the start of the copy of `new` it lies inside at the
+/// place it has in `new`, if it does. `None` when that says nothing: `old`
+/// is not part of `new`, `new` is short enough to occur by chance, or what
+/// the edit adds around `old` is only blank text (a line break added after
+/// a line is no sign of a repeat).
+fn places_in_copies(content: &[u8], old: &str, new: &str) -> Option<Vec<(usize, Option<usize>)>> {
     const MAX_PLACES: usize = 64;
     if old.is_empty() || !looks_applied(new) || new.replacen(old, "", 1).trim().is_empty() {
         return None;
@@ -183,15 +207,13 @@ fn made_already(content: &[u8], old: &str, new: &str) -> Option<u64> {
     if within.is_empty() || within.len() > MAX_PLACES || places.len() > MAX_PLACES {
         return None;
     }
-    let mut first = None;
-    for pos in places {
-        let start = within
+    let copy_at = |pos: usize| {
+        within
             .iter()
             .find(|&&k| pos >= k && content[pos - k..].starts_with(&new))
-            .map(|&k| pos - k)?;
-        first.get_or_insert(start);
-    }
-    first.map(|p| lines_of(content, &[p])[0])
+            .map(|&k| pos - k)
+    };
+    Some(places.into_iter().map(|pos| (pos, copy_at(pos))).collect())
 }
 
 /// Whether finding `new` in the file says much: a short or blank text
@@ -201,19 +223,34 @@ fn looks_applied(new: &str) -> bool {
     !t.is_empty() && (t.contains('\n') || t.len() >= 8)
 }
 
-/// Every exact occurrence of `old` replaced; `None` when there are none.
-fn replace_every(content: &[u8], old: &[u8], new: &str, tolerance: Vec<Step>) -> Option<Done> {
+/// Every exact occurrence of `old` replaced but those at `made` (where the
+/// change is in place already); `None` when there are none.
+fn replace_every(
+    content: &[u8],
+    old: &[u8],
+    new: &str,
+    tolerance: Vec<Step>,
+    made: &[usize],
+) -> Option<Done> {
     let finder = memmem::Finder::new(old);
     let first = finder.find(content)?;
     let new_bytes = fit_eol(content, first, new);
     let mut out = Vec::with_capacity(content.len());
     let mut last = 0;
     let mut ranges = Vec::new();
+    let mut kept = Vec::new();
     for pos in finder.find_iter(&content[first..]).map(|p| p + first) {
+        if made.contains(&pos) {
+            kept.push(pos);
+            continue;
+        }
         out.extend_from_slice(&content[last..pos]);
         out.extend_from_slice(&new_bytes);
         last = pos + old.len();
         ranges.push((pos, last));
+    }
+    if ranges.is_empty() {
+        return None;
     }
     out.extend_from_slice(&content[last..]);
     Some(Done {
@@ -221,6 +258,7 @@ fn replace_every(content: &[u8], old: &[u8], new: &str, tolerance: Vec<Step>) ->
         count: ranges.len(),
         tolerance,
         ranges,
+        kept: lines_of(content, &kept),
     })
 }
 
@@ -334,16 +372,26 @@ mod tests {
             Miss::MadeAlready { line: 1 }
         );
         // The old text also somewhere the new one is not: an edit to make
-        // (here the ambiguity of the two places is what stops it).
+        // (here the ambiguity of the two places is what stops it), and
+        // replace_all makes it only there, leaving the place made already.
         let two = b"node server.js -p 8080\nnode server.js\n";
         assert!(matches!(
             replace(two, edit).unwrap_err(),
             Miss::Ambiguous { count: 2, .. }
         ));
+        let rest = replace(two, every).unwrap();
         assert_eq!(
-            text(&replace(two, every).unwrap()),
-            "node server.js -p 8080 -p 8080\nnode server.js -p 8080\n"
+            text(&rest),
+            "node server.js -p 8080\nnode server.js -p 8080\n"
         );
+        assert_eq!((rest.count, rest.kept), (1, vec![1]));
+        let heading = Replacement {
+            all: true,
+            ..one("thumbs.py", "# thumbs.py")
+        };
+        let made = replace(b"# thumbs.py\n\nRun: python thumbs.py\n", heading).unwrap();
+        assert_eq!(text(&made), "# thumbs.py\n\nRun: python # thumbs.py\n");
+        assert_eq!(made.kept, vec![1]);
         // Old text in many places of the file and of the new text: not
         // looked into (each place against each costs their product, and
         // text in this many places is no edit made once), so the edit is
