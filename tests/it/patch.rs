@@ -322,3 +322,25 @@ fn a_patch_sent_again_does_not_add_its_lines_twice() {
         "import os\nimport sys\n\nprint(os.getcwd())\n"
     );
 }
+
+/// `strip: 0` on a git diff keeps `a/`, which names no file; the patch
+/// read without it is the one the call can mean, and it is applied with a
+/// note saying so.
+#[test]
+fn a_strip_that_keeps_gits_prefix_is_set_aside_with_a_note() {
+    let env = Env::new();
+    std::fs::write(env.join("stats.c"), "int x;\n").unwrap();
+    let diff = "diff --git a/stats.c b/stats.c\n--- a/stats.c\n+++ b/stats.c\n@@ -1 +1 @@\n-int x;\n+int y;\n";
+    let r = call(&env, bin!("ag-patch"), json!({"patch": diff, "strip": 0}));
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(
+        std::fs::read_to_string(env.join("stats.c")).unwrap(),
+        "int y;\n"
+    );
+    let said = r["output"].as_str().unwrap();
+    assert!(
+        said.contains("read without strip") && said.contains("as `stats.c`"),
+        "{said}"
+    );
+    assert!(!env.join("a").exists() && !env.join("b").exists());
+}

@@ -21,7 +21,7 @@ use clap::Args;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
+use crate::tool_protocol::{Context, Note, Tool, ToolError, ToolOutput};
 use crate::tools::matching::ladder::unescape;
 use model::{Change, Format, Patch, unwrap};
 use stage::Stage;
@@ -116,7 +116,7 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
         .flatten()
         .filter(|t| t.trim_end().contains('\n'));
     let text = unescaped.clone().unwrap_or(text);
-    let patch = parse(ctx, &text, args.strip)?;
+    let (patch, restripped) = parse(ctx, &text, args.strip)?;
     if patch.files.is_empty() {
         return Err(ToolError::new(
             "patch.empty",
@@ -141,7 +141,9 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
     if unescaped.is_some() {
         report::unescaped(&mut out);
     }
-    let out = out.with_notes(stage.recovered.clone());
+    let out = out
+        .with_notes(restripped)
+        .with_notes(stage.recovered.clone());
     if args.dry_run {
         return Ok(out);
     }
@@ -222,7 +224,13 @@ fn patch_text(args: &PatchArgs) -> Result<String, ToolError> {
     String::from_utf8(bytes).map_err(|_| bad("the patch is not UTF-8 text".into()))
 }
 
-fn parse(ctx: &Context, text: &str, strip: Option<usize>) -> Result<Patch, ToolError> {
+/// The patch, and a note when the caller's `strip` was set aside (see
+/// [`strip_kept_the_path`]).
+fn parse(
+    ctx: &Context,
+    text: &str,
+    strip: Option<usize>,
+) -> Result<(Patch, Option<Note>), ToolError> {
     let body = unwrap(text);
     let invalid = |format: Format, (line, msg): (usize, String)| {
         let name = match format {
@@ -236,16 +244,21 @@ fn parse(ctx: &Context, text: &str, strip: Option<usize>) -> Result<Patch, ToolE
         .with_details(serde_json::json!({"line": line}))
     };
     if envelope::looks_like(body) {
-        return envelope::parse(body).map_err(|e| invalid(Format::Envelope, e));
+        return Ok((
+            envelope::parse(body).map_err(|e| invalid(Format::Envelope, e))?,
+            None,
+        ));
     }
     if unified::looks_like(body) {
         let exists = |p: &str| ctx.resolve(p).is_ok_and(|path| path.is_file());
         let patch =
             unified::parse(body, strip, &exists).map_err(|e| invalid(Format::Unified, e))?;
-        if let Some(n) = strip {
-            strip_kept_the_path(body, n, &patch, &exists)?;
+        if let Some(n) = strip
+            && let Some((auto, note)) = strip_kept_the_path(body, n, &patch, &exists)?
+        {
+            return Ok((auto, Some(note)));
         }
-        return Ok(patch);
+        return Ok((patch, None));
     }
     if body.trim().is_empty() {
         return Err(ToolError::new(
@@ -261,32 +274,45 @@ fn parse(ctx: &Context, text: &str, strip: Option<usize>) -> Result<Patch, ToolE
 
 /// A `strip` that names a missing file where the patch read without it
 /// names one that is there: a small model sends `strip: 0` with git's
-/// `a/stats.c` as readily as a person mistypes `-p`. The error names the
-/// path the caller's own strip made and the call that works.
+/// `a/stats.c` as readily as a person mistypes `-p`, and sent it again
+/// after an error that said to leave it out. When the patch read without
+/// it names only files that are there (or new ones), that reading is the
+/// one the call can mean, and it is taken with a note; otherwise the error
+/// names the path the caller's own strip made and the call that works.
 fn strip_kept_the_path(
     body: &str,
     n: usize,
     patch: &Patch,
     exists: &dyn Fn(&str) -> bool,
-) -> Result<(), ToolError> {
+) -> Result<Option<(Patch, Note)>, ToolError> {
     let Ok(auto) = unified::parse(body, None, exists) else {
-        return Ok(());
+        return Ok(None);
     };
-    let changed = |f: &model::FilePatch| !matches!(f.change, Change::Add { .. });
+    let changed = |f: &&model::FilePatch| !matches!(f.change, Change::Add { .. });
     let pairs = patch.files.iter().zip(&auto.files);
-    for (given, plain) in pairs.filter(|(given, _)| changed(given)) {
-        if !exists(&given.path) && given.path != plain.path && exists(&plain.path) {
-            return Err(ToolError::new(
-                "patch.not_found",
-                format!(
-                    "File not found: `{}`, the path this patch names with strip {n}. Without strip (which takes off the `a/` and `b/` of a git diff by itself) it is `{}`, which is there: send the same patch without strip (`-p`). Nothing was changed.",
-                    given.path, plain.path
-                ),
-            )
-            .with_details(serde_json::json!({"file_path": given.path, "suggestions": [plain.path]})));
-        }
+    let Some((given, plain)) = pairs
+        .filter(|(given, _)| changed(given))
+        .find(|(given, plain)| {
+            !exists(&given.path) && given.path != plain.path && exists(&plain.path)
+        })
+    else {
+        return Ok(None);
+    };
+    if auto.files.iter().filter(changed).all(|f| exists(&f.path)) {
+        let note = Note::notice(format!(
+            "`{}`, the path this patch names with strip {n}, is not there, so the patch was read without strip (which takes off the `a/` and `b/` of a git diff by itself), as `{}`. For a git diff, leave strip out.",
+            given.path, plain.path
+        ));
+        return Ok(Some((auto, note)));
     }
-    Ok(())
+    Err(ToolError::new(
+        "patch.not_found",
+        format!(
+            "File not found: `{}`, the path this patch names with strip {n}. Without strip (which takes off the `a/` and `b/` of a git diff by itself) it is `{}`, which is there: send the same patch without strip (`-p`). Nothing was changed.",
+            given.path, plain.path
+        ),
+    )
+    .with_details(serde_json::json!({"file_path": given.path, "suggestions": [plain.path]})))
 }
 
 #[cfg(test)]
@@ -336,7 +362,7 @@ mod tests {
     }
 
     #[test]
-    fn a_strip_that_keeps_gits_prefix_names_the_call_that_works() {
+    fn a_strip_that_keeps_gits_prefix_is_set_aside_when_only_that_reading_fits() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("stats.c"), "int x;\n").unwrap();
         let ctx = Context {
@@ -344,7 +370,18 @@ mod tests {
             root: None,
         };
         let diff = "diff --git a/stats.c b/stats.c\n--- a/stats.c\n+++ b/stats.c\n@@ -1 +1 @@\n-int x;\n+int y;\n";
-        let e = parse(&ctx, diff, Some(0)).unwrap_err();
+        let (patch, note) = parse(&ctx, diff, Some(0)).unwrap();
+        assert_eq!(patch.files[0].path, "stats.c");
+        let said = note.unwrap().text;
+        assert!(
+            said.contains("`a/stats.c`, the path this patch names with strip 0, is not there")
+                && said.contains("as `stats.c`"),
+            "{said}"
+        );
+        // With a second file that neither reading finds, the error names
+        // the path the strip made and the call that works.
+        let two = format!("{diff}--- a/gone.c\n+++ b/gone.c\n@@ -1 +1 @@\n-a\n+b\n");
+        let e = parse(&ctx, &two, Some(0)).unwrap_err();
         assert_eq!(e.code, "patch.not_found");
         assert!(
             e.message
@@ -357,15 +394,19 @@ mod tests {
         // The strip that works, no strip, and a strip 0 whose path is
         // there (a diff without prefixes) are taken as they are.
         for (text, strip) in [(diff, Some(1)), (diff, None)] {
-            assert_eq!(parse(&ctx, text, strip).unwrap().files[0].path, "stats.c");
+            let (patch, note) = parse(&ctx, text, strip).unwrap();
+            assert_eq!((patch.files[0].path.as_str(), note), ("stats.c", None));
         }
         let plain = "--- stats.c\n+++ stats.c\n@@ -1 +1 @@\n-int x;\n+int y;\n";
         assert_eq!(
-            parse(&ctx, plain, Some(0)).unwrap().files[0].path,
+            parse(&ctx, plain, Some(0)).unwrap().0.files[0].path,
             "stats.c"
         );
-        // A new file is not looked for.
+        // A new file alone is not looked for.
         let add = "--- /dev/null\n+++ b/new.c\n@@ -0,0 +1 @@\n+int z;\n";
-        assert_eq!(parse(&ctx, add, Some(0)).unwrap().files[0].path, "b/new.c");
+        assert_eq!(
+            parse(&ctx, add, Some(0)).unwrap().0.files[0].path,
+            "b/new.c"
+        );
     }
 }
