@@ -112,12 +112,9 @@ pub fn replace(content: &[u8], r: Replacement) -> Result<Done, Miss> {
         // Where the change is made already, it is not made again: "a.py"
         // made "# a.py" everywhere would turn an earlier "# a.py" into
         // "# # a.py".
-        let made: Vec<usize> = places_in_copies(content, r.old, r.new)
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|(pos, copy)| copy.map(|_| pos))
-            .collect();
-        let every = |old: &[u8], tolerance| replace_every(content, old, r.new, tolerance, &made);
+        let skip_made = telling_repeat(r.old, r.new);
+        let every =
+            |old: &[u8], tolerance| replace_every(content, old, r.new, tolerance, skip_made);
         if let Some(done) = every(r.old.as_bytes(), Vec::new()) {
             return Ok(done);
         }
@@ -187,21 +184,37 @@ fn made_already(content: &[u8], old: &str, new: &str) -> Option<u64> {
 
 /// Each exact occurrence of `old` in `content` (with the file's line
 /// endings), with the start of the copy of `new` it lies inside at the
-/// place it has in `new`, if it does. `None` when that says nothing: `old`
-/// is not part of `new`, `new` is short enough to occur by chance, or what
-/// the edit adds around `old` is only blank text (a line break added after
-/// a line is no sign of a repeat).
+/// place it has in `new`, if it does; `None` when that says nothing (see
+/// [`telling_repeat`] and [`copies_of`]).
 fn places_in_copies(content: &[u8], old: &str, new: &str) -> Option<Vec<(usize, Option<usize>)>> {
-    const MAX_PLACES: usize = 64;
-    if old.is_empty() || !looks_applied(new) || new.replacen(old, "", 1).trim().is_empty() {
+    if !telling_repeat(old, new) {
         return None;
     }
     let eol = if has_crlf(content) { CRLF } else { LF };
-    let (old, new) = (with_eol(old.as_bytes(), eol), with_eol(new.as_bytes(), eol));
+    copies_of(
+        content,
+        &with_eol(old.as_bytes(), eol),
+        &with_eol(new.as_bytes(), eol),
+    )
+}
+
+/// Whether finding `old` inside copies of `new` would say the edit was
+/// made: not when `old` is not part of `new`, when `new` is short enough to
+/// occur by chance, or when what the edit adds around `old` is only blank
+/// text (a line break added after a line is no sign of a repeat).
+fn telling_repeat(old: &str, new: &str) -> bool {
+    !old.is_empty() && looks_applied(new) && !new.replacen(old, "", 1).trim().is_empty()
+}
+
+/// Each occurrence of the bytes `old` in `content`, with the start of the
+/// copy of `new` it lies inside, if any; `None` when `old` is not in `new`
+/// or is in either too often to look into.
+fn copies_of(content: &[u8], old: &[u8], new: &[u8]) -> Option<Vec<(usize, Option<usize>)>> {
+    const MAX_PLACES: usize = 64;
     // A repeat has its old text in a few places: many (a hostile `a` in
     // `aaaa…`) would make the check cost their product, so it is left out.
-    let within: Vec<usize> = memmem::find_iter(&new, &old).take(MAX_PLACES + 1).collect();
-    let places: Vec<usize> = memmem::find_iter(content, &old)
+    let within: Vec<usize> = memmem::find_iter(new, old).take(MAX_PLACES + 1).collect();
+    let places: Vec<usize> = memmem::find_iter(content, old)
         .take(MAX_PLACES + 1)
         .collect();
     if within.is_empty() || within.len() > MAX_PLACES || places.len() > MAX_PLACES {
@@ -210,7 +223,7 @@ fn places_in_copies(content: &[u8], old: &str, new: &str) -> Option<Vec<(usize, 
     let copy_at = |pos: usize| {
         within
             .iter()
-            .find(|&&k| pos >= k && content[pos - k..].starts_with(&new))
+            .find(|&&k| pos >= k && content[pos - k..].starts_with(new))
             .map(|&k| pos - k)
     };
     Some(places.into_iter().map(|pos| (pos, copy_at(pos))).collect())
@@ -223,25 +236,36 @@ fn looks_applied(new: &str) -> bool {
     !t.is_empty() && (t.contains('\n') || t.len() >= 8)
 }
 
-/// Every exact occurrence of `old` replaced but those at `made` (where the
-/// change is in place already); `None` when there are none.
+/// Every exact occurrence of `old` replaced, but with `skip_made` those
+/// that already lie inside a copy of the new text (found with the same
+/// bytes that are replaced); `None` when none is left to replace.
 fn replace_every(
     content: &[u8],
     old: &[u8],
     new: &str,
     tolerance: Vec<Step>,
-    made: &[usize],
+    skip_made: bool,
 ) -> Option<Done> {
     let finder = memmem::Finder::new(old);
     let first = finder.find(content)?;
     let new_bytes = fit_eol(content, first, new);
+    let made: Vec<usize> = if skip_made {
+        copies_of(content, old, &new_bytes)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(pos, copy)| copy.map(|_| pos))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut out = Vec::with_capacity(content.len());
     let mut last = 0;
     let mut ranges = Vec::new();
+    // Where each occurrence left as it was is in the new content.
     let mut kept = Vec::new();
     for pos in finder.find_iter(&content[first..]).map(|p| p + first) {
         if made.contains(&pos) {
-            kept.push(pos);
+            kept.push(out.len() + (pos - last));
             continue;
         }
         out.extend_from_slice(&content[last..pos]);
@@ -254,11 +278,11 @@ fn replace_every(
     }
     out.extend_from_slice(&content[last..]);
     Some(Done {
+        kept: lines_of(&out, &kept),
         content: out,
         count: ranges.len(),
         tolerance,
         ranges,
-        kept: lines_of(content, &kept),
     })
 }
 
@@ -392,6 +416,18 @@ mod tests {
         let made = replace(b"# thumbs.py\n\nRun: python thumbs.py\n", heading).unwrap();
         assert_eq!(text(&made), "# thumbs.py\n\nRun: python # thumbs.py\n");
         assert_eq!(made.kept, vec![1]);
+        // The lines named are those of the file as the edit leaves it, and
+        // a CRLF file's copies are found with the bytes that are replaced.
+        let grown = Replacement {
+            all: true,
+            ..one("foo()\n", "foo()\nbar()\n")
+        };
+        let done = replace(b"foo()\nX\nfoo()\nbar()\n", grown).unwrap();
+        assert_eq!(text(&done), "foo()\nbar()\nX\nfoo()\nbar()\n");
+        assert_eq!(done.kept, vec![4]);
+        let done = replace(b"foo()\r\nX\r\nfoo()\r\nbar()\r\n", grown).unwrap();
+        assert_eq!(text(&done), "foo()\r\nbar()\r\nX\r\nfoo()\r\nbar()\r\n");
+        assert_eq!(done.kept, vec![4]);
         // Old text in many places of the file and of the new text: not
         // looked into (each place against each costs their product, and
         // text in this many places is no edit made once), so the edit is

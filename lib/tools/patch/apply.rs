@@ -439,7 +439,7 @@ fn miss_named(
         Miss::Repeated { hunk, line } => ToolError::new(
             "patch.already_applied",
             format!(
-                "`{shown}`: {} looks already applied: its lines are in the file as it would leave them, at line {line}, and applying it again would add them a second time. {NOTHING}\nhint: read the file to check; leave this hunk out if the change is already there.",
+                "`{shown}`: {} looks already applied: its lines are in the file as it would leave them, at line {line}, and applying it again would add them a second time. {NOTHING}\nhint: read the file to check; leave this hunk out if the change is already there. To add these lines once more on purpose, give context lines on both sides of them.",
                 which(hunk)
             ),
         )

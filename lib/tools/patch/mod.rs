@@ -298,7 +298,13 @@ fn strip_kept_the_path(
     else {
         return Ok(None);
     };
-    if auto.files.iter().filter(changed).all(|f| exists(&f.path)) {
+    // The other reading is taken only when it moves no file that the
+    // caller's strip names and that is there (a real `a/` directory).
+    let pairs = patch.files.iter().zip(&auto.files);
+    let moves_none = pairs
+        .filter(|(given, _)| changed(given))
+        .all(|(given, plain)| given.path == plain.path || !exists(&given.path));
+    if moves_none && auto.files.iter().filter(changed).all(|f| exists(&f.path)) {
         let note = Note::notice(format!(
             "`{}`, the path this patch names with strip {n}, is not there, so the patch was read without strip (which takes off the `a/` and `b/` of a git diff by itself), as `{}`. For a git diff, leave strip out.",
             given.path, plain.path
@@ -402,6 +408,20 @@ mod tests {
             parse(&ctx, plain, Some(0)).unwrap().0.files[0].path,
             "stats.c"
         );
+        // A file that is there as the strip names it is not moved: with a
+        // real `a/` directory beside the top-level copy, the error stands.
+        std::fs::create_dir(dir.path().join("a")).unwrap();
+        std::fs::write(dir.path().join("a/x.c"), "int x;\n").unwrap();
+        std::fs::write(dir.path().join("x.c"), "int x;\n").unwrap();
+        let mixed = format!("{diff}--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-int x;\n+int y;\n");
+        assert_eq!(
+            parse(&ctx, &mixed, Some(0)).unwrap_err().code,
+            "patch.not_found"
+        );
+        // With an update, a new file goes where the git diff means it.
+        let both = format!("{diff}--- /dev/null\n+++ b/new.c\n@@ -0,0 +1 @@\n+int z;\n");
+        let (patch, _) = parse(&ctx, &both, Some(0)).unwrap();
+        assert_eq!(patch.files[1].path, "new.c");
         // A new file alone is not looked for.
         let add = "--- /dev/null\n+++ b/new.c\n@@ -0,0 +1 @@\n+int z;\n";
         assert_eq!(

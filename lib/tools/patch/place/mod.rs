@@ -289,22 +289,27 @@ fn place_one(
     k: usize,
 ) -> Result<Placed, Miss> {
     let placed = place_once(file, h, from, offset, rest, k)?;
-    match made_already(file, &placed) {
+    match made_already(file, &placed, from) {
         Some(line) => Err(Miss::Repeated { hunk: k, line }),
         None => Ok(placed),
     }
 }
 
 /// Where a placed hunk that adds lines beside its context would sit inside
-/// a copy of its own new lines: the 1-based line of that copy. Such a hunk
-/// finds its context again once applied, and a weak model sends the patch
-/// that succeeded again; applied twice, its lines would be there twice.
-/// Lines that add only blank or short text (a lone `}`) occur by chance
-/// and are no sign of a repeat.
-fn made_already(file: &FileLines, p: &Placed) -> Option<usize> {
-    // More candidate offsets than this (a hunk of one line repeated) would
-    // make the check cost the product of the hunk's sides.
-    const MAX_OFFSETS: usize = 64;
+/// a copy of its own new lines, at or after `from` (lines before it are the
+/// earlier hunks'): the 1-based line of that copy. Such a hunk finds its
+/// context again once applied, and a weak model sends the patch that
+/// succeeded again; applied twice, its lines would be there twice. Lines
+/// that add only blank or short text (a lone `}`) occur by chance and are
+/// no sign of a repeat.
+fn made_already(file: &FileLines, p: &Placed, from: usize) -> Option<usize> {
+    // Line comparisons spent looking for the old lines inside the new
+    // ones: a hostile hunk (many context lines, many added lines alike)
+    // would otherwise cost the product of its sides.
+    const BUDGET: usize = 100_000;
+    // Copies of the new lines looked at in the file, each costing a pass
+    // over the new lines.
+    const MAX_COPIES: usize = 64;
     let h = &p.hunk;
     let (old, new) = (h.old(), h.new_lines());
     let added: Vec<&str> = h
@@ -315,15 +320,32 @@ fn made_already(file: &FileLines, p: &Placed) -> Option<usize> {
         .filter(|t| !t.is_empty())
         .collect();
     let telling = added.len() > 1 || added.first().is_some_and(|t| t.len() >= 8);
-    if old.is_empty() || new.len() <= old.len() || !telling {
+    if old.is_empty() || new.len() <= old.len() || !telling || p.at < from {
         return None;
     }
     let fuzz = p.fuzz.max(Fuzz::TrailingWhitespace);
-    (0..=new.len() - old.len())
-        .filter(|&k| k <= p.at && new[k..k + old.len()] == old[..])
-        .take(MAX_OFFSETS)
-        .find(|&k| file.matches_at(&new, p.at - k, fuzz))
-        .map(|k| p.at - k + 1)
+    let mut budget = BUDGET;
+    let mut copies = 0;
+    for k in 0..=(new.len() - old.len()).min(p.at - from) {
+        let mut same = true;
+        for (a, b) in new[k..].iter().zip(&old) {
+            budget = budget.checked_sub(1)?;
+            if a != b {
+                same = false;
+                break;
+            }
+        }
+        if same {
+            if file.matches_at(&new, p.at - k, fuzz) {
+                return Some(p.at - k + 1);
+            }
+            copies += 1;
+            if copies == MAX_COPIES {
+                return None;
+            }
+        }
+    }
+    None
 }
 
 /// One hunk placed by the ladder's steps up to escapes, before the check
@@ -715,11 +737,59 @@ mod tests {
             apply("import os\nimport sys\n\nimport os\n", &[h]).unwrap(),
             "import os\nimport sys\n\nimport os\nimport sys\n"
         );
+        // In a file with CRLF line endings, as the second of two hunks.
+        let crlf = "x = 1\r\nimport os\r\nimport sys\r\n";
+        assert_eq!(
+            apply(
+                crlf,
+                &[hunk("-x = 1\n+x = 2"), hunk(" import os\n+import sys")]
+            )
+            .unwrap_err(),
+            Miss::Repeated { hunk: 1, line: 2 }
+        );
+        // A line added once more on purpose needs context on both sides.
+        let layers = "    nn.Linear(4, 4),\n    nn.ReLU(),\n    nn.ReLU(),\n)\n";
+        assert_eq!(
+            apply(layers, &[hunk("     nn.ReLU(),\n+    nn.ReLU(),\n )")]).unwrap_err(),
+            Miss::Repeated { hunk: 0, line: 2 }
+        );
+        let both = "     nn.Linear(4, 4),\n     nn.ReLU(),\n+    nn.ReLU(),\n     nn.ReLU(),\n )";
+        assert_eq!(
+            apply(layers, &[hunk(both)]).unwrap(),
+            "    nn.Linear(4, 4),\n    nn.ReLU(),\n    nn.ReLU(),\n    nn.ReLU(),\n)\n"
+        );
+        // A copy that starts before where this hunk may go (in lines an
+        // earlier hunk rewrites) is no repeat of it.
+        assert_eq!(
+            apply(
+                "import sys\nimport os\nrun()\n",
+                &[
+                    hunk("-import sys\n+import json"),
+                    hunk("+import sys\n import os")
+                ]
+            )
+            .unwrap(),
+            "import json\nimport sys\nimport os\nrun()\n"
+        );
         // A short or blank addition is no sign of a repeat.
         assert_eq!(
             apply("f() {\n}\n}\n", &[hunk(" f() {\n+}")]).unwrap(),
             "f() {\n}\n}\n}\n"
         );
+    }
+
+    /// A repeat found only after comparing many lines (context lines
+    /// that the added ones nearly repeat) is past the check's budget: the
+    /// hunk is then judged as any other, so a hostile hunk costs no more.
+    #[test]
+    fn the_repeat_check_is_bounded_on_a_hostile_hunk() {
+        let repeat = |n: usize| {
+            let spec = format!("{}+zz zz zz\n{}", "+x\n".repeat(n - 1), " x\n".repeat(n));
+            let file = format!("{}zz zz zz\n{}", "x\n".repeat(n - 1), "x\n".repeat(n));
+            apply(&file, &[hunk(spec.trim_end())])
+        };
+        assert_eq!(repeat(10).unwrap_err(), Miss::Repeated { hunk: 0, line: 1 });
+        assert_eq!(repeat(1_000).unwrap().lines().count(), 3_000);
     }
 
     fn steps(text: &str, hunks: &[Hunk]) -> Vec<Vec<&'static str>> {
