@@ -428,22 +428,29 @@ fn miss_named(
             )
             .with_details(json!({"file": shown, "hunk": hunk + 1, "lines": lines}))
         }
-        Miss::AlreadyApplied { hunk, line } => ToolError::new(
-            "patch.already_applied",
-            format!(
-                "`{shown}`: {} looks already applied: its removed lines are not in the file, but its new lines are, at line {line}. {NOTHING}\nhint: read the file to check; leave this hunk out if the change is already there.",
-                which(hunk)
-            ),
-        )
-        .with_details(json!({"file": shown, "hunk": hunk + 1, "line": line})),
-        Miss::Repeated { hunk, line } => ToolError::new(
-            "patch.already_applied",
-            format!(
-                "`{shown}`: {} looks already applied: its lines are in the file as it would leave them, at line {line}, and applying it again would add them a second time. {NOTHING}\nhint: read the file to check; leave this hunk out if the change is already there. To add these lines once more on purpose, give context lines on both sides of them.",
-                which(hunk)
-            ),
-        )
-        .with_details(json!({"file": shown, "hunk": hunk + 1, "line": line})),
+        Miss::AlreadyApplied { hunk, line } | Miss::Repeated { hunk, line } => {
+            let (how, again) = if matches!(miss, Miss::Repeated { .. }) {
+                (
+                    "its lines are in the file as it would leave them",
+                    ", and applying it again would add them a second time",
+                )
+            } else {
+                ("its removed lines are not in the file, but its new lines are", "")
+            };
+            let on_purpose = if again.is_empty() {
+                ""
+            } else {
+                " To add these lines once more on purpose, give context lines on both sides of them."
+            };
+            ToolError::new(
+                "patch.already_applied",
+                format!(
+                    "`{shown}`: {} looks already applied: {how}, at line {line}{again}. {NOTHING}\nhint: read the file to check; leave this hunk out if the change is already there.{on_purpose}",
+                    which(hunk)
+                ),
+            )
+            .with_details(json!({"file": shown, "hunk": hunk + 1, "line": line}))
+        }
         // Never nested (parts are placed without elision); said as for a hunk.
         m @ (Miss::Elided { .. } | Miss::LooseAddition { .. }) => {
             miss_error(shown, hunks, m, content)

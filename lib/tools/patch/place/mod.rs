@@ -288,7 +288,32 @@ fn place_one(
     rest: &[Hunk],
     k: usize,
 ) -> Result<Placed, Miss> {
-    let placed = place_once(file, h, from, offset, rest, k)?;
+    let placed = 'placed: {
+        match place_levels(file, h, from, offset, rest, k) {
+            Err(Miss::NotFound { .. }) => {}
+            other => break 'placed other,
+        }
+        // The literal text is nowhere, so escapes were likely double-encoded.
+        if let Some(decoded) = h.decoded() {
+            match place_levels(file, &decoded, from, offset, rest, k) {
+                Ok(p) => break 'placed Ok(p.with_step(Step::Escapes)),
+                Err(m @ Miss::Ambiguous { .. }) => break 'placed Err(m.with_step(Step::Escapes)),
+                Err(_) => {}
+            }
+        }
+        let new = h.new_lines();
+        if h.changes()
+            && !new.is_empty()
+            && let Some((at, fuzz)) = file.find_first(&new, from)
+            && fuzz <= Fuzz::TrailingWhitespace
+        {
+            return Err(Miss::AlreadyApplied {
+                hunk: k,
+                line: at + 1,
+            });
+        }
+        Err(Miss::NotFound { hunk: k, from })
+    }?;
     match made_already(file, &placed, from) {
         Some(line) => Err(Miss::Repeated { hunk: k, line }),
         None => Ok(placed),
@@ -346,42 +371,6 @@ fn made_already(file: &FileLines, p: &Placed, from: usize) -> Option<usize> {
         }
     }
     None
-}
-
-/// One hunk placed by the ladder's steps up to escapes, before the check
-/// for a repeat.
-fn place_once(
-    file: &FileLines,
-    h: &Hunk,
-    from: usize,
-    offset: isize,
-    rest: &[Hunk],
-    k: usize,
-) -> Result<Placed, Miss> {
-    match place_levels(file, h, from, offset, rest, k) {
-        Err(Miss::NotFound { .. }) => {}
-        other => return other,
-    }
-    // The literal text is nowhere, so escapes were likely double-encoded.
-    if let Some(decoded) = h.decoded() {
-        match place_levels(file, &decoded, from, offset, rest, k) {
-            Ok(p) => return Ok(p.with_step(Step::Escapes)),
-            Err(m @ Miss::Ambiguous { .. }) => return Err(m.with_step(Step::Escapes)),
-            Err(_) => {}
-        }
-    }
-    let new = h.new_lines();
-    if h.changes()
-        && !new.is_empty()
-        && let Some((at, fuzz)) = file.find_first(&new, from)
-        && fuzz <= Fuzz::TrailingWhitespace
-    {
-        return Err(Miss::AlreadyApplied {
-            hunk: k,
-            line: at + 1,
-        });
-    }
-    Err(Miss::NotFound { hunk: k, from })
 }
 
 /// The line levels, then without blank context lines at the ends.
