@@ -6,6 +6,7 @@ pub mod bash;
 pub mod browser;
 pub mod budget;
 pub mod cli_agent;
+pub mod code_fence;
 pub mod data_syntax;
 pub mod delete;
 pub mod edit;

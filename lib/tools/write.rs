@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::code_fence;
 use super::fileops::{
     check_hash, check_writable, hard_link_note, io_failed, resolve_target, write_failed,
 };
@@ -52,7 +53,8 @@ impl Tool for WriteTool {
     const LABEL: &'static str = "Write File";
     const DESCRIPTION: &'static str = "Create a new file or completely replace an existing file's content. \
 Missing parent directories are created. The file is replaced atomically (never left half-written), keeps its \
-permissions, and a symlink is written through to its target. A .json or .toml file that parses is not replaced \
+permissions, and a symlink is written through to its target. Content wrapped whole in a ``` code fence is written \
+without the fence, except to a Markdown or text file. A .json or .toml file that parses is not replaced \
 with text that does not (nothing is written, and the error says where it fails). To change part of a file, use \
 edit instead.";
     const MODEL_DESCRIPTION: &'static str = "Create a file or replace all of it; parent directories are created. To change part of a file use edit.";
@@ -86,6 +88,18 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     }
     let target = resolve_target(ctx, &args.file_path, "write")?;
     let shown = target.shown.as_str();
+    // The whole content in a chat's code fence: in a file that cannot hold
+    // one (a .py, a .json), the fence is left out; in one that can (a
+    // README), it is written as given, unless the text inside is the
+    // file's own (see below).
+    let fenced = std::str::from_utf8(&content)
+        .ok()
+        .and_then(code_fence::inside)
+        .map(|inner| inner.as_bytes().to_vec());
+    let (content, unfenced, fenced) = match fenced {
+        Some(inner) if !code_fence::may_hold_fences(shown) => (inner, true, None),
+        other => (content, false, other),
+    };
     let meta = match ctx.metadata(&target.real) {
         Ok(m) => Some(m),
         // A file where a parent directory should be: creating the
@@ -125,18 +139,30 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         check_hash("write.stale", shown, expected, actual.as_deref())?;
     }
     // The text the file already holds, written again (a weak model does
-    // that and takes it for a change): said, and the file left alone.
-    if let Some(m) = &meta
-        && m.is_file()
-        && m.len() == content.len() as u64
-        && ctx.hash_file(&target.real).ok().flatten() == Some(content_hash(&content))
-    {
-        let (_, mut details) = written(shown, &content, false);
+    // that and takes it for a change): said, and the file left alone. So
+    // is that text inside a code fence, as a chat shows it.
+    let holds = |text: &[u8]| {
+        meta.as_ref().is_some_and(|m| {
+            m.is_file()
+                && m.len() == text.len() as u64
+                && ctx.hash_file(&target.real).ok().flatten() == Some(content_hash(text))
+        })
+    };
+    let in_fence = fenced.as_deref().is_some_and(holds);
+    if in_fence || holds(&content) {
+        let (held, how) = match fenced.as_deref() {
+            Some(inner) if in_fence => (
+                inner,
+                ", inside the ``` code fence the content wraps it in (a chat shows text that way; the fence is not the file's)",
+            ),
+            _ => (&content[..], ""),
+        };
+        let (_, mut details) = written(shown, held, false);
         details["unchanged"] = json!(true);
         return Ok(ToolOutput::new(
             format!(
-                "{shown} already holds exactly this text ({} bytes): nothing was changed",
-                content.len()
+                "{shown} already holds exactly this text ({} bytes){how}: nothing was changed",
+                held.len()
             ),
             details,
         ));
@@ -175,6 +201,12 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     .map_err(|e| write_failed("write.changed_on_disk", "write.io", shown, e))?;
 
     let (mut output, mut details) = written(shown, &content, meta.is_none());
+    if unfenced {
+        output.push_str(
+            "; the ``` code fence around the content was left out: a chat shows code that way, and this file does not hold it",
+        );
+        details["unfenced"] = json!(true);
+    }
     // A weak model asked to change a part of a file often writes that part
     // alone over the whole: say what went, while the checkpoint still has it.
     if let Some(before) = meta.as_ref().map(|m| m.len())
@@ -351,5 +383,46 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             "{\"max_age_days\": 7}\n"
         );
+    }
+
+    #[test]
+    fn a_chat_code_fence_around_the_whole_content_is_not_written_into_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(&dir);
+        let out = write_to(&ctx, "app.py", "```python\nprint('hi')\n```").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("app.py")).unwrap(),
+            "print('hi')\n"
+        );
+        assert!(
+            out.output
+                .contains("code fence around the content was left out"),
+            "{}",
+            out.output
+        );
+        assert_eq!(out.details["unfenced"], true);
+        // A README may hold a fence of its own: written as given, unless
+        // the text inside is the file's own text.
+        let readme = dir.path().join("README.md");
+        std::fs::write(&readme, "# forum\n\n    createdb forum\n").unwrap();
+        let same = write_to(
+            &ctx,
+            "README.md",
+            "```markdown\n# forum\n\n    createdb forum\n```",
+        )
+        .unwrap();
+        assert_eq!(same.details["unchanged"], true);
+        assert!(
+            same.output.contains("inside the ``` code fence"),
+            "{}",
+            same.output
+        );
+        assert_eq!(
+            std::fs::read_to_string(&readme).unwrap(),
+            "# forum\n\n    createdb forum\n"
+        );
+        let block = "```sh\nmake\n```\n";
+        write_to(&ctx, "README.md", block).unwrap();
+        assert_eq!(std::fs::read_to_string(&readme).unwrap(), block);
     }
 }

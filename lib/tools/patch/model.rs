@@ -297,10 +297,7 @@ pub fn unwrap(text: &str) -> &str {
         }
     }
     // A code fence around the whole patch.
-    if t.starts_with("```")
-        && let Some((_, rest)) = t.split_once('\n')
-        && let Some(inner) = rest.trim_end().strip_suffix("```")
-    {
+    if let Some(inner) = crate::tools::code_fence::inside(t) {
         t = inner.trim_end_matches(['\n', '\r']);
     }
     t
