@@ -186,6 +186,48 @@ fn an_answer_after_bash_writes_that_changed_nothing_goes_back_once() {
     assert_eq!(server.requests().len(), 2, "{r}");
 }
 
+/// A command that writes a file and leaves it as it was (a `sed` whose
+/// pattern matched nothing) is named in its own result, before the model
+/// sends it again; one that changed the file is not.
+#[test]
+fn a_command_that_writes_a_file_and_leaves_it_as_it_was_says_so_at_once() {
+    let env = Env::new();
+    let sed = |from: &str| {
+        Turn::Tools(vec![(
+            "bash",
+            json!({"command": format!("sed -i 's/{from}/Other text/' notes.md")}),
+        )])
+    };
+    let server = ModelServer::start(vec![
+        sed("Some txt"),
+        sed("Some text"),
+        Turn::Text("Changed."),
+    ]);
+    let r = loop_run(
+        &env,
+        &server,
+        &["--json", "--no-checkpoints"],
+        "Change the text in notes.md.",
+    );
+    r.ok();
+    let ends: Vec<String> = r
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .map(|e| e["output"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(ends.len(), 2, "{r}");
+    assert!(
+        ends[0].contains(
+            "Note: `notes.md` is as before: this command writes it, but nothing in it changed"
+        ),
+        "{}",
+        ends[0]
+    );
+    assert!(!ends[1].contains("is as before"), "{}", ends[1]);
+    assert_eq!(env.read("notes.md"), b"# Notes\n\nOther text.\n");
+}
+
 /// A run that keeps no session (`--no-session`, as in CI) still knows what
 /// `bash` changed in a git repository: checkpoints of its own, on a ref
 /// that is gone when the run ends, with their private index.

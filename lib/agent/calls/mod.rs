@@ -3,8 +3,9 @@
 //! the gates that judge it, the sandbox that confines it, the questions it
 //! may put to a person, its progress while it runs, the guard against the
 //! same failing call again and again, the one against ag's own answer
-//! handed back as content, and the note for an edit that looks for the
-//! request's own words in a file.
+//! handed back as content, the note for an edit that looks for the
+//! request's own words in a file, and the one for a command that writes
+//! files and leaves them as they were.
 
 pub mod ask;
 pub mod echo;
@@ -17,3 +18,4 @@ pub mod request_words;
 pub mod sandbox;
 pub mod toolset;
 pub mod tty;
+pub mod unwritten;

@@ -1088,7 +1088,13 @@ impl Agent {
                                 sandbox: sandbox.as_deref(),
                                 progress: Some(&sink),
                             };
-                            spec.call(&id, &args, &call_env, &cancel).await
+                            let own = crate::agent::config::named_sets::own_name(&name);
+                            let watched = crate::agent::calls::unwritten::watch(own, &args, &cwd);
+                            let mut r = spec.call(&id, &args, &call_env, &cancel).await;
+                            if let Some(note) = watched.and_then(|w| w.note(&r)) {
+                                offer::add_note(&mut r, &note);
+                            }
+                            r
                         }
                         None => error_result(
                             &id,
