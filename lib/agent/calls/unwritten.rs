@@ -14,18 +14,39 @@ use serde_json::Value;
 use crate::fsutil::content_hash;
 use crate::protocol::ToolResult;
 
-/// Files larger than this are not compared (reading them costs more than
-/// the note is worth).
+/// Files larger than this, together, are not compared: each is read
+/// before and after the call, which costs more than the note is worth.
 const LARGEST: u64 = 8 << 20;
 
 /// A command writing more files than this is not watched.
 const MOST: usize = 16;
 
-/// The files a bash call would write, with their content's hash before it
-/// ran.
+/// The files a bash call would write, each with its path as shown and
+/// what it was before the call ran.
 #[derive(Debug)]
 pub(in crate::agent) struct Watched {
-    files: Vec<(PathBuf, String, String)>,
+    files: Vec<(PathBuf, String, Stamp)>,
+}
+
+/// A file's content hash and permissions: `sed -i` rewrites a file whose
+/// text it leaves as it was (so its time and inode change), and `chmod`
+/// changes the mode alone.
+#[derive(Debug, PartialEq)]
+struct Stamp {
+    hash: String,
+    mode: u32,
+}
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > LARGEST {
+        return None;
+    }
+    Some(Stamp {
+        hash: content_hash(&std::fs::read(path).ok()?),
+        mode: meta.permissions().mode(),
+    })
 }
 
 /// What `bash`'s `args`, run from `cwd`, would write, as the gate reads
@@ -44,6 +65,7 @@ pub(in crate::agent) fn watch(tool: &str, args: &Value, cwd: &Path) -> Option<Wa
         crate::gate::analyse_bash_call(command, text("shell"), text("stdin"), &dir, &place);
     let tree = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     let mut files = Vec::new();
+    let mut size = 0;
     for path in analysis.paths {
         let Some(rel) = path
             .strip_prefix(cwd)
@@ -54,12 +76,15 @@ pub(in crate::agent) fn watch(tool: &str, args: &Value, cwd: &Path) -> Option<Wa
         else {
             continue;
         };
-        let meta = std::fs::metadata(&path).ok()?;
-        if !meta.is_file() || meta.len() > LARGEST || files.len() == MOST {
+        if files.len() == MOST {
             return None;
         }
-        let hash = content_hash(&std::fs::read(&path).ok()?);
-        files.push((path, rel, hash));
+        size += std::fs::metadata(&path).ok()?.len();
+        if size > LARGEST {
+            return None;
+        }
+        let before = stamp(&path)?;
+        files.push((path, rel, before));
     }
     (!files.is_empty()).then_some(Watched { files })
 }
@@ -71,9 +96,10 @@ impl Watched {
         if r.is_error || r.details["exit_code"].as_i64() != Some(0) {
             return None;
         }
-        let same = self.files.iter().all(|(path, _, before)| {
-            std::fs::read(path).is_ok_and(|now| content_hash(&now) == *before)
-        });
+        let same = self
+            .files
+            .iter()
+            .all(|(path, _, before)| stamp(path).as_ref() == Some(before));
         if !same {
             return None;
         }
@@ -132,6 +158,13 @@ mod tests {
         assert_eq!(call(sed).unwrap().note(&result(1)), None);
         assert!(call("grep TIMEOUT config.py").is_none());
         assert!(call("echo x > new.txt").is_none());
+        // chmod changes the mode alone: a change too.
+        let w = call("chmod +x config.py").unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        assert_eq!(w.note(&result(0)), None);
         assert!(watch("read", &json!({"command": sed}), dir.path()).is_none());
     }
 }
