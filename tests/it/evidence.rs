@@ -31,6 +31,14 @@ fn has_note(events: &[Value], text: &str) -> bool {
         .any(|e| e["type"] == "note" && e["message"].as_str().is_some_and(|m| m.contains(text)))
 }
 
+/// A turn that calls `bash` to replace `from` in notes.md with `sed -i`.
+fn sed_turn(from: &str) -> Turn {
+    Turn::Tools(vec![(
+        "bash",
+        json!({"command": format!("sed -i 's/{from}/Other text/' notes.md")}),
+    )])
+}
+
 fn agent_end(r: &Run) -> Value {
     r.json_lines()
         .into_iter()
@@ -149,16 +157,10 @@ fn an_answer_after_failed_edits_goes_back_once_with_what_failed() {
 #[test]
 fn an_answer_after_bash_writes_that_changed_nothing_goes_back_once() {
     let env = Env::new();
-    let sed = |from: &str| {
-        Turn::Tools(vec![(
-            "bash",
-            json!({"command": format!("sed -i 's/{from}/Other text/' notes.md")}),
-        )])
-    };
     first_claim_goes_back(
         &env,
-        sed("Some txt"),
-        sed("Some text"),
+        sed_turn("Some txt"),
+        sed_turn("Some text"),
         "sed -i 's/Some txt/Other text/' notes.md` (exited 0; it writes notes.md)",
     );
 
@@ -175,7 +177,7 @@ fn an_answer_after_bash_writes_that_changed_nothing_goes_back_once() {
         r.ok();
         assert_eq!(server.requests().len(), 2, "{command}\n{r}");
     }
-    let server = ModelServer::start(vec![sed("Some txt"), Turn::Text("Changed.")]);
+    let server = ModelServer::start(vec![sed_turn("Some txt"), Turn::Text("Changed.")]);
     let r = loop_run(
         &env,
         &server,
@@ -192,15 +194,9 @@ fn an_answer_after_bash_writes_that_changed_nothing_goes_back_once() {
 #[test]
 fn a_command_that_writes_a_file_and_leaves_it_as_it_was_says_so_at_once() {
     let env = Env::new();
-    let sed = |from: &str| {
-        Turn::Tools(vec![(
-            "bash",
-            json!({"command": format!("sed -i 's/{from}/Other text/' notes.md")}),
-        )])
-    };
     let server = ModelServer::start(vec![
-        sed("Some txt"),
-        sed("Some text"),
+        sed_turn("Some txt"),
+        sed_turn("Some text"),
         Turn::Text("Changed."),
     ]);
     let r = loop_run(
@@ -234,16 +230,10 @@ fn a_command_that_writes_a_file_and_leaves_it_as_it_was_says_so_at_once() {
 #[test]
 fn a_run_without_a_session_sees_what_bash_changed_and_leaves_no_checkpoints() {
     let env = committed_notes();
-    let sed = |from: &str| {
-        Turn::Tools(vec![(
-            "bash",
-            json!({"command": format!("sed -i 's/{from}/Other text/' notes.md")}),
-        )])
-    };
     let server = ModelServer::start(vec![
-        sed("Some txt"),
+        sed_turn("Some txt"),
         Turn::Text("I changed the text."),
-        sed("Some text"),
+        sed_turn("Some text"),
         Turn::Text("Changed."),
     ]);
     let r = loop_run(
