@@ -45,7 +45,7 @@ pub struct PatchArgs {
     #[serde(default, alias = "check")]
     #[schemars(description = "Check only, change nothing.")]
     pub dry_run: bool,
-    /// For a unified diff: remove this many leading components from its paths (as `patch -pN`). By default git's `a/` and `b/` prefixes are removed and other paths are kept.
+    /// For a unified diff: remove this many leading components from its paths (as `patch -pN`). By default git's `a/` and `b/` prefixes are removed and other paths are kept. A strip whose paths are not there, where the default names only files that are, is set aside with a notice.
     #[arg(short = 'p', long, value_name = "N")]
     #[serde(default)]
     #[schemars(description = "Leading path parts to drop, as patch -p (guessed by default).")]
