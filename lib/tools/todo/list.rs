@@ -151,6 +151,7 @@ impl TodoList {
         let mut items = Vec::with_capacity(specs.len());
         for (i, spec) in specs.into_iter().enumerate() {
             let content = check_content(&spec.content, &format!("item {}", i + 1))?;
+            let content = self.read_back(content);
             let id = match spec.id {
                 Some(id) => id,
                 None => {
@@ -183,6 +184,7 @@ impl TodoList {
         let mut added = Vec::with_capacity(specs.len());
         for (i, spec) in specs.into_iter().enumerate() {
             let content = check_content(&spec.content, &format!("item {}", i + 1))?;
+            let content = self.read_back(content);
             let id = match spec.id {
                 Some(id) => {
                     if let Some(taken) = items.iter().find(|it| it.id == id) {
@@ -225,7 +227,10 @@ impl TodoList {
                 ),
             ));
         }
-        let content = content.map(|c| check_content(c, "`content`")).transpose()?;
+        let content = content
+            .map(|c| check_content(c, "`content`"))
+            .transpose()?
+            .map(|c| self.read_back(c));
         let known = self.known_ids();
         let Some(item) = self.items.iter_mut().find(|it| it.id == id) else {
             return Err(unknown_id(id, &known));
@@ -256,6 +261,32 @@ impl TodoList {
         match self.items.iter().position(|it| it.id == id) {
             Some(i) => Ok(self.items.remove(i)),
             None => Err(unknown_id(id, &known)),
+        }
+    }
+
+    /// An item's text as the list shows it, read back: `#2 Run the tests`
+    /// or `[ ] #2 Run the tests` where item 2 is "Run the tests" is that
+    /// text. A weak model copied the checklist's line into the next call,
+    /// and each call grew the item by another `#2 `. A mark that is not
+    /// the list's own (`#12 Fix the login` beside no item 12 holding
+    /// "Fix the login") is the item's text.
+    fn read_back(&self, content: String) -> String {
+        let unmarked = ["[x] ", "[X] ", "[~] ", "[ ] "]
+            .iter()
+            .find_map(|m| content.strip_prefix(m))
+            .unwrap_or(&content);
+        let own = unmarked
+            .strip_prefix('#')
+            .and_then(|rest| rest.split_once(' '))
+            .and_then(|(id, text)| Some((id.parse::<u32>().ok()?, text.trim())))
+            .and_then(|(id, text)| {
+                self.items
+                    .iter()
+                    .find(|it| it.id == id && it.content == text)
+            });
+        match own {
+            Some(item) => item.content.clone(),
+            None => content,
         }
     }
 
@@ -410,6 +441,27 @@ mod tests {
             l.render(),
             "[x] #1 Parse\n[~] #2 Test\n       all of it\n[ ] #3 Ship\n1 of 3 done, 1 in progress"
         );
+    }
+
+    #[test]
+    fn the_lists_own_line_read_back_is_the_items_text() {
+        let mut l = TodoList::default();
+        l.set(vec![spec("Change the sizes"), spec("Run it")])
+            .unwrap();
+        // The line as the checklist shows it, with or without its box.
+        l.set(vec![spec("#1 Change the sizes"), spec("[ ] #2 Run it")])
+            .unwrap();
+        assert_eq!(l.items[0].content, "Change the sizes");
+        assert_eq!(l.items[1].content, "Run it");
+        l.add(vec![spec("#1 Change the sizes")]).unwrap();
+        assert_eq!(l.items[2].content, "Change the sizes");
+        l.update(2, None, Some("[x] #2 Run it")).unwrap();
+        assert_eq!(l.items[1].content, "Run it");
+        // A number that is not the list's own line stays part of the text.
+        l.set(vec![spec("#12 Fix the login"), spec("#1 Something else")])
+            .unwrap();
+        assert_eq!(l.items[0].content, "#12 Fix the login");
+        assert_eq!(l.items[1].content, "#1 Something else");
     }
 
     #[test]
