@@ -967,3 +967,39 @@ fn an_edit_of_the_requests_words_is_told_they_are_not_the_files() {
     assert!(!second.contains("request's words"), "{second}");
     assert_eq!(env.read("notes.md"), b"# Notes\n\nPlants.\n");
 }
+
+/// ag's note on a repeated look, copied back as a task list's item (a weak
+/// model did so), is refused as ag's own words and changes nothing.
+#[test]
+fn a_sentence_of_ags_own_note_sent_back_as_content_is_refused() {
+    let env = Env::new();
+    let read = || Turn::Tools(vec![("read", json!({"file_path": "notes.md"}))]);
+    let server = ModelServer::start(vec![
+        read(),
+        read(),
+        Turn::Tools(vec![(
+            "todo",
+            json!({"action": "set", "items": [{"content": "Change the files it needs changed, or answer it if it asks a question."}]}),
+        )]),
+        Turn::Text("Done."),
+    ]);
+    let r = loop_run(&env, &server, &["--json"], "Tidy up notes.md.");
+    let events = r.json_lines();
+    let ends = of_type(&events, "tool_execution_end");
+    assert_eq!(ends.len(), 3, "{r}");
+    assert!(
+        ends[1]["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("Act on it now")),
+        "{r}"
+    );
+    assert_eq!(ends[2]["is_error"], true, "{r}");
+    assert!(
+        ends[2]["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("is copied from ag's own note to you")
+                && o.contains("the task list was not changed")),
+        "{r}"
+    );
+    assert_eq!(env.read("notes.md"), NOTES.as_bytes());
+}

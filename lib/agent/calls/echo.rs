@@ -6,6 +6,13 @@
 //! in a file or on a desktop, so such a call is refused before it runs
 //! and nothing is lost. Command output (`bash`, `grep`, `read`) is left
 //! alone: putting what a command printed into a file is an everyday job.
+//!
+//! ag's notes to the model are its words too. Told "Act on it now: change
+//! the files it needs changed, or answer it if it asks a question", a weak
+//! model made that sentence its task list's item (and before, the text of
+//! a notification). A call whose text is a sentence of a note is refused
+//! the same way ([`copied_note`]). What a note quotes (the request, a
+//! command's words, a file's text) is not ag's and is never matched.
 
 use serde_json::Value;
 
@@ -16,6 +23,10 @@ const OWN_WORDS: &[&str] = &["write", "edit", "edit_lines", "patch", "delete", "
 
 /// Text shorter than this is too common to be taken for an echo ("Done").
 const SHORTEST: usize = 12;
+
+/// Text copied from a note is matched from this many characters: a
+/// clause of ag's prose, never a word or two the task may use as well.
+const SHORTEST_FROM_NOTE: usize = 24;
 
 /// The text fields of a call that end up in a file or before a person.
 fn carried(name: &str, args: &Value) -> Vec<(&'static str, String)> {
@@ -28,6 +39,15 @@ fn carried(name: &str, args: &Value) -> Vec<(&'static str, String)> {
         "write" => text("content").into_iter().collect(),
         "edit" => text("new_string").into_iter().collect(),
         "notify" => text("message").into_iter().collect(),
+        "todo" => args
+            .get("items")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.get("content").and_then(Value::as_str))
+            .map(|s| ("content", s.to_string()))
+            .chain(text("content"))
+            .collect(),
         "edit_lines" => args
             .get("line_edits")
             .and_then(Value::as_array)
@@ -89,6 +109,63 @@ pub(in crate::agent) fn echoed(
         }
     }
     None
+}
+
+/// Why the call `name` (ag's own name of the tool) with `args` is refused,
+/// when a text field it would write or send is, whole, part of ag's own
+/// prose in one of `notes`, the notes given this prompt. Quoted text in a
+/// note (between `"` or backticks) is left out of it first.
+pub(in crate::agent) fn copied_note(name: &str, args: &Value, notes: &[String]) -> Option<String> {
+    let fields = carried(name, args);
+    if fields.is_empty() || notes.is_empty() {
+        return None;
+    }
+    let prose: Vec<String> = notes.iter().map(|n| unquoted(n).to_lowercase()).collect();
+    for (field, text) in &fields {
+        // A copy of a whole note holds its quotes too: they are left out
+        // of both sides alike.
+        let wanted = unquoted(text).trim().to_lowercase();
+        if wanted.chars().count() < SHORTEST_FROM_NOTE {
+            continue;
+        }
+        let text = text.trim();
+        if prose.iter().any(|p| p.contains(&wanted)) {
+            let what = match name {
+                "notify" => "nothing was sent to the person",
+                "todo" => "the task list was not changed",
+                _ => "nothing was written",
+            };
+            return Some(format!(
+                "`{field}` is copied from ag's own note to you (\"{}\"), not text the task asked for, so {what}. Do what the note says instead of copying it: {}",
+                shorten(text),
+                match name {
+                    "todo" | "notify" => "change the files the request needs changed, or answer it if it asks a question.".to_string(),
+                    _ => next_step(name, args),
+                }
+            ));
+        }
+    }
+    None
+}
+
+/// `note` without what it quotes: the text between double quotes and
+/// between backticks, each such part replaced by a line break so that
+/// nothing around it joins up.
+fn unquoted(note: &str) -> String {
+    let mut out = String::with_capacity(note.len());
+    let mut open: Option<char> = None;
+    for c in note.chars() {
+        match open {
+            Some(q) if c == q => open = None,
+            Some(_) => {}
+            None if c == '"' || c == '`' => {
+                open = Some(c);
+                out.push('\n');
+            }
+            None => out.push(c),
+        }
+    }
+    out
 }
 
 /// What the model should send instead, for its own call.
@@ -186,6 +263,37 @@ mod tests {
         )
         .expect("refused");
         assert!(why.contains("nothing was sent to the person"), "{why}");
+    }
+
+    #[test]
+    fn a_sentence_of_a_note_copied_into_a_call_is_refused_but_what_it_quotes_is_not() {
+        let notes = [
+            "\n\nThis call returned what it returned before: nothing it looks at changed in between. The request was: \"Add a line saying hello from the greeting script\" Act on it now: change the files it needs changed, or answer it if it asks a question.".to_string(),
+        ];
+        let todo = json!({"items": [{"content": "Change the files it needs changed, or answer it if it asks a question."}]});
+        let why = copied_note("todo", &todo, &notes).expect("refused");
+        assert!(
+            why.contains("`content` is copied from ag's own note to you"),
+            "{why}"
+        );
+        assert!(why.contains("the task list was not changed"), "{why}");
+        let notify = json!({"message": "nothing it looks at changed in between"});
+        assert!(copied_note("notify", &notify, &notes).is_some());
+        // A copy of the whole note, quote and all.
+        let whole = json!({"message": notes[0].trim()});
+        assert!(copied_note("notify", &whole, &notes).is_some());
+        // The request's words, quoted in the note, may well be the content.
+        let write = json!({"file_path": "README.md", "content": "Add a line saying hello from the greeting script"});
+        assert!(copied_note("write", &write, &notes).is_none());
+        // A short phrase, and text around a sentence of the note, are new.
+        let short = json!({"items": [{"content": "Act on it now"}]});
+        assert!(copied_note("todo", &short, &notes).is_none());
+        let longer = json!({"items": [{"content": "Change the files it needs changed, then run the tests"}]});
+        assert!(copied_note("todo", &longer, &notes).is_none());
+        // Nothing is matched with no note given, or for a tool that runs text.
+        assert!(copied_note("todo", &todo, &[]).is_none());
+        let bash = json!({"command": "echo Change the files it needs changed, or answer it if it asks a question."});
+        assert!(copied_note("bash", &bash, &notes).is_none());
     }
 
     #[test]

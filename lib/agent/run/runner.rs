@@ -172,6 +172,8 @@ pub struct Agent {
     pub(in crate::agent) own_words: Option<String>,
     /// The current prompt's own words (see [`crate::agent::calls::request_words`]).
     request: String,
+    /// ag's own notes to the model this prompt (`calls/echo.rs`).
+    notes_given: Vec<String>,
     /// Tools the person approved for the rest of the run ("always").
     pub(in crate::agent) always: Vec<String>,
     /// How `@NAME` prompts find their identity's profile.
@@ -252,6 +254,7 @@ impl Agent {
             guard: FailureGuard::new(settings.max_failed_calls),
             own_words: None,
             request: String::new(),
+            notes_given: Vec::new(),
             settings,
             model,
             tools,
@@ -332,6 +335,7 @@ impl Agent {
         });
         self.guard.begin(&own_words);
         self.request = own_words;
+        self.notes_given.clear();
         self.denied = false;
         self.watch_calls = true;
         self.stopped_call = None;
@@ -973,9 +977,14 @@ impl Agent {
             // ag's own answer to an earlier call, handed back as the text
             // to write or to notify, is refused before it runs (echo.rs).
             let check = check.and_then(|note| {
-                match crate::agent::calls::echo::echoed(name, &args, &turns.new, |n| {
+                let echo = crate::agent::calls::echo::echoed(name, &args, &turns.new, |n| {
                     self.tool_name(n)
-                }) {
+                });
+                let copied = || {
+                    let own = crate::agent::config::named_sets::own_name(name);
+                    crate::agent::calls::echo::copied_note(own, &args, &self.notes_given)
+                };
+                match echo.or_else(copied) {
                     Some(why) => Err(("call.echoed_answer", why)),
                     None => Ok(note),
                 }
@@ -1125,7 +1134,7 @@ impl Agent {
                 let r = self.escalate(&id, &name, &args, r, control, cancel).await?;
                 let mut r = self.after_hooks(&id, &name, &args, r).await?;
                 if let Some(note) = &notes[i] {
-                    offer::add_note(&mut r, note);
+                    self.add_note(&mut r, note);
                 }
                 self.end_call(&id, &name, &calls[i].2, &mut r)?;
                 finished_args.push((i, name, args));
@@ -1167,7 +1176,7 @@ impl Agent {
                     r = self.escalate(id, name, args, r, control, cancel).await?;
                     r = self.after_hooks(id, name, args, r).await?;
                     if let Some(note) = &notes[i] {
-                        offer::add_note(&mut r, note);
+                        self.add_note(&mut r, note);
                     }
                     self.end_call(id, name, &calls[i].2, &mut r)?;
                     finished_args.push((i, name.clone(), args.clone()));
@@ -1341,6 +1350,13 @@ impl Agent {
         redactor.value(&mut r.details);
     }
 
+    /// Adds ag's `note` to the result `r`, kept so that a call copying it
+    /// back as its content is known for an echo.
+    fn add_note(&mut self, r: &mut ToolResult, note: &str) {
+        offer::add_note(r, note);
+        self.notes_given.push(note.to_string());
+    }
+
     /// Reports a finished call. The result is cleared of provider keys and
     /// given the repeated-failure notes here, before it is shown or enters
     /// the conversation, so that the event shows what the model reads.
@@ -1359,9 +1375,13 @@ impl Agent {
         r.output = cap_output(std::mem::take(&mut r.output));
         let own = crate::agent::config::named_sets::own_name(name);
         if let Some(note) = crate::agent::calls::request_words::note(&self.request, own, args, r) {
-            offer::add_note(r, &note);
+            self.add_note(r, &note);
         }
+        let before = r.output.len();
         self.guard.note(name, args, r);
+        if let Some(added) = r.output.get(before..).filter(|a| !a.is_empty()) {
+            self.notes_given.push(added.to_string());
+        }
         self.emitter.emit(AgentEvent::ToolExecutionEnd {
             tool_call_id: id.to_string(),
             tool_name: name.to_string(),
