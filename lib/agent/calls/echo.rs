@@ -35,27 +35,21 @@ fn carried(name: &str, args: &Value) -> Vec<(&'static str, String)> {
             .and_then(Value::as_str)
             .map(|s| (field, s.to_string()))
     };
+    // `field` of each element of the list `list`.
+    let each = |list: &str, field: &'static str| {
+        args.get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(move |e| e.get(field).and_then(Value::as_str))
+            .map(move |s| (field, s.to_string()))
+    };
     match name {
         "write" => text("content").into_iter().collect(),
         "edit" => text("new_string").into_iter().collect(),
         "notify" => text("message").into_iter().collect(),
-        "todo" => args
-            .get("items")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.get("content").and_then(Value::as_str))
-            .map(|s| ("content", s.to_string()))
-            .chain(text("content"))
-            .collect(),
-        "edit_lines" => args
-            .get("line_edits")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.get("replacement").and_then(Value::as_str))
-            .map(|s| ("replacement", s.to_string()))
-            .collect(),
+        "todo" => each("items", "content").chain(text("content")).collect(),
+        "edit_lines" => each("line_edits", "replacement").collect(),
         _ => Vec::new(),
     }
 }
