@@ -765,10 +765,18 @@ fn near_miss_hint(current: &[u8], r: &StringEdit) -> String {
             quoted(&near.text)
         );
     }
-    let new = if r.new_string.chars().count() <= 200 {
-        format!("new_string {}", quoted(&r.new_string))
-    } else {
-        "your new_string".into()
+    // The file's correction made in new_string too, so that the call the
+    // hint names does not put the old slip back (`port: 8080` where the
+    // file has `"port": 3000`).
+    let carried = misspelt::carry(&r.old_string, &near.text, &r.new_string);
+    let new = match &carried {
+        Some(c) if c.chars().count() <= 200 => {
+            format!("new_string {} (yours, with the same correction)", quoted(c))
+        }
+        _ if r.new_string.chars().count() <= 200 => {
+            format!("new_string {}", quoted(&r.new_string))
+        }
+        _ => "your new_string".into(),
     };
     let chars = if near.distance == 1 {
         "1 character"

@@ -135,6 +135,56 @@ fn distance(a: &[char], b: &[char]) -> usize {
     d[a.len() * w + b.len()]
 }
 
+/// `new`, with the correction that turns `old` into the file's `near`
+/// made in it too, when `new` holds that spot as `old` has it. A model
+/// that left a quote out of `port: 3000` (the file has `port": 3000`) left
+/// it out of its `port: 8080` as well, and the call the hint names would
+/// have broken the JSON. `None` when `old` and `new` are the same (a typo
+/// fixed on both sides: the file's text is what `new` replaces), when the
+/// spot lies in what the edit changes (its touching counts), or when `new`
+/// does not hold it.
+pub fn carry(old: &str, near: &str, new: &str) -> Option<String> {
+    let old = old.trim();
+    if old == new.trim() {
+        return None;
+    }
+    // Where `near` and `new` each differ from `old`: byte ranges of `old`.
+    let (fix_from, fix_to) = differing(old, near);
+    let (change_from, change_to) = differing(old, new);
+    let fixed = &near[fix_from..near.len() - (old.len() - fix_to)];
+    if fix_to < change_from {
+        // Before the change: `new` starts with `old`'s text up to there.
+        let rest = new.strip_prefix(&old[..fix_to])?;
+        Some(format!("{}{fixed}{rest}", &old[..fix_from]))
+    } else if change_to < fix_from {
+        // After it: `new` ends with `old`'s text from there.
+        let head = new.strip_suffix(&old[fix_from..])?;
+        Some(format!("{head}{fixed}{}", &old[fix_to..]))
+    } else {
+        None
+    }
+}
+
+/// The byte range of `a` that differs from `b`: what is left of `a`
+/// once their common start and common end are taken off (the end never
+/// reaching into the start), on character boundaries.
+fn differing(a: &str, b: &str) -> (usize, usize) {
+    let start: usize = a
+        .chars()
+        .zip(b.chars())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x.len_utf8())
+        .sum();
+    let end: usize = a[start..]
+        .chars()
+        .rev()
+        .zip(b[start..].chars().rev())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x.len_utf8())
+        .sum();
+    (start, a.len() - end)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,5 +231,34 @@ mod tests {
         assert_eq!(distance(&c("receive"), &c("recieve")), 1);
         assert_eq!(distance(&c("kitten"), &c("sitting")), 3);
         assert_eq!(distance(&c(""), &c("abc")), 3);
+    }
+
+    #[test]
+    fn the_files_correction_is_carried_into_new_string_where_it_holds_the_spot() {
+        // A quote left out before the change, on both sides.
+        assert_eq!(
+            carry("port: 3000", "port\": 3000", "port: 8080").as_deref(),
+            Some("port\": 8080")
+        );
+        // After the change.
+        assert_eq!(
+            carry("x = 1 # colur", "x = 1 # colour", "x = 2 # colur").as_deref(),
+            Some("x = 2 # colour")
+        );
+        // A typo fixed on both sides: the file's text is what is replaced.
+        assert_eq!(carry("receive", "recieve", "receive"), None);
+        // The spot is part of what the edit changes.
+        assert_eq!(
+            carry("retrn 1", "return 1", "retrn 2"),
+            Some("return 2".into())
+        );
+        assert_eq!(carry("count: 3", "count: 4", "count: 5"), None);
+        // new_string does not hold the spot.
+        assert_eq!(carry("port: 3000", "port\": 3000", "8080"), None);
+        // Characters of more than one byte.
+        assert_eq!(
+            carry("prix: 3 €", "prix\": 3 €", "prix: 4 €").as_deref(),
+            Some("prix\": 4 €")
+        );
     }
 }
