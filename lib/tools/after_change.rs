@@ -36,6 +36,19 @@ impl Watch {
         }
     }
 
+    /// A change refused: `e` with what the file's syntax says of it now
+    /// (see [`data_syntax::Watch::on_refusal`]).
+    pub fn refused(
+        &self,
+        ctx: &Context,
+        e: crate::tool_protocol::ToolError,
+    ) -> crate::tool_protocol::ToolError {
+        match &self.syntax {
+            Some(s) => s.on_refusal(ctx, e),
+            None => e,
+        }
+    }
+
     /// After the change: `out` with what the checks found.
     pub fn finish(self, ctx: &Context, out: ToolOutput) -> ToolOutput {
         let mut out = match self.syntax {

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::tool_protocol::{Context, Note, ToolOutput};
+use crate::tool_protocol::{Context, Note, ToolError, ToolOutput};
 
 /// Larger files are not parsed again after each change.
 const MAX_BYTES: u64 = 8 << 20;
@@ -235,6 +235,42 @@ impl Watch {
             Some(note) => out.with_note(note),
             None => out,
         }
+    }
+}
+
+impl Watch {
+    /// `e`, an edit refused as already applied, with a word on the file
+    /// when it is not valid JSON or TOML as it is now (nor, for JSON, with
+    /// comments and trailing commas allowed). A weak model's edit broke a
+    /// config.json, was warned, and was then sent four times more, each
+    /// told only that it looked applied: the change in place is the one
+    /// to fix.
+    pub fn on_refusal(&self, ctx: &Context, mut e: ToolError) -> ToolError {
+        if e.code != "edit.already_applied" {
+            return e;
+        }
+        let Some(format) = Format::of(Path::new(&self.shown)) else {
+            return e;
+        };
+        let Some(now) = ctx
+            .read(&self.real)
+            .ok()
+            .filter(|t| t.len() as u64 <= MAX_BYTES)
+        else {
+            return e;
+        };
+        let Some(why) = format.error(&now) else {
+            return e;
+        };
+        if format == Format::Json && Format::Json.error(&without_comments(&now)).is_none() {
+            return e;
+        }
+        e.message.push_str(&format!(
+            "\n`{}` is not valid {} as it is now: {why}. The change in place may be the wrong one: read the file and fix that spot.",
+            self.shown,
+            format.name()
+        ));
+        e
     }
 }
 

@@ -170,7 +170,7 @@ To create a file or replace all of it, use write.";
 
     fn run(ctx: &Context, args: EditArgs) -> Result<ToolOutput, ToolError> {
         let watch = crate::tools::after_change::Watch::file(ctx, &args.file_path);
-        let out = edit(ctx, args)?;
+        let out = edit(ctx, args).map_err(|e| watch.refused(ctx, e))?;
         Ok(watch.finish(ctx, out))
     }
 }
