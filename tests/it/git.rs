@@ -335,6 +335,8 @@ fn commit_refuses_when_there_is_nothing_to_commit() {
     assert!(output(&r).contains("\"paths\":[\"a.txt\"]"), "{r}");
     env.write("same.txt", "s\n");
     commit_all(&env, "same");
+    env.write("other.txt", "o\n");
+    commit_all(&env, "other");
     let before2 = git(&env, &["rev-parse", "HEAD"]);
     env.write("a.txt", "changed again\n");
     let r = ag_git(
@@ -359,6 +361,22 @@ fn commit_refuses_when_there_is_nothing_to_commit() {
         output(&r).contains("The working tree is clean: no file has changed since the last commit, so there is nothing to commit yet. Make the change first"),
         "{r}"
     );
+    // Committed already (by the caller's own earlier call, as often as
+    // not): said so, rather than "make the change first".
+    let r = ag_git(
+        &env,
+        json!({"action": "commit", "message": "x", "paths": ["other.txt"]}),
+    );
+    assert_eq!(r["error_code"], "git.nothing_to_commit", "{r}");
+    let last = git(&env, &["log", "-1", "--format=%h"]);
+    assert!(
+        output(&r).contains(&format!(
+            "The last commit, {} (\"other\"), holds its change: it is committed already. Go on with what is left of the task",
+            last.trim()
+        )),
+        "{r}"
+    );
+    assert!(!output(&r).contains("Make the change first"), "{r}");
     git(&env, &["stash", "pop"]);
     let r = ag_git(
         &env,

@@ -229,7 +229,25 @@ fn nothing_staged(
             Ok(t) => (changed_files(repo, t, true), t.clean()),
             Err(_) => (Vec::new(), false),
         };
-        let next = if clean {
+        let next = if let Some(last) = last_commit_of(repo, specs) {
+            // Committed already, by the caller's own earlier call as
+            // often as not: "make the change first" would send a weak
+            // model to make it again.
+            let also = if changed.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " Changed since: {}; to commit those, call {}.",
+                    shown_list(&changed),
+                    commit_call(message, changed),
+                )
+            };
+            format!(
+                " The last commit, {last}, holds {} change{}: it is committed already. Go on with what is left of the task, or give your answer.{also}",
+                if specs.len() == 1 { "its" } else { "their" },
+                if specs.len() == 1 { "" } else { "s" },
+            )
+        } else if clean {
             " The working tree is clean: no file has changed since the last commit, so there is nothing to commit yet. Make the change first, then commit it.".to_string()
         } else if changed.is_empty() {
             " Check action=status for what changed.".to_string()
@@ -263,6 +281,35 @@ fn nothing_staged(
         "git.nothing_to_commit",
         format!("nothing to commit: no changes are staged. {hint}"),
     )
+}
+
+/// The last commit, as `abc1234 ("its subject")`, when it changed one of
+/// the paths `specs` names; `None` when it did not, or there is none.
+fn last_commit_of(repo: &Repo, specs: &[String]) -> Option<String> {
+    let mut args = vec![
+        "diff-tree",
+        "--root",
+        "--no-commit-id",
+        "--name-only",
+        "-r",
+        "HEAD",
+        "--",
+    ];
+    args.extend(specs.iter().map(String::as_str));
+    let touched = repo.git(&args, Cap::whole(1 << 20), true).ok()?;
+    if !touched.success() || touched.stdout.head.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let log = repo
+        .git(
+            ["log", "-1", "--format=%h%x00%s", "HEAD"],
+            Cap::whole(64 << 10),
+            true,
+        )
+        .ok()?;
+    let text = String::from_utf8_lossy(&log.stdout.head);
+    let (hash, subject) = text.trim_end().split_once('\0')?;
+    Some(format!("{hash} (\"{subject}\")"))
 }
 
 /// The files of `status` changed and not committed, as the caller names
