@@ -44,6 +44,17 @@ other tool settings lost, and a wrong number in the answer.
 
 from new_tasks import unchanged
 
+
+def replaced(path, *changes):
+    """A solution that makes each (old, new) change in `path`, each old text
+    there before it is changed."""
+    lines = [f"text = open({path!r}).read()"]
+    for old, new in changes:
+        lines += [f"assert {old!r} in text", f"text = text.replace({old!r}, {new!r})"]
+    lines.append(f"open({path!r}, 'w').write(text)")
+    return "python3 - <<'EOF'\n" + "\n".join(lines) + "\nEOF"
+
+
 # --- an average of nothing (Python; names the file) -------------------------------------------
 
 STATS_PY = '''"""Small sums for the weekly sales report."""
@@ -109,12 +120,8 @@ with tempfile.NamedTemporaryFile("w", suffix=".txt") as week:
     assert "average: 20.0" in r.stdout.splitlines(), r.stdout
 EOF"""
 
-AVERAGE_SOLUTION = r"""python3 - <<'EOF'
-text = open("stats.py").read()
-old = "    return sum(numbers) / len(numbers)\n"
-assert old in text
-open("stats.py", "w").write(text.replace(old, "    if not numbers:\n        return 0\n" + old))
-EOF"""
+AVERAGE_SOLUTION = replaced("stats.py", ("    return sum(numbers) / len(numbers)\n",
+                                        "    if not numbers:\n        return 0\n    return sum(numbers) / len(numbers)\n"))
 
 # --- a cart total that ignores quantities (JavaScript; no file named) -------------------------
 
@@ -169,12 +176,7 @@ const lines = execFileSync("node", ["checkout.js"], { encoding: "utf8" }).trim()
 assert.strictEqual(lines[lines.length - 1].trim(), "total: $8.50");
 EOF"""
 
-CART_SOLUTION = r"""python3 - <<'EOF'
-text = open("cart.js").read()
-old = "sum + item.price, 0"
-assert old in text
-open("cart.js", "w").write(text.replace(old, "sum + item.price * item.quantity, 0"))
-EOF"""
+CART_SOLUTION = replaced("cart.js", ("sum + item.price, 0", "sum + item.price * item.quantity, 0"))
 
 # --- a greeting that takes a name (shell; names the file) -------------------------------------
 
@@ -208,12 +210,7 @@ assert greet("Mary Ann") == "Hello, Mary Ann!", greet("Mary Ann")
 assert greet() == "Hello, world!", greet()
 EOF"""
 
-GREET_SOLUTION = r"""python3 - <<'EOF'
-text = open("greet.sh").read()
-old = 'name="world"\n'
-assert old in text
-open("greet.sh", "w").write(text.replace(old, 'name="${1:-world}"\n'))
-EOF"""
+GREET_SOLUTION = replaced("greet.sh", ('name="world"\n', 'name="${1:-world}"\n'))
 
 # --- the app's port (JSON; no file named) -----------------------------------------------------
 
@@ -268,12 +265,7 @@ assert.strictEqual(ports.length, 1, String(ports));
 assert.ok(String(ports[0]).trim() === "8080" && Number(ports[0]) === 8080, String(ports[0]));
 EOF"""
 
-PORT_SOLUTION = r"""python3 - <<'EOF'
-text = open("config.json").read()
-old = '"port": 3000,'
-assert old in text
-open("config.json", "w").write(text.replace(old, '"port": 8080,'))
-EOF"""
+PORT_SOLUTION = replaced("config.json", ('"port": 3000,', '"port": 8080,'))
 
 # --- production's log level (YAML; no file named) ---------------------------------------------
 
@@ -360,12 +352,7 @@ assert {k: v for k, v in prod.items() if k != "log_level"} == \
     {"database": "postgres://db.internal/shop", "cache": True}, prod
 EOF"""
 
-LOGLEVEL_SOLUTION = r"""python3 - <<'EOF'
-text = open("settings.yml").read()
-old = "production:\n  log_level: debug\n"
-assert old in text
-open("settings.yml", "w").write(text.replace(old, "production:\n  log_level: warning\n"))
-EOF"""
+LOGLEVEL_SOLUTION = replaced("settings.yml", ("production:\n  log_level: debug\n", "production:\n  log_level: warning\n"))
 
 # --- the missing install step (Markdown; names the file) --------------------------------------
 
@@ -456,13 +443,8 @@ assert start >= 0, steps
 assert clone < install.start() < start, steps
 EOF"""
 
-INSTALL_SOLUTION = r"""python3 - <<'EOF'
-text = open("README.md").read()
-old = "4. Run `npm start` and open http://localhost:3000.\n"
-assert old in text
-new = "4. Run `npm install`.\n5. Run `npm start` and open http://localhost:3000.\n"
-open("README.md", "w").write(text.replace(old, new))
-EOF"""
+INSTALL_SOLUTION = replaced("README.md", ("4. Run `npm start` and open http://localhost:3000.\n",
+                                           "4. Run `npm install`.\n5. Run `npm start` and open http://localhost:3000.\n"))
 
 # --- alt text for the images (HTML; no file named) --------------------------------------------
 
@@ -554,14 +536,13 @@ for src, alt in after.alts:
                                          "img", "picture", "photo", "alt", "alt text"), (src, alt)
 EOF"""
 
-ALT_SOLUTION = r"""python3 - <<'EOF'
-text = open("index.html").read()
-for src, alt in [("img/sourdough.jpg", "A loaf of sourdough bread"), ("img/shopfront.jpg", "The bakery's shop front")]:
-    old = f'<img src="{src}" class="photo">'
-    assert old in text
-    text = text.replace(old, f'<img src="{src}" alt="{alt}" class="photo">')
-open("index.html", "w").write(text)
-EOF"""
+ALT_SOLUTION = replaced(
+    "index.html",
+    ('<img src="img/sourdough.jpg" class="photo">',
+     '<img src="img/sourdough.jpg" alt="A loaf of sourdough bread" class="photo">'),
+    ('<img src="img/shopfront.jpg" class="photo">',
+     '<img src="img/shopfront.jpg" alt="The bakery\'s shop front" class="photo">'),
+)
 
 # --- a clean target (Makefile; names the file) ------------------------------------------------
 
@@ -738,11 +719,7 @@ assert data["project"] == {"name": "invoice-tools", "version": "0.3.0", "require
 assert set(data) == {"project", "tool"}, data
 EOF"""
 
-BLACK_SOLUTION = r"""python3 - <<'EOF'
-text = open("pyproject.toml").read()
-assert "line-length = 88\n" in text
-open("pyproject.toml", "w").write(text.replace("line-length = 88\n", "line-length = 100\n"))
-EOF"""
+BLACK_SOLUTION = replaced("pyproject.toml", ("line-length = 88\n", "line-length = 100\n"))
 
 # --- a question answered from a config file (plain KEY=value config; no file named) -----------
 
