@@ -236,9 +236,7 @@ impl Watch {
             None => out,
         }
     }
-}
 
-impl Watch {
     /// `e`, an edit refused as already applied, with a word on the file
     /// when it is not valid JSON or TOML as it is now (nor, for JSON, with
     /// comments and trailing commas allowed). A weak model's edit broke a
