@@ -11,7 +11,7 @@
 //! the files it needs changed, or answer it if it asks a question", a weak
 //! model made that sentence its task list's item (and before, the text of
 //! a notification). A call whose text is a sentence of a note is refused
-//! the same way ([`copied_note`]). What a note quotes (the request, a
+//! the same way (`copied_note`). What a note quotes (the request, a
 //! command's words, a file's text) is not ag's and is never matched.
 
 use serde_json::Value;
