@@ -166,22 +166,9 @@ pub fn carry(old: &str, near: &str, new: &str) -> Option<String> {
 }
 
 /// The byte range of `a` that differs from `b`: what is left of `a`
-/// once their common start and common end are taken off (the end never
-/// reaching into the start), on character boundaries.
+/// once their common start and common end are taken off.
 fn differing(a: &str, b: &str) -> (usize, usize) {
-    let start: usize = a
-        .chars()
-        .zip(b.chars())
-        .take_while(|(x, y)| x == y)
-        .map(|(x, _)| x.len_utf8())
-        .sum();
-    let end: usize = a[start..]
-        .chars()
-        .rev()
-        .zip(b[start..].chars().rev())
-        .take_while(|(x, y)| x == y)
-        .map(|(x, _)| x.len_utf8())
-        .sum();
+    let (start, end) = super::tolerant::common_ends(a, b);
     (start, a.len() - end)
 }
 

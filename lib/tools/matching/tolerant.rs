@@ -336,7 +336,7 @@ pub fn keep_unchanged_ends(old: &str, new: &str, file_line: &str, fuzz: Fuzz) ->
 
 /// Lengths of the common prefix and suffix of `a` and `b` (not
 /// overlapping in either), on character boundaries.
-fn common_ends(a: &str, b: &str) -> (usize, usize) {
+pub(super) fn common_ends(a: &str, b: &str) -> (usize, usize) {
     let p: usize = a
         .chars()
         .zip(b.chars())
