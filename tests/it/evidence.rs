@@ -39,6 +39,28 @@ fn sed_turn(from: &str) -> Turn {
     )])
 }
 
+/// A run asked to change the text in notes.md, the model answering with
+/// `turns`, with `--json` and `extra`; it must succeed. The model server
+/// comes back too, for the requests it was sent.
+fn change_notes(env: &Env, turns: Vec<Turn>, extra: &[&str]) -> (ModelServer, Run) {
+    let server = ModelServer::start(turns);
+    let flags: Vec<&str> = ["--json"]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect();
+    let r = loop_run(env, &server, &flags, "Change the text in notes.md.");
+    r.ok();
+    (server, r)
+}
+
+/// What each call of the run answered, in order.
+fn outputs(r: &Run) -> Vec<String> {
+    of_type(&r.json_lines(), "tool_execution_end")
+        .iter()
+        .map(|e| e["output"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 fn agent_end(r: &Run) -> Value {
     r.json_lines()
         .into_iter()
@@ -98,14 +120,16 @@ fn a_look_then_a_claim_says_nothing_changed_and_is_not_sent_back() {
 /// claim goes back once with `statement` in what the model reads, and the
 /// run ends `finished` with notes.md changed. Its `agent_end`.
 fn first_claim_goes_back(env: &Env, miss: Turn, hit: Turn, statement: &str) -> Value {
-    let server = ModelServer::start(vec![
-        miss,
-        Turn::Text("I changed the text."),
-        hit,
-        Turn::Text("Changed."),
-    ]);
-    let r = loop_run(env, &server, &["--json"], "Change the text in notes.md.");
-    r.ok();
+    let (server, r) = change_notes(
+        env,
+        vec![
+            miss,
+            Turn::Text("I changed the text."),
+            hit,
+            Turn::Text("Changed."),
+        ],
+        &[],
+    );
     let requests = server.requests();
     assert_eq!(requests.len(), 4, "{r}");
     let sent_back = requests[2]["messages"].to_string();
@@ -169,22 +193,21 @@ fn an_answer_after_bash_writes_that_changed_nothing_goes_back_once() {
         "echo x > /dev/null",
         "printf '# Notes\\n\\nNew.\\n' > notes.md",
     ] {
-        let server = ModelServer::start(vec![
-            Turn::Tools(vec![("bash", json!({ "command": command }))]),
-            Turn::Text("Done."),
-        ]);
-        let r = loop_run(&env, &server, &["--json"], "Change the text in notes.md.");
-        r.ok();
+        let (server, r) = change_notes(
+            &env,
+            vec![
+                Turn::Tools(vec![("bash", json!({ "command": command }))]),
+                Turn::Text("Done."),
+            ],
+            &[],
+        );
         assert_eq!(server.requests().len(), 2, "{command}\n{r}");
     }
-    let server = ModelServer::start(vec![sed_turn("Some txt"), Turn::Text("Changed.")]);
-    let r = loop_run(
+    let (server, r) = change_notes(
         &env,
-        &server,
-        &["--json", "--no-checkpoints"],
-        "Change the text in notes.md.",
+        vec![sed_turn("Some txt"), Turn::Text("Changed.")],
+        &["--no-checkpoints"],
     );
-    r.ok();
     assert_eq!(server.requests().len(), 2, "{r}");
 }
 
@@ -194,24 +217,16 @@ fn an_answer_after_bash_writes_that_changed_nothing_goes_back_once() {
 #[test]
 fn a_command_that_writes_a_file_and_leaves_it_as_it_was_says_so_at_once() {
     let env = Env::new();
-    let server = ModelServer::start(vec![
-        sed_turn("Some txt"),
-        sed_turn("Some text"),
-        Turn::Text("Changed."),
-    ]);
-    let r = loop_run(
+    let (_, r) = change_notes(
         &env,
-        &server,
-        &["--json", "--no-checkpoints"],
-        "Change the text in notes.md.",
+        vec![
+            sed_turn("Some txt"),
+            sed_turn("Some text"),
+            Turn::Text("Changed."),
+        ],
+        &["--no-checkpoints"],
     );
-    r.ok();
-    let ends: Vec<String> = r
-        .json_lines()
-        .into_iter()
-        .filter(|e| e["type"] == "tool_execution_end")
-        .map(|e| e["output"].as_str().unwrap_or_default().to_string())
-        .collect();
+    let ends = outputs(&r);
     assert_eq!(ends.len(), 2, "{r}");
     assert!(
         ends[0].contains(
@@ -230,19 +245,16 @@ fn a_command_that_writes_a_file_and_leaves_it_as_it_was_says_so_at_once() {
 #[test]
 fn a_run_without_a_session_sees_what_bash_changed_and_leaves_no_checkpoints() {
     let env = committed_notes();
-    let server = ModelServer::start(vec![
-        sed_turn("Some txt"),
-        Turn::Text("I changed the text."),
-        sed_turn("Some text"),
-        Turn::Text("Changed."),
-    ]);
-    let r = loop_run(
+    let (server, r) = change_notes(
         &env,
-        &server,
-        &["--json", "--no-session"],
-        "Change the text in notes.md.",
+        vec![
+            sed_turn("Some txt"),
+            Turn::Text("I changed the text."),
+            sed_turn("Some text"),
+            Turn::Text("Changed."),
+        ],
+        &["--no-session"],
     );
-    r.ok();
     let requests = server.requests();
     assert_eq!(requests.len(), 4, "{r}");
     assert!(
@@ -444,10 +456,7 @@ fn the_same_successful_call_again_and_again_ends_the_run_with_its_work_kept() {
     );
     assert_eq!(r.code(), Some(1), "{r}");
     assert_eq!(agent_end(&r)["outcome"], "repeated_call", "{r}");
-    let looks: Vec<String> = of_type(&r.json_lines(), "tool_execution_end")
-        .iter()
-        .map(|e| e["output"].as_str().unwrap().to_string())
-        .collect();
+    let looks = outputs(&r);
     assert!(!looks[0].contains("The request was"), "{r}");
     assert!(
         looks[1].contains("The request was: \"Commit the change.\" Act on it now"),
