@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde_json::json;
 
-use super::model::{Change, Format, Hunk, Op, Patch};
+use super::model::{Change, Format, Hunk, ONLY_CONTEXT, Op, Patch};
 use super::place::{self, Miss};
 use super::report::hunk_words;
 use super::stage::{Kind, Stage};
@@ -389,10 +389,17 @@ fn miss_named(
             if wanted.len() > MAX_SHOWN {
                 listed.push_str(&format!("  ... ({} more)\n", wanted.len() - MAX_SHOWN));
             }
+            // A hunk of context alone is often the new text, unmarked: the
+            // marks are what it lacks, more than a match.
+            let marks = if h.changes() {
+                String::new()
+            } else {
+                format!(" Besides, {ONLY_CONTEXT}.")
+            };
             ToolError::new(
                 "patch.hunk_failed",
                 format!(
-                    "`{shown}`: {} does not apply: the lines it expects (context and removed) are not in the file{}:\n{listed}{}\n{NOTHING}\nhint: read the file again, then make the hunk's ` ` and `-` lines match it exactly (or give more or fewer context lines).",
+                    "`{shown}`: {} does not apply: the lines it expects (context and removed) are not in the file{}:\n{listed}{}\n{NOTHING}\nhint: read the file again, then make the hunk's ` ` and `-` lines match it exactly (or give more or fewer context lines).{marks}",
                     which(hunk),
                     after(hunk, from),
                     closest::explain_as(content, &old.join("\n"), "the hunk").trim_end()

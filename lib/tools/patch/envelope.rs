@@ -20,7 +20,9 @@
 //! taken as a line number, a missing `*** Begin Patch`. A missing
 //! `*** End Patch` is refused: the patch may have been cut short.
 
-use super::model::{Change, FilePatch, Format, Hunk, HunkLine, Op, Patch, content_of, split_lines};
+use super::model::{
+    Change, FilePatch, Format, Hunk, HunkLine, ONLY_CONTEXT, Op, Patch, content_of, split_lines,
+};
 use super::unified::parse_range_header;
 use crate::tools::matching::ladder::is_elision;
 
@@ -67,10 +69,17 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
             i += 1;
         }
         let Some((line, _)) = lines.get(i) else {
+            // Both slips at once: naming only the end would send back a
+            // whole patch that still changes nothing.
+            let and_marks = if !files.is_empty() && !files.iter().any(FilePatch::marks_a_change) {
+                format!("; and {ONLY_CONTEXT}")
+            } else {
+                String::new()
+            };
             return Err((
                 lines.len(),
                 format!(
-                    "the patch does not end with `{END}`, so it may have been cut short; send the whole patch, ending with `{END}`"
+                    "the patch does not end with `{END}`, so it may have been cut short; send the whole patch, ending with `{END}`{and_marks}"
                 ),
             ));
         };
@@ -393,6 +402,16 @@ mod tests {
         let (line, _) =
             parse("*** Begin Patch\n*** Add File: a\nno plus\n*** End Patch").unwrap_err();
         assert_eq!(line, 3);
+        // Context lines only and no end: both are named.
+        let (_, msg) = parse("*** Begin Patch\n*** Update File: a\n@@\n x\n y\n").unwrap_err();
+        assert!(
+            msg.contains("does not end with `*** End Patch`")
+                && msg.contains("every hunk line is context")
+                && msg.contains("`-`"),
+            "{msg}"
+        );
+        let (_, msg) = parse("*** Begin Patch\n*** Update File: a\n@@\n x\n-y\n").unwrap_err();
+        assert!(!msg.contains("hunk line is context"), "{msg}");
         assert!(parse("hello").is_err());
         assert!(
             parse("*** Begin Patch\n*** End Patch")

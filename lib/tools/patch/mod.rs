@@ -129,9 +129,14 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
     let mut stage = Stage::new(ctx);
     apply::apply(&mut stage, &patch)?;
     if !stage.entries.iter().any(stage::Entry::changed) {
+        let why = if patch.files.iter().any(model::FilePatch::marks_a_change) {
+            "its hunks add and remove the same lines".to_string()
+        } else {
+            model::ONLY_CONTEXT.to_string()
+        };
         return Err(ToolError::new(
             "patch.no_change",
-            "the patch leaves every file exactly as it is (its hunks add and remove the same lines), so nothing was written.",
+            format!("the patch leaves every file exactly as it is, so nothing was written: {why}."),
         ));
     }
     if !args.dry_run {

@@ -238,6 +238,25 @@ pub struct FilePatch {
     pub change: Change,
 }
 
+impl FilePatch {
+    /// Whether the patch marks any change for the file: a file added or
+    /// deleted, a move, or a hunk line that is not context. A model that
+    /// quotes the lines it means to change, all as context, sends a patch
+    /// without one.
+    pub fn marks_a_change(&self) -> bool {
+        match &self.change {
+            Change::Add { .. } | Change::Delete { .. } => true,
+            Change::Update { hunks, move_to, .. } => {
+                move_to.is_some() || hunks.iter().any(Hunk::changes)
+            }
+        }
+    }
+}
+
+/// What a patch whose hunks hold only context lines is told: the marks it
+/// lacks.
+pub const ONLY_CONTEXT: &str = "every hunk line is context (starts with a space), so the patch changes nothing: start each line to take out with `-` and each new line with `+`";
+
 /// A parsed patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Patch {
