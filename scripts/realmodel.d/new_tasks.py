@@ -31,6 +31,14 @@ def unchanged(files, *names):
     return " && ".join(parts)
 
 
+def left_alone_and_answered(files, names, test):
+    """A question's check: each of `names` as the project started with it,
+    git seeing no change to a tracked file, and `test` (Python lines, with
+    `answer` the agent's final answer and `os` and `re` imported) passing."""
+    return unchanged(files, *names) + " && git diff --quiet HEAD && python3 - <<'EOF'\n" \
+        "import os, re\n\nanswer = open(os.environ[\"AGENT_ANSWER\"]).read()\n" + test + "EOF"
+
+
 # --- a bug in a shell script ------------------------------------------------
 
 BACKUP_SH = """#!/usr/bin/env bash

@@ -48,7 +48,7 @@ pull_request]`, which runs every branch's pushes, or pull_request_target;
 and the catch-all owner given as the answer.
 """
 
-from new_tasks import unchanged
+from new_tasks import left_alone_and_answered, unchanged
 from tea_break_tasks import replaced
 
 # --- hidden files in the slideshow (Python; no file named) -----------------------------------
@@ -897,13 +897,9 @@ OWNERS_FILES = {".github/CODEOWNERS": CODEOWNERS, "billing/invoices.py": INVOICE
 # tracked file), and the answer names maria-k (Maria, with or without the
 # @). Fails an empty answer, the catch-all owner (@tom-h) or another owner
 # given instead, and a changed file.
-OWNERS_CHECK = unchanged(OWNERS_FILES, ".github/CODEOWNERS", "billing/invoices.py", "README.md") + \
-    r""" && git diff --quiet HEAD && python3 - <<'EOF'
-import os, re
-
-answer = open(os.environ["AGENT_ANSWER"]).read()
+OWNERS_CHECK = left_alone_and_answered(OWNERS_FILES, (".github/CODEOWNERS", "billing/invoices.py", "README.md"), r"""
 assert re.search(r"\bmaria\b", answer, re.I), answer
-EOF"""
+""")
 
 OWNERS_SOLUTION = r"""echo 'Maria (@maria-k): CODEOWNERS gives her /billing/.' > "$AGENT_ANSWER" """
 

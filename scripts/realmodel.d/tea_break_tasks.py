@@ -42,7 +42,7 @@ indented with spaces or placed first so that a bare `make` cleans, the
 other tool settings lost, and a wrong number in the answer.
 """
 
-from new_tasks import unchanged
+from new_tasks import left_alone_and_answered
 
 
 def replaced(path, *changes):
@@ -773,12 +773,9 @@ UPLOAD_FILES = {"config.env": UPLOAD_CONFIG_ENV, "app.py": UPLOAD_APP_PY}
 # "8MB", "8 megabytes", "8 MiB"), "eight", or the 8388608 bytes the code
 # works out. Fails an empty answer, another setting's number (45, 5000) given
 # instead, and a changed file.
-UPLOAD_CHECK = unchanged(UPLOAD_FILES, "config.env", "app.py") + r""" && git diff --quiet HEAD && python3 - <<'EOF'
-import os, re
-
-answer = open(os.environ["AGENT_ANSWER"]).read()
+UPLOAD_CHECK = left_alone_and_answered(UPLOAD_FILES, ("config.env", "app.py"), r"""
 assert re.search(r"(?<![\d.,])8(?![\d,])|\beight\b|8,?388,?608", answer, re.I), answer
-EOF"""
+""")
 
 UPLOAD_SOLUTION = r"""echo 'Up to 8 MB (MAX_UPLOAD_MB=8 in config.env).' > "$AGENT_ANSWER" """
 
