@@ -17,7 +17,8 @@ everything on, streams included) as DIR/00000.json, 00001.json, ..., and
 
 lists them (which agent, how many messages, the last one) and sends one of
 them again N times, without streaming, printing each answer's calls (or its
-text) on a line: as recorded, or with its last K messages dropped, TEXT
+text) on a line: as recorded, or with its last K messages dropped, the last
+call answered otherwise (`--result TEXT`: what if ag had said this), TEXT
 added as a user message, another temperature, only some of its tools
 offered, or `tool_choice` left to the model. It needs the model server, so
 it is never part of the tests or CI.
@@ -129,6 +130,13 @@ def sample(args):
     body.pop("stream_options", None)
     if args.drop:
         body["messages"] = body["messages"][:-args.drop]
+    if args.result is not None:
+        last = body["messages"][-1]
+        if last.get("role") != "tool":
+            sys.exit(f"resample: --result replaces a tool's answer, and the last message of "
+                     f"{args.request} (after --drop) is the {last.get('role')}'s: drop "
+                     "fewer messages, or more")
+        last["content"] = args.result
     if args.say:
         body["messages"].append({"role": "user", "content": args.say})
     if args.temperature is not None:
@@ -164,6 +172,7 @@ def main():
     s.add_argument("request")
     s.add_argument("n", type=int)
     s.add_argument("--drop", type=int, default=0, help="drop its last K messages first")
+    s.add_argument("--result", help="then answer the last call with this text instead")
     s.add_argument("--say", help="then add this user message")
     s.add_argument("--temperature", type=float)
     s.add_argument("--tools", help="offer only these tools (names joined by commas)")

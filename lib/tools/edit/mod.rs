@@ -605,10 +605,25 @@ fn miss_error(
         ""
     };
     match miss {
-        Miss::Unchanged => ToolError::new(
-            "edit.no_change",
-            format!("{which}old_string and new_string are the same; there is nothing to change.{all_or_nothing}"),
-        ),
+        // A model that meant to add lines sends the anchor alone on both
+        // sides, and sent it again after a bare "nothing to change" (in 5
+        // of 5 samples, against 1 of 5 told how to add; docs/models.md).
+        Miss::Unchanged => {
+            let both = if r.old_string.contains('\n') || r.old_string.chars().count() > 60 {
+                String::new()
+            } else {
+                format!(" (both `{}`)", r.old_string)
+            };
+            ToolError::new(
+                "edit.no_change",
+                format!(
+                    "{which}old_string and new_string are the same{both}, so this edit changes nothing. To add new lines, put in old_string a line of the file they go after, copied exactly, and in new_string that same line followed by the new lines{}.{all_or_nothing}",
+                    crate::tools::offer::way_text("edit_lines", "line_edits")
+                        .map(|w| format!(", or use {w} to insert"))
+                        .unwrap_or_default(),
+                ),
+            )
+        }
         Miss::EmptyOld => ToolError::new(
             "edit.empty_old_string",
             format!(
