@@ -591,6 +591,13 @@ fn apply(original: &[u8], plan: &Plan) -> Result<Outcome, ToolError> {
     })
 }
 
+/// ", or use `edit_lines` to insert", naming the way the caller has.
+fn or_insert_by_line() -> String {
+    crate::tools::offer::way_text("edit_lines", "line_edits")
+        .map(|w| format!(", or use {w} to insert"))
+        .unwrap_or_default()
+}
+
 fn miss_error(
     miss: Miss,
     current: &[u8],
@@ -618,9 +625,7 @@ fn miss_error(
                 "edit.no_change",
                 format!(
                     "{which}old_string and new_string are the same{both}, so this edit changes nothing. To add new lines, put in old_string a line of the file they go after, copied exactly, and in new_string that same line followed by the new lines{}.{all_or_nothing}",
-                    crate::tools::offer::way_text("edit_lines", "line_edits")
-                        .map(|w| format!(", or use {w} to insert"))
-                        .unwrap_or_default(),
+                    or_insert_by_line(),
                 ),
             )
         }
@@ -628,9 +633,7 @@ fn miss_error(
             "edit.empty_old_string",
             format!(
                 "{which}old_string is empty. Give the exact text to replace; to add text, include a neighbouring line in old_string and in new_string{}. To replace the whole file, use write.{all_or_nothing}{}",
-                crate::tools::offer::way_text("edit_lines", "line_edits")
-                    .map(|w| format!(", or use {w} to insert"))
-                    .unwrap_or_default(),
+                or_insert_by_line(),
                 append_hint(current, r)
                     .map(|h| format!("\n{h}"))
                     .unwrap_or_default()
