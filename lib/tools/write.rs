@@ -54,7 +54,8 @@ impl Tool for WriteTool {
     const DESCRIPTION: &'static str = "Create a new file or completely replace an existing file's content. \
 Missing parent directories are created. The file is replaced atomically (never left half-written), keeps its \
 permissions, and a symlink is written through to its target. Content wrapped whole in a ``` code fence is written \
-without the fence, except to a Markdown or text file. A .json or .toml file that parses is not replaced \
+without the fence, except to a Markdown or text file; so is content wrapped in a chat page's <pre><code> block, \
+except to a file that may hold HTML. A .json or .toml file that parses is not replaced \
 with text that does not (nothing is written, and the error says where it fails). To change part of a file, use \
 edit instead.";
     const MODEL_DESCRIPTION: &'static str = "Create a file or replace all of it; parent directories are created. To change part of a file use edit.";
@@ -92,14 +93,16 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     // one (a .py, a .json), the fence is left out; in one that can (a
     // README), it is written as given, unless the text inside is the
     // file's own (see below).
-    let fenced = std::str::from_utf8(&content)
+    let wrapped = std::str::from_utf8(&content)
         .ok()
-        .and_then(code_fence::inside)
-        .map(|inner| inner.as_bytes().to_vec());
-    let (content, unfenced, fenced) = match fenced {
-        Some(inner) if !code_fence::may_hold_fences(shown) => (inner, true, None),
-        other => (content, false, other),
+        .and_then(code_fence::unwrapped)
+        .map(|(inner, wrapper)| (inner.as_bytes().to_vec(), wrapper));
+    let wrapper = wrapped.as_ref().map(|(_, w)| *w);
+    let (content, unfenced, fenced) = match wrapped {
+        Some((inner, w)) if !w.may_be_held_by(shown) => (inner, true, None),
+        other => (content, false, other.map(|(inner, _)| inner)),
     };
+    let wrapper_shown = wrapper.map_or("", code_fence::Wrapper::shown);
     let meta = match ctx.metadata(&target.real) {
         Ok(m) => Some(m),
         // A file where a parent directory should be: creating the
@@ -153,9 +156,11 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         let (held, how) = match fenced.as_deref() {
             Some(inner) if in_fence => (
                 inner,
-                ", inside the ``` code fence the content wraps it in (a chat shows text that way; the fence is not the file's)",
+                format!(
+                    ", inside the {wrapper_shown} the content wraps it in (a chat shows text that way; the wrapper is not the file's)"
+                ),
             ),
-            _ => (&content[..], ""),
+            _ => (&content[..], String::new()),
         };
         let (_, mut details) = written(shown, held, false);
         details["unchanged"] = json!(true);
@@ -202,9 +207,9 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
 
     let (mut output, mut details) = written(shown, &content, meta.is_none());
     if unfenced {
-        output.push_str(
-            "; the ``` code fence around the content was left out: a chat shows code that way, and this file does not hold it",
-        );
+        output.push_str(&format!(
+            "; the {wrapper_shown} around the content was left out: a chat shows code that way, and this file does not hold it"
+        ));
         details["unfenced"] = json!(true);
     }
     // A weak model asked to change a part of a file often writes that part
@@ -420,6 +425,22 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(&readme).unwrap(),
             "# forum\n\n    createdb forum\n"
+        );
+        // A chat page's block: left out of code, kept in a page.
+        let pre = "<pre><code>const a = 1;\n</code></pre>\n";
+        let js = write_to(&ctx, "a.js", pre).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.js")).unwrap(),
+            "const a = 1;\n"
+        );
+        assert!(
+            js.output
+                .contains("the <pre><code> block around the content was left out")
+        );
+        write_to(&ctx, "a.html", pre).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.html")).unwrap(),
+            pre
         );
         let block = "```sh\nmake\n```\n";
         write_to(&ctx, "README.md", block).unwrap();
