@@ -92,7 +92,9 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     // The whole content in a chat's code fence: in a file that cannot hold
     // one (a .py, a .json), the fence is left out; in one that can (a
     // README), it is written as given, unless the text inside is the
-    // file's own (see below).
+    // file's own (see below). A `<pre><code>` block likewise, but in a file
+    // that may hold HTML it is always written as given: wrapping a page's
+    // text in one is an edit a person makes.
     let wrapped = std::str::from_utf8(&content)
         .ok()
         .and_then(code_fence::unwrapped)
@@ -100,7 +102,8 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     let wrapper = wrapped.as_ref().map(|(_, w)| *w);
     let (content, unfenced, fenced) = match wrapped {
         Some((inner, w)) if !w.may_be_held_by(shown) => (inner, true, None),
-        other => (content, false, other.map(|(inner, _)| inner)),
+        Some((inner, code_fence::Wrapper::Fence)) => (content, false, Some(inner)),
+        _ => (content, false, None),
     };
     let wrapper_shown = wrapper.map_or("", code_fence::Wrapper::shown);
     let meta = match ctx.metadata(&target.real) {
@@ -437,11 +440,14 @@ mod tests {
             js.output
                 .contains("the <pre><code> block around the content was left out")
         );
-        write_to(&ctx, "a.html", pre).unwrap();
+        // In a page, even around the page's own text, it is the page's.
+        std::fs::write(dir.path().join("a.html"), "const a = 1;\n").unwrap();
+        let page = write_to(&ctx, "a.html", pre).unwrap();
         assert_eq!(
             std::fs::read_to_string(dir.path().join("a.html")).unwrap(),
             pre
         );
+        assert!(page.details.get("unchanged").is_none(), "{}", page.output);
         let block = "```sh\nmake\n```\n";
         write_to(&ctx, "README.md", block).unwrap();
         assert_eq!(std::fs::read_to_string(&readme).unwrap(), block);
