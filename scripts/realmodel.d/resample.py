@@ -107,8 +107,7 @@ def text_of(message):
 
 def list_requests(folder):
     for name in sorted(glob.glob(os.path.join(folder, "*.json"))):
-        with open(name) as f:
-            body = json.load(f)
+        body = read_request(name)
         messages = body.get("messages") or []
         last = messages[-1] if messages else {}
         print(os.path.basename(name), agent_of(body), len(messages),
@@ -123,9 +122,21 @@ def answer_line(message):
     return "TEXT: " + text_of(message)[:200]
 
 
+def read_request(path):
+    try:
+        with open(path) as f:
+            body = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"resample: {path} is not a recorded request ({e}); `resample.py list DIR` "
+                 "shows the ones `record` saved")
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        sys.exit(f"resample: {path} holds no chat request (no `messages` list); "
+                 "`resample.py list DIR` shows the ones `record` saved")
+    return body
+
+
 def sample(args):
-    with open(args.request) as f:
-        body = json.load(f)
+    body = read_request(args.request)
     body["stream"] = False
     body.pop("stream_options", None)
     if args.drop:
