@@ -362,7 +362,8 @@ fn commit_refuses_when_there_is_nothing_to_commit() {
         "{r}"
     );
     // Committed already (by the caller's own earlier call, as often as
-    // not): said so, rather than "make the change first".
+    // not): said so, rather than "make the change first"; but the commit
+    // may be one from before the task, so the change may be still to make.
     let r = ag_git(
         &env,
         json!({"action": "commit", "message": "x", "paths": ["other.txt"]}),
@@ -371,9 +372,13 @@ fn commit_refuses_when_there_is_nothing_to_commit() {
     let last = git(&env, &["log", "-1", "--format=%h"]);
     assert!(
         output(&r).contains(&format!(
-            "The last commit, {} (\"other\"), holds its change: it is committed already. Go on with what is left of the task",
+            "The last commit, {} (\"other\", made ",
             last.trim()
         )),
+        "{r}"
+    );
+    assert!(
+        output(&r).contains("), holds it as it is now. If you changed it and committed that change, it is committed already: go on with what is left of the task, or give your answer. If you have not changed it yet, the change is still to be made: read it, change it, then commit."),
         "{r}"
     );
     assert!(!output(&r).contains("Make the change first"), "{r}");

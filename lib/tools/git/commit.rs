@@ -230,9 +230,12 @@ fn nothing_staged(
             Err(_) => (Vec::new(), false),
         };
         let next = if let Some(last) = last_commit_of(repo, specs) {
-            // Committed already, by the caller's own earlier call as
-            // often as not: "make the change first" would send a weak
-            // model to make it again.
+            // Committed already, by the caller's own earlier call as often
+            // as not: "make the change first" would send a weak model to
+            // make it again. But the last commit may as well be the
+            // project's own, from before the task (a weak model commits
+            // before it has changed anything), so it is not called the
+            // caller's: its age and both readings are given.
             let also = if changed.is_empty() {
                 String::new()
             } else {
@@ -242,10 +245,13 @@ fn nothing_staged(
                     commit_call(message, changed),
                 )
             };
+            let (them, are) = if specs.len() == 1 {
+                ("it", "it is")
+            } else {
+                ("them", "they are")
+            };
             format!(
-                " The last commit, {last}, holds {} change{}: it is committed already. Go on with what is left of the task, or give your answer.{also}",
-                if specs.len() == 1 { "its" } else { "their" },
-                if specs.len() == 1 { "" } else { "s" },
+                " The last commit, {last}, holds {them} as {are} now. If you changed {them} and committed that change, it is committed already: go on with what is left of the task, or give your answer. If you have not changed {them} yet, the change is still to be made: read {them}, change {them}, then commit.{also}",
             )
         } else if clean {
             " The working tree is clean: no file has changed since the last commit, so there is nothing to commit yet. Make the change first, then commit it.".to_string()
@@ -283,7 +289,7 @@ fn nothing_staged(
     )
 }
 
-/// The last commit, as `abc1234 ("its subject")`, when it changed one of
+/// The last commit, as `abc1234 ("its subject", made 3 minutes ago)`, when it changed one of
 /// the paths `specs` names; `None` when it did not, or there is none.
 fn last_commit_of(repo: &Repo, specs: &[String]) -> Option<String> {
     let mut args = vec![
@@ -302,14 +308,39 @@ fn last_commit_of(repo: &Repo, specs: &[String]) -> Option<String> {
     }
     let log = repo
         .git(
-            ["log", "-1", "--format=%h%x00%s", "HEAD"],
+            ["log", "-1", "--format=%h%x00%s%x00%ct", "HEAD"],
             Cap::whole(64 << 10),
             true,
         )
         .ok()?;
     let text = String::from_utf8_lossy(&log.stdout.head);
-    let (hash, subject) = text.trim_end().split_once('\0')?;
-    Some(format!("{hash} (\"{subject}\")"))
+    let mut fields = text.trim_end().splitn(3, '\0');
+    let (hash, subject) = (fields.next()?, fields.next()?);
+    let age = fields
+        .next()
+        .and_then(|t| t.trim().parse::<i64>().ok())
+        .map(|at| {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(at, |d| d.as_secs() as i64);
+            format!(", made {}", ago(now - at))
+        })
+        .unwrap_or_default();
+    Some(format!("{hash} (\"{subject}\"{age})"))
+}
+
+/// `secs` as a person says how long ago something was: "40 seconds ago",
+/// "3 hours ago". A commit dated in the future (a clock set wrong) is
+/// "just now".
+fn ago(secs: i64) -> String {
+    let (n, unit) = match secs {
+        s if s < 1 => return "just now".to_string(),
+        s if s < 120 => (s, "second"),
+        s if s < 2 * 3600 => (s / 60, "minute"),
+        s if s < 2 * 86400 => (s / 3600, "hour"),
+        s => (s / 86400, "day"),
+    };
+    format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" })
 }
 
 /// The files of `status` changed and not committed, as the caller names
@@ -368,4 +399,21 @@ fn list(specs: &[String]) -> String {
         .map(|s| format!("`{s}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ago;
+
+    #[test]
+    fn ages_read_as_a_person_says_them() {
+        assert_eq!(ago(-5), "just now");
+        assert_eq!(ago(0), "just now");
+        assert_eq!(ago(1), "1 second ago");
+        assert_eq!(ago(119), "119 seconds ago");
+        assert_eq!(ago(120), "2 minutes ago");
+        assert_eq!(ago(2 * 3600 - 1), "119 minutes ago");
+        assert_eq!(ago(2 * 3600), "2 hours ago");
+        assert_eq!(ago(3 * 86400), "3 days ago");
+    }
 }
