@@ -365,6 +365,15 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool_call_id: Option<String>,
     },
+    /// The assistant message of the last `message_end` is left out of the
+    /// conversation from here on, and the same request goes to the model
+    /// again. The session file keeps the message; a resumed session leaves
+    /// it out too. ag-loop withdraws a prompt's first answer when it was
+    /// asked to be a tool call and came as text.
+    Withdrawn {
+        /// Why, for a person reading the events or the session.
+        reason: String,
+    },
     // Subagents (issue 35).
     /// An event of a subagent: the child ag-loop that an `agent` tool call
     /// runs. Its events come in its parent's stream (and session) wrapped
@@ -443,6 +452,7 @@ impl AgentEvent {
                 message: Message::Assistant(a),
             } => a.text().lines().find(|l| !l.trim().is_empty())?.to_string(),
             AgentEvent::Error { message, .. } | AgentEvent::Note { message, .. } => message.clone(),
+            AgentEvent::Withdrawn { reason } => format!("withdrawn: {reason}"),
             AgentEvent::Interrupted => "interrupted".to_string(),
             AgentEvent::AgentEnd { outcome, usage, .. } => format!(
                 "ended: {} (${:.4})",

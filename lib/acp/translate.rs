@@ -384,6 +384,9 @@ impl Translator {
             AgentEvent::Note { message, .. } => {
                 out.push(self.note(NoticeSeverity::Info, message));
             }
+            AgentEvent::Withdrawn { reason } => {
+                out.push(self.note(NoticeSeverity::Info, &format!("withdrawn: {reason}")));
+            }
             // Runs that end when a check passes (issue 35).
             AgentEvent::Check { .. } => {
                 if let Some(text) = event.check_summary() {

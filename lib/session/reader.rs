@@ -221,9 +221,16 @@ pub fn messages(path: &Path) -> io::Result<(Option<SessionHeader>, Vec<Message>,
     let mut reader = Reader::open(path)?;
     let header = reader.header()?;
     let mut out = Vec::new();
-    reader.for_each_event_of(&["\"message_end\"", "\"compaction\""], |_, rec| {
-        match rec.event {
+    reader.for_each_event_of(
+        &["\"message_end\"", "\"compaction\"", "\"withdrawn\""],
+        |_, rec| match rec.event {
             AgentEvent::MessageEnd { message } => out.push(message),
+            // The run asked the model again without this answer.
+            AgentEvent::Withdrawn { .. } => {
+                if matches!(out.last(), Some(Message::Assistant(_))) {
+                    out.pop();
+                }
+            }
             // Resume where the run left off: the summary and the kept messages.
             AgentEvent::Compaction { summary, kept, .. } => {
                 let start = out.len().saturating_sub(kept);
@@ -232,8 +239,8 @@ pub fn messages(path: &Path) -> io::Result<(Option<SessionHeader>, Vec<Message>,
                 out = next;
             }
             _ => {}
-        }
-    })?;
+        },
+    )?;
     let mut damage = reader.damage;
     if let Some(d) = repair(&mut out) {
         damage.push(d);
@@ -470,5 +477,32 @@ mod tests {
         assert_eq!(msgs.len(), 5);
         assert!(matches!(&msgs[3], Message::ToolResult(r) if r.tool_call_id == "b"));
         assert!(matches!(&msgs[4], Message::User { .. }));
+    }
+
+    #[test]
+    fn a_withdrawn_answer_is_left_out_of_the_resumed_conversation() {
+        // A first answer in text, withdrawn, then the answer asked again.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(
+            &path,
+            concat!(
+                r#"{"type":"session","version":1,"id":"00000000-0000-0000-0000-000000000001","timestamp":"2025-01-01T00:00:00Z","cwd":"/p","config":{}}"#,
+                "\n",
+                r#"{"timestamp":"t","type":"message_end","message":{"role":"user","content":"fix it"}}"#,
+                "\n",
+                r#"{"timestamp":"t","type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"I fixed it."}],"stop_reason":"stop"}}"#,
+                "\n",
+                r#"{"timestamp":"t","type":"withdrawn","reason":"a tool call was asked for"}"#,
+                "\n",
+                r#"{"timestamp":"t","type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"Let me look."}],"stop_reason":"stop"}}"#,
+                "\n",
+            ),
+        )
+        .unwrap();
+        let (_, msgs, damage) = messages(&path).unwrap();
+        assert!(damage.is_empty(), "{damage:?}");
+        assert_eq!(msgs.len(), 2);
+        assert!(matches!(&msgs[1], Message::Assistant(a) if a.text() == "Let me look."));
     }
 }

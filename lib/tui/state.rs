@@ -437,6 +437,9 @@ impl State {
             }
             AgentEvent::Error { message, .. } => self.notice(NoticeKind::Error, message.clone()),
             AgentEvent::Note { message, .. } => self.notice(NoticeKind::Info, message.clone()),
+            AgentEvent::Withdrawn { reason } => {
+                self.notice(NoticeKind::Info, format!("withdrawn: {reason}"))
+            }
             // Runs that end when a check passes (issue 35).
             AgentEvent::Check { passed, .. } => {
                 let kind = if *passed {

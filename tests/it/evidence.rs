@@ -3,8 +3,9 @@
 //! answer after attempts to change files that all failed, or after bash
 //! commands that would have written files and changed none, sent back once;
 //! the same successful call again and again ending the run with its work
-//! kept; the first call of a small model's task asked to be a tool call;
-//! and a question that still ends at once.
+//! kept; the first call of a small model's task asked to be a tool call,
+//! and asked again when it came as text; and a question that still ends at
+//! once.
 
 use serde_json::{Value, json};
 
@@ -650,17 +651,23 @@ fn a_small_models_first_call_of_a_task_must_be_a_tool_call() {
 
 /// A server that does not enforce `tool_choice: "required"` (llama.cpp
 /// with a chat template whose calls it parses but cannot constrain) lets a
-/// small model answer the first request in text. ag sends that answer back
-/// once; the model then works, and a question still gets its answer.
+/// small model answer the first request in text. ag withdraws that answer
+/// and asks the same request again, once; a second such answer goes back
+/// once with a statement; the model then works, and a question still gets
+/// its answer.
 #[test]
-fn a_first_answer_in_text_despite_a_required_call_goes_back_once() {
+fn a_first_answer_in_text_despite_a_required_call_is_asked_again_then_goes_back() {
     let env = Env::new();
-    let server = ModelServer::start(vec![
-        Turn::Text("I added the Usage section to notes.md."),
+    let claim = "I added the Usage section to notes.md.";
+    let edit = || {
         Turn::Tools(vec![(
             "edit",
             json!({"file_path": "notes.md", "old_string": "Some text.", "new_string": "Some text.\n\n## Usage\n"}),
-        )]),
+        )])
+    };
+    let server = ModelServer::start(vec![
+        Turn::Text(claim),
+        edit(),
         Turn::Text("Added the Usage section."),
     ]);
     let r = loop_run(
@@ -672,8 +679,50 @@ fn a_first_answer_in_text_despite_a_required_call_goes_back_once() {
     r.ok();
     let requests = server.requests();
     assert_eq!(requests.len(), 3, "{r}");
-    // The second request carries the statement, after the text answer.
-    let messages = requests[1]["messages"].as_array().unwrap();
+    // The second request is the first again, still asking for a call, and
+    // no later one holds the claim.
+    assert_eq!(requests[1]["messages"], requests[0]["messages"], "{r}");
+    assert_eq!(requests[1]["tool_choice"], "required", "{r}");
+    assert!(!requests[2].to_string().contains(claim), "{}", requests[2]);
+    let events = r.json_lines();
+    let withdrawn = of_type(&events, "withdrawn");
+    assert_eq!(withdrawn.len(), 1, "{r}");
+    assert!(
+        withdrawn[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("asked to be a tool call"),
+        "{r}"
+    );
+    let end = agent_end(&r);
+    assert_eq!(end["outcome"], "finished", "{r}");
+    assert_eq!(end["work"]["changed"], json!(["notes.md"]), "{r}");
+    assert!(!end["messages"].to_string().contains(claim), "{r}");
+    assert!(
+        String::from_utf8(env.read("notes.md"))
+            .unwrap()
+            .contains("## Usage")
+    );
+
+    // Text again: it goes back with the statement, after the answer, and
+    // the next request is free.
+    let server = ModelServer::start(vec![
+        Turn::Text(claim),
+        Turn::Text(claim),
+        edit(),
+        Turn::Text("Added the Usage section."),
+    ]);
+    let r = loop_run(
+        &env,
+        &server,
+        &["--json", "--first-call", "required"],
+        "Add a Usage section to notes.md.",
+    );
+    r.ok();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{r}");
+    let messages = requests[2]["messages"].as_array().unwrap();
+    assert_eq!(messages[messages.len() - 2]["role"], "assistant", "{r}");
     let last = messages.last().unwrap();
     assert_eq!(last["role"], "user", "{last}");
     assert!(
@@ -683,25 +732,23 @@ fn a_first_answer_in_text_despite_a_required_call_goes_back_once() {
             .starts_with("No tool has been called during this request"),
         "{last}"
     );
-    assert!(requests[1].get("tool_choice").is_none(), "{}", requests[1]);
-    let end = agent_end(&r);
-    assert_eq!(end["outcome"], "finished", "{r}");
-    assert_eq!(end["work"]["changed"], json!(["notes.md"]), "{r}");
-    assert!(
-        String::from_utf8(env.read("notes.md"))
-            .unwrap()
-            .contains("## Usage")
-    );
+    assert!(requests[2].get("tool_choice").is_none(), "{}", requests[2]);
+    assert_eq!(of_type(&r.json_lines(), "withdrawn").len(), 1, "{r}");
+    assert_eq!(agent_end(&r)["work"]["changed"], json!(["notes.md"]), "{r}");
 
-    // Only once: a second text answer is the answer; a question that looked
-    // first is not sent back; nor is a text answer when the first call is
-    // free.
+    // Only so far: a third text answer is the answer; a question that
+    // looked first is neither asked again nor sent back; nor is a text
+    // answer when the first call is free.
     let look = || Turn::Tools(vec![("read", json!({"file_path": "notes.md"}))]);
     for (turns, first_call, requests) in [
         (
-            vec![Turn::Text("Some text."), Turn::Text("It says: some text.")],
+            vec![
+                Turn::Text("Some text."),
+                Turn::Text("Some text."),
+                Turn::Text("It says: some text."),
+            ],
             "required",
-            2,
+            3,
         ),
         (
             vec![look(), Turn::Text("It says: some text.")],
@@ -721,10 +768,65 @@ fn a_first_answer_in_text_despite_a_required_call_goes_back_once() {
         assert_eq!(server.requests().len(), requests, "{first_call}\n{r}");
         assert_eq!(agent_end(&r)["outcome"], "finished", "{r}");
     }
+
+    // The limits hold: with one turn, the text answer is the answer.
+    let server = ModelServer::start(vec![Turn::Text(claim)]);
+    let mut c = env.cmd(bin!("ag-loop"));
+    c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()])
+        .args([
+            "--no-gate",
+            "--max-turns",
+            "1",
+            "--json",
+            "--first-call",
+            "required",
+        ])
+        .arg("Add a Usage section to notes.md.");
+    let r = run(c, None);
+    assert_eq!(server.requests().len(), 1, "{r}");
+    assert!(of_type(&r.json_lines(), "withdrawn").is_empty(), "{r}");
 }
 
-/// Such a first answer that rambles on is stopped once it is long: it goes
-/// back whatever it says.
+/// A resumed session leaves a withdrawn answer out too: the session file
+/// keeps it, and the conversation the next prompt continues does not.
+#[test]
+fn a_withdrawn_answer_stays_out_of_a_resumed_session() {
+    let env = Env::new();
+    env.write("notes.md", NOTES);
+    let claim = "I added the Usage section to notes.md.";
+    let server = ModelServer::start(vec![
+        Turn::Text(claim),
+        Turn::Tools(vec![("read", json!({"file_path": "notes.md"}))]),
+        Turn::Text("It has no Usage section yet."),
+        Turn::Text("Nothing else."),
+    ]);
+    let session = |prompt: &str, more: &[&str]| {
+        let mut c = env.cmd(bin!("ag-loop"));
+        c.args(["-m", "ollama/scripted", "--base-url", &server.base_url()])
+            .args(["--no-gate", "--json"])
+            .args(more)
+            .arg(prompt);
+        run(c, None)
+    };
+    session(
+        "Add a Usage section to notes.md.",
+        &["--first-call", "required"],
+    )
+    .ok();
+    let r = session("Anything else?", &["--continue", "--first-call", "auto"]);
+    r.ok();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{r}");
+    let resumed = requests[3]["messages"].to_string();
+    assert!(!resumed.contains(claim), "{resumed}");
+    assert!(
+        resumed.contains("It has no Usage section yet."),
+        "{resumed}"
+    );
+}
+
+/// Such a first answer that rambles on is stopped once it is long: it is
+/// asked again whatever it says.
 #[test]
 fn a_long_first_answer_in_text_despite_a_required_call_is_stopped_and_goes_back() {
     let env = Env::new();

@@ -199,6 +199,13 @@ impl Renderer {
                 let nl = self.newline_if_needed();
                 format!("{nl}{}\n", self.style("33", &format!("note: {message}")))
             }
+            AgentEvent::Withdrawn { reason } => {
+                let nl = self.newline_if_needed();
+                format!(
+                    "{nl}{}\n",
+                    self.style("33", &format!("withdrawn: {reason}"))
+                )
+            }
             AgentEvent::AgentEnd {
                 outcome,
                 usage,

@@ -23,8 +23,10 @@
 //! them nothing is known of what bash did, and the answer is accepted.
 //!
 //! The first answer of a prompt that was asked to be a tool call, and came
-//! as text because the server did not enforce it, is sent back once too
-//! (`NO_CALL_YET`): that is the record (no call at all), not the words.
+//! as text because the server did not enforce it, is withdrawn and the
+//! request asked again once (`WITHDRAWN`); a second such answer is sent
+//! back once (`NO_CALL_YET`): that is the record (no call at all), not the
+//! words.
 
 use std::path::Path;
 
@@ -32,6 +34,14 @@ use crate::agent::calls::repeats::FILE_CHANGERS;
 use crate::agent::config::named_sets::own_name;
 use crate::agent::run::checkpoint_ledger::READ_ONLY;
 use crate::protocol::{ContentBlock, Message};
+
+/// Why the first answer of a prompt, asked to be a tool call, was left out
+/// of the conversation and the request asked again, when it came as text
+/// because the server did not enforce the request. Measured on a small
+/// model, a text claim sent back with [`NO_CALL_YET`] was held to in
+/// every answer sampled, while the same request asked again without it
+/// got a call in every one (docs/models.md).
+pub(in crate::agent) const WITHDRAWN: &str = "the first answer, asked to be a tool call, came as text: it is left out and the request is asked again";
 
 /// Sent back when the first answer of a prompt, asked to be a tool call
 /// (`--first-call required`, the default for a small window), came as text

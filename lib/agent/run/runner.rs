@@ -287,6 +287,22 @@ impl Agent {
         Ok(())
     }
 
+    /// Leaves the last answer, just ended, out of the conversation (the
+    /// session file keeps it, with the `withdrawn` event that a resumed
+    /// session reads), so that the same request goes to the model again.
+    fn withdraw(&mut self, turns: &mut Turns) -> io::Result<()> {
+        if !matches!(self.messages.last(), Some(Message::Assistant(_))) {
+            return Ok(());
+        }
+        self.messages.pop();
+        if matches!(turns.new.last(), Some(Message::Assistant(_))) {
+            turns.new.pop();
+        }
+        self.emitter.emit(AgentEvent::Withdrawn {
+            reason: super::evidence::WITHDRAWN.into(),
+        })
+    }
+
     /// Runs one prompt to its end.
     pub async fn prompt(&mut self, content: UserContent, control: &Control) -> io::Result<RunEnd> {
         let cancel = control.begin();
@@ -371,6 +387,10 @@ impl Agent {
         let mut sent_back_unlanded = false;
         // Whether a first answer without a call was sent back.
         let mut sent_back_no_call = false;
+        // Whether the next model call is the prompt's first request, and
+        // whether a first answer without a call was withdrawn and the
+        // request asked again.
+        let (mut first_request, mut asked_again) = (true, false);
         let end = loop {
             if cancel.is_cancelled() {
                 self.emitter.emit(AgentEvent::Interrupted)?;
@@ -396,7 +416,8 @@ impl Agent {
             }
             self.emitter.emit(AgentEvent::TurnStart)?;
             self.note_turn_start();
-            let assistant = self.model_call(turn == 1, cancel).await?;
+            let was_first = std::mem::replace(&mut first_request, false);
+            let assistant = self.model_call(was_first, cancel).await?;
             if let Some(tree) = &self.settings.tree {
                 tree.spend(assistant.usage.cost.total);
             }
@@ -428,6 +449,7 @@ impl Agent {
                         .unwrap_or_else(|| window::estimate_tokens(&self.messages));
                     self.compact(window, &mut turns, cancel).await?;
                     turn -= 1;
+                    first_request = was_first;
                     continue;
                 }
                 StopReason::Error | StopReason::Refusal => {
@@ -472,9 +494,22 @@ impl Agent {
                 // The first answer was asked to be a call, and a server
                 // that cannot enforce `tool_choice` (llama.cpp with a chat
                 // template whose calls it parses but cannot constrain)
-                // answered in text: it goes back once, as the server
-                // should have refused it (see evidence.rs).
-                if turn == 1
+                // answered in text. It is withdrawn and the same request
+                // asked again, once: a claim left in the conversation is
+                // what a small model holds to. A second such answer goes
+                // back, as the server should have refused it (see
+                // evidence.rs).
+                if was_first
+                    && !asked_again
+                    && self.settings.first_call_required()
+                    && self.limit_reached(turn, &turns).is_none()
+                {
+                    asked_again = true;
+                    first_request = true;
+                    self.withdraw(&mut turns)?;
+                    continue;
+                }
+                if was_first
                     && !sent_back_no_call
                     && self.settings.first_call_required()
                     && self.limit_reached(turn, &turns).is_none()

@@ -163,7 +163,7 @@ pub struct Args {
     /// claim of work it never did), auto for any other. The calls after
     /// the first are always free, so a question still gets its answer.
     /// A text answer where a call was required (a server that does not
-    /// enforce it) is sent back once.
+    /// enforce it) is withdrawn and asked again once, then sent back once.
     #[arg(long, value_enum, value_name = "WHEN")]
     pub first_call: Option<FirstCall>,
     /// Whether each prompt carries what a weak model needs to see: the

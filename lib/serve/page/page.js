@@ -511,6 +511,9 @@ function findDiff(details) {
       case "note":
         notice(e.message);
         break;
+      case "withdrawn":
+        notice("withdrawn: " + e.reason);
+        break;
       case "settings":
         notice("model " + e.model + (e.reasoning ? ", reasoning " + e.reasoning : ""));
         break;
