@@ -28,7 +28,21 @@ HERE = Path(__file__).resolve().parent
 # The agents by kind; `ag:SET` is ag with a tool set, and `+FLAG=VALUE`
 # after either adds an ag-loop flag (`ag+first-call=auto`), so that one
 # mechanism can be measured against its absence.
-KINDS = ("ag", "pi", "opencode", "mini-swe-agent")
+KINDS = ("ag", "pi", "opencode", "mini-swe-agent", "mini-swe-agent-1")
+
+# The peers kept off the network, and those whose log is a trajectory file
+# rather than JSON lines. `mini-swe-agent-1` is its last 1.x release, as the
+# issue's own measure ran it (see MINI_1).
+OFFLINE = ("opencode", "mini-swe-agent", "mini-swe-agent-1")
+TRAJECTORY = ("mini-swe-agent", "mini-swe-agent-1")
+
+# mini-swe-agent's last release before 2.0. 2.0 changed two things a weak
+# model feels: the command's fence is ```mswea_bash_command (1.x: ```bash),
+# and an answer refused for its format is left out of the conversation (1.x
+# keeps it, then the error), so the model next sees the error after its own
+# request and, on this model, answers with a copy of the error, whose example
+# block runs `<action>` in the shell, to the end of the run.
+MINI_1 = "mini-swe-agent==1.17.5"
 
 # A call refused before it ran: the tool is unknown or the arguments were
 # not taken. ag's texts (lib/agent/run/runner.rs, lib/tool_protocol/args_check.rs,
@@ -78,14 +92,14 @@ def npm_install(work, package, path):
     return path
 
 
-def ensure_mini(path):
+def ensure_mini(path, requirement="mini-swe-agent"):
     """mini-swe-agent in a venv of its own: `path` is its bin/mini."""
     if path.exists():
         return path
     venv = path.parent.parent
-    log(f"installing mini-swe-agent from PyPI into {venv}")
+    log(f"installing {requirement} from PyPI into {venv}")
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", "mini-swe-agent"],
+    subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", requirement],
                    check=True)
     return path
 
@@ -98,6 +112,8 @@ def ensure(agent, args):
         args.opencode = npm_install(args.work, "opencode-ai", args.opencode)
     elif k == "mini-swe-agent":
         args.mini = ensure_mini(args.mini)
+    elif k == "mini-swe-agent-1":
+        args.mini1 = ensure_mini(args.mini1, MINI_1)
 
 
 def version(agent, args):
@@ -112,8 +128,8 @@ def version(agent, args):
             return json.loads(p.read_text())["version"]
         if k == "opencode":
             return json.loads((args.work / "node_modules" / "opencode-ai" / "package.json").read_text())["version"]
-        if k == "mini-swe-agent":
-            py = args.mini.parent / "python"
+        if k in TRAJECTORY:
+            py = (args.mini if k == "mini-swe-agent" else args.mini1).parent / "python"
             r = subprocess.run([str(py), "-c", "import importlib.metadata as m; print(m.version('mini-swe-agent'))"],
                                capture_output=True, text=True, timeout=20)
             return r.stdout.strip()
@@ -249,6 +265,18 @@ def command(agent, args, model, window, where, prompt, unshare, sock):
                 "--output", str(where / "trajectory.json"),
                 "--task", prompt]
         return offline(argv, unshare, sock, args.base_url, env), env
+    if k == "mini-swe-agent-1":
+        env.update({"MSWEA_CONFIGURED": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+        # 1.x takes one config file and no overrides: its own mini.yaml
+        # with the same four settings as above, written by its own Python
+        # (which has PyYAML).
+        config = where / "mini.yaml"
+        subprocess.run([str(args.mini1.parent / "python"), "-c", MINI_1_CONFIG, str(config),
+                        inside_url(args.base_url) if unshare else args.base_url, str(args.max_turns)],
+                       env=env, stdout=subprocess.DEVNULL, check=True)
+        argv = [str(args.mini1), "--yolo", "--exit-immediately", "--model", f"openai/{model}",
+                "-c", str(config), "--output", str(where / "trajectory.json"), "--task", prompt]
+        return offline(argv, unshare, sock, args.base_url, env), env
     env["AG_HOME"] = str(home / ".ag")
     argv = [str(args.bin_dir / "ag-loop"), "-m", f"llamacpp/{model}", "--base-url", args.base_url,
             "--max-turns", str(args.max_turns), "--json", "--no-gate", "--no-session"]
@@ -261,6 +289,21 @@ def command(agent, args, model, window, where, prompt, unshare, sock):
         flag, _, value = f.partition("=")
         argv += [f"--{flag}"] + ([value] if value else [])
     return argv + [prompt], env
+
+
+# mini-swe-agent 1.x's own mini.yaml, with the server, a placeholder key, no
+# cost tracking and the turn limit: argv is the file to write, the base URL
+# and the limit.
+MINI_1_CONFIG = """
+import sys, yaml
+from minisweagent.config import builtin_config_dir
+config = yaml.safe_load((builtin_config_dir / "mini.yaml").read_text())
+model = config.setdefault("model", {})
+model.setdefault("model_kwargs", {}).update(api_base=sys.argv[2], api_key="local")
+model["cost_tracking"] = "ignore_errors"
+config.setdefault("agent", {})["step_limit"] = int(sys.argv[3])
+open(sys.argv[1], "w").write(yaml.safe_dump(config))
+"""
 
 
 # --- reading the logs --------------------------------------------------------------
@@ -379,6 +422,22 @@ def read_trajectory(path, stats):
             stats["tokens_out"] += u.get("completion_tokens") or 0
         if role == "assistant":
             answer(stats, text_of(m.get("content")))
+        elif role == "user" and not extra and text_of(m.get("content")).startswith("<returncode>"):
+            # 1.x: an observation is a user message with no extra.
+            stats["calls"] += 1
+            code = re.match(r"<returncode>(-?\d+)</returncode>", text_of(m.get("content")))
+            if not code or code.group(1) != "0":
+                note(stats, text_of(m.get("content")), "bash")
+        elif role == "user" and not extra and (many := re.match(
+                r"Please always provide EXACTLY ONE action in triple backticks, found (\d+) actions",
+                text_of(m.get("content")))):
+            # 1.x's format error: none run; more than one command is
+            # counted as that many refused calls, as for 2.x.
+            n = int(many.group(1))
+            if n > 1:
+                stats["calls"] += n
+                stats["refused"] += n
+                stats["refusals"].append(f"bash: {n} commands in one answer")
         elif role == "tool" or (role == "user" and "returncode" in extra):
             # An observation: a tool message (tool calling), or a user
             # message with the command's return code (text-based).
@@ -403,6 +462,10 @@ def read_trajectory(path, stats):
                 stats["refusals"].append(f"bash: {(error.group(1) if error else '?')[:160]}")
     status = info.get("exit_status", "")
     if status == "LimitsExceeded":
+        stats["stopped"] = "turn limit"
+    elif status == "EOFError" and stats["turns"] >= 1:
+        # 1.x at its step limit asks for a new one on stdin, which is
+        # empty here: the run ended at the turn limit.
         stats["stopped"] = "turn limit"
     elif status not in ("Submitted", ""):
         stats["stopped"] = stats["stopped"] or status
