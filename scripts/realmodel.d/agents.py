@@ -404,12 +404,35 @@ def turn_limit_reached(agent, e, stats, max_turns):
     return False
 
 
+def read_console(path, stats):
+    """What a run without a trajectory (1.x stopped at --timeout saves
+    none) printed: its steps, the commands run and how they ended, and the
+    answers refused for their format. Tokens are not printed."""
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return
+    steps = re.findall(r"^mini-swe-agent \(step (\d+)", text, re.M)
+    stats["turns"] = max((int(n) for n in steps), default=0)
+    for code, output in re.findall(r"^User:\n<returncode>(-?\d+)</returncode>\n(.*?)(?=^─|\Z)", text,
+                                   re.M | re.S):
+        stats["calls"] += 1
+        if code != "0":
+            note(stats, f"<returncode>{code}</returncode>\n{output}", "bash")
+    for n in re.findall(r"found (\d+) actions", text):
+        if int(n) > 1:
+            stats["calls"] += int(n)
+            stats["refused"] += int(n)
+            stats["refusals"].append(f"bash: {n} commands in one answer")
+
+
 def read_trajectory(path, stats):
     """mini-swe-agent's trajectory file (saved after every step) into `stats`."""
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError):
         stats["stopped"] = stats["stopped"] or "no trajectory"
+        read_console(Path(path).parent / "output.txt", stats)
         return
     info = data.get("info") or {}
     stats["turns"] = (info.get("model_stats") or {}).get("api_calls", 0)
