@@ -48,6 +48,7 @@ second loc in an existing url; and the section at the wrong level, in the
 middle, or with no link to LICENSE.
 """
 
+import errands_tasks
 from new_tasks import left_alone_and_answered, unchanged
 from tea_break_tasks import replaced
 
@@ -955,28 +956,8 @@ Renames photos by the date they were taken: `IMG_4031.JPG` becomes `2024-05-18_1
 - `--recursive`: go into subfolders too
 """
 
-MIT_LICENSE = """MIT License
-
-Copyright (c) 2025 Sam Patel
-
-Permission is hereby granted, free of charge, to any person obtaining a copy
-of this software and associated documentation files (the "Software"), to deal
-in the Software without restriction, including without limitation the rights
-to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
-copies of the Software, and to permit persons to whom the Software is
-furnished to do so, subject to the following conditions:
-
-The above copyright notice and this permission notice shall be included in all
-copies or substantial portions of the Software.
-
-THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
-IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
-FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
-AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
-LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
-OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
-SOFTWARE.
-"""
+# The MIT text of errands_tasks.py, with another holder.
+MIT_LICENSE = errands_tasks.MIT_LICENSE.replace("2021 Lena Fischer", "2025 Sam Patel")
 
 LICENSE_FILES = {"README.md": TIDY_README, "LICENSE": MIT_LICENSE}
 
