@@ -267,6 +267,8 @@ fn update_hunks(lines: &[(&str, bool)], first: usize) -> Result<(Vec<Hunk>, usiz
             header = t.to_string();
             continue;
         }
+        let unprefixed =
+            !raw.is_empty() && !matches!(raw.as_bytes()[0], b' ' | b'-' | b'+') && !is_elision(raw);
         let (op, text) = if raw.is_empty() {
             (Op::Context, "")
         } else {
@@ -277,14 +279,9 @@ fn update_hunks(lines: &[(&str, bool)], first: usize) -> Result<(Vec<Hunk>, usiz
                 // aider's `...` for lines left out, written without the
                 // context line's space: placed by the ladder's elision.
                 _ if is_elision(raw) => (Op::Context, raw.trim()),
-                _ => {
-                    return Err((
-                        first + k + 1,
-                        format!(
-                            "`{raw}`: every line of a hunk starts with ` ` (context), `-` (removed) or `+` (added); a line starting with `@@` begins a hunk"
-                        ),
-                    ));
-                }
+                // A context line whose space a model left out; placing
+                // the hunk checks it against the file like any other.
+                _ => (Op::Context, &raw[..]),
             }
         };
         let h = cur.get_or_insert_with(|| Hunk {
@@ -301,6 +298,7 @@ fn update_hunks(lines: &[(&str, bool)], first: usize) -> Result<(Vec<Hunk>, usiz
             op,
             text: text.to_string(),
         });
+        h.unprefixed += usize::from(unprefixed);
         if raw.is_empty() {
             trailing_empty += 1;
         } else {
@@ -396,9 +394,10 @@ mod tests {
         let (line, msg) = parse("*** Begin Patch\n*** Frobnicate: a\n*** End Patch").unwrap_err();
         assert_eq!(line, 2);
         assert!(msg.contains("not a file header"), "{msg}");
-        let (line, _) =
-            parse("*** Begin Patch\n*** Update File: a\n@@\nx\n*** End Patch").unwrap_err();
-        assert_eq!(line, 4);
+        // A hunk line without its prefix is context that lost its space
+        // (placing the hunk checks it against the file).
+        let p = parse("*** Begin Patch\n*** Update File: a\n@@\nx\n-y\n*** End Patch").unwrap();
+        assert_eq!(p.unprefixed_hunks(), vec![("a".to_string(), 1, 1)]);
         let (line, _) =
             parse("*** Begin Patch\n*** Add File: a\nno plus\n*** End Patch").unwrap_err();
         assert_eq!(line, 3);

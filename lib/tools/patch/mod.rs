@@ -83,8 +83,8 @@ writes them. Line numbers help but may be approximate (or left out: `@@ @@`).\n\
 An `@@ text` line names a line before the hunk (a class or function header) to tell repeated code apart; \
 `*** End of File` after a hunk means it ends the file. Give about 3 lines of context around each change.\n\
 Hunks apply in order; context that differs from the file as edit tolerates (whitespace, Unicode look-alikes, blank \
-lines at a hunk's ends, double-encoded escapes, a ` ...` context line for unchanged lines) still matches when \
-unique, and `details.tolerant_matches` says so. A hunk that could fit several places is refused: add context. Files keep their line endings, BOM \
+lines at a hunk's ends, double-encoded escapes, a ` ...` context line for unchanged lines, a context line without its leading space) still \
+matches when unique, and `details.tolerant_matches` says so. A hunk that could fit several places is refused: add context. Files keep their line endings, BOM \
 and permissions. `details.files` lists each file's action and line counts; `details.diff` is the combined diff. \
 Set `dry_run` to only check.";
     const MODEL_DESCRIPTION: &'static str = "Apply a patch to one or more files, all or nothing: a unified diff as git diff writes it (line numbers may be rough), or the `*** Begin Patch` format with `*** Update File:`, `*** Add File:`, `*** Delete File:` and `*** End Patch`. Give about 3 lines of context.";
@@ -146,6 +146,7 @@ fn run(ctx: &Context, args: PatchArgs) -> Result<ToolOutput, ToolError> {
     if unescaped.is_some() {
         report::unescaped(&mut out);
     }
+    report::unprefixed(&mut out, &patch.unprefixed_hunks());
     let out = out
         .with_notes(restripped)
         .with_notes(stage.recovered.clone());

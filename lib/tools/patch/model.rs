@@ -64,6 +64,9 @@ pub struct Hunk {
     pub new_no_newline: bool,
     /// The header as written, for messages.
     pub header: String,
+    /// How many of its lines came without their leading ` `, `-` or `+`
+    /// and were read as context (a small model's slip), for a notice.
+    pub unprefixed: usize,
 }
 
 impl Hunk {
@@ -264,6 +267,26 @@ pub struct Patch {
     pub format: Format,
     /// The file changes, in order.
     pub files: Vec<FilePatch>,
+}
+
+impl Patch {
+    /// Each hunk that had lines read as context without their leading
+    /// space: its file, its number in that file (from 1) and how many.
+    pub fn unprefixed_hunks(&self) -> Vec<(String, usize, usize)> {
+        let mut out = Vec::new();
+        for f in &self.files {
+            let hunks = match &f.change {
+                Change::Update { hunks, .. } | Change::Delete { hunks } => hunks,
+                Change::Add { .. } => continue,
+            };
+            for (i, h) in hunks.iter().enumerate() {
+                if h.unprefixed > 0 {
+                    out.push((f.path.clone(), i + 1, h.unprefixed));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Text lines of a patch: the text split at LF, each with a carriage

@@ -185,6 +185,27 @@ pub fn unescaped(out: &mut ToolOutput) {
     ));
 }
 
+/// Notes the hunks that had lines without their leading ` `, `-` or `+`,
+/// read as context: `(path, hunk number, lines)`.
+pub fn unprefixed(out: &mut ToolOutput, hunks: &[(String, usize, usize)]) {
+    if hunks.is_empty() {
+        return;
+    }
+    let mut all = out.details["tolerant_matches"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for (path, hunk, lines) in hunks {
+        all.push(json!({"path": path, "hunk": hunk, "kind": "unprefixed_context"}));
+        out.notes.push(Note::notice(format!(
+            "`{path}` hunk {hunk}: {lines} line{} started with none of ` `, `-`, `+` and {} read as context; start each context line with a space.",
+            plural(*lines as u64),
+            if *lines == 1 { "was" } else { "were" },
+        )));
+    }
+    out.details["tolerant_matches"] = Value::Array(all);
+}
+
 /// A ladder step's description, which speaks of `old_string` and
 /// `new_string`, said of a hunk.
 pub(super) fn hunk_words(text: &str) -> String {

@@ -345,6 +345,17 @@ fn is_header(lines: &[(&str, bool)], i: usize) -> bool {
         || (l.starts_with("--- ") && at(i + 1, "+++ ") && (at(i + 2, "@@") || i + 2 >= lines.len()))
 }
 
+/// Whether a hunk line (context, removed or added) comes after line `i`,
+/// before the next section or hunk: then the hunk goes on past `i`.
+fn hunk_goes_on(lines: &[(&str, bool)], i: usize) -> bool {
+    (i + 1..lines.len())
+        .take_while(|&k| !is_header(lines, k))
+        .any(|k| {
+            let l = lines[k].0;
+            l != "-- " && matches!(l.as_bytes().first(), Some(b' ' | b'+' | b'-'))
+        })
+}
+
 /// One hunk starting at its `@@` line; returns it and the lines used.
 fn hunk(lines: &[(&str, bool)], first: usize) -> Result<(Hunk, usize), ParseError> {
     let header = lines[0].0;
@@ -403,7 +414,16 @@ fn hunk(lines: &[(&str, bool)], first: usize) -> Result<(Hunk, usize), ParseErro
             // aider's `...` for lines left out, without the context
             // line's space: placed by the ladder's elision.
             Some(_) if is_elision(l) => (Op::Context, l.trim()),
-            // Anything else ends the hunk (garbage between files).
+            // A context line whose space a model left out (or an added
+            // line without its `+`): the hunk goes on after it, and ending
+            // it here would drop the rest as text after the diff. Placing
+            // the hunk checks the line against the file like any context
+            // line, so a missing `+` is refused, never applied in part.
+            Some(_) if hunk_goes_on(lines, i) => {
+                h.unprefixed += 1;
+                (Op::Context, l)
+            }
+            // Anything else ends the hunk (text after the diff).
             Some(_) => break,
         };
         if l.is_empty() && !counted {
@@ -506,6 +526,26 @@ rename to to.txt
         assert_eq!(p.files[4].path, "from.txt");
         assert!(matches!(&p.files[4].change,
             Change::Update { move_to: Some(t), hunks, .. } if t == "to.txt" && hunks.is_empty()));
+    }
+
+    #[test]
+    fn a_line_without_its_prefix_is_context_while_the_hunk_goes_on() {
+        // A context line that lost its space in the middle of a hunk: the
+        // changes after it stay in the hunk. Text after the last hunk line
+        // still ends it.
+        let diff = "--- a/p.html\n+++ b/p.html\n@@ @@\n<head>\n-<title>A</title>\n<link>\n+<title>B</title>\n</head>\nThat adds the title.\n";
+        let p = parse(diff, None, &none).unwrap();
+        let Change::Update { hunks, .. } = &p.files[0].change else {
+            panic!("{:?}", p.files[0].change);
+        };
+        assert_eq!(hunks.len(), 1);
+        assert_eq!(hunks[0].old(), vec!["<head>", "<title>A</title>", "<link>"]);
+        assert_eq!(
+            hunks[0].new_lines(),
+            vec!["<head>", "<link>", "<title>B</title>"]
+        );
+        assert_eq!(hunks[0].unprefixed, 2);
+        assert_eq!(p.unprefixed_hunks(), vec![("p.html".to_string(), 1, 2)]);
     }
 
     #[test]
