@@ -148,7 +148,7 @@ impl ToolBox {
         }
         let (programs, flags): (Vec<ToolProgram>, Vec<(bool, bool, bool)>) =
             wanted.into_iter().unzip();
-        let answers = exec::load_schemas(programs, None).await;
+        let answers = exec::load_schemas(programs, None, crate::tools::mains::definition).await;
         let mut tools: Vec<ToolCommand> = Vec::new();
         let mut skipped: Vec<LoadError> = Vec::new();
         for (i, ((program, answer), (read_only, required, own))) in

@@ -87,6 +87,10 @@ pub struct ToolProgram {
     program: PathBuf,
     args: Vec<String>,
     label: String,
+    /// The ag tool's name (`read` for `ag-read`) when the binary was found
+    /// beside the running executable: the same build, whose definition the
+    /// caller may know without asking (see [`load_schemas`]).
+    beside: Option<String>,
 }
 
 /// Where and how a call runs.
@@ -126,12 +130,21 @@ impl ToolProgram {
             program: program.into(),
             args,
             label: label.into(),
+            beside: None,
         }
     }
 
     /// The ag tool `name` (binary `ag-<name>`), if it is installed.
     pub fn ag(name: &str) -> Option<Self> {
-        find_tool_binary(name).map(|p| ToolProgram::new(p, Vec::new(), format!("ag-{name}")))
+        let path = find_tool_binary(name)?;
+        let here = std::env::current_exe().ok();
+        let beside = (path.parent() == here.as_deref().and_then(Path::parent)
+            && is_executable(&path))
+        .then(|| name.to_string());
+        Some(ToolProgram {
+            beside,
+            ..ToolProgram::new(path, Vec::new(), format!("ag-{name}"))
+        })
     }
 
     /// A command line as the shell reads it (`my-tool --flag "a b"`), run
@@ -306,30 +319,49 @@ fn parse_result(id: &str, name: &str, out: &Outcome) -> ToolResult {
     }
 }
 
-/// Asks every tool for its definition, all at once (a slow tool does not
-/// hold up the others); the answers come back in the order given.
+/// Whether a file has an execute bit: a tool binary that has none cannot
+/// run, and asking it for `--schema` says so.
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Each tool's definition, in the order given. An ag tool found beside the
+/// running executable is the same build as the caller, so `known` (ag's
+/// own table, `tools::mains::definition`) gives its definition
+/// without starting it: a start-up then runs no process for ag's own
+/// tools, and a machine too busy to start a dozen binaries within
+/// [`SCHEMA_TIMEOUT`] cannot fail it. Every other tool is asked `--schema`,
+/// all at once (a slow tool does not hold up the others).
 pub async fn load_schemas(
     programs: Vec<ToolProgram>,
     cwd: Option<&Path>,
+    known: fn(&str) -> Option<ToolDefinition>,
 ) -> Vec<(ToolProgram, Result<ToolDefinition, SchemaError>)> {
     let tasks: Vec<_> = programs
         .into_iter()
         .map(|program| {
+            if let Some(def) = program.beside.as_deref().and_then(known) {
+                return (program, Ok(Ok(def)));
+            }
             let cwd = cwd.map(Path::to_path_buf);
             let copy = program.clone();
             let task = tokio::spawn(async move { copy.schema(cwd.as_deref()).await });
-            (program, task)
+            (program, Err(task))
         })
         .collect();
     let mut loaded = Vec::with_capacity(tasks.len());
     for (program, task) in tasks {
-        // A task only fails by panicking, which `schema` does not do.
-        let def = task.await.unwrap_or_else(|e| {
-            Err(SchemaError {
-                label: program.label.clone(),
-                message: format!("loading it failed: {e}"),
-            })
-        });
+        let def = match task {
+            Ok(def) => def,
+            // A task only fails by panicking, which `schema` does not do.
+            Err(task) => task.await.unwrap_or_else(|e| {
+                Err(SchemaError {
+                    label: program.label.clone(),
+                    message: format!("loading it failed: {e}"),
+                })
+            }),
+        };
         loaded.push((program, def));
     }
     loaded

@@ -5,7 +5,37 @@
 
 use std::process::ExitCode;
 
-use crate::tool_protocol::tool_main;
+use crate::protocol::ToolDefinition;
+use crate::tool_protocol::{definition as of, tool_main};
+
+/// What `ag-<tool> --schema` prints, without starting the binary: ag-loop
+/// and ag-mcp take it for the tool binaries installed beside them, which
+/// are the same build (see [`crate::tool_protocol::exec::load_schemas`]).
+/// `None` for a name that is not one of ag's tool binaries.
+pub fn definition(tool: &str) -> Option<ToolDefinition> {
+    use super::*;
+    Some(match tool {
+        "bash" => of::<bash::BashTool>(),
+        "browser" => of::<browser::BrowserTool>(),
+        "claude-code-cli" => of::<cli_agent::ClaudeCodeTool>(),
+        "codex-cli" => of::<cli_agent::CodexCliTool>(),
+        "gemini-cli" => of::<cli_agent::GeminiCliTool>(),
+        "delete" => of::<delete::DeleteTool>(),
+        "edit" => of::<edit::EditTool>(),
+        "fetch" => of::<fetch::FetchTool>(),
+        "find" => of::<find::FindTool>(),
+        "git" => of::<git::GitTool>(),
+        "grep" => of::<grep::GrepTool>(),
+        "ls" => of::<ls::LsTool>(),
+        "lsp" => of::<lsp::LspTool>(),
+        "notify" => of::<notify::NotifyTool>(),
+        "patch" => of::<patch::PatchTool>(),
+        "read" => of::<read::ReadTool>(),
+        "todo" => of::<todo::TodoTool>(),
+        "write" => of::<write::WriteTool>(),
+        _ => return None,
+    })
+}
 
 /// ag-bash, which is also the supervisor of its own background jobs.
 pub fn bash() -> ExitCode {

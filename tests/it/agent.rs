@@ -1334,3 +1334,57 @@ fn a_cli_agent_past_its_time_limit_is_stopped_with_all_it_started() {
         r.stdout()
     );
 }
+
+#[test]
+fn its_own_tools_beside_it_are_not_started_to_learn_them() {
+    // ag-loop knows the definitions of the tool binaries installed beside
+    // it (the same build): none is run for `--schema`, so a start-up on a
+    // busy machine cannot time out on them. A call still runs the binary.
+    let env = Env::new();
+    let dir = env.join("bin");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(bin!("ag-loop"), dir.join("ag-loop")).unwrap();
+    let log = env.join("started.log");
+    let wrapper = env.write(
+        "bin/ag-read",
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            bin!("ag-read")
+        ),
+    );
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    env.write("a.txt", "alpha\n");
+    let model = scripted_model(
+        &env,
+        &[
+            tool_turn(&[("c1", "read", json!({"path": "a.txt"}))]),
+            text_turn("It says alpha."),
+        ],
+    );
+    let mut c = env.cmd(&dir.join("ag-loop").display().to_string());
+    c.args([
+        "--llm-cmd",
+        &model,
+        "--tools",
+        "read",
+        "--no-session",
+        "what is in a.txt?",
+    ]);
+    let r = run(c, None);
+    r.expect_code(0);
+    let ends: Vec<Value> = r
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .collect();
+    assert_eq!(ends.len(), 1, "{r}");
+    assert!(ends[0]["output"].to_string().contains("alpha"), "{r}");
+    let started = std::fs::read_to_string(&log).unwrap();
+    assert!(!started.contains("--schema"), "{started}");
+    assert_eq!(started.lines().count(), 1, "{started}");
+}

@@ -27,7 +27,12 @@ pub struct Session {
 
 impl Session {
     pub fn start(env: &Env, args: &[&str]) -> Session {
-        let mut cmd: Command = env.cmd(bin!("ag-mcp"));
+        Session::start_program(env, bin!("ag-mcp"), args)
+    }
+
+    /// Starts `program` (a copy of ag-mcp elsewhere).
+    pub fn start_program(env: &Env, program: &str, args: &[&str]) -> Session {
+        let mut cmd: Command = env.cmd(program);
         cmd.args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -53,7 +58,12 @@ impl Session {
 
     /// Starts ag-mcp and completes the handshake.
     pub fn ready(env: &Env, args: &[&str]) -> (Session, Value) {
-        let mut s = Session::start(env, args);
+        Session::ready_program(env, bin!("ag-mcp"), args)
+    }
+
+    /// Starts `program` and completes the handshake.
+    pub fn ready_program(env: &Env, program: &str, args: &[&str]) -> (Session, Value) {
+        let mut s = Session::start_program(env, program, args);
         let init = s.request(
             1,
             "initialize",
@@ -592,7 +602,8 @@ fn cwd_sets_where_relative_paths_resolve() {
 #[test]
 fn a_default_tool_that_cannot_be_loaded_is_left_out_with_a_warning() {
     let env = Env::new();
-    // ag-mcp looks beside itself first: a copy with a broken ag-read there.
+    // ag-mcp looks beside itself first: a copy with an ag-read there that
+    // cannot run (no execute bit), so it is asked `--schema` and fails.
     let dir = env.join("bin");
     std::fs::create_dir(&dir).unwrap();
     std::fs::copy(bin!("ag-mcp"), dir.join("ag-mcp")).unwrap();
@@ -601,7 +612,7 @@ fn a_default_tool_that_cannot_be_loaded_is_left_out_with_a_warning() {
         "bin/ag-read",
         "#!/bin/sh\necho 'ag-read: broken' >&2\nexit 1\n",
     );
-    std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
     let mcp = dir.join("ag-mcp").display().to_string();
     let r = crate::util::run_args(&env, &mcp, &["--list"]);
     let names: Vec<String> = r
@@ -614,12 +625,38 @@ fn a_default_tool_that_cannot_be_loaded_is_left_out_with_a_warning() {
     assert!(!names.contains(&"read".to_string()), "{r}");
     assert!(
         r.stderr()
-            .contains("ag-mcp: warning: left out: tool `ag-read`: --schema failed"),
+            .contains("ag-mcp: warning: left out: tool `ag-read`: cannot run it"),
         "{r}"
     );
-    assert!(r.stderr().contains("ag-read: broken"), "{r}");
     // Asked for by name, it is an error.
     run_args(&env, &mcp, &["--tools", "read,ls"]).expect_code(2);
+}
+
+#[test]
+fn a_tool_beside_the_server_is_taken_as_its_own_build_and_fails_on_its_call() {
+    let env = Env::new();
+    // A tool binary beside ag-mcp is the same build, so its definition is
+    // ag's own and it is not started to list it; one that is broken all
+    // the same fails on its call, with its own words.
+    let dir = env.join("bin");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(bin!("ag-mcp"), dir.join("ag-mcp")).unwrap();
+    let broken = env.write(
+        "bin/ag-read",
+        "#!/bin/sh\necho 'ag-read: broken' >&2\nexit 1\n",
+    );
+    std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.write("a.txt", "one\n");
+    let mcp = dir.join("ag-mcp").display().to_string();
+    let r = crate::util::run_args(&env, &mcp, &["--list", "--tools", "read"]);
+    let listed = r.ok().json_lines();
+    assert_eq!(listed.len(), 1, "{r}");
+    assert_eq!(listed[0]["name"], "read", "{r}");
+    let (mut s, _) = Session::ready_program(&env, &mcp, &["--tools", "read"]);
+    let r = s.call(2, "read", json!({"path": "a.txt"}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(r.to_string().contains("ag-read: broken"), "{r}");
+    s.finish();
 }
 
 #[test]

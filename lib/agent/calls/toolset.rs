@@ -126,7 +126,7 @@ impl ToolSet {
             bool,
             Option<&'static crate::agent::delegation::cli_agents::CliAgent>,
         )> = Vec::new();
-        let answers = exec::load_schemas(wanted, Some(cwd)).await;
+        let answers = exec::load_schemas(wanted, Some(cwd), crate::tools::mains::definition).await;
         for (i, (program, answer)) in answers.into_iter().enumerate() {
             let definition = answer?;
             if ask && definition.name == super::ask::NAME {
