@@ -79,6 +79,71 @@ pub fn similar_names(path: &Path) -> Vec<String> {
     scored.into_iter().take(3).map(|(_, n)| n).collect()
 }
 
+/// Files beside `path` whose names are one slip from its own: the same
+/// name in another case (`README.md` for `readme.md`), with or without a
+/// leading dot (`gitconfig` for `.gitconfig`), or one letter or mark
+/// added, left out or changed (`style.css` for `styles.css`). A changed
+/// digit is no slip (`v1.py` beside `v2.py`: files numbered on purpose),
+/// and names under five characters are left alone. For a new file, to name
+/// the file that may have been meant.
+pub fn one_slip_names(path: &Path) -> Vec<String> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Vec::new();
+    };
+    let name = name.to_string_lossy();
+    if name.chars().count() < 5 {
+        return Vec::new();
+    }
+    let Ok(entries) = std::fs::read_dir(if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    }) else {
+        return Vec::new();
+    };
+    let mut found: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| std::fs::metadata(e.path()).is_ok_and(|m| m.is_file()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|other| *other != name && one_slip(&name, other))
+        .collect();
+    found.sort();
+    found.truncate(3);
+    found
+}
+
+/// Whether two different names are one slip apart (see [`one_slip_names`]).
+fn one_slip(a: &str, b: &str) -> bool {
+    let (a, b) = (a.to_lowercase(), b.to_lowercase());
+    if a == b || a.strip_prefix('.') == Some(&b) || b.strip_prefix('.') == Some(&a) {
+        return true;
+    }
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    if long.len() - short.len() > 1 {
+        return false;
+    }
+    let head = short
+        .iter()
+        .zip(long.iter())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let slipped = if short.len() == long.len() {
+        // One character changed: the rest must match.
+        short[head + 1..] == long[head + 1..]
+            && !short[head].is_ascii_digit()
+            && !long[head].is_ascii_digit()
+    } else {
+        // One character added.
+        short[head..] == long[head + 1..] && !long[head].is_ascii_digit()
+    };
+    head < long.len() && slipped
+}
+
 fn stem(name: &str) -> &str {
     name.split('.').next().unwrap_or(name)
 }
@@ -113,6 +178,41 @@ mod tests {
             vec!["README.md"]
         );
         assert!(similar_names(&dir.path().join("zzz.py")).is_empty());
+    }
+
+    #[test]
+    fn names_one_slip_apart() {
+        for (a, b) in [
+            ("styles.css", "style.css"),
+            (".gitconfig", "gitconfig"),
+            ("readme.md", "README.md"),
+            ("config.yml", "config.yaml"),
+            ("utils.js", "util.js"),
+            ("index.htm", "index.html"),
+        ] {
+            assert!(one_slip(a, b) && one_slip(b, a), "{a} {b}");
+        }
+        for (a, b) in [
+            ("notes2.txt", "notes1.txt"),
+            ("v10.py", "v1.py"),
+            ("style.css", "script.js"),
+            ("styles.css", "styles.css.bak"),
+        ] {
+            assert!(!one_slip(a, b) && !one_slip(b, a), "{a} {b}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for n in ["style.css", "notes1.txt", "a.py"] {
+            std::fs::write(dir.path().join(n), "").unwrap();
+        }
+        std::fs::create_dir(dir.path().join("styles")).unwrap();
+        assert_eq!(
+            one_slip_names(&dir.path().join("styles.css")),
+            vec!["style.css"]
+        );
+        assert!(one_slip_names(&dir.path().join("notes2.txt")).is_empty());
+        // Short names and directories are left alone.
+        assert!(one_slip_names(&dir.path().join("b.py")).is_empty());
+        assert!(one_slip_names(&dir.path().join("style")).is_empty());
     }
 
     #[test]

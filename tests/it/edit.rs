@@ -516,3 +516,41 @@ fn a_write_into_guessed_directories_names_the_file_of_that_name() {
     );
     assert!(!r.to_string().contains("of that name"), "{r}");
 }
+
+/// A new file whose name is one slip from a file beside it names that file,
+/// and that it is unchanged; the write itself goes ahead.
+#[test]
+fn a_new_file_one_slip_from_a_file_beside_it_names_that_file() {
+    let env = Env::new();
+    env.write("site/style.css", "body { color: black; }\n");
+    env.write("site/notes1.txt", "one\n");
+    let r = call(
+        &env,
+        bin!("ag-write"),
+        json!({"file_path": "site/styles.css", "content": "tr:nth-child(even) { background: #eee; }\n"}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert!(
+        r["output"].as_str().unwrap().contains(
+            "Created new file site/styles.css (41 bytes); `site/style.css`, a near name, is beside it, unchanged. If that is the file meant, change it instead of making a new one"
+        ),
+        "{r}"
+    );
+    assert_eq!(r["details"]["near_names_beside"], json!(["site/style.css"]));
+    assert!(env.join("site/styles.css").exists());
+    assert_eq!(env.read("site/style.css"), b"body { color: black; }\n");
+    // Numbered files, a file overwritten, and a name far from all get no such note.
+    for (path, content) in [
+        ("site/notes2.txt", "two\n"),
+        ("site/style.css", "body { color: blue; }\n"),
+        ("site/print.css", "aside { display: none; }\n"),
+    ] {
+        let r = call(
+            &env,
+            bin!("ag-write"),
+            json!({"file_path": path, "content": content}),
+        );
+        assert_eq!(r["is_error"], false, "{r}");
+        assert!(r["details"].get("near_names_beside").is_none(), "{r}");
+    }
+}
