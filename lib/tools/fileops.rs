@@ -239,3 +239,30 @@ pub fn hard_link_note(meta: Option<&std::fs::Metadata>) -> Option<Note> {
 pub fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
+
+/// The files beside a new file `real` whose names are one slip from its
+/// own (see [`crate::fsutil::one_slip_names`]), as the model sees them, and
+/// what to tell it: a weak model writes the name it remembers
+/// (`styles.css` beside `style.css`), and the file meant is still as it
+/// was. `None` when there are none.
+pub fn near_names_beside(cwd: &Path, real: &Path) -> Option<(Vec<String>, String)> {
+    let dir = real.parent()?;
+    let near: Vec<String> = crate::fsutil::one_slip_names(real)
+        .iter()
+        .map(|n| crate::tool_protocol::display_path(cwd, &dir.join(n)))
+        .collect();
+    if near.is_empty() {
+        return None;
+    }
+    let listed: Vec<String> = near.iter().map(|f| format!("`{f}`")).collect();
+    let (names, are) = if near.len() == 1 {
+        ("a near name, is", "that is")
+    } else {
+        ("near names, are", "one of them is")
+    };
+    let said = format!(
+        "{}, {names} beside it, unchanged. If {are} the file meant, change it instead of making a new one",
+        listed.join(" and ")
+    );
+    Some((near, said))
+}

@@ -2,7 +2,6 @@
 //! an existing file's permissions and writing through symlinks.
 
 use std::io::{self, IsTerminal, Read};
-use std::path::Path;
 
 use clap::Args;
 use schemars::JsonSchema;
@@ -249,25 +248,12 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     // A new file whose name is one slip from a file beside it
     // (`styles.css` beside `style.css`): a weak model writes the name it
     // remembers, and the file meant is still as it was.
-    if meta.is_none() && !new_directory {
-        let dir = target.real.parent().unwrap_or(Path::new(""));
-        let near: Vec<String> = crate::fsutil::one_slip_names(&target.real)
-            .iter()
-            .map(|n| crate::tool_protocol::display_path(&ctx.cwd, &dir.join(n)))
-            .collect();
-        if !near.is_empty() {
-            let listed: Vec<String> = near.iter().map(|f| format!("`{f}`")).collect();
-            let (names, are) = if near.len() == 1 {
-                ("a near name, is", "that is")
-            } else {
-                ("near names, are", "one of them is")
-            };
-            output.push_str(&format!(
-                "; {}, {names} beside it, unchanged. If {are} the file meant, change it instead of making a new one",
-                listed.join(" and ")
-            ));
-            details["near_names_beside"] = json!(near);
-        }
+    if meta.is_none()
+        && !new_directory
+        && let Some((near, said)) = super::fileops::near_names_beside(&ctx.cwd, &target.real)
+    {
+        output.push_str(&format!("; {said}"));
+        details["near_names_beside"] = json!(near);
     }
     if let Some(real) = target.link_note(ctx) {
         output.push_str(&format!(", through the symlink to {real}"));

@@ -8,7 +8,7 @@ use super::model::Format;
 use super::stage::{Entry, Stage};
 use crate::fsutil::content_hash;
 use crate::tool_protocol::{Note, ToolOutput};
-use crate::tools::fileops::plural;
+use crate::tools::fileops::{near_names_beside, plural};
 use crate::tools::matching::diff;
 use crate::tools::matching::ladder::Step;
 use crate::tools::matching::seek::Fuzz;
@@ -91,6 +91,15 @@ pub fn report(stage: &Stage, format: Format, dry_run: bool) -> ToolOutput {
         }
         if let Some(m) = e.mode {
             file["mode"] = json!(format!("{m:o}"));
+        }
+        if action == "add"
+            && let Some((near, said)) = near_names_beside(stage.cwd(), &e.target.real)
+        {
+            notes.push(Note::notice(format!(
+                "`{}` is a new file; {said}.",
+                e.shown()
+            )));
+            file["near_names_beside"] = json!(near);
         }
         let placed = source.map_or(&e.hunks, |s| &s.hunks);
         if !placed.is_empty() {

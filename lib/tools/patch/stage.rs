@@ -99,6 +99,11 @@ pub struct Stage<'a> {
 }
 
 impl<'a> Stage<'a> {
+    /// The working directory paths are shown from.
+    pub fn cwd(&self) -> &std::path::Path {
+        &self.ctx.cwd
+    }
+
     /// An empty stage.
     pub fn new(ctx: &'a Context) -> Stage<'a> {
         Stage {
