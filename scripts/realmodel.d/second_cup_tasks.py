@@ -764,22 +764,11 @@ CI_PACKAGE_JSON = """{
 }
 """
 
-CI_FILES = {".github/workflows/ci.yml": CI_YML, "package.json": CI_PACKAGE_JSON}
-
-# .github/workflows/ci.yml, read by a small YAML reader of its own (block
-# mappings and lists, flow lists and mappings of plain values, quotes,
-# comments): `on` still has push with branches [main], and now
-# pull_request too, with no settings or with branches that include main;
-# name and jobs are as they were. Fails `on: [push, pull_request]` (pushes
-# to every branch run too), pull_request_target or pull-request, a
-# pull_request limited to some `types`, and the jobs changed.
-CI_CHECK = r"""python3 - <<'EOF'
-import re
-
-ORIGINAL = """ + repr(CI_YML) + r"""
-
-
-def scalar(s):
+# A small reader of the YAML a workflow or a manifest is written in (block
+# mappings and lists, plain and quoted scalars, flow lists and mappings,
+# comments, a document start), for checks that compare a file before and
+# after: `parse(text)`. Shared with closing_time_tasks.py; it needs `re`.
+YAML_READER = r"""def scalar(s):
     s = s.strip()
     if s in ("", "~", "null"):
         return None
@@ -793,7 +782,7 @@ def scalar(s):
             k, _, v = part.partition(":")
             out[scalar(k)] = scalar(v)
         return out
-    if re.fullmatch(r"-?\d+", s):
+    if re.fullmatch(r"[-+]?\d+", s):
         return int(s)
     if s in ("true", "false"):
         return s == "true"
@@ -840,7 +829,7 @@ def parse(text):
     lines = []
     for raw in text.split("\n"):
         line = re.sub(r"(^|\s)#.*$", "", raw).rstrip()
-        if line.strip():
+        if line.strip() and line.strip() != "---":
             assert "\t" not in line, "a tab in: " + raw
             lines.append((len(line) - len(line.lstrip(" ")), line.strip()))
     value, i = block(lines, 0, lines[0][0])
@@ -848,7 +837,24 @@ def parse(text):
     return value
 
 
-before, after = parse(ORIGINAL), parse(open(".github/workflows/ci.yml").read())
+"""
+
+CI_FILES = {".github/workflows/ci.yml": CI_YML, "package.json": CI_PACKAGE_JSON}
+
+# .github/workflows/ci.yml, read by a small YAML reader of its own (block
+# mappings and lists, flow lists and mappings of plain values, quotes,
+# comments): `on` still has push with branches [main], and now
+# pull_request too, with no settings or with branches that include main;
+# name and jobs are as they were. Fails `on: [push, pull_request]` (pushes
+# to every branch run too), pull_request_target or pull-request, a
+# pull_request limited to some `types`, and the jobs changed.
+CI_CHECK = r"""python3 - <<'EOF'
+import re
+
+ORIGINAL = """ + repr(CI_YML) + r"""
+
+
+""" + YAML_READER + r"""before, after = parse(ORIGINAL), parse(open(".github/workflows/ci.yml").read())
 assert set(after) == {"name", "on", "jobs"}, after
 assert after["name"] == before["name"] and after["jobs"] == before["jobs"], after
 on = after["on"]
