@@ -238,6 +238,11 @@ impl Tool for EditorWrite {
                 now.as_deref(),
             )?;
         }
+        // As ag-write says it: a new file one slip from a file beside it.
+        let near = meta
+            .is_none()
+            .then(|| crate::tools::fileops::near_names_beside(&ctx.cwd, &path))
+            .flatten();
         ask(Op::Write {
             path,
             content: content.clone(),
@@ -248,7 +253,11 @@ impl Tool for EditorWrite {
                 format!("the editor could not write `{shown}`: {e}"),
             )
         })?;
-        let (output, details) = write::written(&shown, content.as_bytes(), meta.is_none());
+        let (mut output, mut details) = write::written(&shown, content.as_bytes(), meta.is_none());
+        if let Some((near, said)) = near {
+            output.push_str(&format!("; {said}"));
+            details["near_names_beside"] = serde_json::json!(near);
+        }
         Ok(ToolOutput::new(output, details))
     }
 }

@@ -1539,6 +1539,11 @@ fn editor_fs_session(editor_fs: bool, sandbox: bool) -> (Env, ModelServer, Sdk) 
         Turn::Text("refused"),
         Turn::Tools(vec![("read", json!({"file_path": "."}))]),
         Turn::Text("a directory"),
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "note.txt", "content": "a new one\n"}),
+        )]),
+        Turn::Text("a new file"),
     ]);
     let mut args: Vec<String> = ["-m", "ollama/scripted", "--mode", "auto"]
         .iter()
@@ -1563,6 +1568,7 @@ fn editor_fs_session(editor_fs: bool, sandbox: bool) -> (Env, ModelServer, Sdk) 
             {"op": "prompt", "text": "write notes"},
             {"op": "prompt", "text": "read outside"},
             {"op": "prompt", "text": "read a directory"},
+            {"op": "prompt", "text": "write a new note"},
         ]),
     );
     (env, model, out)
@@ -1573,7 +1579,7 @@ fn with_editor_fs_read_and_write_go_through_the_editors_buffers() {
     for sandbox in [true, false] {
         let (env, model, out) = editor_fs_session(true, sandbox);
         let prompts = out.ops("prompt");
-        assert_eq!(prompts.len(), 4, "{:#?}", out.steps);
+        assert_eq!(prompts.len(), 5, "{:#?}", out.steps);
         for p in &prompts {
             assert_eq!(p["result"]["stopReason"], "end_turn", "{p}");
         }
@@ -1617,6 +1623,13 @@ fn with_editor_fs_read_and_write_go_through_the_editors_buffers() {
         let listing = tool_results(&model, 7);
         assert!(listing.contains("is a directory"), "{listing}");
         assert!(prompts[3]["fs"].as_array().unwrap().is_empty());
+        // A new file one slip from a file beside it names that file, as
+        // ag-write does.
+        let near = tool_results(&model, 9);
+        assert!(
+            near.contains("`notes.txt`, a near name, is beside it, unchanged"),
+            "{near}"
+        );
         check_schema(&interop(), &out.log);
     }
 }
@@ -1632,6 +1645,7 @@ fn without_editor_fs_the_disk_is_read_and_written() {
         std::fs::read_to_string(env.join("notes.txt")).unwrap(),
         "new text\n"
     );
+    assert!(tool_results(&model, 9).contains("`notes.txt`, a near name, is beside it, unchanged"));
 }
 
 #[test]
