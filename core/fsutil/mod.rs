@@ -103,9 +103,15 @@ pub fn one_slip_names(path: &Path) -> Vec<String> {
     };
     let mut found: Vec<String> = entries
         .filter_map(Result::ok)
-        .filter(|e| std::fs::metadata(e.path()).is_ok_and(|m| m.is_file()))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|other| *other != name && one_slip(&name, other))
+        .filter_map(|e| {
+            let other = e.file_name().to_string_lossy().into_owned();
+            // The name first: a directory of many files costs one look at
+            // each name, and a stat only for the near ones.
+            (other != name
+                && one_slip(&name, &other)
+                && std::fs::metadata(e.path()).is_ok_and(|m| m.is_file()))
+            .then_some(other)
+        })
         .collect();
     found.sort();
     found.truncate(3);

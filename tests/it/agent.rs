@@ -1388,3 +1388,35 @@ fn its_own_tools_beside_it_are_not_started_to_learn_them() {
     assert!(!started.contains("--schema"), "{started}");
     assert_eq!(started.lines().count(), 1, "{started}");
 }
+
+#[test]
+fn its_own_table_of_tools_is_what_each_tool_binary_prints_for_schema() {
+    // The table ag-loop and ag-mcp take the definitions of the tools beside
+    // them from must say what each binary would: every ag binary that
+    // answers `--schema` is in it, with the same definition.
+    let env = Env::new();
+    let dir = std::path::Path::new(bin!("ag-read")).parent().unwrap();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(tool) = file.strip_prefix("ag-") else {
+            continue;
+        };
+        if tool.contains('.') || !path.is_file() {
+            continue;
+        }
+        let r = crate::util::run_args(&env, &path.display().to_string(), &["--schema"]);
+        let printed: Option<Value> = (r.code() == Some(0))
+            .then(|| serde_json::from_str(r.stdout().trim()).ok())
+            .flatten();
+        let known = ag::tools::mains::definition(tool).map(|d| serde_json::to_value(d).unwrap());
+        assert_eq!(printed, known, "ag-{tool}");
+        checked += usize::from(known.is_some());
+    }
+    assert!(
+        checked >= 14,
+        "only {checked} tool binaries found in {}",
+        dir.display()
+    );
+}

@@ -345,12 +345,12 @@ fn is_header(lines: &[(&str, bool)], i: usize) -> bool {
         || (l.starts_with("--- ") && at(i + 1, "+++ ") && (at(i + 2, "@@") || i + 2 >= lines.len()))
 }
 
-/// Whether a hunk line (context, removed or added) comes after line `i`,
-/// before the next section or hunk: then the hunk goes on past `i`.
-fn hunk_goes_on(lines: &[(&str, bool)], i: usize) -> bool {
+/// The first hunk line (context, removed or added) after line `i`, before
+/// the next section or hunk: when there is one, the hunk goes on past `i`.
+fn next_hunk_line(lines: &[(&str, bool)], i: usize) -> Option<usize> {
     (i + 1..lines.len())
         .take_while(|&k| !is_header(lines, k))
-        .any(|k| {
+        .find(|&k| {
             let l = lines[k].0;
             l != "-- " && matches!(l.as_bytes().first(), Some(b' ' | b'+' | b'-'))
         })
@@ -372,6 +372,8 @@ fn hunk(lines: &[(&str, bool)], first: usize) -> Result<(Hunk, usize), ParseErro
     }
     // Empty patch lines at the end of an uncounted hunk are separators.
     let mut trailing_empty = 0;
+    // A hunk line ahead of a run of lines without their prefix (see below).
+    let mut goes_on_to = 0;
     let mut i = 1;
     while i < lines.len() {
         let (l, _) = lines[i];
@@ -419,7 +421,14 @@ fn hunk(lines: &[(&str, bool)], first: usize) -> Result<(Hunk, usize), ParseErro
             // it here would drop the rest as text after the diff. Placing
             // the hunk checks the line against the file like any context
             // line, so a missing `+` is refused, never applied in part.
-            Some(_) if hunk_goes_on(lines, i) => {
+            // (The line found ahead is kept, so a long run of such lines
+            // is looked through once, not once per line.)
+            Some(_)
+                if i < goes_on_to || {
+                    goes_on_to = next_hunk_line(lines, i).unwrap_or(0);
+                    i < goes_on_to
+                } =>
+            {
                 h.unprefixed += 1;
                 (Op::Context, l)
             }
@@ -546,6 +555,17 @@ rename to to.txt
         );
         assert_eq!(hunks[0].unprefixed, 2);
         assert_eq!(p.unprefixed_hunks(), vec![("p.html".to_string(), 1, 2)]);
+        // A run of such lines, each read once as context up to the change
+        // after it; the run after the last change ends the hunk.
+        let run: String = (0..5000).map(|n| format!("line {n}\n")).collect();
+        let diff = format!("--- a/p.txt\n+++ b/p.txt\n@@ @@\n{run}-old\n+new\n{run}");
+        let p = parse(&diff, None, &none).unwrap();
+        let Change::Update { hunks, .. } = &p.files[0].change else {
+            panic!("{:?}", p.files[0].change);
+        };
+        assert_eq!(hunks[0].unprefixed, 5000);
+        assert_eq!(hunks[0].lines.len(), 5002);
+        assert_eq!(hunks[0].new_lines().last(), Some(&"new"));
     }
 
     #[test]
