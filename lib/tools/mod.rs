@@ -16,6 +16,7 @@ pub mod find;
 pub mod git;
 pub mod globs;
 pub mod grep;
+pub(crate) mod lost_escapes;
 pub mod ls;
 pub mod lsp;
 pub mod mains;

@@ -56,8 +56,9 @@ Missing parent directories are created. The file is replaced atomically (never l
 permissions, and a symlink is written through to its target. Content wrapped whole in a ``` code fence is written \
 without the fence, except to a Markdown or text file; so is content wrapped in a chat page's <pre><code> block, \
 except to a file that may hold HTML. A .json or .toml file that parses is not replaced \
-with text that does not (nothing is written, and the error says where it fails). To change part of a file, use \
-edit instead.";
+with text that does not (nothing is written, and the error says where it fails). A line that is one of the \
+file's own with its escapes (`\\n`, `\\t`, `\\r`) sent as the characters they stand for is written as the file \
+held it, and a file that ends in a line break keeps it. To change part of a file, use edit instead.";
     const MODEL_DESCRIPTION: &'static str = "Create a file or replace all of it; parent directories are created. To change part of a file use edit.";
 
     fn run(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
@@ -100,7 +101,7 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         .and_then(code_fence::unwrapped)
         .map(|(inner, wrapper)| (inner.as_bytes().to_vec(), wrapper));
     let wrapper = wrapped.as_ref().map(|(_, w)| *w);
-    let (content, unfenced, fenced) = match wrapped {
+    let (mut content, unfenced, fenced) = match wrapped {
         Some((inner, w)) if !w.may_be_held_by(shown) => (inner, true, None),
         Some((inner, code_fence::Wrapper::Fence)) => (content, false, Some(inner)),
         _ => (content, false, None),
@@ -136,6 +137,30 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
             ));
         }
         check_writable("write.read_only", &target.real, shown)?;
+    }
+    // What the file holds, when it is small enough to compare with.
+    let before = meta
+        .as_ref()
+        .filter(|m| m.is_file() && m.len() <= COMPARED_UP_TO)
+        .and_then(|_| ctx.read(&target.real).ok());
+    // Escapes of the file's that the model's JSON turned into the
+    // characters they stand for (see lost_escapes), on lines it kept.
+    let mut restored_lines = Vec::new();
+    if let Some(old) = before.as_deref().and_then(|b| std::str::from_utf8(b).ok())
+        && let Ok(new) = std::str::from_utf8(&content)
+        && let Some((text, lines)) = super::lost_escapes::restored(old, new)
+    {
+        content = text.into_bytes();
+        restored_lines = lines;
+    }
+    // A file that ends in a line break keeps it: a model writing a file
+    // back leaves the last one out, and that alone is no change it meant.
+    let ending = before.as_deref().and_then(|b| {
+        let kept: &[u8] = if b.ends_with(b"\r\n") { b"\r\n" } else { b"\n" };
+        (b.ends_with(b"\n") && !content.is_empty() && !content.ends_with(b"\n")).then_some(kept)
+    });
+    if let Some(ending) = ending {
+        content.extend_from_slice(ending);
     }
     let expected = args.expected_hash.as_deref();
     if expected.is_some() {
@@ -215,6 +240,30 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         ));
         details["unfenced"] = json!(true);
     }
+    if let Some((last, rest)) = restored_lines.split_last() {
+        let (which, were) = if rest.is_empty() {
+            (format!("line {last} was the file's own line"), "it was")
+        } else {
+            let rest: Vec<String> = rest.iter().map(usize::to_string).collect();
+            (
+                format!(
+                    "lines {} and {last} were the file's own lines",
+                    rest.join(", ")
+                ),
+                "they were",
+            )
+        };
+        output.push_str(&format!(
+            "; {which} with escapes (`\\n`, `\\t`, `\\r`) sent as the characters they stand for, so {were} written as the file held them (in a JSON string a backslash is written `\\\\`)"
+        ));
+        details["escapes_restored"] = json!(restored_lines);
+    }
+    if ending.is_some() {
+        output.push_str(
+            "; the content had no line break at its end, and the file's last one was kept",
+        );
+        details["final_line_break_kept"] = json!(true);
+    }
     // A weak model asked to change a part of a file often writes that part
     // alone over the whole: say what went, while the checkpoint still has it.
     if let Some(before) = meta.as_ref().map(|m| m.len())
@@ -265,6 +314,10 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
 /// A file at least this large that a write shrinks to under half is
 /// pointed out: smaller ones are often rewritten whole on purpose.
 const SHRINK_NOTED_FROM: u64 = 200;
+
+/// Files up to this size are read before a write, to restore escapes it
+/// lost and keep their last line break.
+const COMPARED_UP_TO: u64 = 1 << 20;
 
 /// What `write` says of a file it wrote (`is_new`: it created it), and
 /// its details; also the answer of a write through an editor (see
@@ -401,6 +454,75 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             "{\"max_age_days\": 7}\n"
         );
+    }
+
+    #[test]
+    fn escapes_the_model_sent_as_real_characters_are_written_as_the_file_held_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(&dir);
+        let held = "const tick = () => {\n  process.stdout.write(`\\r${left} `);\n  console.log(\"\\nTime's up!\");\n};\n";
+        std::fs::write(dir.path().join("timer.js"), held).unwrap();
+        // The model's JSON had `\r` and `\n` for the file's `\\r` and
+        // `\\n`, and it changed the function's name.
+        let sent = "const tock = () => {\n  process.stdout.write(`\r${left} `);\n  console.log(\"\nTime's up!\");\n};\n";
+        let out = write_to(&ctx, "timer.js", sent).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("timer.js")).unwrap(),
+            held.replace("tick", "tock")
+        );
+        assert_eq!(
+            out.details["escapes_restored"],
+            json!([2, 3]),
+            "{}",
+            out.output
+        );
+        assert!(
+            out.output
+                .contains("lines 2 and 3 were the file's own lines"),
+            "{}",
+            out.output
+        );
+        // Sent again the same way, it is the text the file holds.
+        let again = write_to(&ctx, "timer.js", sent).unwrap();
+        assert_eq!(again.details["unchanged"], true, "{}", again.output);
+    }
+
+    #[test]
+    fn a_file_keeps_its_last_line_break_when_the_content_leaves_it_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(&dir);
+        let path = dir.path().join("backup.sh");
+        std::fs::write(&path, "set -e\ntar -czf notes.tgz notes\n").unwrap();
+        // Written back without its last line break: nothing changed.
+        let same = write_to(&ctx, "backup.sh", "set -e\ntar -czf notes.tgz notes").unwrap();
+        assert_eq!(same.details["unchanged"], true, "{}", same.output);
+        // A real change keeps the file's ending, CRLF too, and says so.
+        let out = write_to(&ctx, "backup.sh", "set -eu\ntar -czf notes.tgz notes").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "set -eu\ntar -czf notes.tgz notes\n"
+        );
+        assert_eq!(out.details["final_line_break_kept"], true);
+        assert!(
+            out.output.contains("the file's last one was kept"),
+            "{}",
+            out.output
+        );
+        std::fs::write(&path, "a\r\nb\r\n").unwrap();
+        write_to(&ctx, "backup.sh", "a\r\nc").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"a\r\nc\r\n");
+        // A file without one, and a new file, get the content as sent.
+        std::fs::write(&path, "x").unwrap();
+        write_to(&ctx, "backup.sh", "y").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"y");
+        let new = write_to(&ctx, "new.txt", "z").unwrap();
+        assert_eq!(std::fs::read(dir.path().join("new.txt")).unwrap(), b"z");
+        assert!(new.details.get("final_line_break_kept").is_none());
+        // Emptying a file is meant.
+        write_to(&ctx, "new.txt", "").unwrap();
+        std::fs::write(&path, "x\n").unwrap();
+        write_to(&ctx, "backup.sh", "").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"");
     }
 
     #[test]
