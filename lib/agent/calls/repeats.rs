@@ -202,12 +202,21 @@ impl FailureGuard {
                 None => n,
             };
             self.streak = 0;
-            if n == SAME_OUTPUT_RESTATE && call.is_none() && !self.request.is_empty() {
+            // A write of the text the file held changed nothing, as a look
+            // does: the model took it for the change asked, and has lost
+            // its aim as one that looks again has.
+            let changed = call.is_some() && r.details.get("unchanged") != Some(&Value::Bool(true));
+            if n == SAME_OUTPUT_RESTATE && !changed && !self.request.is_empty() {
+                let lead = if call.is_some() {
+                    "This call changed nothing: the file already held that text."
+                } else {
+                    "This call returned what it returned before: nothing it looks at changed in between."
+                };
                 r.output.push_str(&format!(
-                    "\n\nThis call returned what it returned before: nothing it looks at changed in between. The request was: \"{}\" Act on it now: change the files it needs changed, or answer it if it asks a question.",
+                    "\n\n{lead} The request was: \"{}\" Act on it now: change the files it needs changed, or answer it if it asks a question.",
                     self.request
                 ));
-            } else if n >= SAME_OUTPUT_WARN && call.is_some() {
+            } else if n >= SAME_OUTPUT_WARN && changed {
                 // A file change made again did change the file (an edit
                 // whose old text is still there applies once more), so
                 // "nothing changed" would be false here.
@@ -537,6 +546,44 @@ mod tests {
         let mut g = FailureGuard::new(0);
         look(&mut g);
         assert_eq!(look(&mut g), "Nothing to commit, working tree clean.");
+    }
+
+    /// A write of the text the file held, made again, changed nothing:
+    /// it brings back the request as a look does, and is never said to
+    /// be "in place".
+    #[test]
+    fn a_write_that_changed_nothing_made_again_restates_the_request() {
+        let mut g = FailureGuard::new(0);
+        g.begin("Put the day in the archive's name.");
+        let write = json!({"file_path": "backup.sh", "content": "tar -czf notes.tgz notes"});
+        let mut outputs = Vec::new();
+        for i in 1..=SAME_OUTPUT_STOP {
+            let mut r = if i == 1 {
+                ToolResult {
+                    output: "Overwrote backup.sh (24 bytes)".into(),
+                    ..succeeded()
+                }
+            } else {
+                ToolResult {
+                    output:
+                        "backup.sh already holds exactly this text (24 bytes): nothing was changed"
+                            .into(),
+                    details: json!({"unchanged": true}),
+                    ..succeeded()
+                }
+            };
+            g.note("write", &write, &mut r);
+            assert!(!r.output.contains("in place"), "call {i}: {}", r.output);
+            outputs.push(r.output);
+        }
+        assert!(
+            outputs[1].ends_with("This call changed nothing: the file already held that text. The request was: \"Put the day in the archive's name.\" Act on it now: change the files it needs changed, or answer it if it asks a question."),
+            "{}",
+            outputs[1]
+        );
+        assert!(outputs[2].contains("same output 3 times"), "{}", outputs[2]);
+        assert!(outputs[4].contains("stops after this turn, keeping what was done"));
+        assert_eq!(g.stop(), Some(&Stop::SameOutput(SAME_OUTPUT_STOP)));
     }
 
     /// A command's result as ag-bash gives it: no error, whatever its
