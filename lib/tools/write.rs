@@ -264,6 +264,16 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         );
         details["final_line_break_kept"] = json!(true);
     }
+    // The file written back with a blank line or some spaces lost: a
+    // weak model takes "Overwrote" for the change it was asked to make.
+    if let Some(old) = &before
+        && same_but_spacing(old, &content)
+    {
+        output.push_str(
+            "; it differs from what the file held only in blank lines and spaces, so its text is as it was",
+        );
+        details["spacing_only"] = json!(true);
+    }
     // A weak model asked to change a part of a file often writes that part
     // alone over the whole: say what went, while the checkpoint still has it.
     if let Some(before) = meta.as_ref().map(|m| m.len())
@@ -309,6 +319,17 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         details["symlink_target"] = json!(real);
     }
     Ok(ToolOutput::new(output, details).with_notes(hard_link_note(meta.as_ref())))
+}
+
+/// Whether two texts hold the same words in the same lines, once blank
+/// lines and the spaces around each line are left out.
+fn same_but_spacing(a: &[u8], b: &[u8]) -> bool {
+    fn words(t: &[u8]) -> impl Iterator<Item = &[u8]> {
+        t.split(|&c| c == b'\n')
+            .map(<[u8]>::trim_ascii)
+            .filter(|l| !l.is_empty())
+    }
+    words(a).eq(words(b))
 }
 
 /// A file at least this large that a write shrinks to under half is
@@ -523,6 +544,30 @@ mod tests {
         std::fs::write(&path, "x\n").unwrap();
         write_to(&ctx, "backup.sh", "").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"");
+    }
+
+    #[test]
+    fn a_file_written_back_with_only_its_spacing_changed_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(&dir);
+        std::fs::write(
+            dir.path().join("b.sh"),
+            "set -e\n\nmkdir -p out  \ntar c .\n",
+        )
+        .unwrap();
+        let out = write_to(&ctx, "b.sh", "set -e\nmkdir -p out\ntar c .\n").unwrap();
+        assert_eq!(out.details["spacing_only"], true, "{}", out.output);
+        assert!(
+            out.output.contains("only in blank lines and spaces"),
+            "{}",
+            out.output
+        );
+        let changed = write_to(&ctx, "b.sh", "set -e\nmkdir -p out\ntar cz .\n").unwrap();
+        assert!(
+            changed.details.get("spacing_only").is_none(),
+            "{}",
+            changed.output
+        );
     }
 
     #[test]
