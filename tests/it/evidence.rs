@@ -554,6 +554,8 @@ fn ags_own_answer_written_back_is_refused_and_the_file_kept() {
             "notify",
             json!({"message": "The person was notified; carry on."}),
         )]),
+        // The same news again: the person has it already.
+        Turn::Tools(vec![("notify", json!({"message": "The notes are done. "}))]),
         Turn::Text("Done."),
     ]);
     let r = loop_run(&env, &server, &["--json"], "Replace the text with Done.");
@@ -561,7 +563,7 @@ fn ags_own_answer_written_back_is_refused_and_the_file_kept() {
     assert_eq!(String::from_utf8(env.read("notes.md")).unwrap(), fixed);
     let events = r.json_lines();
     let ends = of_type(&events, "tool_execution_end");
-    assert_eq!(ends.len(), 4, "{r}");
+    assert_eq!(ends.len(), 5, "{r}");
     assert_eq!(ends[0]["is_error"], false, "{r}");
     assert_eq!(ends[1]["is_error"], true, "{r}");
     let said = ends[1]["output"].as_str().unwrap();
@@ -580,9 +582,16 @@ fn ags_own_answer_written_back_is_refused_and_the_file_kept() {
             .contains("nothing was sent to the person"),
         "{r}"
     );
+    assert_eq!(ends[4]["is_error"], true, "{r}");
+    assert!(
+        ends[4]["output"].as_str().unwrap().starts_with(
+            "The person was already notified of exactly this (\"The notes are done.\")"
+        ),
+        "{r}"
+    );
     let end = agent_end(&r);
     assert_eq!(end["work"]["changed"], json!(["notes.md"]), "{r}");
-    assert_eq!(end["work"]["failed_calls"], 2, "{r}");
+    assert_eq!(end["work"]["failed_calls"], 3, "{r}");
 }
 
 #[test]

@@ -105,6 +105,48 @@ pub(in crate::agent) fn echoed(
     None
 }
 
+/// Why a `notify` call is refused when the person was sent the very same
+/// message earlier this prompt (`earlier`): a weak model, its work done,
+/// notified the person of it again and again. `own_name` maps a called
+/// name to ag's tool.
+pub(in crate::agent) fn notified_already(
+    name: &str,
+    args: &Value,
+    earlier: &[Message],
+    own_name: impl Fn(&str) -> String,
+) -> Option<String> {
+    if name != "notify" {
+        return None;
+    }
+    let message = args.get("message").and_then(Value::as_str)?.trim();
+    let sent_ids: Vec<&str> = earlier
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) if !r.is_error && own_name(&r.tool_name) == "notify" => {
+                Some(r.tool_call_id.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    let sent = earlier.iter().any(|m| {
+        let Message::Assistant(a) = m else {
+            return false;
+        };
+        a.content.iter().any(|b| {
+            matches!(b, ContentBlock::ToolCall { id, arguments, .. }
+                if sent_ids.contains(&id.as_str())
+                    && arguments.get("message").and_then(Value::as_str).map(str::trim) == Some(message))
+        })
+    });
+    sent.then(|| {
+        format!(
+            "The person was already notified of exactly this (\"{}\") earlier in this request, so it was not sent again. {}",
+            shorten(message),
+            next_step(name, args)
+        )
+    })
+}
+
 /// Why the call `name` (ag's own name of the tool) with `args` is refused,
 /// when a text field it would write or send is, whole, part of ag's own
 /// prose in one of `notes`, the notes given this prompt. Quoted text in a
@@ -207,6 +249,63 @@ mod tests {
 
     fn same(name: &str) -> String {
         name.to_string()
+    }
+
+    #[test]
+    fn a_notification_sent_already_this_prompt_is_not_sent_again() {
+        let call = |id: &str, message: &str| {
+            Message::Assistant(crate::protocol::AssistantMessage {
+                content: vec![ContentBlock::ToolCall {
+                    id: id.into(),
+                    name: "notify".into(),
+                    arguments: json!({"message": message}),
+                }],
+                ..Default::default()
+            })
+        };
+        let answered = |id: &str, is_error: bool| {
+            let Message::ToolResult(mut r) = result("notify", "The person was notified; carry on.")
+            else {
+                unreachable!()
+            };
+            r.tool_call_id = id.into();
+            r.is_error = is_error;
+            Message::ToolResult(r)
+        };
+        let earlier = [
+            call("c1", "The email address was updated."),
+            answered("c1", false),
+        ];
+        let why = notified_already(
+            "notify",
+            &json!({"message": " The email address was updated. "}),
+            &earlier,
+            same,
+        )
+        .expect("refused");
+        assert!(why.starts_with("The person was already notified of exactly this (\"The email address was updated.\")"), "{why}");
+        // Something new is sent; so is a message whose first sending failed.
+        assert_eq!(
+            notified_already("notify", &json!({"message": "Tests pass."}), &earlier, same),
+            None
+        );
+        let failed = [
+            call("c1", "The email address was updated."),
+            answered("c1", true),
+        ];
+        assert_eq!(
+            notified_already(
+                "notify",
+                &json!({"message": "The email address was updated."}),
+                &failed,
+                same
+            ),
+            None
+        );
+        assert_eq!(
+            notified_already("write", &json!({"message": "x"}), &earlier, same),
+            None
+        );
     }
 
     #[test]

@@ -1019,9 +1019,18 @@ impl Agent {
                     let own = crate::agent::config::named_sets::own_name(name);
                     crate::agent::calls::echo::copied_note(own, &args, &self.notes_given)
                 };
-                match echo.or_else(copied) {
-                    Some(why) => Err(("call.echoed_answer", why)),
-                    None => Ok(note),
+                let again = || {
+                    let own = crate::agent::config::named_sets::own_name(name);
+                    crate::agent::calls::echo::notified_already(own, &args, &turns.new, |n| {
+                        crate::agent::config::named_sets::own_name(&self.tool_name(n)).to_string()
+                    })
+                };
+                match (echo.or_else(copied), again) {
+                    (Some(why), _) => Err(("call.echoed_answer", why)),
+                    (None, again) => match again() {
+                        Some(why) => Err(("call.notified_already", why)),
+                        None => Ok(note),
+                    },
                 }
             });
             if let Ok(Some(note)) = &check {
