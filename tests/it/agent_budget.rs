@@ -220,6 +220,15 @@ fn grep_skip_leaves_out_earlier_matches_but_not_their_neighbours_context() {
     let last = call(2);
     assert_eq!(last["details"]["matches"][0]["line"], 20);
     assert_eq!(last["details"]["truncated"], false);
+    // The last page says what its skip passed over, as a model's skip=1
+    // on its first search would otherwise hide a match without a word.
+    assert!(
+        last["output"]
+            .as_str()
+            .unwrap()
+            .contains("Showing 3-3 of 3 matching lines: skip=2 passed over the first 2. The same call with skip=0 (or without skip) shows them all."),
+        "{last}"
+    );
     let past = call(3);
     assert!(
         past["output"]

@@ -127,6 +127,20 @@ such as \"*.rs\", `exclude_pattern`) or raise `max_matches` (at most {}).",
             found.files_matched,
             super::MAX_MATCHES
         )));
+    } else if skip > 0 && shown > 0 {
+        // The last page of a search paged with skip, or a small model's
+        // skip=1 on its first search: without a word, the matches passed
+        // over would look like none.
+        let first = if skip == 1 {
+            "the first".to_string()
+        } else {
+            format!("the first {skip}")
+        };
+        notes.push(Note::aside(format!(
+            "Showing {}-{next} of {} matching lines: skip={skip} passed over {first}. The same call with skip=0 (or without skip) shows them all.",
+            skip + 1,
+            found.total_matches
+        )));
     } else if skip > 0 && shown == 0 && found.total_matches > 0 {
         // A small model sends skip=1 as readily as skip=0, and then pages
         // on past the end: the note says what its own skip did.
