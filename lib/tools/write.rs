@@ -273,6 +273,26 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
             "; it differs from what the file held only in blank lines and spaces, so its text is as it was",
         );
         details["spacing_only"] = json!(true);
+    } else if let Some(old) = &before
+        && let Some(gone) = lines_taken_out(old, &content)
+    {
+        // The file written back with a line or two of it lost (its
+        // shebang, its first comment): nothing the model was asked for.
+        let shown_lines: Vec<String> = gone
+            .iter()
+            .take(3)
+            .map(|(n, text)| format!("{n} `{text}`"))
+            .collect();
+        let more = if gone.len() > 3 {
+            format!(" and {} more", gone.len() - 3)
+        } else {
+            String::new()
+        };
+        output.push_str(&format!(
+            "; it only took out lines the file held (line {}{more}): nothing was added or changed",
+            shown_lines.join(", line ")
+        ));
+        details["lines_taken_out"] = json!(gone.iter().map(|(n, _)| n).collect::<Vec<_>>());
     }
     // A weak model asked to change a part of a file often writes that part
     // alone over the whole: say what went, while the checkpoint still has it.
@@ -330,6 +350,41 @@ fn same_but_spacing(a: &[u8], b: &[u8]) -> bool {
             .filter(|l| !l.is_empty())
     }
     words(a).eq(words(b))
+}
+
+/// The lines (1-based number in `old`, text cut to 60 characters) that
+/// `new` leaves out of `old`, when that is all it does: its lines, blank
+/// ones and spaces around them aside, are `old`'s in order with some taken
+/// out and none added or changed. `None` when it adds or changes one.
+fn lines_taken_out(old: &[u8], new: &[u8]) -> Option<Vec<(usize, String)>> {
+    let text = |l: &[u8]| String::from_utf8_lossy(l.trim_ascii()).into_owned();
+    let mut kept = new
+        .split(|&c| c == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .filter(|l| !l.is_empty())
+        .peekable();
+    let mut gone = Vec::new();
+    for (i, line) in old.split(|&c| c == b'\n').enumerate() {
+        let line = line.trim_ascii();
+        if line.is_empty() {
+            continue;
+        }
+        if kept.peek() == Some(&line) {
+            kept.next();
+        } else {
+            let t = text(line);
+            let cut: String = t.chars().take(60).collect();
+            gone.push((
+                i + 1,
+                if cut.len() < t.len() {
+                    cut + "…"
+                } else {
+                    cut
+                },
+            ));
+        }
+    }
+    (kept.peek().is_none() && !gone.is_empty()).then_some(gone)
 }
 
 /// A file at least this large that a write shrinks to under half is
@@ -565,6 +620,34 @@ mod tests {
         let changed = write_to(&ctx, "b.sh", "set -e\nmkdir -p out\ntar cz .\n").unwrap();
         assert!(
             changed.details.get("spacing_only").is_none(),
+            "{}",
+            changed.output
+        );
+    }
+
+    #[test]
+    fn a_file_written_back_with_lines_lost_names_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(&dir);
+        let held =
+            "#!/usr/bin/env bash\n# notes: shows the last ten.\nset -e\ntail -n 10 notes.txt\n";
+        std::fs::write(dir.path().join("notes.sh"), held).unwrap();
+        let out = write_to(
+            &ctx,
+            "notes.sh",
+            "# notes: shows the last ten.\n\nset -e\ntail -n 10 notes.txt",
+        )
+        .unwrap();
+        assert_eq!(out.details["lines_taken_out"], json!([1]), "{}", out.output);
+        assert!(
+            out.output.contains("it only took out lines the file held (line 1 `#!/usr/bin/env bash`): nothing was added or changed"),
+            "{}",
+            out.output
+        );
+        // A line changed as well: an edit of its own, said nothing of.
+        let changed = write_to(&ctx, "notes.sh", "set -e\ntail -n 20 notes.txt\n").unwrap();
+        assert!(
+            changed.details.get("lines_taken_out").is_none(),
             "{}",
             changed.output
         );
