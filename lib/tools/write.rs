@@ -156,7 +156,14 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     // A file that ends in a line break keeps it: a model writing a file
     // back leaves the last one out, and that alone is no change it meant.
     let ending = before.as_deref().and_then(|b| {
-        let kept: &[u8] = if b.ends_with(b"\r\n") { b"\r\n" } else { b"\n" };
+        // A CRLF file's `\r\n`, unless the content's own lines end in `\n`
+        // alone: its last line ends as its others do.
+        let lf_lines = content.contains(&b'\n') && !content.windows(2).any(|w| w == b"\r\n");
+        let kept: &[u8] = if b.ends_with(b"\r\n") && !lf_lines {
+            b"\r\n"
+        } else {
+            b"\n"
+        };
         (b.ends_with(b"\n") && !content.is_empty() && !content.ends_with(b"\n")).then_some(kept)
     });
     if let Some(ending) = ending {
@@ -587,6 +594,9 @@ mod tests {
         std::fs::write(&path, "a\r\nb\r\n").unwrap();
         write_to(&ctx, "backup.sh", "a\r\nc").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"a\r\nc\r\n");
+        // Content whose lines end in `\n` alone ends its last one so too.
+        write_to(&ctx, "backup.sh", "a\nd").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"a\nd\n");
         // A file without one, and a new file, get the content as sent.
         std::fs::write(&path, "x").unwrap();
         write_to(&ctx, "backup.sh", "y").unwrap();
