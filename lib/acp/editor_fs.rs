@@ -37,6 +37,7 @@ use crate::tools::edit::EditTool;
 use crate::tools::fileops::check_hash;
 use crate::tools::read::{self, ReadArgs, ReadTool};
 use crate::tools::write::{self, WriteArgs, WriteTool};
+use crate::tools::write_content;
 
 /// The subcommand that runs the shim (`ag-acp editor-tool read ...`).
 pub const SUBCOMMAND: &str = "editor-tool";
@@ -218,34 +219,59 @@ impl Tool for EditorWrite {
                 ),
             ));
         }
-        // The hash ag-loop remembers is of what the model read: the
-        // editor's text, so that is what it is checked against.
+        // What the buffer holds: the hash ag-loop remembers is of what the
+        // model read, the editor's text, so that is what it is checked
+        // against; and the content is made ready beside it as ag-write
+        // makes it ready beside the file (write_content).
+        let before = match ask(Op::Read { path: path.clone() }) {
+            Ok(text) => Some(text.unwrap_or_default()),
+            // A new file, in no buffer yet.
+            Err(_) if meta.is_none() => None,
+            Err(e) if args.expected_hash.is_some() => {
+                return Err(ToolError::new(
+                    "write.editor",
+                    format!("the editor could not read `{shown}` to check it: {e}"),
+                ));
+            }
+            // Nothing to compare with: the content is written as given.
+            Err(_) => None,
+        };
         if args.expected_hash.is_some() {
-            let now = match ask(Op::Read { path: path.clone() }) {
-                Ok(text) => Some(content_hash(text.unwrap_or_default().as_bytes())),
-                Err(_) if meta.is_none() => None,
-                Err(e) => {
-                    return Err(ToolError::new(
-                        "write.editor",
-                        format!("the editor could not read `{shown}` to check it: {e}"),
-                    ));
-                }
-            };
             check_hash(
                 "write.stale",
                 &shown,
                 args.expected_hash.as_deref(),
-                now.as_deref(),
+                before
+                    .as_deref()
+                    .map(|t| content_hash(t.as_bytes()))
+                    .as_deref(),
             )?;
+        }
+        let compared = before
+            .as_deref()
+            .map(str::as_bytes)
+            .filter(|b| b.len() as u64 <= write_content::COMPARED_UP_TO);
+        let prepared = write_content::prepare(&shown, compared, content.into_bytes());
+        if let Some(unchanged) = prepared.unchanged(&shown, |t| compared == Some(t)) {
+            return Ok(unchanged);
+        }
+        // As ag-write refuses it: a data file that would stop being one.
+        if let Some(b) = compared
+            && let Some(why) =
+                crate::tools::data_syntax::refused_write(&shown, b, &prepared.content)
+        {
+            return Err(ToolError::new("write.breaks_format", why));
         }
         // As ag-write says it: a new file one slip from a file beside it.
         let near = meta
             .is_none()
             .then(|| crate::tools::fileops::near_names_beside(&ctx.cwd, &path))
             .flatten();
+        // Made from the content's text, so still text: nothing is lost.
+        let text = String::from_utf8_lossy(&prepared.content).into_owned();
         ask(Op::Write {
             path,
-            content: content.clone(),
+            content: text,
         })
         .map_err(|e| {
             ToolError::new(
@@ -253,7 +279,16 @@ impl Tool for EditorWrite {
                 format!("the editor could not write `{shown}`: {e}"),
             )
         })?;
-        let (mut output, mut details) = write::written(&shown, content.as_bytes(), meta.is_none());
+        let (mut output, mut details) = write::written(&shown, &prepared.content, meta.is_none());
+        prepared.note(
+            compared,
+            before
+                .as_ref()
+                .map(|b| b.len() as u64)
+                .or(meta.as_ref().map(|m| m.len())),
+            &mut output,
+            &mut details,
+        );
         if let Some((near, said)) = near {
             output.push_str(&format!("; {said}"));
             details["near_names_beside"] = serde_json::json!(near);

@@ -28,3 +28,4 @@ pub mod read;
 pub mod todo;
 pub mod walk;
 pub mod write;
+pub(crate) mod write_content;

@@ -8,10 +8,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::code_fence;
 use super::fileops::{
     check_hash, check_writable, hard_link_note, io_failed, resolve_target, write_failed,
 };
+use super::write_content;
 use crate::fsutil::content_hash;
 use crate::tool_protocol::{Context, Tool, ToolError, ToolOutput};
 
@@ -90,23 +90,6 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     }
     let target = resolve_target(ctx, &args.file_path, "write")?;
     let shown = target.shown.as_str();
-    // The whole content in a chat's code fence: in a file that cannot hold
-    // one (a .py, a .json), the fence is left out; in one that can (a
-    // README), it is written as given, unless the text inside is the
-    // file's own (see below). A `<pre><code>` block likewise, but in a file
-    // that may hold HTML it is always written as given: wrapping a page's
-    // text in one is an edit a person makes.
-    let wrapped = std::str::from_utf8(&content)
-        .ok()
-        .and_then(code_fence::unwrapped)
-        .map(|(inner, wrapper)| (inner.as_bytes().to_vec(), wrapper));
-    let wrapper = wrapped.as_ref().map(|(_, w)| *w);
-    let (mut content, unfenced, fenced) = match wrapped {
-        Some((inner, w)) if !w.may_be_held_by(shown) => (inner, true, None),
-        Some((inner, code_fence::Wrapper::Fence)) => (content, false, Some(inner)),
-        _ => (content, false, None),
-    };
-    let wrapper_shown = wrapper.map_or("", code_fence::Wrapper::shown);
     let meta = match ctx.metadata(&target.real) {
         Ok(m) => Some(m),
         // A file where a parent directory should be: creating the
@@ -141,34 +124,10 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     // What the file holds, when it is small enough to compare with.
     let before = meta
         .as_ref()
-        .filter(|m| m.is_file() && m.len() <= COMPARED_UP_TO)
+        .filter(|m| m.is_file() && m.len() <= write_content::COMPARED_UP_TO)
         .and_then(|_| ctx.read(&target.real).ok());
-    // Escapes of the file's that the model's JSON turned into the
-    // characters they stand for (see lost_escapes), on lines it kept.
-    let mut restored_lines = Vec::new();
-    if let Some(old) = before.as_deref().and_then(|b| std::str::from_utf8(b).ok())
-        && let Ok(new) = std::str::from_utf8(&content)
-        && let Some((text, lines)) = super::lost_escapes::restored(old, new)
-    {
-        content = text.into_bytes();
-        restored_lines = lines;
-    }
-    // A file that ends in a line break keeps it: a model writing a file
-    // back leaves the last one out, and that alone is no change it meant.
-    let ending = before.as_deref().and_then(|b| {
-        // A CRLF file's `\r\n`, unless the content's own lines end in `\n`
-        // alone: its last line ends as its others do.
-        let lf_lines = content.contains(&b'\n') && !content.windows(2).any(|w| w == b"\r\n");
-        let kept: &[u8] = if b.ends_with(b"\r\n") && !lf_lines {
-            b"\r\n"
-        } else {
-            b"\n"
-        };
-        (b.ends_with(b"\n") && !content.is_empty() && !content.ends_with(b"\n")).then_some(kept)
-    });
-    if let Some(ending) = ending {
-        content.extend_from_slice(ending);
-    }
+    let prepared = write_content::prepare(shown, before.as_deref(), content);
+    let content = &prepared.content;
     let expected = args.expected_hash.as_deref();
     if expected.is_some() {
         let actual = ctx
@@ -176,9 +135,6 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
             .map_err(|e| io_failed("write.io", "read", shown, e))?;
         check_hash("write.stale", shown, expected, actual.as_deref())?;
     }
-    // The text the file already holds, written again (a weak model does
-    // that and takes it for a change): said, and the file left alone. So
-    // is that text inside a code fence, as a chat shows it.
     let holds = |text: &[u8]| {
         meta.as_ref().is_some_and(|m| {
             m.is_file()
@@ -186,32 +142,14 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
                 && ctx.hash_file(&target.real).ok().flatten() == Some(content_hash(text))
         })
     };
-    let in_fence = fenced.as_deref().is_some_and(holds);
-    if in_fence || holds(&content) {
-        let (held, how) = match fenced.as_deref() {
-            Some(inner) if in_fence => (
-                inner,
-                format!(
-                    ", inside the {wrapper_shown} the content wraps it in (a chat shows text that way; the wrapper is not the file's)"
-                ),
-            ),
-            _ => (&content[..], String::new()),
-        };
-        let (_, mut details) = written(shown, held, false);
-        details["unchanged"] = json!(true);
-        return Ok(ToolOutput::new(
-            format!(
-                "{shown} already holds exactly this text ({} bytes){how}: nothing was changed",
-                held.len()
-            ),
-            details,
-        ));
+    if let Some(unchanged) = prepared.unchanged(shown, holds) {
+        return Ok(unchanged);
     }
     // A data file that would stop being one (see data_syntax).
     if let Some(m) = &meta
         && crate::tools::data_syntax::checked(shown, m.len())
         && let Ok(before) = ctx.read(&target.real)
-        && let Some(why) = crate::tools::data_syntax::refused_write(shown, &before, &content)
+        && let Some(why) = crate::tools::data_syntax::refused_write(shown, &before, content)
     {
         return Err(ToolError::new("write.breaks_format", why));
     }
@@ -234,84 +172,19 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
             )
         })?;
     }
-    ctx.write_atomic(&target.real, meta.as_ref(), &content, || match expected {
+    ctx.write_atomic(&target.real, meta.as_ref(), content, || match expected {
         Some(h) => Ok(ctx.hash_file(&target.real)?.as_deref() == Some(h)),
         None => Ok(true),
     })
     .map_err(|e| write_failed("write.changed_on_disk", "write.io", shown, e))?;
 
-    let (mut output, mut details) = written(shown, &content, meta.is_none());
-    if unfenced {
-        output.push_str(&format!(
-            "; the {wrapper_shown} around the content was left out: a chat shows code that way, and this file does not hold it"
-        ));
-        details["unfenced"] = json!(true);
-    }
-    if let Some((last, rest)) = restored_lines.split_last() {
-        let (which, were) = if rest.is_empty() {
-            (format!("line {last} was the file's own line"), "it was")
-        } else {
-            let rest: Vec<String> = rest.iter().map(usize::to_string).collect();
-            (
-                format!(
-                    "lines {} and {last} were the file's own lines",
-                    rest.join(", ")
-                ),
-                "they were",
-            )
-        };
-        output.push_str(&format!(
-            "; {which} with escapes (`\\n`, `\\t`, `\\r`) sent as the characters they stand for, so {were} written as the file held them (in a JSON string a backslash is written `\\\\`)"
-        ));
-        details["escapes_restored"] = json!(restored_lines);
-    }
-    if ending.is_some() {
-        output.push_str(
-            "; the content had no line break at its end, and the file's last one was kept",
-        );
-        details["final_line_break_kept"] = json!(true);
-    }
-    // The file written back with a blank line or some spaces lost: a
-    // weak model takes "Overwrote" for the change it was asked to make.
-    if let Some(old) = &before
-        && same_but_spacing(old, &content)
-    {
-        output.push_str(
-            "; it differs from what the file held only in blank lines and spaces, so its text is as it was",
-        );
-        details["spacing_only"] = json!(true);
-    } else if let Some(old) = &before
-        && let Some(gone) = lines_taken_out(old, &content)
-    {
-        // The file written back with a line or two of it lost (its
-        // shebang, its first comment): nothing the model was asked for.
-        let shown_lines: Vec<String> = gone
-            .iter()
-            .take(3)
-            .map(|(n, text)| format!("{n} `{text}`"))
-            .collect();
-        let more = if gone.len() > 3 {
-            format!(" and {} more", gone.len() - 3)
-        } else {
-            String::new()
-        };
-        output.push_str(&format!(
-            "; it only took out lines the file held (line {}{more}): nothing was added or changed",
-            shown_lines.join(", line ")
-        ));
-        details["lines_taken_out"] = json!(gone.iter().map(|(n, _)| n).collect::<Vec<_>>());
-    }
-    // A weak model asked to change a part of a file often writes that part
-    // alone over the whole: say what went, while the checkpoint still has it.
-    if let Some(before) = meta.as_ref().map(|m| m.len())
-        && before >= SHRINK_NOTED_FROM
-        && before > 2 * content.len() as u64
-    {
-        output.push_str(&format!(
-            "; it held {before} bytes before, so most of what it held is gone. To change a part of a file, edit that part instead"
-        ));
-        details["size_before"] = json!(before);
-    }
+    let (mut output, mut details) = written(shown, content, meta.is_none());
+    prepared.note(
+        before.as_deref(),
+        meta.as_ref().map(|m| m.len()),
+        &mut output,
+        &mut details,
+    );
     // A new file in directories made for it, when the project has a file
     // of that name: a weak model guesses the directories of the file it
     // was asked to change (`lib/x/slugify.js` for `slugify.js`), and the
@@ -347,60 +220,6 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     }
     Ok(ToolOutput::new(output, details).with_notes(hard_link_note(meta.as_ref())))
 }
-
-/// Whether two texts hold the same words in the same lines, once blank
-/// lines and the spaces around each line are left out.
-fn same_but_spacing(a: &[u8], b: &[u8]) -> bool {
-    fn words(t: &[u8]) -> impl Iterator<Item = &[u8]> {
-        t.split(|&c| c == b'\n')
-            .map(<[u8]>::trim_ascii)
-            .filter(|l| !l.is_empty())
-    }
-    words(a).eq(words(b))
-}
-
-/// The lines (1-based number in `old`, text cut to 60 characters) that
-/// `new` leaves out of `old`, when that is all it does: its lines, blank
-/// ones and spaces around them aside, are `old`'s in order with some taken
-/// out and none added or changed. `None` when it adds or changes one.
-fn lines_taken_out(old: &[u8], new: &[u8]) -> Option<Vec<(usize, String)>> {
-    let text = |l: &[u8]| String::from_utf8_lossy(l.trim_ascii()).into_owned();
-    let mut kept = new
-        .split(|&c| c == b'\n')
-        .map(<[u8]>::trim_ascii)
-        .filter(|l| !l.is_empty())
-        .peekable();
-    let mut gone = Vec::new();
-    for (i, line) in old.split(|&c| c == b'\n').enumerate() {
-        let line = line.trim_ascii();
-        if line.is_empty() {
-            continue;
-        }
-        if kept.peek() == Some(&line) {
-            kept.next();
-        } else {
-            let t = text(line);
-            let cut: String = t.chars().take(60).collect();
-            gone.push((
-                i + 1,
-                if cut.len() < t.len() {
-                    cut + "…"
-                } else {
-                    cut
-                },
-            ));
-        }
-    }
-    (kept.peek().is_none() && !gone.is_empty()).then_some(gone)
-}
-
-/// A file at least this large that a write shrinks to under half is
-/// pointed out: smaller ones are often rewritten whole on purpose.
-const SHRINK_NOTED_FROM: u64 = 200;
-
-/// Files up to this size are read before a write, to restore escapes it
-/// lost and keep their last line break.
-const COMPARED_UP_TO: u64 = 1 << 20;
 
 /// What `write` says of a file it wrote (`is_new`: it created it), and
 /// its details; also the answer of a write through an editor (see

@@ -1521,7 +1521,9 @@ fn skills_are_commands_that_ask_the_model_to_use_them() {
 
 /// `--editor-fs` test: the model reads `notes.txt` (whose unsaved buffer
 /// differs from the disk), writes it, reads a file outside the workspace
-/// and a directory, through the SDK client's fs methods.
+/// and a directory, writes a new file, then writes `notes.txt` back as it
+/// holds it inside a chat's fence and again without its last line break,
+/// through the SDK client's fs methods.
 fn editor_fs_session(editor_fs: bool, sandbox: bool) -> (Env, ModelServer, Sdk) {
     let dir = interop();
     let env = Env::new();
@@ -1544,6 +1546,15 @@ fn editor_fs_session(editor_fs: bool, sandbox: bool) -> (Env, ModelServer, Sdk) 
             json!({"file_path": "note.txt", "content": "a new one\n"}),
         )]),
         Turn::Text("a new file"),
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "notes.txt", "content": "```\nnew text\n```"}),
+        )]),
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": "notes.txt", "content": "newer text"}),
+        )]),
+        Turn::Text("its last line break kept"),
     ]);
     let mut args: Vec<String> = ["-m", "ollama/scripted", "--mode", "auto"]
         .iter()
@@ -1569,6 +1580,7 @@ fn editor_fs_session(editor_fs: bool, sandbox: bool) -> (Env, ModelServer, Sdk) 
             {"op": "prompt", "text": "read outside"},
             {"op": "prompt", "text": "read a directory"},
             {"op": "prompt", "text": "write a new note"},
+            {"op": "prompt", "text": "write notes in a fence, then without its last line break"},
         ]),
     );
     (env, model, out)
@@ -1579,7 +1591,7 @@ fn with_editor_fs_read_and_write_go_through_the_editors_buffers() {
     for sandbox in [true, false] {
         let (env, model, out) = editor_fs_session(true, sandbox);
         let prompts = out.ops("prompt");
-        assert_eq!(prompts.len(), 5, "{:#?}", out.steps);
+        assert_eq!(prompts.len(), 6, "{:#?}", out.steps);
         for p in &prompts {
             assert_eq!(p["result"]["stopReason"], "end_turn", "{p}");
         }
@@ -1630,6 +1642,36 @@ fn with_editor_fs_read_and_write_go_through_the_editors_buffers() {
             near.contains("`notes.txt`, a near name, is beside it, unchanged"),
             "{near}"
         );
+        // ag-write's content repairs, on the buffer: the text it holds in
+        // a chat's fence is no change, and nothing is sent to the editor;
+        // a content without the last line break the buffer ends in keeps
+        // it.
+        let held = tool_results(&model, 11);
+        assert!(
+            held.contains(
+                "notes.txt already holds exactly this text (9 bytes), inside the ``` code fence"
+            ),
+            "{held}"
+        );
+        let kept = tool_results(&model, 12);
+        assert!(
+            kept.contains(
+                "the content had no line break at its end, and the file's last one was kept"
+            ),
+            "{kept}"
+        );
+        let writes: Vec<_> = prompts[5]["fs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["method"] == "fs/write_text_file")
+            .collect();
+        assert_eq!(writes.len(), 1, "{:?}", prompts[5]["fs"]);
+        assert_eq!(writes[0]["params"]["content"], "newer text\n");
+        assert_eq!(
+            std::fs::read_to_string(env.join("notes.txt")).unwrap(),
+            "disk line\n"
+        );
         check_schema(&interop(), &out.log);
     }
 }
@@ -1641,11 +1683,14 @@ fn without_editor_fs_the_disk_is_read_and_written() {
         assert!(p["fs"].as_array().unwrap().is_empty(), "{p}");
     }
     assert!(tool_results(&model, 1).contains("disk line"));
+    assert!(tool_results(&model, 9).contains("`notes.txt`, a near name, is beside it, unchanged"));
+    // The same answers as through the editor.
+    assert!(tool_results(&model, 11).contains("already holds exactly this text (9 bytes)"));
+    assert!(tool_results(&model, 12).contains("and the file's last one was kept"));
     assert_eq!(
         std::fs::read_to_string(env.join("notes.txt")).unwrap(),
-        "new text\n"
+        "newer text\n"
     );
-    assert!(tool_results(&model, 9).contains("`notes.txt`, a near name, is beside it, unchanged"));
 }
 
 #[test]
