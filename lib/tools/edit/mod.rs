@@ -160,7 +160,7 @@ For several changes to one file use `edits` (applied in order, all or nothing). 
 (numbers as read shows them; end_line = start_line - 1 inserts before start_line). If old_string is not found, \
 the error shows the closest text in the file, and when old_string is a letter or two off one place in it \
 (a misspelt word), the file's own spelling to use. Differences models often make (line endings, whitespace, Unicode \
-look-alikes such as typographic quotes and dashes, double-encoded escapes, blank lines at the ends, a `...` line \
+look-alikes such as typographic quotes and dashes, double-encoded escapes, a file's `\\n` or `\\t` escapes sent as a line break or tab, blank lines at the ends, a `...` line \
 for unchanged lines) are tolerated when the match is still unique, and `details.tolerant_matches` says which. Or give `code_edit`: the new code with unchanged parts left out behind \
 `// ... existing code ...` lines (any comment syntax); each changed stretch must begin and end with unchanged \
 lines from the file, which place it. The file's line endings, BOM and permissions are kept. \

@@ -10,10 +10,14 @@
 //!    `old_string` that the file does not have there (then 1 to 6 again);
 //! 8. with escapes a model double-encoded (`\n`, `\t`, `\"` written out)
 //!    decoded, in `old_string` and likewise in `new_string` (then 1 to 7);
-//! 9. with a line that is only `...` taken as lines left out (aider's
-//!    elision): the parts around it are matched in order, each on its own
-//!    and each unique (through 1 to 8), and `new_string` must have the
-//!    same `...` lines, its parts replacing them one for one.
+//! 9. with the line breaks and tabs of `old_string` read as the `\n` and
+//!    `\t` escapes the file holds there, where a model's JSON turned them
+//!    into those characters (`unescaped`), and `new_string`'s written as
+//!    escapes to match (then 1 to 8);
+//! 10. with a line that is only `...` taken as lines left out (aider's
+//!     elision): the parts around it are matched in order, each on its own
+//!     and each unique (through 1 to 9), and `new_string` must have the
+//!     same `...` lines, its parts replacing them one for one.
 //!
 //! Several matches at the first step that finds any is a refusal that
 //! lists them: a wrong edit is worse than none. ag-patch climbs the same
@@ -42,6 +46,9 @@ pub enum Step {
     EdgeWhitespace,
     /// Double-encoded escapes decoded.
     Escapes,
+    /// Escapes of the file's that `old_string` has as the characters they
+    /// stand for, read as the file holds them.
+    LostEscapes,
     /// `...` lines taken as left-out lines.
     Elision,
     /// The markers ag's diffs show for whitespace (`·`, `→`, `␍`), copied
@@ -58,6 +65,7 @@ impl Step {
             Step::Level(f) => f.name(),
             Step::EdgeWhitespace => "edge_whitespace",
             Step::Escapes => "escapes",
+            Step::LostEscapes => "lost_escapes",
             Step::Elision => "elision",
             Step::Markers => "whitespace_markers",
         }
@@ -75,6 +83,9 @@ impl Step {
             }
             Step::Escapes => {
                 "old_string had escapes written out (a literal \\n, \\t or \\\"), which were decoded, in new_string too"
+            }
+            Step::LostEscapes => {
+                "old_string had line breaks or tabs where the file has the escapes `\\n` or `\\t` (in a JSON string a backslash is written `\\\\`), which were matched as the file has them, and new_string's were written as escapes where old_string's were"
             }
             Step::Elision => {
                 "old_string's `...` lines were taken as lines left out, and the parts around them were each matched and replaced on their own"
@@ -150,7 +161,7 @@ pub fn search(content: &[u8], bom: usize, old: &str, new: &str) -> Search {
     search_below(content, bom, old, new, None)
 }
 
-/// The ladder, with the transforming steps (7 to 9) limited to those
+/// The ladder, with the transforming steps (7 to 10) limited to those
 /// before `limit`, so that a transformed `old_string` is not transformed
 /// again the same way.
 fn search_below(content: &[u8], bom: usize, old: &str, new: &str, limit: Option<Step>) -> Search {
@@ -228,6 +239,14 @@ fn search_below(content: &[u8], bom: usize, old: &str, new: &str, limit: Option<
         let found = search_below(content, bom, &o, &n, Some(Step::Escapes));
         if !matches!(found, Search::Missing) {
             return with_step(found, Step::Escapes);
+        }
+    }
+    if allowed(Step::LostEscapes)
+        && let Some((o, n)) = super::unescaped::restored(&content[bom..], old, new)
+    {
+        let found = search_below(content, bom, &o, &n, Some(Step::LostEscapes));
+        if !matches!(found, Search::Missing) {
+            return with_step(found, Step::LostEscapes);
         }
     }
     if allowed(Step::Elision)

@@ -15,3 +15,4 @@ pub(crate) mod normalize;
 pub(crate) mod seek;
 pub(crate) mod text;
 pub(crate) mod tolerant;
+pub(crate) mod unescaped;
