@@ -13,6 +13,10 @@ use std::collections::HashMap;
 
 use memchr::memmem;
 
+/// Bytes of `old_string` compared with the file at most, over all the
+/// places its start is found.
+const WALKED_AT_MOST: usize = 64 << 20;
+
 /// The escape a character stands for in a file's text.
 fn escape_of(c: u8) -> &'static [u8] {
     match c {
@@ -43,7 +47,12 @@ pub(super) fn restored(content: &[u8], old: &str, new: &str) -> Option<(String, 
         return None;
     }
     let mut found: Option<(&[u8], Vec<bool>)> = None;
+    // A short prefix found at many places, each walked a long way (a
+    // file of one repeated line): past this many bytes walked, the step
+    // gives up rather than take quadratic time.
+    let mut budget = WALKED_AT_MOST;
     for start in memmem::find_iter(content, &old_b[..first]) {
+        budget = budget.checked_sub(old_b.len())?;
         let Some((end, escaped)) = walk(content, start, old_b, &lost) else {
             continue;
         };
@@ -154,6 +163,15 @@ mod tests {
         let (o, n) = restored(file, old, new).unwrap();
         assert_eq!(o, "    printf(\"done\\n\");\n    return 0;");
         assert_eq!(n, "    printf(\"finished\\n\");\n    return 1;");
+    }
+
+    #[test]
+    fn a_file_of_one_line_repeated_is_not_walked_without_end() {
+        // 2.8 MB of `ab\n`: the prefix `a` is at 700,000 places, each
+        // walked 150,000 bytes without the budget.
+        let file = "ab\\n".repeat(700_000).into_bytes();
+        let old = format!("{}x", "ab\n".repeat(50_000));
+        assert_eq!(restored(&file, &old, "y"), None);
     }
 
     #[test]
