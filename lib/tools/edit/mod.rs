@@ -380,7 +380,8 @@ pub fn edit_with(
         }
         None => None,
     };
-    let outcome = apply(&original, &plan)?;
+    let outcome = apply(&original, &plan)
+        .map_err(|e| with_name_as_text(e, &plan, &args.file_path, &shown))?;
     if outcome.content == original {
         return Err(ToolError::new(
             "edit.no_change",
@@ -390,6 +391,37 @@ pub fn edit_with(
     io.commit(ctx, &target, meta.as_ref(), &original, &outcome.content)?;
     let out = report(ctx, &target, &plan, &original, &outcome, sketched.as_ref());
     Ok(out.with_notes(hard_link_note(meta.as_ref())))
+}
+
+/// A failed match whose old_string is the file's own name
+/// (`scripts/build.sh`), not text in it, says so on its first line: a weak
+/// model, asked to change a script, sent its path as old_string four
+/// times, each told only that it was not found.
+fn with_name_as_text(mut e: ToolError, plan: &Plan, file_path: &str, shown: &str) -> ToolError {
+    if e.code != "edit.not_found" {
+        return e;
+    }
+    let file_name = std::path::Path::new(shown)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let names = [file_path, shown, file_name.as_str()];
+    let named = plan.replacements.iter().find_map(|r| {
+        let old = r.old_string.trim();
+        let bare = old.strip_prefix("./").unwrap_or(old);
+        names
+            .iter()
+            .any(|n| !n.is_empty() && (*n == old || n.strip_prefix("./").unwrap_or(n) == bare))
+            .then_some(old)
+    });
+    if let Some(old) = named {
+        let said = format!(
+            " `{old}` is the name of the file, not text in it: old_string must be text the file holds, copied from what read shows of it."
+        );
+        let at = e.message.find('\n').unwrap_or(e.message.len());
+        e.message.insert_str(at, &said);
+    }
+    e
 }
 
 /// Replaces the file with `new`, unless it no longer holds `original`:
@@ -974,6 +1006,47 @@ mod tests {
             let hint = missing_file_hint(std::path::Path::new(name));
             assert_eq!(hint, "To create a new file, use write.", "{name}");
         }
+    }
+
+    #[test]
+    fn an_old_string_that_is_the_files_name_is_said_to_be_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context {
+            cwd: dir.path().to_path_buf(),
+            root: None,
+        };
+        std::fs::create_dir(dir.path().join("scripts")).unwrap();
+        std::fs::write(dir.path().join("scripts/build.sh"), "mkdir -p public\n").unwrap();
+        for old in ["scripts/build.sh", "./scripts/build.sh", "build.sh"] {
+            let args = EditArgs {
+                file_path: "scripts/build.sh".into(),
+                old_string: Some(old.into()),
+                new_string: Some("bash ./scripts/build.sh".into()),
+                ..EditArgs::default()
+            };
+            let err = edit_with(&ctx, args, &Disk).unwrap_err();
+            assert_eq!(err.code, "edit.not_found");
+            let first = err.message.lines().next().unwrap();
+            assert!(
+                first.contains(&format!("`{old}` is the name of the file, not text in it")),
+                "{}",
+                err.message
+            );
+        }
+        // Text that is not the file's name is told only that it is not
+        // there.
+        let args = EditArgs {
+            file_path: "scripts/build.sh".into(),
+            old_string: Some("rm -rf public".into()),
+            new_string: Some("x".into()),
+            ..EditArgs::default()
+        };
+        let err = edit_with(&ctx, args, &Disk).unwrap_err();
+        assert!(!err.message.contains("name of the file"), "{}", err.message);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("scripts/build.sh")).unwrap(),
+            "mkdir -p public\n"
+        );
     }
 
     #[test]
