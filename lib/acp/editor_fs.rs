@@ -36,7 +36,7 @@ use crate::tools::bash::BashTool;
 use crate::tools::edit::EditTool;
 use crate::tools::fileops::check_hash;
 use crate::tools::read::{self, ReadArgs, ReadTool};
-use crate::tools::write::{self, WriteArgs, WriteTool};
+use crate::tools::write::{WriteArgs, WriteTool};
 use crate::tools::write_content;
 
 /// The subcommand that runs the shim (`ag-acp editor-tool read ...`).
@@ -279,7 +279,8 @@ impl Tool for EditorWrite {
                 format!("the editor could not write `{shown}`: {e}"),
             )
         })?;
-        let (mut output, mut details) = write::written(&shown, &prepared.content, meta.is_none());
+        let (mut output, mut details) =
+            write_content::written(&shown, &prepared.content, meta.is_none());
         prepared.note(
             compared,
             before

@@ -178,7 +178,7 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     })
     .map_err(|e| write_failed("write.changed_on_disk", "write.io", shown, e))?;
 
-    let (mut output, mut details) = written(shown, content, meta.is_none());
+    let (mut output, mut details) = write_content::written(shown, content, meta.is_none());
     prepared.note(
         before.as_deref(),
         meta.as_ref().map(|m| m.len()),
@@ -219,25 +219,6 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         details["symlink_target"] = json!(real);
     }
     Ok(ToolOutput::new(output, details).with_notes(hard_link_note(meta.as_ref())))
-}
-
-/// What `write` says of a file it wrote (`is_new`: it created it), and
-/// its details; also the answer of a write through an editor (see
-/// `crate::acp::editor_fs`).
-pub fn written(shown: &str, content: &[u8], is_new: bool) -> (String, serde_json::Value) {
-    let size = content.len();
-    let output = if is_new {
-        format!("Created new file {shown} ({size} bytes)")
-    } else {
-        format!("Overwrote {shown} ({size} bytes)")
-    };
-    let details = json!({
-        "file_path": shown,
-        "size": size,
-        "is_new": is_new,
-        "hash": content_hash(content),
-    });
-    (output, details)
 }
 
 fn read_stdin() -> Result<Vec<u8>, ToolError> {

@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use super::code_fence::{self, Wrapper};
+use crate::fsutil::content_hash;
 use crate::tool_protocol::ToolOutput;
 
 /// A write's content, made ready to be written.
@@ -103,7 +104,7 @@ impl Prepared {
             _ if holds(&self.content) => (&self.content[..], String::new()),
             _ => return None,
         };
-        let (_, mut details) = super::write::written(shown, held, false);
+        let (_, mut details) = written(shown, held, false);
         details["unchanged"] = json!(true);
         Some(ToolOutput::new(
             format!(
@@ -204,6 +205,25 @@ impl Prepared {
             details["size_before"] = json!(before);
         }
     }
+}
+
+/// What `write` says of a file it wrote (`is_new`: it created it), and
+/// its details; also the answer of a write through an editor (see
+/// `crate::acp::editor_fs`).
+pub fn written(shown: &str, content: &[u8], is_new: bool) -> (String, serde_json::Value) {
+    let size = content.len();
+    let output = if is_new {
+        format!("Created new file {shown} ({size} bytes)")
+    } else {
+        format!("Overwrote {shown} ({size} bytes)")
+    };
+    let details = json!({
+        "file_path": shown,
+        "size": size,
+        "is_new": is_new,
+        "hash": content_hash(content),
+    });
+    (output, details)
 }
 
 /// Whether two texts hold the same words in the same lines, once blank
