@@ -152,7 +152,7 @@ impl Hunk {
     }
 
     /// The parts of the hunk around its context lines that are only
-    /// `...` (aider's elision, the ladder's step 9: lines left out), in
+    /// `...` (aider's elision, the ladder's step 10: lines left out), in
     /// order; the first keeps the anchors and line number, the last the
     /// end-of-file marks. `None` without such a line.
     pub fn elided_parts(&self) -> Option<Vec<Hunk>> {
