@@ -352,26 +352,14 @@ BLOG_STYLE_CSS = """body {
 
 COLUMN_FILES = {"index.html": BLOG_INDEX_HTML, "style.css": BLOG_STYLE_CSS}
 
-# style.css, read with a small cascade of its own (types, classes, :root,
-# descendant and child combinators, specificity, order, !important, @media
-# queries on min-width and max-width weighed for a screen 1600px wide): the
-# post (main) or one of the elements around it has a max-width of 800px
-# (or 50rem; or a width of 800px with a max-width of 100%) and auto margins
-# left and right (margin, margin-left/right or margin-inline); every
-# element's other properties, all but margins, paddings, widths and
-# box-sizing, are as before; index.html as it was. Fails the max-width with
-# no auto margins (not centred), margin: auto with no width, text-align:
-# center, a fixed width alone (too wide for a phone), another width, and the
-# rule put in index.html.
-COLUMN_CHECK = unchanged(COLUMN_FILES, "index.html") + r""" && python3 - <<'EOF'
-import re
-from html.parser import HTMLParser
-
-ORIGINAL_CSS = """ + repr(BLOG_STYLE_CSS) + r"""
-SCREEN = 1600
-LAYOUT = re.compile(r"(margin|padding|width|max-width|min-width|box-sizing)(-.*)?$")
-
-
+# A small CSS cascade for the checks, as a page on a screen SCREEN pixels
+# wide sees it: `Page(html).chains` (each element with its ancestors, as
+# (tag, classes)), `rules(css)` (the rules that apply on such a screen,
+# @media followed), `declarations(css, chain)` (an element's declarations
+# in cascade order: !important, specificity, then source order) and
+# `px(value)`. The check that takes it defines SCREEN and imports re and
+# HTMLParser. Shared with last_call_tasks.py.
+CSS_CASCADE = r'''
 class Page(HTMLParser):
     def __init__(self, text):
         super().__init__()
@@ -461,6 +449,30 @@ def declarations(css, chain):
             spec = (sel.count(".") + sel.count(":"), len(re.findall(r"(^|[\s>])[a-zA-Z]", sel)))
             found += [((important, spec, order), prop, value) for prop, value, important in decls]
     return [(prop, value) for _, prop, value in sorted(found, key=lambda f: f[0])]
+'''
+
+
+# style.css, read with a small cascade of its own (types, classes, :root,
+# descendant and child combinators, specificity, order, !important, @media
+# queries on min-width and max-width weighed for a screen 1600px wide): the
+# post (main) or one of the elements around it has a max-width of 800px
+# (or 50rem; or a width of 800px with a max-width of 100%) and auto margins
+# left and right (margin, margin-left/right or margin-inline); every
+# element's other properties, all but margins, paddings, widths and
+# box-sizing, are as before; index.html as it was. Fails the max-width with
+# no auto margins (not centred), margin: auto with no width, text-align:
+# center, a fixed width alone (too wide for a phone), another width, and the
+# rule put in index.html.
+COLUMN_CHECK = unchanged(COLUMN_FILES, "index.html") + r""" && python3 - <<'EOF'
+import re
+from html.parser import HTMLParser
+
+ORIGINAL_CSS = """ + repr(BLOG_STYLE_CSS) + r"""
+SCREEN = 1600
+LAYOUT = re.compile(r"(margin|padding|width|max-width|min-width|box-sizing)(-.*)?$")
+
+
+""" + CSS_CASCADE + r"""
 
 
 def side_margins(decls):

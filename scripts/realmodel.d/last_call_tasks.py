@@ -56,6 +56,7 @@ image, a path from the wrong folder, or the image outside its section; and
 from new_tasks import left_alone_and_answered, unchanged
 from tea_break_tasks import replaced
 from second_cup_tasks import YAML_READER
+from closing_time_tasks import CSS_CASCADE
 
 # --- errors on stderr (Python; names the file) ------------------------------------------------
 
@@ -429,99 +430,10 @@ FREE = re.compile(r"(position|top|right|bottom|left|inset(-.*)?|z-index|(min-|ma
                   r"|(margin|padding)(-.*)?)$")
 
 
-class Page(HTMLParser):
-    def __init__(self, text):
-        super().__init__()
-        self.stack, self.chains = [], []
-        self.feed(text)
-        self.close()
-
-    def handle_starttag(self, tag, attrs):
-        if tag not in ("meta", "link", "br", "img"):
-            self.stack.append((tag, set((dict(attrs).get("class") or "").split())))
-            self.chains.append(list(self.stack))
-
-    def handle_endtag(self, tag):
-        while self.stack and self.stack.pop()[0] != tag:
-            pass
-
-
-def px(value):
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)(px|r?em)", (value or "").strip())
-    return m and float(m.group(1)) * (1 if m.group(2) == "px" else 16)
-
+""" + CSS_CASCADE + r"""
 
 def zero(value):
     return bool(re.fullmatch(r"[-+]?0*\.?0+([a-z%]+)?", (value or "").strip()))
-
-
-def on_screen(query):
-    for q in query.lower().split(","):
-        if {"print", "not", "speech"} & set(re.sub(r"\(.*?\)", " ", q).split()):
-            continue
-        limits = re.findall(r"\(\s*(min|max)-width\s*:\s*([^)]*)\)", q)
-        if all(px(v) is not None and (SCREEN >= px(v) if k == "min" else SCREEN <= px(v)) for k, v in limits):
-            return True
-    return False
-
-
-def rules(text):
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    out, i = [], 0
-    while (j := text.find("{", i)) >= 0:
-        head = text[i:j].rsplit(";", 1)[-1].strip()
-        depth, k = 1, j + 1
-        while depth:
-            assert k < len(text), "an unclosed {"
-            depth += {"{": 1, "}": -1}.get(text[k], 0)
-            k += 1
-        body = text[j + 1:k - 1]
-        if head.lower().startswith("@media"):
-            out += rules(body) if on_screen(head[6:]) else []
-        elif not head.startswith("@"):
-            decls = []
-            for part in body.split(";"):
-                if ":" in part:
-                    prop, value = part.split(":", 1)
-                    important = bool(re.search(r"!\s*important", value, re.I))
-                    value = re.sub(r"!\s*important", "", value, flags=re.I).strip().lower()
-                    decls.append((prop.strip().lower(), value, important))
-            out += [(sel.strip(), decls) for sel in head.split(",")]
-        i = k
-    return out
-
-
-def compound_ok(comp, el):
-    m = re.fullmatch(r"(\*|[a-zA-Z][\w-]*)?((?:\.[\w-]+)*)", comp)
-    if not m or (m.group(1) and m.group(1) not in ("*", el[0])):
-        return False
-    return set(re.findall(r"\.([\w-]+)", m.group(2))) <= el[1]
-
-
-def matches(sel, chain):
-    toks = re.sub(r"\s*>\s*", " > ", sel).split()
-    if not toks or any(c in sel for c in "+~[#:"):
-        return False
-
-    def at(ti, ei):
-        if not compound_ok(toks[ti], chain[ei]):
-            return False
-        if ti == 0:
-            return True
-        if toks[ti - 1] == ">":
-            return ei > 0 and ti > 1 and at(ti - 2, ei - 1)
-        return any(at(ti - 1, e) for e in range(ei))
-
-    return at(len(toks) - 1, len(chain) - 1)
-
-
-def declarations(css, chain):
-    found = []
-    for order, (sel, decls) in enumerate(rules(css)):
-        if matches(sel, chain):
-            spec = (sel.count("."), len(re.findall(r"(^|[\s>])[a-zA-Z]", sel)))
-            found += [((important, spec, order), prop, value) for prop, value, important in decls]
-    return [(prop, value) for _, prop, value in sorted(found, key=lambda f: f[0])]
 
 
 def top_of(decls):
