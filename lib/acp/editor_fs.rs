@@ -219,6 +219,9 @@ impl Tool for EditorWrite {
                 ),
             ));
         }
+        if meta.is_none() {
+            crate::tools::fileops::refuse_repeated_working_directory(ctx, &path, &shown)?;
+        }
         // What the buffer holds: the hash ag-loop remembers is of what the
         // model read, the editor's text, so that is what it is checked
         // against; and the content is made ready beside it as ag-write

@@ -266,3 +266,44 @@ pub fn near_names_beside(cwd: &Path, real: &Path) -> Option<(Vec<String>, String
     );
     Some((near, said))
 }
+
+/// Refuses a new file's path that starts with the working directory's own
+/// name (`project/dice.js`, run in `project`) when there is no directory of
+/// that name inside it and the rest of the path is a file that exists
+/// (`dice.js`), naming the path meant: a weak model puts the folder it was
+/// told it is in before the path, and writing it would make
+/// `project/project/` with a second copy beside the file meant.
+pub fn refuse_repeated_working_directory(
+    ctx: &Context,
+    path: &Path,
+    shown: &str,
+) -> Result<(), ToolError> {
+    let Some(meant) = repeats_working_directory(ctx, path) else {
+        return Ok(());
+    };
+    let own = ctx.cwd.file_name().unwrap_or_default().to_string_lossy();
+    Err(ToolError::new(
+        "write.repeats_working_directory",
+        format!(
+            "`{shown}` starts with `{own}`, the name of the working directory itself, which holds no `{own}`: \
+             the file is `{meant}`. Nothing was written; call write again with {{\"file_path\": \"{meant}\"}} \
+             and the same content. (To make a folder `{own}` inside `{own}`, create it first.)"
+        ),
+    )
+    .with_details(json!({"file_path": shown, "suggestions": [meant]})))
+}
+
+fn repeats_working_directory(ctx: &Context, path: &Path) -> Option<String> {
+    let rest = path.strip_prefix(&ctx.cwd).ok()?;
+    let mut parts = rest.components();
+    let first = parts.next()?;
+    let own = ctx.cwd.file_name()?;
+    if first.as_os_str() != own || ctx.metadata(&ctx.cwd.join(first)).is_ok() {
+        return None;
+    }
+    let meant = ctx.cwd.join(parts.as_path());
+    if meant == ctx.cwd || !ctx.metadata(&meant).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    Some(display_path(&ctx.cwd, &meant))
+}

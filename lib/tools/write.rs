@@ -58,7 +58,9 @@ without the fence, except to a Markdown or text file; so is content wrapped in a
 except to a file that may hold HTML. A .json or .toml file that parses is not replaced \
 with text that does not (nothing is written, and the error says where it fails). A line that is one of the \
 file's own with its escapes (`\\n`, `\\t`, `\\r`) sent as the characters they stand for is written as the file \
-held it, and a file that ends in a line break keeps it. To change part of a file, use edit instead.";
+held it, and a file that ends in a line break keeps it. A new file's path that starts with the working directory's own name, \
+when no folder of that name is in it and the rest of the path is a file, is refused with the path meant. To change part \
+of a file, use edit instead.";
     const MODEL_DESCRIPTION: &'static str = "Create a file or replace all of it; parent directories are created. To change part of a file use edit.";
 
     fn run(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
@@ -120,6 +122,9 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
             ));
         }
         check_writable("write.read_only", &target.real, shown)?;
+    }
+    if meta.is_none() {
+        super::fileops::refuse_repeated_working_directory(ctx, &target.path, shown)?;
     }
     // What the file holds, when it is small enough to compare with.
     let before = meta
@@ -189,16 +194,28 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     // of that name: a weak model guesses the directories of the file it
     // was asked to change (`lib/x/slugify.js` for `slugify.js`), and the
     // file meant is still as it was.
-    if new_directory {
-        let elsewhere = super::walk::same_name_elsewhere(ctx, &target.real);
+    // So is one in a directory below a file of its name (`docs/README.md`
+    // made while `README.md` is the file the request is about); a
+    // namesake in another branch of the tree (`tests/__init__.py` beside
+    // `src/pkg/__init__.py`) is no sign of that.
+    if meta.is_none() {
+        let mut elsewhere = super::walk::same_name_elsewhere(ctx, &target.real);
+        if !new_directory {
+            elsewhere.retain(|p| p.parent().is_some_and(|d| target.real.starts_with(d)));
+        }
         if !elsewhere.is_empty() {
             let found: Vec<String> = elsewhere
                 .iter()
                 .map(|p| crate::tool_protocol::display_path(&ctx.cwd, p))
                 .collect();
             let listed: Vec<String> = found.iter().map(|f| format!("`{f}`")).collect();
+            let made = if new_directory {
+                ", in directories made for it"
+            } else {
+                ""
+            };
             output.push_str(&format!(
-                ", in directories made for it; a file of that name is at {}, unchanged. If that is the file meant, change it there",
+                "{made}; a file of that name is at {}, unchanged. If that is the file meant, change it there",
                 listed.join(" and ")
             ));
             details["same_name_elsewhere"] = json!(found);

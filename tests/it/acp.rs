@@ -1529,6 +1529,13 @@ fn editor_fs_session(editor_fs: bool, sandbox: bool) -> (Env, ModelServer, Sdk) 
     let env = Env::new();
     std::fs::write(env.join("notes.txt"), "disk line\n").unwrap();
     let file = env.join("notes.txt").canonicalize().unwrap();
+    let own = env
+        .path()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
     let model = ModelServer::start(vec![
         Turn::Tools(vec![("read", json!({"file_path": "notes.txt"}))]),
         Turn::Text("read it"),
@@ -1555,6 +1562,11 @@ fn editor_fs_session(editor_fs: bool, sandbox: bool) -> (Env, ModelServer, Sdk) 
             json!({"file_path": "notes.txt", "content": "newer text"}),
         )]),
         Turn::Text("its last line break kept"),
+        Turn::Tools(vec![(
+            "write",
+            json!({"file_path": format!("{own}/notes.txt"), "content": "x\n"}),
+        )]),
+        Turn::Text("the path meant"),
     ]);
     let mut args: Vec<String> = ["-m", "ollama/scripted", "--mode", "auto"]
         .iter()
@@ -1581,6 +1593,7 @@ fn editor_fs_session(editor_fs: bool, sandbox: bool) -> (Env, ModelServer, Sdk) 
             {"op": "prompt", "text": "read a directory"},
             {"op": "prompt", "text": "write a new note"},
             {"op": "prompt", "text": "write notes in a fence, then without its last line break"},
+            {"op": "prompt", "text": "write notes in a folder named as the workspace"},
         ]),
     );
     (env, model, out)
@@ -1591,7 +1604,7 @@ fn with_editor_fs_read_and_write_go_through_the_editors_buffers() {
     for sandbox in [true, false] {
         let (env, model, out) = editor_fs_session(true, sandbox);
         let prompts = out.ops("prompt");
-        assert_eq!(prompts.len(), 6, "{:#?}", out.steps);
+        assert_eq!(prompts.len(), 7, "{:#?}", out.steps);
         for p in &prompts {
             assert_eq!(p["result"]["stopReason"], "end_turn", "{p}");
         }
@@ -1672,6 +1685,19 @@ fn with_editor_fs_read_and_write_go_through_the_editors_buffers() {
             std::fs::read_to_string(env.join("notes.txt")).unwrap(),
             "disk line\n"
         );
+        // A path that starts with the workspace's own name is refused
+        // with the path meant, as ag-write refuses it; the editor is not
+        // asked.
+        let meant = tool_results(&model, 14);
+        assert!(
+            meant.contains("the file is `notes.txt`. Nothing was written"),
+            "{meant}"
+        );
+        assert!(
+            prompts[6]["fs"].as_array().unwrap().is_empty(),
+            "{}",
+            prompts[6]
+        );
         check_schema(&interop(), &out.log);
     }
 }
@@ -1687,6 +1713,7 @@ fn without_editor_fs_the_disk_is_read_and_written() {
     // The same answers as through the editor.
     assert!(tool_results(&model, 11).contains("already holds exactly this text (9 bytes)"));
     assert!(tool_results(&model, 12).contains("and the file's last one was kept"));
+    assert!(tool_results(&model, 14).contains("the file is `notes.txt`. Nothing was written"));
     assert_eq!(
         std::fs::read_to_string(env.join("notes.txt")).unwrap(),
         "newer text\n"

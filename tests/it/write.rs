@@ -332,3 +332,72 @@ fn a_new_file_that_git_ignores_is_said_to_be_ignored() {
         "{r}"
     );
 }
+
+/// A new file's path that starts with the working directory's own name,
+/// when no folder of that name is inside it and the rest of the path is a
+/// file, is refused with the path meant: writing it would make a second
+/// copy in a new folder beside the file the request was about.
+#[test]
+fn a_path_that_repeats_the_working_directorys_name_is_refused_with_the_path_meant() {
+    let env = Env::new();
+    env.write("dice.js", "module.exports = () => 1;\n");
+    let own = env
+        .path()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let wrong = format!("{own}/dice.js");
+    let r = write(&env, json!({"file_path": wrong, "content": "x\n"}));
+    assert_eq!(r["is_error"], true, "{r}");
+    assert_eq!(r["error_code"], "write.repeats_working_directory", "{r}");
+    assert!(
+        r.to_string().contains(r#"{\"file_path\": \"dice.js\"}"#),
+        "{r}"
+    );
+    assert!(!env.join(&own).exists(), "no folder was made");
+    assert_eq!(env.read("dice.js"), b"module.exports = () => 1;\n");
+    // A new file there with no namesake, or a folder of that name made
+    // first, is written as asked.
+    let r = write(
+        &env,
+        json!({"file_path": format!("{own}/new.js"), "content": "x\n"}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    let r = write(
+        &env,
+        json!({"file_path": format!("{own}/dice.js"), "content": "y\n"}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(env.read(&format!("{own}/dice.js")), b"y\n");
+}
+
+/// A new file in an existing folder below a file of its name names that
+/// file; a namesake in another branch of the tree does not.
+#[test]
+fn a_new_file_below_its_namesake_names_it() {
+    let env = Env::new();
+    env.write("README.md", "# tool\n");
+    env.write("docs/diagram.svg", "<svg/>\n");
+    env.write("src/pkg/__init__.py", "");
+    env.write("tests/test_a.py", "");
+    let r = write(
+        &env,
+        json!({"file_path": "docs/README.md", "content": "x\n"}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    let out = r["output"].as_str().unwrap();
+    assert!(
+        out.contains("a file of that name is at `README.md`, unchanged")
+            && !out.contains("directories made for it"),
+        "{r}"
+    );
+    assert_eq!(r["details"]["same_name_elsewhere"], json!(["README.md"]));
+    let r = write(
+        &env,
+        json!({"file_path": "tests/__init__.py", "content": ""}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert!(!r.to_string().contains("of that name"), "{r}");
+}
