@@ -87,7 +87,8 @@ impl Tool for EditorEdit {
     const MODEL_DESCRIPTION: &'static str = EditTool::MODEL_DESCRIPTION;
     const PROCESS_FLAGS: &'static [&'static str] = EditTool::PROCESS_FLAGS;
 
-    fn run(ctx: &Context, args: EditArgs) -> Result<ToolOutput, ToolError> {
-        edit::edit_with(ctx, args, &Buffer)
+    fn run(ctx: &Context, mut args: EditArgs) -> Result<ToolOutput, ToolError> {
+        let meant = crate::tools::fileops::take_path_meant(ctx, &mut args.file_path);
+        edit::edit_with(ctx, args, &Buffer).map(|out| out.with_notes(meant))
     }
 }

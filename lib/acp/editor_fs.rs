@@ -157,29 +157,36 @@ impl Tool for EditorRead {
     const DESCRIPTION: &'static str = ReadTool::DESCRIPTION;
     const MODEL_DESCRIPTION: &'static str = ReadTool::MODEL_DESCRIPTION;
 
-    fn run(ctx: &Context, args: ReadArgs) -> Result<ToolOutput, ToolError> {
-        let path = ctx.resolve(&args.file_path)?;
-        // What the editor cannot hold as text (a directory, an image, a
-        // binary file) is read as ag-read reads it.
-        if read::not_text(ctx, &path) {
-            return ReadTool::run(ctx, args);
-        }
-        let shown = ctx.show(&path);
-        match ask(Op::Read { path: path.clone() }) {
-            Ok(text) => read::page_of_text(
-                &shown,
-                &args,
-                text.unwrap_or_default().as_bytes(),
-                crate::tools::budget::from_env(),
-            ),
-            // Not in the editor and not on disk: ag-read's message, with
-            // the names that are there.
-            Err(_) if ctx.metadata(&path).is_err() => ReadTool::run(ctx, args),
-            Err(e) => Err(ToolError::new(
-                "read.editor",
-                format!("the editor could not read `{shown}`: {e}"),
-            )),
-        }
+    fn run(ctx: &Context, mut args: ReadArgs) -> Result<ToolOutput, ToolError> {
+        let meant = crate::tools::fileops::take_path_meant(ctx, &mut args.file_path);
+        read_buffer(ctx, args).map(|out| out.with_notes(meant))
+    }
+}
+
+/// What `read` gives through the editor: its buffer, or ag-read's answer
+/// for what it cannot hold.
+fn read_buffer(ctx: &Context, args: ReadArgs) -> Result<ToolOutput, ToolError> {
+    let path = ctx.resolve(&args.file_path)?;
+    // What the editor cannot hold as text (a directory, an image, a
+    // binary file) is read as ag-read reads it.
+    if read::not_text(ctx, &path) {
+        return ReadTool::run(ctx, args);
+    }
+    let shown = ctx.show(&path);
+    match ask(Op::Read { path: path.clone() }) {
+        Ok(text) => read::page_of_text(
+            &shown,
+            &args,
+            text.unwrap_or_default().as_bytes(),
+            crate::tools::budget::from_env(),
+        ),
+        // Not in the editor and not on disk: ag-read's message, with
+        // the names that are there.
+        Err(_) if ctx.metadata(&path).is_err() => ReadTool::run(ctx, args),
+        Err(e) => Err(ToolError::new(
+            "read.editor",
+            format!("the editor could not read `{shown}`: {e}"),
+        )),
     }
 }
 

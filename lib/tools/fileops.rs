@@ -281,6 +281,7 @@ pub fn refuse_repeated_working_directory(
     let Some(meant) = repeats_working_directory(ctx, path) else {
         return Ok(());
     };
+    let meant = display_path(&ctx.cwd, &meant);
     let own = ctx.cwd.file_name().unwrap_or_default().to_string_lossy();
     Err(ToolError::new(
         "write.repeats_working_directory",
@@ -293,7 +294,25 @@ pub fn refuse_repeated_working_directory(
     .with_details(json!({"file_path": shown, "suggestions": [meant]})))
 }
 
-fn repeats_working_directory(ctx: &Context, path: &Path) -> Option<String> {
+/// For a tool that reads or changes a file that exists (read, edit):
+/// replaces `file_path` by the path the call means when the path it gives
+/// starts with the working directory's own name and names nothing (see
+/// [`refuse_repeated_working_directory`]), and returns a note that says so
+/// for the result. The path given can mean nothing else, and a weak model
+/// told "not found" wrote the whole file anew instead of reading it.
+pub fn take_path_meant(ctx: &Context, file_path: &mut String) -> Option<Note> {
+    let path = ctx.resolve(file_path).ok()?;
+    let meant = display_path(&ctx.cwd, &repeats_working_directory(ctx, &path)?);
+    let own = ctx.cwd.file_name()?.to_string_lossy().into_owned();
+    let note = Note::aside(format!(
+        "`{file_path}` starts with `{own}`, the name of the working directory itself, which holds no `{own}`: \
+         this is `{meant}`. Give paths from the working directory (`{meant}`)."
+    ));
+    *file_path = meant;
+    Some(note)
+}
+
+fn repeats_working_directory(ctx: &Context, path: &Path) -> Option<PathBuf> {
     let rest = path.strip_prefix(&ctx.cwd).ok()?;
     let mut parts = rest.components();
     let first = parts.next()?;
@@ -305,5 +324,5 @@ fn repeats_working_directory(ctx: &Context, path: &Path) -> Option<String> {
     if meant == ctx.cwd || !ctx.metadata(&meant).is_ok_and(|m| m.is_file()) {
         return None;
     }
-    Some(display_path(&ctx.cwd, &meant))
+    Some(meant)
 }

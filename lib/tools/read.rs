@@ -66,8 +66,9 @@ Reads up to 5000 lines; for longer files the output says so, and you read on wit
 PNG, JPEG, GIF and WebP files are returned as images.";
     const MODEL_DESCRIPTION: &'static str = "Read a text file, numbered like cat -n; a long one in pages (the output says how to read on). Images come back as images.";
 
-    fn run(ctx: &Context, args: ReadArgs) -> Result<ToolOutput, ToolError> {
-        read_within(ctx, &args, crate::tools::budget::from_env())
+    fn run(ctx: &Context, mut args: ReadArgs) -> Result<ToolOutput, ToolError> {
+        let meant = super::fileops::take_path_meant(ctx, &mut args.file_path);
+        read_within(ctx, &args, crate::tools::budget::from_env()).map(|out| out.with_notes(meant))
     }
 }
 

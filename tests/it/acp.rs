@@ -1566,6 +1566,10 @@ fn editor_fs_session(editor_fs: bool, sandbox: bool) -> (Env, ModelServer, Sdk) 
             "write",
             json!({"file_path": format!("{own}/notes.txt"), "content": "x\n"}),
         )]),
+        Turn::Tools(vec![(
+            "read",
+            json!({"file_path": format!("{own}/notes.txt")}),
+        )]),
         Turn::Text("the path meant"),
     ]);
     let mut args: Vec<String> = ["-m", "ollama/scripted", "--mode", "auto"]
@@ -1693,11 +1697,16 @@ fn with_editor_fs_read_and_write_go_through_the_editors_buffers() {
             meant.contains("the file is `notes.txt`. Nothing was written"),
             "{meant}"
         );
+        // A read of that path reads the buffer of the file meant.
+        let read = tool_results(&model, 15);
         assert!(
-            prompts[6]["fs"].as_array().unwrap().is_empty(),
-            "{}",
-            prompts[6]
+            read.contains("newer text") && read.contains("this is `notes.txt`"),
+            "{read}"
         );
+        let fs = prompts[6]["fs"].as_array().unwrap();
+        assert_eq!(fs.len(), 1, "{fs:?}");
+        assert_eq!(fs[0]["method"], "fs/read_text_file");
+        assert_eq!(fs[0]["params"]["path"], file.display().to_string());
         check_schema(&interop(), &out.log);
     }
 }
@@ -1714,6 +1723,7 @@ fn without_editor_fs_the_disk_is_read_and_written() {
     assert!(tool_results(&model, 11).contains("already holds exactly this text (9 bytes)"));
     assert!(tool_results(&model, 12).contains("and the file's last one was kept"));
     assert!(tool_results(&model, 14).contains("the file is `notes.txt`. Nothing was written"));
+    assert!(tool_results(&model, 15).contains("this is `notes.txt`"));
     assert_eq!(
         std::fs::read_to_string(env.join("notes.txt")).unwrap(),
         "newer text\n"

@@ -554,3 +554,49 @@ fn a_new_file_one_slip_from_a_file_beside_it_names_that_file() {
         assert!(r["details"].get("near_names_beside").is_none(), "{r}");
     }
 }
+
+/// A path that starts with the working directory's own name, when no
+/// folder of that name is in it, means the file in the working directory:
+/// ag-read reads it and ag-edit changes it, each saying so. With such a
+/// folder there, the path is taken as given.
+#[test]
+fn a_path_that_repeats_the_working_directorys_name_reads_and_edits_the_file_meant() {
+    let env = Env::new();
+    env.write("score.js", "console.log(total);\n");
+    let own = env
+        .path()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let given = format!("{own}/score.js");
+    let said = format!(
+        "`{given}` starts with `{own}`, the name of the working directory itself, which holds no `{own}`: this is `score.js`"
+    );
+    let r = call(&env, bin!("ag-read"), json!({"file_path": given}));
+    assert_eq!(r["is_error"], false, "{r}");
+    assert!(
+        r["output"]
+            .as_str()
+            .unwrap()
+            .contains("console.log(total);"),
+        "{r}"
+    );
+    assert!(r["output"].as_str().unwrap().contains(&said), "{r}");
+    let r = edit(
+        &env,
+        json!({"file_path": given, "old_string": "total", "new_string": "total.toLocaleString('en-US')"}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert!(r["output"].as_str().unwrap().contains(&said), "{r}");
+    assert_eq!(
+        env.read("score.js"),
+        b"console.log(total.toLocaleString('en-US'));\n"
+    );
+    assert!(!env.join(&own).exists());
+    // A folder of that name there: the path means what it says.
+    std::fs::create_dir(env.join(&own)).unwrap();
+    let r = call(&env, bin!("ag-read"), json!({"file_path": given}));
+    assert_eq!(r["error_code"], "read.not_found", "{r}");
+}

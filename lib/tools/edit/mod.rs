@@ -168,10 +168,11 @@ To create a file or replace all of it, use write.";
     const MODEL_DESCRIPTION: &'static str = "Replace old_string (copied exactly as read shows it, without line numbers; unique unless replace_all) with new_string in a file. Several at once: edits. By line numbers: line_edits. Or code_edit: the new code, unchanged parts left out as `// ... existing code ...`.";
     const PROCESS_FLAGS: &'static [&'static str] = &["planner", "planner_base_url"];
 
-    fn run(ctx: &Context, args: EditArgs) -> Result<ToolOutput, ToolError> {
+    fn run(ctx: &Context, mut args: EditArgs) -> Result<ToolOutput, ToolError> {
+        let meant = crate::tools::fileops::take_path_meant(ctx, &mut args.file_path);
         let watch = crate::tools::after_change::Watch::file(ctx, &args.file_path);
         let out = edit(ctx, args).map_err(|e| watch.refused(ctx, e))?;
-        Ok(watch.finish(ctx, out))
+        Ok(watch.finish(ctx, out).with_notes(meant))
     }
 }
 
