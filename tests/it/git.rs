@@ -729,6 +729,14 @@ fn paths_that_name_nothing_are_said_to_name_nothing() {
         output(&r).contains("`CHANGE.md` and `main` (a branch, not a path) name no file or directory here, and nothing git has: this status says nothing about them. Give paths that exist, or leave out `paths` for the whole repository."),
         "{r}"
     );
+    // The tree has a change (old.txt deleted): a status of other paths
+    // does not call it clean.
+    assert!(
+        output(&r).contains(
+            "Nothing to commit in the paths given (the rest of the tree was not looked at)."
+        ) && !output(&r).contains("working tree clean"),
+        "{r}"
+    );
     let r = ag_git(&env, json!({"action": "log", "paths": ["nope.md"]}));
     assert!(
         output(&r).contains("`nope.md` names no file or directory here, and nothing git has: this log says nothing about it."),

@@ -191,7 +191,7 @@ fn status(repo: &Repo, specs: &[String]) -> Result<ToolOutput, ToolError> {
     }
     let mut st = status::parse(&run.stdout.head);
     st.map_paths(|p| repo.show(p));
-    let mut output = status::render(&st);
+    let mut output = status::render(&st, !specs.is_empty());
     if let Some(next) = status::next_step(&st, crate::tools::offer::model_tools().as_deref()) {
         output.push_str(&next);
         output.push('\n');

@@ -194,12 +194,18 @@ fn conflict_name(xy: &str) -> &'static str {
     }
 }
 
-/// The readable report.
-pub fn render(st: &Status) -> String {
+/// The readable report; `narrowed` when git was asked about some paths
+/// only, whose being clean says nothing of the rest of the tree (a weak
+/// model read "working tree clean" for one path as the whole tree's).
+pub fn render(st: &Status, narrowed: bool) -> String {
     let mut out = branch_line(st);
     out.push('\n');
     if st.clean() {
-        out.push_str("Nothing to commit, working tree clean.\n");
+        out.push_str(if narrowed {
+            "Nothing to commit in the paths given (the rest of the tree was not looked at).\n"
+        } else {
+            "Nothing to commit, working tree clean.\n"
+        });
         return out;
     }
     section(&mut out, "Staged, to be committed", &st.staged);
@@ -363,7 +369,7 @@ u UU N... 100644 100644 100644 100644 aaaa bbbb cccc conflict.rs\0\
 
     #[test]
     fn renders_a_readable_report() {
-        let text = render(&parse(SAMPLE));
+        let text = render(&parse(SAMPLE), false);
         assert!(
             text.starts_with("On branch main, ahead by 2, behind by 1 with origin/main.\n"),
             "{text}"
@@ -377,8 +383,13 @@ u UU N... 100644 100644 100644 100644 aaaa bbbb cccc conflict.rs\0\
         let fresh = parse(b"# branch.oid (initial)\0# branch.head main\0");
         assert_eq!(next_step(&fresh, Some(&["git_commit".to_string()])), None);
         assert_eq!(
-            render(&fresh),
+            render(&fresh, false),
             "On branch main (no commits yet).\nNothing to commit, working tree clean.\n"
+        );
+        // Asked about some paths only: nothing said of the rest.
+        assert_eq!(
+            render(&fresh, true),
+            "On branch main (no commits yet).\nNothing to commit in the paths given (the rest of the tree was not looked at).\n"
         );
     }
 
