@@ -174,6 +174,26 @@ fn an_answer_after_failed_edits_goes_back_once_with_what_failed() {
     assert_eq!(agent_end(&r)["work"]["changed"], json!([]), "{r}");
 }
 
+/// A look at git beside a patch that failed is no sign of a change: the
+/// claim after both goes back once.
+#[test]
+fn a_git_status_beside_a_failed_patch_does_not_carry_the_claim() {
+    let env = Env::new();
+    crate::util::git(env.path(), &["init", "-q"]);
+    let miss = Turn::Tools(vec![
+        (
+            "patch",
+            json!({"patch": "https://example.com/settings.json"}),
+        ),
+        ("git_status", json!({})),
+    ]);
+    let hit = Turn::Tools(vec![(
+        "edit",
+        json!({"file_path": "notes.md", "old_string": "Some text.", "new_string": "Other text."}),
+    )]);
+    first_claim_goes_back(&env, miss, hit, "- `patch`: ");
+}
+
 /// A bash command that would write a file of the tree and leaves the tree
 /// as it was (a `sed` whose pattern matches nothing) changed nothing: the
 /// answer after it goes back once, naming the command. A command that only
@@ -1122,4 +1142,30 @@ fn a_sentence_of_ags_own_note_sent_back_as_content_is_refused() {
         "{r}"
     );
     assert_eq!(env.read("notes.md"), NOTES.as_bytes());
+}
+
+/// Calls of one message that may change files run in the order asked, one
+/// after another: the first here takes longer, and still lands first. Run
+/// at once, an edit and a write of one file race.
+#[test]
+fn a_messages_changes_run_in_the_order_asked() {
+    let env = Env::new();
+    let server = ModelServer::start(vec![
+        Turn::Tools(vec![
+            (
+                "bash",
+                json!({"command": "sleep 0.5; echo one >> order.txt"}),
+            ),
+            ("bash", json!({"command": "echo two >> order.txt"})),
+            (
+                "edit",
+                json!({"file_path": "order.txt", "old_string": "two", "new_string": "three"}),
+            ),
+        ]),
+        Turn::Text("done"),
+    ]);
+    let r = loop_run(&env, &server, &["--json"], "Write the order.");
+    r.ok();
+    assert_eq!(env.read("order.txt"), b"one\nthree\n", "{r}");
+    assert!(outputs(&r).iter().all(|o| !o.contains("not found")), "{r}");
 }

@@ -106,10 +106,16 @@ pub fn effort(r: Reasoning) -> Option<&'static str> {
     }
 }
 
-/// Tool call arguments as the JSON text the OpenAI APIs want.
+/// Tool call arguments as the JSON text the OpenAI APIs want. Arguments
+/// that never parsed (a call cut off at the output limit, kept as the
+/// model's raw text) go back as `{}`: servers parse the history's calls,
+/// and llama.cpp answered every later request of such a run with HTTP 500
+/// ("Failed to parse tool call arguments as JSON"). The call's result still
+/// says what was wrong with them.
 pub fn arguments_text(args: &Value) -> String {
     match args {
-        Value::String(raw) => raw.clone(),
+        Value::String(raw) if serde_json::from_str::<Value>(raw).is_ok() => raw.clone(),
+        Value::String(_) => "{}".to_string(),
         other => other.to_string(),
     }
 }
@@ -145,6 +151,13 @@ mod tests {
     use crate::protocol::{
         AssistantMessage, ContentBlock, Message, StopReason, ToolResultMessage, UserContent,
     };
+
+    #[test]
+    fn arguments_that_never_parsed_go_back_as_an_empty_object() {
+        assert_eq!(arguments_text(&json!({"a": 1})), r#"{"a":1}"#);
+        assert_eq!(arguments_text(&json!(r#"{"a": 1}"#)), r#"{"a": 1}"#);
+        assert_eq!(arguments_text(&json!(r#"{"patch": "diff --git a"#)), "{}");
+    }
 
     fn conversation(model: &str, api: &str) -> Vec<Message> {
         let image = ContentBlock::Image {

@@ -17,9 +17,21 @@ use std::path::{Path, PathBuf};
 
 use crate::checkpoint::{Checkpoints, Error, Place};
 
-/// Tools that never change the working tree.
+/// Tools that never change the working tree. The git tools that look are
+/// among them: a `git_status` beside a patch that failed is no sign that a
+/// change may have landed (a small model's answer after both was taken).
 pub(in crate::agent) const READ_ONLY: &[&str] = &[
-    "read", "grep", "find", "ls", "todo", "notify", "ask", "fetch",
+    "read",
+    "grep",
+    "find",
+    "ls",
+    "todo",
+    "notify",
+    "ask",
+    "fetch",
+    "git_status",
+    "git_diff",
+    "git_log",
 ];
 
 /// Checkpoints of one ag-loop run.

@@ -1160,7 +1160,8 @@ impl Agent {
         };
         drop(events);
         let mut finished_args: Vec<(usize, String, Value)> = Vec::new();
-        if self.settings.sequential {
+        let names: Vec<&str> = prepared.iter().map(|(_, _, n, _)| n.as_str()).collect();
+        if self.settings.sequential || self.in_order(&names) {
             for (i, id, name, args) in prepared {
                 let r = if cancel.is_cancelled() {
                     interrupted_result(&id)
@@ -1452,6 +1453,24 @@ impl Agent {
 }
 
 impl Agent {
+    /// Whether a message's calls run one after another although
+    /// `--sequential` is off: when there are several and one of them may
+    /// change files (anything but a look, and but a subagent). Run at
+    /// once, an edit and a write of one file race: each reads what the
+    /// other is replacing, and the results say what the file no longer
+    /// holds (a small model sent two edits and three writes of one page in
+    /// one message). Looks around such a change see it in the order asked.
+    /// Subagents still run at once: each keeps to its own files or works
+    /// in a worktree of its own.
+    fn in_order(&self, names: &[&str]) -> bool {
+        names.len() > 1
+            && names.iter().any(|n| {
+                let own = crate::agent::config::named_sets::own_name(n);
+                let subagent = self.tools.get(n).is_some_and(|t| t.subagents().is_some());
+                !(super::checkpoint_ledger::READ_ONLY.contains(&own) || subagent)
+            })
+    }
+
     /// The offered tool a call's name means: the name itself, else the ag
     /// tool another agent's name stands for, when that one is offered.
     fn tool_name(&self, called: &str) -> String {

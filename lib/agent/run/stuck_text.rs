@@ -172,7 +172,10 @@ pub fn find(text: &[u8], bounds: Bounds) -> Option<Loop> {
         }
         let span = same + block;
         let copies = span / block;
-        if !bounds.short_periods && has_period_below(&text[n - block..], bounds.min_block) {
+        if !bounds.short_periods
+            && has_period_below(&text[n - block..], bounds.min_block)
+            && !one_line_loop(&text[n - span..], bounds.min_block)
+        {
             return None;
         }
         if copies >= bounds.min_copies && span >= bounds.min_span {
@@ -191,6 +194,33 @@ pub fn find(text: &[u8], bounds: Bounds) -> Option<Loop> {
     }
     None
 }
+
+/// A phrase of at least [`MIN_PHRASE`] bytes, without a line break, over
+/// and over on one line for [`ONE_LINE_SPAN`] bytes: a loop even where
+/// short periods are allowed to be content (a call's arguments). A small
+/// model wrote `.github/dependabot.yml ` into a patch's header for 13
+/// minutes; a file's repeated line (`    pass\n` four hundred times) has
+/// its break in every copy, and a run of one character or a short pattern
+/// (`=-=-`) is shorter than a phrase.
+fn one_line_loop(run: &[u8], limit: usize) -> bool {
+    if run.len() < ONE_LINE_SPAN {
+        return false;
+    }
+    let n = run.len();
+    let Some(p) = (1..limit.min(n)).find(|&p| run[p..] == run[..n - p]) else {
+        return false;
+    };
+    let phrase = &run[n - p..];
+    p >= MIN_PHRASE
+        && !phrase.contains(&b'\n')
+        && !phrase.windows(2).any(|w| w == b"\\n")
+        && !phrase.iter().all(u8::is_ascii_whitespace)
+}
+
+/// The shortest phrase [`one_line_loop`] takes for a loop.
+const MIN_PHRASE: usize = 8;
+/// The bytes it must span.
+const ONE_LINE_SPAN: usize = 2048;
 
 /// Whether `block` is a shorter block than `limit` bytes repeated whole
 /// (a period that divides its length: a block that merely begins and
@@ -331,10 +361,28 @@ mod tests {
         let short = "    pass\\n".repeat(400);
         let blank = format!("x{}y", " ".repeat(4000));
         let four = "a long line that a template repeats now and then, on purpose\\n".repeat(4);
-        for content in [rows, short, blank, four] {
+        let rule = "=-".repeat(2000);
+        for content in [rows, short, blank, four, rule] {
             let mut w = Watcher::arguments();
             let text = format!(r#"{{"file_path": "f", "content": "{content}"}}"#);
             assert_eq!(w.push(&text), None, "{}", &text[..60]);
         }
+    }
+
+    #[test]
+    fn a_phrase_over_and_over_on_one_line_of_a_call_is_a_loop() {
+        let args = format!(
+            r#"{{"patch": "diff --git .github/dependabot.yml {}"#,
+            ".github/dependabot.yml ".repeat(400)
+        );
+        let mut w = Watcher::arguments();
+        let found = args
+            .as_bytes()
+            .chunks(6)
+            .find_map(|c| w.push(std::str::from_utf8(c).unwrap()))
+            .expect("a loop");
+        // Found within a few kilobytes, not at the output limit.
+        assert!(found.keep < 200, "{found:?}");
+        assert!(found.block.is_multiple_of(23), "{found:?}");
     }
 }
