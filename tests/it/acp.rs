@@ -1529,13 +1529,7 @@ fn editor_fs_session(editor_fs: bool, sandbox: bool) -> (Env, ModelServer, Sdk) 
     let env = Env::new();
     std::fs::write(env.join("notes.txt"), "disk line\n").unwrap();
     let file = env.join("notes.txt").canonicalize().unwrap();
-    let own = env
-        .path()
-        .file_name()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string();
+    let own = env.name();
     let model = ModelServer::start(vec![
         Turn::Tools(vec![("read", json!({"file_path": "notes.txt"}))]),
         Turn::Text("read it"),

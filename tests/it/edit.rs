@@ -563,13 +563,7 @@ fn a_new_file_one_slip_from_a_file_beside_it_names_that_file() {
 fn a_path_that_repeats_the_working_directorys_name_reads_and_edits_the_file_meant() {
     let env = Env::new();
     env.write("score.js", "console.log(total);\n");
-    let own = env
-        .path()
-        .file_name()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string();
+    let own = env.name();
     let given = format!("{own}/score.js");
     let said = format!(
         "`{given}` starts with `{own}`, the name of the working directory itself, which holds no `{own}`: this is `score.js`"

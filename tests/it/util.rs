@@ -42,6 +42,12 @@ impl Env {
         self.dir.path().join(rel)
     }
 
+    /// The directory's own name (the last part of its path).
+    pub fn name(&self) -> String {
+        let name = self.dir.path().file_name().expect("a named directory");
+        name.to_string_lossy().into_owned()
+    }
+
     /// Writes a file (creating its directories).
     pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
         let p = self.join(rel);

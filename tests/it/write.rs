@@ -341,13 +341,7 @@ fn a_new_file_that_git_ignores_is_said_to_be_ignored() {
 fn a_path_that_repeats_the_working_directorys_name_is_refused_with_the_path_meant() {
     let env = Env::new();
     env.write("dice.js", "module.exports = () => 1;\n");
-    let own = env
-        .path()
-        .file_name()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string();
+    let own = env.name();
     let wrong = format!("{own}/dice.js");
     let r = write(&env, json!({"file_path": wrong, "content": "x\n"}));
     assert_eq!(r["is_error"], true, "{r}");
