@@ -720,6 +720,9 @@ fn paths_that_name_nothing_are_said_to_name_nothing() {
     env.write("CHANGES.md", "# Changes\n");
     env.write("old.txt", "gone soon\n");
     commit_all(&env, "first");
+    // `.` at the top is the whole tree: clean is clean.
+    let r = ag_git(&env, json!({"action": "status", "paths": ["."]}));
+    assert!(output(&r).contains("working tree clean"), "{r}");
     git(&env, &["rm", "-q", "old.txt"]);
     let r = ag_git(
         &env,

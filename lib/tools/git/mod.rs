@@ -191,7 +191,12 @@ fn status(repo: &Repo, specs: &[String]) -> Result<ToolOutput, ToolError> {
     }
     let mut st = status::parse(&run.stdout.head);
     st.map_paths(|p| repo.show(p));
-    let mut output = status::render(&st, !specs.is_empty());
+    // A path that is the top of the tree (`.` run there) narrows nothing.
+    let narrowed = !specs.is_empty()
+        && !specs
+            .iter()
+            .any(|s| repo.cwd.join(s).canonicalize().ok() == repo.toplevel.canonicalize().ok());
+    let mut output = status::render(&st, narrowed);
     if let Some(next) = status::next_step(&st, crate::tools::offer::model_tools().as_deref()) {
         output.push_str(&next);
         output.push('\n');
