@@ -286,12 +286,20 @@ pub fn refuse_repeated_working_directory(
     Err(ToolError::new(
         "write.repeats_working_directory",
         format!(
-            "`{shown}` starts with `{own}`, the name of the working directory itself, which holds no `{own}`: \
-             the file is `{meant}`. Nothing was written; call write again with {{\"file_path\": \"{meant}\"}} \
-             and the same content. (To make a folder `{own}` inside `{own}`, create it first.)"
+            "{}: the file is `{meant}`. Nothing was written; call write again with {{\"file_path\": \"{meant}\"}} \
+             and the same content. (To make a folder `{own}` inside `{own}`, create it first.)",
+            starts_with_own_name(shown, &own)
         ),
     )
     .with_details(json!({"file_path": shown, "suggestions": [meant]})))
+}
+
+/// What both [`refuse_repeated_working_directory`] and [`take_path_meant`]
+/// say of the path given.
+fn starts_with_own_name(given: &str, own: &str) -> String {
+    format!(
+        "`{given}` starts with `{own}`, the name of the working directory itself, which holds no `{own}`"
+    )
 }
 
 /// For a tool that reads or changes a file that exists (read, edit):
@@ -305,11 +313,27 @@ pub fn take_path_meant(ctx: &Context, file_path: &mut String) -> Option<Note> {
     let meant = display_path(&ctx.cwd, &repeats_working_directory(ctx, &path)?);
     let own = ctx.cwd.file_name()?.to_string_lossy().into_owned();
     let note = Note::aside(format!(
-        "`{file_path}` starts with `{own}`, the name of the working directory itself, which holds no `{own}`: \
-         this is `{meant}`. Give paths from the working directory (`{meant}`)."
+        "{}: this is `{meant}`. Give paths from the working directory (`{meant}`).",
+        starts_with_own_name(file_path, &own)
     ));
     *file_path = meant;
     Some(note)
+}
+
+/// Files of `real`'s name in the folders above its own, up to the top of
+/// the workspace (`--root`, else the working directory), nearest first:
+/// `README.md` for a new `docs/README.md`. A few lookups, no walk.
+pub fn namesakes_above(ctx: &Context, real: &Path) -> Vec<PathBuf> {
+    let top = ctx.root.as_deref().unwrap_or(&ctx.cwd);
+    let Some(name) = real.file_name() else {
+        return Vec::new();
+    };
+    real.ancestors()
+        .skip(2)
+        .take_while(|dir| dir.starts_with(top))
+        .map(|dir| dir.join(name))
+        .filter(|p| ctx.metadata(p).is_ok_and(|m| m.is_file()))
+        .collect()
 }
 
 fn repeats_working_directory(ctx: &Context, path: &Path) -> Option<PathBuf> {

@@ -199,10 +199,11 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     // namesake in another branch of the tree (`tests/__init__.py` beside
     // `src/pkg/__init__.py`) is no sign of that.
     if meta.is_none() {
-        let mut elsewhere = super::walk::same_name_elsewhere(ctx, &target.real);
-        if !new_directory {
-            elsewhere.retain(|p| p.parent().is_some_and(|d| target.real.starts_with(d)));
-        }
+        let elsewhere = if new_directory {
+            super::walk::same_name_elsewhere(ctx, &target.real)
+        } else {
+            super::fileops::namesakes_above(ctx, &target.real)
+        };
         if !elsewhere.is_empty() {
             let found: Vec<String> = elsewhere
                 .iter()

@@ -1455,7 +1455,7 @@ impl Agent {
 impl Agent {
     /// Whether a message's calls run one after another although
     /// `--sequential` is off: when there are several and one of them may
-    /// change files (anything but a look, and but a subagent). Run at
+    /// change files (any call that is neither a look nor a subagent). Run at
     /// once, an edit and a write of one file race: each reads what the
     /// other is replacing, and the results say what the file no longer
     /// holds (a small model sent two edits and three writes of one page in

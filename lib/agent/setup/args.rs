@@ -228,9 +228,9 @@ pub struct Args {
     #[arg(long = "mcp", value_name = "CMD|URL")]
     pub mcp: Vec<String>,
     /// Run a message's tool calls one after another instead of in parallel.
-    /// Without it, calls that only look (read, grep, find, ls) and
-    /// subagents run at once; a message with a call that may change files
-    /// runs in order anyway.
+    /// Without it, calls that only look (read, grep, find, ls, git_status,
+    /// git_diff, git_log) and subagents run at once; a message with a call
+    /// that may change files runs in order anyway.
     #[arg(long)]
     pub sequential: bool,
     /// Refuse a call that a gate would have asked a person about when nobody
