@@ -136,6 +136,7 @@ pub fn classify_http(
             401 | 403 => FailureKind::Auth,
             404 => FailureKind::ModelNotFound,
             408 | 409 | 425 | 429 => FailureKind::RateLimit,
+            500..=599 if request_unreadable(&lower) => FailureKind::BadRequest,
             500..=599 => FailureKind::Overloaded,
             400 | 422 if lower.contains("api key") || lower.contains("api_key") => {
                 FailureKind::Auth
@@ -211,6 +212,21 @@ pub fn classify_stream_error(provider: &str, model: &str, value: &Value) -> Fail
         text.push_str(&h);
     }
     Failure::new(kind, text)
+}
+
+/// A server error whose words say the server could not read the request
+/// (llama.cpp answers 500 to arguments that are no JSON): the same request
+/// would fail the same way, so it is a bad request, not a busy server.
+fn request_unreadable(lower: &str) -> bool {
+    [
+        "failed to parse",
+        "parse error",
+        "json.exception",
+        "invalid json",
+        "malformed",
+    ]
+    .iter()
+    .any(|k| lower.contains(k))
 }
 
 fn context_too_long(lower: &str) -> bool {
@@ -722,6 +738,18 @@ mod tests {
             classify_stream_error("lmstudio", "m", &v).kind,
             FailureKind::ContextTooLong
         );
+    }
+
+    #[test]
+    fn a_500_that_could_not_read_the_request_is_not_retried() {
+        let body = r#"{"error":{"code":500,"message":"Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1","type":"server_error"}}"#;
+        let f = classify_http("local", "m", 500, body, None, &[]);
+        assert_eq!(f.kind, FailureKind::BadRequest);
+        assert!(!f.kind.retryable());
+        assert!(!f.message.contains("busy"), "{}", f.message);
+        // A plain server error is still worth another attempt.
+        let f = classify_http("local", "m", 500, r#"{"error":{"message":"Internal error"}}"#, None, &[]);
+        assert_eq!(f.kind, FailureKind::Overloaded);
     }
 
     #[test]
