@@ -418,6 +418,24 @@ fn text(
 /// Marks the block that names an attached file (see [`shown_text`]).
 const HEADER: &str = "[Attached ";
 
+/// The line that names each attachment of `content` (a file, an image, a
+/// PDF, the project's list): ag's words about the prompt, never text of a
+/// file (`crate::agent::calls::echo` refuses a write that holds one).
+pub fn headers(content: &crate::protocol::UserContent) -> Vec<String> {
+    match content {
+        crate::protocol::UserContent::Text(_) => Vec::new(),
+        crate::protocol::UserContent::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } if text.starts_with(HEADER) => {
+                    Some(text.lines().next().unwrap_or_default().trim().to_string())
+                }
+                _ => None,
+            })
+            .collect(),
+    }
+}
+
 /// A prompt as a display shows it: its text, and each attached file as
 /// the one line that names it, not its whole content.
 pub fn shown_text(content: &crate::protocol::UserContent) -> String {

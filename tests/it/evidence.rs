@@ -1169,3 +1169,38 @@ fn a_messages_changes_run_in_the_order_asked() {
     assert_eq!(env.read("order.txt"), b"one\nthree\n", "{r}");
     assert!(outputs(&r).iter().all(|o| !o.contains("not found")), "{r}");
 }
+
+/// The prompt as ag gave it is no file's text: a write of the request, or
+/// of a line naming an attached file, is refused and nothing is written (a
+/// small model wrote its request, with the file list and the file shown,
+/// over the project's README).
+#[test]
+fn a_write_of_the_prompt_as_ag_gave_it_is_refused() {
+    let env = Env::new();
+    env.write("README.md", "# Shop\n");
+    let request = "The notes say the wrong thing, please tidy @notes.md";
+    let shown = format!("[Attached file `notes.md` ({} bytes)]", NOTES.len());
+    for content in [format!("{shown}\n{NOTES}"), format!("{request}\n")] {
+        let server = ModelServer::start(vec![
+            Turn::Tools(vec![(
+                "write",
+                json!({"file_path": "README.md", "content": content}),
+            )]),
+            Turn::Text("Done."),
+        ]);
+        let r = loop_run(&env, &server, &["--json"], request);
+        r.ok();
+        assert_eq!(env.read("README.md"), b"# Shop\n", "{r}");
+        let events = r.json_lines();
+        let end = of_type(&events, "tool_execution_end");
+        assert_eq!(end[0]["is_error"], true, "{r}");
+        let out = end[0]["output"].as_str().unwrap();
+        assert!(out.contains("nothing was written"), "{out}");
+        let why = if content.starts_with('[') {
+            format!("`{shown}`, ag's line naming")
+        } else {
+            "the request itself".to_string()
+        };
+        assert!(out.contains(&why), "{out}");
+    }
+}

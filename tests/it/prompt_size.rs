@@ -203,8 +203,12 @@ fn a_small_context_window_keeps_the_default_set() {
         ["read", "write", "edit", "bash", "grep", "find", "ls"],
         "{named:?}"
     );
-    // A named set offers `ask` anyway.
+    // Nobody can answer here: a named set leaves `ask` out too, and a
+    // list that names it offers it.
     let (given, _) = first("32768", &["--tools", "full"]);
+    assert_eq!(given.len(), 16, "{given:?}");
+    assert!(!given.iter().any(|n| n == "ask"), "{given:?}");
+    let (given, _) = first("32768", &["--tools", "full,ask"]);
     assert_eq!(given.len(), 17, "{given:?}");
 }
 
@@ -216,7 +220,9 @@ fn the_browser_tools_cost_is_measured_and_kept_out_of_the_default() {
     let (_, minimal, _) = first_request(&["--tools", "minimal"]);
     let (_, with, request) = first_request(&["--tools", "minimal,browser_automation"]);
     let names = request["tools"].as_array().unwrap().len();
-    assert_eq!(names, 17 + 17, "{}", request["tools"]);
+    // `minimal`'s sixteen (no `ask`: nobody can answer here) and the
+    // browser's seventeen.
+    assert_eq!(names, 16 + 17, "{}", request["tools"]);
     let cost = with - minimal;
     assert!(
         (4_000..=4_700).contains(&cost),

@@ -420,8 +420,8 @@ fn seed_003s_identity_runs_as_written() {
     assert!(at("old_string") < at("Working directory: "));
     assert!(at("Working directory: ") < at("Run the tests with make test."));
     assert!(at("Run the tests with make test.") < at("The user prefers short answers."));
-    // toolSet: full is the core tools and `ask` (no CLI agent is
-    // installed here).
+    // toolSet: full is the core tools (no CLI agent is installed here),
+    // without `ask`: nobody can answer this run's questions.
     assert_eq!(
         tool_names(&req),
         [
@@ -440,8 +440,7 @@ fn seed_003s_identity_runs_as_written() {
             "git_diff",
             "git_log",
             "git_commit",
-            "notify",
-            "ask"
+            "notify"
         ]
     );
 }
@@ -572,6 +571,10 @@ fn seed_003s_tool_sets_mean_what_it_says() {
             "--llm-cmd",
             &model,
             "--no-session",
+            // Someone can answer, so the sets offer `ask` as they list it
+            // (unattended, a set leaves it out: tests of settings.rs).
+            "--ask-default",
+            "no",
             "--agent",
             agent,
             "hello",

@@ -184,6 +184,48 @@ pub(in crate::agent) fn copied_note(name: &str, args: &Value, notes: &[String]) 
     None
 }
 
+/// Why the call `name` (ag's own name of the tool) with `args` is refused,
+/// when a text it would write into a file holds the prompt as ag gave it:
+/// a line of `attached`, the lines naming the prompt's attachments, or the
+/// whole of `request`, the prompt's own words (at least
+/// [`SHORTEST_FROM_NOTE`] characters). A weak model wrote the request, with
+/// the list of files and the file shown below it, over the project's
+/// README. Part of the request (a line it quotes to add) is never matched.
+pub(in crate::agent) fn copied_prompt(
+    name: &str,
+    args: &Value,
+    request: &str,
+    attached: &[String],
+) -> Option<String> {
+    if !matches!(name, "write" | "edit" | "edit_lines") {
+        return None;
+    }
+    let request = request.trim();
+    for (field, text) in carried(name, args) {
+        let header = text
+            .lines()
+            .map(str::trim)
+            .find(|line| attached.iter().any(|h| h == line));
+        let what = match header {
+            Some(line) => format!(
+                "holds `{line}`, ag's line naming what it showed you with the request, not text of a file"
+            ),
+            None if request.chars().count() >= SHORTEST_FROM_NOTE && text.contains(request) => {
+                format!(
+                    "holds the request itself (\"{}\"), not the text the file should have",
+                    shorten(request)
+                )
+            }
+            None => continue,
+        };
+        return Some(format!(
+            "`{field}` {what}, so nothing was written. {}",
+            next_step(name, args)
+        ));
+    }
+    None
+}
+
 /// `note` without what it quotes: the text between double quotes and
 /// between backticks, each such part replaced by a line break so that
 /// nothing around it joins up.
@@ -387,6 +429,36 @@ mod tests {
         assert!(copied_note("todo", &todo, &[]).is_none());
         let bash = json!({"command": "echo Change the files it needs changed, or answer it if it asks a question."});
         assert!(copied_note("bash", &bash, &notes).is_none());
+    }
+
+    #[test]
+    fn the_prompt_as_ag_gave_it_is_no_file_text() {
+        let request = "The disk check always warns, even at 40%. Please fix it.";
+        let attached = ["[Attached file `check.sh` (300 bytes)]".to_string()];
+        let write = |content: &str| json!({"file_path": "README.md", "content": content});
+        // The request, the list and the file shown below it, over a README.
+        let copy = format!("{request}\n[Attached file `check.sh` (300 bytes)]\nused=$(df)\n");
+        let why = copied_prompt("write", &write(&copy), request, &attached).unwrap();
+        assert!(
+            why.contains("`[Attached file `check.sh` (300 bytes)]`"),
+            "{why}"
+        );
+        assert!(why.contains("nothing was written"), "{why}");
+        let why = copied_prompt("write", &write(request), request, &[]).unwrap();
+        assert!(why.contains("the request itself"), "{why}");
+        let edit =
+            json!({"file_path": "a", "old_string": "x", "new_string": format!("# {request}")});
+        assert!(copied_prompt("edit", &edit, request, &[]).is_some());
+        // Part of the request (the line it asks to add) is file text, and
+        // a task list may hold the request as its item.
+        let add = "Add the line `Run make lint before you push` to the README";
+        assert!(
+            copied_prompt("write", &write("Run make lint before you push\n"), add, &[]).is_none()
+        );
+        let todo = json!({"items": [{"content": request}]});
+        assert!(copied_prompt("todo", &todo, request, &attached).is_none());
+        // A short request is too common to be taken for a copy.
+        assert!(copied_prompt("write", &write("fix it\n"), "fix it", &[]).is_none());
     }
 
     #[test]

@@ -174,6 +174,8 @@ pub struct Agent {
     request: String,
     /// ag's own notes to the model this prompt (`calls/echo.rs`).
     notes_given: Vec<String>,
+    /// The lines naming the current prompt's attachments (`calls/echo.rs`).
+    attached: Vec<String>,
     /// Tools the person approved for the rest of the run ("always").
     pub(in crate::agent) always: Vec<String>,
     /// How `@NAME` prompts find their identity's profile.
@@ -254,6 +256,7 @@ impl Agent {
             guard: FailureGuard::new(settings.max_failed_calls),
             own_words: None,
             request: String::new(),
+            attached: Vec::new(),
             notes_given: Vec::new(),
             settings,
             model,
@@ -351,6 +354,7 @@ impl Agent {
         });
         self.guard.begin(&own_words);
         self.request = own_words;
+        self.attached = crate::attach::headers(&content);
         self.notes_given.clear();
         self.denied = false;
         self.watch_calls = true;
@@ -1017,7 +1021,16 @@ impl Agent {
                 });
                 let copied = || {
                     let own = crate::agent::config::named_sets::own_name(name);
-                    crate::agent::calls::echo::copied_note(own, &args, &self.notes_given)
+                    crate::agent::calls::echo::copied_note(own, &args, &self.notes_given).or_else(
+                        || {
+                            crate::agent::calls::echo::copied_prompt(
+                                own,
+                                &args,
+                                &self.request,
+                                &self.attached,
+                            )
+                        },
+                    )
                 };
                 let again = || {
                     let own = crate::agent::config::named_sets::own_name(name);

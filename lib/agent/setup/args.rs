@@ -136,9 +136,10 @@ pub struct Args {
     /// the command tool alone; a binary's name in the list offers all of its
     /// tools (bash: bash, bash_background, job_output, job_stop, job_list;
     /// git: git_status, git_diff, git_log, git_commit), so the background-job
-    /// tools come with `--tools full,bash`. The default offers `ask`, ag-loop's
-    /// own tool for asking the person, only when a person, --ask-cmd or
-    /// --ask-default can answer; a list that is named offers it anyway.
+    /// tools come with `--tools full,bash`. `ask`, ag-loop's own tool for
+    /// asking the person, is offered only when a person, --ask-cmd or
+    /// --ask-default can answer, by the default and a named set alike; a
+    /// list that names `ask` itself offers it anyway.
     /// For a model whose context window is 32,768 tokens or less, the
     /// default leaves out delete, and its patches delete no file (bash still
     /// removes files).

@@ -279,9 +279,11 @@ impl LoopConfig {
         );
         let questions = questions(args, config, env)?;
         // A question nobody can answer costs a turn and every request the
-        // tool's definition: the default set offers `ask` only when some
-        // answer can come. A list that is named offers it anyway.
-        if !tools_explicit && !questions.answerable() {
+        // tool's definition: `ask` is offered only when some answer can
+        // come, from the default and a named set alike (a small model sent
+        // its own request to the unattended run as a question, five times
+        // over). A list that names `ask` itself offers it anyway.
+        if !asks_for_ask(tool_set.as_deref()) && !questions.answerable() {
             tools.retain(|t| t != crate::agent::calls::ask::NAME);
         }
         Ok(LoopConfig {
@@ -422,6 +424,13 @@ fn pick_model(
         return (m.clone(), "the config file".into());
     }
     (DEFAULT_MODEL.into(), "the default".into())
+}
+
+/// Whether the tool list names `ask` itself, not through a set.
+fn asks_for_ask(list: Option<&[String]>) -> bool {
+    list.into_iter().flatten().any(|item| {
+        crate::agent::config::named_sets::own_name(item.trim()) == crate::agent::calls::ask::NAME
+    })
 }
 
 /// The tool set as asked for: the flag's, else the flagged identity's, else
@@ -675,29 +684,25 @@ mod tests {
             (r.tools, r.tools_explicit),
             (strings(&["read", "grep", "find", "ls"]), true)
         );
-        let r = resolve(&[], &c, None);
-        assert_eq!(
-            (r.tools, r.tools_explicit),
-            (
-                strings(crate::agent::config::named_sets::DEFAULT_TOOLS),
-                true
-            )
-        );
-        // With nobody to answer a question (Env::default), `ask` is left out.
-        let r = resolve(&[], &Config::default(), None);
+        // With nobody to answer a question (Env::default), `ask` is left
+        // out, of the config's set and of the default alike.
         let without_ask: Vec<&str> = crate::agent::config::named_sets::DEFAULT_TOOLS
             .iter()
             .copied()
             .filter(|t| *t != "ask")
             .collect();
+        let r = resolve(&[], &c, None);
+        assert_eq!((r.tools, r.tools_explicit), (strings(&without_ask), true));
+        let r = resolve(&[], &Config::default(), None);
         assert_eq!(r.tools, strings(&without_ask));
         assert_eq!(r.tool_set, None, "the default is recorded as such");
         assert!(
             !r.tools_explicit,
             "the default set leaves missing tools out"
         );
-        // `--tools chat` is an explicit set: notify and ask.
-        let r = resolve(&["--tools", "chat"], &c, None);
+        // `--tools chat` is an explicit set: notify and ask, where someone
+        // can answer.
+        let r = resolve(&["--tools", "chat", "--ask-default", "no"], &c, None);
         assert_eq!(
             (r.tools, r.tools_explicit),
             (strings(&["notify", "ask"]), true)
@@ -1081,6 +1086,18 @@ mod tests {
             &["--tools", "read,ask", "go"],
             &Env::default()
         )));
-        assert!(has_ask(tools(&["--tools", "full", "go"], &Env::default())));
+        // A set names it only as one of its members: nobody can answer,
+        // so it is left out of `full` and `minimal` too, but not when some
+        // answer can come.
+        assert!(!has_ask(tools(&["--tools", "full", "go"], &Env::default())));
+        assert!(!has_ask(tools(
+            &["--tools", "minimal", "go"],
+            &Env::default()
+        )));
+        assert!(has_ask(tools(&["--tools", "minimal"], &pipe)));
+        assert!(has_ask(tools(
+            &["--tools", "minimal,ask", "go"],
+            &Env::default()
+        )));
     }
 }
