@@ -228,6 +228,19 @@ fn break_and_fix(
     broken: (&str, &str),
     fixed: (&str, &str),
 ) -> (String, String, Value) {
+    break_and_fix_with(env, s, file, broken, fixed, &[], None)
+}
+
+/// [`break_and_fix`] with more flags for ag-loop, and `$AG_HOME` elsewhere.
+fn break_and_fix_with(
+    env: &Env,
+    s: &Session,
+    file: &str,
+    broken: (&str, &str),
+    fixed: (&str, &str),
+    extra: &[&str],
+    ag_home: Option<&std::path::Path>,
+) -> (String, String, Value) {
     let edit =
         |(old, new): (&str, &str)| json!({"file_path": file, "old_string": old, "new_string": new});
     let model = scripted_model(
@@ -248,8 +261,11 @@ fn break_and_fix(
         "--lsp-wait",
         "60",
         "--json",
-        "change it",
     ]);
+    c.args(extra).arg("change it");
+    if let Some(home) = ag_home {
+        c.env("AG_HOME", home);
+    }
     let r = run(c, None);
     r.ok();
     let ends: Vec<Value> = r
@@ -347,6 +363,38 @@ fn gopls_an_edit_that_breaks_a_type_says_so_and_the_fix_clears_it() {
         "{broke}"
     );
     assert!(broke.contains("\"2\""), "{broke}");
+    assert!(fixed.contains("[go: no new errors]"), "{fixed}");
+}
+
+/// A run without a session keeps its servers' caches in $AG_HOME, which
+/// the sandbox of its tool calls must let them write: a write's result had
+/// said "permission denied" instead of the errors.
+#[test]
+fn gopls_without_a_session_under_the_sandbox_still_checks() {
+    need("gopls");
+    need("go");
+    let env = Env::new();
+    env.write("go.mod", "module example.com/shapes\n\ngo 1.19\n");
+    env.write(
+        "shapes.go",
+        "package shapes\n\nfunc Area(w, h int) int {\n\treturn w * h\n}\n\nvar Total int = Area(2, 3)\n",
+    );
+    let s = Session::new();
+    // $AG_HOME outside the workspace, which the sandbox leaves writable.
+    let home = tempfile::tempdir().unwrap();
+    let (broke, fixed, _) = break_and_fix_with(
+        &env,
+        &s,
+        "shapes.go",
+        ("Area(2, 3)", "Area(\"2\", 3)"),
+        ("Area(\"2\", 3)", "Area(2, 3)"),
+        &["--no-session", "--sandbox", "require"],
+        Some(home.path()),
+    );
+    assert!(
+        broke.contains("this change brought in 1 error (go):\nshapes.go:7:"),
+        "{broke}"
+    );
     assert!(fixed.contains("[go: no new errors]"), "{fixed}");
 }
 

@@ -322,9 +322,18 @@ impl Plan {
                 })?;
                 policy.write.push(dir);
             }
-            // A run without a session keeps its task list there.
+            // A run without a session keeps its task list there, and its
+            // language servers (started by a write or an edit) their
+            // caches in $AG_HOME's: without it, a write's diagnostics
+            // were "permission denied" in every result.
             if let Some(dir) = run_dir {
                 policy.write.push(dir.to_path_buf());
+            }
+            if session_dir.is_none() {
+                let cache = crate::tools::lsp::shared_cache();
+                if std::fs::create_dir_all(&cache).is_ok() {
+                    policy.write.push(cache);
+                }
             }
             // A tool may start a warm helper (ag-lsp's language servers),
             // which binds its socket there.

@@ -326,13 +326,20 @@ pub fn workspace_top(ctx: &Context) -> PathBuf {
 }
 
 /// Where a server may write: the session's directory, else `$AG_HOME`'s
-/// cache.
+/// cache ([`shared_cache`]).
 pub fn cache_dir(server: &Server) -> PathBuf {
     let base = match std::env::var_os("AG_SESSION_DIR").filter(|d| !d.is_empty()) {
         Some(d) => PathBuf::from(d).join("lsp-cache"),
-        None => crate::session::ag_home().join("cache/lsp"),
+        None => shared_cache(),
     };
     base.join(&server.name)
+}
+
+/// The servers' cache of a run without a session, under `$AG_HOME`: a
+/// sandbox of the tool calls (which start the servers) must let them write
+/// it.
+pub fn shared_cache() -> PathBuf {
+    crate::session::ag_home().join("cache/lsp")
 }
 
 /// The servers whose files the workspace has (the first few thousand
