@@ -265,7 +265,14 @@ impl Tool for EditorWrite {
         if let Some(unchanged) = prepared.unchanged(&shown, |t| compared == Some(t)) {
             return Ok(unchanged);
         }
-        // As ag-write refuses it: a data file that would stop being one.
+        // As ag-write refuses them: an elision mark over a file, and a
+        // data file that would stop being one.
+        if let Some(b) = &before
+            && let Some(why) =
+                write_content::placeholder_over(&shown, b.len() as u64, &prepared.content)
+        {
+            return Err(ToolError::new("write.placeholder", why));
+        }
         if let Some(b) = compared
             && let Some(why) =
                 crate::tools::data_syntax::refused_write(&shown, b, &prepared.content)

@@ -150,6 +150,11 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
     if let Some(unchanged) = prepared.unchanged(shown, holds) {
         return Ok(unchanged);
     }
+    if let Some(m) = &meta
+        && let Some(why) = write_content::placeholder_over(shown, m.len(), content)
+    {
+        return Err(ToolError::new("write.placeholder", why));
+    }
     // A data file that would stop being one (see data_syntax).
     if let Some(m) = &meta
         && crate::tools::data_syntax::checked(shown, m.len())

@@ -279,3 +279,59 @@ const SHRINK_NOTED_FROM: u64 = 200;
 /// Files up to this size are read before a write, to restore escapes it
 /// lost and keep their last line break.
 pub(crate) const COMPARED_UP_TO: u64 = 1 << 20;
+
+/// Why a write of `content` over `shown`, a file that holds `held` bytes,
+/// is refused when the content is an elision mark alone (`...`, `// ...`,
+/// `<!-- … -->`): the mark stands for text the model left out, and written
+/// it would put three dots in place of the whole file (a small model wrote
+/// `...` over a 1,307-byte Go program). An empty file, or a new one, may
+/// get any text.
+pub(crate) fn placeholder_over(shown: &str, held: u64, content: &[u8]) -> Option<String> {
+    if held == 0 {
+        return None;
+    }
+    let text = std::str::from_utf8(content).ok()?.trim();
+    let inner = text
+        .trim_start_matches(['/', '#', '*', '<', '!', '-', ';', ' '])
+        .trim_end_matches(['/', '*', '>', '-', ' '])
+        .trim();
+    let mark = !inner.is_empty()
+        && inner.chars().all(|c| c == '.' || c == '…' || c == ' ')
+        && (inner.contains('…') || inner.matches('.').count() >= 3);
+    mark.then(|| {
+        format!(
+            "the content is `{text}` alone, a mark for text left out, not the text of `{shown}` ({held} bytes), so nothing was written. Send the file's whole new text as content, or change only the part that changes with edit."
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::placeholder_over;
+
+    #[test]
+    fn an_elision_mark_alone_is_no_file_text() {
+        for mark in [
+            "...",
+            "…\n",
+            "// ...",
+            "# ...\n",
+            "<!-- ... -->",
+            "/* … */",
+            ". . .",
+        ] {
+            let why = placeholder_over("main.go", 1307, mark.as_bytes())
+                .unwrap_or_else(|| panic!("{mark:?}"));
+            assert!(why.contains("nothing was written"), "{why}");
+        }
+        // An empty or new file may get anything; text around the dots is
+        // text; two dots are no mark.
+        assert!(placeholder_over("a.txt", 0, b"...").is_none());
+        for text in ["..\n", "wait...", "// TODO ...", "1...3", "---"] {
+            assert!(
+                placeholder_over("a.txt", 10, text.as_bytes()).is_none(),
+                "{text:?}"
+            );
+        }
+    }
+}

@@ -594,3 +594,54 @@ fn a_path_that_repeats_the_working_directorys_name_reads_and_edits_the_file_mean
     let r = call(&env, bin!("ag-read"), json!({"file_path": given}));
     assert_eq!(r["error_code"], "read.not_found", "{r}");
 }
+
+/// A rename names the other files that still use the old name, after the
+/// edit and after the same edit found made already; a name used nowhere
+/// else, or text that is no name, gets no such note.
+#[test]
+fn a_rename_names_the_files_that_still_use_the_old_name() {
+    let env = Env::new();
+    env.write(
+        "cart.js",
+        "function calcTotal(items) {\n  return 0;\n}\nmodule.exports = { calcTotal };\n",
+    );
+    env.write(
+        "app.js",
+        "const { calcTotal } = require('./cart');\nconsole.log(calcTotal([]));\n",
+    );
+    env.write("notes.txt", "calcTotals are shown here\n");
+    let rename = json!({"file_path": "cart.js", "old_string": "calcTotal", "new_string": "orderTotal", "replace_all": true});
+    let r = edit(&env, rename.clone());
+    assert_eq!(r["is_error"], false, "{r}");
+    let out = r["output"].as_str().unwrap();
+    assert!(
+        out.contains("`calcTotal` is still used in `app.js` (lines 1, 2)."),
+        "{out}"
+    );
+    assert!(
+        !out.contains("notes.txt"),
+        "a longer word is another name: {out}"
+    );
+    // The same edit again: made already, and the note says where to go on.
+    let r = edit(&env, rename);
+    assert_eq!(r["error_code"], "edit.already_applied", "{r}");
+    assert!(
+        r["output"]
+            .as_str()
+            .unwrap()
+            .contains("`app.js` (lines 1, 2)"),
+        "{r}"
+    );
+    // Once app.js is changed too, nothing is left to name.
+    let r = edit(
+        &env,
+        json!({"file_path": "app.js", "old_string": "calcTotal", "new_string": "orderTotal", "replace_all": true}),
+    );
+    assert!(!r["output"].as_str().unwrap().contains("still used"), "{r}");
+    // Text that is no single name is never looked for.
+    let r = edit(
+        &env,
+        json!({"file_path": "cart.js", "old_string": "return 0;", "new_string": "return 1;"}),
+    );
+    assert!(!r["output"].as_str().unwrap().contains("still used"), "{r}");
+}

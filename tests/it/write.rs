@@ -395,3 +395,20 @@ fn a_new_file_below_its_namesake_names_it() {
     assert_eq!(r["is_error"], false, "{r}");
     assert!(!r.to_string().contains("of that name"), "{r}");
 }
+
+/// An elision mark alone over a file is refused and the file kept; a new
+/// file may hold one.
+#[test]
+fn an_elision_mark_alone_is_not_written_over_a_file() {
+    let env = Env::new();
+    let program = "package main\n\nfunc main() {}\n";
+    env.write("main.go", program);
+    for mark in ["...", "// ...\n"] {
+        let r = write(&env, json!({"file_path": "main.go", "content": mark}));
+        assert_eq!(r["is_error"], true, "{r}");
+        assert_eq!(r["error_code"], "write.placeholder", "{r}");
+        assert_eq!(env.read("main.go"), program.as_bytes());
+    }
+    let r = write(&env, json!({"file_path": "notes.txt", "content": "...\n"}));
+    assert_eq!(r["is_error"], false, "{r}");
+}

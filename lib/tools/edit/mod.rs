@@ -10,6 +10,7 @@
 
 mod code_edit;
 mod planner;
+mod rename;
 mod replace;
 mod sketch;
 
@@ -171,8 +172,23 @@ To create a file or replace all of it, use write.";
     fn run(ctx: &Context, mut args: EditArgs) -> Result<ToolOutput, ToolError> {
         let meant = crate::tools::fileops::take_path_meant(ctx, &mut args.file_path);
         let watch = crate::tools::after_change::Watch::file(ctx, &args.file_path);
-        let out = edit(ctx, args).map_err(|e| watch.refused(ctx, e))?;
-        Ok(watch.finish(ctx, out).with_notes(meant))
+        // A rename: the other files that still use the old name, once the
+        // edit is made or found made already.
+        let renamed = rename::renamed(&args);
+        let file = args.file_path.clone();
+        let uses = || {
+            let (old, new) = renamed.as_ref()?;
+            rename::still_used(ctx, &ctx.resolve(&file).ok()?, old, new)
+        };
+        let out = edit(ctx, args).map_err(|mut e| {
+            if e.code == "edit.already_applied"
+                && let Some(note) = uses()
+            {
+                e.message = format!("{}\n\n{}", e.message, note.text);
+            }
+            watch.refused(ctx, e)
+        })?;
+        Ok(watch.finish(ctx, out).with_notes(meant).with_notes(uses()))
     }
 }
 
