@@ -748,7 +748,14 @@ mod tests {
         assert!(!f.kind.retryable());
         assert!(!f.message.contains("busy"), "{}", f.message);
         // A plain server error is still worth another attempt.
-        let f = classify_http("local", "m", 500, r#"{"error":{"message":"Internal error"}}"#, None, &[]);
+        let f = classify_http(
+            "local",
+            "m",
+            500,
+            r#"{"error":{"message":"Internal error"}}"#,
+            None,
+            &[],
+        );
         assert_eq!(f.kind, FailureKind::Overloaded);
     }
 
