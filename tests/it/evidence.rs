@@ -1204,3 +1204,36 @@ fn a_write_of_the_prompt_as_ag_gave_it_is_refused() {
         assert!(out.contains(&why), "{out}");
     }
 }
+
+/// One call sent again and again in one answer runs once: the answer is
+/// stopped, the copies are taken out, and the model reads why. Two copies
+/// of a call still run as sent.
+#[test]
+fn the_same_call_many_times_in_one_answer_runs_once() {
+    let env = Env::new();
+    let read = || ("read", json!({"file_path": "notes.md"}));
+    let server = ModelServer::start(vec![
+        Turn::Tools((0..6).map(|_| read()).collect()),
+        Turn::Text("It says Some text."),
+    ]);
+    let r = loop_run(&env, &server, &["--json"], "What do the notes say?");
+    r.ok();
+    let events = r.json_lines();
+    assert_eq!(of_type(&events, "tool_execution_end").len(), 1, "{r}");
+    assert!(has_note(&events, "sent the same `read` call"), "{r}");
+    let second = server.requests()[1]["messages"].to_string();
+    assert!(second.contains("each call ran once"), "{second}");
+    assert_eq!(agent_end(&r)["outcome"], "finished", "{r}");
+
+    let server = ModelServer::start(vec![
+        Turn::Tools((0..2).map(|_| read()).collect()),
+        Turn::Text("It says Some text."),
+    ]);
+    let r = loop_run(&env, &server, &["--json"], "What do the notes say?");
+    r.ok();
+    assert_eq!(
+        of_type(&r.json_lines(), "tool_execution_end").len(),
+        2,
+        "{r}"
+    );
+}

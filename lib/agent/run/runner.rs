@@ -236,6 +236,10 @@ struct CallId {
     name: String,
 }
 
+/// Copies of one call in one answer that stop it: a model that sends the
+/// same call this often is looping, not asking twice.
+const REPEATED_CALLS: usize = 4;
+
 pub(in crate::agent) struct Turns {
     pub(in crate::agent) new: Vec<Message>,
     pub(in crate::agent) usage: Usage,
@@ -767,6 +771,11 @@ impl Agent {
         // its end (see evidence.rs).
         let must_call = request.tool_choice == Some(ToolChoice::Required);
         let (mut text_bytes, mut called, mut overlong) = (0usize, false, false);
+        // The calls completed so far, each with how often it came: the
+        // same call again and again in one message stops it (see
+        // `drop_repeated_calls`).
+        let mut completed: Vec<(String, Value, usize)> = Vec::new();
+        let mut repeated: Option<(String, usize)> = None;
         let mut sink = |event: crate::protocol::LlmEvent| {
             // The final message is carried by message_end.
             if matches!(
@@ -818,11 +827,33 @@ impl Agent {
                         stop.cancel();
                     }
                 }
-                crate::protocol::LlmEvent::ToolCallEnd { index, .. } => {
+                crate::protocol::LlmEvent::ToolCallEnd {
+                    index,
+                    name,
+                    arguments,
+                    ..
+                } => {
                     if let Some((at, _, _, ended)) = &mut stuck_call
                         && at == index
                     {
                         *ended = true;
+                    }
+                    let count = match completed
+                        .iter_mut()
+                        .find(|(n, a, _)| n == name && a == arguments)
+                    {
+                        Some((_, _, count)) => {
+                            *count += 1;
+                            *count
+                        }
+                        None => {
+                            completed.push((name.clone(), arguments.clone(), 1));
+                            1
+                        }
+                    };
+                    if count >= REPEATED_CALLS && repeated.is_none() {
+                        repeated = Some((name.clone(), count));
+                        stop.cancel();
                     }
                 }
                 _ => {}
@@ -845,6 +876,10 @@ impl Agent {
             && !cancel.is_cancelled()
         {
             self.stop_looping_call(&mut message, &call, found, ended)?;
+        } else if let Some((name, copies)) = repeated
+            && !cancel.is_cancelled()
+        {
+            self.drop_repeated_calls(&mut message, &name, copies)?;
         } else if overlong && !cancel.is_cancelled() {
             message.stop_reason = StopReason::Length;
             message.error_message = None;
@@ -946,6 +981,45 @@ impl Agent {
             message: format!(
                 "the model's `{name}` call repeated the same {} characters {} times in a row in its arguments: the call was stopped there and not run",
                 found.block, found.copies
+            ),
+            tool_call_id: None,
+        })
+    }
+
+    /// A message stopped because it sent one call `copies` times (a small
+    /// model sent the same `read` 180 times in one answer, and took eleven
+    /// minutes to write them): each call runs once, the copies are taken
+    /// out, and the model is told after the results. A call sent twice or
+    /// three times is left to run as sent.
+    fn drop_repeated_calls(
+        &mut self,
+        message: &mut AssistantMessage,
+        name: &str,
+        copies: usize,
+    ) -> io::Result<()> {
+        let mut kept: Vec<(String, Value)> = Vec::new();
+        message.content.retain(|b| match b {
+            ContentBlock::ToolCall {
+                name, arguments, ..
+            } => {
+                let call = (name.clone(), arguments.clone());
+                if kept.contains(&call) {
+                    false
+                } else {
+                    kept.push(call);
+                    true
+                }
+            }
+            _ => true,
+        });
+        message.stop_reason = StopReason::ToolUse;
+        message.error_message = None;
+        self.stopped_call = Some(format!(
+            "Your answer sent the same `{name}` call {copies} times, so it was stopped there and each call ran once; its result is above. Send each call once, and act on what it returned."
+        ));
+        self.emitter.emit(AgentEvent::Note {
+            message: format!(
+                "the model's answer sent the same `{name}` call {copies} times: the answer was stopped there, and each call runs once"
             ),
             tool_call_id: None,
         })
