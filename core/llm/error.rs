@@ -136,7 +136,7 @@ pub fn classify_http(
             401 | 403 => FailureKind::Auth,
             404 => FailureKind::ModelNotFound,
             408 | 409 | 425 | 429 => FailureKind::RateLimit,
-            500..=599 if request_unreadable(&lower) => FailureKind::BadRequest,
+            500 if request_unreadable(&lower) => FailureKind::BadRequest,
             500..=599 => FailureKind::Overloaded,
             400 | 422 if lower.contains("api key") || lower.contains("api_key") => {
                 FailureKind::Auth
@@ -216,17 +216,12 @@ pub fn classify_stream_error(provider: &str, model: &str, value: &Value) -> Fail
 
 /// A server error whose words say the server could not read the request
 /// (llama.cpp answers 500 to arguments that are no JSON): the same request
-/// would fail the same way, so it is a bad request, not a busy server.
+/// would fail the same way, so it is a bad request, not a busy server. A
+/// gateway's 502 about its upstream's answer is not looked at.
 fn request_unreadable(lower: &str) -> bool {
-    [
-        "failed to parse",
-        "parse error",
-        "json.exception",
-        "invalid json",
-        "malformed",
-    ]
-    .iter()
-    .any(|k| lower.contains(k))
+    ["failed to parse", "parse error", "json.exception"]
+        .iter()
+        .any(|k| lower.contains(k))
 }
 
 fn context_too_long(lower: &str) -> bool {
