@@ -11,6 +11,7 @@ pub mod checkpoint_ledger;
 pub mod checkpoints;
 pub mod compaction;
 pub mod control;
+pub mod copied_calls;
 pub mod escalate;
 pub mod evidence;
 pub mod final_checks;

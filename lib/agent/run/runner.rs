@@ -236,10 +236,6 @@ struct CallId {
     name: String,
 }
 
-/// Copies of one call in one answer that stop it: a model that sends the
-/// same call this often is looping, not asking twice.
-const REPEATED_CALLS: usize = 4;
-
 pub(in crate::agent) struct Turns {
     pub(in crate::agent) new: Vec<Message>,
     pub(in crate::agent) usage: Usage,
@@ -771,10 +767,9 @@ impl Agent {
         // its end (see evidence.rs).
         let must_call = request.tool_choice == Some(ToolChoice::Required);
         let (mut text_bytes, mut called, mut overlong) = (0usize, false, false);
-        // The calls completed so far, each with how often it came: the
-        // same call again and again in one message stops it (see
-        // `drop_repeated_calls`).
-        let mut completed: Vec<(String, Value, usize)> = Vec::new();
+        // The same call again and again in one answer stops it
+        // (copied_calls.rs).
+        let mut completed = super::copied_calls::Counter::default();
         let mut repeated: Option<(String, usize)> = None;
         let mut sink = |event: crate::protocol::LlmEvent| {
             // The final message is carried by message_end.
@@ -838,20 +833,8 @@ impl Agent {
                     {
                         *ended = true;
                     }
-                    let count = match completed
-                        .iter_mut()
-                        .find(|(n, a, _)| n == name && a == arguments)
-                    {
-                        Some((_, _, count)) => {
-                            *count += 1;
-                            *count
-                        }
-                        None => {
-                            completed.push((name.clone(), arguments.clone(), 1));
-                            1
-                        }
-                    };
-                    if count >= REPEATED_CALLS && repeated.is_none() {
+                    let count = completed.push(name, arguments);
+                    if count >= super::copied_calls::STOP_AT && repeated.is_none() {
                         repeated = Some((name.clone(), count));
                         stop.cancel();
                     }
@@ -986,32 +969,16 @@ impl Agent {
         })
     }
 
-    /// A message stopped because it sent one call `copies` times (a small
-    /// model sent the same `read` 180 times in one answer, and took eleven
-    /// minutes to write them): each call runs once, the copies are taken
-    /// out, and the model is told after the results. A call sent twice or
-    /// three times is left to run as sent.
+    /// A message stopped because it sent one call `copies` times
+    /// (copied_calls.rs): each call runs once, the copies are taken out,
+    /// and the model is told after the results.
     fn drop_repeated_calls(
         &mut self,
         message: &mut AssistantMessage,
         name: &str,
         copies: usize,
     ) -> io::Result<()> {
-        let mut kept: Vec<(String, Value)> = Vec::new();
-        message.content.retain(|b| match b {
-            ContentBlock::ToolCall {
-                name, arguments, ..
-            } => {
-                let call = (name.clone(), arguments.clone());
-                if kept.contains(&call) {
-                    false
-                } else {
-                    kept.push(call);
-                    true
-                }
-            }
-            _ => true,
-        });
+        super::copied_calls::drop_copies(&mut message.content);
         message.stop_reason = StopReason::ToolUse;
         message.error_message = None;
         self.stopped_call = Some(format!(
