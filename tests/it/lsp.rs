@@ -340,8 +340,9 @@ fn typescript_an_edit_that_breaks_a_type_says_so_and_the_fix_clears_it() {
     assert!(fixed.contains("[typescript: no new errors]"), "{fixed}");
 }
 
-#[test]
-fn gopls_an_edit_that_breaks_a_type_says_so_and_the_fix_clears_it() {
+/// A Go project whose edit breaks a type and whose next edit fixes it,
+/// under ag-loop with `extra` flags (and `$AG_HOME` at `ag_home`).
+fn go_break_and_fix(extra: &[&str], ag_home: Option<&std::path::Path>) {
     need("gopls");
     need("go");
     let env = Env::new();
@@ -351,12 +352,14 @@ fn gopls_an_edit_that_breaks_a_type_says_so_and_the_fix_clears_it() {
         "package shapes\n\nfunc Area(w, h int) int {\n\treturn w * h\n}\n\nvar Total int = Area(2, 3)\n",
     );
     let s = Session::new();
-    let (broke, fixed, _) = break_and_fix(
+    let (broke, fixed, _) = break_and_fix_with(
         &env,
         &s,
         "shapes.go",
         ("Area(2, 3)", "Area(\"2\", 3)"),
         ("Area(\"2\", 3)", "Area(2, 3)"),
+        extra,
+        ag_home,
     );
     assert!(
         broke.contains("this change brought in 1 error (go):\nshapes.go:7:"),
@@ -366,36 +369,19 @@ fn gopls_an_edit_that_breaks_a_type_says_so_and_the_fix_clears_it() {
     assert!(fixed.contains("[go: no new errors]"), "{fixed}");
 }
 
+#[test]
+fn gopls_an_edit_that_breaks_a_type_says_so_and_the_fix_clears_it() {
+    go_break_and_fix(&[], None);
+}
+
 /// A run without a session keeps its servers' caches in $AG_HOME, which
 /// the sandbox of its tool calls must let them write: a write's result had
 /// said "permission denied" instead of the errors.
 #[test]
 fn gopls_without_a_session_under_the_sandbox_still_checks() {
-    need("gopls");
-    need("go");
-    let env = Env::new();
-    env.write("go.mod", "module example.com/shapes\n\ngo 1.19\n");
-    env.write(
-        "shapes.go",
-        "package shapes\n\nfunc Area(w, h int) int {\n\treturn w * h\n}\n\nvar Total int = Area(2, 3)\n",
-    );
-    let s = Session::new();
     // $AG_HOME outside the workspace, which the sandbox leaves writable.
     let home = tempfile::tempdir().unwrap();
-    let (broke, fixed, _) = break_and_fix_with(
-        &env,
-        &s,
-        "shapes.go",
-        ("Area(2, 3)", "Area(\"2\", 3)"),
-        ("Area(\"2\", 3)", "Area(2, 3)"),
-        &["--no-session", "--sandbox", "require"],
-        Some(home.path()),
-    );
-    assert!(
-        broke.contains("this change brought in 1 error (go):\nshapes.go:7:"),
-        "{broke}"
-    );
-    assert!(fixed.contains("[go: no new errors]"), "{fixed}");
+    go_break_and_fix(&["--no-session", "--sandbox", "require"], Some(home.path()));
 }
 
 #[test]
