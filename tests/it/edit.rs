@@ -638,6 +638,16 @@ fn a_rename_names_the_files_that_still_use_the_old_name() {
         json!({"file_path": "app.js", "old_string": "calcTotal", "new_string": "orderTotal", "replace_all": true}),
     );
     assert!(!r["output"].as_str().unwrap().contains("still used"), "{r}");
+    // A word the file does not define is no rename (`true` made `false`,
+    // while other files hold `true` too).
+    env.write("a.toml", "debug = true\n");
+    env.write("b.toml", "verbose = true\n");
+    let r = edit(
+        &env,
+        json!({"file_path": "a.toml", "old_string": "true", "new_string": "false"}),
+    );
+    assert_eq!(r["is_error"], false, "{r}");
+    assert!(!r["output"].as_str().unwrap().contains("still used"), "{r}");
     // Text that is no single name is never looked for.
     let r = edit(
         &env,

@@ -1,8 +1,11 @@
 //! A name changed in one file is seldom used in that file alone. When an
-//! edit turns one identifier into another (`calcTotal` into `orderTotal`),
-//! the other files of the project that still use the old name are named in
-//! the result, with their lines, after a successful edit and after one
-//! found already made. A small model renamed a function in its module
+//! edit turns one identifier into another (`calcTotal` into `orderTotal`)
+//! and the file now defines the new name (`function orderTotal`, `def`,
+//! `class`, `const`...), the other files of the project that still use the
+//! old name are named in the result, with their lines, after a successful
+//! edit and after one found already made. An edit of a word that is
+//! defined nowhere in the file (`true` made `false`, `debug` made `info`)
+//! is no rename and gets no note. A small model renamed a function in its module
 //! with `replace_all`, then sent the same edit four more times, told only
 //! that it was in place, while the program and the test that called the
 //! function still used the old name.
@@ -55,9 +58,54 @@ fn word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '$'
 }
 
+/// The words that, before a name, define it, in the languages a project
+/// most often holds.
+const DEFINING: &[&str] = &[
+    "function",
+    "def",
+    "class",
+    "fn",
+    "func",
+    "const",
+    "let",
+    "var",
+    "type",
+    "struct",
+    "enum",
+    "interface",
+    "trait",
+    "macro",
+    "sub",
+    "proc",
+    "module",
+];
+
+/// Whether `text` defines `name`: a line where the name follows one of
+/// [`DEFINING`] (`async function name`, `pub fn name`, `export const
+/// name`).
+fn defines(text: &str, name: &str) -> bool {
+    text.lines().any(|line| {
+        line.match_indices(name).any(|(at, _)| {
+            let after = line[at + name.len()..].chars().next();
+            let before = line[..at].trim_end();
+            let word = before
+                .rsplit(|c: char| !word_char(c))
+                .next()
+                .unwrap_or_default();
+            before.len() < line[..at].len()
+                && !after.is_some_and(word_char)
+                && DEFINING.contains(&word)
+        })
+    })
+}
+
 /// The note naming the other files of the workspace, besides `edited`,
-/// where `old` still occurs as a whole word; `None` when there are none.
+/// where `old` still occurs as a whole word, when `edited` defines `new`;
+/// `None` when it does not, or there are none.
 pub(super) fn still_used(ctx: &Context, edited: &Path, old: &str, new: &str) -> Option<Note> {
+    if !std::fs::read_to_string(edited).is_ok_and(|text| defines(&text, new)) {
+        return None;
+    }
     let top = ctx.root.clone().unwrap_or_else(|| ctx.cwd.clone());
     let edited = edited
         .canonicalize()
@@ -155,6 +203,33 @@ mod tests {
     fn only_whole_words_count() {
         let text = "import { calcTotal } from './cart';\nconst calcTotals = 1;\n$calcTotal;\nx.calcTotal(a)\n";
         assert_eq!(lines_using(text, "calcTotal"), vec![1, 4]);
+    }
+
+    #[test]
+    fn a_rename_is_of_a_name_the_file_defines() {
+        for line in [
+            "function orderTotal(items) {",
+            "export async function orderTotal() {}",
+            "def order_total(items):",
+            "pub fn order_total() {}",
+            "func OrderTotal(items []Item) int {",
+            "const orderTotal = (items) => 0;",
+            "class OrderTotal:",
+        ] {
+            let name = line
+                .split(|c: char| !word_char(c))
+                .find(|w| w.to_lowercase().replace('_', "") == "ordertotal")
+                .unwrap();
+            assert!(defines(line, name), "{line}");
+        }
+        for (text, name) in [
+            ("debug = false\nlevel = info\n", "false"),
+            ("return orderTotal(items);", "orderTotal"),
+            ("x = functionorderTotal", "orderTotal"),
+            ("const orderTotals = 1;", "orderTotal"),
+        ] {
+            assert!(!defines(text, name), "{text}");
+        }
     }
 
     #[test]
