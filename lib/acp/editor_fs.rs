@@ -269,9 +269,9 @@ impl Tool for EditorWrite {
         // data file that would stop being one.
         if let Some(b) = &before
             && let Some(why) =
-                write_content::placeholder_over(&shown, b.len() as u64, &prepared.content)
+                write_content::elision_mark_over(&shown, b.len() as u64, &prepared.content)
         {
-            return Err(ToolError::new("write.placeholder", why));
+            return Err(ToolError::new("write.elision_mark", why));
         }
         if let Some(b) = compared
             && let Some(why) =

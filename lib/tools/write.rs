@@ -151,9 +151,9 @@ fn write(ctx: &Context, args: WriteArgs) -> Result<ToolOutput, ToolError> {
         return Ok(unchanged);
     }
     if let Some(m) = &meta
-        && let Some(why) = write_content::placeholder_over(shown, m.len(), content)
+        && let Some(why) = write_content::elision_mark_over(shown, m.len(), content)
     {
-        return Err(ToolError::new("write.placeholder", why));
+        return Err(ToolError::new("write.elision_mark", why));
     }
     // A data file that would stop being one (see data_syntax).
     if let Some(m) = &meta

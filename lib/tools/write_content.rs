@@ -286,7 +286,7 @@ pub(crate) const COMPARED_UP_TO: u64 = 1 << 20;
 /// it would put three dots in place of the whole file (a small model wrote
 /// `...` over a 1,307-byte Go program). An empty file, or a new one, may
 /// get any text.
-pub(crate) fn placeholder_over(shown: &str, held: u64, content: &[u8]) -> Option<String> {
+pub(crate) fn elision_mark_over(shown: &str, held: u64, content: &[u8]) -> Option<String> {
     if held == 0 {
         return None;
     }
@@ -307,7 +307,7 @@ pub(crate) fn placeholder_over(shown: &str, held: u64, content: &[u8]) -> Option
 
 #[cfg(test)]
 mod tests {
-    use super::placeholder_over;
+    use super::elision_mark_over;
 
     #[test]
     fn an_elision_mark_alone_is_no_file_text() {
@@ -320,16 +320,16 @@ mod tests {
             "/* … */",
             ". . .",
         ] {
-            let why = placeholder_over("main.go", 1307, mark.as_bytes())
+            let why = elision_mark_over("main.go", 1307, mark.as_bytes())
                 .unwrap_or_else(|| panic!("{mark:?}"));
             assert!(why.contains("nothing was written"), "{why}");
         }
         // An empty or new file may get anything; text around the dots is
         // text; two dots are no mark.
-        assert!(placeholder_over("a.txt", 0, b"...").is_none());
+        assert!(elision_mark_over("a.txt", 0, b"...").is_none());
         for text in ["..\n", "wait...", "// TODO ...", "1...3", "---"] {
             assert!(
-                placeholder_over("a.txt", 10, text.as_bytes()).is_none(),
+                elision_mark_over("a.txt", 10, text.as_bytes()).is_none(),
                 "{text:?}"
             );
         }

@@ -406,7 +406,7 @@ fn an_elision_mark_alone_is_not_written_over_a_file() {
     for mark in ["...", "// ...\n"] {
         let r = write(&env, json!({"file_path": "main.go", "content": mark}));
         assert_eq!(r["is_error"], true, "{r}");
-        assert_eq!(r["error_code"], "write.placeholder", "{r}");
+        assert_eq!(r["error_code"], "write.elision_mark", "{r}");
         assert_eq!(env.read("main.go"), program.as_bytes());
     }
     let r = write(&env, json!({"file_path": "notes.txt", "content": "...\n"}));
