@@ -1,7 +1,8 @@
 //! ag-loop's guard against going round in circles, replaying what a real
 //! small model did (the realmodel recordings of issue 17): the same two
 //! failing calls in parallel every turn, a failing edit alternating with a
-//! successful read, and a run of calls that each fail a little differently.
+//! successful read, and a run of calls that each fail a little differently;
+//! and the same answer of looks, sent again and again once the work is done.
 
 use serde_json::{Value, json};
 
@@ -66,9 +67,10 @@ fn two_identical_failing_calls_in_parallel_each_turn_are_counted_and_stopped() {
     r.expect_code(1);
     let events = r.json_lines();
     let ends = ends(&events);
-    // Five turns of two calls: the fifth identical failure of each stops the run.
-    assert_eq!(ends.len(), 10, "{r}");
-    assert_eq!(server.requests().len(), 5);
+    // Three turns of the same two calls, with nothing moved: the third
+    // answer stops the run, before either call's own fifth failure.
+    assert_eq!(ends.len(), 6, "{r}");
+    assert_eq!(server.requests().len(), 3);
     for (i, e) in ends.iter().enumerate() {
         let n = i / 2 + 1;
         let out = e["output"].as_str().unwrap();
@@ -84,18 +86,51 @@ fn two_identical_failing_calls_in_parallel_each_turn_are_counted_and_stopped() {
     }
     let end = agent_end(&events);
     assert_eq!(end["outcome"], "repeated_failure", "{r}");
+    let error = end["error"].as_str().unwrap();
     assert!(
-        end["error"]
-            .as_str()
-            .unwrap()
-            .contains("same failing tool call 5 times")
+        error.contains("same 2 tool calls in 3 answers in a row"),
+        "{error}"
     );
-    // Events show what the model read: the results of turn 4 in request 5.
-    let sent = tool_texts(&server.requests()[4]);
-    for e in &ends[6..8] {
+    assert!(!error.contains("work is kept"), "{error}");
+    // Events show what the model read: the results of turn 2 in request 3.
+    let sent = tool_texts(&server.requests()[2]);
+    for e in &ends[2..4] {
         let out = e["output"].as_str().unwrap();
         assert!(sent.iter().any(|t| t == out), "{out}\nnot in {sent:?}");
     }
+}
+
+#[test]
+fn the_same_answer_of_looks_again_and_again_stops_with_the_work_kept() {
+    // A first answer that fixes the file, then the same two looks answer
+    // after answer: the third of them stops the run, not the turn limit.
+    let env = Env::new();
+    let fix = (
+        "edit",
+        json!({"file_path": "calc.py", "old_string": "range(1, n)", "new_string": "range(1, n + 1)"}),
+    );
+    let looks = Turn::Tools(vec![
+        ("read", json!({"file_path": "calc.py"})),
+        ("bash", json!({"command": "grep -c range calc.py"})),
+    ]);
+    let mut turns = vec![Turn::Tools(vec![fix])];
+    turns.extend(vec![looks; 8]);
+    let server = ModelServer::start(turns);
+    let r = loop_run(&env, &server, &[]);
+    r.expect_code(0);
+    let events = r.json_lines();
+    assert_eq!(server.requests().len(), 4, "{r}");
+    let end = agent_end(&events);
+    assert_eq!(end["outcome"], "repeated_call", "{r}");
+    let error = end["error"].as_str().unwrap();
+    assert!(error.contains("same 2 tool calls in 3 answers"), "{error}");
+    assert!(error.contains("its work is kept"), "{error}");
+    assert_eq!(end["work"]["changed"], json!(["calc.py"]), "{r}");
+    assert!(
+        String::from_utf8(env.read("calc.py"))
+            .unwrap()
+            .contains("range(1, n + 1)")
+    );
 }
 
 #[test]

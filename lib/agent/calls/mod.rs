@@ -2,7 +2,8 @@
 //! (and how much of their parameters the model sees) and how each runs,
 //! the gates that judge it, the sandbox that confines it, the questions it
 //! may put to a person, its progress while it runs, the guard against the
-//! same failing call again and again, the one against ag's own answer
+//! same failing call again and again (and the same whole answer), the
+//! one against ag's own answer
 //! handed back as content, the note for an edit that looks for the
 //! request's own words in a file, and the one for a command that writes
 //! files and leaves them as they were.
@@ -15,6 +16,7 @@ pub mod prefixes;
 pub mod progress;
 pub mod repeats;
 pub mod request_words;
+pub mod same_answer;
 pub mod sandbox;
 pub mod toolset;
 pub mod tty;

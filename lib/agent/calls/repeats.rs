@@ -72,6 +72,9 @@ pub enum Stop {
     /// One command ran this many times, exiting non-zero with the same
     /// output, not empty, each time.
     SameExit(u32),
+    /// The model made the same calls in this many answers in a row, and
+    /// nothing moved (`same_answer.rs`).
+    SameAnswer(super::same_answer::Repeated),
 }
 
 impl Stop {
@@ -93,6 +96,12 @@ impl Stop {
             Stop::SameExit(n) => format!(
                 "stopped: the model ran the same command {n} times, and each time it exited non-zero with the same output"
             ),
+            Stop::SameAnswer(r) => format!(
+                "stopped: the model sent the same {} tool calls in {} answers in a row, and nothing they looked at or changed moved in between{}",
+                r.calls,
+                r.answers,
+                if r.failed { "" } else { "; its work is kept" }
+            ),
         }
     }
 
@@ -101,6 +110,8 @@ impl Stop {
         match self {
             Stop::Same(_) | Stop::Streak(_) | Stop::SameExit(_) => Outcome::RepeatedFailure,
             Stop::SameOutput(_) | Stop::DoneAgain(_) => Outcome::RepeatedCall,
+            Stop::SameAnswer(r) if r.failed => Outcome::RepeatedFailure,
+            Stop::SameAnswer(_) => Outcome::RepeatedCall,
         }
     }
 }
@@ -123,6 +134,8 @@ pub struct FailureGuard {
     made: HashMap<u64, u32>,
     /// The prompt's own words, on one line, to quote back.
     request: String,
+    /// The answers, whole.
+    answers: super::same_answer::SameAnswer,
 }
 
 impl FailureGuard {
@@ -139,6 +152,15 @@ impl FailureGuard {
     pub fn begin(&mut self, request: &str) {
         *self = FailureGuard::new(self.max_failed);
         self.request = one_line(request, REQUEST_QUOTED);
+    }
+
+    /// Ends the answer whose calls were noted since the last end: the
+    /// third in a row with the calls of the one before, that moved
+    /// nothing, stops the run.
+    pub fn end_answer(&mut self) {
+        if let Some(r) = self.answers.end() {
+            self.stop.get_or_insert(Stop::SameAnswer(r));
+        }
     }
 
     /// Why the run must stop, once a limit was reached.
@@ -161,9 +183,16 @@ impl FailureGuard {
             ),
             xxhash_rust::xxh3::xxh3_64(without_digits(&r.output).as_bytes()),
         );
+        let called = xxhash_rust::xxh3::xxh3_64(format!("{name}\0{}", canonical(args)).as_bytes());
         let call = FILE_CHANGERS
             .contains(&crate::agent::config::named_sets::own_name(name))
-            .then(|| xxhash_rust::xxh3::xxh3_64(format!("{name}\0{}", canonical(args)).as_bytes()));
+            .then_some(called);
+        self.answers.call(
+            called,
+            (!r.is_error).then_some(key.1),
+            r.is_error || exited_non_zero(r),
+            call.is_some() && !r.is_error && r.details.get("unchanged") != Some(&Value::Bool(true)),
+        );
         if let (true, Some(call)) = (r.is_error, call)
             && let Some(made) = self.made.get_mut(&call)
         {

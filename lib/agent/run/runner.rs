@@ -621,6 +621,7 @@ impl Agent {
                 tool_results: results,
             })?;
             self.tell_stopped_call(&mut turns)?;
+            self.guard.end_answer();
             if cancel.is_cancelled() {
                 self.emitter.emit(AgentEvent::Interrupted)?;
                 break RunEnd::new(Outcome::Interrupted, None);

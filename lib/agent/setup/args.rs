@@ -107,7 +107,9 @@ pub struct Args {
     /// too, with the outcome repeated_call and its work kept, and so does a
     /// file change made a fifth time after the first succeeded; a command
     /// that exits non-zero with the same output (not empty) for the fifth
-    /// time stops it as repeated_failure.
+    /// time stops it as repeated_failure. An answer of two or more calls
+    /// made a third time in a row, when nothing moved in between, stops it
+    /// as well (repeated_failure when one of them failed).
     #[arg(long, value_name = "N")]
     pub max_failed_calls: Option<u32>,
     /// Read defaults from FILE instead of $AG_HOME/config.toml (model, tools,
