@@ -149,8 +149,10 @@ pub(in crate::agent) fn notified_already(
 
 /// Why the call `name` (ag's own name of the tool) with `args` is refused,
 /// when a text field it would write or send is, whole, part of ag's own
-/// prose in one of `notes`, the notes given this prompt. Quoted text in a
-/// note (between `"` or backticks) is left out of it first.
+/// prose in one of `notes`, the notes given this prompt, or (a message to
+/// the person, an item of the task list) is mostly copied from it (see
+/// [`mostly_from`]). Quoted text in a note (between `"` or backticks) is
+/// left out of it first.
 pub(in crate::agent) fn copied_note(name: &str, args: &Value, notes: &[String]) -> Option<String> {
     let fields = carried(name, args);
     if fields.is_empty() || notes.is_empty() {
@@ -165,7 +167,9 @@ pub(in crate::agent) fn copied_note(name: &str, args: &Value, notes: &[String]) 
             continue;
         }
         let text = text.trim();
-        if prose.iter().any(|p| p.contains(&wanted)) {
+        let prose_only = matches!(name, "notify" | "todo");
+        if prose.iter().any(|p| p.contains(&wanted)) || (prose_only && mostly_from(&wanted, &prose))
+        {
             let what = match name {
                 "notify" => "nothing was sent to the person",
                 "todo" => "the task list was not changed",
@@ -224,6 +228,42 @@ pub(in crate::agent) fn copied_prompt(
         ));
     }
     None
+}
+
+/// Text sent to a person or kept as a plan longer than this is not
+/// searched for parts of notes: it is the model's own.
+const LONGEST_SEARCHED: usize = 2_000;
+
+/// Whether at least three quarters of `text` are runs of at least
+/// [`SHORTEST_FROM_NOTE`] characters copied from `notes` (lower case, as
+/// both are here). A small model sent the person ag's note with a few
+/// words of its own in front ("job nightly-import failed 2 times with the
+/// same error. Read the error, check the current state (read the file
+/// again…"); a sentence of a note with a clause of its own after it is
+/// still the model's.
+fn mostly_from(text: &str, notes: &[String]) -> bool {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() > LONGEST_SEARCHED {
+        return false;
+    }
+    let in_notes = |from: usize, to: usize| {
+        let part: String = chars[from..to].iter().collect();
+        notes.iter().any(|n| n.contains(&part))
+    };
+    let (mut copied, mut i) = (0, 0);
+    while i + SHORTEST_FROM_NOTE <= chars.len() {
+        if !in_notes(i, i + SHORTEST_FROM_NOTE) {
+            i += 1;
+            continue;
+        }
+        let mut end = i + SHORTEST_FROM_NOTE;
+        while end < chars.len() && in_notes(i, end + 1) {
+            end += 1;
+        }
+        copied += end - i;
+        i = end;
+    }
+    copied * 4 >= chars.len() * 3
 }
 
 /// `note` without what it quotes: the text between double quotes and
@@ -425,6 +465,13 @@ mod tests {
         assert!(copied_note("todo", &short, &notes).is_none());
         let longer = json!({"items": [{"content": "Change the files it needs changed, then run the tests"}]});
         assert!(copied_note("todo", &longer, &notes).is_none());
+        // A note sent on with a few words of the model's in front: to a
+        // person, or as a plan, it is the note all the same. In a file it
+        // may be text the file is meant to hold.
+        let fronted = json!({"message": "greeting failed: this call returned what it returned before: nothing it looks at changed in between."});
+        assert!(copied_note("notify", &fronted, &notes).is_some());
+        let fronted = json!({"content": "Greeting: this call returned what it returned before: nothing it looks at changed in between."});
+        assert!(copied_note("write", &fronted, &notes).is_none());
         // Nothing is matched with no note given, or for a tool that runs text.
         assert!(copied_note("todo", &todo, &[]).is_none());
         let bash = json!({"command": "echo Change the files it needs changed, or answer it if it asks a question."});
