@@ -187,11 +187,13 @@ impl FailureGuard {
         let call = FILE_CHANGERS
             .contains(&crate::agent::config::named_sets::own_name(name))
             .then_some(called);
+        let changed_file =
+            call.is_some() && !r.is_error && r.details.get("unchanged") != Some(&Value::Bool(true));
         self.answers.call(
             called,
             (!r.is_error).then_some(key.1),
             r.is_error || exited_non_zero(r),
-            call.is_some() && !r.is_error && r.details.get("unchanged") != Some(&Value::Bool(true)),
+            changed_file || looks_at_a_job(name, args),
         );
         if let (true, Some(call)) = (r.is_error, call)
             && let Some(made) = self.made.get_mut(&call)
@@ -312,6 +314,13 @@ impl FailureGuard {
             r.output.push_str(&notes.join(" "));
         }
     }
+}
+
+/// Whether a call looks at ag-bash's background jobs (`job_output`,
+/// `job_list`: `bash` with a job or the list asked for).
+fn looks_at_a_job(name: &str, args: &Value) -> bool {
+    crate::agent::config::named_sets::own_name(name) == "bash"
+        && (args.get("job").is_some() || args.get("list_jobs").is_some())
 }
 
 /// Whether a call that ran reports failure by its exit status: the tool
@@ -764,5 +773,43 @@ mod tests {
         assert_eq!(g.stop(), None);
         g.note("bash", &json!({"command": "d"}), &mut failed("z"));
         assert_eq!(g.stop(), Some(&Stop::Streak(2)));
+    }
+
+    #[test]
+    fn the_same_answer_again_stops_unless_it_looks_at_a_job() {
+        let answer = |g: &mut FailureGuard, calls: &[(&str, Value)]| {
+            for (name, args) in calls {
+                g.note(name, args, &mut succeeded());
+            }
+            g.end_answer();
+        };
+        let looks = [
+            ("read", json!({"file_path": "a.py"})),
+            ("grep", json!({"query": "main"})),
+        ];
+        let mut g = FailureGuard::new(0);
+        answer(&mut g, &looks);
+        answer(&mut g, &looks);
+        assert_eq!(g.stop(), None);
+        answer(&mut g, &looks);
+        let stop = g.stop().expect("stopped").clone();
+        assert_eq!(stop.outcome(), Outcome::RepeatedCall);
+        assert!(
+            stop.reason()
+                .contains("same 2 tool calls in 3 answers in a row"),
+            "{}",
+            stop.reason()
+        );
+        // A background job looked at beside a command: it may be working
+        // quietly, so only each call's own count applies.
+        let polls = [
+            ("bash", json!({"job": "1"})),
+            ("bash", json!({"command": "ls"})),
+        ];
+        let mut g = FailureGuard::new(0);
+        for _ in 0..SAME_OUTPUT_STOP - 1 {
+            answer(&mut g, &polls);
+        }
+        assert_eq!(g.stop(), None);
     }
 }

@@ -10,8 +10,10 @@
 //! returned what it returned the last time (numbers aside). A call that
 //! failed moves nothing, however its error is worded. A command that
 //! exits non-zero ran: what it prints is its result, and a new output is
-//! movement. One call repeated alone is left to its own count, which
-//! gives the model more room after the note it gets.
+//! movement. An answer that looks at a background job is never counted:
+//! a job may work quietly for minutes while a quick model looks at it
+//! again and again. One call repeated alone is left to its own count,
+//! which gives the model more room after the note it gets.
 
 use std::collections::HashMap;
 
@@ -53,11 +55,12 @@ impl SameAnswer {
     /// Takes a call of the answer under way: `call` hashed; what it
     /// returned, hashed, when it ran (`None` for an error); whether it
     /// failed (an error, or a command that exited non-zero); and whether
-    /// it changed a file.
-    pub fn call(&mut self, call: u64, output: Option<u64>, failed: bool, changed_file: bool) {
+    /// it moved something whatever it returned: it changed a file, or it
+    /// looked at a background job, whose quiet stretch is no circle.
+    pub fn call(&mut self, call: u64, output: Option<u64>, failed: bool, moved: bool) {
         self.calls.push(call);
         self.failed |= failed;
-        self.moved |= changed_file;
+        self.moved |= moved;
         if let Some(output) = output {
             self.moved |= self.outputs.insert(call, output) != Some(output);
         }
