@@ -317,10 +317,11 @@ impl FailureGuard {
 }
 
 /// Whether a call looks at ag-bash's background jobs (`job_output`,
-/// `job_list`: `bash` with a job or the list asked for).
+/// `job_list`): `bash` with a job, or with no command at all (the guard
+/// gets the model's own arguments, and `job_list` has none).
 fn looks_at_a_job(name: &str, args: &Value) -> bool {
     crate::agent::config::named_sets::own_name(name) == "bash"
-        && (args.get("job").is_some() || args.get("list_jobs").is_some())
+        && (args.get("job").is_some() || args.get("command").is_none())
 }
 
 /// Whether a call that ran reports failure by its exit status: the tool
@@ -802,14 +803,13 @@ mod tests {
         );
         // A background job looked at beside a command: it may be working
         // quietly, so only each call's own count applies.
-        let polls = [
-            ("bash", json!({"job": "1"})),
-            ("bash", json!({"command": "ls"})),
-        ];
-        let mut g = FailureGuard::new(0);
-        for _ in 0..SAME_OUTPUT_STOP - 1 {
-            answer(&mut g, &polls);
+        for job in [json!({"job": "1"}), json!({})] {
+            let polls = [("bash", job), ("bash", json!({"command": "ls"}))];
+            let mut g = FailureGuard::new(0);
+            for _ in 0..SAME_OUTPUT_STOP - 1 {
+                answer(&mut g, &polls);
+            }
+            assert_eq!(g.stop(), None);
         }
-        assert_eq!(g.stop(), None);
     }
 }
